@@ -1,0 +1,236 @@
+/**
+ * Integer constant expressions as they appear in launch configurations and
+ * attributes: literals, arithmetic, shifts, bitwise operators, comparisons,
+ * ternaries, `sizeof` of built-in types and identifiers looked up by the caller.
+ * Anything else evaluates to null: null beats wrong.
+ */
+
+export type Lookup = (name: string) => number | null;
+
+/** Bytes of the built-in and CUDA vector types `sizeof` knows. */
+export const BUILTIN_TYPE_SIZES: Readonly<Record<string, number>> = {
+  char: 1, 'signed char': 1, 'unsigned char': 1, bool: 1, int8_t: 1, uint8_t: 1, char1: 1, uchar1: 1,
+  short: 2, 'unsigned short': 2, int16_t: 2, uint16_t: 2, half: 2, __half: 2, __nv_bfloat16: 2, nv_bfloat16: 2,
+  char2: 2, uchar2: 2, short1: 2, ushort1: 2,
+  int: 4, unsigned: 4, 'unsigned int': 4, float: 4, int32_t: 4, uint32_t: 4, half2: 4, __half2: 4,
+  __nv_bfloat162: 4, nv_bfloat162: 4, char4: 4, uchar4: 4, short2: 4, ushort2: 4, int1: 4, uint1: 4, float1: 4,
+  long: 8, 'unsigned long': 8, 'long long': 8, 'unsigned long long': 8, double: 8, int64_t: 8, uint64_t: 8,
+  size_t: 8, ptrdiff_t: 8, int2: 8, uint2: 8, float2: 8, short4: 8, ushort4: 8, long1: 8, ulong1: 8,
+  longlong1: 8, ulonglong1: 8, double1: 8,
+  int3: 12, uint3: 12, float3: 12,
+  int4: 16, uint4: 16, float4: 16, double2: 16, long2: 16, ulong2: 16, longlong2: 16, ulonglong2: 16,
+  double3: 24, double4: 32, long4: 32, ulong4: 32, longlong4: 32, ulonglong4: 32,
+};
+
+export function sizeofType(typeText: string): number | null {
+  const normalized = typeText.replace(/\b(const|volatile)\b/g, '').replace(/\s+/g, ' ').trim();
+  if (/\*\s*$/.test(normalized)) return 8;
+  const withoutStd = normalized.replace(/^std::/, '');
+  return BUILTIN_TYPE_SIZES[withoutStd] ?? null;
+}
+
+type Token = { kind: 'num'; value: number } | { kind: 'id'; text: string } | { kind: 'op'; text: string };
+
+const OPERATORS = ['<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '::', '+', '-', '*', '/', '%', '(', ')', '?', ':', '<', '>', '&', '|', '^', '~', '!', ','];
+
+function tokenize(text: string): Token[] | null {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const number = /^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*(\.[0-9]*)?([eE][+-]?[0-9]+)?)([uUlLfF]*)/.exec(text.slice(i));
+    if (number && /[0-9]/.test(c)) {
+      const body = number[1].replace(/'/g, '');
+      if (number[2] !== undefined || number[3] !== undefined || /[fF]/.test(number[4])) return null; // floating point
+      let value: number;
+      if (/^0[xX]/.test(body)) value = parseInt(body.slice(2), 16);
+      else if (/^0[bB]/.test(body)) value = parseInt(body.slice(2), 2);
+      else if (/^0[0-7]+$/.test(body)) value = parseInt(body, 8);
+      else value = parseInt(body, 10);
+      if (!Number.isSafeInteger(value)) return null;
+      tokens.push({ kind: 'num', value });
+      i += number[0].length;
+      continue;
+    }
+    const ident = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
+    if (ident) {
+      tokens.push({ kind: 'id', text: ident[0] });
+      i += ident[0].length;
+      continue;
+    }
+    const op = OPERATORS.find((o) => text.startsWith(o, i));
+    if (!op) return null;
+    tokens.push({ kind: 'op', text: op });
+    i += op.length;
+  }
+  return tokens;
+}
+
+/** Evaluate `text` as an integer constant expression, or null. */
+export function evaluateInteger(text: string, lookup: Lookup = () => null): number | null {
+  const maybeTokens = tokenize(text);
+  if (!maybeTokens || maybeTokens.length === 0) return null;
+  const tokens: Token[] = maybeTokens;
+  let pos = 0;
+  const peek = () => tokens[pos];
+  const isOp = (t: Token | undefined, op: string) => t !== undefined && t.kind === 'op' && t.text === op;
+  const fail = (): never => {
+    throw new EvalError();
+  };
+  const check = (v: number) => (Number.isSafeInteger(v) ? v : fail());
+
+  const binaryLevels: string[][] = [
+    ['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%'],
+  ];
+
+  function ternary(): number {
+    const condition = binary(0);
+    if (isOp(peek(), '?')) {
+      pos++;
+      const whenTrue = ternary();
+      if (!isOp(peek(), ':')) fail();
+      pos++;
+      const whenFalse = ternary();
+      return condition !== 0 ? whenTrue : whenFalse;
+    }
+    return condition;
+  }
+
+  function binary(level: number): number {
+    if (level === binaryLevels.length) return unary();
+    let left = binary(level + 1);
+    for (;;) {
+      const t = peek();
+      if (!t || t.kind !== 'op' || !binaryLevels[level].includes(t.text)) return left;
+      pos++;
+      const right = binary(level + 1);
+      left = check(apply(t.text, left, right));
+    }
+  }
+
+  function apply(op: string, a: number, b: number): number {
+    switch (op) {
+      case '||': return a !== 0 || b !== 0 ? 1 : 0;
+      case '&&': return a !== 0 && b !== 0 ? 1 : 0;
+      case '|': return Number(BigInt(a) | BigInt(b));
+      case '^': return Number(BigInt(a) ^ BigInt(b));
+      case '&': return Number(BigInt(a) & BigInt(b));
+      case '==': return a === b ? 1 : 0;
+      case '!=': return a !== b ? 1 : 0;
+      case '<': return a < b ? 1 : 0;
+      case '>': return a > b ? 1 : 0;
+      case '<=': return a <= b ? 1 : 0;
+      case '>=': return a >= b ? 1 : 0;
+      case '<<': return b < 0 || b > 62 ? fail() : a * 2 ** b;
+      case '>>': return b < 0 || b > 62 ? fail() : Math.floor(a / 2 ** b);
+      case '+': return a + b;
+      case '-': return a - b;
+      case '*': return a * b;
+      case '/': return b === 0 ? fail() : Math.trunc(a / b);
+      case '%': return b === 0 ? fail() : a % b;
+    }
+    return fail();
+  }
+
+  function unary(): number {
+    const t = peek();
+    if (isOp(t, '-')) { pos++; return check(-unary()); }
+    if (isOp(t, '+')) { pos++; return unary(); }
+    if (isOp(t, '!')) { pos++; return unary() === 0 ? 1 : 0; }
+    if (isOp(t, '~')) { pos++; return check(-unary() - 1); }
+    return primary();
+  }
+
+  function primary(): number {
+    const t = peek();
+    if (!t) return fail();
+    if (t.kind === 'num') {
+      pos++;
+      return t.value;
+    }
+    if (isOp(t, '(')) {
+      // A C-style cast to an integer type: `(int)x`, `(unsigned)(a*b)`.
+      const cast = castLength();
+      if (cast > 0) {
+        pos += cast;
+        return unary();
+      }
+      pos++;
+      const v = ternary();
+      if (!isOp(peek(), ')')) fail();
+      pos++;
+      return v;
+    }
+    if (t.kind === 'id') {
+      if (t.text === 'sizeof') return sizeofExpression();
+      if (['static_cast', 'int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long'].includes(t.text) && isOp(tokens[pos + 1], '<')) {
+        // static_cast<int>(x)
+        let j = pos + 2;
+        while (j < tokens.length && !isOp(tokens[j], '>')) j++;
+        pos = j + 1;
+        return primary();
+      }
+      if (['int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long'].includes(t.text) && isOp(tokens[pos + 1], '(')) {
+        pos++; // functional cast int(x)
+        return primary();
+      }
+      // Qualified names: ns::NAME, Enum::Value
+      let name = t.text;
+      pos++;
+      while (isOp(peek(), '::') && tokens[pos + 1]?.kind === 'id') {
+        name += '::' + (tokens[pos + 1] as { text: string }).text;
+        pos += 2;
+      }
+      if (name === 'true') return 1;
+      if (name === 'false') return 0;
+      const v = lookup(name);
+      return v === null ? fail() : v;
+    }
+    return fail();
+  }
+
+  function castLength(): number {
+    let j = pos + 1;
+    const words: string[] = [];
+    while (tokens[j]?.kind === 'id') {
+      words.push((tokens[j] as { text: string }).text);
+      j++;
+    }
+    if (words.length === 0 || !isOp(tokens[j], ')')) return 0;
+    const type = words.join(' ');
+    const integerTypes = /^(const\s+)?((unsigned|signed)\s+)?(int|long|long long|short|char|size_t|int32_t|uint32_t|int64_t|uint64_t|unsigned|signed)$/;
+    return integerTypes.test(type) ? j - pos + 1 : 0;
+  }
+
+  function sizeofExpression(): number {
+    pos++;
+    if (!isOp(peek(), '(')) return fail();
+    let depth = 0;
+    const start = pos + 1;
+    let j = pos;
+    for (; j < tokens.length; j++) {
+      if (isOp(tokens[j], '(')) depth++;
+      else if (isOp(tokens[j], ')') && --depth === 0) break;
+    }
+    if (j >= tokens.length) fail();
+    const inner = tokens.slice(start, j).map((x) => (x.kind === 'num' ? String(x.value) : x.text)).join(' ').replace(/ \* /g, ' *').replace(/\s*\*$/, '*');
+    pos = j + 1;
+    const size = sizeofType(inner.replace(/\s*\*/g, '*').replace(/\*/g, ' *'));
+    return size ?? fail();
+  }
+
+  try {
+    const value = ternary();
+    if (pos !== tokens.length) return null;
+    return Number.isSafeInteger(value) ? value : null;
+  } catch (e) {
+    if (e instanceof EvalError) return null;
+    throw e;
+  }
+}
+
+class EvalError extends Error {}

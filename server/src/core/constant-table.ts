@@ -1,0 +1,176 @@
+/**
+ * Named integer constants a launch configuration can refer to: object-like
+ * `#define`s, `const`/`constexpr`/`static const` variables, enumerators, and
+ * `dim3` variables, at file scope or inside one function. A non-const local
+ * counts only when nothing assigns to it after its declaration: null beats wrong.
+ */
+import type { Dim3 } from './types';
+import { evaluateInteger, type Lookup } from './const-eval';
+import { matchingClose, splitTopLevel, type SourceText } from './source-text';
+
+export interface ConstantDefinition {
+  name: string;
+  /** The expression text, evaluated lazily (it may name other constants). */
+  expr: string;
+  kind: 'define' | 'const' | 'enumerator' | 'local';
+  offset: number;
+}
+
+export interface Dim3Definition {
+  name: string;
+  args: string[];
+  offset: number;
+}
+
+export interface ConstantTable {
+  constants: Map<string, ConstantDefinition>;
+  dim3s: Map<string, Dim3Definition>;
+}
+
+const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|long|short|char|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|std::size_t|auto)`;
+
+/** Constants declared in `[from, to)` of the source (the whole file, or one function body). */
+export function collectConstants(source: SourceText, from = 0, to = source.masked.length, { localsMustBeConst = true } = {}): ConstantTable {
+  const masked = source.masked.slice(0, to);
+  const constants = new Map<string, ConstantDefinition>();
+  const dim3s = new Map<string, Dim3Definition>();
+  const add = (def: ConstantDefinition) => {
+    if (!constants.has(def.name)) constants.set(def.name, def);
+    else constants.set(def.name, { ...def, expr: '' }); // defined twice: ambiguous
+  };
+
+  const define = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
+  define.lastIndex = from;
+  for (let m = define.exec(masked); m; m = define.exec(masked)) {
+    if (m[2].endsWith('\\')) continue;
+    add({ name: m[1], expr: m[2], kind: 'define', offset: m.index });
+  }
+
+  const constVar = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${INTEGER_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
+  constVar.lastIndex = from;
+  for (let m = constVar.exec(masked); m; m = constVar.exec(masked)) {
+    add({ name: m[2], expr: (m[3] ?? m[4] ?? m[5] ?? '').trim(), kind: 'const', offset: m.index });
+  }
+  const constVarLeading = new RegExp(String.raw`\b${INTEGER_TYPE}\s+const\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
+  constVarLeading.lastIndex = from;
+  for (let m = constVarLeading.exec(masked); m; m = constVarLeading.exec(masked)) {
+    add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
+  }
+
+  if (!localsMustBeConst) {
+    const plainVar = new RegExp(String.raw`(?:^|[;{}])\s*${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
+    plainVar.lastIndex = from;
+    for (let m = plainVar.exec(masked); m; m = plainVar.exec(masked)) {
+      if (isReassigned(masked, m[1], m.index + m[0].length, to)) continue;
+      add({ name: m[1], expr: m[2].trim(), kind: 'local', offset: m.index });
+    }
+  }
+
+  const enumRe = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
+  enumRe.lastIndex = from;
+  for (let m = enumRe.exec(masked); m; m = enumRe.exec(masked)) {
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0) continue;
+    const enumName = /\benum\b(?:\s+(?:class|struct))?\s+([A-Za-z_]\w*)/.exec(m[0])?.[1];
+    let previous: string | null = null;
+    for (const [a, b] of splitTopLevel(masked, open + 1, close)) {
+      const item = masked.slice(a, b);
+      const e = /^([A-Za-z_]\w*)\s*(?:=\s*(.+))?$/s.exec(item);
+      if (!e) continue;
+      const expr = e[2]?.trim() ?? (previous === null ? '0' : `(${previous}) + 1`);
+      add({ name: e[1], expr, kind: 'enumerator', offset: a });
+      if (enumName) add({ name: `${enumName}::${e[1]}`, expr, kind: 'enumerator', offset: a });
+      previous = e[1];
+    }
+  }
+
+  const dim3Re = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
+  dim3Re.lastIndex = from;
+  for (let m = dim3Re.exec(masked); m; m = dim3Re.exec(masked)) {
+    const inner = m[2] ?? m[3] ?? m[4] ?? m[5] ?? '';
+    const innerStart = m.index + m[0].indexOf(inner);
+    const args = splitTopLevel(masked, innerStart, innerStart + inner.length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
+    const reassigned = isReassigned(masked, m[1], m.index + m[0].length, to, true);
+    if (!dim3s.has(m[1]) && !reassigned) dim3s.set(m[1], { name: m[1], args, offset: m.index });
+    else dim3s.set(m[1], { name: m[1], args: [], offset: m.index });
+  }
+  return { constants, dim3s };
+}
+
+/** `name = …`, `name += …`, `name++`, `&name`, or (for dim3) `name.x = …` after `from`. */
+function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
+  const body = masked.slice(from, to);
+  const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
+  const assign = new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
+  return assign.test(body);
+}
+
+/** A lookup over several tables, innermost first, with a fallback (the workspace index). */
+export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = () => null): Lookup {
+  const seen = new Set<string>();
+  const lookup: Lookup = (name) => {
+    for (const table of tables) {
+      const def = table.constants.get(name);
+      if (!def) continue;
+      if (def.expr === '' || seen.has(name)) return null;
+      seen.add(name);
+      try {
+        return evaluateInteger(stripCasts(def.expr), lookup);
+      } finally {
+        seen.delete(name);
+      }
+    }
+    return fallback(name);
+  };
+  return lookup;
+}
+
+function stripCasts(expr: string): string {
+  return expr.replace(/^\((.*)\)$/s, '($1)');
+}
+
+export function resolveDim3(text: string, tables: readonly ConstantTable[], lookup: Lookup): Dim3 | null {
+  const trimmed = text.trim();
+  const ctor = /^dim3\s*[({](.*)[)}]$/s.exec(trimmed);
+  const brace = /^\{(.*)\}$/s.exec(trimmed);
+  let args: string[] | null = null;
+  if (ctor || brace) args = splitArgs((ctor ?? brace)![1]);
+  else if (/^[A-Za-z_]\w*$/.test(trimmed)) {
+    for (const table of tables) {
+      const def = table.dim3s.get(trimmed);
+      if (def) {
+        args = def.args.length === 1 && /^[A-Za-z_]\w*$/.test(def.args[0]) && tables.some((t) => t.dim3s.has(def.args[0])) ? null : def.args;
+        if (def.args.length === 1 && args === null) return resolveDim3(def.args[0], tables, lookup);
+        break;
+      }
+    }
+  }
+  if (args === null) {
+    const scalar = evaluateInteger(trimmed, lookup);
+    return scalar === null ? null : { x: scalar, y: 1, z: 1 };
+  }
+  if (args.length === 0 || args.length > 3) return null;
+  const values = args.map((a) => evaluateInteger(a, lookup));
+  if (values.some((v) => v === null)) return null;
+  const [x, y = 1, z = 1] = values as number[];
+  return { x, y, z };
+}
+
+function splitArgs(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  const last = text.slice(start).trim();
+  if (last || parts.length) parts.push(last);
+  return parts;
+}

@@ -1,0 +1,55 @@
+/**
+ * The CUDA parser: web-tree-sitter with the tree-sitter-cuda grammar. The wasm
+ * bytes are handed in by the caller (the core reads no files), so the server,
+ * the CLI and the tests each load them from where they live.
+ */
+import { Language, Parser, type Tree } from 'web-tree-sitter';
+
+export interface GrammarBytes {
+  /** web-tree-sitter's runtime, `tree-sitter.wasm`. */
+  runtime: Uint8Array;
+  /** The CUDA grammar, `tree-sitter-cuda.wasm`. */
+  grammar: Uint8Array;
+}
+
+export interface TextEdit {
+  startIndex: number;
+  oldEndIndex: number;
+  newEndIndex: number;
+  startPosition: { row: number; column: number };
+  oldEndPosition: { row: number; column: number };
+  newEndPosition: { row: number; column: number };
+}
+
+export interface CudaParser {
+  /** Parse from scratch, or incrementally when `oldTree` was edited to match `text`. */
+  parse(text: string, oldTree?: Tree): Tree;
+  dispose(): void;
+}
+
+let runtimeReady: Promise<void> | null = null;
+const languages = new WeakMap<Uint8Array, Promise<Language>>();
+
+export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser> {
+  runtimeReady ??= Parser.init({ wasmBinary: bytes.runtime } as object);
+  await runtimeReady;
+  let language = languages.get(bytes.grammar);
+  if (!language) {
+    language = Language.load(bytes.grammar);
+    languages.set(bytes.grammar, language);
+  }
+  const parser = new Parser();
+  parser.setLanguage(await language);
+  return {
+    parse(text, oldTree) {
+      const tree = parser.parse(text, oldTree ?? null);
+      if (!tree) throw new Error('tree-sitter returned no tree');
+      return tree;
+    },
+    dispose() {
+      parser.delete();
+    },
+  };
+}
+
+export type { Tree, Node as SyntaxNode } from 'web-tree-sitter';

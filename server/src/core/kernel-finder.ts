@@ -1,0 +1,351 @@
+/**
+ * Every `__global__` function in a file: name, namespaces, template
+ * parameters, attributes (`__launch_bounds__`, `__maxnreg__`,
+ * `__cluster_dims__`) and static shared memory.
+ *
+ * The header is read from the masked text rather than the syntax tree:
+ * tree-sitter-cuda breaks on 3-argument `__launch_bounds__`, `__maxnreg__`,
+ * `__cluster_dims__` and `__align__`, and a kernel must be found whole even
+ * then.
+ */
+import type { Dim3, Kernel, LaunchBounds, SharedDeclaration, TemplateParam } from './types';
+import { isIdentChar, matchingClose, spanOf, splitTopLevel, trimRange, type SourceText } from './source-text';
+import { findScopes, scopesAt } from './scopes';
+import { findDirectiveRanges, inRanges } from './preprocessor-lines';
+import { evaluateInteger, sizeofType, type Lookup } from './const-eval';
+
+/** Attributes written as `name(args)` that may stand among a kernel's specifiers. */
+const ATTRIBUTES_WITH_ARGS = new Set(['__launch_bounds__', '__maxnreg__', '__cluster_dims__', '__align__', '__attribute__', '__declspec', 'alignas', '__nv_register_params__']);
+
+export interface KernelFinderOptions {
+  /** Resolves identifiers in attribute and array-size expressions (macros, constants). */
+  lookup?: Lookup;
+}
+
+export function findKernels(source: SourceText, options: KernelFinderOptions = {}): Kernel[] {
+  const lookup = options.lookup ?? (() => null);
+  const masked = source.masked;
+  const directives = findDirectiveRanges(source);
+  const scopes = findScopes(source);
+  const kernels: Array<Kernel & { endOffset: number }> = [];
+  const re = /\b__global__\b/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    if (inRanges(directives, m.index)) continue; // `#define KERNEL __global__`
+    const kernel = readKernel(source, m.index, { lookup, scopes, directives });
+    if (kernel) {
+      kernels.push(kernel);
+      re.lastIndex = Math.max(re.lastIndex, kernel.endOffset);
+    }
+  }
+  return kernels.map(({ endOffset: _unused, ...k }) => k);
+}
+
+interface ReadContext {
+  lookup: Lookup;
+  scopes: ReturnType<typeof findScopes>;
+  directives: Array<[number, number]>;
+}
+
+function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Kernel & { endOffset: number }) | null {
+  const masked = source.masked;
+  const headerStart = findHeaderStart(source, globalAt, ctx.directives);
+  const head = readDeclarator(masked, globalAt + '__global__'.length);
+  if (!head) return null;
+  const { nameStart, nameEnd, scopePrefix, paramsOpen } = head;
+  const paramsClose = matchingClose(masked, paramsOpen);
+  if (paramsClose < 0) return null;
+
+  // Definition or declaration: the first `{` or `;` after the parameters (skipping trailers like `const`, `noexcept`).
+  let i = paramsClose + 1;
+  while (i < masked.length && masked[i] !== '{' && masked[i] !== ';' && masked[i] !== '}') i++;
+  const isDefinition = masked[i] === '{';
+  const bodyClose = isDefinition ? matchingClose(masked, i) : -1;
+  const end = isDefinition ? (bodyClose < 0 ? masked.length : bodyClose + 1) : i + 1;
+
+  const name = masked.slice(nameStart, nameEnd);
+  const enclosing = scopesAt(ctx.scopes, globalAt);
+  const namespaces = enclosing.filter((s) => s.kind === 'namespace').map((s) => s.name);
+  const qualified = [...namespaces, ...(scopePrefix ? [scopePrefix] : []), name].join('::');
+  const externC = enclosing.some((s) => s.kind === 'externC') || /\bextern\s*"C"/.test(source.text.slice(headerStart, paramsOpen));
+
+  const templateParams = readTemplateParams(source, headerStart, globalAt);
+  const templateNames = new Set((templateParams ?? []).map((p) => p.name));
+  const lookup: Lookup = (id) => (templateNames.has(id) ? null : ctx.lookup(id));
+
+  const attributes = readAttributes(source, headerStart, paramsOpen);
+  const launchBounds = attributes.launchBounds ? makeLaunchBounds(source, attributes.launchBounds, lookup) : null;
+  const maxnreg = attributes.maxnreg ? evaluateInteger(attributes.maxnreg.args[0] ?? '', lookup) : null;
+  const clusterDims = attributes.clusterDims ? makeDim3(attributes.clusterDims.args, lookup) : null;
+
+  const shared = isDefinition && bodyClose > 0 ? findSharedDeclarations(source, i + 1, bodyClose, lookup) : [];
+  const staticShared = shared.filter((d) => !d.isExtern);
+  const staticSharedBytes = staticShared.every((d) => d.bytes !== null) ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0) : null;
+
+  return {
+    name,
+    qualifiedName: qualified,
+    namespaces,
+    templateParams,
+    parameters: splitTopLevel(masked, paramsOpen + 1, paramsClose).filter(([a, b]) => b > a).map(([a, b]) => source.text.slice(a, b).replace(/\s+/g, ' ')),
+    launchBounds,
+    maxnreg,
+    clusterDims,
+    externC,
+    isDefinition,
+    span: spanOf(source, headerStart, end),
+    nameSpan: spanOf(source, nameStart, nameEnd),
+    headerSpan: spanOf(source, headerStart, paramsClose + 1),
+    bodySpan: isDefinition ? spanOf(source, i, end) : null,
+    sharedDeclarations: shared,
+    staticSharedBytes,
+    leadingComment: readLeadingComment(source, headerStart),
+    endOffset: end,
+  };
+}
+
+/** Where the declaration that holds `__global__` begins: after the previous `;`, `{`, `}` or directive line. */
+function findHeaderStart(source: SourceText, globalAt: number, directives: Array<[number, number]>): number {
+  const masked = source.masked;
+  let depth = 0;
+  let i = globalAt - 1;
+  for (; i >= 0; i--) {
+    const c = masked[i];
+    if (c === ')') depth++;
+    else if (c === '(') depth--;
+    else if (depth === 0 && (c === ';' || c === '{' || c === '}')) break;
+    if (c === '\n' && inRanges(directives, i - 1) && !inRanges(directives, i + 1)) break;
+    if (c === '\n' && i > 0 && inRanges(directives, i - 1)) break;
+  }
+  let start = i + 1;
+  while (start < globalAt && /\s/.test(masked[start])) start++;
+  return start;
+}
+
+interface Declarator {
+  nameStart: number;
+  nameEnd: number;
+  /** `ns` in `__global__ void ns::k(...)`. */
+  scopePrefix: string;
+  paramsOpen: number;
+}
+
+/** Read forward from after `__global__` to the parameter list, skipping types, qualifiers and attributes. */
+function readDeclarator(masked: string, from: number): Declarator | null {
+  let i = from;
+  let lastName: { start: number; end: number; scope: string } | null = null;
+  let pendingScope = '';
+  const limit = Math.min(masked.length, from + 4000);
+  while (i < limit) {
+    const c = masked[i];
+    if (/\s/.test(c) || c === '*' || c === '&') {
+      i++;
+      continue;
+    }
+    if (c === '[' && masked[i + 1] === '[') {
+      const close = masked.indexOf(']]', i + 2);
+      if (close < 0) return null;
+      i = close + 2;
+      continue;
+    }
+    if (isIdentChar(c)) {
+      let j = i;
+      while (j < limit && isIdentChar(masked[j])) j++;
+      const word = masked.slice(i, j);
+      let k = j;
+      while (k < limit && /\s/.test(masked[k])) k++;
+      if (ATTRIBUTES_WITH_ARGS.has(word) && masked[k] === '(') {
+        const close = matchingClose(masked, k);
+        if (close < 0) return null;
+        i = close + 1;
+        continue;
+      }
+      if (masked.startsWith('::', k)) {
+        pendingScope = pendingScope ? `${pendingScope}::${word}` : word;
+        i = k + 2;
+        continue;
+      }
+      lastName = { start: i, end: j, scope: pendingScope };
+      pendingScope = '';
+      i = j;
+      continue;
+    }
+    if (c === ':' && masked[i + 1] === ':') {
+      i += 2; // leading `::name`
+      continue;
+    }
+    if (c === '<' && lastName) {
+      const close = matchingAngle(masked, i, limit);
+      if (close < 0) return null;
+      i = close + 1;
+      continue;
+    }
+    if (c === '(' && lastName) {
+      return { nameStart: lastName.start, nameEnd: lastName.end, scopePrefix: lastName.scope, paramsOpen: i };
+    }
+    return null; // `;`, `{`, `=`, `,`: not a function declarator
+  }
+  return null;
+}
+
+function matchingAngle(masked: string, open: number, limit: number): number {
+  let depth = 0;
+  for (let i = open; i < limit; i++) {
+    const c = masked[i];
+    if (c === '<') depth++;
+    else if (c === '>') {
+      depth--;
+      if (depth === 0) return i;
+    } else if (c === ';' || c === '{' || c === '}') return -1;
+  }
+  return -1;
+}
+
+function readTemplateParams(source: SourceText, headerStart: number, globalAt: number): TemplateParam[] | null {
+  const masked = source.masked;
+  const re = /\btemplate\s*</g;
+  re.lastIndex = headerStart;
+  const m = re.exec(masked);
+  if (!m || m.index >= globalAt) return null;
+  const open = m.index + m[0].length - 1;
+  const close = matchingAngle(masked, open, globalAt);
+  if (close < 0) return null;
+  const params: TemplateParam[] = [];
+  for (const [a, b] of splitTopLevel(masked, open + 1, close)) {
+    if (b <= a) continue;
+    const text = source.text.slice(a, b);
+    const [decl, ...rest] = text.split('=');
+    const defaultText = rest.length ? rest.join('=').trim() : null;
+    const words = decl.trim().match(/[A-Za-z_]\w*/g) ?? [];
+    const name = words[words.length - 1] ?? '';
+    const kind = /^\s*(typename|class)\b/.test(decl) || /^\s*template\b/.test(decl) ? 'type' : 'value';
+    params.push({ name: words.length > 1 || kind === 'value' ? name : '', kind, defaultText });
+  }
+  return params;
+}
+
+interface AttributeText {
+  name: string;
+  args: string[];
+  text: string;
+  start: number;
+  end: number;
+}
+
+function readAttributes(source: SourceText, from: number, to: number): { launchBounds?: AttributeText; maxnreg?: AttributeText; clusterDims?: AttributeText } {
+  const masked = source.masked;
+  const found: Record<string, AttributeText> = {};
+  const re = /\b(__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\(/g;
+  re.lastIndex = from;
+  for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open, to + 1);
+    if (close < 0) continue;
+    found[m[1]] = {
+      name: m[1],
+      args: splitTopLevel(masked, open + 1, close).filter(([a, b]) => b > a).map(([a, b]) => source.text.slice(a, b).trim()),
+      text: source.text.slice(m.index, close + 1),
+      start: m.index,
+      end: close + 1,
+    };
+  }
+  return { launchBounds: found.__launch_bounds__, maxnreg: found.__maxnreg__, clusterDims: found.__cluster_dims__ };
+}
+
+function makeLaunchBounds(source: SourceText, attr: AttributeText, lookup: Lookup): LaunchBounds {
+  const value = (k: number) => (attr.args[k] === undefined ? null : evaluateInteger(attr.args[k], lookup));
+  return {
+    text: attr.text,
+    args: attr.args,
+    maxThreadsPerBlock: value(0),
+    minBlocksPerMultiprocessor: value(1),
+    maxBlocksPerCluster: value(2),
+    span: spanOf(source, attr.start, attr.end),
+  };
+}
+
+function makeDim3(args: string[], lookup: Lookup): Dim3 | null {
+  const values = args.map((a) => evaluateInteger(a, lookup));
+  if (values.length === 0 || values.length > 3 || values.some((v) => v === null)) return null;
+  const [x, y = 1, z = 1] = values as number[];
+  return { x, y, z };
+}
+
+/** `__shared__` declarations in a body; sizes where the element type and extents are known. */
+function findSharedDeclarations(source: SourceText, from: number, to: number, lookup: Lookup): SharedDeclaration[] {
+  const masked = source.masked;
+  const result: SharedDeclaration[] = [];
+  const re = /\b__shared__\b/g;
+  re.lastIndex = from;
+  for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
+    let start = m.index;
+    while (start > from && !';{}'.includes(masked[start - 1])) start--;
+    const end = masked.indexOf(';', m.index);
+    if (end < 0 || end > to) continue;
+    const [a, b] = trimRange(masked, start, end);
+    const text = masked.slice(a, b);
+    result.push(...readSharedDeclaration(source, text, a, b, lookup));
+    re.lastIndex = end;
+  }
+  return result;
+}
+
+function readSharedDeclaration(source: SourceText, text: string, start: number, end: number, lookup: Lookup): SharedDeclaration[] {
+  const isExtern = /\bextern\b/.test(text);
+  const alignMatch = /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(text);
+  const cleaned = text
+    .replace(/__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)/g, ' ')
+    .replace(/\b(extern|static|volatile|__shared__|__device__)\b/g, ' ')
+    .trim();
+  // type then declarators: `float a[32][33], b[4]` or `T tile[BS]`
+  const firstDeclarator = /^((?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*(?:\s*<[^;]*>)?)(?:\s*\*)?)\s+(.*)$/s.exec(cleaned);
+  if (!firstDeclarator) return [{ name: '', bytes: null, isExtern, text: source.text.slice(start, end), span: spanOf(source, start, end) }];
+  const type = firstDeclarator[1].trim();
+  const elementSize = sizeofType(type);
+  const out: SharedDeclaration[] = [];
+  for (const declarator of firstDeclarator[2].split(/,(?![^\[]*\])/)) {
+    const d = /^\s*(\*?)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)/.exec(declarator);
+    if (!d) continue;
+    const extents = [...d[3].matchAll(/\[([^\]]*)\]/g)].map((x) => x[1].trim());
+    let bytes: number | null = d[1] ? 8 : elementSize;
+    for (const extent of extents) {
+      if (bytes === null) break;
+      if (extent === '') {
+        bytes = isExtern ? 0 : null;
+        break;
+      }
+      const n = evaluateInteger(extent, lookup);
+      bytes = n === null || n < 0 ? null : bytes * n;
+    }
+    if (isExtern) bytes = 0;
+    const align = alignMatch ? Number(alignMatch[1] ?? alignMatch[2]) : 0;
+    if (bytes !== null && align > 0) bytes = Math.ceil(bytes / align) * align;
+    out.push({ name: d[2], bytes, isExtern, text: source.text.slice(start, end).replace(/\s+/g, ' '), span: spanOf(source, start, end) });
+  }
+  return out;
+}
+
+/** The comment lines right above the declaration (annotations such as `// occupancy: regs=64`). */
+function readLeadingComment(source: SourceText, headerStart: number): string | null {
+  const { text, lineStarts } = source;
+  let line = lineIndexAt(lineStarts, headerStart);
+  const lines: string[] = [];
+  while (line > 0) {
+    line--;
+    const raw = text.slice(lineStarts[line], line + 1 < lineStarts.length ? lineStarts[line + 1] : text.length).trim();
+    if (raw.startsWith('//') || raw.startsWith('/*') || raw.startsWith('*') || raw.endsWith('*/')) lines.unshift(raw);
+    else if (raw.startsWith('template') || raw.startsWith('#pragma')) continue;
+    else break;
+  }
+  return lines.length ? lines.join('\n') : null;
+}
+
+function lineIndexAt(lineStarts: readonly number[], offset: number): number {
+  let lo = 0;
+  let hi = lineStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lineStarts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

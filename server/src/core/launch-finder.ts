@@ -1,0 +1,328 @@
+/**
+ * Every kernel launch in a file: `k<<<grid, block, smem, stream>>>(...)` with
+ * plain, qualified and templated names, `cudaLaunchKernel`,
+ * `cudaLaunchCooperativeKernel` and `cudaLaunchKernelEx` with a
+ * `cudaLaunchConfig_t` filled in nearby. Launches inside `#define` bodies are
+ * reported with `inMacro` and no values.
+ */
+import type { Dim3, Launch, LaunchVia, ResolvedValue } from './types';
+import { isIdentChar, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
+import { findDirectiveRanges, inRanges } from './preprocessor-lines';
+import { findScopes, type Scope } from './scopes';
+import { collectConstants, makeLookup, resolveDim3, type ConstantTable } from './constant-table';
+import { evaluateInteger, type Lookup } from './const-eval';
+
+export interface LaunchFinderOptions {
+  /** Constants of the whole file (computed once by the caller). */
+  fileConstants?: ConstantTable;
+  /** Constants found elsewhere in the workspace (included headers). */
+  fallback?: Lookup;
+}
+
+const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
+  cudaLaunchKernel: { via: 'cudaLaunchKernel', func: 0, grid: 1, block: 2, smem: 4, stream: 5 },
+  cudaLaunchCooperativeKernel: { via: 'cudaLaunchCooperativeKernel', func: 0, grid: 1, block: 2, smem: 4, stream: 5 },
+};
+
+export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
+  const directives = findDirectiveRanges(source);
+  const scopes = findScopes(source);
+  const fileConstants = options.fileConstants ?? collectConstants(source);
+  const context: LaunchContext = { source, directives, scopes, fileConstants, fallback: options.fallback ?? (() => null), functionTables: new Map() };
+  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
+  return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+interface LaunchContext {
+  source: SourceText;
+  directives: Array<[number, number]>;
+  scopes: Scope[];
+  fileConstants: ConstantTable;
+  fallback: Lookup;
+  functionTables: Map<number, ConstantTable>;
+}
+
+function findChevronLaunches(ctx: LaunchContext): Launch[] {
+  const { source } = ctx;
+  const masked = source.masked;
+  const launches: Launch[] = [];
+  const re = /<<<|<<\s+</g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    if (masked[m.index - 1] === '<') continue;
+    const configStart = m.index + m[0].length;
+    const configEnd = findChevronClose(masked, configStart);
+    if (!configEnd) continue;
+    const name = readCalleeBackward(masked, m.index);
+    if (!name) continue;
+    const args = splitTopLevel(masked, configStart, configEnd.at).map(([a, b]) => source.text.slice(a, b));
+    const callOpen = skipSpace(masked, configEnd.at + configEnd.length);
+    const callClose = masked[callOpen] === '(' ? matchingClose(masked, callOpen) : -1;
+    const end = callClose >= 0 ? callClose + 1 : configEnd.at + configEnd.length;
+    launches.push(makeLaunch(ctx, 'chevrons', name, { grid: args[0], block: args[1], smem: args[2], stream: args[3] }, name.start, end));
+    re.lastIndex = configEnd.at + configEnd.length;
+  }
+  return launches;
+}
+
+/** The `>>>` (or `> >>`, `>> >`) closing a launch configuration, at bracket depth 0. */
+function findChevronClose(masked: string, from: number): { at: number; length: number } | null {
+  let depth = 0;
+  for (let i = from; i < masked.length; i++) {
+    const c = masked[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (--depth < 0) return null;
+    } else if (c === ';') return null;
+    else if (c === '>' && depth === 0) {
+      const close = /^>\s*>\s*>/.exec(masked.slice(i, i + 16));
+      if (close) return { at: i, length: close[0].length };
+    }
+  }
+  return null;
+}
+
+interface CalleeName {
+  /** `ns::k` */
+  name: string;
+  templateArgs: string[] | null;
+  start: number;
+  nameEnd: number;
+}
+
+/** Read `ns::k<float, 256>` backwards from the offset of `<<<`. */
+function readCalleeBackward(masked: string, before: number): CalleeName | null {
+  let i = before - 1;
+  while (i >= 0 && /\s/.test(masked[i])) i--;
+  let templateArgs: string[] | null = null;
+  let nameEnd = i + 1;
+  if (masked[i] === '>') {
+    let depth = 0;
+    let j = i;
+    for (; j >= 0; j--) {
+      if (masked[j] === '>') depth++;
+      else if (masked[j] === '<') {
+        if (--depth === 0) break;
+      } else if (masked[j] === ';' || masked[j] === '{' || masked[j] === '}') return null;
+    }
+    if (j < 0) return null;
+    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\s+/g, ' '));
+    i = j - 1;
+    while (i >= 0 && /\s/.test(masked[i])) i--;
+    nameEnd = i + 1;
+  }
+  if (masked[i] === ')') {
+    // `(*fp)<<<...>>>`
+    const open = matchingOpen(masked, i);
+    if (open < 0) return null;
+    const inner = masked.slice(open + 1, i).replace(/[\s*&]/g, '');
+    if (!/^[A-Za-z_][\w:]*$/.test(inner)) return null;
+    return { name: inner, templateArgs, start: open, nameEnd: i + 1 };
+  }
+  let start = i + 1;
+  while (start > 0 && (isIdentChar(masked[start - 1]) || (masked[start - 1] === ':' && masked[start - 2] === ':'))) {
+    start -= masked[start - 1] === ':' ? 2 : 1;
+  }
+  const name = masked.slice(start, nameEnd).replace(/\s+/g, '');
+  if (!/^(::)?[A-Za-z_][\w]*(::[A-Za-z_]\w*)*$/.test(name)) return null;
+  return { name: name.replace(/^::/, ''), templateArgs, start, nameEnd };
+}
+
+function matchingOpen(masked: string, close: number): number {
+  let depth = 0;
+  for (let i = close; i >= 0; i--) {
+    if (masked[i] === ')') depth++;
+    else if (masked[i] === '(' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+function skipSpace(masked: string, i: number): number {
+  while (i < masked.length && /\s/.test(masked[i])) i++;
+  return i;
+}
+
+/** `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)` and the cooperative form. */
+function findApiLaunches(ctx: LaunchContext): Launch[] {
+  const { source } = ctx;
+  const masked = source.masked;
+  const launches: Launch[] = [];
+  const re = /\b(cudaLaunchKernel|cudaLaunchCooperativeKernel)\s*(<[^;()]*>)?\s*\(/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const api = LAUNCH_APIS[m[1]];
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0) continue;
+    if (isDeclaration(masked, m.index)) continue;
+    const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b));
+    const callee = kernelFromFunctionArgument(args[api.func] ?? '', m.index);
+    if (!callee) continue;
+    launches.push(makeLaunch(ctx, api.via, callee, { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] }, m.index, close + 1));
+  }
+  return launches;
+}
+
+/** `cudaLaunchKernelEx(&config, kernel, args...)` with `config.blockDim = ...` assigned nearby. */
+function findLaunchKernelEx(ctx: LaunchContext): Launch[] {
+  const { source } = ctx;
+  const masked = source.masked;
+  const launches: Launch[] = [];
+  const re = /\bcudaLaunchKernelEx(?:C)?\s*\(/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0 || isDeclaration(masked, m.index)) continue;
+    const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b));
+    const configName = /^&?\s*([A-Za-z_]\w*)$/.exec((args[0] ?? '').trim())?.[1];
+    const callee = kernelFromFunctionArgument(args[1] ?? '', m.index);
+    if (!callee) continue;
+    const fields = configName ? readConfigFields(ctx, configName, m.index) : {};
+    launches.push(makeLaunch(ctx, 'cudaLaunchKernelEx', callee, fields, m.index, close + 1));
+  }
+  return launches;
+}
+
+function readConfigFields(ctx: LaunchContext, configName: string, before: number): { grid?: string; block?: string; smem?: string; stream?: string } {
+  const masked = ctx.source.masked;
+  const body = enclosingFunctionBody(ctx, before);
+  const from = body ? body.open : 0;
+  const region = masked.slice(from, before);
+  const last = (field: string) => {
+    const re = new RegExp(String.raw`\b${configName}\s*(?:\.|->)\s*${field}\s*=\s*([^;]+);`, 'g');
+    let value: string | undefined;
+    for (let m = re.exec(region); m; m = re.exec(region)) value = ctx.source.text.slice(from + m.index + m[0].indexOf(m[1]), from + m.index + m[0].indexOf(m[1]) + m[1].length);
+    return value;
+  };
+  const fields = { grid: last('gridDim'), block: last('blockDim'), smem: last('dynamicSmemBytes'), stream: last('stream') };
+  const aggregate = new RegExp(String.raw`\bcudaLaunchConfig_t\s+${configName}\s*=?\s*\{([^;]*)\}\s*;`).exec(region);
+  if (aggregate) {
+    const start = from + aggregate.index + aggregate[0].indexOf('{') + 1;
+    const parts = splitTopLevel(masked, start, start + aggregate[1].length).map(([a, b]) => ctx.source.text.slice(a, b));
+    if (parts.length && !parts[0].trim().startsWith('.')) {
+      fields.grid ??= parts[0];
+      fields.block ??= parts[1];
+      fields.smem ??= parts[2];
+      fields.stream ??= parts[3];
+    } else {
+      for (const p of parts) {
+        const d = /^\s*\.(\w+)\s*=\s*(.*)$/s.exec(p);
+        if (!d) continue;
+        if (d[1] === 'gridDim') fields.grid ??= d[2];
+        if (d[1] === 'blockDim') fields.block ??= d[2];
+        if (d[1] === 'dynamicSmemBytes') fields.smem ??= d[2];
+        if (d[1] === 'stream') fields.stream ??= d[2];
+      }
+    }
+  }
+  return fields;
+}
+
+function isDeclaration(masked: string, at: number): boolean {
+  // `cudaError_t cudaLaunchKernel(const void* func, ...)` in a header
+  const before = masked.slice(Math.max(0, at - 80), at);
+  return /\b(cudaError_t|CUresult|extern|__host__)\s*(\w+\s+)*$/.test(before);
+}
+
+/** The kernel named by a launch API's function argument: `(void*)k`, `reinterpret_cast<const void*>(&ns::k<T>)`, `k`. */
+function kernelFromFunctionArgument(text: string, at: number): CalleeName | null {
+  let t = text.trim();
+  for (let changed = true; changed; ) {
+    const before = t;
+    t = t.replace(/^\(\s*(?:const\s+)?void\s*\*\s*\)\s*/, '');
+    t = t.replace(/^(?:reinterpret_cast|static_cast|const_cast)\s*<[^>]*>\s*\((.*)\)$/s, '$1').trim();
+    t = t.replace(/^\((.*)\)$/s, '$1').trim();
+    t = t.replace(/^&\s*/, '');
+    changed = t !== before;
+  }
+  const m = /^((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(?:<(.*)>)?$/s.exec(t);
+  if (!m) return null;
+  const templateArgs = m[2] !== undefined ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ')) : null;
+  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs, start: at, nameEnd: at };
+}
+
+interface ConfigTexts {
+  grid?: string;
+  block?: string;
+  smem?: string;
+  stream?: string;
+}
+
+function makeLaunch(ctx: LaunchContext, via: LaunchVia, callee: CalleeName, config: ConfigTexts, start: number, end: number): Launch {
+  const { source } = ctx;
+  const inMacro = inRanges(ctx.directives, start);
+  const body = inMacro ? null : enclosingFunctionBody(ctx, start);
+  const tables = body ? [functionConstants(ctx, body.open, body.close), ctx.fileConstants] : [ctx.fileConstants];
+  const lookup = makeLookup(tables, ctx.fallback);
+  const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
+  const dim = (text: string | undefined): ResolvedValue<Dim3> => {
+    if (text === undefined) return unresolved(text, 'not given');
+    if (inMacro) return unresolved(text, 'in a macro body');
+    const value = resolveDim3(text, tables, lookup);
+    return { text: text.trim(), value, note: value ? null : 'not a compile-time constant here' };
+  };
+  let dynamicSmem: ResolvedValue<number>;
+  if (config.smem === undefined || config.smem.trim() === '') dynamicSmem = { text: '0', value: inMacro ? null : 0, note: 'not given (0)' };
+  else if (inMacro) dynamicSmem = unresolved(config.smem, 'in a macro body');
+  else {
+    const value = evaluateInteger(config.smem.trim(), lookup);
+    dynamicSmem = { text: config.smem.trim(), value, note: value === null ? 'not a compile-time constant here' : null };
+  }
+  const nameStart = via === 'chevrons' ? callee.start : start;
+  const nameEnd = via === 'chevrons' ? callee.nameEnd : start + via.length;
+  return {
+    via,
+    kernelName: callee.name,
+    baseName: callee.name.split('::').pop() ?? callee.name,
+    templateArgs: callee.templateArgs,
+    span: spanOf(source, start, end),
+    nameSpan: spanOf(source, nameStart, nameEnd),
+    grid: dim(config.grid),
+    block: dim(config.block),
+    dynamicSmem,
+    stream: config.stream?.trim() || null,
+    inMacro,
+    enclosingFunction: body?.name ?? null,
+  };
+}
+
+function functionConstants(ctx: LaunchContext, open: number, close: number): ConstantTable {
+  let table = ctx.functionTables.get(open);
+  if (!table) {
+    table = collectConstants(ctx.source, open, close, { localsMustBeConst: false });
+    ctx.functionTables.set(open, table);
+  }
+  return table;
+}
+
+interface FunctionBody {
+  name: string | null;
+  open: number;
+  close: number;
+}
+
+/** The outermost brace block around `offset` that is not a namespace or extern "C" block: the function body. */
+function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody | null {
+  const masked = ctx.source.masked;
+  const scopeOpens = new Set(ctx.scopes.map((s) => s.open));
+  let depth = 0;
+  let candidate = -1;
+  for (let i = offset - 1; i >= 0; i--) {
+    const c = masked[i];
+    if (c === '}') depth++;
+    else if (c === '{') {
+      if (depth > 0) depth--;
+      else if (scopeOpens.has(i)) break;
+      else candidate = i;
+    }
+  }
+  if (candidate < 0) return null;
+  const close = matchingClose(masked, candidate);
+  let j = candidate - 1;
+  while (j >= 0 && /[\s\w]/.test(masked[j]) && masked[j] !== ')') j--;
+  let name: string | null = null;
+  if (masked[j] === ')') {
+    const open = matchingOpen(masked, j);
+    const before = masked.slice(Math.max(0, open - 200), open);
+    name = /([A-Za-z_][\w:]*)\s*$/.exec(before)?.[1] ?? null;
+  }
+  return { name, open: candidate, close: close < 0 ? masked.length : close };
+}

@@ -1,0 +1,122 @@
+/**
+ * Plain data that the core returns. Positions are 0-based, characters in
+ * UTF-16 code units (LSP's default); the CLI adds 1 for its 1-based output.
+ */
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Span {
+  start: Position;
+  end: Position;
+}
+
+export interface Dim3 {
+  x: number;
+  y: number;
+  z: number;
+}
+
+/** `__launch_bounds__(maxThreads[, minBlocks[, maxBlocksPerCluster]])`, as written and as resolved. */
+export interface LaunchBounds {
+  text: string;
+  args: string[];
+  maxThreadsPerBlock: number | null;
+  minBlocksPerMultiprocessor: number | null;
+  maxBlocksPerCluster: number | null;
+  span: Span;
+}
+
+export interface SharedDeclaration {
+  name: string;
+  /** Bytes, or null when the size cannot be computed from the source. */
+  bytes: number | null;
+  isExtern: boolean;
+  text: string;
+  span: Span;
+}
+
+export interface Kernel {
+  name: string;
+  /** Namespaces and name, as `ns::inner::name`. */
+  qualifiedName: string;
+  namespaces: string[];
+  /** Template parameter names in order (`T`, `BS`), or null for a plain function. */
+  templateParams: TemplateParam[] | null;
+  parameters: string[];
+  launchBounds: LaunchBounds | null;
+  maxnreg: number | null;
+  clusterDims: Dim3 | null;
+  externC: boolean;
+  isDefinition: boolean;
+  /** The whole declaration or definition, attributes and body included. */
+  span: Span;
+  nameSpan: Span;
+  /** The header from the first specifier to the closing parenthesis of the parameters. */
+  headerSpan: Span;
+  bodySpan: Span | null;
+  sharedDeclarations: SharedDeclaration[];
+  /** Sum of the static `__shared__` declarations when all are known, else null. */
+  staticSharedBytes: number | null;
+  /** Text of the comment block right above the kernel (annotations live there). */
+  leadingComment: string | null;
+}
+
+export interface TemplateParam {
+  name: string;
+  kind: 'type' | 'value';
+  defaultText: string | null;
+}
+
+export type LaunchVia =
+  | 'chevrons'
+  | 'cudaLaunchKernel'
+  | 'cudaLaunchKernelEx'
+  | 'cudaLaunchCooperativeKernel'
+  | 'cudaLaunchCooperativeKernelMultiDevice'
+  | 'cuLaunchKernel';
+
+/** A value taken from the source: its text and, when it is statically known, its number. */
+export interface ResolvedValue<T> {
+  text: string;
+  value: T | null;
+  /** Why the value is null, or how it was found (`#define BLOCK 256 (config.h:3)`). */
+  note: string | null;
+}
+
+export interface Launch {
+  via: LaunchVia;
+  /** The launched name as written, without template arguments: `ns::k`. */
+  kernelName: string;
+  /** Last component of kernelName. */
+  baseName: string;
+  templateArgs: string[] | null;
+  span: Span;
+  nameSpan: Span;
+  grid: ResolvedValue<Dim3>;
+  block: ResolvedValue<Dim3>;
+  dynamicSmem: ResolvedValue<number>;
+  stream: string | null;
+  /** The launch sits in a `#define` body: found, but its values are not resolved. */
+  inMacro: boolean;
+  /** Name of the function the launch is written in, if any. */
+  enclosingFunction: string | null;
+}
+
+export type Severity = 'error' | 'warning' | 'info' | 'hint';
+
+export interface RelatedLocation {
+  uri: string | null;
+  span: Span;
+  message: string;
+}
+
+export interface Finding {
+  code: string;
+  severity: Severity;
+  message: string;
+  span: Span;
+  related: RelatedLocation[];
+}
