@@ -1,0 +1,56 @@
+// One build for everything that ships: the client, the server and the CLI bundled
+// into dist/, with the tree-sitter runtime and the CUDA grammar copied beside them.
+// Usage: node scripts/build.mjs [--watch] [--minify]
+import * as esbuild from 'esbuild';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const watch = process.argv.includes('--watch');
+const minify = !process.argv.includes('--no-minify');
+
+function copyVerified(from, to, sha256) {
+  const bytes = readFileSync(from);
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== sha256) {
+    throw new Error(`${from}: sha256 ${actual} does not match the pinned ${sha256} (grammars/tree-sitter-cuda.json)`);
+  }
+  mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+}
+
+const lock = JSON.parse(readFileSync(join(root, 'grammars/tree-sitter-cuda.json'), 'utf8'));
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+const grammarFrom = join(root, 'node_modules', lock.package, lock.file);
+const runtimeFrom = join(root, 'node_modules', lock.runtime.package, lock.runtime.file);
+copyVerified(grammarFrom, join(root, 'grammars', lock.file), lock.sha256);
+copyVerified(runtimeFrom, join(root, 'grammars', lock.runtime.file), lock.runtime.sha256);
+copyVerified(grammarFrom, join(root, 'dist/wasm', lock.file), lock.sha256);
+copyVerified(runtimeFrom, join(root, 'dist/wasm', lock.runtime.file), lock.runtime.sha256);
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  minify,
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
+const shebang = { js: '#!/usr/bin/env node' };
+const builds = [
+  { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client/extension.js', external: ['vscode'] },
+  { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: shebang },
+  { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
+];
+
+if (watch) {
+  for (const options of builds) await (await esbuild.context(options)).watch();
+  console.log('watching for changes');
+} else {
+  await Promise.all(builds.map((options) => esbuild.build(options)));
+  console.log('built dist/ (client, server, cli, wasm)');
+}
