@@ -6,7 +6,7 @@
  */
 import type { Dim3 } from './types';
 import { evaluateInteger, type Lookup } from './const-eval';
-import { matchingClose, splitTopLevel, type SourceText } from './source-text';
+import { matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
 
 export interface ConstantDefinition {
   name: string;
@@ -14,6 +14,10 @@ export interface ConstantDefinition {
   expr: string;
   kind: 'define' | 'const' | 'enumerator' | 'local';
   offset: number;
+  /** 0-based line of the definition. */
+  line?: number;
+  /** Where it lives, for notes: a file name (set by the workspace index). */
+  origin?: string;
 }
 
 export interface Dim3Definition {
@@ -25,6 +29,12 @@ export interface Dim3Definition {
 export interface ConstantTable {
   constants: Map<string, ConstantDefinition>;
   dim3s: Map<string, Dim3Definition>;
+  /**
+   * Names declared here whose value is not a compile-time constant (function
+   * parameters, locals assigned again): they hide constants of the same name
+   * further out. The value says why.
+   */
+  shadowed?: Map<string, string>;
 }
 
 const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|long|short|char|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|std::size_t|auto)`;
@@ -35,6 +45,7 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
   const add = (def: ConstantDefinition) => {
+    def.line = positionAt(source, def.offset).line;
     if (!constants.has(def.name)) constants.set(def.name, def);
     else constants.set(def.name, { ...def, expr: '' }); // defined twice: ambiguous
   };
@@ -57,12 +68,22 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
   }
 
+  const shadowed = new Map<string, string>();
   if (!localsMustBeConst) {
     const plainVar = new RegExp(String.raw`(?:^|[;{}])\s*${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
     plainVar.lastIndex = from;
     for (let m = plainVar.exec(masked); m; m = plainVar.exec(masked)) {
-      if (isReassigned(masked, m[1], m.index + m[0].length, to)) continue;
+      if (isReassigned(masked, m[1], m.index + m[0].length, to)) {
+        shadowed.set(m[1], `\`${m[1]}\` is assigned again after its declaration, so its value here is not known statically`);
+        continue;
+      }
       add({ name: m[1], expr: m[2].trim(), kind: 'local', offset: m.index });
+    }
+    // Any other local declaration (`int bs;`, `for (int t = ...)`, `int bs = f();` read later) hides outer constants.
+    const anyVar = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
+    anyVar.lastIndex = from;
+    for (let m = anyVar.exec(masked); m; m = anyVar.exec(masked)) {
+      if (!constants.has(m[1]) && !shadowed.has(m[1])) shadowed.set(m[1], `\`${m[1]}\` is a local variable whose value is not known statically`);
     }
   }
 
@@ -95,11 +116,11 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     if (!dim3s.has(m[1]) && !reassigned) dim3s.set(m[1], { name: m[1], args, offset: m.index });
     else dim3s.set(m[1], { name: m[1], args: [], offset: m.index });
   }
-  return { constants, dim3s };
+  return { constants, dim3s, shadowed };
 }
 
 /** `name = …`, `name += …`, `name++`, `&name`, or (for dim3) `name.x = …` after `from`. */
-function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
+export function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
   const body = masked.slice(from, to);
   const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
   const assign = new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
@@ -111,6 +132,7 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
   const seen = new Set<string>();
   const lookup: Lookup = (name) => {
     for (const table of tables) {
+      if (table.shadowed?.has(name)) return null;
       const def = table.constants.get(name);
       if (!def) continue;
       if (def.expr === '' || seen.has(name)) return null;
@@ -173,4 +195,43 @@ function splitArgs(text: string): string[] {
   const last = text.slice(start).trim();
   if (last || parts.length) parts.push(last);
   return parts;
+}
+
+const RUNTIME_BUILTINS = new Set(['blockDim', 'gridDim', 'threadIdx', 'blockIdx', 'warpSize']);
+const NOT_NAMES = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', 'long', 'short', 'char', 'signed', 'size_t', 'float', 'double', 'const', 'true', 'false', 'x', 'y', 'z']);
+
+/**
+ * A note for a value: where each name in `text` got its number
+ * (`BLOCK = 256 (#define, line 4)`), or why one has none. Null when the text names nothing.
+ */
+export function explainNames(text: string, tables: readonly ConstantTable[], lookup: Lookup, describeOuter: (name: string) => string | null = () => null): string | null {
+  const names = [...new Set(text.match(/[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*/g) ?? [])].map((n) => n.replace(/\s+/g, '')).filter((n) => !NOT_NAMES.has(n));
+  const parts: string[] = [];
+  for (const name of names) {
+    if (RUNTIME_BUILTINS.has(name)) {
+      parts.push(`\`${name}\` is known only at run time`);
+      continue;
+    }
+    const inner = tables.find((t) => t.shadowed?.has(name) || t.constants.has(name) || t.dim3s.has(name));
+    if (inner?.shadowed?.has(name)) {
+      parts.push(inner.shadowed.get(name)!);
+      continue;
+    }
+    if (inner?.dim3s.has(name)) continue;
+    const def = inner?.constants.get(name);
+    const value = lookup(name);
+    if (def) {
+      const where = [kindWord(def.kind), def.origin ? `${def.origin}:${(def.line ?? 0) + 1}` : `line ${(def.line ?? 0) + 1}`].join(', ');
+      parts.push(value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`);
+      continue;
+    }
+    const outer = describeOuter(name);
+    if (outer) parts.push(outer);
+    else if (value === null) parts.push(`\`${name}\` is not a compile-time constant here`);
+  }
+  return parts.length ? parts.join('; ') : null;
+}
+
+function kindWord(kind: ConstantDefinition['kind']): string {
+  return kind === 'define' ? '#define' : kind === 'enumerator' ? 'enumerator' : kind === 'local' ? 'local' : 'const';
 }

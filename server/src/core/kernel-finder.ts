@@ -349,3 +349,58 @@ function lineIndexAt(lineStarts: readonly number[], offset: number): number {
   }
   return lo;
 }
+
+export interface LaunchBoundsContext {
+  /** Template arguments at the launch (`['float', '256']` for `k<float, 256><<<...>>>`), or null. */
+  templateArgs?: readonly string[] | null;
+  /** Resolves names in the template arguments, where the launch is written. */
+  argLookup?: Lookup;
+  /** Resolves names in the attribute, where the kernel is written (its file and includes). */
+  kernelLookup?: Lookup;
+}
+
+/**
+ * A kernel's `__launch_bounds__` for one launch: template parameters bound to
+ * the launch's template arguments (or their defaults), other names resolved
+ * where the kernel lives. A value stays null when anything it needs is unknown.
+ */
+export function resolveLaunchBounds(kernel: Kernel, context: LaunchBoundsContext = {}): LaunchBounds | null {
+  const bounds = kernel.launchBounds;
+  if (!bounds) return null;
+  const argLookup = context.argLookup ?? (() => null);
+  const kernelLookup = context.kernelLookup ?? (() => null);
+  const substitutions = bindTemplateArguments(kernel.templateParams ?? [], context.templateArgs ?? null, argLookup, kernelLookup);
+  const templateNames = new Set((kernel.templateParams ?? []).map((p) => p.name).filter((n) => n));
+  const lookup: Lookup = (id) => (templateNames.has(id) ? null : kernelLookup(id));
+  const value = (k: number): number | null => {
+    const arg = bounds.args[k];
+    if (arg === undefined) return null;
+    return evaluateInteger(substitute(arg, substitutions), lookup);
+  };
+  return { ...bounds, maxThreadsPerBlock: value(0), minBlocksPerMultiprocessor: value(1), maxBlocksPerCluster: value(2) };
+}
+
+/** Template parameter name -> the text that replaces it: `(256)` for a value, `float` for a type. */
+function bindTemplateArguments(params: readonly TemplateParam[], args: readonly string[] | null, argLookup: Lookup, kernelLookup: Lookup): Map<string, string> {
+  const bound = new Map<string, string>();
+  if (args && args.length > params.length) return bound;
+  params.forEach((param, k) => {
+    if (!param.name) return;
+    const explicit = args?.[k];
+    const text = explicit ?? param.defaultText;
+    if (text === null || text === undefined) return;
+    if (param.kind === 'type') {
+      bound.set(param.name, substitute(text, bound));
+      return;
+    }
+    const lookup: Lookup = explicit !== undefined ? argLookup : kernelLookup;
+    const v = evaluateInteger(explicit !== undefined ? text : substitute(text, bound), lookup);
+    if (v !== null) bound.set(param.name, `(${v})`);
+  });
+  return bound;
+}
+
+function substitute(text: string, bindings: ReadonlyMap<string, string>): string {
+  if (bindings.size === 0) return text;
+  return text.replace(/(?<![\w:.])[A-Za-z_]\w*/g, (id) => bindings.get(id) ?? id);
+}

@@ -5,11 +5,11 @@
  * `cudaLaunchConfig_t` filled in nearby. Launches inside `#define` bodies are
  * reported with `inMacro` and no values.
  */
-import type { Dim3, Launch, LaunchVia, ResolvedValue } from './types';
+import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from './types';
 import { isIdentChar, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
 import { findDirectiveRanges, inRanges } from './preprocessor-lines';
 import { findScopes, type Scope } from './scopes';
-import { collectConstants, makeLookup, resolveDim3, type ConstantTable } from './constant-table';
+import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from './constant-table';
 import { evaluateInteger, type Lookup } from './const-eval';
 
 export interface LaunchFinderOptions {
@@ -17,6 +17,8 @@ export interface LaunchFinderOptions {
   fileConstants?: ConstantTable;
   /** Constants found elsewhere in the workspace (included headers). */
   fallback?: Lookup;
+  /** Says where the fallback found a name (`BLOCK = 256 (#define, config.h:3)`), for notes. */
+  describe?: (name: string) => string | null;
 }
 
 const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
@@ -28,7 +30,12 @@ export function findLaunches(source: SourceText, options: LaunchFinderOptions = 
   const directives = findDirectiveRanges(source);
   const scopes = findScopes(source);
   const fileConstants = options.fileConstants ?? collectConstants(source);
-  const context: LaunchContext = { source, directives, scopes, fileConstants, fallback: options.fallback ?? (() => null), functionTables: new Map() };
+  const context: LaunchContext = {
+    source, directives, scopes, fileConstants,
+    fallback: options.fallback ?? (() => null),
+    describe: options.describe ?? (() => null),
+    functionTables: new Map(),
+  };
   const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
   return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
 }
@@ -39,6 +46,7 @@ interface LaunchContext {
   scopes: Scope[];
   fileConstants: ConstantTable;
   fallback: Lookup;
+  describe: (name: string) => string | null;
   functionTables: Map<number, ConstantTable>;
 }
 
@@ -246,28 +254,33 @@ interface ConfigTexts {
   stream?: string;
 }
 
-function makeLaunch(ctx: LaunchContext, via: LaunchVia, callee: CalleeName, config: ConfigTexts, start: number, end: number): Launch {
+function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, config: ConfigTexts, start: number, end: number): Launch {
   const { source } = ctx;
   const inMacro = inRanges(ctx.directives, start);
   const body = inMacro ? null : enclosingFunctionBody(ctx, start);
-  const tables = body ? [functionConstants(ctx, body.open, body.close), ctx.fileConstants] : [ctx.fileConstants];
+  const pointerTarget = inMacro || written.templateArgs ? null : resolveFunctionPointer(ctx, written.name, start, body);
+  const callee = pointerTarget ?? written;
+  const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
   const lookup = makeLookup(tables, ctx.fallback);
+  const explain = (text: string) => explainNames(text, tables, lookup, ctx.describe);
   const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
   const dim = (text: string | undefined): ResolvedValue<Dim3> => {
     if (text === undefined) return unresolved(text, 'not given');
-    if (inMacro) return unresolved(text, 'in a macro body');
+    if (inMacro) return unresolved(text, 'in a macro body: the arguments are known only where the macro is used');
     const value = resolveDim3(text, tables, lookup);
-    return { text: text.trim(), value, note: value ? null : 'not a compile-time constant here' };
+    const note = explain(text);
+    return { text: text.trim(), value, note: value ? note : note ?? 'not a compile-time constant here' };
   };
   let dynamicSmem: ResolvedValue<number>;
   if (config.smem === undefined || config.smem.trim() === '') dynamicSmem = { text: '0', value: inMacro ? null : 0, note: 'not given (0)' };
-  else if (inMacro) dynamicSmem = unresolved(config.smem, 'in a macro body');
+  else if (inMacro) dynamicSmem = unresolved(config.smem, 'in a macro body: the arguments are known only where the macro is used');
   else {
     const value = evaluateInteger(config.smem.trim(), lookup);
-    dynamicSmem = { text: config.smem.trim(), value, note: value === null ? 'not a compile-time constant here' : null };
+    const note = explain(config.smem);
+    dynamicSmem = { text: config.smem.trim(), value, note: value === null ? note ?? 'not a compile-time constant here' : note };
   }
-  const nameStart = via === 'chevrons' ? callee.start : start;
-  const nameEnd = via === 'chevrons' ? callee.nameEnd : start + via.length;
+  const nameStart = via === 'chevrons' ? written.start : start;
+  const nameEnd = via === 'chevrons' ? written.nameEnd : start + via.length;
   return {
     via,
     kernelName: callee.name,
@@ -281,14 +294,47 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, callee: CalleeName, conf
     stream: config.stream?.trim() || null,
     inMacro,
     enclosingFunction: body?.name ?? null,
+    calledThrough: pointerTarget ? written.name : null,
   };
 }
 
-function functionConstants(ctx: LaunchContext, open: number, close: number): ConstantTable {
-  let table = ctx.functionTables.get(open);
+/**
+ * `fp` in `fp<<<...>>>` when it is a function pointer with one visible target:
+ * `auto fp = k;`, `void (*fp)(float*) = &k;`, `decltype(&k) fp = k<float>;`.
+ * Null when there is no such declaration, or when `fp` is assigned again.
+ */
+function resolveFunctionPointer(ctx: LaunchContext, name: string, at: number, body: FunctionBody | null): CalleeName | null {
+  if (!/^[A-Za-z_]\w*$/.test(name)) return null;
+  const masked = ctx.source.masked;
+  const from = body ? body.open : 0;
+  const to = body ? body.close : masked.length;
+  const region = masked.slice(from, at);
+  const decl = new RegExp(String.raw`(?:^|[;{}])[^;{}=]*?[\s*(]${name}\s*\)?\s*(?:\([^;{}=]*\))?\s*=\s*&?\s*((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<[^;{}()]*>)?\s*;`, 'g');
+  const found: RegExpExecArray[] = [];
+  for (let m = decl.exec(region); m; m = decl.exec(region)) found.push(m);
+  if (found.length !== 1) return null;
+  const m = found[0];
+  if (!/\bauto\b|\(\s*\*|\bdecltype\b|\*/.test(m[0].slice(0, m[0].indexOf('=')))) {
+    // a typedef'd pointer type (`kernel_t fp = k;`) is fine too, but not `fp = k;` alone
+    if (!/[A-Za-z_]\w*\s+[A-Za-z_]/.test(m[0].slice(0, m[0].indexOf('=')).replace(/^[;{}]/, '').trim())) return null;
+  }
+  const declEnd = from + m.index + m[0].length;
+  if (isReassigned(masked.slice(0, to), name, declEnd, to)) return null;
+  const targetArgs = m[2] ? splitTopLevel(m[2], 1, m[2].length - 1).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ')) : null;
+  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs: targetArgs, start: at, nameEnd: at };
+}
+
+function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
+  let table = ctx.functionTables.get(body.open);
   if (!table) {
-    table = collectConstants(ctx.source, open, close, { localsMustBeConst: false });
-    ctx.functionTables.set(open, table);
+    table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false });
+    const shadowed = (table.shadowed ??= new Map());
+    for (const param of body.parameters) {
+      table.constants.delete(param);
+      table.dim3s.delete(param);
+      shadowed.set(param, `\`${param}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`);
+    }
+    ctx.functionTables.set(body.open, table);
   }
   return table;
 }
@@ -297,6 +343,8 @@ interface FunctionBody {
   name: string | null;
   open: number;
   close: number;
+  /** Names of the function's parameters (they shadow outer constants). */
+  parameters: string[];
 }
 
 /** The outermost brace block around `offset` that is not a namespace or extern "C" block: the function body. */
@@ -319,10 +367,53 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
   let j = candidate - 1;
   while (j >= 0 && /[\s\w]/.test(masked[j]) && masked[j] !== ')') j--;
   let name: string | null = null;
+  const parameters: string[] = [];
   if (masked[j] === ')') {
     const open = matchingOpen(masked, j);
     const before = masked.slice(Math.max(0, open - 200), open);
     name = /([A-Za-z_][\w:]*)\s*$/.exec(before)?.[1] ?? null;
+    for (const [a, b] of splitTopLevel(masked, open + 1, j)) {
+      const declarator = masked.slice(a, b).replace(/=.*$/s, '').replace(/\[[^\]]*\]/g, '').trim();
+      const param = /([A-Za-z_]\w*)\s*$/.exec(declarator)?.[1];
+      if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
+    }
   }
-  return { name, open: candidate, close: close < 0 ? masked.length : close };
+  return { name, open: candidate, close: close < 0 ? masked.length : close, parameters };
+}
+
+/**
+ * `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`
+ * calls (and the templated C++ form), which let a kernel's launches use more
+ * than 48 KB of dynamic shared memory.
+ */
+export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions = {}): SmemOptIn[] {
+  const masked = source.masked;
+  const directives = findDirectiveRanges(source);
+  const fileConstants = options.fileConstants ?? collectConstants(source);
+  const ctx: LaunchContext = {
+    source, directives, scopes: findScopes(source), fileConstants,
+    fallback: options.fallback ?? (() => null), describe: options.describe ?? (() => null), functionTables: new Map(),
+  };
+  const out: SmemOptIn[] = [];
+  const re = /\bcudaFuncSetAttribute\s*(<[^;()]*>)?\s*\(/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0 || isDeclaration(masked, m.index)) continue;
+    const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b).trim());
+    if (!/\bcudaFuncAttributeMaxDynamicSharedMemorySize\b/.test(args[1] ?? '')) continue;
+    const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
+    if (!callee) continue;
+    const body = inRanges(directives, m.index) ? null : enclosingFunctionBody(ctx, m.index);
+    const tables = body ? [functionConstants(ctx, body), fileConstants] : [fileConstants];
+    const lookup = makeLookup(tables, ctx.fallback);
+    const value = inRanges(directives, m.index) ? null : evaluateInteger(args[2] ?? '', lookup);
+    out.push({
+      kernelName: callee.name,
+      baseName: callee.name.split('::').pop() ?? callee.name,
+      bytes: { text: args[2] ?? '', value, note: value === null ? explainNames(args[2] ?? '', tables, lookup, ctx.describe) ?? 'not a compile-time constant here' : null },
+      span: spanOf(source, m.index, close + 1),
+    });
+  }
+  return out;
 }

@@ -103,6 +103,8 @@ export interface Launch {
   inMacro: boolean;
   /** Name of the function the launch is written in, if any. */
   enclosingFunction: string | null;
+  /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
+  calledThrough?: string | null;
 }
 
 export type Severity = 'error' | 'warning' | 'info' | 'hint';
@@ -119,4 +121,39 @@ export interface Finding {
   message: string;
   span: Span;
   related: RelatedLocation[];
+}
+
+/** A constant smem opt-in: `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`. */
+export interface SmemOptIn {
+  /** The kernel named in the call, as written without template arguments. */
+  kernelName: string;
+  baseName: string;
+  bytes: ResolvedValue<number>;
+  span: Span;
+}
+
+/** One global load the memory-parallelism estimate looked at. */
+export interface GlobalLoad {
+  text: string;
+  span: Span;
+  /** Counted in `p` (issued before the first use of a loaded value). */
+  counted: boolean;
+  /** Times it is issued before the first use (the trip count of an unrolled loop, else 1). */
+  multiplicity: number;
+}
+
+/**
+ * Memory-level parallelism of a kernel: `p`, the independent global loads one
+ * thread issues before it first uses a loaded value, with the reasoning.
+ */
+export interface MemoryParallelism {
+  kernel: string;
+  /** 0 when the kernel reads no global memory that the estimate can see. */
+  p: number;
+  loads: GlobalLoad[];
+  /** Where counting stopped and why, or null when it ran to the end of the body. */
+  stop: { span: Span; reason: string } | null;
+  /** One sentence per step, for a hover. */
+  reasoning: string[];
+  source: 'source';
 }

@@ -1,0 +1,270 @@
+/**
+ * The workspace index: per-file facts (kernels, header declarations included,
+ * object-like `#define`s, consts, enumerators, `#include "..."` lines) keyed by
+ * path. Updating one file re-reads only that file's text; lookups walk a file's
+ * includes transitively, then the rest of the workspace, so a launch in
+ * `main.cu` finds its kernel in `kernels.cuh` and `BLOCK` in `config.h`.
+ *
+ * Pure: the caller reads files (see ../workspace-files.ts) and hands in text.
+ * Paths are plain strings with `/` separators.
+ */
+import type { Kernel, LaunchBounds, SmemOptIn, Span } from './types';
+import { makeSourceText, spanOf } from './source-text';
+import { findKernels, resolveLaunchBounds } from './kernel-finder';
+import { findSmemOptIns } from './launch-finder';
+import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from './constant-table';
+import { findDirectiveRanges } from './preprocessor-lines';
+import type { Lookup } from './const-eval';
+
+export interface IncludeLine {
+  /** As written between the quotes or brackets: `../common/config.h`. */
+  target: string;
+  /** `#include <...>`: looked up only in the include directories. */
+  system: boolean;
+  span: Span;
+}
+
+export interface FileFacts {
+  path: string;
+  /** Bumped on every update of this path. */
+  generation: number;
+  kernels: Kernel[];
+  /** File-scope constants: object-like macros, consts, enumerators. */
+  constants: ConstantTable;
+  includes: IncludeLine[];
+  smemOptIns: SmemOptIn[];
+}
+
+export interface KernelRef {
+  kernel: Kernel;
+  path: string;
+}
+
+export interface KernelMatch {
+  /** The kernel a launch runs, or null when none or several match. */
+  kernel: Kernel | null;
+  path: string | null;
+  /** Every kernel with a matching name in the tier that decided (for a note when ambiguous). */
+  candidates: KernelRef[];
+  /** How it was found or why not: `kernels.cuh (included)`, `2 kernels named k`. */
+  note: string;
+}
+
+export interface WorkspaceIndexOptions {
+  /** Directories searched for `#include "..."` after the including file's own (`-I`), relative or absolute. */
+  includeDirs?: readonly string[];
+}
+
+export interface ConstantView {
+  /** Constants of the file's includes (transitively), then ones defined once in the workspace. */
+  lookup: Lookup;
+  /** `BLOCK = 256 (#define, config.h:3)`, or null when the index has no such name. */
+  describe: (name: string) => string | null;
+}
+
+export class WorkspaceIndex {
+  private readonly files = new Map<string, FileFacts>();
+  private readonly includeDirs: string[];
+  private generation = 0;
+  private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
+
+  constructor(options: WorkspaceIndexOptions = {}) {
+    this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
+  }
+
+  /** Index (or re-index) one file from its text. Other files are not touched. */
+  update(path: string, text: string): FileFacts {
+    const key = normalizePath(path);
+    const source = makeSourceText(text);
+    const constants = collectConstants(source);
+    for (const def of constants.constants.values()) def.origin = baseName(key);
+    const lookup = makeLookup([constants]);
+    const facts: FileFacts = {
+      path: key,
+      generation: ++this.generation,
+      kernels: findKernels(source, { lookup }),
+      constants,
+      includes: findIncludes(source),
+      smemOptIns: findSmemOptIns(source, { fileConstants: constants }),
+    };
+    this.files.set(key, facts);
+    this.uniqueConstants = null;
+    return facts;
+  }
+
+  remove(path: string): void {
+    if (this.files.delete(normalizePath(path))) this.uniqueConstants = null;
+  }
+
+  get(path: string): FileFacts | undefined {
+    return this.files.get(normalizePath(path));
+  }
+
+  paths(): string[] {
+    return [...this.files.keys()].sort();
+  }
+
+  /** The indexed file an `#include` names, or null (system headers, files outside the index). */
+  resolveInclude(fromPath: string, include: Pick<IncludeLine, 'target' | 'system'>): string | null {
+    const from = normalizePath(fromPath);
+    const dirs = include.system ? this.includeDirs : [dirName(from), ...this.includeDirs];
+    for (const dir of dirs) {
+      const candidate = normalizePath(dir ? `${dir}/${include.target}` : include.target);
+      if (this.files.has(candidate)) return candidate;
+    }
+    if (include.system) return null;
+    // Not beside the file nor under an include directory: a unique indexed file with that tail (a -I we were not told).
+    const tail = '/' + normalizePath(include.target).replace(/^(\.\.\/)+/, '');
+    const matches = [...this.files.keys()].filter((p) => p.endsWith(tail) || p === tail.slice(1));
+    return matches.length === 1 ? matches[0] : null;
+  }
+
+  /** The indexed files `path` includes, directly or not, nearest first; `path` itself is not listed. */
+  includeClosure(path: string): string[] {
+    const start = normalizePath(path);
+    const seen = new Set([start]);
+    const order: string[] = [];
+    const queue = [start];
+    while (queue.length) {
+      const current = queue.shift()!;
+      for (const include of this.files.get(current)?.includes ?? []) {
+        const target = this.resolveInclude(current, include);
+        if (target && !seen.has(target)) {
+          seen.add(target);
+          order.push(target);
+          queue.push(target);
+        }
+      }
+    }
+    return order;
+  }
+
+  /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
+  constantView(path: string): ConstantView {
+    const included = this.includeClosure(path).map((p) => this.files.get(p)!.constants);
+    const unique = this.workspaceConstants();
+    const fromWorkspace: Lookup = (name) => {
+      const defs = unique.get(name);
+      if (!defs || defs.length !== 1) return null;
+      return workspaceLookup(name);
+    };
+    const workspaceTable: ConstantTable = { constants: new Map(), dim3s: new Map() };
+    for (const [name, defs] of unique) if (defs.length === 1) workspaceTable.constants.set(name, defs[0].def);
+    const workspaceLookup = makeLookup([workspaceTable]);
+    const lookup = makeLookup(included, fromWorkspace);
+    const describe = (name: string): string | null => {
+      const value = lookup(name);
+      const table = included.find((t) => t.constants.has(name));
+      const def = table?.constants.get(name) ?? (unique.get(name)?.length === 1 ? unique.get(name)![0].def : undefined);
+      if (!def) {
+        const count = unique.get(name)?.length ?? 0;
+        return count > 1 ? `\`${name}\` is defined in ${count} places in the workspace and none is included here` : null;
+      }
+      const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
+      return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
+    };
+    return { lookup, describe };
+  }
+
+  /** The kernel a launch of `name` (`k`, `ns::k`) written in `path` runs: this file, then its includes, then the workspace. */
+  findKernel(path: string, name: string): KernelMatch {
+    const here = normalizePath(path);
+    const tiers: Array<{ paths: string[]; label: (p: string) => string }> = [
+      { paths: [here], label: () => 'this file' },
+      { paths: this.includeClosure(here), label: (p) => `${baseName(p)} (included)` },
+      { paths: this.paths().filter((p) => p !== here), label: (p) => `${p} (in the workspace, not included)` },
+    ];
+    for (const tier of tiers) {
+      const refs: KernelRef[] = [];
+      for (const p of tier.paths) for (const kernel of this.files.get(p)?.kernels ?? []) refs.push({ kernel, path: p });
+      const match = matchKernel(refs, name, tier.label);
+      if (match) return match;
+    }
+    return { kernel: null, path: null, candidates: [], note: `no kernel named \`${name}\` in this file, its includes or the workspace` };
+  }
+
+  /** `cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...)` calls in `path` and its includes. */
+  smemOptInsInView(path: string): SmemOptIn[] {
+    return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.files.get(p)?.smemOptIns ?? []);
+  }
+
+  /** The launch bounds of `ref.kernel` with its names resolved in the kernel's own file and includes. */
+  launchBoundsFor(ref: KernelRef, templateArgs: readonly string[] | null, argLookup?: Lookup): LaunchBounds | null {
+    const facts = this.files.get(ref.path);
+    const view = this.constantView(ref.path);
+    const kernelLookup = makeLookup(facts ? [facts.constants] : [], view.lookup);
+    return resolveLaunchBounds(ref.kernel, { templateArgs, argLookup, kernelLookup });
+  }
+
+  private workspaceConstants(): Map<string, Array<{ path: string; def: ConstantDefinition }>> {
+    if (this.uniqueConstants) return this.uniqueConstants;
+    const all = new Map<string, Array<{ path: string; def: ConstantDefinition }>>();
+    for (const [path, facts] of this.files) {
+      for (const def of facts.constants.constants.values()) {
+        const list = all.get(def.name) ?? [];
+        // The same text in two files (a header copied, an #ifndef guard) is one definition.
+        if (!list.some((d) => d.def.expr === def.expr)) list.push({ path, def });
+        all.set(def.name, list);
+      }
+    }
+    this.uniqueConstants = all;
+    return all;
+  }
+}
+
+/**
+ * The one kernel among `refs` a launch of `name` names, merging a header
+ * declaration with its definition. Null when nothing matches; a match with
+ * `kernel: null` when several different kernels do (null beats wrong).
+ */
+export function matchKernel(refs: readonly KernelRef[], name: string, label: (path: string) => string = (p) => p): KernelMatch | null {
+  const wanted = name.replace(/^::/, '');
+  const matching = refs.filter(({ kernel }) => kernel.qualifiedName === wanted || kernel.qualifiedName.endsWith('::' + wanted) || wanted.endsWith('::' + kernel.qualifiedName));
+  if (matching.length === 0) return null;
+  const names = new Set(matching.map((r) => r.kernel.qualifiedName));
+  if (names.size > 1) {
+    return { kernel: null, path: null, candidates: matching, note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}` };
+  }
+  const definitions = matching.filter((r) => r.kernel.isDefinition);
+  const bounds = new Set(matching.map((r) => r.kernel.launchBounds?.text.replace(/\s+/g, '')).filter((t) => t !== undefined));
+  if (definitions.length > 1 && bounds.size > 1) {
+    return { kernel: null, path: null, candidates: matching, note: `${definitions.length} overloads of \`${name}\` with different launch bounds` };
+  }
+  const chosen = definitions[0] ?? matching[0];
+  const withBounds = chosen.kernel.launchBounds ? chosen : matching.find((r) => r.kernel.launchBounds) ?? chosen;
+  const kernel = withBounds === chosen ? chosen.kernel : { ...chosen.kernel, launchBounds: withBounds.kernel.launchBounds };
+  return { kernel, path: chosen.path, candidates: matching, note: label(chosen.path) };
+}
+
+function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] {
+  const out: IncludeLine[] = [];
+  for (const [start, end] of findDirectiveRanges(source)) {
+    const line = source.text.slice(start, end);
+    const m = /^\s*#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)/.exec(line);
+    if (!m) continue;
+    out.push({ target: (m[1] ?? m[2]).trim(), system: m[1] === undefined, span: spanOf(source, start + m.index, start + m[0].length) });
+  }
+  return out;
+}
+
+/** `a/./b/../c.h` -> `a/c.h`, backslashes to slashes; keeps a leading `/` or `..`. */
+export function normalizePath(path: string): string {
+  const absolute = path.startsWith('/') || path.startsWith('\\');
+  const parts: string[] = [];
+  for (const part of path.replace(/\\/g, '/').split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..' && parts.length && parts[parts.length - 1] !== '..') parts.pop();
+    else if (part === '..' && absolute) continue;
+    else parts.push(part);
+  }
+  return (absolute ? '/' : '') + parts.join('/');
+}
+
+function dirName(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : i === 0 ? '/' : path.slice(0, i);
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
