@@ -30,7 +30,11 @@ copyVerified(runtimeFrom, join(root, 'grammars', lock.runtime.file), lock.runtim
 copyVerified(grammarFrom, join(root, 'dist/wasm', lock.file), lock.sha256);
 copyVerified(runtimeFrom, join(root, 'dist/wasm', lock.runtime.file), lock.runtime.sha256);
 
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const common = {
+  // web-tree-sitter's ESM build calls createRequire(import.meta.url): give the CommonJS bundle that URL.
+  define: { SERVER_VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__importMetaUrl' },
+  banner: { js: "const __importMetaUrl = require('url').pathToFileURL(__filename).href;" },
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -40,7 +44,7 @@ const common = {
   logLevel: 'warning',
   absWorkingDir: root,
 };
-const shebang = { js: '#!/usr/bin/env node' };
+const shebang = { js: `#!/usr/bin/env node\n${common.banner.js}` };
 const builds = [
   { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client/extension.js', external: ['vscode'] },
   { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: shebang },

@@ -1,0 +1,39 @@
+/**
+ * The VS Code extension: starts the bundled language server for `cuda-cpp`
+ * documents and owns everything that must be disposed in one context.
+ */
+import * as vscode from 'vscode';
+import { ClientContext } from './client-context';
+
+let context: ClientContext | undefined;
+
+export async function activate(extension: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('CUDA Occupancy Lens', { log: true });
+  extension.subscriptions.push(output);
+  const start = async () => {
+    await context?.dispose();
+    context = new ClientContext(extension, output);
+    await context.start();
+  };
+  extension.subscriptions.push(
+    vscode.commands.registerCommand('cudaOccupancy.restartServer', async () => {
+      output.info('restarting the server');
+      await start();
+    }),
+    vscode.commands.registerCommand('cudaOccupancy.showOutput', () => output.show(true)),
+    { dispose: () => void context?.dispose() },
+  );
+  try {
+    await start();
+  } catch (error) {
+    // VS Code shows nothing when activation fails: say why.
+    const message = `CUDA Occupancy Lens could not start its language server: ${error instanceof Error ? error.message : String(error)}`;
+    output.error(message);
+    void vscode.window.showErrorMessage(message, 'Show Log').then((choice) => choice && output.show());
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  await context?.dispose();
+  context = undefined;
+}

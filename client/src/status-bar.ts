@@ -1,0 +1,46 @@
+/** The status bar item: target architectures, and the server's state in the tooltip. */
+import * as vscode from 'vscode';
+import type { ServerStatus } from '../../server/src/protocol';
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('cudaOccupancy.status', vscode.StatusBarAlignment.Right, 100);
+  private clientState: 'starting' | 'running' | 'stopped' = 'starting';
+  private status: ServerStatus | undefined;
+
+  constructor() {
+    this.item.name = 'CUDA Occupancy';
+    this.item.command = 'cudaOccupancy.pickArchitectures';
+    this.render();
+    this.item.show();
+  }
+
+  setClientState(state: 'starting' | 'running' | 'stopped'): void {
+    this.clientState = state;
+    this.render();
+  }
+
+  setServerStatus(status: ServerStatus): void {
+    this.status = status;
+    this.render();
+  }
+
+  private render(): void {
+    const archs = this.status?.archs.join(' ') ?? '';
+    const state = this.clientState !== 'running' ? this.clientState : this.status?.state ?? 'ready';
+    const icon = state === 'compiling' ? '$(sync~spin)' : state === 'starting' ? '$(loading~spin)' : state === 'stopped' || state === 'error' ? '$(error)' : state === 'nvcc-missing' || state === 'untrusted' ? '$(warning)' : '$(pulse)';
+    this.item.text = `${icon} CUDA ${archs}`.trim();
+    const tooltip = new vscode.MarkdownString(undefined, true);
+    tooltip.appendMarkdown(`**CUDA Occupancy Lens**: ${state}\n\n`);
+    if (this.status) {
+      tooltip.appendMarkdown(`Architectures: ${this.status.archs.join(', ')} (${this.status.archSource})\n\n`);
+      if (this.status.message) tooltip.appendMarkdown(`${this.status.message}\n\n`);
+    }
+    tooltip.appendMarkdown('Click to choose target architectures.');
+    this.item.tooltip = tooltip;
+    this.item.backgroundColor = state === 'stopped' || state === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * `cuda-occupancy check --format json`: the shape of ../shared/cli-contract.md,
+ * built from document reports. Lines and columns are 1-based here.
+ */
+import type { DocumentReport } from '../features/document-report';
+import type { Kernel, Span } from '../core/types';
+import type { KernelFigures } from '../core/launch-analysis';
+
+export interface CheckFile {
+  path: string;
+  report: DocumentReport;
+  /** Per kernel: compiled instances with their figures per arch (from ptxas, a log or an annotation). */
+  instances?: (kernel: Kernel) => CheckInstance[];
+  branches?: unknown[];
+  /** Per launch (same order as report.analyses): the latency estimate per arch, or null. */
+  latency?: Array<Record<string, unknown> | null>;
+}
+
+export interface CheckInstance {
+  mangledName: string | null;
+  signature: string | null;
+  resources: Record<string, KernelFigures>;
+}
+
+const at = (span: Span) => ({ line: span.start.line + 1, column: span.start.character + 1 });
+
+export function checkJson(archs: string[], files: CheckFile[]): object {
+  return {
+    version: 1,
+    archs,
+    files: files.map((file) => {
+      const { report } = file;
+      return {
+        path: file.path,
+        kernels: report.facts.kernels.map((k) => ({
+          name: k.name,
+          qualifiedName: k.qualifiedName,
+          ...at(k.nameSpan),
+          isDefinition: k.isDefinition,
+          templateParams: k.templateParams?.map((p) => p.name) ?? null,
+          launchBounds: k.launchBounds
+            ? { maxThreadsPerBlock: k.launchBounds.maxThreadsPerBlock, minBlocksPerMultiprocessor: k.launchBounds.minBlocksPerMultiprocessor, maxBlocksPerCluster: k.launchBounds.maxBlocksPerCluster, text: k.launchBounds.text }
+            : null,
+          maxnreg: k.maxnreg,
+          staticSharedBytes: k.staticSharedBytes,
+          instances: (file.instances?.(k) ?? defaultInstances(k, report)).map((i) => ({
+            mangledName: i.mangledName,
+            signature: i.signature,
+            resources: Object.fromEntries(Object.entries(i.resources).map(([arch, f]) => [arch, resourceJson(f)])),
+          })),
+        })),
+        launches: report.analyses.map((a, index) => ({
+          ...at(a.launch.span),
+          kernel: a.launch.kernelName,
+          templateArgs: a.launch.templateArgs,
+          via: a.launch.via,
+          inMacro: a.launch.inMacro,
+          grid: a.launch.grid.value,
+          gridExpr: a.launch.grid.text || null,
+          block: a.launch.block.value,
+          blockExpr: a.launch.block.text || null,
+          threadsPerBlock: a.threadsPerBlock,
+          dynamicSmemBytes: a.dynamicSmemBytes,
+          dynamicSmemExpr: a.launch.dynamicSmem.text || null,
+          stream: a.launch.stream,
+          kernelFound: a.kernel !== null,
+          occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
+          latency: file.latency?.[index] ?? null,
+        })),
+        branches: file.branches ?? [],
+        diagnostics: report.findings.map((f) => ({ ...at(f.span), severity: f.severity, code: f.code, message: f.message })),
+      };
+    }),
+  };
+}
+
+function defaultInstances(kernel: Kernel, report: DocumentReport): CheckInstance[] {
+  const analyses = report.byKernel.get(kernel) ?? [];
+  const resources: Record<string, KernelFigures> = {};
+  for (const arch of report.archs) {
+    resources[arch] = analyses.flatMap((a) => a.perArch).find((p) => p.arch === arch)?.figures ?? { numRegs: null, sharedSizeBytes: kernel.staticSharedBytes, spillStoreBytes: null, spillLoadBytes: null, stackFrameBytes: null, barriers: null, source: 'unknown' };
+  }
+  return [{ mangledName: null, signature: null, resources }];
+}
+
+function resourceJson(f: KernelFigures) {
+  return {
+    numRegs: f.numRegs,
+    sharedSizeBytes: f.sharedSizeBytes,
+    spillStoreBytes: f.spillStoreBytes,
+    spillLoadBytes: f.spillLoadBytes,
+    stackFrameBytes: f.stackFrameBytes,
+    barriers: f.barriers,
+    source: f.source,
+    producedAt: f.producedAt ? new Date(f.producedAt).toISOString() : null,
+    stale: f.stale ?? false,
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Custom commands, requests and notifications shared by the server and the
+ * client (as vscode-eslint's customMessages.ts and rust-analyzer's lsp_ext.ts).
+ */
+
+/** Client command a lens runs: opens the occupancy chart for a kernel. Argument: ChartTarget. */
+export const SHOW_CHART_COMMAND = 'cudaOccupancy.showChart';
+
+export interface ChartTarget {
+  uri: string;
+  kernel: string;
+  line: number;
+}
+
+/** Server → client: what the server is doing, for the status bar. */
+export const STATUS_NOTIFICATION = 'cudaOccupancy/status';
+
+export interface ServerStatus {
+  state: 'ready' | 'compiling' | 'nvcc-missing' | 'untrusted' | 'error';
+  archs: string[];
+  /** Where the architectures came from: settings, compile_commands.json, CMake, default. */
+  archSource: string;
+  message: string;
+  compilesRunning: number;
+}
