@@ -295,6 +295,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     inMacro,
     enclosingFunction: body?.name ?? null,
     calledThrough: pointerTarget ? written.name : null,
+    templateArgValues: callee.templateArgs && !inMacro ? callee.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
   };
 }
 

@@ -103,6 +103,8 @@ export interface Launch {
   inMacro: boolean;
   /** Name of the function the launch is written in, if any. */
   enclosingFunction: string | null;
+  /** The template arguments' values where they are integer constants at the launch (null entries for types and unknowns). */
+  templateArgValues?: Array<number | null> | null;
   /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
   calledThrough?: string | null;
 }
