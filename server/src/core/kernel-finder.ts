@@ -86,7 +86,7 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Ke
     qualifiedName: qualified,
     namespaces,
     templateParams,
-    parameters: splitTopLevel(masked, paramsOpen + 1, paramsClose).filter(([a, b]) => b > a).map(([a, b]) => source.text.slice(a, b).replace(/\s+/g, ' ')),
+    parameters: readParameters(source, paramsOpen, paramsClose),
     launchBounds,
     maxnreg,
     clusterDims,
@@ -101,6 +101,13 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Ke
     leadingComment: readLeadingComment(source, headerStart),
     endOffset: end,
   };
+}
+
+/** Parameter texts; lines of `#if`/`#else`/`#endif` splitting the list are dropped (both branches' parameters stay). */
+function readParameters(source: SourceText, open: number, close: number): string[] {
+  return splitTopLevel(source.masked, open + 1, close)
+    .map(([a, b]) => source.text.slice(a, b).split('\n').filter((line) => !/^\s*#/.test(line)).join(' ').replace(/\s+/g, ' ').trim())
+    .filter((p) => p.length > 0);
 }
 
 /** Where the declaration that holds `__global__` begins: after the previous `;`, `{`, `}` or directive line. */

@@ -1,0 +1,95 @@
+import * as assert from 'node:assert/strict';
+import { findLaunches, findSmemOptIns } from '../../server/src/core/launch-finder';
+import { makeSourceText } from '../../server/src/core/source-text';
+
+const launches = (text: string) => findLaunches(makeSourceText(text));
+const summary = (text: string) =>
+  launches(text).map((l) => ({ via: l.via, kernel: l.kernelName, args: l.templateArgs, block: l.block.value, smem: l.dynamicSmem.value, line: l.span.start.line }));
+
+describe('launch-finder', () => {
+  it('finds chevron launches with plain, qualified and templated names', () => {
+    assert.deepEqual(summary('void f() {\n  k<<<1, 32>>>();\n  ns::inner::k<<<1, 64, 128>>>();\n  ::k2<float, 256><<<4, 256, 0, s>>>(x);\n  k<< <1, 96>> >();\n}\n'), [
+      { via: 'chevrons', kernel: 'k', args: null, block: { x: 32, y: 1, z: 1 }, smem: 0, line: 1 },
+      { via: 'chevrons', kernel: 'ns::inner::k', args: null, block: { x: 64, y: 1, z: 1 }, smem: 128, line: 2 },
+      { via: 'chevrons', kernel: 'k2', args: ['float', '256'], block: { x: 256, y: 1, z: 1 }, smem: 0, line: 3 },
+      { via: 'chevrons', kernel: 'k', args: null, block: { x: 96, y: 1, z: 1 }, smem: 0, line: 4 },
+    ]);
+  });
+
+  it('keeps the stream and the spans', () => {
+    const [l] = launches('void f(cudaStream_t st) {\n  k<<<g, 128, 0, st>>>(a, b);\n}\n');
+    assert.equal(l.stream, 'st');
+    assert.equal(l.enclosingFunction, 'f');
+    assert.deepEqual(l.span, { start: { line: 1, character: 2 }, end: { line: 1, character: 28 } });
+    assert.deepEqual(l.nameSpan, { start: { line: 1, character: 2 }, end: { line: 1, character: 3 } });
+  });
+
+  it('ignores chevrons in comments and strings, and shifts', () => {
+    assert.deepEqual(summary('void f() {\n  // k<<<1, 32>>>();\n  const char* s = "k<<<1,32>>>()";\n  int x = 1 << 3;\n}\n'), []);
+  });
+
+  it('reads cudaLaunchKernel and cudaLaunchCooperativeKernel', () => {
+    assert.deepEqual(summary('void f(void** args) {\n  cudaLaunchKernel((void*)k, dim3(8), dim3(128), args, 256, 0);\n  cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&ns::c<float>), 80, 512, args);\n}\n'), [
+      { via: 'cudaLaunchKernel', kernel: 'k', args: null, block: { x: 128, y: 1, z: 1 }, smem: 256, line: 1 },
+      { via: 'cudaLaunchCooperativeKernel', kernel: 'ns::c', args: ['float'], block: { x: 512, y: 1, z: 1 }, smem: 0, line: 2 },
+    ]);
+  });
+
+  it('reads cudaLaunchKernelEx with config fields assigned nearby', () => {
+    const text = [
+      'void f(float* p) {',
+      '  cudaLaunchConfig_t config = {0};',
+      '  config.gridDim = dim3(132);',
+      '  config.blockDim = dim3(128, 2);',
+      '  config.dynamicSmemBytes = 4096;',
+      '  cudaLaunchKernelEx(&config, cluster_kernel, p);',
+      '}',
+      'void g(float* p) {',
+      '  cudaLaunchConfig_t cfg = {.gridDim = 4, .blockDim = 256, .dynamicSmemBytes = 0};',
+      '  cudaLaunchKernelEx(&cfg, other, p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(summary(text), [
+      { via: 'cudaLaunchKernelEx', kernel: 'cluster_kernel', args: null, block: { x: 128, y: 2, z: 1 }, smem: 4096, line: 5 },
+      { via: 'cudaLaunchKernelEx', kernel: 'other', args: null, block: { x: 256, y: 1, z: 1 }, smem: 0, line: 9 },
+    ]);
+  });
+
+  it('reports launches in macro bodies as unresolved', () => {
+    const [l] = launches('#define LAUNCH(kern, n) \\\n  kern<<<(n + 255) / 256, 256>>>(n)\n');
+    assert.equal(l.inMacro, true);
+    assert.equal(l.kernelName, 'kern');
+    assert.equal(l.block.value, null);
+    assert.equal(l.dynamicSmem.value, null);
+    assert.match(l.block.note ?? '', /macro body/);
+  });
+
+  it('follows a function pointer to its one visible target', () => {
+    const text = [
+      'void f(float* p) {',
+      '  auto fp = scale;',
+      '  fp<<<1, 128>>>(p);',
+      '  void (*gp)(float*) = &ns::shift<int>;',
+      '  gp<<<1, 64>>>(p);',
+      '  decltype(&scale) hp = scale;',
+      '  cudaLaunchKernel((const void*)hp, 1, 32, nullptr, 0, 0);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text).map((l) => [l.kernelName, l.templateArgs, l.calledThrough]), [['scale', null, 'fp'], ['ns::shift', ['int'], 'gp'], ['scale', null, 'hp']]);
+  });
+
+  it('does not follow a function pointer that is assigned again', () => {
+    const text = 'void f(float* p, bool big) {\n  auto fp = small_k;\n  if (big) fp = big_k;\n  fp<<<1, 128>>>(p);\n  auto gp = big ? small_k : big_k;\n  gp<<<1, 128>>>(p);\n}\n';
+    assert.deepEqual(launches(text).map((l) => [l.kernelName, l.calledThrough]), [['fp', null], ['gp', null]]);
+  });
+
+  it('finds dynamic shared memory opt-ins', () => {
+    const text = 'void f() {\n  constexpr int bytes = 96 * 1024;\n  cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);\n  cudaFuncSetAttribute((const void*)other, cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n  cudaFuncSetAttribute(tpl<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, n);\n}\n';
+    const found = findSmemOptIns(makeSourceText(text));
+    assert.deepEqual(found.map((o) => [o.kernelName, o.bytes.value, o.span.start.line]), [['big', 98304, 2], ['tpl', null, 4]]);
+  });
+
+  it('skips API declarations in headers', () => {
+    assert.deepEqual(summary('extern __host__ cudaError_t cudaLaunchKernel(const void* func, dim3 g, dim3 b, void** args, size_t s, cudaStream_t st);\n'), []);
+  });
+});
