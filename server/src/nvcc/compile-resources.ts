@@ -1,0 +1,280 @@
+/**
+ * Register and shared-memory figures for a saved file, straight from ptxas: nvcc compiles the file in
+ * place with `-Xptxas -v`, writing its outputs (and its own temporary files) only into a fresh temporary
+ * directory that is always removed. One invocation covers every architecture not already cached; the
+ * result is cached per architecture.
+ */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures, type PtxasModuleFigures,
+} from '../core/ptxas-output';
+import { nvccVersion, runNvcc, type NvccRunResult } from './nvcc-runner';
+import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+
+/** What one architecture's compile yields; also what the cache stores. */
+export interface ArchFigures {
+  readonly arch: string;
+  readonly entries: readonly PtxasFunctionFigures[];
+  readonly functions: readonly PtxasFunctionFigures[];
+  readonly modules: readonly PtxasModuleFigures[];
+  readonly diagnostics: readonly PtxasDiagnostic[];
+  /** ms since epoch */
+  readonly producedAt: number;
+  readonly nvccVersion: string;
+}
+
+export interface CompilerMessage {
+  readonly file: string | null;
+  /** 1-based, or null when the message has no position. */
+  readonly line: number | null;
+  readonly column: number | null;
+  readonly message: string;
+  /** The line as the compiler printed it. */
+  readonly text: string;
+}
+
+export type CompileMode = 'one-invocation' | 'per-arch';
+
+export interface CompileResourcesOptions {
+  readonly nvccPath: string;
+  readonly filePath: string;
+  /** `sm_80`, `sm_90a`... */
+  readonly archs: readonly string[];
+  /** Flags from compile_commands.json or settings (`resolveCompileFlags`). */
+  readonly flags?: readonly string[];
+  readonly cwd?: string | null;
+  /** Limit for each nvcc run. */
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  /** Default 'one-invocation': all uncached archs in one nvcc run (measured faster than one run per arch). */
+  readonly mode?: CompileMode;
+  readonly cache?: ResourceCache<ArchFigures> | null;
+  /** Where to create the temporary directory; default os.tmpdir(). */
+  readonly tempRoot?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly now?: () => number;
+}
+
+export type CompileStatus = 'ok' | 'failed' | 'missing' | 'timed-out' | 'cancelled' | 'failed-to-start';
+
+export interface CompileResourcesResult {
+  /** 'ok' when every requested arch has figures (compiled or cached). */
+  readonly status: CompileStatus;
+  /** Figures per arch that succeeded, in the requested order. */
+  readonly perArch: readonly ArchFigures[];
+  /** All entry figures of `perArch`, flattened (what `mapKernelResources` takes). */
+  readonly entries: readonly PtxasFunctionFigures[];
+  /** Archs with no figures (the compile failed for them). */
+  readonly failedArchs: readonly string[];
+  /** The compiler's first error when a compile failed; for a timeout, a message saying so. */
+  readonly firstError: CompilerMessage | null;
+  readonly nvccVersion: string | null;
+  /** Archs answered from the cache. */
+  readonly cacheHits: readonly string[];
+  readonly invocations: number;
+  /** Wall time of the whole call, and of the nvcc runs alone. */
+  readonly durationMs: number;
+  readonly compileMs: number;
+  /** The argument vectors that were run (for the log). */
+  readonly commands: ReadonlyArray<readonly string[]>;
+  /** The compiler's output, cut to 64 KiB (for the log). */
+  readonly log: string;
+}
+
+const LOG_LIMIT = 64 * 1024;
+const ARCH = /^sm_\d+[a-z]?$/;
+
+export async function compileResources(options: CompileResourcesOptions): Promise<CompileResourcesResult> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const archs = [...new Set(options.archs)].filter((a) => ARCH.test(a));
+  const flags = [...(options.flags ?? [])];
+  const commands: string[][] = [];
+  let log = '';
+  let compileMs = 0;
+  let invocations = 0;
+
+  const finish = (partial: Partial<CompileResourcesResult> & { status: CompileStatus }): CompileResourcesResult => {
+    const perArch = partial.perArch ?? [];
+    return {
+      perArch, entries: perArch.flatMap((a) => a.entries), failedArchs: partial.failedArchs ?? [],
+      firstError: partial.firstError ?? null, nvccVersion: partial.nvccVersion ?? null, cacheHits: partial.cacheHits ?? [],
+      invocations, durationMs: now() - started, compileMs, commands, log: log.slice(0, LOG_LIMIT), status: partial.status,
+    };
+  };
+
+  if (options.signal?.aborted) return finish({ status: 'cancelled' });
+  const version = await nvccVersion(options.nvccPath);
+  if (version === 'missing') return finish({ status: 'missing', firstError: message(`nvcc not found at ${options.nvccPath}`) });
+  const versionText = version ? version.build : 'unknown';
+  if (archs.length === 0) return finish({ status: 'ok', nvccVersion: versionText });
+
+  let content: Buffer;
+  try {
+    content = await fs.readFile(options.filePath);
+  } catch (error) {
+    return finish({ status: 'failed', failedArchs: archs, nvccVersion: versionText, firstError: message(`cannot read ${options.filePath}: ${(error as Error).message}`) });
+  }
+
+  const mayHaveKernels = content.includes('__global__') || content.includes('__launch_bounds__');
+
+  // Cache lookups.
+  const keys = new Map<string, string>();
+  const found = new Map<string, ArchFigures>();
+  const cacheHits: string[] = [];
+  if (options.cache) {
+    const includes = await collectIncludeStamps({
+      filePath: options.filePath, text: content.toString('utf8'), includePaths: includePathsOf(flags, options.cwd ?? null),
+    });
+    for (const arch of archs) {
+      const key = resourceCacheKey({ content, includes, flags, arch, nvccPath: options.nvccPath, nvccVersion: versionText });
+      keys.set(arch, key);
+      const hit = await options.cache.get(key);
+      if (hit) {
+        found.set(arch, hit);
+        cacheHits.push(arch);
+      }
+    }
+  }
+
+  let missing = archs.filter((a) => !found.has(a));
+  let failure: { status: CompileStatus; firstError: CompilerMessage | null } | null = null;
+
+  const compile = async (group: string[]): Promise<void> => {
+    const outcome = await compileOnce({ ...options, flags, archs: group, versionText, producedAt: now(), mayHaveKernels });
+    invocations++;
+    compileMs += outcome.run.durationMs;
+    commands.push(outcome.command);
+    log += outcome.run.stderr + outcome.run.stdout;
+    for (const figures of outcome.figures) {
+      found.set(figures.arch, figures);
+      const key = keys.get(figures.arch);
+      if (key && options.cache) await options.cache.set(key, figures);
+    }
+    if (outcome.status !== 'ok' && !failure) failure = { status: outcome.status, firstError: outcome.firstError };
+    if (outcome.status !== 'ok' && outcome.status !== 'failed') throw new StopCompiling();
+  };
+
+  try {
+    if (missing.length > 0) {
+      if ((options.mode ?? 'one-invocation') === 'one-invocation' || missing.length === 1) {
+        await compile(missing);
+        missing = archs.filter((a) => !found.has(a));
+        // One unsupported architecture fails the whole run: retry the others one by one.
+        const failedOnArch = failure !== null && /unsupported gpu architecture|not defined for option 'gpu-name'|Value '.*' is not defined/i
+          .test((failure as { firstError: CompilerMessage | null }).firstError?.text ?? '');
+        if (failedOnArch && missing.length > 1) {
+          failure = null;
+          for (const arch of missing) await compile([arch]);
+        }
+      } else {
+        for (const arch of missing) await compile([arch]);
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof StopCompiling)) throw error;
+  }
+
+  const perArch = archs.filter((a) => found.has(a)).map((a) => found.get(a)!);
+  const failedArchs = archs.filter((a) => !found.has(a));
+  const settled = failure as { status: CompileStatus; firstError: CompilerMessage | null } | null;
+  return finish({
+    status: failedArchs.length === 0 ? 'ok' : settled?.status ?? 'failed',
+    perArch, failedArchs, cacheHits, nvccVersion: versionText,
+    firstError: failedArchs.length ? settled?.firstError ?? null : null,
+  });
+}
+
+class StopCompiling extends Error {}
+
+interface CompileOnceOutcome {
+  status: CompileStatus;
+  figures: ArchFigures[];
+  firstError: CompilerMessage | null;
+  run: NvccRunResult;
+  command: string[];
+}
+
+/** One nvcc run for one or several archs, in a temporary directory that is always removed. */
+async function compileOnce(options: CompileResourcesOptions & {
+  flags: string[]; archs: string[]; versionText: string; producedAt: number; mayHaveKernels: boolean;
+}): Promise<CompileOnceOutcome> {
+  const tempDir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-'));
+  try {
+    const args = nvccArguments({ filePath: options.filePath, flags: options.flags, archs: options.archs, outputDir: tempDir });
+    const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
+    const run = await runNvcc({
+      nvccPath: options.nvccPath, args, cwd: options.cwd ?? path.dirname(options.filePath), timeoutMs: options.timeoutMs,
+      signal: options.signal, env,
+    });
+    const command = [options.nvccPath, ...args];
+    if (run.status !== 'exited') {
+      const firstError = run.status === 'timed-out'
+        ? message(`nvcc did not finish within ${Math.round(options.timeoutMs / 1000)} s`)
+        : run.error ? message(run.error) : null;
+      return { status: run.status, figures: [], firstError, run, command };
+    }
+    const output = run.stderr + (run.stdout ? `\n${run.stdout}` : '');
+    if (run.exitCode !== 0) {
+      return { status: 'failed', figures: [], firstError: findFirstCompilerError(output) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`), run, command };
+    }
+    const parsed = parsePtxasOutput(output, { defaultArch: options.archs.length === 1 ? options.archs[0] : undefined });
+    if (!parsed.sawPtxasOutput && options.mayHaveKernels) {
+      // nvcc succeeded but printed no ptxas report: not nvcc, or flags that skip ptxas (-E, -ptx).
+      return { status: 'failed', figures: [], firstError: message('nvcc printed no ptxas resource report'), run, command };
+    }
+    const figures = options.archs.map((arch): ArchFigures => ({
+      arch,
+      entries: parsed.entries.filter((e) => e.arch === arch),
+      functions: parsed.functions.filter((f) => f.arch === arch),
+      modules: parsed.modules.filter((m) => m.arch === arch),
+      diagnostics: parsed.diagnostics.filter((d) => d.arch === arch || (d.arch === null && options.archs.length === 1)),
+      producedAt: options.producedAt,
+      nvccVersion: options.versionText,
+    }));
+    return { status: 'ok', figures, firstError: null, run, command };
+  } finally {
+    await fs.rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * nvcc's arguments: the user's flags, then ours. One arch compiles to a cubin; several to a fatbin with
+ * one -gencode each (nvcc refuses -cubin for several). A file that does not end in .cu is compiled as CUDA.
+ */
+export function nvccArguments(options: { filePath: string; flags: readonly string[]; archs: readonly string[]; outputDir: string }): string[] {
+  const args = [...options.flags];
+  if (options.archs.length === 1) {
+    args.push(`-arch=${options.archs[0]}`, '-cubin', '-o', path.join(options.outputDir, 'out.cubin'));
+  } else {
+    for (const arch of options.archs) args.push(`-gencode=arch=${arch.replace(/^sm_/, 'compute_')},code=${arch}`);
+    args.push('-fatbin', '-o', path.join(options.outputDir, 'out.fatbin'));
+  }
+  args.push('-Xptxas', '-v');
+  if (!/\.cu$/i.test(options.filePath)) args.push('-x', 'cu');
+  args.push(options.filePath);
+  return args;
+}
+
+function message(text: string): CompilerMessage {
+  return { file: null, line: null, column: null, message: text, text };
+}
+
+/**
+ * The first error in nvcc's output: EDG front-end (`f.cu(12): error: ...`), host compiler
+ * (`f.cu:3:10: fatal error: ...`), `nvcc fatal : ...`, or `ptxas error : ...`. Pure.
+ */
+export function findFirstCompilerError(output: string): CompilerMessage | null {
+  for (const raw of output.split(/\r\n|\r|\n/)) {
+    const text = raw.trimEnd();
+    let m = /^(.+?)\((\d+)\): (?:catastrophic error|error)(?: #[\w-]+)?: (.*)$/.exec(text);
+    if (m) return { file: m[1], line: Number(m[2]), column: null, message: m[3], text };
+    m = /^(.+?):(\d+):(\d+): (?:fatal )?error: (.*)$/.exec(text);
+    if (m) return { file: m[1], line: Number(m[2]), column: Number(m[3]), message: m[4], text };
+    m = /^(?:nvcc|ptxas|nvlink|cicc|cudafe\+\+)\s+(?:fatal|error)\s*:\s*(.*)$/.exec(text);
+    if (m) return { file: null, line: null, column: null, message: m[1], text };
+  }
+  return null;
+}

@@ -1,0 +1,243 @@
+/**
+ * Runs nvcc as an untrusted neighbour: an argument array and never a shell, a time limit, cancellation,
+ * bounded output, and on timeout or cancel the whole process group is killed (nvcc's cudafe++, cicc,
+ * ptxas and host compiler children included). A missing binary is a typed result, not an exception.
+ */
+import { execFile, spawn } from 'node:child_process';
+
+export interface RunNvccOptions {
+  readonly nvccPath: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  /** The full environment for the child; defaults to this process's. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Output kept per stream; the rest is dropped and `truncated` set. Default 4 MiB. */
+  readonly maxOutputBytes?: number;
+  /** Time between SIGTERM and SIGKILL of the group. Default 1000 ms. */
+  readonly killGraceMs?: number;
+}
+
+export type NvccRunStatus =
+  /** The process ran and exited (any exit code) or was killed by a signal nobody here sent. */
+  | 'exited'
+  | 'timed-out'
+  | 'cancelled'
+  /** The binary does not exist (ENOENT) or is not executable (EACCES). */
+  | 'missing'
+  /** Any other spawn failure. */
+  | 'failed-to-start';
+
+export interface NvccRunResult {
+  readonly status: NvccRunStatus;
+  readonly exitCode: number | null;
+  /** The signal that ended the process, if any. */
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+  readonly truncated: boolean;
+  readonly durationMs: number;
+  /** The spawn error's message for `missing` and `failed-to-start`. */
+  readonly error: string | null;
+}
+
+const DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024;
+const isWindows = process.platform === 'win32';
+
+/** Process groups of runs in flight, killed if this process exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const pid of liveGroups) killTree(pid, 'SIGKILL');
+  });
+}
+
+function killTree(pid: number, signal: NodeJS.Signals): void {
+  try {
+    if (isWindows) execFile('taskkill', ['/pid', String(pid), '/T', '/F'], () => undefined);
+    else process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** Runs nvcc (or anything) with `shell: false`. Never rejects. */
+export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
+  const started = Date.now();
+  const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  const grace = options.killGraceMs ?? 1000;
+
+  return new Promise<NvccRunResult>((resolve) => {
+    const finishEarly = (status: NvccRunStatus, error: string | null): void =>
+      resolve({
+        status, exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false,
+        cancelled: status === 'cancelled', truncated: false, durationMs: Date.now() - started, error,
+      });
+
+    if (options.signal?.aborted) return finishEarly('cancelled', null);
+    if (typeof options.nvccPath !== 'string' || options.nvccPath.length === 0 || options.nvccPath.includes('\0')
+      || options.args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
+      return finishEarly('failed-to-start', 'invalid nvcc path or argument');
+    }
+
+    let child;
+    try {
+      child = spawn(options.nvccPath, [...options.args], {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        shell: false,
+        detached: !isWindows, // its own process group, so the whole tree can be killed
+        windowsHide: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return finishEarly(code === 'ENOENT' || code === 'EACCES' ? 'missing' : 'failed-to-start', String((error as Error).message));
+    }
+
+    installExitHook();
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    const kept = { stdout: 0, stderr: 0 };
+    let truncated = false;
+    let timedOut = false;
+    let cancelled = false;
+    let spawnError: NodeJS.ErrnoException | null = null;
+    let settled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let forceTimer: NodeJS.Timeout | undefined;
+    let exitTimer: NodeJS.Timeout | undefined;
+
+    const collect = (which: 'stdout' | 'stderr', into: Buffer[]) => (chunk: Buffer): void => {
+      const room = limit - kept[which];
+      if (room <= 0) {
+        truncated = true;
+        return;
+      }
+      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      if (piece.length < chunk.length) truncated = true;
+      into.push(piece);
+      kept[which] += piece.length;
+    };
+    child.stdout?.on('data', collect('stdout', stdout));
+    child.stderr?.on('data', collect('stderr', stderr));
+
+    const pid = child.pid;
+    if (pid !== undefined && !isWindows) liveGroups.add(pid);
+
+    const stop = (): void => {
+      if (pid === undefined) return;
+      killTree(pid, 'SIGTERM');
+      killTimer = setTimeout(() => killTree(pid, 'SIGKILL'), grace);
+      // If a grandchild keeps the pipes open despite everything, settle anyway.
+      forceTimer = setTimeout(() => settle(null, 'SIGKILL'), grace + 2000);
+    };
+
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, Math.max(1, options.timeoutMs));
+
+    const onAbort = (): void => {
+      cancelled = true;
+      stop();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const settle = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(forceTimer);
+      clearTimeout(exitTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (pid !== undefined) {
+        liveGroups.delete(pid);
+        // Leave no grandchildren behind, even after a normal exit of nvcc itself.
+        if (!isWindows && (timedOut || cancelled)) killTree(pid, 'SIGKILL');
+      }
+      clearTimeout(killTimer);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      const code_ = spawnError?.code;
+      const status: NvccRunStatus = spawnError
+        ? (code_ === 'ENOENT' || code_ === 'EACCES' || code_ === 'ENOTDIR' ? 'missing' : 'failed-to-start')
+        : timedOut ? 'timed-out' : cancelled ? 'cancelled' : 'exited';
+      resolve({
+        status,
+        exitCode: spawnError ? null : code,
+        signal: signal ?? null,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+        timedOut,
+        cancelled,
+        truncated,
+        durationMs: Date.now() - started,
+        error: spawnError ? spawnError.message : null,
+      });
+    };
+
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      spawnError = error;
+      settle(null, null);
+    });
+    // nvcc exited but something it started still holds the pipes: give it a moment, then end the group.
+    child.on('exit', (code, signal) => {
+      exitTimer = setTimeout(() => {
+        if (pid !== undefined) killTree(pid, 'SIGKILL');
+        settle(code, signal);
+      }, grace);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(exitTimer);
+      settle(code, signal);
+    });
+  });
+}
+
+export interface NvccVersion {
+  /** `13.0` */
+  readonly release: string;
+  /** `V13.0.88`, or the release when nvcc printed no build number. */
+  readonly build: string;
+}
+
+/** Reads `release 13.0, V13.0.88` from `nvcc --version`. Pure. */
+export function parseNvccVersion(text: string): NvccVersion | null {
+  const m = /release (\d+\.\d+),\s*(V[\d.]+)?/.exec(text);
+  return m ? { release: m[1], build: m[2] ?? m[1] } : null;
+}
+
+const versionCache = new Map<string, Promise<NvccVersion | null | 'missing'>>();
+
+/**
+ * `nvcc --version`, run once per path (the answer is remembered; `forget` drops it after a settings change).
+ * Returns 'missing' when there is no such binary, null when it ran but said nothing recognisable.
+ */
+export function nvccVersion(nvccPath: string, timeoutMs = 15_000): Promise<NvccVersion | null | 'missing'> {
+  let pending = versionCache.get(nvccPath);
+  if (!pending) {
+    pending = runNvcc({ nvccPath, args: ['--version'], timeoutMs }).then((result) => {
+      if (result.status === 'missing') return 'missing' as const;
+      if (result.status !== 'exited' || result.exitCode !== 0) {
+        versionCache.delete(nvccPath); // a transient failure should not stick
+        return null;
+      }
+      return parseNvccVersion(result.stdout + result.stderr);
+    });
+    versionCache.set(nvccPath, pending);
+  }
+  return pending;
+}
+
+nvccVersion.forget = (nvccPath?: string): void => {
+  if (nvccPath === undefined) versionCache.clear();
+  else versionCache.delete(nvccPath);
+};
