@@ -86,7 +86,7 @@ function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, ur
   const match = workspace.findKernel(key, launch.kernelName);
   if (!match.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match.note };
   const launchBounds = workspace.launchBoundsFor({ kernel: match.kernel, path: match.path }, templateArgs, lookup);
-  return { kernel: match.kernel, kernelUri: match.path === key ? null : match.path, launchBounds, note: match.note };
+  return { kernel: match.kernel, kernelUri: match.boundsPath === key ? null : match.boundsPath ?? match.path, launchBounds, note: match.note };
 }
 
 function collectParseErrors(tree: Tree, limit = 100): Span[] {

@@ -32,7 +32,7 @@ export interface ArchSmemLimit {
 /** What the launch starts, as the caller resolved it (see WorkspaceIndex.findKernel / launchBoundsFor). */
 export interface LaunchTarget {
   kernel: Kernel | null;
-  /** Where the kernel lives (for related information), or null for this document. */
+  /** The index path of the file holding the kernel's `__launch_bounds__` (for related information), or null for this document. */
   kernelUri: string | null;
   /** The kernel's launch bounds resolved for this launch's template arguments. */
   launchBounds: LaunchBounds | null;

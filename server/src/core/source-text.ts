@@ -14,7 +14,41 @@ export interface SourceText {
 }
 
 export function makeSourceText(text: string): SourceText {
-  return { text, masked: maskCommentsAndLiterals(text), lineStarts: computeLineStarts(text) };
+  return { text, masked: blankAlternateBranchBraces(maskCommentsAndLiterals(text)), lineStarts: computeLineStarts(text) };
+}
+
+/**
+ * `#if A / if (x) { / #else / if (y) { / #endif` opens one brace in the
+ * program but two in the text. In every `#elif`/`#else` branch whose braces do
+ * not balance, blank the braces (only them: the code stays visible to the
+ * scanners), so that brace matching follows the first branch.
+ */
+export function blankAlternateBranchBraces(masked: string): string {
+  const lines = masked.split('\n');
+  interface Group { branchStarts: number[] }
+  const stack: Group[] = [];
+  const alternates: Array<[number, number]> = [];
+  lines.forEach((line, k) => {
+    const d = /^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b/.exec(line)?.[1];
+    if (!d) return;
+    if (d.startsWith('if')) stack.push({ branchStarts: [k] });
+    else if (stack.length && (d.startsWith('el'))) {
+      const group = stack[stack.length - 1];
+      if (group.branchStarts.length > 1) alternates.push([group.branchStarts[group.branchStarts.length - 1], k]);
+      group.branchStarts.push(k);
+    } else if (d === 'endif' && stack.length) {
+      const group = stack.pop()!;
+      if (group.branchStarts.length > 1) alternates.push([group.branchStarts[group.branchStarts.length - 1], k]);
+    }
+  });
+  if (alternates.length === 0) return masked;
+  for (const [from, to] of alternates) {
+    let balance = 0;
+    for (let k = from + 1; k < to; k++) for (const c of lines[k]) balance += c === '{' ? 1 : c === '}' ? -1 : 0;
+    if (balance === 0) continue;
+    for (let k = from + 1; k < to; k++) lines[k] = lines[k].replace(/[{}]/g, ' ');
+  }
+  return lines.join('\n');
 }
 
 function computeLineStarts(text: string): number[] {

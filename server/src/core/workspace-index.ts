@@ -43,7 +43,10 @@ export interface KernelRef {
 export interface KernelMatch {
   /** The kernel a launch runs, or null when none or several match. */
   kernel: Kernel | null;
+  /** Where the kernel is defined (or declared, when no definition is indexed). */
   path: string | null;
+  /** Where its `__launch_bounds__` is written (a header declaration may carry it), for related information. */
+  boundsPath: string | null;
   /** Every kernel with a matching name in the tier that decided (for a note when ambiguous). */
   candidates: KernelRef[];
   /** How it was found or why not: `kernels.cuh (included)`, `2 kernels named k`. */
@@ -178,9 +181,27 @@ export class WorkspaceIndex {
       const refs: KernelRef[] = [];
       for (const p of tier.paths) for (const kernel of this.files.get(p)?.kernels ?? []) refs.push({ kernel, path: p });
       const match = matchKernel(refs, name, tier.label);
+      if (match?.kernel && !match.kernel.isDefinition) return this.withDefinition(match);
       if (match) return match;
     }
-    return { kernel: null, path: null, candidates: [], note: `no kernel named \`${name}\` in this file, its includes or the workspace` };
+    return { kernel: null, path: null, boundsPath: null, candidates: [], note: `no kernel named \`${name}\` in this file, its includes or the workspace` };
+  }
+
+  /** A header declaration completed by its one definition elsewhere in the workspace (body, shared memory). */
+  private withDefinition(match: KernelMatch): KernelMatch {
+    const declared = match.kernel!;
+    const definitions: KernelRef[] = [];
+    for (const [p, facts] of this.files) for (const kernel of facts.kernels) if (kernel.isDefinition && kernel.qualifiedName === declared.qualifiedName) definitions.push({ kernel, path: p });
+    if (definitions.length !== 1) return match;
+    const [definition] = definitions;
+    const ownBounds = definition.kernel.launchBounds;
+    return {
+      ...match,
+      kernel: ownBounds ? definition.kernel : { ...definition.kernel, launchBounds: declared.launchBounds },
+      path: definition.path,
+      boundsPath: ownBounds ? definition.path : match.boundsPath,
+      note: `${match.note}, defined in ${baseName(definition.path)}`,
+    };
   }
 
   /** `cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...)` calls in `path` and its includes. */
@@ -223,17 +244,17 @@ export function matchKernel(refs: readonly KernelRef[], name: string, label: (pa
   if (matching.length === 0) return null;
   const names = new Set(matching.map((r) => r.kernel.qualifiedName));
   if (names.size > 1) {
-    return { kernel: null, path: null, candidates: matching, note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}` };
+    return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}` };
   }
   const definitions = matching.filter((r) => r.kernel.isDefinition);
   const bounds = new Set(matching.map((r) => r.kernel.launchBounds?.text.replace(/\s+/g, '')).filter((t) => t !== undefined));
   if (definitions.length > 1 && bounds.size > 1) {
-    return { kernel: null, path: null, candidates: matching, note: `${definitions.length} overloads of \`${name}\` with different launch bounds` };
+    return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${definitions.length} overloads of \`${name}\` with different launch bounds` };
   }
   const chosen = definitions[0] ?? matching[0];
   const withBounds = chosen.kernel.launchBounds ? chosen : matching.find((r) => r.kernel.launchBounds) ?? chosen;
   const kernel = withBounds === chosen ? chosen.kernel : { ...chosen.kernel, launchBounds: withBounds.kernel.launchBounds };
-  return { kernel, path: chosen.path, candidates: matching, note: label(chosen.path) };
+  return { kernel, path: chosen.path, boundsPath: kernel.launchBounds ? withBounds.path : null, candidates: matching, note: label(chosen.path) };
 }
 
 function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] {

@@ -1,0 +1,122 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { WorkspaceIndex, normalizePath } from '../../server/src/core/workspace-index';
+import { indexWorkspace, listSourceFiles, toIndexPath } from '../../server/src/workspace-files';
+import { analyzeSnippet } from '../support/analyze-snippet';
+
+const CONFIG_H = '#pragma once\n#define BLOCK 256\nconstexpr int kSmallBlock = BLOCK / 2;\n';
+const KERNELS_CUH = '#pragma once\n#include "../common/config.h"\n__global__ void __launch_bounds__(BLOCK) scale(float* p, int n);\ntemplate <int BS> __global__ void __launch_bounds__(BS) tiled(float* p);\n';
+const KERNELS_CU = '#include "kernels.cuh"\n__global__ void scale(float* p, int n) { int i = threadIdx.x; if (i < n) p[i] *= 2; }\n';
+const MAIN_CU = '#include "kernels/kernels.cuh"\nvoid run(float* p, int n) {\n  scale<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(p, n);\n  scale<<<1, 512>>>(p, n);\n  tiled<kSmallBlock><<<1, kSmallBlock>>>(p);\n  missing<<<1, 32>>>(p);\n}\n';
+
+function workspace(): WorkspaceIndex {
+  const index = new WorkspaceIndex();
+  index.update('/ws/common/config.h', CONFIG_H);
+  index.update('/ws/src/kernels/kernels.cuh', KERNELS_CUH);
+  index.update('/ws/src/kernels/kernels.cu', KERNELS_CU);
+  index.update('/ws/src/main.cu', MAIN_CU);
+  return index;
+}
+
+describe('workspace-index', () => {
+  it('normalizes paths', () => {
+    assert.equal(normalizePath('/a/./b/../c.h'), '/a/c.h');
+    assert.equal(normalizePath('C:\\src\\x\\..\\y.cuh'), 'C:/src/y.cuh');
+    assert.equal(normalizePath('../inc/a.h'), '../inc/a.h');
+  });
+
+  it('resolves includes relative to the including file, transitively', () => {
+    const index = workspace();
+    assert.deepEqual(index.includeClosure('/ws/src/main.cu'), ['/ws/src/kernels/kernels.cuh', '/ws/common/config.h']);
+    assert.deepEqual(index.get('/ws/src/main.cu')?.includes.map((i) => [i.target, i.system, i.span.start.line]), [['kernels/kernels.cuh', false, 0]]);
+  });
+
+  it('resolves constants through the includes and says where they are', () => {
+    const view = workspace().constantView('/ws/src/main.cu');
+    assert.equal(view.lookup('BLOCK'), 256);
+    assert.equal(view.lookup('kSmallBlock'), 128);
+    assert.equal(view.describe('BLOCK'), 'BLOCK = 256 (#define, config.h:2)');
+    assert.equal(view.lookup('nothing'), null);
+  });
+
+  it('finds the kernel of a launch in an included header, merged with its definition', () => {
+    const match = workspace().findKernel('/ws/src/main.cu', 'scale');
+    assert.equal(match.path, '/ws/src/kernels/kernels.cu');
+    assert.equal(match.kernel?.isDefinition, true);
+    assert.equal(match.kernel?.launchBounds?.text, '__launch_bounds__(BLOCK)');
+    assert.equal(match.boundsPath, '/ws/src/kernels/kernels.cuh');
+    assert.equal(match.note, 'kernels.cuh (included), defined in kernels.cu');
+  });
+
+  it('analyses a launch against a kernel in a header: bounds, template arguments and findings', async () => {
+    const index = workspace();
+    const facts = await analyzeSnippet(MAIN_CU, { workspace: index, path: '/ws/src/main.cu' });
+    assert.deepEqual(facts.launches.map((l) => l.block.value?.x ?? null), [256, 512, 128, 32]);
+    assert.deepEqual(facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null), [256, 256, 128, null]);
+    assert.deepEqual(facts.findings.map((f) => [f.code, f.span.start.line]), [['launch-exceeds-bounds', 3], ['launch-unresolved-kernel', 5]]);
+    assert.equal(facts.findings[0].related[0].uri, '/ws/src/kernels/kernels.cuh');
+    assert.equal(facts.launches[0].block.note, 'BLOCK = 256 (#define, config.h:2)');
+  });
+
+  it('updates one file without touching the others', () => {
+    const index = workspace();
+    const before = index.paths().map((p) => index.get(p)!.generation);
+    index.update('/ws/common/config.h', '#define BLOCK 128\nconstexpr int kSmallBlock = 32;\n');
+    const after = index.paths().map((p) => index.get(p)!.generation);
+    assert.deepEqual(after.filter((g, k) => g !== before[k]).length, 1);
+    assert.equal(index.constantView('/ws/src/main.cu').lookup('BLOCK'), 128);
+    index.remove('/ws/common/config.h');
+    assert.equal(index.constantView('/ws/src/main.cu').lookup('BLOCK'), null);
+  });
+
+  it('uses a constant defined once in the workspace, never one defined twice differently', () => {
+    const index = new WorkspaceIndex();
+    index.update('/ws/a.h', '#define ONLY_HERE 64\n#define TWICE 32\n');
+    index.update('/ws/b.h', '#define TWICE 64\n');
+    index.update('/ws/main.cu', 'void f() {}\n');
+    const view = index.constantView('/ws/main.cu');
+    assert.equal(view.lookup('ONLY_HERE'), 64);
+    assert.equal(view.lookup('TWICE'), null);
+    assert.equal(view.describe('TWICE'), '`TWICE` is defined in 2 places in the workspace and none is included here');
+  });
+
+  it('does not pick one of two kernels with the same name in different namespaces', () => {
+    const index = new WorkspaceIndex();
+    index.update('/ws/a.cuh', 'namespace a { __global__ void k(float*); }\n');
+    index.update('/ws/b.cuh', 'namespace b { __global__ void k(float*); }\n');
+    index.update('/ws/main.cu', 'void f() {}\n');
+    assert.equal(index.findKernel('/ws/main.cu', 'k').kernel, null);
+    assert.equal(index.findKernel('/ws/main.cu', 'b::k').kernel?.qualifiedName, 'b::k');
+  });
+
+  it('uses include directories for system-style includes', () => {
+    const index = new WorkspaceIndex({ includeDirs: ['/ws/include'] });
+    index.update('/ws/include/lib/cfg.h', '#define LIB_BS 64\n');
+    index.update('/ws/src/x.cu', '#include <lib/cfg.h>\n');
+    assert.deepEqual(index.includeClosure('/ws/src/x.cu'), ['/ws/include/lib/cfg.h']);
+  });
+
+  it('reads a workspace from disk, skipping build directories and huge files', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'occ-ws-'));
+    try {
+      fs.mkdirSync(path.join(root, 'src'));
+      fs.mkdirSync(path.join(root, 'build'));
+      fs.mkdirSync(path.join(root, 'node_modules'));
+      fs.writeFileSync(path.join(root, 'src', 'config.h'), CONFIG_H);
+      fs.writeFileSync(path.join(root, 'src', 'main.cu'), '#include "config.h"\n');
+      fs.writeFileSync(path.join(root, 'src', 'notes.txt'), 'x');
+      fs.writeFileSync(path.join(root, 'build', 'gen.cu'), '');
+      fs.writeFileSync(path.join(root, 'node_modules', 'x.h'), '');
+      fs.writeFileSync(path.join(root, 'src', 'huge.cuh'), 'x'.repeat(2000));
+      const scan = listSourceFiles([root], { maxFileBytes: 1000 });
+      assert.deepEqual(scan.files.map((f) => path.relative(root, f)), [path.join('src', 'config.h'), path.join('src', 'main.cu')]);
+      assert.deepEqual(scan.skipped.map((s) => path.relative(root, s.path)), [path.join('src', 'huge.cuh')]);
+      const { index } = indexWorkspace([root], { maxFileBytes: 1000 });
+      assert.equal(index.constantView(toIndexPath(path.join(root, 'src', 'main.cu'))).lookup('BLOCK'), 256);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
