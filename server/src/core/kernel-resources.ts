@@ -240,13 +240,16 @@ export function splitTemplateArgsText(text: string): string[] {
   const open = body.indexOf('<');
   if (open >= 0 && body.endsWith('>')) body = body.slice(open + 1, -1);
   const args: string[] = [];
-  let depth = 0;
+  let angles = 0;
+  let brackets = 0; // (), [], {}: inside them `<` and `>` are operators
   let start = 0;
   for (let i = 0; i < body.length; i++) {
     const c = body[i];
-    if (c === '<' || c === '(' || c === '[' || c === '{') depth++;
-    else if (c === '>' || c === ')' || c === ']' || c === '}') depth--;
-    else if (c === ',' && depth === 0) {
+    if (c === '(' || c === '[' || c === '{') brackets++;
+    else if (c === ')' || c === ']' || c === '}') brackets--;
+    else if (brackets === 0 && c === '<') angles++;
+    else if (brackets === 0 && c === '>') angles--;
+    else if (c === ',' && angles === 0 && brackets === 0) {
       args.push(body.slice(start, i).trim());
       start = i + 1;
     }

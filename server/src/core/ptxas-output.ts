@@ -214,7 +214,7 @@ export function parsePtxasOutput(text: string, options: ParsePtxasOptions = {}):
       continue;
     }
 
-    if (/^Used \d/.test(body)) {
+    if (/^Used\s/.test(body)) {
       if (!current || !applyUsedLine(current, body)) ignoredLines++;
       continue;
     }
