@@ -1,0 +1,195 @@
+/**
+ * The labelled fixtures under test/fixtures/divergence: every `// expect:`
+ * label must match the verdict on its line, every reported branch must sit on
+ * a labelled line, and precision/recall of `divergent` are printed.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { DIVERGENCE_FIXTURES, analyzeSource, runFixture, verdictOnLine, type FixtureRun } from '../support/divergence-fixtures';
+import { branchesForCli, divergenceFindings, type Branch } from '../../server/src/core/divergence';
+
+const files = fs.readdirSync(DIVERGENCE_FIXTURES).filter((f) => f.endsWith('.cu')).sort();
+
+describe('divergence: labelled fixtures', () => {
+  const runs: FixtureRun[] = [];
+  before(async () => {
+    for (const f of files) runs.push(await runFixture(f));
+  });
+
+  it('has fixtures with labels of every kind', () => {
+    assert.ok(files.length >= 3);
+    const kinds = new Set(runs.flatMap((r) => r.labels.map((l) => l.expected)));
+    for (const k of ['divergent', 'warp-uniform', 'tail', 'none']) assert.ok(kinds.has(k as never), `no ${k} label`);
+  });
+
+  for (const file of files) {
+    it(`${file}: every label matches its branch`, () => {
+      const run = runs.find((r) => r.file === file)!;
+      assert.ok(run.labels.length > 0);
+      const wrong = run.labels
+        .map((l) => ({ l, got: verdictOnLine(run.branches, l.line) }))
+        .filter(({ l, got }) => got !== l.expected)
+        .map(({ l, got }) => `${file}:${l.line + 1} expected ${l.expected}, got ${got}: ${l.text}`);
+      assert.deepEqual(wrong, []);
+    });
+
+    it(`${file}: no branch outside the labelled lines`, () => {
+      const run = runs.find((r) => r.file === file)!;
+      const labelled = new Set(run.labels.map((l) => l.line));
+      const extra = run.branches.filter((b) => !labelled.has(b.span.start.line)).map((b) => `${file}:${b.span.start.line + 1} ${b.construct} ${b.kind} \`${b.condition}\``);
+      assert.deepEqual(extra, []);
+    });
+  }
+
+  it('reports precision and recall of `divergent` (no false divergent)', () => {
+    let tp = 0;
+    let fp = 0;
+    let fn = 0;
+    const byKind = new Map<string, number>();
+    for (const run of runs) {
+      for (const l of run.labels) {
+        const got = verdictOnLine(run.branches, l.line);
+        byKind.set(l.expected, (byKind.get(l.expected) ?? 0) + 1);
+        if (got === 'divergent' && l.expected === 'divergent') tp++;
+        else if (got === 'divergent') fp++;
+        else if (l.expected === 'divergent') fn++;
+      }
+    }
+    const precision = tp + fp === 0 ? 1 : tp / (tp + fp);
+    const recall = tp + fn === 0 ? 1 : tp / (tp + fn);
+    console.log(`      divergent: precision ${precision.toFixed(3)} (${tp}/${tp + fp}), recall ${recall.toFixed(3)} (${tp}/${tp + fn}); labels: ${[...byKind].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+    assert.equal(fp, 0, 'a false divergent');
+    assert.ok(recall >= 0.9, `recall ${recall}`);
+  });
+});
+
+describe('divergence: verdicts and wording', () => {
+  const kernel = (body: string, launch = '') => `__global__ void k(float* buf, int n) {\n${body}\n}\n${launch ? `void h(float* b, int n) { ${launch} }\n` : ''}`;
+  const only = (branches: Branch[], construct = 'if') => {
+    const found = branches.filter((b) => b.construct === construct);
+    assert.equal(found.length, 1, JSON.stringify(branches.map((b) => [b.construct, b.condition])));
+    return found[0];
+  };
+
+  it('explains `t % 2 == 0` with no else as in the ux sketch: two groups of 16, 50% lanes, no extra issue slots', async () => {
+    const b = only(await analyzeSource(kernel('  int t = threadIdx.x;\n  if (t % 2 == 0) buf[t] += buf[t + 1] * 0.5f;', 'k<<<1, 256>>>(b, n);')));
+    assert.equal(b.kind, 'divergent');
+    assert.equal(b.laneActivity, 0.5);
+    assert.deepEqual(b.split?.groups, [16, 16]);
+    assert.equal(b.split?.warps, 'every warp');
+    assert.equal(b.efficiency, 1);
+    assert.equal(b.source.text, 'int t = threadIdx.x;');
+    assert.equal(b.source.span.start.line, 1);
+    assert.match(b.explanation, /^`t % 2 == 0` splits every warp into two groups of 16 lanes; the idle lanes wait through the body \(about \d+ instructions, estimated from the syntax\) \(lane efficiency 50% there\)\. The else path is empty, so no extra issue slots are paid\./);
+    assert.equal(b.costSource, 'syntax-estimate');
+    assert.ok(b.assumptions.some((a) => a.startsWith('path costs are estimates')));
+  });
+
+  it('says nothing alarming about `if (i < n)` on a global index: tail guard', async () => {
+    const b = only(await analyzeSource(kernel('  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) buf[i] = 0;')));
+    assert.equal(b.kind, 'tail');
+    assert.equal(b.explanation, 'tail guard: splits at most the last warp.');
+    assert.equal(b.suggestion, null);
+  });
+
+  it('uses the launch block size: `threadIdx.y == 0` is warp-uniform with 32×8 and divergent with 16×16', async () => {
+    const body = '  if (threadIdx.y == 0) buf[threadIdx.x] = 1.0f;';
+    const wide = only(await analyzeSource(kernel(body, 'k<<<1, dim3(32, 8)>>>(b, n);')));
+    assert.equal(wide.kind, 'warp-uniform');
+    assert.match(wide.explanation, /for the launched block sizes/);
+    const narrow = only(await analyzeSource(kernel(body, 'k<<<1, dim3(16, 16)>>>(b, n);')));
+    assert.equal(narrow.kind, 'divergent');
+    assert.equal(narrow.split?.warps, 'warp 0 of each block');
+  });
+
+  it('says what a warp-uniform verdict assumes when no launch gives the block size', async () => {
+    const b = only(await analyzeSource(kernel('  if (threadIdx.x < 64) buf[threadIdx.x] = 1.0f;')));
+    assert.equal(b.kind, 'warp-uniform');
+    assert.match(b.explanation, /assuming blockDim.x is a multiple of 32/);
+    assert.ok(b.assumptions.some((a) => /no launch of k with a known block size/.test(a)), b.assumptions.join('|'));
+  });
+
+  it('with 48-thread blocks `threadIdx.x < 64` is still uniform per warp, `threadIdx.x < 40` is not', async () => {
+    const branches = await analyzeSource(kernel('  if (threadIdx.x < 64) buf[0] = 1;\n  if (threadIdx.x < 40) buf[1] = 1;', 'k<<<1, 48>>>(b, n);'));
+    assert.deepEqual(branches.map((b) => b.kind), ['warp-uniform', 'divergent']);
+  });
+
+  it('explains the reduction loop: divergent only in the last steps (s < 32)', async () => {
+    const b = only(await analyzeSource(kernel('  unsigned tid = threadIdx.x;\n  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (tid < s) buf[tid] += buf[tid + s];\n    __syncthreads();\n  }', 'k<<<8, 512>>>(b, n);')));
+    assert.equal(b.kind, 'divergent');
+    assert.equal(b.split?.when, 's < 32 (s = 16, 8, 4, 2, 1)');
+    assert.equal(b.split?.warps, 'warp 0 of each block');
+    assert.match(b.suggestion ?? '', /__shfl_down_sync/);
+    assert.ok(b.assumptions.includes('s takes 256, 128, 64, …, 2, 1 with 512-thread blocks'), b.assumptions.join('|'));
+  });
+
+  it('lists early return, break, continue, ternary, switch and short-circuit branches', async () => {
+    const branches = await analyzeSource(
+      kernel(
+        [
+          '  int t = threadIdx.x;',
+          '  for (int k = 0; k < n; ++k) {',
+          '    if (t == k) break;',
+          '    if (t & 1) continue;',
+          '    buf[k] += 1.0f;',
+          '  }',
+          '  float v = t < 5 ? 1.0f : 2.0f;',
+          '  switch (t % 4) { case 0: v += 1; break; default: v -= 1; }',
+          '  if (t > 3 && buf[t] > 0) v = 0;',
+          '  if (t == 7) return;',
+          '  buf[t] = v;',
+        ].join('\n'),
+        'k<<<1, 128>>>(b, n);',
+      ),
+    );
+    const constructs = branches.map((b) => `${b.construct}:${b.kind}`);
+    for (const c of ['break:divergent', 'continue:divergent', 'ternary:divergent', 'switch:divergent', 'short-circuit:divergent', 'if:divergent', 'return:divergent']) assert.ok(constructs.includes(c), `${c} missing from ${constructs.join(', ')}`);
+    const ret = branches.find((b) => b.construct === 'return')!;
+    assert.equal(ret.paths[0].label, 'rest of the function');
+    assert.equal(ret.laneActivity, 0.969);
+  });
+
+  it('does not list branches that depend on no thread index', async () => {
+    const branches = await analyzeSource(kernel('  if (n > 4) buf[0] = 1;\n  for (int k = 0; k < n; ++k) buf[k] = 0;\n  if (blockIdx.x == 0) buf[1] = 2;\n  int w = gridDim.x > 2 ? 1 : 0;'));
+    assert.deepEqual(branches, []);
+  });
+});
+
+describe('divergence: findings and CLI', () => {
+  it('warns on divergent branches with a material cost only, with related information at the thread-index origin', async () => {
+    const text = [
+      '__global__ void k(float* buf, int n) {',
+      '  int t = threadIdx.x;',
+      '  int lane = t % 32;',
+      '  int i = blockIdx.x * blockDim.x + t;',
+      '  if (i < n) buf[i] = buf[i] * 2.0f + 1.0f;',
+      '  if (t / 32 == 1) buf[t] = buf[t] * 3.0f + buf[t + 1] * 0.5f;',
+      '  if (t % 2 == 0) buf[t] = buf[t] * 3.0f + buf[t + 1] * 0.5f;',
+      '  if (lane == 0) buf[t] = 1.0f;',
+      '  if (t < 3) buf[t] = 0;',
+      '}',
+      'void h(float* b, int n) { k<<<4, 256>>>(b, n); }',
+    ].join('\n');
+    const branches = await analyzeSource(text);
+    assert.deepEqual(branches.map((b) => b.kind), ['tail', 'warp-uniform', 'divergent', 'divergent', 'divergent']);
+    const findings = divergenceFindings(branches, { minCostThreshold: 4 });
+    assert.equal(findings.length, 1);
+    const f = findings[0];
+    assert.equal(f.code, 'divergent-branch');
+    assert.equal(f.severity, 'warning');
+    assert.equal(f.span.start.line, 6);
+    assert.equal(f.message, branches[2].explanation);
+    assert.equal(f.related.length, 1);
+    assert.equal(f.related[0].span.start.line, 1);
+    assert.match(f.related[0].message, /int t = threadIdx.x;/);
+    // a lower threshold lets the cheap one through; the lane-0 leader write still needs four times the threshold
+    const low = divergenceFindings(branches, { minCostThreshold: 1 });
+    assert.deepEqual(low.map((x) => x.span.start.line), [6, 8]);
+  });
+
+  it('gives the CLI contract fields, 1-based', async () => {
+    const branches = await analyzeSource('__global__ void k(float* b) {\n    if (threadIdx.x < 16) b[0] = 1;\n}\nvoid h(float* b) { k<<<1, 64>>>(b); }\n');
+    assert.deepEqual(branchesForCli(branches), [{ line: 2, column: 5, kind: 'divergent', condition: 'threadIdx.x < 16', efficiency: 1 }]);
+    assert.deepEqual(Object.keys(branchesForCli(branches)[0]).sort(), ['column', 'condition', 'efficiency', 'kind', 'line']);
+  });
+});
