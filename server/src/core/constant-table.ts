@@ -150,7 +150,12 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
         seen.delete(name);
       }
     }
-    return fallback(name);
+    const outer = fallback(name);
+    if (outer !== null || !name.includes('::')) return outer;
+    // `detail::kBlock` names the `kBlock` a namespace block declares (the tables key by the plain name; two
+    // different definitions of it make it ambiguous, so this never picks one of several).
+    const last = name.slice(name.lastIndexOf('::') + 2);
+    return tables.some((t) => t.constants.get(last)?.kind === 'const' || t.constants.get(last)?.kind === 'define') ? lookup(last) : fallback(last);
   };
   return lookup;
 }
