@@ -217,17 +217,14 @@ export function extractNvccFlags(command: CompileCommand): CompileFlags {
 
 /** `-I/x` -> (-I, /x); `--std=c++17` -> (--std, c++17); `-DFOO=1` -> (-D, FOO=1); `-isystem` -> (-isystem, null). */
 function splitFlag(arg: string): { name: string; value: string | null; glued: '=' | 'attached' | null } {
+  const known = (name: string) => KEEP_WITH_VALUE.has(name) || DROP_WITH_VALUE.has(name) || KEEP_BARE.has(name);
+  if (known(arg)) return { name: arg, value: null, glued: null };
   const eq = arg.indexOf('=');
-  if (eq > 0) {
-    const name = arg.slice(0, eq);
-    if (KEEP_WITH_VALUE.has(name) || DROP_WITH_VALUE.has(name) || KEEP_BARE.has(name) || /^--?[A-Za-z][\w-]*$/.test(name)) {
-      return { name, value: arg.slice(eq + 1), glued: '=' };
-    }
-  }
-  if (KEEP_WITH_VALUE.has(arg) || DROP_WITH_VALUE.has(arg) || KEEP_BARE.has(arg)) return { name: arg, value: null, glued: null };
+  if (eq > 0 && known(arg.slice(0, eq))) return { name: arg.slice(0, eq), value: arg.slice(eq + 1), glued: '=' };
   for (const short of ['-I', '-D', '-U', '-L', '-l', '-o']) {
     if (arg.startsWith(short) && arg.length > short.length) return { name: short, value: arg.slice(short.length), glued: 'attached' };
   }
+  if (eq > 0) return { name: arg.slice(0, eq), value: arg.slice(eq + 1), glued: '=' };
   return { name: arg, value: null, glued: null };
 }
 
