@@ -79,7 +79,7 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
   const peek = () => tokens[pos];
   const isOp = (t: Token | undefined, op: string) => t !== undefined && t.kind === 'op' && t.text === op;
   const fail = (): never => {
-    throw new EvalError();
+    throw EVAL_FAILED;
   };
   const check = (v: number) => (Number.isSafeInteger(v) ? v : fail());
 
@@ -228,9 +228,10 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
     if (pos !== tokens.length) return null;
     return Number.isSafeInteger(value) ? value : null;
   } catch (e) {
-    if (e instanceof EvalError) return null;
+    if (e === EVAL_FAILED) return null;
     throw e;
   }
 }
 
-class EvalError extends Error {}
+/** Thrown to unwind a failed evaluation; one object, so no stack trace is captured per failure. */
+const EVAL_FAILED: unique symbol = Symbol('evaluation failed');

@@ -48,6 +48,33 @@ interface LaunchContext {
   fallback: Lookup;
   describe: (name: string) => string | null;
   functionTables: Map<number, ConstantTable>;
+  /** Outermost brace blocks that are not namespaces or extern "C": [open, close], sorted (computed once). */
+  outerBlocks?: Array<[number, number]>;
+  bodies?: Map<number, FunctionBody>;
+}
+
+/** One forward pass: the `{...}` blocks directly inside the file or a namespace / extern "C" block. */
+function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  const stack: Array<{ open: number; scope: boolean }> = [];
+  let nonScopeDepth = 0;
+  for (let i = 0; i < masked.length; i++) {
+    const c = masked[i];
+    if (c === '{') {
+      const scope = scopeOpens.has(i);
+      if (!scope && nonScopeDepth === 0) blocks.push([i, masked.length]);
+      if (!scope) nonScopeDepth++;
+      stack.push({ open: i, scope });
+    } else if (c === '}') {
+      const top = stack.pop();
+      if (!top) continue;
+      if (!top.scope) {
+        nonScopeDepth--;
+        if (nonScopeDepth === 0) blocks[blocks.length - 1][1] = i;
+      }
+    }
+  }
+  return blocks;
 }
 
 function findChevronLaunches(ctx: LaunchContext): Launch[] {
@@ -351,19 +378,22 @@ interface FunctionBody {
 /** The outermost brace block around `offset` that is not a namespace or extern "C" block: the function body. */
 function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody | null {
   const masked = ctx.source.masked;
-  const scopeOpens = new Set(ctx.scopes.map((s) => s.open));
-  let depth = 0;
+  const blocks = (ctx.outerBlocks ??= findOuterBlocks(masked, new Set(ctx.scopes.map((s) => s.open))));
+  let lo = 0;
+  let hi = blocks.length - 1;
   let candidate = -1;
-  for (let i = offset - 1; i >= 0; i--) {
-    const c = masked[i];
-    if (c === '}') depth++;
-    else if (c === '{') {
-      if (depth > 0) depth--;
-      else if (scopeOpens.has(i)) break;
-      else candidate = i;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (blocks[mid][0] >= offset) hi = mid - 1;
+    else if (blocks[mid][1] < offset) lo = mid + 1;
+    else {
+      candidate = blocks[mid][0];
+      break;
     }
   }
   if (candidate < 0) return null;
+  const cached = ctx.bodies?.get(candidate);
+  if (cached) return cached;
   const close = matchingClose(masked, candidate);
   let j = candidate - 1;
   while (j >= 0 && /[\s\w]/.test(masked[j]) && masked[j] !== ')') j--;
@@ -379,7 +409,9 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
       if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
     }
   }
-  return { name, open: candidate, close: close < 0 ? masked.length : close, parameters };
+  const body = { name, open: candidate, close: close < 0 ? masked.length : close, parameters };
+  (ctx.bodies ??= new Map()).set(candidate, body);
+  return body;
 }
 
 /**

@@ -342,14 +342,18 @@ function tripCount(node: SyntaxNode, lookup: Lookup): number | null {
 
 /** `#pragma unroll [N]` or `_Pragma("unroll [N]")` on the lines right above a loop. */
 function unrollPragma(node: SyntaxNode, source: SourceText): { text: string; factor: number | null } | null {
-  const lines = source.text.slice(0, offsetAt(source, { line: node.startPosition.row, character: node.startPosition.column })).split('\n');
-  const sameLine = lines.pop() ?? '';
-  for (const line of [sameLine, ...lines.reverse()]) {
+  const { text, lineStarts } = source;
+  const lineText = (row: number) => text.slice(lineStarts[row], row + 1 < lineStarts.length ? lineStarts[row + 1] : text.length).replace(/\r?\n$/, '');
+  const row = node.startPosition.row;
+  const sameLine = lineText(row).slice(0, node.startPosition.column);
+  const candidates = [sameLine];
+  for (let r = row - 1; r >= 0 && r >= row - 8; r--) candidates.push(lineText(r));
+  for (const [k, line] of candidates.entries()) {
     const t = line.trim();
     const m = /(?:#\s*pragma\s+(?:nv_)?unroll|_Pragma\s*\(\s*"\s*(?:nv_)?unroll)\s*\(?\s*(\d+)?/.exec(t);
-    if (m) return { text: m[0].replace(/\s*\($/, '').startsWith('_Pragma') ? `_Pragma("unroll${m[1] ? ' ' + m[1] : ''}")` : `#pragma unroll${m[1] ? ' ' + m[1] : ''}`, factor: m[1] ? Number(m[1]) : null };
+    if (m) return { text: m[0].startsWith('_Pragma') ? `_Pragma("unroll${m[1] ? ' ' + m[1] : ''}")` : `#pragma unroll${m[1] ? ' ' + m[1] : ''}`, factor: m[1] ? Number(m[1]) : null };
     if (t === '' || t.startsWith('//') || t.startsWith('#')) continue;
-    if (line === sameLine && t !== '') continue;
+    if (k === 0) continue;
     return null;
   }
   return null;
