@@ -1,9 +1,15 @@
 /**
- * The language server: wiring only. Each handler reads the stored facts of a
- * document version and calls a feature module; nothing here parses or computes.
+ * The language server: wiring only. Each handler reads the stored facts and
+ * report of a document version and calls a feature module; nothing here parses
+ * or computes.
  */
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   TextDocumentSyncKind,
+  CodeActionKind,
+  type CodeAction,
+  type CodeActionParams,
   type CodeLens,
   type CodeLensParams,
   type Connection,
@@ -13,42 +19,88 @@ import {
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
 import { createCudaParser } from './core/cuda-parser';
+import { parseArch } from './core/arch-table';
+import { resolveArchs } from './core/launch-analysis';
+import { FiguresRegistry } from './core/figures-registry';
+import { mapKernelResources } from './core/kernel-resources';
+import { compilerFindings } from './core/compiler-findings';
+import type { Finding } from './core/types';
+import { WorkspaceIndex } from './core/workspace-index';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from './grammar-files';
 import { makeSafely } from './safely';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings';
 import { hoverAt } from './features/hover';
 import { codeLenses } from './features/code-lens';
-import { toDiagnostic } from './lsp-convert';
-import { documentFindings } from './features/diagnostics';
+import { codeActions } from './features/code-actions';
 import { buildDocumentReport, type DocumentReport } from './features/document-report';
-import { FiguresRegistry } from './figures-registry';
-import { resolveArchs } from './core/launch-analysis';
+import { chartDataFor } from './features/chart-request';
+import { toDiagnostic } from './lsp-convert';
+import { indexWorkspace, toIndexPath } from './workspace-files';
+import { readPtxasLog } from './ptxas-log';
+import { CompileService } from './compile-service';
+import { CHART_DATA_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from './protocol';
+import type { DocumentFigures } from './nvcc/compile-scheduler';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
-
 const DIAGNOSTICS_DELAY_MS = 150;
+const HEADER = /\.(cuh|h|hh|hpp|hxx|inl)$/i;
+
+export interface InitializationOptions {
+  /** VS Code's workspace trust; other editors send nothing and are trusted. */
+  workspaceTrusted?: boolean;
+  /** Where to keep the ptxas figures cache; null: memory only. */
+  cacheDir?: string | null;
+}
 
 export class CudaOccupancyServer {
   private settings: Settings = DEFAULT_SETTINGS;
+  private settingsGeneration = 0;
   private readonly safely: ReturnType<typeof makeSafely>;
   private readonly pendingDiagnostics = new Map<string, NodeJS.Timeout>();
   private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
   private readonly figures = new FiguresRegistry();
-  private settingsGeneration = 0;
+  private readonly compilerFindings = new Map<string, Finding[]>();
+  private readonly index = new WorkspaceIndex();
+  private readonly compile: CompileService;
+  private readonly documents: DocumentStore;
+  private logNote: string | null = null;
 
   private constructor(
     private readonly connection: Connection,
-    private readonly documents: DocumentStore,
-    private readonly clientCapabilities: InitializeParams['capabilities'],
+    parser: Awaited<ReturnType<typeof createCudaParser>>,
+    private readonly params: InitializeParams,
   ) {
     this.safely = makeSafely((m) => connection.console.error(m));
+    const init = (params.initializationOptions ?? {}) as InitializationOptions;
+    this.documents = new DocumentStore({
+      parser,
+      log: (m) => connection.console.warn(m),
+      analyzeOptions: (uri, text) => {
+        const key = indexKey(uri);
+        this.index.update(key, text);
+        return {
+          workspace: this.index,
+          path: key,
+          archs: this.archs().map((arch) => ({ arch, maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin })),
+          divergence: this.settings['divergence.enabled'],
+        };
+      },
+    });
+    this.compile = new CompileService({
+      workspaceRoots: this.workspaceRoots(),
+      trusted: init.workspaceTrusted !== false,
+      isOpen: (uri) => this.documents.has(uri),
+      log: (m) => connection.console.log(m),
+      cacheDir: init.cacheDir,
+    });
+    this.compile.onResult((result) => this.onCompiled(result));
+    this.compile.onStateChange(() => this.sendStatus());
   }
 
   static async initialize(connection: Connection, params: InitializeParams): Promise<CudaOccupancyServer> {
     const parser = await createCudaParser(readGrammarBytes());
-    const documents = new DocumentStore({ parser, log: (m) => connection.console.warn(m) });
-    const server = new CudaOccupancyServer(connection, documents, params.capabilities);
+    const server = new CudaOccupancyServer(connection, parser, params);
     server.register();
     return server;
   }
@@ -58,6 +110,7 @@ export class CudaOccupancyServer {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
       hoverProvider: true,
       codeLensProvider: { resolveProvider: false },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite] },
     };
   }
 
@@ -68,47 +121,99 @@ export class CudaOccupancyServer {
     c.onDidOpenTextDocument((p) => {
       this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
       this.scheduleDiagnostics(p.textDocument.uri);
+      this.requestCompile(p.textDocument.uri);
     });
     c.onDidChangeTextDocument((p) => {
-      this.documents.change(p.textDocument.uri, p.textDocument.version, p.contentChanges);
-      this.scheduleDiagnostics(p.textDocument.uri);
+      const uri = p.textDocument.uri;
+      this.documents.change(uri, p.textDocument.version, p.contentChanges);
+      if (HEADER.test(uri)) this.invalidateOthers(uri);
+      this.scheduleDiagnostics(uri);
     });
+    c.onDidSaveTextDocument((p) => this.requestCompile(p.textDocument.uri));
     c.onDidCloseTextDocument((p) => {
-      this.documents.close(p.textDocument.uri);
-      this.reports.delete(p.textDocument.uri);
-      clearTimeout(this.pendingDiagnostics.get(p.textDocument.uri));
-      this.pendingDiagnostics.delete(p.textDocument.uri);
-      void c.sendDiagnostics({ uri: p.textDocument.uri, diagnostics: [] });
+      const uri = p.textDocument.uri;
+      this.documents.close(uri);
+      this.compile.close(uri);
+      this.reports.delete(uri);
+      clearTimeout(this.pendingDiagnostics.get(uri));
+      this.pendingDiagnostics.delete(uri);
+      void c.sendDiagnostics({ uri, diagnostics: [] });
     });
     c.onHover((p) => this.onHover(p));
     c.onCodeLens((p) => this.onCodeLens(p));
-    c.onShutdown(() => this.documents.dispose());
+    c.onCodeAction((p) => this.onCodeAction(p));
+    c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
+    c.onShutdown(() => {
+      this.compile.dispose();
+      this.documents.dispose();
+    });
   }
 
   private async onInitialized(): Promise<void> {
-    await this.reloadSettings();
+    await this.reloadSettings(true);
+    setImmediate(() =>
+      this.safely('workspace index', undefined, () => {
+        const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.index });
+        this.connection.console.log(`indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`);
+        this.invalidateOthers(null);
+      }),
+    );
   }
 
-  private async reloadSettings(): Promise<void> {
-    if (!this.clientCapabilities.workspace?.configuration) return;
+  private workspaceRoots(): string[] {
+    const folders = this.params.workspaceFolders?.map((f) => f.uri) ?? (this.params.rootUri ? [this.params.rootUri] : []);
+    return folders.map(filePath).filter((p): p is string => p !== null);
+  }
+
+  private async reloadSettings(force = false): Promise<void> {
+    let settings = DEFAULT_SETTINGS;
+    if (this.params.capabilities.workspace?.configuration) {
+      try {
+        const raw = await this.connection.workspace.getConfiguration({ section: 'cudaOccupancy' });
+        const read = readSettings(raw);
+        for (const problem of read.problems) this.connection.console.warn(problem);
+        settings = read.settings;
+      } catch (error) {
+        this.connection.console.warn(`could not read settings, using defaults: ${String(error)}`);
+      }
+    }
+    if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
+    this.settings = settings;
+    this.settingsGeneration++;
+    this.loadPtxasLog();
+    await this.compile.configure(settings, () => this.archs());
+    this.documents.invalidate();
+    this.refreshAll();
+    for (const uri of this.documents.uris()) this.requestCompile(uri);
+  }
+
+  private loadPtxasLog(): void {
+    this.figures.clearLogs();
+    this.logNote = null;
+    const file = this.settings.ptxasLog;
+    if (!file) return;
+    const root = this.workspaceRoots()[0] ?? process.cwd();
+    const full = path.resolve(root, file);
     try {
-      const raw = await this.connection.workspace.getConfiguration({ section: 'cudaOccupancy' });
-      const { settings, problems } = readSettings(raw);
-      for (const problem of problems) this.connection.console.warn(problem);
-      if (JSON.stringify(settings) === JSON.stringify(this.settings)) return;
-      this.settings = settings;
-      this.settingsGeneration++;
-      for (const uri of this.documents.uris()) this.scheduleDiagnostics(uri);
-      void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+      const kernels = this.index.paths().flatMap((p) => this.index.get(p)?.kernels ?? []);
+      this.figures.setLog(full, readPtxasLog(full, kernels).kernels);
     } catch (error) {
-      this.connection.console.warn(`could not read settings, using defaults: ${String(error)}`);
+      this.logNote = (error as Error).message;
+      this.connection.console.warn(this.logNote);
     }
   }
 
   private archs(): string[] {
-    const requested = this.settings.architectures.length ? this.settings.architectures : DEFAULT_ARCHS;
-    const { archs } = resolveArchs(requested);
+    const requested = this.settings.architectures.length ? this.settings.architectures : this.compile?.archsFromDatabase.length ? this.compile.archsFromDatabase : DEFAULT_ARCHS;
+    const { archs, unknown } = resolveArchs(requested);
+    if (unknown.length) this.connection.console.warn(`unknown architectures in cudaOccupancy.architectures: ${unknown.join(', ')}`);
     return archs.length ? archs : DEFAULT_ARCHS;
+  }
+
+  private archSource(): string {
+    if (this.settings.architectures.length) return 'settings';
+    if (this.compile.archsFromDatabase.length) return 'compile_commands.json';
+    return 'default';
   }
 
   /** The report of a document's current version, built once per version, settings and figures. */
@@ -118,7 +223,18 @@ export class CudaOccupancyServer {
     const key = `${facts.version}/${this.settingsGeneration}/${this.figures.generation}`;
     const cached = this.reports.get(uri);
     if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
-    const report = buildDocumentReport({ facts, archs: this.archs(), figuresFor: this.figures.figuresFor, findings: documentFindings });
+    const report = buildDocumentReport({
+      facts,
+      archs: this.archs(),
+      figuresFor: this.figures.figuresFor,
+      settings: {
+        latencyCycles: this.settings.latencyCycles,
+        occupancyWarningBelow: this.settings.occupancyWarningBelow,
+        divergenceMinCost: this.settings['divergence.minCost'],
+        divergenceEnabled: this.settings['divergence.enabled'],
+      },
+      compilerFindings: this.compilerFindings.get(uri) ?? [],
+    });
     this.reports.set(uri, { key, report });
     return report;
   }
@@ -135,6 +251,84 @@ export class CudaOccupancyServer {
       const report = this.settings['codeLens.enabled'] ? this.report(params.textDocument.uri) : undefined;
       return report ? codeLenses(report) : [];
     });
+  }
+
+  private onCodeAction(params: CodeActionParams): CodeAction[] {
+    return this.safely('codeAction', [], () => {
+      const report = this.report(params.textDocument.uri);
+      return report ? codeActions(report, params.range, params.context.diagnostics) : [];
+    });
+  }
+
+  private onChartData(params: ChartDataParams): ChartDataResult {
+    return this.safely('chartData', null, () => {
+      const report = this.report(params.uri);
+      if (!report) return null;
+      const kernel =
+        report.facts.kernels.find((k) => k.qualifiedName === params.kernel) ??
+        [...report.facts.kernels].reverse().find((k) => k.span.start.line <= params.line) ??
+        null;
+      const launch = report.analyses.find((a) => a.launch.span.start.line === params.line && a.kernel) ?? (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
+      const target = kernel ?? launch?.kernel ?? null;
+      if (!target) return null;
+      return chartDataFor({
+        kernel: target.qualifiedName,
+        archs: report.archs,
+        arch: params.arch,
+        figuresFor: (arch) => this.figures.figuresFor(target, launch?.launch ?? null, arch),
+        threadsPerBlock: launch?.threadsPerBlock ?? null,
+        dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
+        staticSharedBytes: target.staticSharedBytes,
+        launchBoundsMaxThreads: launch?.launchBounds?.maxThreadsPerBlock ?? target.launchBounds?.maxThreadsPerBlock ?? null,
+      });
+    });
+  }
+
+  private requestCompile(uri: string): void {
+    const file = filePath(uri);
+    if (file && /\.cu$/i.test(file)) this.compile.request(uri, file);
+  }
+
+  private onCompiled(result: DocumentFigures): void {
+    this.safely('compile result', undefined, () => {
+      const facts = this.documents.facts(result.uri);
+      if (!facts) return;
+      const entries = result.perArch.flatMap((a) => a.entries);
+      const mapped = mapKernelResources({ kernels: facts.kernels, entries, source: 'ptxas', producedAt: result.perArch[0]?.producedAt ?? result.updatedAt });
+      this.figures.setCompiled(result.uri, mapped);
+      if (result.stale) this.figures.markStale(result.uri, result.error ? `last compile failed: ${result.error.text}` : 'last compile failed');
+      this.compilerFindings.set(result.uri, compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)));
+      this.refreshAll();
+    });
+  }
+
+  private invalidateOthers(changed: string | null): void {
+    for (const uri of this.documents.uris()) if (uri !== changed) this.documents.invalidate(uri);
+    this.refreshAll(changed);
+  }
+
+  /** New figures or settings: republish diagnostics and ask the client to re-read lenses. */
+  private refreshAll(except: string | null = null): void {
+    for (const uri of this.documents.uris()) if (uri !== except) this.scheduleDiagnostics(uri);
+    if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    this.sendStatus();
+  }
+
+  private sendStatus(): void {
+    const running = this.compile.running;
+    const trusted = ((this.params.initializationOptions ?? {}) as InitializationOptions).workspaceTrusted !== false;
+    const status: ServerStatus = {
+      state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : trusted ? 'ready' : 'untrusted',
+      archs: this.archs(),
+      archSource: this.archSource(),
+      message: [
+        this.compile.disabledReason,
+        trusted ? null : 'Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands.json; the static analysis keeps working.',
+        this.logNote,
+      ].filter(Boolean).join('\n\n'),
+      compilesRunning: running,
+    };
+    void this.connection.sendNotification(STATUS_NOTIFICATION, status);
   }
 
   private scheduleDiagnostics(uri: string): void {
@@ -154,4 +348,18 @@ export class CudaOccupancyServer {
     const diagnostics = report.findings.map((f) => toDiagnostic(f, uri));
     void this.connection.sendDiagnostics({ uri, version: report.facts.version, diagnostics });
   }
+}
+
+function filePath(uri: string): string | null {
+  try {
+    return uri.startsWith('file:') ? fileURLToPath(uri) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The workspace index knows files by absolute path; untitled documents by their URI. */
+function indexKey(uri: string): string {
+  const file = filePath(uri);
+  return file ? toIndexPath(file) : uri;
 }

@@ -5,8 +5,7 @@
  */
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import type { CudaParser, Tree } from './core/cuda-parser';
-import { analyzeDocument, type DocumentFacts } from './core/analyze-document';
-import type { Lookup } from './core/const-eval';
+import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './core/analyze-document';
 
 interface Entry {
   document: TextDocument;
@@ -16,7 +15,8 @@ interface Entry {
 
 export interface DocumentStoreOptions {
   parser: CudaParser;
-  workspaceLookup?: (uri: string) => Lookup | undefined;
+  /** Inputs beyond the text and tree: the workspace index, target limits, switches. Called once per analysed version. */
+  analyzeOptions?: (uri: string, text: string) => Partial<Omit<AnalyzeInput, 'uri' | 'version' | 'text' | 'tree'>>;
   log?: (message: string) => void;
 }
 
@@ -86,11 +86,11 @@ export class DocumentStore {
     entry.tree = this.parse(text, old);
     if (old && old !== entry.tree) old.delete();
     entry.facts = analyzeDocument({
+      ...this.options.analyzeOptions?.(uri, text),
       uri,
       version: entry.document.version,
       text,
       tree: entry.tree,
-      workspaceLookup: this.options.workspaceLookup?.(uri),
     });
     return entry.facts;
   }

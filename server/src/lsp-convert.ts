@@ -1,4 +1,5 @@
 /** The one adapter from core spans and findings to LSP ranges and diagnostics. */
+import { pathToFileURL } from 'node:url';
 import { DiagnosticSeverity, type Diagnostic, type Range } from 'vscode-languageserver/node';
 import type { Finding, Position, Span } from './core/types';
 
@@ -24,7 +25,12 @@ export function toDiagnostic(finding: Finding, uri: string): Diagnostic {
     source: 'cuda-occupancy',
     message: finding.message,
     relatedInformation: finding.related.length
-      ? finding.related.map((r) => ({ location: { uri: r.uri ?? uri, range: toRange(r.span) }, message: r.message }))
+      ? finding.related.map((r) => ({ location: { uri: r.uri ? asUri(r.uri) : uri, range: toRange(r.span) }, message: r.message }))
       : undefined,
   };
+}
+
+/** Related locations carry a URI, or an absolute path from the workspace index. */
+function asUri(pathOrUri: string): string {
+  return /^[a-z][a-z0-9+.-]*:/i.test(pathOrUri) && !/^[a-z]:[\\/]/i.test(pathOrUri) ? pathOrUri : pathToFileURL(pathOrUri).href;
 }

@@ -23,3 +23,15 @@ export interface ServerStatus {
   message: string;
   compilesRunning: number;
 }
+
+/**
+ * Client → server: the occupancy chart's data for a kernel (the lens's ChartTarget; an
+ * empty `kernel` means the kernel at or above `line`), on `arch` or, when absent, the
+ * first target architecture with register figures. Null: no kernel there, or no
+ * register figures for it on any architecture.
+ */
+export const CHART_DATA_REQUEST = 'cudaOccupancy/chartData';
+
+export type ChartDataParams = ChartTarget & { arch?: string };
+
+export type ChartDataResult = import('./core/occupancy-chart').ChartData | null;

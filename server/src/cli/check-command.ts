@@ -4,16 +4,24 @@ import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
 import { collectSourceFiles } from './source-files';
-import { checkJson, type CheckFile } from './check-json';
+import { checkJson, type CheckFile, type CheckInstance } from './check-json';
 import { checkText } from './check-text';
 import { createCudaParser } from '../core/cuda-parser';
 import { readGrammarBytes } from '../grammar-files';
-import { analyzeDocument } from '../core/analyze-document';
-import { buildDocumentReport } from '../features/document-report';
-import { documentFindings } from '../features/diagnostics';
+import { analyzeDocument, type DocumentFacts } from '../core/analyze-document';
+import { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from '../features/document-report';
 import { resolveArchs } from '../core/launch-analysis';
-import { FiguresRegistry } from '../figures-registry';
-import type { Severity } from '../core/types';
+import { FiguresRegistry } from '../core/figures-registry';
+import { parseArch } from '../core/arch-table';
+import { branchesForCli } from '../core/divergence';
+import { compilerFindings } from '../core/compiler-findings';
+import { mapKernelResources, parseResourceAnnotation, resourcesForArch, type KernelResources } from '../core/kernel-resources';
+import { indexWorkspace, toIndexPath } from '../workspace-files';
+import { readPtxasLog } from '../ptxas-log';
+import { compileResources } from '../nvcc/compile-resources';
+import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
+import { locateNvcc } from '../nvcc/locate-nvcc';
+import type { Finding, Kernel, Severity } from '../core/types';
 
 const FLAGS = {
   '--arch': 'string',
@@ -23,49 +31,160 @@ const FLAGS = {
   '-p': 'string',
   '--ptxas-log': 'string',
   '--fail-on': 'string',
+  '--timeout': 'string',
   '--help': 'boolean',
 } as const;
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] FILE_OR_DIR...`;
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] FILE_OR_DIR...`;
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1, hint: 0 };
+const DEFAULT_ARCH = 'sm_80';
 
-export async function checkCommand(args: string[], io: CliIO): Promise<number> {
+export interface CheckRun {
+  archs: string[];
+  files: CheckFile[];
+  /** Lines for stderr: nvcc missing, compile failures (the analysis still ran). */
+  notes: string[];
+}
+
+/** Analyse the files named in `args` (check's flags and paths), as `check` does, without printing. */
+export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { format: string; failOn: string }> {
   const { flags, positional } = parseArgs(args, { ...FLAGS }, { '-h': '--help' });
-  if (flags['--help']) {
-    io.out(CHECK_USAGE + '\n');
-    return 0;
-  }
   const format = (flags['--format'] as string | undefined) ?? 'text';
-  if (!['text', 'json'].includes(format)) throw new UsageError(`--format must be text or json, got ${format}`);
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
   if (!['error', 'warning', 'never'].includes(failOn)) throw new UsageError(`--fail-on must be error, warning or never, got ${failOn}`);
   if (positional.length === 0) throw new UsageError(`no files given\n${CHECK_USAGE}`);
-  const requested = typeof flags['--arch'] === 'string' ? (flags['--arch'] as string).split(',').map((s) => s.trim()).filter(Boolean) : ['sm_80'];
-  const { archs, unknown } = resolveArchs(requested);
-  if (unknown.length) throw new UsageError(`unknown architecture ${unknown.join(', ')} (use e.g. sm_80, sm_90a, 9.0)`);
+  if (flags['--nvcc'] !== undefined && flags['--no-nvcc']) throw new UsageError('--nvcc and --no-nvcc exclude each other');
+  const timeoutSeconds = flags['--timeout'] === undefined ? 120 : Number(flags['--timeout']);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout needs a positive number of seconds, got ${flags['--timeout']}`);
 
   const files = collectSourceFiles(positional, io.cwd);
+  const roots = [...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p)))];
+  const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
+  const archs = chooseArchs(flags['--arch'] as string | undefined, database);
+
+  const { index } = indexWorkspace(roots);
   const parser = await createCudaParser(readGrammarBytes());
+  const limits = archs.map((arch) => ({ arch, maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin }));
+  const analysed: Array<{ file: string; facts: DocumentFacts }> = [];
+  try {
+    for (const file of files) {
+      const text = readSource(file, io.cwd);
+      index.update(toIndexPath(file), text);
+      const tree = parser.parse(text);
+      try {
+        analysed.push({ file, facts: analyzeDocument({ uri: file, version: 1, text, tree, workspace: index, path: toIndexPath(file), archs: limits }) });
+      } finally {
+        tree.delete();
+      }
+    }
+  } finally {
+    parser.dispose();
+  }
+
   const figures = new FiguresRegistry();
-  const checked: CheckFile[] = [];
-  for (const file of files) {
-    const text = readSource(file, io.cwd);
-    const tree = parser.parse(text);
+  const notes: string[] = [];
+  const compiled = new Map<string, { kernels: Array<KernelResources<Kernel>>; findings: Finding[] }>();
+  const allKernels = analysed.flatMap((a) => a.facts.kernels);
+  if (typeof flags['--ptxas-log'] === 'string') {
     try {
-      const facts = analyzeDocument({ uri: file, version: 1, text, tree });
-      const report = buildDocumentReport({ facts, archs, figuresFor: figures.figuresFor, findings: documentFindings });
-      checked.push({ path: path.relative(io.cwd, file) || file, report });
-    } finally {
-      tree.delete();
+      const log = readPtxasLog(path.resolve(io.cwd, flags['--ptxas-log'] as string), allKernels);
+      figures.setLog('log', log.kernels);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
     }
   }
-  parser.dispose();
+  if (!flags['--no-nvcc']) {
+    const nvccPath = locateNvcc(flags['--nvcc'] as string | undefined);
+    for (const { file, facts } of analysed) {
+      if (!file.endsWith('.cu') || !facts.kernels.some((k) => k.isDefinition)) continue;
+      const compileFlags = resolveCompileFlags({ database, filePath: file, settings: {} });
+      const result = await compileResources({ nvccPath, filePath: file, archs, flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000 });
+      if (result.status === 'missing') {
+        notes.push(`nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`);
+        break;
+      }
+      if (result.status !== 'ok') {
+        const first = result.firstError;
+        notes.push(`${path.relative(io.cwd, file) || file}: nvcc ${result.status}${first ? `: ${first.text}` : ''}`);
+      }
+      if (result.entries.length === 0) continue;
+      const mapped = mapKernelResources({ kernels: facts.kernels, entries: result.entries, source: 'ptxas', producedAt: result.perArch[0]?.producedAt ?? Date.now() });
+      figures.setCompiled(file, mapped);
+      compiled.set(file, { kernels: mapped.kernels, findings: compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)) });
+    }
+  }
 
-  io.out(format === 'json' ? JSON.stringify(checkJson(archs, checked), null, 2) + '\n' : checkText(archs, checked, io.cwd));
+  const settings = DEFAULT_REPORT_SETTINGS;
+  const checked: CheckFile[] = analysed.map(({ file, facts }) => {
+    const report = buildDocumentReport({ facts, archs, figuresFor: figures.figuresFor, settings, compilerFindings: compiled.get(file)?.findings ?? [] });
+    return {
+      path: path.relative(io.cwd, file) || file,
+      report,
+      instances: (kernel) => instancesOf(kernel, compiled.get(file)?.kernels, archs, figures),
+      branches: branchesForCli(facts.branches),
+      latency: report.analyses.map((a) => {
+        const entries = a.perArch.filter((p) => p.latency).map((p) => [p.arch, p.latency] as const);
+        return entries.length ? Object.fromEntries(entries) : null;
+      }),
+    };
+  });
+  return { archs, files: checked, notes, format, failOn };
+}
+
+export async function checkCommand(args: string[], io: CliIO): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.out(CHECK_USAGE + '\n');
+    return 0;
+  }
+  const run = await runCheck(args, io);
+  if (!['text', 'json'].includes(run.format)) throw new UsageError(`--format must be text or json, got ${run.format}`);
+  for (const note of run.notes) io.err(`cuda-occupancy: ${note}\n`);
+  io.out(run.format === 'json' ? JSON.stringify(checkJson(run.archs, run.files), null, 2) + '\n' : checkText(run.archs, run.files, io.cwd));
+  return exitCodeFor(run.files.flatMap((f) => f.report.findings), run.failOn);
+}
+
+export function exitCodeFor(findings: readonly Finding[], failOn: string): number {
   if (failOn === 'never') return 0;
-  const worst = Math.max(-1, ...checked.flatMap((f) => f.report.findings.map((x) => RANK[x.severity])));
+  const worst = Math.max(-1, ...findings.map((x) => RANK[x.severity]));
   return worst >= RANK[failOn as Severity] ? 1 : 0;
+}
+
+function instancesOf(kernel: Kernel, compiled: Array<KernelResources<Kernel>> | undefined, archs: string[], figures: FiguresRegistry): CheckInstance[] {
+  const fromCompiler = compiled?.find((k) => k.kernel === kernel)?.instances ?? [];
+  if (fromCompiler.length) {
+    return fromCompiler.map((i) => ({
+      mangledName: i.mangledName,
+      signature: i.signature,
+      resources: Object.fromEntries(archs.map((arch) => [arch, resourcesForArch(i.resources, arch) ?? figures.figuresFor(kernel, null, arch)])),
+    }));
+  }
+  const annotated = parseResourceAnnotation(kernel.leadingComment);
+  return [{ mangledName: null, signature: null, resources: Object.fromEntries(archs.map((arch) => [arch, (annotated && resourcesForArch(annotated.resources, arch)) ?? figures.figuresFor(kernel, null, arch)])) }];
+}
+
+async function loadDatabase(dir: string | undefined, roots: string[], cwd: string): Promise<CompileCommand[] | null> {
+  const file = dir !== undefined ? path.resolve(cwd, dir, 'compile_commands.json') : await findCompileCommandsFile({ workspaceRoots: roots });
+  if (!file) return null;
+  try {
+    return await loadCompileCommands(file);
+  } catch (error) {
+    if (dir !== undefined) throw new UsageError(`cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    return null;
+  }
+}
+
+function chooseArchs(flag: string | undefined, database: CompileCommand[] | null): string[] {
+  let requested: string[];
+  if (flag !== undefined) requested = flag.split(',').map((s) => s.trim()).filter(Boolean);
+  else {
+    const fromDatabase = database ? [...new Set(database.flatMap((entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs))] : [];
+    requested = fromDatabase.length ? fromDatabase : [DEFAULT_ARCH];
+  }
+  const { archs, unknown } = resolveArchs(requested);
+  if (unknown.length) throw new UsageError(`unknown architecture ${unknown.join(', ')} (use e.g. sm_80, sm_90a, 9.0)`);
+  if (archs.length === 0) throw new UsageError('--arch names no architecture');
+  return archs;
 }
 
 function readSource(file: string, cwd: string): string {

@@ -15,6 +15,7 @@ import type { Lookup } from './const-eval';
 import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
+import { analyzeDivergence, type Branch } from './divergence';
 
 export interface DocumentFacts {
   uri: string;
@@ -30,6 +31,8 @@ export interface DocumentFacts {
   findings: Finding[];
   /** One entry per kernel definition, in the order of `kernels` (definitions only); empty without a tree. */
   memoryParallelism: MemoryParallelism[];
+  /** Branches on a thread index, classified (see divergence.ts); empty without a tree or when switched off. */
+  branches: Branch[];
   /** Regions tree-sitter-cuda marked as ERROR or MISSING (its grammar has gaps). */
   parseErrors: Span[];
 }
@@ -47,9 +50,11 @@ export interface AnalyzeInput {
   path?: string;
   /** Target architectures' opt-in shared memory maxima, for `dynamic-smem-over-limit`. */
   archs?: readonly ArchSmemLimit[];
+  /** Classify thread-index branches (default true). */
+  divergence?: boolean;
 }
 
-export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs }: AnalyzeInput): DocumentFacts {
+export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true }: AnalyzeInput): DocumentFacts {
   const source = makeSourceText(text);
   const key = path ?? uri;
   const view = workspace?.constantView(key);
@@ -71,6 +76,7 @@ export function analyzeDocument({ uri, version, text, tree, workspaceLookup, wor
     smemOptIns,
     findings: checkLaunches(launches, launchTargets, smemOptIns, archs ?? []),
     memoryParallelism: tree ? kernels.filter((k) => k.isDefinition).map((k) => estimateMemoryParallelism(k, tree, source, { lookup })) : [],
+    branches: tree && divergence ? analyzeDivergence({ source, tree, kernels, launches, options: { lookup } }) : [],
     parseErrors: tree ? collectParseErrors(tree) : [],
   };
 }

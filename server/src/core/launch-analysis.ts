@@ -4,29 +4,16 @@
  * source), the theoretical occupancy with every ceiling, the latency-hiding
  * estimate and the next step. Plain data for the hover, the lens, the CLI.
  */
-import type { Kernel, Launch } from './types';
+import type { Kernel, LaunchBounds, Launch } from './types';
 import { archName, parseArch, type ArchRow } from './arch-table';
-import { occupancy, type OccupancyResult } from './occupancy';
+import { occupancy, type OccupancyQuery, type OccupancyResult } from './occupancy';
+import { nextStep, launchBoundsRegisterCap, type NextStep } from './next-step';
+import { latencyHiding, type LatencyEstimate } from './latency';
+import type { ResourceFigures, ResourceSource } from './kernel-resources';
 
-export type FigureSource = 'ptxas' | 'log' | 'annotation' | 'unknown';
-
+export type FigureSource = ResourceSource;
 /** Registers and shared memory of one compiled kernel instance on one architecture. */
-export interface KernelFigures {
-  numRegs: number | null;
-  /** Static shared memory per block, bytes. */
-  sharedSizeBytes: number | null;
-  spillStoreBytes: number | null;
-  spillLoadBytes: number | null;
-  stackFrameBytes: number | null;
-  barriers: number | null;
-  source: FigureSource;
-  /** When the figures were produced (ms since epoch), for ptxas and log figures. */
-  producedAt?: number | null;
-  /** The source changed since (or the last compile failed): the figures are the last known. */
-  stale?: boolean;
-  /** Why the figures are stale or unknown (the compiler's first error, nvcc missing, ...). */
-  note?: string | null;
-}
+export type KernelFigures = ResourceFigures;
 
 export interface ArchOccupancy {
   arch: string;
@@ -35,14 +22,29 @@ export interface ArchOccupancy {
   result: OccupancyResult | null;
   /** Why `result` is null, or a header error. */
   reason: string | null;
+  /** What it takes to fit one more block (null without a result). */
+  nextStep: NextStep | null;
+  /** Registers per thread that `__launch_bounds__(threads, blocks + 1)` would ask ptxas for. */
+  launchBoundsCapForNext: number | null;
+  /** Little's-law estimate at the resident warps (null without a result). */
+  latency: LatencyEstimate | null;
 }
 
 export interface LaunchAnalysis {
   launch: Launch;
   kernel: Kernel | null;
+  /** The kernel's `__launch_bounds__` with template arguments of this launch applied. */
+  launchBounds: LaunchBounds | null;
   threadsPerBlock: number | null;
   dynamicSmemBytes: number | null;
   perArch: ArchOccupancy[];
+}
+
+export interface LatencyOptions {
+  /** 0 or absent: the family's default. */
+  latencyCycles?: number;
+  /** p, independent memory operations per warp in flight (from the source estimate). */
+  independentOpsPerWarp?: number;
 }
 
 /** Figures for a kernel instance on an arch; the caller decides where they come from. */
@@ -63,37 +65,63 @@ export function threadsOf(launch: Launch): number | null {
   return b ? b.x * b.y * b.z : null;
 }
 
-export function analyzeLaunch(launch: Launch, kernel: Kernel | null, archs: readonly string[], figuresFor: FiguresFor): LaunchAnalysis {
+export function analyzeLaunch(
+  launch: Launch,
+  kernel: Kernel | null,
+  launchBounds: LaunchBounds | null,
+  archs: readonly string[],
+  figuresFor: FiguresFor,
+  latency: LatencyOptions = {},
+): LaunchAnalysis {
   const threads = threadsOf(launch);
   const dynamicSmemBytes = launch.dynamicSmem.value;
   return {
     launch,
     kernel,
+    launchBounds,
     threadsPerBlock: threads,
     dynamicSmemBytes,
-    perArch: archs.map((arch) => occupancyFor(arch, figuresFor(kernel, launch, arch), threads, dynamicSmemBytes ?? 0, kernel)),
+    perArch: archs.map((arch) => occupancyFor(arch, figuresFor(kernel, launch, arch), threads, dynamicSmemBytes ?? 0, kernel, latency)),
   };
 }
 
-/** Occupancy of a kernel with `figures` at `threads` per block on `arch`. */
-export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number, kernel: Kernel | null): ArchOccupancy {
-  const row = parseArch(arch);
-  const name = row ? archName(row) : arch;
-  if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}` };
-  if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically' };
-  if (figures.numRegs === null) return { arch: name, figures, result: null, reason: 'registers per thread not known' };
+/** The calculator's query for a kernel with `figures` at `threads` per block. */
+export function occupancyQuery(row: ArchRow, figures: KernelFigures, threads: number, dynamicSmemBytes: number, kernel: Kernel | null): OccupancyQuery {
   const staticSmem = figures.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0;
-  const outcome = occupancy({
+  return {
     device: row.device,
     blockSize: threads,
-    numRegs: figures.numRegs,
+    numRegs: figures.numRegs ?? 0,
     sharedSizeBytes: staticSmem,
     dynamicSmemBytes,
     shmemLimitConfig: needsOptIn(row, staticSmem, dynamicSmemBytes) ? 'optin' : 'default',
     numBlockBarriers: figures.barriers === null ? 1 : Math.max(figures.barriers, 1),
-  });
-  if (!outcome.ok) return { arch: name, figures, result: null, reason: outcome.error };
-  return { arch: name, figures, result: outcome.value, reason: null };
+  };
+}
+
+/** Occupancy of a kernel with `figures` at `threads` per block on `arch`, with the next step and the latency estimate. */
+export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
+  const row = parseArch(arch);
+  const name = row ? archName(row) : arch;
+  const none = { nextStep: null, launchBoundsCapForNext: null, latency: null };
+  if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}`, ...none };
+  if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
+  if (figures.numRegs === null) return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none };
+  const query = occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel);
+  const outcome = occupancy(query);
+  if (!outcome.ok) return { arch: name, figures, result: null, reason: outcome.error, ...none };
+  const result = outcome.value;
+  return {
+    arch: name,
+    figures,
+    result,
+    reason: null,
+    nextStep: result.activeBlocksPerMultiprocessor > 0 ? nextStep(query) : null,
+    launchBoundsCapForNext: threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, result.activeBlocksPerMultiprocessor + 1) : null,
+    latency: result.activeWarps > 0
+      ? latencyHiding({ arch: row, warpsResident: result.activeWarps, independentOpsPerWarp: latency.independentOpsPerWarp, latencyCycles: latency.latencyCycles || undefined })
+      : null,
+  };
 }
 
 /** A launch above the 48 KB default needs the opt-in (and fails without it; launch-checks reports that). */

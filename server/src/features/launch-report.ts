@@ -46,7 +46,7 @@ export function occupancyTable(perArch: readonly ArchOccupancy[]): string {
 }
 
 /** "40 registers, 1 KB static smem (ptxas, sm_80 and sm_90, 2 min ago)" */
-export function figuresLine(perArch: readonly ArchOccupancy[], kernel: Kernel | null, now = Date.now()): string {
+export function figuresLine(perArch: ReadonlyArray<Pick<ArchOccupancy, 'arch' | 'figures'>>, kernel: Kernel | null, now = Date.now()): string {
   const groups = new Map<string, string[]>();
   for (const a of perArch) {
     const key = figuresText(a.figures, kernel, now);
@@ -76,6 +76,10 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   parts.push(`Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`);
+  const next = nextStepLine(analysis);
+  if (next) parts.push(next);
+  const latency = latencyLine(analysis);
+  if (latency) parts.push(latency);
   parts.push(...(extras.lines ?? []));
   return parts.join('\n\n');
 }
@@ -110,4 +114,38 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
   const map = new Map<string, T[]>();
   for (const item of items) map.set(key(item), [...(map.get(key(item)) ?? []), item]);
   return map;
+}
+
+/** "**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%). Try `__launch_bounds__(256, 8)` ..." */
+export function nextStepLine(analysis: LaunchAnalysis): string | null {
+  const p = analysis.perArch.find((x) => x.result && x.nextStep);
+  const threads = analysis.threadsPerBlock;
+  if (!p || threads === null) return null;
+  const r = p.result!;
+  const { registers, sharedMemory, blockSize } = p.nextStep!;
+  const warps = Math.ceil(threads / 32);
+  const occAt = (blocks: number) => percent(Math.min(blocks * warps, r.maxWarpsPerMultiprocessor) / r.maxWarpsPerMultiprocessor);
+  const steps: string[] = [];
+  if (registers.maxRegsPerThread !== null && p.figures.numRegs !== null && registers.maxRegsPerThread < p.figures.numRegs) {
+    const bounds = p.launchBoundsCapForNext !== null ? ` Try \`__launch_bounds__(${threads}, ${registers.targetBlocks})\` (ptxas may spill to meet it).` : '';
+    steps.push(`at ≤ ${registers.maxRegsPerThread} registers per thread, ${registers.targetBlocks} blocks fit (${occAt(registers.targetBlocks)}) on ${p.arch}.${bounds}`);
+  }
+  if (sharedMemory.maxSharedMemPerBlock !== null && r.limitingFactors.includes('sharedMemory')) {
+    steps.push(`at ≤ ${bytes(sharedMemory.maxSharedMemPerBlock)} shared memory per block (now ${bytes(r.allocatedSharedMemPerBlock)} allocated), ${sharedMemory.targetBlocks} blocks fit (${occAt(sharedMemory.targetBlocks)}).`);
+  }
+  if (blockSize.best && blockSize.best.blockSize !== threads && (analysis.launchBounds?.maxThreadsPerBlock ?? Infinity) >= blockSize.best.blockSize) {
+    steps.push(`${blockSize.best.blockSize} threads per block give ${percent(blockSize.best.occupancy)} (${blockSize.best.activeWarps} warps).`);
+  }
+  if (steps.length === 0) return r.occupancy >= 1 ? null : `**Next step:** nothing short of a different block shape raises occupancy on ${p.arch}: ${r.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')} bind.`;
+  return `**Next step:** ${steps.join(' ')}`;
+}
+
+/** "**Latency (estimate):** 48 warps resident. About 17 are needed to keep DRAM busy ..." */
+export function latencyLine(analysis: LaunchAnalysis): string | null {
+  const p = analysis.perArch.find((x) => x.latency);
+  if (!p) return null;
+  const { bandwidthBound: b, issueBound: i } = p.latency!;
+  const verdict = b.deficitWarps > 0 ? `${b.deficitWarps} short: about ${percent(b.coveredFraction)} of the latency is covered` : 'so latency is covered';
+  const p_ = b.assumptions.independentOpsPerWarp;
+  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. About ${b.warpsNeeded} are needed to keep DRAM busy (bandwidth-bound: L ≈ ${b.assumptions.latencyCycles} cycles, ${p_} load${p_ === 1 ? '' : 's'} in flight per warp, ${b.assumptions.referencePart ?? 'reference part'}), ${verdict}. Issue-bound, ${i.warpsNeeded} would be needed. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
 }

@@ -1,0 +1,88 @@
+/**
+ * `cuda-occupancy baseline write FILE [check options] FILE_OR_DIR...`: run the same analysis as
+ * `check` and record its figures (baseline.ts) for a later `check --baseline FILE`.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { UsageError, type CliIO } from './cli-io';
+import * as checkCommandModule from './check-command';
+import type { CheckJson } from './check-json-types';
+import { BaselineError, parseBaseline, writeBaseline, type Baseline } from './baseline';
+import { VERSION } from '../version';
+
+export const BASELINE_USAGE = `usage: cuda-occupancy baseline write FILE [--arch ...] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] FILE_OR_DIR...
+  FILE: where to write the baseline (- for standard output); the other options are check's.
+  Compare later with: cuda-occupancy check --baseline FILE [--fail-on warning] FILE_OR_DIR...`;
+
+/** What baseline needs of `check`: its analysis as the JSON object, without printing anything. */
+export interface RunCheckResult {
+  json: CheckJson;
+  exitCodeFor(failOn: string): number;
+}
+export type RunCheck = (flagsAndPaths: string[], io: CliIO) => Promise<RunCheckResult>;
+
+export async function baselineCommand(args: string[], io: CliIO, runCheck: RunCheck = checkRunner()): Promise<number> {
+  const [action, ...rest] = args;
+  if (action === undefined || action === '--help' || action === '-h' || action === 'help') {
+    io.out(BASELINE_USAGE + '\n');
+    return action === undefined ? 2 : 0;
+  }
+  if (action !== 'write') throw new UsageError(`unknown baseline action ${JSON.stringify(action)} (try: baseline write FILE FILE_OR_DIR...)`);
+  const [file, ...checkArgs] = rest;
+  if (file === undefined || (file.startsWith('-') && file !== '-')) throw new UsageError(`baseline write needs the FILE to write first\n${BASELINE_USAGE}`);
+  if (checkArgs.includes('--baseline') || checkArgs.some((a) => a.startsWith('--baseline='))) throw new UsageError('baseline write takes no --baseline');
+
+  const { json } = await runCheck(checkArgs, io);
+  const baseline = writeBaseline(json, { generator: `cuda-occupancy ${VERSION}` });
+  const text = JSON.stringify(baseline, null, 2) + '\n';
+  if (file === '-') {
+    io.out(text);
+  } else {
+    const target = path.resolve(io.cwd, file);
+    try {
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, text);
+    } catch (error) {
+      throw new UsageError(`cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+    io.out(`wrote ${file}: ${describe(baseline)}\n`);
+  }
+  if (!hasRegisterFigures(baseline)) {
+    io.err('cuda-occupancy: warning: no register figures were found (no nvcc, --ptxas-log or `// occupancy:` annotation), so the baseline records no registers, spills or occupancy to compare\n');
+  }
+  return 0;
+}
+
+/** Read and validate `--baseline FILE`; a missing or bad file is a usage error (exit 2) with one clear line. */
+export function loadBaseline(file: string, cwd: string): Baseline {
+  let text: string;
+  try {
+    text = readFileSync(path.resolve(cwd, file), 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read baseline ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  try {
+    return parseBaseline(text);
+  } catch (error) {
+    if (error instanceof BaselineError) throw new UsageError(`bad baseline ${file}: ${error.message}`);
+    throw error;
+  }
+}
+
+function describe(b: Baseline): string {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `${plural(b.kernels.length, 'kernel instance')}, ${plural(b.launches.length, 'launch')}`.replace('launchs', 'launches') + ` on ${b.archs.join(', ')}`;
+}
+
+function hasRegisterFigures(b: Baseline): boolean {
+  return b.kernels.some((k) => Object.values(k.archs).some((f) => f.numRegs !== null));
+}
+
+/** check-command.ts's `runCheck` (the lead exports it); a clear internal error until it does. */
+function checkRunner(): RunCheck {
+  const exported = (checkCommandModule as unknown as { runCheck?: RunCheck }).runCheck;
+  if (typeof exported === 'function') return exported;
+  return async () => {
+    throw new Error('check-command.ts does not export runCheck(flagsAndPaths, io) yet');
+  };
+}
