@@ -49,6 +49,8 @@ const builds = [
   { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client/extension.js', external: ['vscode'] },
   { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: shebang },
   { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
+  // The chart webview's script: a browser bundle with Chart.js in it (no network; the CSP allows only this file).
+  { ...common, entryPoints: ['client/src/chart/chart-view.ts'], outfile: 'dist/client/chart-view.js', platform: 'browser', format: 'iife', target: 'es2022', banner: {}, define: { 'process.env.NODE_ENV': '"production"' } },
 ];
 
 if (watch) {
