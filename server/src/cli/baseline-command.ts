@@ -5,7 +5,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
-import * as checkCommandModule from './check-command';
+import { runCheck } from './check-command';
+import { checkJson } from './check-json';
 import type { CheckJson } from './check-json-types';
 import { BaselineError, parseBaseline, writeBaseline, type Baseline } from './baseline';
 import { VERSION } from '../version';
@@ -14,14 +15,17 @@ export const BASELINE_USAGE = `usage: cuda-occupancy baseline write FILE [--arch
   FILE: where to write the baseline (- for standard output); the other options are check's.
   Compare later with: cuda-occupancy check --baseline FILE [--fail-on warning] FILE_OR_DIR...`;
 
-/** What baseline needs of `check`: its analysis as the JSON object, without printing anything. */
-export interface RunCheckResult {
-  json: CheckJson;
-  exitCodeFor(failOn: string): number;
-}
-export type RunCheck = (flagsAndPaths: string[], io: CliIO) => Promise<RunCheckResult>;
+/** What baseline needs of `check`: its analysis as the `--format json` object, without printing it. */
+export type RunCheck = (flagsAndPaths: string[], io: CliIO) => Promise<{ json: CheckJson }>;
 
-export async function baselineCommand(args: string[], io: CliIO, runCheck: RunCheck = checkRunner()): Promise<number> {
+/** check-command's analysis as the JSON object; its notes (nvcc missing, compile failures) go to stderr as check prints them. */
+export const checkAsJson: RunCheck = async (flagsAndPaths, io) => {
+  const run = await runCheck(flagsAndPaths, io);
+  for (const note of run.notes) io.err(`cuda-occupancy: ${note}\n`);
+  return { json: checkJson(run.archs, run.files) as CheckJson };
+};
+
+export async function baselineCommand(args: string[], io: CliIO, check: RunCheck = checkAsJson): Promise<number> {
   const [action, ...rest] = args;
   if (action === undefined || action === '--help' || action === '-h' || action === 'help') {
     io.out(BASELINE_USAGE + '\n');
@@ -32,7 +36,7 @@ export async function baselineCommand(args: string[], io: CliIO, runCheck: RunCh
   if (file === undefined || (file.startsWith('-') && file !== '-')) throw new UsageError(`baseline write needs the FILE to write first\n${BASELINE_USAGE}`);
   if (checkArgs.includes('--baseline') || checkArgs.some((a) => a.startsWith('--baseline='))) throw new UsageError('baseline write takes no --baseline');
 
-  const { json } = await runCheck(checkArgs, io);
+  const { json } = await check(checkArgs, io);
   const baseline = writeBaseline(json, { generator: `cuda-occupancy ${VERSION}` });
   const text = JSON.stringify(baseline, null, 2) + '\n';
   if (file === '-') {
@@ -70,19 +74,10 @@ export function loadBaseline(file: string, cwd: string): Baseline {
 }
 
 function describe(b: Baseline): string {
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  return `${plural(b.kernels.length, 'kernel instance')}, ${plural(b.launches.length, 'launch')}`.replace('launchs', 'launches') + ` on ${b.archs.join(', ')}`;
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return `${count(b.kernels.length, 'kernel instance', 'kernel instances')}, ${count(b.launches.length, 'launch', 'launches')} on ${b.archs.join(', ')}`;
 }
 
 function hasRegisterFigures(b: Baseline): boolean {
   return b.kernels.some((k) => Object.values(k.archs).some((f) => f.numRegs !== null));
-}
-
-/** check-command.ts's `runCheck` (the lead exports it); a clear internal error until it does. */
-function checkRunner(): RunCheck {
-  const exported = (checkCommandModule as unknown as { runCheck?: RunCheck }).runCheck;
-  if (typeof exported === 'function') return exported;
-  return async () => {
-    throw new Error('check-command.ts does not export runCheck(flagsAndPaths, io) yet');
-  };
 }

@@ -1,0 +1,90 @@
+/**
+ * The bundled server in Neovim's built-in LSP client (nvim >= 0.7), driven headlessly by the rig's
+ * nvim-lsp.sh: hover, code lens and diagnostics on examples/reduce.cu. Skipped when nvim is not
+ * installed (CI installs Debian's neovim through the rig's setup).
+ */
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { REPO_ROOT, SERVER_BUNDLE } from '../support/lsp-session';
+
+const RIG = path.resolve(REPO_ROOT, '..', 'shared', 'vscode-rig', 'nvim-lsp.sh');
+const NVIM = process.env.NVIM_BIN || 'nvim';
+const FILE = path.join(REPO_ROOT, 'examples', 'reduce.cu');
+
+interface Range {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+interface RigResult {
+  server: { name: string; capabilities: Record<string, unknown> };
+  hover: { contents: { kind: string; value: string }; range?: Range } | null;
+  codeLens: Array<{ range: Range; command?: { title: string } }> | null;
+  diagnostics: Array<{ range: Range; code: string; severity: number; message: string; source?: string; relatedInformation?: Array<{ message: string }> }> | null;
+  errors: string[];
+  server_exit?: { code: number; signal: number };
+}
+
+function nvimVersion(): string | null {
+  const r = spawnSync(NVIM, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.split('\n')[0] : null;
+}
+
+describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', function () {
+  this.timeout(90_000);
+  let result: RigResult;
+
+  before(function () {
+    const version = nvimVersion();
+    if (!version) {
+      console.log(`    (skipped: \`${NVIM}\` is not installed; CI installs Debian's neovim via ../shared/vscode-rig/setup.sh)`);
+      this.skip();
+    }
+    assert.ok(existsSync(RIG), `the rig's ${RIG} is missing`);
+    assert.ok(existsSync(SERVER_BUNDLE), 'dist/server/server.js is missing: run `npm run build`');
+    // Line 39 of reduce.cu: `  pair_mix<<<(n + 255) / 256, 256, 0, stream>>>(scratch, n);` (1-based line and column).
+    const run = spawnSync('bash', [RIG, '--root', REPO_ROOT, '--diag-wait', '10000', FILE, '39', '3', '--', process.execPath, SERVER_BUNDLE, '--stdio'], {
+      encoding: 'utf8',
+      env: { ...process.env, NVIM_BIN: NVIM },
+      timeout: 80_000,
+    });
+    assert.equal(run.status, 0, `nvim-lsp.sh exited ${run.status}: ${run.stderr}\n${run.stdout}`);
+    result = JSON.parse(run.stdout) as RigResult;
+    assert.deepEqual(result.errors, [], JSON.stringify(result.errors));
+  });
+
+  it('initializes the server and shuts it down cleanly', () => {
+    assert.equal(result.server.name, 'rig');
+    assert.ok(result.server.capabilities.hoverProvider);
+    assert.ok(result.server.capabilities.codeLensProvider);
+    assert.equal(result.server_exit?.code, 0);
+  });
+
+  it('hovers the launch with its block and the figures it lacks', () => {
+    assert.ok(result.hover, 'no hover');
+    assert.equal(result.hover.contents.kind, 'markdown');
+    assert.match(result.hover.contents.value, /^\*\*pair_mix\*\*: 256 threads, 8 warps per block/);
+    assert.deepEqual(result.hover.range?.start, { line: 38, character: 2 });
+  });
+
+  it('shows code lenses with the occupancy of the launches', () => {
+    const lenses = result.codeLens ?? [];
+    const titleAt = (line: number) => lenses.filter((l) => l.range.start.line === line).map((l) => l.command?.title ?? '');
+    // block_sum<REDUCE_THREADS> (256 threads, `// occupancy: regs=40 smem=1024`) at line 37.
+    assert.ok(titleAt(36).some((t) => /sm_80 75%.*sm_90 75%/.test(t)), JSON.stringify(lenses.map((l) => [l.range.start.line, l.command?.title])));
+    assert.ok(titleAt(38).some((t) => /256 threads/.test(t)), JSON.stringify(titleAt(38)));
+  });
+
+  it('publishes the launch-bounds error with its related bound', () => {
+    const diagnostics = result.diagnostics ?? [];
+    const bound = diagnostics.find((d) => d.code === 'launch-exceeds-bounds');
+    assert.ok(bound, JSON.stringify(diagnostics));
+    assert.equal(bound.severity, 1);
+    assert.equal(bound.range.start.line, 38);
+    assert.equal(bound.source, 'cuda-occupancy');
+    assert.match(bound.message, /256 threads per block.*at most 128/);
+    assert.match(bound.relatedInformation?.[0]?.message ?? '', /__launch_bounds__\(128\)/);
+    assert.ok(diagnostics.some((d) => d.code === 'divergent-branch' && d.severity === 2), 'the divergent reduction branch');
+  });
+});
