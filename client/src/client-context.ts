@@ -5,6 +5,9 @@
 import * as vscode from 'vscode';
 import { LanguageClient, RevealOutputChannelOn, State, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { StatusBar } from './status-bar';
+import { registerChart } from './chart/chart-panel';
+import { registerArchitecturePicker } from './architecture-picker';
+import { registerNvccArgumentCommand } from './nvcc-argument-command';
 import { STATUS_NOTIFICATION, type ServerStatus } from '../../server/src/protocol';
 
 export class ClientContext {
@@ -43,6 +46,9 @@ export class ClientContext {
     this.statusBar.setClientState('starting');
     await this.client.start();
     this.subscriptions.push(this.client.onNotification(STATUS_NOTIFICATION, (status: ServerStatus) => this.statusBar.setServerStatus(status)));
+    registerChart(this);
+    registerArchitecturePicker(this);
+    registerNvccArgumentCommand(this);
   }
 
   async dispose(): Promise<void> {

@@ -19,6 +19,11 @@ export class StatusBar implements vscode.Disposable {
     this.render();
   }
 
+  /** The architectures the server analyses for now. */
+  archs(): string[] {
+    return this.status?.archs ?? [];
+  }
+
   setServerStatus(status: ServerStatus): void {
     this.status = status;
     this.render();

@@ -24,7 +24,9 @@ export interface ArchOccupancy {
   reason: string | null;
   /** What it takes to fit one more block (null without a result). */
   nextStep: NextStep | null;
-  /** Registers per thread that `__launch_bounds__(threads, blocks + 1)` would ask ptxas for. */
+  /** At the next step's register cap (`nextStep.registers.maxRegsPerThread`): blocks per SM and occupancy there. */
+  atRegisterCap: { numRegs: number; activeBlocks: number; occupancy: number } | null;
+  /** Registers per thread that `__launch_bounds__(threads, atRegisterCap.activeBlocks)` asks ptxas for. */
   launchBoundsCapForNext: number | null;
   /** Little's-law estimate at the resident warps (null without a result). */
   latency: LatencyEstimate | null;
@@ -103,7 +105,7 @@ export function occupancyQuery(row: ArchRow, figures: KernelFigures, threads: nu
 export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
   const row = parseArch(arch);
   const name = row ? archName(row) : arch;
-  const none = { nextStep: null, launchBoundsCapForNext: null, latency: null };
+  const none = { nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
   if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}`, ...none };
   if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
   if (figures.numRegs === null) return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none };
@@ -111,13 +113,18 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
   const outcome = occupancy(query);
   if (!outcome.ok) return { arch: name, figures, result: null, reason: outcome.error, ...none };
   const result = outcome.value;
+  const next = result.activeBlocksPerMultiprocessor > 0 ? nextStep(query) : null;
+  const capRegs = next?.registers.maxRegsPerThread ?? null;
+  const atCap = capRegs !== null ? occupancy({ ...query, numRegs: capRegs }) : null;
+  const atRegisterCap = atCap?.ok ? { numRegs: capRegs!, activeBlocks: atCap.value.activeBlocksPerMultiprocessor, occupancy: atCap.value.occupancy } : null;
   return {
     arch: name,
     figures,
     result,
     reason: null,
-    nextStep: result.activeBlocksPerMultiprocessor > 0 ? nextStep(query) : null,
-    launchBoundsCapForNext: threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, result.activeBlocksPerMultiprocessor + 1) : null,
+    nextStep: next,
+    atRegisterCap,
+    launchBoundsCapForNext: atRegisterCap && threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks) : null,
     latency: result.activeWarps > 0
       ? latencyHiding({ arch: row, warpsResident: result.activeWarps, independentOpsPerWarp: latency.independentOpsPerWarp, latencyCycles: latency.latencyCycles || undefined })
       : null,

@@ -40,18 +40,16 @@ function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis): 
   const p = first(analysis);
   const threads = analysis.threadsPerBlock;
   if (!kernel || !p || threads === null || !kernel.isDefinition || !sameDocument(report, kernel)) return [];
-  const step = p.nextStep!.registers;
-  if (step.maxRegsPerThread === null || p.launchBoundsCapForNext === null || p.figures.numRegs === null) return [];
-  if (step.maxRegsPerThread >= p.figures.numRegs) return [];
-  const target = step.targetBlocks;
+  const cap = p.atRegisterCap;
+  if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs) return [];
+  const target = cap.activeBlocks;
   const text = `__launch_bounds__(${threads}, ${target})`;
   const edit: TextEdit = kernel.launchBounds
     ? { range: toRange(kernel.launchBounds.span), newText: text }
     : { range: toRange({ start: kernel.nameSpan.start, end: kernel.nameSpan.start }), newText: `${text} ` };
-  const occ = (target * Math.ceil(threads / 32)) / p.result!.maxWarpsPerMultiprocessor;
   return [
     {
-      title: `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(occ)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`,
+      title: `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`,
       kind: CodeActionKind.QuickFix,
       edit: { changes: { [report.facts.uri]: [edit] } },
     },
@@ -79,12 +77,12 @@ function blockSizeActions(report: DocumentReport, analysis: LaunchAnalysis): Cod
 
 function maxrregcountActions(analysis: LaunchAnalysis): CodeAction[] {
   const p = first(analysis);
-  const cap = p?.nextStep?.registers.maxRegsPerThread;
-  if (!p || cap === null || cap === undefined || p.figures.numRegs === null || cap >= p.figures.numRegs || p.figures.source !== 'ptxas') return [];
-  const arg = `-maxrregcount=${cap}`;
+  const cap = p?.atRegisterCap;
+  if (!p || !cap || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs || p.figures.source !== 'ptxas') return [];
+  const arg = `-maxrregcount=${cap.numRegs}`;
   return [
     {
-      title: `Limit registers with \`${arg}\` (all kernels compiled with these settings; ${p.nextStep!.registers.targetBlocks} blocks/SM for ${analysis.launch.kernelName} on ${p.arch})`,
+      title: `Limit registers with \`${arg}\` (all kernels compiled with these settings; ${cap.activeBlocks} blocks/SM for ${analysis.launch.kernelName} on ${p.arch})`,
       kind: CodeActionKind.QuickFix,
       command: { title: `Add ${arg} to cudaOccupancy.nvcc.args`, command: ADD_NVCC_ARGUMENT_COMMAND, arguments: [arg] },
     },

@@ -44,3 +44,8 @@ export const LIMIT_NAMES: Record<string, string> = {
   barriers: 'barriers',
   virtualResources: 'virtual resources',
 };
+
+/** Text for markdown outside code spans: `<` and `>` would otherwise be read as HTML (`k<float>` loses its arguments). */
+export function mdText(text: string): string {
+  return text.replace(/[\\<>*]/g, (c) => `\\${c}`);
+}

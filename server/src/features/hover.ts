@@ -2,6 +2,7 @@
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
 import type { DocumentReport } from './document-report';
 import { contains, toRange } from '../lsp-convert';
+import { mdText } from './format';
 import { launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
 
 export function hoverAt(report: DocumentReport, position: Position, extras: (analysisIndex: number) => ReportExtras = () => ({})): Hover | null {
@@ -12,7 +13,7 @@ export function hoverAt(report: DocumentReport, position: Position, extras: (ana
   }
   for (const [kernel, analyses] of report.byKernel) {
     if (!contains(kernel.nameSpan, position)) continue;
-    const lines = [`**${kernel.qualifiedName}**${kernel.launchBounds ? ` · \`${kernel.launchBounds.text}\`` : ''}`];
+    const lines = [`**${mdText(kernel.qualifiedName)}**${kernel.launchBounds ? ` · \`${kernel.launchBounds.text}\`` : ''}`];
     if (analyses.length === 0) {
       lines.push('No launches of this kernel in view.');
     } else {

@@ -5,7 +5,7 @@
 import type { Kernel } from '../core/types';
 import type { ArchOccupancy, KernelFigures, LaunchAnalysis } from '../core/launch-analysis';
 import type { OccupancyResult } from '../core/occupancy';
-import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, percent } from './format';
+import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } from './format';
 
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
@@ -22,7 +22,7 @@ export function launchTitle(analysis: LaunchAnalysis): string {
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
     : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
-  return `**${name}**: ${shape}, ${smem}`;
+  return `**${mdText(name)}**: ${shape}, ${smem}`;
 }
 
 /** The ceilings table: one column per architecture, the binding limit marked. */
@@ -126,9 +126,10 @@ export function nextStepLine(analysis: LaunchAnalysis): string | null {
   const warps = Math.ceil(threads / 32);
   const occAt = (blocks: number) => percent(Math.min(blocks * warps, r.maxWarpsPerMultiprocessor) / r.maxWarpsPerMultiprocessor);
   const steps: string[] = [];
-  if (registers.maxRegsPerThread !== null && p.figures.numRegs !== null && registers.maxRegsPerThread < p.figures.numRegs) {
-    const bounds = p.launchBoundsCapForNext !== null ? ` Try \`__launch_bounds__(${threads}, ${registers.targetBlocks})\` (ptxas may spill to meet it).` : '';
-    steps.push(`at ≤ ${registers.maxRegsPerThread} registers per thread, ${registers.targetBlocks} blocks fit (${occAt(registers.targetBlocks)}) on ${p.arch}.${bounds}`);
+  const cap = p.atRegisterCap;
+  if (cap && p.figures.numRegs !== null && cap.numRegs < p.figures.numRegs) {
+    const bounds = p.launchBoundsCapForNext !== null ? ` Try \`__launch_bounds__(${threads}, ${cap.activeBlocks})\` (ptxas may spill to meet it).` : '';
+    steps.push(`at ≤ ${cap.numRegs} registers per thread, ${cap.activeBlocks} blocks fit (${percent(cap.occupancy)}) on ${p.arch}.${bounds}`);
   }
   if (sharedMemory.maxSharedMemPerBlock !== null && r.limitingFactors.includes('sharedMemory')) {
     steps.push(`at ≤ ${bytes(sharedMemory.maxSharedMemPerBlock)} shared memory per block (now ${bytes(r.allocatedSharedMemPerBlock)} allocated), ${sharedMemory.targetBlocks} blocks fit (${occAt(sharedMemory.targetBlocks)}).`);

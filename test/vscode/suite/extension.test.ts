@@ -49,7 +49,7 @@ describe('CUDA Occupancy Lens in VS Code', () => {
       const t = hoverText(hovers ?? []);
       return t.includes('block_sum') ? t : undefined;
     });
-    assert.match(text, /\*\*block_sum<REDUCE_THREADS>\*\*: 256 threads, 8 warps per block/);
+    assert.match(text, /\*\*block_sum\\<REDUCE_THREADS\\>\*\*: 256 threads, 8 warps per block/);
     assert.match(text, /\| occupancy \|/);
     assert.match(text, /Figures: \d+ registers, .* \((annotation|ptxas), sm_80/);
   });

@@ -1,0 +1,170 @@
+/**
+ * The editor features as a user meets them, through the bundled server: a `.cu`
+ * snippet with a `|` cursor and the exact hover, lens titles, diagnostics and
+ * code-action edits expected. Untitled documents: nvcc never runs on them, so the
+ * figures come from the annotation and every number here is fixed.
+ */
+import * as assert from 'node:assert/strict';
+import { LspSession, withCursor } from '../support/lsp-session';
+import type { CodeAction } from 'vscode-languageserver-protocol';
+
+const TILE_SUM = `// occupancy: regs=40 smem=1024
+template <int BS>
+__global__ void tile_sum(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * BS + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+void run(const float* in, float* out, int n, cudaStream_t st) {
+  tile_|sum<256><<<120, 256, 0, st>>>(in, out, n);
+}
+`;
+
+describe('editor features (bundled server, untitled documents)', function () {
+  let session: LspSession;
+  let n = 0;
+  const open = (snippet: string) => {
+    const { text, position } = snippet.includes('|') ? withCursor(snippet) : { text: snippet, position: { line: 0, character: 0 } };
+    const uri = `untitled:Untitled-${++n}`;
+    session.open(uri, text);
+    return { uri, position };
+  };
+
+  before(async () => {
+    session = await LspSession.start();
+  });
+  after(async () => {
+    await session.stop();
+  });
+
+  it('hovers a launch with the ceilings per architecture, the figures, the next step and the latency estimate', async () => {
+    const { uri, position } = open(TILE_SUM);
+    const hover = await session.hover(uri, position);
+    assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
+    assert.equal(
+      hover.contents.value,
+      [
+        '**tile_sum\\<256\\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory',
+        '',
+        '| | sm_80 | sm_90 |',
+        '|---|---|---|',
+        '| occupancy | **75%** (48 / 64 warps) | **75%** (48 / 64 warps) |',
+        '| blocks / SM | 6 | 6 |',
+        '| registers | **6 blocks** ◀ limit | **6 blocks** ◀ limit |',
+        '| shared memory | 82 blocks | 114 blocks |',
+        '| warp slots | 8 blocks | 8 blocks |',
+        '| block slots | 32 blocks | 32 blocks |',
+        '| barriers | no limit | 64 blocks |',
+        '',
+        'Figures: 40 registers, 1 KB static smem (annotation, sm_80 and sm_90).',
+        '',
+        '**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%) on sm_80. Try `__launch_bounds__(256, 8)` (ptxas may spill to meet it).',
+        '',
+        "**Latency (estimate, sm_80):** 48 warps resident. About 38 are needed to keep DRAM busy (bandwidth-bound: L ≈ 470 cycles, 1 load in flight per warp, A100 SXM4 40GB), so latency is covered. Issue-bound, 1880 would be needed. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
+      ].join('\n'),
+    );
+  });
+
+  it('shows a lens over the kernel and over the launch', async () => {
+    const { uri } = open(TILE_SUM);
+    const lenses = await session.codeLenses(uri);
+    assert.deepEqual(
+      lenses?.map((l) => [l.range.start.line, l.command?.title]),
+      [
+        [1, 'sm_80 75% · sm_90 75% at 256 threads · limited by registers (40/thread) · 1 KB smem'],
+        [7, 'sm_80 75% (6 blocks/SM) · sm_90 75% (6 blocks/SM) · limited by registers'],
+      ],
+    );
+    assert.equal(lenses?.[0].command?.command, 'cudaOccupancy.showChart');
+  });
+
+  it('offers the register cap for one more block as a __launch_bounds__ edit', async () => {
+    const { uri, position } = open(TILE_SUM);
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
+    const cap = actions.find((a) => a.title.startsWith('Cap registers'));
+    assert.ok(cap, JSON.stringify(actions.map((a) => a.title)));
+    assert.equal(cap.title, 'Cap registers for 8 blocks/SM at 256 threads (100% on sm_80): add `__launch_bounds__(256, 8)` (ptxas targets ≤ 32 registers, now 40; it may spill to meet it)');
+    assert.deepEqual(cap.edit?.changes?.[uri], [{ range: { start: { line: 2, character: 16 }, end: { line: 2, character: 16 } }, newText: '__launch_bounds__(256, 8) ' }]);
+  });
+
+  it('offers a better literal block size within the launch bounds', async () => {
+    const { uri, position } = open(`// occupancy: regs=64
+__global__ void __launch_bounds__(1024) wide(float* p) { p[threadIdx.x] = 0; }
+void run(float* p) {
+  wi|de<<<80, 96>>>(p);
+}
+`);
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
+    const resize = actions.find((a) => a.title.startsWith('Use '));
+    assert.ok(resize, JSON.stringify(actions.map((a) => a.title)));
+    assert.match(resize.title, /^Use \d+ threads per block \(the best occupancy for wide on sm_80: 50%, now 46\.9%\)$/);
+    const edit = resize.edit?.changes?.[uri]?.[0];
+    assert.deepEqual(edit?.range, { start: { line: 3, character: 13 }, end: { line: 3, character: 15 } });
+  });
+
+  it('marks a launch above __launch_bounds__ as an error with the bound as related information', async () => {
+    const { uri } = open(`__global__ void __launch_bounds__(128) scale_rows(float* m) {}
+void run(float* m) { scale_rows<<<64, 256>>>(m); }
+`);
+    const diagnostics = await session.waitForDiagnostics(uri, (d) => d.some((x) => x.code === 'launch-exceeds-bounds'));
+    const d = diagnostics.find((x) => x.code === 'launch-exceeds-bounds')!;
+    assert.equal(d.severity, 1);
+    assert.deepEqual(d.range.start, { line: 1, character: 21 });
+    assert.equal(d.relatedInformation?.[0].location.uri, uri);
+    assert.deepEqual(d.relatedInformation?.[0].location.range.start, { line: 0, character: 16 });
+  });
+
+  it('warns on a branch that splits warps, and is quiet on a tail guard and a warp-uniform branch', async () => {
+    const { uri } = open(`__global__ void k(float* buf, int n) {
+  int t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + t;
+  if (i < n) buf[i] = 0;
+  if (t / 32 == 0) buf[t] += 1;
+  if (t % 2 == 0) { buf[t] += buf[t + 1] * 0.5f; buf[t] *= buf[t]; buf[t] -= 1; buf[t] /= 3; buf[t] += 2; }
+}
+void run(float* b, int n) { k<<<(n + 255) / 256, 256>>>(b, n); }
+`);
+    const diagnostics = await session.waitForDiagnostics(uri, (d) => d.some((x) => x.code === 'divergent-branch'));
+    const divergent = diagnostics.filter((x) => x.code === 'divergent-branch');
+    assert.deepEqual(divergent.map((x) => x.range.start.line), [5]);
+    assert.equal(divergent[0].severity, 2);
+    assert.match(divergent[0].message, /^`t % 2 == 0` splits every warp into two groups of 16 lanes/);
+    assert.deepEqual(divergent[0].relatedInformation?.[0].location.range.start.line, 1);
+  });
+
+  it('offers the dynamic shared memory opt-in before a launch that needs it', async () => {
+    const { uri } = open(`__global__ void big(float* p) { extern __shared__ float s[]; s[threadIdx.x] = p[threadIdx.x]; }
+void run(float* p) {
+    big<<<1, 256, 65536>>>(p);
+}
+`);
+    const diagnostics = await session.waitForDiagnostics(uri, (d) => d.some((x) => x.code === 'dynamic-smem-needs-opt-in'));
+    const needs = diagnostics.find((x) => x.code === 'dynamic-smem-needs-opt-in')!;
+    assert.equal(needs.severity, 1);
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: needs.range, context: { diagnostics: [needs] } });
+    const optIn = actions.find((a) => a.title.startsWith('Opt in'));
+    assert.ok(optIn);
+    assert.deepEqual(optIn.edit?.changes?.[uri], [
+      { range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } }, newText: '    cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n' },
+    ]);
+  });
+
+  it('follows settings: architectures and lenses off', async () => {
+    session.setSettings({ architectures: ['sm_90', '7.5'], codeLens: { enabled: true } });
+    const { uri, position } = open(TILE_SUM);
+    let value = '';
+    for (let i = 0; i < 50 && !value.includes('| | sm_90 | sm_75 |'); i++) {
+      const hover = await session.hover(uri, position);
+      value = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
+      if (!value.includes('| | sm_90 | sm_75 |')) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(value, /\| \| sm_90 \| sm_75 \|/);
+    session.setSettings({ codeLens: { enabled: false } });
+    let lenses: unknown[] | null = [1];
+    for (let i = 0; i < 50 && lenses && lenses.length; i++) {
+      lenses = await session.codeLenses(uri);
+      if (lenses?.length) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(lenses, []);
+    session.setSettings({});
+  });
+});
