@@ -150,14 +150,13 @@ export class CudaOccupancyServer {
   }
 
   private async onInitialized(): Promise<void> {
+    // Index before the first document is analysed, so its includes resolve from the first hover on.
+    this.safely('workspace index', undefined, () => {
+      const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.index, maxFiles: 2000 });
+      this.connection.console.log(`indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`);
+      this.invalidateOthers(null);
+    });
     await this.reloadSettings(true);
-    setImmediate(() =>
-      this.safely('workspace index', undefined, () => {
-        const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.index });
-        this.connection.console.log(`indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`);
-        this.invalidateOthers(null);
-      }),
-    );
   }
 
   private workspaceRoots(): string[] {

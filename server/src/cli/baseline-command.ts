@@ -8,7 +8,8 @@ import { UsageError, type CliIO } from './cli-io';
 import { runCheck } from './check-command';
 import { checkJson } from './check-json';
 import type { CheckJson } from './check-json-types';
-import { BaselineError, parseBaseline, writeBaseline, type Baseline } from './baseline';
+import { writeBaseline, type Baseline } from './baseline';
+export { loadBaseline } from './baseline-file';
 import { VERSION } from '../version';
 
 export const BASELINE_USAGE = `usage: cuda-occupancy baseline write FILE [--arch ...] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] FILE_OR_DIR...
@@ -55,22 +56,6 @@ export async function baselineCommand(args: string[], io: CliIO, check: RunCheck
     io.err('cuda-occupancy: warning: no register figures were found (no nvcc, --ptxas-log or `// occupancy:` annotation), so the baseline records no registers, spills or occupancy to compare\n');
   }
   return 0;
-}
-
-/** Read and validate `--baseline FILE`; a missing or bad file is a usage error (exit 2) with one clear line. */
-export function loadBaseline(file: string, cwd: string): Baseline {
-  let text: string;
-  try {
-    text = readFileSync(path.resolve(cwd, file), 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read baseline ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-  try {
-    return parseBaseline(text);
-  } catch (error) {
-    if (error instanceof BaselineError) throw new UsageError(`bad baseline ${file}: ${error.message}`);
-    throw error;
-  }
 }
 
 function describe(b: Baseline): string {

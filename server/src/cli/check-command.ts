@@ -22,6 +22,11 @@ import { compileResources } from '../nvcc/compile-resources';
 import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
 import { locateNvcc } from '../nvcc/locate-nvcc';
 import type { Finding, Kernel, Severity } from '../core/types';
+import type { CheckJson } from './check-json-types';
+import { toSarif } from './sarif';
+import { compareToBaseline, regressionsFail, withRegressions } from './baseline';
+import { loadBaseline } from './baseline-file';
+import { VERSION } from '../version';
 
 const FLAGS = {
   '--arch': 'string',
@@ -32,10 +37,11 @@ const FLAGS = {
   '--ptxas-log': 'string',
   '--fail-on': 'string',
   '--timeout': 'string',
+  '--baseline': 'string',
   '--help': 'boolean',
 } as const;
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] FILE_OR_DIR...`;
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] FILE_OR_DIR...`;
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1, hint: 0 };
 const DEFAULT_ARCH = 'sm_80';
@@ -137,11 +143,23 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
     io.out(CHECK_USAGE + '\n');
     return 0;
   }
+  const { flags } = parseArgs(args, { ...FLAGS }, { '-h': '--help' });
+  const format = (flags['--format'] as string | undefined) ?? 'text';
+  if (!['text', 'json', 'sarif'].includes(format)) throw new UsageError(`--format must be text, json or sarif, got ${format}`);
+  const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
   const run = await runCheck(args, io);
-  if (!['text', 'json'].includes(run.format)) throw new UsageError(`--format must be text or json, got ${run.format}`);
   for (const note of run.notes) io.err(`cuda-occupancy: ${note}\n`);
-  io.out(run.format === 'json' ? JSON.stringify(checkJson(run.archs, run.files), null, 2) + '\n' : checkText(run.archs, run.files, io.cwd));
-  return exitCodeFor(run.files.flatMap((f) => f.report.findings), run.failOn);
+  let json = checkJson(run.archs, run.files) as CheckJson;
+  const regressions = baseline ? compareToBaseline(json, baseline) : [];
+  if (baseline) json = withRegressions(json, regressions);
+  if (format === 'json') io.out(JSON.stringify(json, null, 2) + '\n');
+  else if (format === 'sarif') io.out(JSON.stringify(toSarif(json, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
+  else {
+    io.out(checkText(run.archs, run.files, io.cwd));
+    if (baseline) io.out(regressions.length ? `against the baseline:\n${regressions.map((r) => `  ${r.severity} ${r.code} ${r.file}:${r.line}: ${r.message}`).join('\n')}\n` : 'against the baseline: nothing got worse\n');
+  }
+  const failing = exitCodeFor(run.files.flatMap((f) => f.report.findings), run.failOn) === 1 || regressionsFail(regressions, run.failOn);
+  return failing ? 1 : 0;
 }
 
 export function exitCodeFor(findings: readonly Finding[], failOn: string): number {

@@ -7,6 +7,7 @@
 import { processIO, UsageError, type CliIO } from './cli-io';
 import { checkCommand, CHECK_USAGE } from './check-command';
 import { calcCommand } from './calc-command';
+import { baselineCommand, BASELINE_USAGE } from './baseline-command';
 import { VERSION } from '../version';
 
 const USAGE = `usage: cuda-occupancy <command> [options]
@@ -14,8 +15,10 @@ const USAGE = `usage: cuda-occupancy <command> [options]
 commands:
   check FILE_OR_DIR...   kernels, launches, occupancy and findings
   calc                   occupancy of one configuration (--jsonl: the oracle's protocol on stdin)
+  baseline write FILE    record registers, spills and occupancy, for check --baseline FILE
 
 ${CHECK_USAGE}
+${BASELINE_USAGE}
 usage: cuda-occupancy calc --arch sm_90 --block 256 --regs 64 [--smem 4096] [--dyn-smem 0] [--carveout -1] [--optin] [--barriers 1] [--json | --jsonl]
 `;
 
@@ -27,6 +30,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
         return await checkCommand(rest, io);
       case 'calc':
         return await calcCommand(rest, io);
+      case 'baseline':
+        return await baselineCommand(rest, io);
       case '--version':
       case 'version':
         io.out(`cuda-occupancy ${VERSION}\n`);

@@ -11,7 +11,6 @@ import { knownRules, levelOf, ruleFor, type RuleInfo } from './rule-catalog';
 
 export const SARIF_SCHEMA_URI = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
 /** Mirrors package.json's repository. */
-export const DEFAULT_INFORMATION_URI = 'https://example.invalid/cuda-occupancy-lens';
 export const SRCROOT = '%SRCROOT%';
 
 export interface SarifOptions {
@@ -71,7 +70,7 @@ export function toSarif(check: CheckJson, options: SarifOptions): object {
         tool: {
           driver: {
             name: 'cuda-occupancy',
-            informationUri: options.informationUri ?? DEFAULT_INFORMATION_URI,
+            ...(options.informationUri ? { informationUri: options.informationUri } : {}),
             version: options.toolVersion,
             ...(/^\d+\.\d+\.\d+/.test(options.toolVersion) ? { semanticVersion: options.toolVersion } : {}),
             rules: rules.map(ruleDescriptor),
