@@ -3,7 +3,8 @@
  * features' subscriptions. Restart disposes the context and makes a new one.
  */
 import * as vscode from 'vscode';
-import { LanguageClient, RevealOutputChannelOn, State, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { CloseAction, ErrorAction, LanguageClient, RevealOutputChannelOn, State, TransportKind, type ErrorHandler, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { decideRestart } from './restart-backoff';
 import { StatusBar } from './status-bar';
 import { registerChart } from './chart/chart-panel';
 import { registerArchitecturePicker } from './architecture-picker';
@@ -14,6 +15,9 @@ export class ClientContext {
   readonly subscriptions: vscode.Disposable[] = [];
   client: LanguageClient | undefined;
   readonly statusBar: StatusBar;
+  private crashes: number[] = [];
+  private restartTimer: NodeJS.Timeout | undefined;
+  private disposed = false;
 
   constructor(
     readonly extension: vscode.ExtensionContext,
@@ -38,6 +42,7 @@ export class ClientContext {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       synchronize: { configurationSection: 'cudaOccupancy' },
       initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
+      errorHandler: this.errorHandler(),
     };
     this.client = new LanguageClient('cudaOccupancy', 'CUDA Occupancy Lens', serverOptions, clientOptions);
     this.subscriptions.push(
@@ -51,7 +56,39 @@ export class ClientContext {
     registerNvccArgumentCommand(this);
   }
 
+  /**
+   * A crashed server is restarted with backoff (the client re-sends the open
+   * documents; settings live in VS Code), and the status bar says what happens.
+   */
+  private errorHandler(): ErrorHandler {
+    return {
+      error: () => ({ action: ErrorAction.Continue, handled: true }),
+      closed: () => {
+        if (this.disposed) return { action: CloseAction.DoNotRestart, handled: true };
+        const { decision, crashes } = decideRestart(this.crashes, Date.now());
+        this.crashes = crashes;
+        if (decision.delayMs === null) {
+          const message = `The CUDA Occupancy server stopped ${decision.crashes} times in 3 minutes and was not restarted. Run "CUDA Occupancy: Restart Server" after looking at the log.`;
+          this.output.error(message);
+          this.statusBar.setClientState('stopped', message);
+          void vscode.window.showErrorMessage(message, 'Show Log').then((choice) => choice && this.output.show());
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        this.output.warn(`the server stopped (${decision.crashes} in 3 minutes); restarting in ${decision.delayMs} ms`);
+        this.statusBar.setClientState('stopped', `The server stopped; restarting in ${Math.ceil(decision.delayMs / 1000)} s.`);
+        clearTimeout(this.restartTimer);
+        this.restartTimer = setTimeout(() => {
+          if (this.disposed || !this.client) return;
+          this.client.start().catch((error) => this.output.error(`restarting the server: ${String(error)}`));
+        }, decision.delayMs);
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    };
+  }
+
   async dispose(): Promise<void> {
+    this.disposed = true;
+    clearTimeout(this.restartTimer);
     const client = this.client;
     this.client = undefined;
     for (const d of this.subscriptions.splice(0)) d.dispose();

@@ -22,6 +22,11 @@ export async function activate(extension: vscode.ExtensionContext): Promise<void
     }),
     vscode.commands.registerCommand('cudaOccupancy.showOutput', () => output.show(true)),
     { dispose: () => void context?.dispose() },
+    // Trust granted: restart so that nvcc may use the workspace's settings and compile_commands.json.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      output.info('workspace trusted: restarting the server with the workspace nvcc settings');
+      void start();
+    }),
   );
   try {
     await start();

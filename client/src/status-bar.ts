@@ -6,6 +6,7 @@ export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('cudaOccupancy.status', vscode.StatusBarAlignment.Right, 100);
   private clientState: 'starting' | 'running' | 'stopped' = 'starting';
   private status: ServerStatus | undefined;
+  private clientNote: string | undefined;
 
   constructor() {
     this.item.name = 'CUDA Occupancy';
@@ -14,8 +15,9 @@ export class StatusBar implements vscode.Disposable {
     this.item.show();
   }
 
-  setClientState(state: 'starting' | 'running' | 'stopped'): void {
+  setClientState(state: 'starting' | 'running' | 'stopped', note?: string): void {
     this.clientState = state;
+    this.clientNote = note;
     this.render();
   }
 
@@ -36,6 +38,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.text = `${icon} CUDA ${archs}`.trim();
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.appendMarkdown(`**CUDA Occupancy Lens**: ${state}\n\n`);
+    if (this.clientNote && this.clientState !== 'running') tooltip.appendMarkdown(`${this.clientNote}\n\n`);
     if (this.status) {
       tooltip.appendMarkdown(`Architectures: ${this.status.archs.join(', ')} (${this.status.archSource})\n\n`);
       if (this.status.message) tooltip.appendMarkdown(`${this.status.message}\n\n`);

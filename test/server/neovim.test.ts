@@ -72,7 +72,8 @@ describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', functio
     const lenses = result.codeLens ?? [];
     const titleAt = (line: number) => lenses.filter((l) => l.range.start.line === line).map((l) => l.command?.title ?? '');
     // block_sum<REDUCE_THREADS> (256 threads, `// occupancy: regs=40 smem=1024`) at line 37.
-    assert.ok(titleAt(36).some((t) => /sm_80 75%.*sm_90 75%/.test(t)), JSON.stringify(lenses.map((l) => [l.range.start.line, l.command?.title])));
+    // 75% from the annotation, or 100% once ptxas (12 registers) has answered: ptxas figures win.
+    assert.ok(titleAt(36).some((t) => /sm_80 (75|100)%.*sm_90 (75|100)%/.test(t)), JSON.stringify(lenses.map((l) => [l.range.start.line, l.command?.title])));
     assert.ok(titleAt(38).some((t) => /256 threads/.test(t)), JSON.stringify(titleAt(38)));
   });
 

@@ -5,7 +5,8 @@
  * Chromium). Where VS Code can be downloaded, VSCODE_TEST_DOWNLOAD=1 runs the
  * same suite with the ordinary runTests.
  */
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTests } from '@vscode/test-electron';
 
@@ -22,11 +23,22 @@ async function main(): Promise<void> {
     }
     if (!existsSync(path.join(repo, 'dist', 'client', 'extension.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   }
+  // The suite applies quick fixes and saves: it works on a copy of the examples.
+  const workspace = mkdtempSync(path.join(tmpdir(), 'cuda-occupancy-ws-'));
+  cpSync(path.join(repo, 'examples'), workspace, { recursive: true });
+  try {
+    await run(download, workspace);
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+async function run(download: boolean, workspace: string): Promise<void> {
   const code = await runTests({
     ...(download ? {} : { vscodeExecutablePath: shim }),
     extensionDevelopmentPath: repo,
     extensionTestsPath: path.join(__dirname, 'suite', 'index.js'),
-    launchArgs: [path.join(repo, 'examples'), '--disable-extensions'],
+    launchArgs: [workspace, '--disable-extensions'],
     extensionTestsEnv: { CUDA_OCC_REPO: repo },
   });
   if (code !== 0) throw new Error(`VS Code tests exited with ${code}`);

@@ -64,3 +64,44 @@ describe('CUDA Occupancy Lens in VS Code', () => {
     assert.match(doc.lineAt(error.range.start.line).text, /pair_mix<<</);
   });
 });
+
+describe('a quick fix in VS Code', () => {
+  it('caps registers with __launch_bounds__, and the figures change after nvcc runs again', async function () {
+    this.timeout(180000);
+    const folder = vscode.workspace.workspaceFolders![0];
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder.uri, 'nbody.cu'));
+    await vscode.window.showTextDocument(doc);
+    const line = doc.getText().split('\n').findIndex((l) => l.includes('nbody_forces<<<'));
+    const at = new vscode.Position(line, doc.lineAt(line).text.indexOf('nbody_forces') + 2);
+    const hoverAt = async () => hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
+    const withNvcc = process.env.CUDA_OCC_EXPECT_NVCC !== '0';
+    if (!withNvcc) this.skip();
+
+    const before = await poll('ptxas figures for nbody_forces', async () => {
+      const t = await hoverAt();
+      return /\(ptxas, sm_80/.test(t) ? t : undefined;
+    }, 120000);
+    const regsBefore = Number(/Figures: (\d+) registers/.exec(before)![1]);
+    const occBefore = /\| occupancy \| \*\*([\d.]+)%\*\*/.exec(before)![1];
+
+    const fix = await poll('the register-cap quick fix', async () => {
+      const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, new vscode.Range(at, at));
+      return actions?.find((a) => a.title.startsWith('Cap registers'));
+    });
+    const cap = /ptxas targets ≤ (\d+) registers/.exec(fix.title);
+    assert.ok(cap && fix.edit, fix.title);
+    assert.ok(await vscode.workspace.applyEdit(fix.edit));
+    assert.match(doc.getText(), /__launch_bounds__\(256, \d+\) nbody_forces/);
+    await doc.save();
+
+    const after = await poll('new ptxas figures after the fix', async () => {
+      const t = await hoverAt();
+      const m = /Figures: (\d+) registers.*\(ptxas, sm_80/.exec(t);
+      return m && Number(m[1]) <= Number(cap[1]) ? t : undefined;
+    }, 150000);
+    const regsAfter = Number(/Figures: (\d+) registers/.exec(after)![1]);
+    const occAfter = /\| occupancy \| \*\*([\d.]+)%\*\*/.exec(after)![1];
+    assert.ok(regsAfter < regsBefore, `${regsBefore} -> ${regsAfter}`);
+    assert.ok(Number(occAfter) > Number(occBefore), `${occBefore}% -> ${occAfter}%`);
+  });
+});
