@@ -129,17 +129,10 @@ function toOptions(flags: Map<string, string>): CalcOptions {
   };
 }
 
+/** The same query in the oracle protocol's words (the arch by name instead of its device properties). */
 function toProtocolQuery(o: CalcOptions): Record<string, unknown> {
-  return {
-    arch: archName(o.arch),
-    blockSize: o.block,
-    numRegs: o.regs,
-    sharedSizeBytes: o.smem,
-    dynamicSmemBytes: o.dynSmem,
-    carveout: o.carveout,
-    shmemLimitConfig: o.optin ? 'optin' : 'default',
-    numBlockBarriers: o.barriers,
-  };
+  const { device: _device, ...fields } = occupancyQueryOf(o);
+  return { arch: archName(o.arch), ...fields };
 }
 
 function occupancyQueryOf(o: CalcOptions): OccupancyQuery {
