@@ -1,0 +1,74 @@
+// Bundles for the benchmark, built into a temporary directory (never into dist/): the core analysis and
+// the ptxas path as one CommonJS module, and an unminified copy of the server for readable CPU profiles.
+// Both are unminified and carry a source map, so a profile names functions and files as the sources do
+// (keepNames stays off: its __name calls would show up in the profile).
+import * as esbuild from 'esbuild';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire, SourceMap } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+
+// What the server computes per document version, and the ptxas path. Kept in step with
+// server/src/cuda-occupancy-server.ts (report) and document-store.ts (facts): see perVersion in bench.mjs.
+const CORE_ENTRY = `
+export { createCudaParser } from './server/src/core/cuda-parser';
+export { readGrammarBytes } from './server/src/grammar-files';
+export { analyzeDocument } from './server/src/core/analyze-document';
+export { WorkspaceIndex } from './server/src/core/workspace-index';
+export { toIndexPath } from './server/src/workspace-files';
+export { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from './server/src/features/document-report';
+export { toDiagnostic } from './server/src/lsp-convert';
+export { FiguresRegistry } from './server/src/core/figures-registry';
+export { resolveArchs } from './server/src/core/launch-analysis';
+export { parseArch } from './server/src/core/arch-table';
+export { analyzeDivergence } from './server/src/core/divergence';
+export { compileResources } from './server/src/nvcc/compile-resources';
+export { ResourceCache } from './server/src/nvcc/resource-cache';
+export { nvccVersion } from './server/src/nvcc/nvcc-runner';
+`;
+
+function common(root) {
+  return {
+    // As scripts/build.mjs: web-tree-sitter's ESM build calls createRequire(import.meta.url).
+    define: { SERVER_VERSION: '"bench"', 'import.meta.url': '__importMetaUrl' },
+    banner: { js: "const __importMetaUrl = require('url').pathToFileURL(__filename).href;" },
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify: false,
+    sourcemap: 'external',
+    logLevel: 'warning',
+    absWorkingDir: root,
+  };
+}
+
+/** The core (parser, analysis, report, ptxas path) as a module loaded into this process. */
+export async function buildCore({ root, outDir }) {
+  const outfile = join(outDir, 'bench-core.cjs');
+  await esbuild.build({
+    ...common(root),
+    stdin: { contents: CORE_ENTRY, resolveDir: root, sourcefile: 'bench-entry.ts', loader: 'ts' },
+    outfile,
+  });
+  return { path: outfile, module: createRequire(import.meta.url)(outfile) };
+}
+
+/** An unminified server with the wasm files beside it (server/server.js, wasm/), as dist/ lays them out. */
+export async function buildProfilingServer({ root, outDir }) {
+  const outfile = join(outDir, 'server', 'server.js');
+  await esbuild.build({ ...common(root), entryPoints: ['server/src/server.ts'], outfile });
+  mkdirSync(join(outDir, 'wasm'), { recursive: true });
+  for (const file of ['tree-sitter.wasm', 'tree-sitter-cuda.wasm']) copyFileSync(join(root, 'dist', 'wasm', file), join(outDir, 'wasm', file));
+  return outfile;
+}
+
+/** For a bundle: (line, column), 0-based -> { file, line } in the sources (1-based line), from its source map. */
+export function sourceLocator(bundlePath, root) {
+  const map = new SourceMap(JSON.parse(readFileSync(`${bundlePath}.map`, 'utf8')));
+  return (line, column) => {
+    const entry = map.findEntry(line, column);
+    if (!entry || !entry.originalSource) return null;
+    const file = relative(root, resolve(dirname(bundlePath), entry.originalSource.replace(/^file:\/\//, '')));
+    return { file: file.replace(/^.*node_modules\//, 'node_modules/'), line: entry.originalLine + 1 };
+  };
+}
