@@ -38,7 +38,8 @@ import { chartDataFor } from './features/chart-request';
 import { toDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath } from './workspace-files';
 import { readPtxasLog } from './ptxas-log';
-import { CompileService } from './compile-service';
+import { CompileService, type DocumentPtx } from './compile-service';
+import { contentHash } from './nvcc/compile-ptx';
 import { CHART_DATA_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from './protocol';
 import type { DocumentFigures } from './nvcc/compile-scheduler';
 
@@ -61,6 +62,9 @@ export class CudaOccupancyServer {
   private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
   private readonly figures = new FiguresRegistry();
   private readonly compilerFindings = new Map<string, Finding[]>();
+  /** The latest PTX per document, with the hash of the text it was compiled from. */
+  private readonly ptx = new Map<string, DocumentPtx>();
+  private ptxGeneration = 0;
   private readonly index = new WorkspaceIndex();
   private readonly compile: CompileService;
   private readonly documents: DocumentStore;
@@ -93,8 +97,10 @@ export class CudaOccupancyServer {
       isOpen: (uri) => this.documents.has(uri),
       log: (m) => connection.console.log(m),
       cacheDir: init.cacheDir,
+      wantsPtx: (uri) => this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false),
     });
     this.compile.onResult((result) => this.onCompiled(result));
+    this.compile.onPtx((ptx) => this.onPtx(ptx));
     this.compile.onStateChange(() => this.sendStatus());
   }
 
@@ -135,6 +141,7 @@ export class CudaOccupancyServer {
       this.documents.close(uri);
       this.compile.close(uri);
       this.reports.delete(uri);
+      this.ptx.delete(uri);
       clearTimeout(this.pendingDiagnostics.get(uri));
       this.pendingDiagnostics.delete(uri);
       void c.sendDiagnostics({ uri, diagnostics: [] });
@@ -215,11 +222,11 @@ export class CudaOccupancyServer {
     return 'default';
   }
 
-  /** The report of a document's current version, built once per version, settings and figures. */
+  /** The report of a document's current version, built once per version, settings, figures and PTX. */
   private report(uri: string): DocumentReport | undefined {
     const facts = this.documents.facts(uri);
     if (!facts) return undefined;
-    const key = `${facts.version}/${this.settingsGeneration}/${this.figures.generation}`;
+    const key = `${facts.version}/${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}`;
     const cached = this.reports.get(uri);
     if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
     const report = buildDocumentReport({
@@ -233,6 +240,7 @@ export class CudaOccupancyServer {
         divergenceEnabled: this.settings['divergence.enabled'],
       },
       compilerFindings: this.compilerFindings.get(uri) ?? [],
+      ptx: this.ptxFor(uri, facts.source.text),
     });
     this.reports.set(uri, { key, report });
     return report;
@@ -299,6 +307,21 @@ export class CudaOccupancyServer {
       this.compilerFindings.set(result.uri, compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)));
       this.refreshAll();
     });
+  }
+
+  private onPtx(ptx: DocumentPtx): void {
+    this.safely('ptx result', undefined, () => {
+      if (!this.documents.has(ptx.uri)) return;
+      this.ptx.set(ptx.uri, ptx);
+      this.ptxGeneration++;
+      this.scheduleDiagnostics(ptx.uri);
+    });
+  }
+
+  /** The document's PTX if it was compiled from exactly this text (after an unsaved edit its `.loc` lines no longer match). */
+  private ptxFor(uri: string, text: string): { text: string; filePath: string } | null {
+    const ptx = this.ptx.get(uri);
+    return ptx && ptx.sourceHash === contentHash(text) ? { text: ptx.text, filePath: ptx.path } : null;
   }
 
   private invalidateOthers(changed: string | null): void {

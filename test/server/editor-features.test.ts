@@ -131,6 +131,44 @@ void run(float* b, int n) { k<<<(n + 255) / 256, 256>>>(b, n); }
     assert.deepEqual(divergent[0].relatedInformation?.[0].location.range.start.line, 1);
   });
 
+  it('hovers a divergent branch with its estimated path costs, and a tail guard with its verdict', async () => {
+    const kernel = (cursorAt: 'split' | 'tail') => `__global__ void k(float* buf, int n) {
+  int t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + t;
+  if (${cursorAt === 'tail' ? 'i |< n' : 'i < n'}) buf[i] = 0;
+  if (${cursorAt === 'split' ? 't %| 2 == 0' : 't % 2 == 0'}) buf[t] += buf[t + 1] * 0.5f;
+}
+void run(float* b, int n) { k<<<(n + 255) / 256, 256>>>(b, n); }
+`;
+    const hoverOf = async (snippet: string) => {
+      const { uri, position } = open(snippet);
+      const hover = await session.hover(uri, position);
+      assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
+      return { value: hover.contents.value, range: hover.range };
+    };
+    const split = await hoverOf(kernel('split'));
+    assert.equal(
+      split.value,
+      [
+        '**divergent** `t % 2 == 0` in kernel `k`',
+        '',
+        '`t % 2 == 0` splits every warp into two groups of 16 lanes; the idle lanes wait through the body (about 5 instructions, estimated from the syntax) (lane efficiency 50% there). The else path is empty, so no extra issue slots are paid. It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).',
+        '',
+        'Path costs (estimated from the syntax): then 5 · else 0. Diverged: 5 issue slots; if the lanes agreed: 5; efficiency 100%.',
+        '',
+        'Thread index from `int t = threadIdx.x;` (line 2).',
+        '',
+        '**Suggestion:** Index the work so the active lanes are contiguous (e.g. sequential addressing `tid < s` instead of `tid % (2*s) == 0`): whole warps then drop out together.',
+        '',
+        'Assumptions:',
+        '- path costs are estimates from the syntax tree (about one instruction per operator, load, store or call)',
+      ].join('\n'),
+    );
+    assert.deepEqual(split.range, { start: { line: 4, character: 6 }, end: { line: 4, character: 16 } });
+    const tail = await hoverOf(kernel('tail'));
+    assert.equal(tail.value, '**tail** `i < n` in kernel `k`\n\ntail guard: splits at most the last warp.\n\nThread index from `int i = blockIdx.x * blockDim.x + t;` (line 3).');
+  });
+
   it('offers the dynamic shared memory opt-in before a launch that needs it', async () => {
     const { uri } = open(`__global__ void big(float* p) { extern __shared__ float s[]; s[threadIdx.x] = p[threadIdx.x]; }
 void run(float* p) {

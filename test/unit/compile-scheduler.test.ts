@@ -172,4 +172,36 @@ describe('compile scheduler', function () {
     assert.equal(scheduler.latest('file:///a.cu')?.stale, false);
     assert.ok(Date.now() - started < 5);
   });
+
+  it('runs the follow-up (the PTX compile) after announcing the result, in the same slot and under the same signal', async () => {
+    const events: string[] = [];
+    scheduler = new CompileScheduler({
+      compile: compileWith('nvcc-ok', 0), debounceMs: 10, maxParallel: 1,
+      afterCompile: async (request, result, signal) => {
+        events.push(`follow-up ${path.basename(request.path)} ${result.status} active=${scheduler!.activeCount}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 600);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        events.push(`follow-up ${path.basename(request.path)} ${signal.aborted ? 'cancelled' : 'done'}`);
+      },
+    });
+    scheduler.onResult((r) => events.push(`result ${path.basename(r.path)}`));
+    scheduler.onCompileEnd((r) => events.push(`end ${path.basename(r.path)} active=${scheduler!.activeCount}`));
+    scheduler.request('file:///k0.cu', { path: files[0] });
+    await until(() => events.includes('follow-up k0.cu ok active=1'));
+    // The follow-up holds the only slot: another document waits for it.
+    scheduler.request('file:///k1.cu', { path: files[1] });
+    await sleep(200);
+    assert.equal(calls, 1);
+    // A newer save of the same document cancels the follow-up, as it would the compile.
+    scheduler.request('file:///k0.cu', { path: files[0] });
+    await until(() => events.filter((e) => e.startsWith('end')).length === 3);
+    assert.deepEqual(events.slice(0, 4), ['result k0.cu', 'follow-up k0.cu ok active=1', 'follow-up k0.cu cancelled', 'end k0.cu active=0']);
+    assert.equal(calls, 3);
+    assert.ok(events.includes('follow-up k1.cu done') && events.includes('follow-up k0.cu done'), events.join('; '));
+  });
 });

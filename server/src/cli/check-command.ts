@@ -9,7 +9,7 @@ import { checkText } from './check-text';
 import { createCudaParser } from '../core/cuda-parser';
 import { readGrammarBytes } from '../grammar-files';
 import { analyzeDocument, type DocumentFacts } from '../core/analyze-document';
-import { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from '../features/document-report';
+import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type ReportPtx } from '../features/document-report';
 import { resolveArchs } from '../core/launch-analysis';
 import { FiguresRegistry } from '../core/figures-registry';
 import { parseArch } from '../core/arch-table';
@@ -19,6 +19,7 @@ import { mapKernelResources, parseResourceAnnotation, resourcesForArch, type Ker
 import { indexWorkspace, toIndexPath } from '../workspace-files';
 import { readPtxasLog } from '../ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
+import { compilePtx, contentHash } from '../nvcc/compile-ptx';
 import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
 import { locateNvcc } from '../nvcc/locate-nvcc';
 import type { Finding, Kernel, Severity } from '../core/types';
@@ -91,6 +92,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   const figures = new FiguresRegistry();
   const notes: string[] = [];
   const compiled = new Map<string, { kernels: Array<KernelResources<Kernel>>; findings: Finding[] }>();
+  const ptxOf = new Map<string, ReportPtx>();
   const allKernels = analysed.flatMap((a) => a.facts.kernels);
   if (typeof flags['--ptxas-log'] === 'string') {
     try {
@@ -118,17 +120,22 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
       const mapped = mapKernelResources({ kernels: facts.kernels, entries: result.entries, source: 'ptxas', producedAt: result.perArch[0]?.producedAt ?? Date.now() });
       figures.setCompiled(file, mapped);
       compiled.set(file, { kernels: mapped.kernels, findings: compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)) });
+      // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
+      if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) continue;
+      const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000 });
+      if (ptx.status !== 'ok') notes.push(`${path.relative(io.cwd, file) || file}: nvcc -ptx ${ptx.status}: ${ptx.error.text} (branch costs stay estimates)`);
+      else if (ptx.sourceHash === contentHash(facts.source.text)) ptxOf.set(file, { text: ptx.ptx.text, filePath: file });
     }
   }
 
   const settings = DEFAULT_REPORT_SETTINGS;
   const checked: CheckFile[] = analysed.map(({ file, facts }) => {
-    const report = buildDocumentReport({ facts, archs, figuresFor: figures.figuresFor, settings, compilerFindings: compiled.get(file)?.findings ?? [] });
+    const report = buildDocumentReport({ facts, archs, figuresFor: figures.figuresFor, settings, compilerFindings: compiled.get(file)?.findings ?? [], ptx: ptxOf.get(file) });
     return {
       path: path.relative(io.cwd, file) || file,
       report,
       instances: (kernel) => instancesOf(kernel, compiled.get(file)?.kernels, archs, figures),
-      branches: branchesForCli(facts.branches),
+      branches: branchesForCli(report.branches),
       latency: report.analyses.map((a) => {
         const entries = a.perArch.filter((p) => p.latency).map((p) => [p.arch, p.latency] as const);
         return entries.length ? Object.fromEntries(entries) : null;

@@ -1,11 +1,12 @@
 /**
  * Everything the editor shows for one document version, computed once from its
- * facts and kept until the version, the settings or the compiler figures change.
+ * facts and kept until the version, the settings, the compiler figures or the
+ * PTX change.
  */
 import type { DocumentFacts } from '../core/analyze-document';
 import type { Finding, Kernel } from '../core/types';
 import { analyzeLaunch, type FiguresFor, type LaunchAnalysis } from '../core/launch-analysis';
-import { divergenceFindings } from '../core/divergence';
+import { divergenceFindings, refineBranchesWithPtx, type Branch } from '../core/divergence';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../core/compiler-findings';
 
@@ -26,6 +27,14 @@ export interface DocumentReport {
   /** Launch analyses per kernel of this document, in the order of its kernels. */
   byKernel: Map<Kernel, LaunchAnalysis[]>;
   findings: Finding[];
+  /** facts.branches, with the divergent ones' path costs counted in the PTX when it was given. */
+  branches: Branch[];
+}
+
+/** PTX of this document's text (`nvcc -ptx -lineinfo`); `filePath` is the file nvcc compiled. */
+export interface ReportPtx {
+  text: string;
+  filePath: string;
 }
 
 export interface ReportInput {
@@ -35,9 +44,11 @@ export interface ReportInput {
   settings?: ReportSettings;
   /** Findings from the compiler's own output (spills, unmet launch bounds). */
   compilerFindings?: Finding[];
+  /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
+  ptx?: ReportPtx | null;
 }
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [] }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null }: ReportInput): DocumentReport {
   const pOf = (kernel: Kernel | null) => {
     const mp = kernel ? facts.memoryParallelism.find((m) => m.kernel === kernel.qualifiedName || m.kernel === kernel.name) : undefined;
     return mp && mp.p > 0 ? mp.p : 1;
@@ -54,12 +65,13 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   for (const kernel of facts.kernels) {
     byKernel.set(kernel, analyses.filter((a) => a.kernel !== null && a.kernel.qualifiedName === kernel.qualifiedName));
   }
+  const branches = ptx && facts.branches.some((b) => b.kind === 'divergent') ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath) : facts.branches;
   const findings = [
     ...facts.findings,
     ...compilerFindings,
-    ...(settings.divergenceEnabled ? divergenceFindings(facts.branches, { minCostThreshold: settings.divergenceMinCost }) : []),
+    ...(settings.divergenceEnabled ? divergenceFindings(branches, { minCostThreshold: settings.divergenceMinCost }) : []),
     ...impossibleLaunchFindings(analyses),
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
   ];
-  return { facts, archs, analyses, byKernel, findings };
+  return { facts, archs, analyses, byKernel, findings, branches };
 }

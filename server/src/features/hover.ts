@@ -1,9 +1,10 @@
-/** Hover: a launch's occupancy report, or a kernel's figures and launches. */
+/** Hover: a launch's occupancy report, a kernel's figures and launches, or a thread-index branch's verdict and costs. */
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
 import type { DocumentReport } from './document-report';
 import { contains, toRange } from '../lsp-convert';
 import { mdText } from './format';
 import { launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
+import { branchesAt, branchHoverMarkdown } from './branch-hover';
 
 export function hoverAt(report: DocumentReport, position: Position, extras: (analysisIndex: number) => ReportExtras = () => ({})): Hover | null {
   const index = report.analyses.findIndex((a) => contains(a.launch.nameSpan, position) || contains(a.launch.span, position));
@@ -26,6 +27,8 @@ export function hoverAt(report: DocumentReport, position: Position, extras: (ana
     }
     return markdown(lines.join('\n\n'), toRange(kernel.nameSpan));
   }
+  const branches = branchesAt(report.branches, position);
+  if (branches.length > 0) return markdown(branchHoverMarkdown(branches), toRange(branches[0].conditionSpan));
   return null;
 }
 

@@ -41,6 +41,12 @@ export interface CompileSchedulerOptions {
   readonly maxParallel?: number;
   /** Whether a document is still open; requests and queued runs of closed documents are dropped. */
   readonly isOpen?: (uri: string) => boolean;
+  /**
+   * Work that follows an accepted result (the PTX compile), run in the same slot and under the same
+   * signal: a newer save cancels it as it would the compile, and it counts against `maxParallel`.
+   * The result's listeners have already been told when it starts.
+   */
+  readonly afterCompile?: (request: CompileRequest, result: CompileResourcesResult, signal: AbortSignal) => Promise<void>;
   readonly now?: () => number;
 }
 
@@ -67,6 +73,7 @@ export class CompileScheduler {
   private readonly resultListeners = new Set<Listener<DocumentFigures>>();
   private readonly missingListeners = new Set<Listener<CompileResourcesResult>>();
   private readonly startListeners = new Set<Listener<CompileRequest>>();
+  private readonly endListeners = new Set<Listener<CompileRequest>>();
   private readonly debounceMs: number;
   private readonly maxParallel: number;
   private readonly now: () => number;
@@ -160,6 +167,11 @@ export class CompileScheduler {
     return this.listen(this.startListeners, listener);
   }
 
+  /** Called as each run ends (its follow-up included), whatever the outcome, once `activeCount` no longer counts it. */
+  onCompileEnd(listener: Listener<CompileRequest>): Disposable {
+    return this.listen(this.endListeners, listener);
+  }
+
   dispose(): void {
     this.disposed = true;
     for (const uri of [...this.documents.keys()]) this.cancel(uri);
@@ -168,6 +180,7 @@ export class CompileScheduler {
     this.resultListeners.clear();
     this.missingListeners.clear();
     this.startListeners.clear();
+    this.endListeners.clear();
   }
 
   private listen<T>(set: Set<Listener<T>>, listener: Listener<T>): Disposable {
@@ -234,7 +247,21 @@ export class CompileScheduler {
       this.runningCount--;
       state.running = null;
     }
-    if (!this.disposed && !state.closed && !controller.signal.aborted && result) this.accept(uri, request, result);
+    const live = () => !this.disposed && !state.closed && !controller.signal.aborted;
+    if (live() && result && this.accept(uri, request, result) && this.options.afterCompile && live()) {
+      // The follow-up takes the slot and the signal back (nothing ran in between: no await since the compile).
+      state.running = controller;
+      this.runningCount++;
+      try {
+        await this.options.afterCompile(request, result, controller.signal);
+      } catch (error) {
+        void error; // the figures stand without it
+      } finally {
+        this.runningCount--;
+        state.running = null;
+      }
+    }
+    for (const listener of this.endListeners) safely(() => listener(request));
     if (this.documents.get(uri) === state && state.again && !this.disposed) {
       state.again = false;
       this.enqueue(uri);
@@ -242,8 +269,9 @@ export class CompileScheduler {
     this.pump();
   }
 
-  private accept(uri: string, request: CompileRequest, result: CompileResourcesResult): void {
-    if (result.status === 'cancelled') return;
+  /** Stores and announces a result; true when it was taken as the document's figures. */
+  private accept(uri: string, request: CompileRequest, result: CompileResourcesResult): boolean {
+    if (result.status === 'cancelled') return false;
     if (result.status === 'missing') {
       if (this.disabledReason === null) {
         this.disabledReason = result.firstError?.message ?? 'nvcc not found';
@@ -254,9 +282,9 @@ export class CompileScheduler {
         this.queue.length = 0;
         for (const listener of this.missingListeners) safely(() => listener(result));
       }
-      return;
+      return false;
     }
-    if (!this.isOpen(uri)) return;
+    if (!this.isOpen(uri)) return false;
     const previous = this.results.get(uri);
     const ok = result.status === 'ok';
     // Archs that failed keep their previous figures (stale); archs that succeeded take the new ones.
@@ -273,6 +301,7 @@ export class CompileScheduler {
     };
     this.results.set(uri, figures);
     for (const listener of this.resultListeners) safely(() => listener(figures));
+    return true;
   }
 }
 

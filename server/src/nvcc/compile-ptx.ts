@@ -1,0 +1,181 @@
+/**
+ * PTX with line information for a saved file, for the divergence cost model: `nvcc -ptx -lineinfo` for one
+ * architecture, run like the ptxas-figures compile (compile-resources.ts): an argument array, a time limit,
+ * cancellation, a fresh temporary directory that is always removed, and a bound on what is read back. The
+ * figures compile stays as it is (no -lineinfo there), so its numbers keep matching `nvcc -Xptxas -v`.
+ * Cached under the same key as the figures (content, include stamps, flags, arch, nvcc version), with the
+ * PTX flags folded into the key so the two never answer for each other.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { nvccVersion, runNvcc } from './nvcc-runner';
+import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+import { findFirstCompilerError, type CompilerMessage } from './compile-resources';
+
+/** What the cache stores. */
+export interface PtxText {
+  readonly arch: string;
+  readonly text: string;
+  readonly nvccVersion: string;
+  /** ms since epoch */
+  readonly producedAt: number;
+}
+
+export interface CompilePtxOptions {
+  readonly nvccPath: string;
+  readonly filePath: string;
+  /** One architecture (`sm_80`): the first target. */
+  readonly arch: string;
+  /** Flags from compile_commands.json or settings, as for the figures compile. */
+  readonly flags?: readonly string[];
+  readonly cwd?: string | null;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly cache?: ResourceCache<PtxText> | null;
+  /** Where to create the temporary directory; default os.tmpdir(). */
+  readonly tempRoot?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** The largest PTX file read back; default 32 MiB. */
+  readonly maxPtxBytes?: number;
+  readonly now?: () => number;
+}
+
+export type CompilePtxFailureStatus =
+  | 'failed' | 'missing' | 'timed-out' | 'cancelled' | 'failed-to-start'
+  /** nvcc exited 0 but wrote no file, or a file that is not PTX. */
+  | 'invalid-output'
+  /** The PTX is larger than `maxPtxBytes`. */
+  | 'too-large';
+
+interface CompilePtxCommon {
+  /** sha256 of the file's bytes as nvcc read them: the PTX's `.loc` lines describe this content only. */
+  readonly sourceHash: string | null;
+  /** Wall time of the whole call, and of the nvcc run alone (0 on a cache hit). */
+  readonly durationMs: number;
+  readonly compileMs: number;
+  /** The argument vector run, or null when none was (cache hit, early failure). */
+  readonly command: readonly string[] | null;
+  /** The compiler's output, cut to 64 KiB (for the log). */
+  readonly log: string;
+}
+
+export interface CompilePtxOk extends CompilePtxCommon {
+  readonly status: 'ok';
+  readonly ptx: PtxText;
+  readonly cacheHit: boolean;
+}
+
+export interface CompilePtxFailure extends CompilePtxCommon {
+  readonly status: CompilePtxFailureStatus;
+  readonly error: CompilerMessage;
+}
+
+export type CompilePtxResult = CompilePtxOk | CompilePtxFailure;
+
+const LOG_LIMIT = 64 * 1024;
+const DEFAULT_MAX_PTX = 32 * 1024 * 1024;
+const ARCH = /^sm_\d+[a-z]?$/;
+/** Folded into the cache key: the same file, flags and arch compiled for ptxas figures is another entry. */
+const KEY_FLAGS = ['-ptx', '-lineinfo'];
+
+/** sha256 of a file's content; compare with `sourceHash` before applying PTX to a document's text. */
+export function contentHash(content: string | Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtxResult> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const flags = [...(options.flags ?? [])];
+  let sourceHash: string | null = null;
+  let command: string[] | null = null;
+  let compileMs = 0;
+  let log = '';
+  const fail = (status: CompilePtxFailureStatus, error: CompilerMessage): CompilePtxFailure => ({
+    status, error, sourceHash, durationMs: now() - started, compileMs, command, log: log.slice(0, LOG_LIMIT),
+  });
+
+  if (options.signal?.aborted) return fail('cancelled', message('cancelled'));
+  if (!ARCH.test(options.arch)) return fail('failed', message(`not an architecture nvcc compiles PTX for: ${options.arch}`));
+  const version = await nvccVersion(options.nvccPath);
+  if (version === 'missing') return fail('missing', message(`nvcc not found at ${options.nvccPath}`));
+  const versionText = version ? version.build : 'unknown';
+
+  let content: Buffer;
+  try {
+    content = await fs.readFile(options.filePath);
+  } catch (error) {
+    return fail('failed', message(`cannot read ${options.filePath}: ${(error as Error).message}`));
+  }
+  sourceHash = contentHash(content);
+
+  let key: string | null = null;
+  if (options.cache) {
+    const includes = await collectIncludeStamps({ filePath: options.filePath, text: content.toString('utf8'), includePaths: includePathsOf(flags, options.cwd ?? null) });
+    key = resourceCacheKey({ content, includes, flags: [...flags, ...KEY_FLAGS], arch: options.arch, nvccPath: options.nvccPath, nvccVersion: versionText });
+    const hit = await options.cache.get(key);
+    if (hit) return { status: 'ok', ptx: hit, cacheHit: true, sourceHash, durationMs: now() - started, compileMs, command, log };
+  }
+  if (options.signal?.aborted) return fail('cancelled', message('cancelled'));
+
+  const tempDir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-ptx-'));
+  try {
+    const output = path.join(tempDir, 'x.ptx');
+    const args = ptxArguments({ filePath: options.filePath, flags, arch: options.arch, output });
+    command = [options.nvccPath, ...args];
+    const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
+    const run = await runNvcc({
+      nvccPath: options.nvccPath, args, cwd: options.cwd ?? path.dirname(options.filePath), timeoutMs: options.timeoutMs, signal: options.signal, env,
+    });
+    compileMs = run.durationMs;
+    log = run.stderr + run.stdout;
+    if (run.status === 'timed-out') return fail('timed-out', message(`nvcc -ptx did not finish within ${Math.round(options.timeoutMs / 1000)} s`));
+    if (run.status !== 'exited') return fail(run.status, message(run.error ?? run.status));
+    if (run.exitCode !== 0) {
+      return fail('failed', findFirstCompilerError(run.stderr + (run.stdout ? `\n${run.stdout}` : '')) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`));
+    }
+    const limit = options.maxPtxBytes ?? DEFAULT_MAX_PTX;
+    let size: number;
+    try {
+      const stat = await fs.stat(output);
+      if (!stat.isFile()) return fail('invalid-output', message('nvcc wrote no PTX file'));
+      size = stat.size;
+    } catch {
+      return fail('invalid-output', message('nvcc wrote no PTX file'));
+    }
+    if (size > limit) return fail('too-large', message(`the PTX is ${size} bytes, over the ${limit}-byte limit`));
+    const text = await fs.readFile(output, 'utf8');
+    if (!looksLikePtx(text)) return fail('invalid-output', message('nvcc\'s output is not PTX (no .version and .target lines)'));
+    const ptx: PtxText = { arch: options.arch, text, nvccVersion: versionText, producedAt: now() };
+    if (key && options.cache) await options.cache.set(key, ptx);
+    return { status: 'ok', ptx, cacheHit: false, sourceHash, durationMs: now() - started, compileMs, command, log: log.slice(0, LOG_LIMIT) };
+  } finally {
+    await fs.rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** `<flags> -arch=sm_XX -ptx -lineinfo -o OUT [-x cu] FILE`: the user's flags first, the file last. Pure. */
+export function ptxArguments(options: { filePath: string; flags: readonly string[]; arch: string; output: string }): string[] {
+  const args = [...options.flags, `-arch=${options.arch}`, '-ptx', '-lineinfo', '-o', options.output];
+  if (!/\.cu$/i.test(options.filePath)) args.push('-x', 'cu');
+  args.push(options.filePath);
+  return args;
+}
+
+/** PTX starts with a `.version` directive and names its `.target`. Pure. */
+export function looksLikePtx(text: string): boolean {
+  return /^\s*\.version\s+\d+\.\d+/m.test(text) && /^\s*\.target\s+\w+/m.test(text);
+}
+
+/** The cache's validator: a value read back from disk is not trusted. */
+export function isPtxText(value: unknown): value is PtxText {
+  if (!value || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.arch === 'string' && typeof v.text === 'string' && typeof v.nvccVersion === 'string' && typeof v.producedAt === 'number' && looksLikePtx(v.text);
+}
+
+function message(text: string): CompilerMessage {
+  return { file: null, line: null, column: null, message: text, text };
+}
