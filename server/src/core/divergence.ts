@@ -247,8 +247,10 @@ function tailGuard(thread: Sym, bound: Sym, operator: string, shapes: Dim3[]): V
     for (let s = 0; s < Math.max(1, ...sampleSets.map((x) => x.length)); s++) {
       const bindings = new Map(facts.frees.map((f, i) => [f.id, sampleSets[i][Math.min(s, sampleSets[i].length - 1)] ?? 0] as [number, number]));
       const values: number[] = [];
+      const point: EvalPoint = { ...base, bindings };
       for (let l = 0; l < size; l++) {
-        const v = evaluateSym(thread, { ...base, threadIdx: threadAt(l, shape), bindings });
+        point.threadIdx = threadAt(l, shape);
+        const v = evaluateSym(thread, point);
         if (typeof v !== 'number') return null;
         values.push(v);
       }
@@ -301,7 +303,7 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
     const base0 = basePoint(shape, blockSamples[0]);
-    const samples = facts.frees.map((f) => ({ f, values: freeSamples(f, base0) }));
+    const samples = thinSamples(facts.frees.map((f) => ({ f, values: freeSamples(f, base0) })), MAX_COMBINATIONS);
     for (const { f, values } of samples) {
       if (f.loop?.role !== 'counter') continue;
       if (simulateLoopCounter(f, base0)) {
@@ -309,16 +311,19 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
         notes.push(`${f.name} takes ${describeValues(values)} with ${formatDim(shape)}-thread blocks`);
       } else notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
     }
-    for (const bindings of cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), 512)) {
+    for (const bindings of cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), MAX_COMBINATIONS)) {
       for (const blockIdx of blockSamples) {
-        const base = basePoint(shape, blockIdx);
+        // One evaluation point per combination, its lane fields updated in place (evaluateSym only reads it).
+        const point: EvalPoint = { ...basePoint(shape, blockIdx), bindings };
         const combo: ComboResult = { values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])), splitWarps: [], totalWarps: warps, groups: null };
         let invalid = false;
         for (let w = 0; w < warps && !invalid; w++) {
           const counts = new Map<string, number>();
           let active = 0;
+          point.warpKey = w + 1000 * (blockIdx.x + 7 * blockIdx.y);
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-            const v = evaluateSym(sym, { ...base, threadIdx: threadAt(l, shape), warpKey: w + 1000 * (blockIdx.x + 7 * blockIdx.y), bindings });
+            point.threadIdx = threadAt(l, shape);
+            const v = evaluateSym(sym, point);
             if (v === INVALID) {
               invalid = true;
               break;
@@ -362,6 +367,33 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     notes,
     dependsOnShape,
   };
+}
+
+/**
+ * Combinations of the unknowns' samples evaluated per branch and block shape.
+ * Each combination costs a pass over every lane of every warp, so the samples
+ * are thinned (keeping each list's ends, where splits start and stop) until
+ * their product fits.
+ */
+const MAX_COMBINATIONS = 48;
+
+function thinSamples<T extends { values: number[] }>(samples: T[], cap: number): T[] {
+  const out = samples.map((s) => ({ ...s, values: [...s.values] }));
+  const product = () => out.reduce((p, s) => p * Math.max(1, s.values.length), 1);
+  while (product() > cap) {
+    const widest = out.reduce((a, b) => (b.values.length > a.values.length ? b : a));
+    if (widest.values.length <= 2) break;
+    const keep = Math.max(2, Math.ceil(widest.values.length / 2));
+    widest.values = evenly(widest.values, keep);
+  }
+  return out;
+}
+
+function evenly(values: number[], n: number): number[] {
+  if (values.length <= n) return values;
+  const picked: number[] = [];
+  for (let i = 0; i < n; i++) picked.push(values[Math.round((i * (values.length - 1)) / (n - 1))]);
+  return [...new Set(picked)];
 }
 
 function* cartesian(lists: Array<Array<[number, number]>>, cap: number): Generator<Map<number, number>> {
