@@ -36,7 +36,7 @@ import { codeActions } from './features/code-actions';
 import { buildDocumentReport, type DocumentReport } from './features/document-report';
 import { chartDataFor } from './features/chart-request';
 import { toDiagnostic } from './lsp-convert';
-import { indexWorkspace, toIndexPath } from './workspace-files';
+import { indexWorkspace, toIndexPath, updateFromDisk } from './workspace-files';
 import { readPtxasLog } from './ptxas-log';
 import { CompileService, type DocumentPtx } from './compile-service';
 import { contentHash } from './nvcc/compile-ptx';
@@ -80,9 +80,8 @@ export class CudaOccupancyServer {
     this.documents = new DocumentStore({
       parser,
       log: (m) => connection.console.warn(m),
-      analyzeOptions: (uri, text) => {
+      analyzeOptions: (uri) => {
         const key = indexKey(uri);
-        this.index.update(key, text);
         return {
           workspace: this.index,
           path: key,
@@ -126,19 +125,29 @@ export class CudaOccupancyServer {
     c.onDidChangeConfiguration(() => void this.reloadSettings());
     c.onDidOpenTextDocument((p) => {
       this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
+      this.index.update(indexKey(p.textDocument.uri), p.textDocument.text);
       this.scheduleDiagnostics(p.textDocument.uri);
       this.requestCompile(p.textDocument.uri);
     });
     c.onDidChangeTextDocument((p) => {
       const uri = p.textDocument.uri;
       this.documents.change(uri, p.textDocument.version, p.contentChanges);
-      if (HEADER.test(uri)) this.invalidateOthers(uri);
       this.scheduleDiagnostics(uri);
     });
-    c.onDidSaveTextDocument((p) => this.requestCompile(p.textDocument.uri));
+    // The workspace index (what other files see of this one) follows saves, not keystrokes.
+    c.onDidSaveTextDocument((p) => {
+      const uri = p.textDocument.uri;
+      const text = this.documents.text(uri);
+      if (text !== undefined) this.index.update(indexKey(uri), text);
+      if (HEADER.test(uri)) this.invalidateOthers(uri);
+      this.requestCompile(uri);
+    });
     c.onDidCloseTextDocument((p) => {
       const uri = p.textDocument.uri;
       this.documents.close(uri);
+      const file = filePath(uri);
+      if (file) updateFromDisk(this.index, file);
+      else this.index.remove(indexKey(uri));
       this.compile.close(uri);
       this.reports.delete(uri);
       this.ptx.delete(uri);

@@ -6,11 +6,14 @@
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import type { CudaParser, Tree } from './core/cuda-parser';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './core/analyze-document';
+import { KernelAnalysisCache } from './core/kernel-analysis-cache';
 
 interface Entry {
   document: TextDocument;
   tree: Tree | null;
   facts: DocumentFacts | null;
+  /** Per-kernel results of earlier versions: an edit re-analyses only the kernel it touched. */
+  kernels: KernelAnalysisCache;
 }
 
 export interface DocumentStoreOptions {
@@ -27,7 +30,7 @@ export class DocumentStore {
 
   open(uri: string, languageId: string, version: number, text: string): void {
     this.drop(uri);
-    this.entries.set(uri, { document: TextDocument.create(uri, languageId, version, text), tree: null, facts: null });
+    this.entries.set(uri, { document: TextDocument.create(uri, languageId, version, text), tree: null, facts: null, kernels: new KernelAnalysisCache() });
   }
 
   change(uri: string, version: number, changes: TextDocumentContentChangeEvent[]): void {
@@ -37,18 +40,21 @@ export class DocumentStore {
     for (const change of changes) {
       if (tree && 'range' in change) {
         const before = entry.document;
-        const startIndex = before.offsetAt(change.range.start);
-        const oldEndIndex = before.offsetAt(change.range.end);
-        const newEndIndex = startIndex + change.text.length;
+        // Offsets as TextDocument.update reads the range (clamped, start before end); points from
+        // the offsets. An edit right after a `\r` starts at it: whether it ends a line may change.
+        const [a, b] = [before.offsetAt(change.range.start), before.offsetAt(change.range.end)];
+        const [changeStart, oldEndIndex] = a <= b ? [a, b] : [b, a];
+        const startIndex = changeStart > 0 && before.getText().charCodeAt(changeStart - 1) === 13 ? changeStart - 1 : changeStart;
+        const newEndIndex = changeStart + change.text.length;
         entry.document = TextDocument.update(before, [change], version);
-        const newEnd = entry.document.positionAt(newEndIndex);
+        const point = ({ line, character }: { line: number; character: number }) => ({ row: line, column: character });
         tree.edit({
           startIndex,
           oldEndIndex,
           newEndIndex,
-          startPosition: { row: change.range.start.line, column: change.range.start.character },
-          oldEndPosition: { row: change.range.end.line, column: change.range.end.character },
-          newEndPosition: { row: newEnd.line, column: newEnd.character },
+          startPosition: point(before.positionAt(startIndex)),
+          oldEndPosition: point(before.positionAt(oldEndIndex)),
+          newEndPosition: point(entry.document.positionAt(newEndIndex)),
         });
       } else {
         entry.document = TextDocument.update(entry.document, [change], version);
@@ -72,6 +78,10 @@ export class DocumentStore {
     return [...this.entries.keys()];
   }
 
+  text(uri: string): string | undefined {
+    return this.entries.get(uri)?.document.getText();
+  }
+
   version(uri: string): number | undefined {
     return this.entries.get(uri)?.document.version;
   }
@@ -91,6 +101,7 @@ export class DocumentStore {
       version: entry.document.version,
       text,
       tree: entry.tree,
+      cache: entry.kernels,
     });
     return entry.facts;
   }

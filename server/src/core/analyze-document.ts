@@ -16,6 +16,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { analyzeDivergence, type Branch } from './divergence';
+import { fileContextKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 
 export interface DocumentFacts {
   uri: string;
@@ -52,9 +53,11 @@ export interface AnalyzeInput {
   archs?: readonly ArchSmemLimit[];
   /** Classify thread-index branches (default true). */
   divergence?: boolean;
+  /** Per-kernel results of the previous versions of this document (see kernel-analysis-cache.ts). */
+  cache?: KernelAnalysisCache;
 }
 
-export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true }: AnalyzeInput): DocumentFacts {
+export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache }: AnalyzeInput): DocumentFacts {
   const source = makeSourceText(text);
   const key = path ?? uri;
   const view = workspace?.constantView(key);
@@ -75,10 +78,65 @@ export function analyzeDocument({ uri, version, text, tree, workspaceLookup, wor
     launchTargets,
     smemOptIns,
     findings: checkLaunches(launches, launchTargets, smemOptIns, archs ?? []),
-    memoryParallelism: tree ? kernels.filter((k) => k.isDefinition).map((k) => estimateMemoryParallelism(k, tree, source, { lookup })) : [],
-    branches: tree && divergence ? analyzeDivergence({ source, tree, kernels, launches, options: { lookup } }) : [],
+    ...treePasses({ source, tree, kernels, launches, lookup, divergence, cache }),
     parseErrors: tree ? collectParseErrors(tree) : [],
   };
+}
+
+interface TreePassInput {
+  source: SourceText;
+  tree: Tree | null;
+  kernels: Kernel[];
+  launches: Launch[];
+  lookup: Lookup;
+  divergence: boolean;
+  cache?: KernelAnalysisCache;
+}
+
+/**
+ * The passes over kernel bodies (memory-level parallelism, divergence). With a
+ * cache, a kernel whose text, launches and file context did not change takes
+ * its results from the previous version, shifted to its new lines.
+ */
+function treePasses({ source, tree, kernels, launches, lookup, divergence, cache }: TreePassInput): Pick<DocumentFacts, 'memoryParallelism' | 'branches'> {
+  if (!tree) return { memoryParallelism: [], branches: [] };
+  const definitions = kernels.filter((k) => k.isDefinition);
+  const context = cache ? fileContextKey(source) : '';
+  const keyOf = (k: Kernel) => kernelKey(source, k, launches, context);
+
+  // Its reasoning names lines, so it is reused only where the kernel did not move.
+  const memoryParallelism = definitions.map((k) => {
+    const key = cache && `mp|${k.span.start.line}|${keyOf(k)}`;
+    const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
+    if (cached) return cached;
+    const value = withinStack(() => estimateMemoryParallelism(k, tree, source, { lookup }), () => tooDeep(k));
+    if (key) cache!.set(key, k.span.start.line, value);
+    return value;
+  });
+
+  let branches: Branch[] = [];
+  if (divergence) {
+    const unique = (k: Kernel) => definitions.filter((d) => d.name === k.name).length === 1;
+    const reused: Branch[] = [];
+    const fresh: Kernel[] = [];
+    for (const k of definitions) {
+      const cached = cache && unique(k) ? cache.get<Branch[]>(`div|${keyOf(k)}`, k.span.start.line) : undefined;
+      if (cached) reused.push(...cached);
+      else fresh.push(k);
+    }
+    const computed = fresh.length ? withinStack(() => analyzeDivergence({ source, tree, kernels: fresh, launches, options: { lookup } }), () => []) : [];
+    if (cache) {
+      for (const k of fresh) {
+        if (!unique(k)) continue;
+        const own = computed.filter((b) => b.kernel === k.name);
+        // Branches in a __device__ function sit outside the kernel: they do not move with it.
+        if (own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line)) cache.set(`div|${keyOf(k)}`, k.span.start.line, own);
+      }
+      cache.sweep();
+    }
+    branches = [...reused, ...computed].sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  } else cache?.sweep();
+  return { memoryParallelism, branches };
 }
 
 function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, uri: string, key: string, workspace?: WorkspaceIndex): LaunchTarget {
@@ -93,6 +151,25 @@ function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, ur
   if (!match.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match.note };
   const launchBounds = workspace.launchBoundsFor({ kernel: match.kernel, path: match.path }, templateArgs, lookup);
   return { kernel: match.kernel, kernelUri: match.boundsPath === key ? null : match.boundsPath ?? match.path, launchBounds, note: match.note };
+}
+
+/**
+ * The tree passes recurse over the syntax tree; code nested thousands of
+ * levels deep (generated or half-typed) overflows the stack. That pass then
+ * gives its fallback and the rest of the facts stand.
+ */
+function withinStack<T>(run: () => T, fallback: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) return fallback();
+    throw error;
+  }
+}
+
+function tooDeep(kernel: Kernel): MemoryParallelism {
+  const reason = 'the body nests too deeply to follow';
+  return { kernel: kernel.name, p: 0, loads: [], stop: kernel.bodySpan ? { span: kernel.bodySpan, reason } : null, reasoning: [`Counting stops: ${reason}.`], source: 'source' };
 }
 
 function collectParseErrors(tree: Tree, limit = 100): Span[] {

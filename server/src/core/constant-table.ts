@@ -128,10 +128,22 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
 
 /** `name = …`, `name += …`, `name++`, `&name`, or (for dim3) `name.x = …` after `from`. */
 export function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
-  const body = masked.slice(from, to);
+  // A name declared in a block can only be assigned before that block closes: search no further.
+  const body = masked.slice(from, blockEnd(masked, from, to));
   const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
   const assign = new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
   return assign.test(body);
+}
+
+/** The offset of the `}` closing the block that `from` is in, or `to` at file scope. */
+function blockEnd(masked: string, from: number, to: number): number {
+  let depth = 0;
+  for (let i = from; i < to; i++) {
+    const c = masked.charCodeAt(i);
+    if (c === 123) depth++;
+    else if (c === 125 && --depth < 0) return i;
+  }
+  return to;
 }
 
 /** A lookup over several tables, innermost first, with a fallback (the workspace index). */

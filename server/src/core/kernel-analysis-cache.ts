@@ -1,0 +1,107 @@
+/**
+ * Results of the per-kernel tree passes (divergence, memory-level
+ * parallelism), kept between versions of one document. A kernel whose text,
+ * launch shapes and file-level context did not change is not analysed again;
+ * if only lines above it moved, its results are shifted to the new lines. The
+ * keystroke path then pays only for the kernel being edited.
+ */
+import type { Kernel, Launch, Span } from './types';
+import { matchingClose, offsetAt, type SourceText } from './source-text';
+import { findDirectiveRanges } from './preprocessor-lines';
+
+interface Entry<T> {
+  value: T;
+  line: number;
+}
+
+export class KernelAnalysisCache {
+  private readonly entries = new Map<string, Entry<unknown>>();
+  private used = new Set<string>();
+
+  /** The cached value for `key`, shifted to `line`, or undefined. */
+  get<T>(key: string, line: number): T | undefined {
+    const entry = this.entries.get(key) as Entry<T> | undefined;
+    if (!entry) return undefined;
+    this.used.add(key);
+    return entry.line === line ? entry.value : shiftLines(entry.value, line - entry.line);
+  }
+
+  set<T>(key: string, line: number, value: T): void {
+    this.entries.set(key, { value, line });
+    this.used.add(key);
+  }
+
+  /** Drop the entries the last analysis did not use (kernels deleted or changed). */
+  sweep(): void {
+    for (const key of this.entries.keys()) if (!this.used.has(key)) this.entries.delete(key);
+    this.used = new Set();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * What a kernel's tree passes depend on besides its own text and launches: the
+ * file's directives (macros), the lines that declare constants and enums, and
+ * the whole text of every `__device__` function (a kernel may take its thread
+ * index through one).
+ */
+export function fileContextKey(source: SourceText): string {
+  const parts: string[] = [];
+  for (const [a, b] of findDirectiveRanges(source)) parts.push(source.text.slice(a, b));
+  for (const line of source.masked.split('\n')) if (/\b(constexpr|const|enum)\b/.test(line) && !/\b__global__\b/.test(line)) parts.push(line);
+  const device = /\b__device__\b/g;
+  for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
+    const stop = source.masked.slice(m.index).search(/[;{]/);
+    if (stop < 0) break;
+    const open = m.index + stop;
+    if (source.masked[open] !== '{') continue;
+    const close = matchingClose(source.masked, open);
+    parts.push(source.text.slice(m.index, close < 0 ? source.text.length : close + 1));
+    if (close > 0) device.lastIndex = close;
+  }
+  return hash(parts.join('\n'));
+}
+
+/** The cache key of one kernel: its text from its first column, its column, its launches' shapes and the file context. */
+export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly Launch[], context: string): string {
+  const start = offsetAt(source, kernel.span.start);
+  const end = offsetAt(source, kernel.span.end);
+  const shapes = launches
+    .filter((l) => l.baseName === kernel.name)
+    .map((l) => (l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : '?'))
+    .sort()
+    .join(',');
+  return `${kernel.span.start.character}|${shapes}|${context}|${hash(source.text.slice(start, end))}`;
+}
+
+/** FNV-1a over UTF-16 code units, twice with different seeds: a 64-bit key for equal-text checks. */
+function hash(text: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  return `${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}:${text.length}`;
+}
+
+/** A deep copy of plain data with every span's lines moved by `delta`. */
+export function shiftLines<T>(value: T, delta: number): T {
+  if (delta === 0 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => shiftLines(v, delta)) as T;
+  if (isSpan(value)) {
+    return { ...value, start: { ...value.start, line: value.start.line + delta }, end: { ...value.end, line: value.end.line + delta } } as T;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = shiftLines(v, delta);
+  return out as T;
+}
+
+function isSpan(value: object): value is Span {
+  const v = value as Partial<Span>;
+  return typeof v.start?.line === 'number' && typeof v.end?.line === 'number' && typeof v.start?.character === 'number';
+}
