@@ -113,6 +113,23 @@ void run(float* m) { scale_rows<<<64, 256>>>(m); }
     assert.deepEqual(d.relatedInformation?.[0].location.range.start, { line: 0, character: 16 });
   });
 
+  it('claims no occupancy for a launch that fails, and offers both ways out', async () => {
+    const { uri, position } = open(`// occupancy: regs=32
+__global__ void __launch_bounds__(128) scale_rows(float* m) {}
+void run(float* m) { scale_|rows<<<64, 256>>>(m); }
+`);
+    const lenses = await session.codeLenses(uri);
+    assert.deepEqual(lenses?.map((l) => l.command?.title)[1], '256 threads · the launch fails: 256 threads per block is above __launch_bounds__(128)');
+    const hover = await session.hover(uri, position);
+    assert.match(hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '', /No occupancy for sm_80 and sm_90: the launch fails: 256 threads per block is above `__launch_bounds__\(128\)`\./);
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
+    const edits = actions.filter((a) => a.kind === 'quickfix' && a.edit).map((a) => [a.title.split(' (')[0], a.edit!.changes![uri]]);
+    assert.deepEqual(edits, [
+      ['Launch with 128 threads per block, the most `__launch_bounds__(128)` allows', [{ range: { start: { line: 2, character: 38 }, end: { line: 2, character: 41 } }, newText: '128' }]],
+      ['Raise the bound to `__launch_bounds__(256)`', [{ range: { start: { line: 1, character: 34 }, end: { line: 1, character: 37 } }, newText: '256' }]],
+    ]);
+  });
+
   it('warns on a branch that splits warps, and is quiet on a tail guard and a warp-uniform branch', async () => {
     const { uri } = open(`__global__ void k(float* buf, int n) {
   int t = threadIdx.x;

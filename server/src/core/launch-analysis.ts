@@ -77,13 +77,21 @@ export function analyzeLaunch(
 ): LaunchAnalysis {
   const threads = threadsOf(launch);
   const dynamicSmemBytes = launch.dynamicSmem.value;
+  const bound = launchBounds?.maxThreadsPerBlock ?? null;
+  // A launch above its kernel's __launch_bounds__ does not run: no occupancy to claim.
+  const fails = threads !== null && bound !== null && threads > bound;
   return {
     launch,
     kernel,
     launchBounds,
     threadsPerBlock: threads,
     dynamicSmemBytes,
-    perArch: archs.map((arch) => occupancyFor(arch, figuresFor(kernel, launch, arch), threads, dynamicSmemBytes ?? 0, kernel, latency)),
+    perArch: archs.map((arch) => {
+      const figures = figuresFor(kernel, launch, arch);
+      if (!fails) return occupancyFor(arch, figures, threads, dynamicSmemBytes ?? 0, kernel, latency);
+      const row = parseArch(arch);
+      return { arch: row ? archName(row) : arch, figures, result: null, reason: `the launch fails: ${threads} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
+    }),
   };
 }
 

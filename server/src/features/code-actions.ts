@@ -19,7 +19,7 @@ export function codeActions(report: DocumentReport, range: Range, diagnostics: r
   for (const analysis of report.analyses) {
     const span = analysis.launch.span;
     if (!contains(span, range.start) && !contains(span, range.end)) continue;
-    actions.push(...launchBoundsActions(report, analysis), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
+    actions.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
   }
   for (const diagnostic of diagnostics) {
     if (diagnostic.code !== 'dynamic-smem-needs-opt-in') continue;
@@ -32,6 +32,36 @@ export function codeActions(report: DocumentReport, range: Range, diagnostics: r
 
 function first(analysis: LaunchAnalysis) {
   return analysis.perArch.find((p) => p.result && p.nextStep);
+}
+
+/** A launch above its kernel's `__launch_bounds__` fails: launch with the bound, or raise the bound to the launch. */
+function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis): CodeAction[] {
+  const bounds = analysis.launchBounds;
+  const threads = analysis.threadsPerBlock;
+  if (!bounds || bounds.maxThreadsPerBlock === null || threads === null || threads <= bounds.maxThreadsPerBlock) return [];
+  const uri = report.facts.uri;
+  const actions: CodeAction[] = [];
+  const block = blockArgumentRange(report, analysis);
+  if (block && /^\d+$/.test(analysis.launch.block.text.trim())) {
+    actions.push({
+      title: `Launch with ${bounds.maxThreadsPerBlock} threads per block, the most \`${bounds.text}\` allows (the grid must cover the work with smaller blocks)`,
+      kind: CodeActionKind.QuickFix,
+      isPreferred: true,
+      edit: { changes: { [uri]: [{ range: block, newText: String(bounds.maxThreadsPerBlock) }] } },
+    });
+  }
+  const kernel = analysis.kernel;
+  const literal = /^(__launch_bounds__\s*\(\s*)(\d+)/.exec(bounds.text);
+  if (kernel && literal && sameDocument(report, kernel) && threads <= 1024) {
+    const start = offsetAt(report.facts.source, bounds.span.start) + literal[1].length;
+    const source = report.facts.source;
+    actions.push({
+      title: `Raise the bound to \`__launch_bounds__(${threads}${bounds.args.length > 1 ? ', …' : ''})\` (ptxas then compiles ${kernel.name} for ${threads}-thread blocks, with fewer registers per thread if it must)`,
+      kind: CodeActionKind.QuickFix,
+      edit: { changes: { [uri]: [{ range: toRange({ start: positionAt(source, start), end: positionAt(source, start + literal[2].length) }), newText: String(threads) }] } },
+    });
+  }
+  return actions;
 }
 
 /** `__launch_bounds__(threads, blocks + 1)`: asks ptxas for the register cap at which one more block fits. */

@@ -97,7 +97,9 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
   const occ = shown.perArch.filter((a) => a.result).map((a) => `${a.arch} ${percent(a.result!.occupancy)}`).join(' · ');
   const first = shown.perArch.find((a) => a.result)!;
   const limiter = first.result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  const detail = first.result!.limitingFactors.includes('registers') && first.figures.numRegs !== null ? ` (${first.figures.numRegs}/thread)` : '';
+  const regs = [...new Set(shown.perArch.filter((a) => a.result).map((a) => a.figures.numRegs).filter((n): n is number => n !== null))].sort((a, b) => a - b);
+  const regText = regs.length > 1 ? `${regs[0]}–${regs[regs.length - 1]}` : `${regs[0]}`;
+  const detail = first.result!.limitingFactors.includes('registers') && regs.length ? ` (${regText}/thread)` : '';
   const smem = first.figures.sharedSizeBytes ?? kernel.staticSharedBytes;
   const at = sizes.length > 1 ? `at ${sizes[0]}–${sizes[sizes.length - 1]} threads (showing ${shown.threadsPerBlock})` : `at ${shown.threadsPerBlock} threads`;
   return `${occ} ${at} · limited by ${limiter}${detail}${smem ? ` · ${bytes(smem)} smem` : ''}`;
@@ -105,6 +107,8 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
 
 export function launchLensTitle(analysis: LaunchAnalysis): string {
   const with_ = analysis.perArch.filter((a) => a.result);
+  const failing = analysis.perArch.find((a) => a.reason?.startsWith('the launch fails'));
+  if (failing) return `${analysis.threadsPerBlock} threads · ${failing.reason!.replace(/`/g, '')}`;
   if (with_.length === 0) return `${analysis.threadsPerBlock} threads · occupancy needs register figures`;
   const limiter = with_[0].result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
   return `${with_.map((a) => `${a.arch} ${percent(a.result!.occupancy)} (${a.result!.activeBlocksPerMultiprocessor} blocks/SM)`).join(' · ')} · limited by ${limiter}`;
