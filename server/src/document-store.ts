@@ -23,8 +23,17 @@ export interface DocumentStoreOptions {
   log?: (message: string) => void;
 }
 
+/**
+ * Syntax trees kept for incremental parsing. A 10k-line file's tree takes about
+ * 13 MB of WebAssembly memory; documents beyond the most recently analysed few
+ * keep their facts and text, and parse from scratch on their next change.
+ */
+const TREES_KEPT = 4;
+
 export class DocumentStore {
   private readonly entries = new Map<string, Entry>();
+  /** URIs whose entry holds a tree, least recently analysed first. */
+  private readonly withTrees = new Set<string>();
 
   constructor(private readonly options: DocumentStoreOptions) {}
 
@@ -103,7 +112,20 @@ export class DocumentStore {
       tree: entry.tree,
       cache: entry.kernels,
     });
+    this.keepTree(uri);
     return entry.facts;
+  }
+
+  private keepTree(uri: string): void {
+    this.withTrees.delete(uri);
+    if (this.entries.get(uri)?.tree) this.withTrees.add(uri);
+    for (const oldest of this.withTrees) {
+      if (this.withTrees.size <= TREES_KEPT) break;
+      const entry = this.entries.get(oldest);
+      entry?.tree?.delete();
+      if (entry) entry.tree = null;
+      this.withTrees.delete(oldest);
+    }
   }
 
   /** Drop cached facts (after a change elsewhere in the workspace or new compiler figures). */
@@ -130,6 +152,7 @@ export class DocumentStore {
   }
 
   private drop(uri: string): void {
+    this.withTrees.delete(uri);
     this.entries.get(uri)?.tree?.delete();
     this.entries.delete(uri);
   }
