@@ -7,7 +7,7 @@
  */
 import type { Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, SmemOptIn, Span } from './types';
-import { makeSourceText, type SourceText } from './source-text';
+import { makeSourceText, offsetAt, type SourceText } from './source-text';
 import { findKernels, resolveLaunchBounds } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { collectConstants, makeLookup } from './constant-table';
@@ -98,15 +98,20 @@ interface TreePassInput {
  * cache, a kernel whose text, launches and file context did not change takes
  * its results from the previous version, shifted to its new lines.
  */
-function treePasses({ source, tree, kernels, launches, lookup, divergence, cache }: TreePassInput): Pick<DocumentFacts, 'memoryParallelism' | 'branches'> {
+function treePasses({ source, tree, kernels, launches, lookup, divergence, cache: kept }: TreePassInput): Pick<DocumentFacts, 'memoryParallelism' | 'branches'> {
   if (!tree) return { memoryParallelism: [], branches: [] };
+  const cache = kept;
   const definitions = kernels.filter((k) => k.isDefinition);
   const context = cache ? fileContextKey(source) : '';
-  const keyOf = (k: Kernel) => kernelKey(source, k, launches, context);
+  // With a parse error, error recovery can reshape a kernel whose text did not change (an
+  // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
+  // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
+  const keyOf = (k: Kernel) => (!tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launches, context) : null);
 
   // Its reasoning names lines, so it is reused only where the kernel did not move.
   const memoryParallelism = definitions.map((k) => {
-    const key = cache && `mp|${k.span.start.line}|${keyOf(k)}`;
+    const own = cache ? keyOf(k) : null;
+    const key = own && `mp|${k.span.start.line}|${own}`;
     const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
     if (cached) return cached;
     const value = withinStack(() => estimateMemoryParallelism(k, tree, source, { lookup }), () => tooDeep(k));
@@ -120,23 +125,33 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of definitions) {
-      const cached = cache && unique(k) ? cache.get<Branch[]>(`div|${keyOf(k)}`, k.span.start.line) : undefined;
+      const own = cache && unique(k) ? keyOf(k) : null;
+      const cached = own ? cache!.get<Branch[]>(`div|${own}`, k.span.start.line) : undefined;
       if (cached) reused.push(...cached);
       else fresh.push(k);
     }
     const computed = fresh.length ? withinStack(() => analyzeDivergence({ source, tree, kernels: fresh, launches, options: { lookup } }), () => []) : [];
     if (cache) {
       for (const k of fresh) {
-        if (!unique(k)) continue;
+        const key = unique(k) ? keyOf(k) : null;
+        if (!key) continue;
         const own = computed.filter((b) => b.kernel === k.name);
         // Branches in a __device__ function sit outside the kernel: they do not move with it.
-        if (own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line)) cache.set(`div|${keyOf(k)}`, k.span.start.line, own);
+        if (own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line)) cache.set(`div|${key}`, k.span.start.line, own);
       }
       cache.sweep();
     }
     branches = [...reused, ...computed].sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
   } else cache?.sweep();
   return { memoryParallelism, branches };
+}
+
+/** The kernel's text is exactly one syntax node (its definition, possibly in a template) with no error inside. */
+function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolean {
+  const start = offsetAt(source, kernel.span.start);
+  const end = offsetAt(source, kernel.span.end);
+  const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
+  return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
 }
 
 function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, uri: string, key: string, workspace?: WorkspaceIndex): LaunchTarget {

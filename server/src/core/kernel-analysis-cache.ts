@@ -50,8 +50,10 @@ export class KernelAnalysisCache {
  */
 export function fileContextKey(source: SourceText): string {
   const parts: string[] = [];
-  for (const [a, b] of findDirectiveRanges(source)) parts.push(source.text.slice(a, b));
-  for (const line of source.masked.split('\n')) if (/\b(constexpr|const|enum)\b/.test(line) && !/\b__global__\b/.test(line)) parts.push(line);
+  // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
+  const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
+  for (const [a, b] of findDirectiveRanges(source)) parts.push(squeeze(source.text.slice(a, b)));
+  for (const line of source.masked.split('\n')) if (/\b(constexpr|const|enum)\b/.test(line) && !/\b__global__\b/.test(line)) parts.push(squeeze(line));
   const device = /\b__device__\b/g;
   for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
     const stop = source.masked.slice(m.index).search(/[;{]/);
@@ -59,7 +61,7 @@ export function fileContextKey(source: SourceText): string {
     const open = m.index + stop;
     if (source.masked[open] !== '{') continue;
     const close = matchingClose(source.masked, open);
-    parts.push(source.text.slice(m.index, close < 0 ? source.text.length : close + 1));
+    parts.push(squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)));
     if (close > 0) device.lastIndex = close;
   }
   return hash(parts.join('\n'));
