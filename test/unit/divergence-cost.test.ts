@@ -40,7 +40,7 @@ describe('divergence cost: syntax estimate', () => {
     const open = estimateCost([statements[1]], { functions });
     assert.equal(fixed.cost, 4 * open.cost);
     assert.deepEqual(fixed.notes, []);
-    assert.deepEqual(open.notes, ['the loop at line 3 is counted once (its trip count is not a constant)']);
+    assert.deepEqual(open.notes, ['the loop `for (int j = 0; j < n; ++j)` is counted once (its trip count is not a constant)']);
     assert.equal(open.complex, true);
   });
 
@@ -93,7 +93,7 @@ describe('divergence cost: sum, max and efficiency', () => {
   it('does not predicate a long path or a loop', async () => {
     const [b] = await analyzeSource('__global__ void k(float* b, int n) {\n  if (threadIdx.x % 2) {\n    for (int j = 0; j < n; ++j) b[j] += 1;\n  }\n}\nvoid h(float* p, int n) { k<<<1, 64>>>(p, n); }\n');
     assert.equal(b.likelyPredicated, false);
-    assert.ok(b.assumptions.includes('the loop at line 3 is counted once (its trip count is not a constant)'));
+    assert.ok(b.assumptions.includes('the loop `for (int j = 0; j < n; ++j)` is counted once (its trip count is not a constant)'));
   });
 });
 

@@ -107,7 +107,9 @@ function statementCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, st
       if (trips !== null) acc.cost += perIteration * trips;
       else {
         acc.cost += perIteration;
-        acc.notes.push(`the loop at line ${node.startPosition.row + 1} is counted once (its trip count is not a constant)`);
+        // Named by its header, not its line: notes must stay true when the kernel moves (kernel-analysis-cache.ts).
+        const header = (body ? node.text.slice(0, body.startIndex - node.startIndex) : node.text.split('\n')[0]).replace(/\s+/g, ' ').trim();
+        acc.notes.push(`the loop \`${header.length > 60 ? `${header.slice(0, 57)}...` : header}\` is counted once (its trip count is not a constant)`);
       }
       return;
     }

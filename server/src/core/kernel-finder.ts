@@ -60,7 +60,7 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Ke
   while (i < masked.length && masked[i] !== '{' && masked[i] !== ';' && masked[i] !== '}') i++;
   const isDefinition = masked[i] === '{';
   const bodyClose = isDefinition ? matchingClose(masked, i) : -1;
-  const end = isDefinition ? (bodyClose < 0 ? masked.length : bodyClose + 1) : i + 1;
+  const end = isDefinition ? (bodyClose < 0 ? masked.length : bodyClose + 1) : Math.min(masked.length, i + 1);
 
   const name = masked.slice(nameStart, nameEnd);
   const enclosing = scopesAt(ctx.scopes, globalAt);
