@@ -319,7 +319,7 @@ function render(d: ChartData): void {
   title.replaceChildren();
   const code = document.createElement('code');
   code.textContent = d.kernel || 'kernel';
-  title.append(code, ` on ${d.arch} (${d.family})`);
+  title.append(code, ` on ${d.arch} · ${d.family}`);
   renderArchs(d);
   $('summary').textContent = currentText(d);
   $('source').textContent = d.source ? `Figures: ${d.source}` : '';
