@@ -20,8 +20,11 @@ export function collectSourceFiles(args: string[], cwd: string): string[] {
       const found = walk(full);
       if (found.length === 0) throw new UsageError(`no CUDA files (.cu, .cuh) under ${arg}`);
       files.push(...found);
-    } else {
+    } else if (stat.isFile()) {
       files.push(full);
+    } else {
+      // A FIFO or a device would block the read (or never end).
+      throw new UsageError(`cannot read ${arg}: not a regular file`);
     }
   }
   return [...new Set(files)];

@@ -7,7 +7,7 @@
  */
 import type { Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, SmemOptIn, Span } from './types';
-import { makeSourceText, offsetAt, type SourceText } from './source-text';
+import { makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { findKernels, resolveLaunchBounds } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { collectConstants, makeLookup } from './constant-table';
@@ -60,7 +60,8 @@ export interface AnalyzeInput {
 export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache }: AnalyzeInput): DocumentFacts {
   const source = makeSourceText(text);
   const key = path ?? uri;
-  const view = workspace?.constantView(key);
+  // This document's kernels and constants come from `text`; the index's entry for it may be older.
+  const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const fileConstants = collectConstants(source);
   const lookup = makeLookup([fileConstants], outer);
@@ -79,7 +80,7 @@ export function analyzeDocument({ uri, version, text, tree, workspaceLookup, wor
     smemOptIns,
     findings: checkLaunches(launches, launchTargets, smemOptIns, archs ?? []),
     ...treePasses({ source, tree, kernels, launches, lookup, divergence, cache }),
-    parseErrors: tree ? collectParseErrors(tree) : [],
+    parseErrors: tree ? collectParseErrors(tree, source) : [],
   };
 }
 
@@ -162,7 +163,7 @@ function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, ur
   }
   if (local) return { kernel: null, kernelUri: null, launchBounds: null, note: local.note };
   if (!workspace) return { kernel: null, kernelUri: null, launchBounds: null, note: `no kernel named \`${launch.kernelName}\` in this file` };
-  const match = workspace.findKernel(key, launch.kernelName);
+  const match = workspace.findKernel(key, launch.kernelName, { skipOwnEntry: true });
   if (!match.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match.note };
   const launchBounds = workspace.launchBoundsFor({ kernel: match.kernel, path: match.path }, templateArgs, lookup);
   return { kernel: match.kernel, kernelUri: match.boundsPath === key ? null : match.boundsPath ?? match.path, launchBounds, note: match.note };
@@ -187,18 +188,18 @@ function tooDeep(kernel: Kernel): MemoryParallelism {
   return { kernel: kernel.name, p: 0, loads: [], stop: kernel.bodySpan ? { span: kernel.bodySpan, reason } : null, reasoning: [`Counting stops: ${reason}.`], source: 'source' };
 }
 
-function collectParseErrors(tree: Tree, limit = 100): Span[] {
+function collectParseErrors(tree: Tree, source: SourceText, limit = 100): Span[] {
   const spans: Span[] = [];
   if (!tree.rootNode.hasError) return spans;
+  // From offsets, not tree points: a MISSING node can sit between the `\r` and `\n` of a
+  // line end, which no LSP position names; it is moved before the `\r`.
+  const at = (offset: number) => positionAt(source, offset > 0 && source.text.charCodeAt(offset - 1) === 13 && source.text.charCodeAt(offset) === 10 ? offset - 1 : offset);
   const cursor = tree.walk();
   let visitedChildren = false;
   for (;;) {
     const node = cursor.currentNode;
     if (!visitedChildren && (node.isError || node.isMissing)) {
-      spans.push({
-        start: { line: node.startPosition.row, character: node.startPosition.column },
-        end: { line: node.endPosition.row, character: node.endPosition.column },
-      });
+      spans.push({ start: at(node.startIndex), end: at(node.endIndex) });
       if (spans.length >= limit) break;
       visitedChildren = true;
     }

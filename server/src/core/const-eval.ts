@@ -87,7 +87,19 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
     ['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%'],
   ];
 
+  // Nesting deeper than any real expression (10,000 parentheses, generated or half-typed)
+  // fails the evaluation instead of the stack.
+  let depth = 0;
+  const enter = () => (++depth > MAX_NESTING ? fail() : undefined);
+
   function ternary(): number {
+    enter();
+    const value = ternaryAt();
+    depth--;
+    return value;
+  }
+
+  function ternaryAt(): number {
     const condition = binary(0);
     if (isOp(peek(), '?')) {
       pos++;
@@ -137,6 +149,13 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
   }
 
   function unary(): number {
+    enter();
+    const value = unaryAt();
+    depth--;
+    return value;
+  }
+
+  function unaryAt(): number {
     const t = peek();
     if (isOp(t, '-')) { pos++; return check(-unary()); }
     if (isOp(t, '+')) { pos++; return unary(); }
@@ -232,6 +251,8 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
     throw e;
   }
 }
+
+const MAX_NESTING = 256;
 
 /** Thrown to unwind a failed evaluation; one object, so no stack trace is captured per failure. */
 const EVAL_FAILED: unique symbol = Symbol('evaluation failed');

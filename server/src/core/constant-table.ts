@@ -63,7 +63,7 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
     // `const int A = 1, B = A * 2;`: one declaration, several constants
     const parts = m[3] !== undefined ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
-    add({ name: m[2], expr: parts[0], kind: 'const', offset: m.index });
+    add({ name: m[2], expr: parts[0] ?? '', kind: 'const', offset: m.index }); // `= ;` half-typed: no parts
     for (const part of parts.slice(1)) {
       const d = /^([A-Za-z_]\w*)\s*(?:=\s*(.+)|\{(.*)\})$/s.exec(part.trim());
       if (d) add({ name: d[1], expr: (d[2] ?? d[3]).trim(), kind: 'const', offset: m.index });

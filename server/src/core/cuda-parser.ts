@@ -22,7 +22,11 @@ export interface TextEdit {
 }
 
 export interface CudaParser {
-  /** Parse from scratch, or incrementally when `oldTree` was edited to match `text`. */
+  /**
+   * Parse from scratch, or incrementally when `oldTree` was edited to match
+   * `text` (an edit that starts right after a `\r` must start at that `\r`:
+   * whether it ends a line depends on the character after it).
+   */
   parse(text: string, oldTree?: Tree): Tree;
   dispose(): void;
 }
@@ -42,7 +46,17 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
   parser.setLanguage(await language);
   return {
     parse(text, oldTree) {
-      const tree = parser.parse(text, oldTree ?? null);
+      const input = treeLines(text);
+      // After error recovery an incremental parse can differ from a fresh one
+      // (tree-sitter/tree-sitter#1444, #633): the old tree is reused only
+      // between trees without errors, so a version's tree never depends on
+      // the edits that led to it.
+      const reuse = oldTree && !oldTree.rootNode.hasError ? oldTree : null;
+      let tree = parser.parse(input, reuse);
+      if (tree && reuse && tree.rootNode.hasError) {
+        tree.delete();
+        tree = parser.parse(input);
+      }
       if (!tree) throw new Error('tree-sitter returned no tree');
       return tree;
     },
@@ -50,6 +64,15 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
       parser.delete();
     },
   };
+}
+
+/**
+ * tree-sitter ends rows at `\n` only; LSP and SourceText also end lines at a
+ * lone `\r`. A lone `\r` is parsed as `\n` (same length, so offsets hold) to
+ * keep node rows and columns equal to LSP positions.
+ */
+function treeLines(text: string): string {
+  return text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
 }
 
 export type { Tree, Node as SyntaxNode } from 'web-tree-sitter';

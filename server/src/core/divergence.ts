@@ -148,11 +148,17 @@ function formatDim(d: Dim3): string {
   return d.z > 1 ? `${d.x}×${d.y}×${d.z}` : d.y > 1 ? `${d.x}×${d.y}` : `${d.x}`;
 }
 
+/** CUDA's limit on threads per block, on every architecture since sm_20. */
+const MAX_BLOCK_THREADS = 1024;
+
 function blockShapes(kernel: Kernel, launches: readonly Launch[], multiDimensional: boolean, fallback?: Dim3): Shapes {
   const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
   const known = new Map<string, Dim3>();
-  for (const l of mine) if (l.block.value) known.set(formatDim(l.block.value), l.block.value);
-  const unresolved = mine.filter((l) => !l.block.value);
+  // Lanes are simulated one by one: a block that cannot launch (over 1024 threads, a zero
+  // dimension; launch-checks reports it) counts as unresolved, not as 241 million lanes.
+  const launchable = (d: Dim3 | null): d is Dim3 => !!d && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1) && d.x * d.y * d.z <= MAX_BLOCK_THREADS;
+  for (const l of mine) if (launchable(l.block.value)) known.set(formatDim(l.block.value), l.block.value);
+  const unresolved = mine.filter((l) => !launchable(l.block.value));
   const assumptions: string[] = [];
   if (known.size > 0) {
     if (unresolved.length > 0) assumptions.push(`checked for the launches with ${[...known.keys()].join(', ')} threads per block; ${unresolved.length} launch${unresolved.length > 1 ? 'es' : ''} with an unresolved block size (\`${unresolved[0].block.text}\`) not checked`);

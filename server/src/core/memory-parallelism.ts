@@ -446,6 +446,7 @@ function scanAccessIndices(node: SyntaxNode, state: WalkState, multiplicity: num
 }
 
 function mentionsTaint(node: SyntaxNode, state: WalkState): boolean {
+  if (state.taint.size === 0) return false; // no subtree walk per access (quadratic on nested subscripts)
   if (node.type === 'identifier') return state.taint.has(node.text);
   return node.descendantsOfType('identifier').some((id) => id !== null && state.taint.has(id.text));
 }

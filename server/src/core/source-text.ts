@@ -14,7 +14,10 @@ export interface SourceText {
 }
 
 export function makeSourceText(text: string): SourceText {
-  return { text, masked: blankAlternateBranchBraces(maskCommentsAndLiterals(text)), lineStarts: computeLineStarts(text) };
+  // A lone `\r` ends a line (as for LSP and compilers): masked as `\n` (same length) so that
+  // `//` comments, directives and line-based scans end there too.
+  const lines = text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
+  return { text, masked: blankAlternateBranchBraces(maskCommentsAndLiterals(lines)), lineStarts: computeLineStarts(text) };
 }
 
 /**

@@ -16,6 +16,14 @@ import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTab
 import { findDirectiveRanges } from './preprocessor-lines';
 import type { Lookup } from './const-eval';
 
+/**
+ * `skipOwnEntry`: the caller analyses the file's current text itself (an open
+ * document); the index's entry for it follows saves and may be older.
+ */
+export interface OwnEntryOption {
+  skipOwnEntry?: boolean;
+}
+
 export interface IncludeLine {
   /** As written between the quotes or brackets: `../common/config.h`. */
   target: string;
@@ -143,9 +151,11 @@ export class WorkspaceIndex {
   }
 
   /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
-  constantView(path: string): ConstantView {
+  constantView(path: string, { skipOwnEntry = false }: OwnEntryOption = {}): ConstantView {
     const included = this.includeClosure(path).map((p) => this.files.get(p)!.constants);
-    const unique = this.workspaceConstants();
+    const here = normalizePath(path);
+    const all = this.workspaceConstants();
+    const unique = skipOwnEntry ? new Map([...all].map(([name, defs]) => [name, defs.filter((d) => d.path !== here)] as const).filter(([, defs]) => defs.length > 0)) : all;
     const fromWorkspace: Lookup = (name) => {
       const defs = unique.get(name);
       if (!defs || defs.length !== 1) return null;
@@ -170,10 +180,10 @@ export class WorkspaceIndex {
   }
 
   /** The kernel a launch of `name` (`k`, `ns::k`) written in `path` runs: this file, then its includes, then the workspace. */
-  findKernel(path: string, name: string): KernelMatch {
+  findKernel(path: string, name: string, { skipOwnEntry = false }: OwnEntryOption = {}): KernelMatch {
     const here = normalizePath(path);
     const tiers: Array<{ paths: string[]; label: (p: string) => string }> = [
-      { paths: [here], label: () => 'this file' },
+      ...(skipOwnEntry ? [] : [{ paths: [here], label: () => 'this file' }]),
       { paths: this.includeClosure(here), label: (p) => `${baseName(p)} (included)` },
       { paths: this.paths().filter((p) => p !== here), label: (p) => `${p} (in the workspace, not included)` },
     ];
