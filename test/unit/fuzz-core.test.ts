@@ -1,0 +1,191 @@
+/**
+ * Property-based fuzzing of the core: any text analyses without a throw, every
+ * span it reports lies in the document, and edits applied incrementally (tree
+ * edit + reparse with the old tree, in the core and through DocumentStore) give
+ * the same facts as analysing the final text from scratch.
+ *
+ * The seed is printed; FUZZ_SEED replays it, FUZZ_RUNS runs more cases
+ * (`npm run fuzz`).
+ */
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
+import { analyzeDocument, type DocumentFacts } from '../../server/src/core/analyze-document';
+import type { CudaParser, Tree } from '../../server/src/core/cuda-parser';
+import { FiguresRegistry } from '../../server/src/core/figures-registry';
+import { buildDocumentReport } from '../../server/src/features/document-report';
+import { hoverAt } from '../../server/src/features/hover';
+import { codeLenses } from '../../server/src/features/code-lens';
+import { codeActions } from '../../server/src/features/code-actions';
+import { toDiagnostic } from '../../server/src/lsp-convert';
+import { DocumentStore } from '../../server/src/document-store';
+import { getCudaParser } from '../support/grammar';
+import { anySource, applyEdit, checkProperty, edit, editRange, editSequence, fuzzRuns, treePoint } from '../support/fuzz-sources';
+
+const URI = 'file:///fuzz/doc.cu';
+const ARCHS = ['sm_80', 'sm_90'];
+
+/** A position anywhere, in or past the document (clients send stale positions). */
+const position = fc.record({ line: fc.integer({ min: 0, max: 120 }), character: fc.integer({ min: 0, max: 200 }) });
+
+function analyze(parser: CudaParser, text: string, tree: Tree | null = parser.parse(text)): DocumentFacts {
+  try {
+    return analyzeDocument({ uri: URI, version: 1, text, tree });
+  } finally {
+    tree?.delete();
+  }
+}
+
+/** Every `{ start, end }` span in a value, with the path to it. */
+function spansIn(value: unknown, at = 'facts', out: Array<{ at: string; span: { start: { line: number; character: number }; end: { line: number; character: number } } }> = []) {
+  if (Array.isArray(value)) value.forEach((v, k) => spansIn(v, `${at}[${k}]`, out));
+  else if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    const isPos = (p: unknown) => !!p && typeof p === 'object' && typeof (p as { line?: unknown }).line === 'number' && typeof (p as { character?: unknown }).character === 'number';
+    if (isPos(v.start) && isPos(v.end)) out.push({ at, span: v as never });
+    else for (const [k, child] of Object.entries(v)) if (k !== 'source') spansIn(child, `${at}.${k}`, out);
+  }
+  return out;
+}
+
+/** Where two JSON values first differ, or null. */
+function firstDifference(a: unknown, b: unknown, at = ''): string | null {
+  if (JSON.stringify(a) === JSON.stringify(b)) return null;
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) {
+      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${at}.${k}`);
+      if (d) return d;
+    }
+  }
+  return `${at || '(root)'}: ${JSON.stringify(a)?.slice(0, 400)} != ${JSON.stringify(b)?.slice(0, 400)}`;
+}
+
+describe('fuzz: the core', function () {
+  this.timeout(0);
+  let parser: CudaParser;
+  before(async () => {
+    parser = await getCudaParser();
+  });
+
+  it('analyses any text without throwing, with or without a tree, and reports spans inside the document', async () => {
+    await checkProperty(
+      'core: analyze any source',
+      [anySource],
+      (text) => {
+        const facts = analyze(parser, text);
+        const lines = TextDocument.create(URI, 'cuda-cpp', 1, text);
+        const lineCount = lines.lineCount;
+        const lineLength = (line: number) => lines.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } }).replace(/(\r\n|\r|\n)$/, '').length;
+        for (const { at, span } of spansIn({ ...facts, source: undefined })) {
+          for (const p of [span.start, span.end]) {
+            assert.ok(p.line >= 0 && p.line < lineCount && p.character >= 0 && p.character <= lineLength(p.line), `${at} = ${JSON.stringify(span)} is outside the document (${lineCount} lines)`);
+          }
+          assert.ok(span.start.line < span.end.line || (span.start.line === span.end.line && span.start.character <= span.end.character), `${at} = ${JSON.stringify(span)} ends before it starts`);
+        }
+        analyzeDocument({ uri: URI, version: 1, text, tree: null });
+      },
+      fuzzRuns(150),
+    );
+  });
+
+  it('builds the report, hovers, lenses and code actions of any text without throwing', async () => {
+    await checkProperty(
+      'core: features of any source',
+      [anySource, fc.array(position, { minLength: 1, maxLength: 6 })],
+      (text, positions) => {
+        const facts = analyze(parser, text);
+        const report = buildDocumentReport({ facts, archs: ARCHS, figuresFor: new FiguresRegistry().figuresFor });
+        codeLenses(report);
+        const diagnostics = report.findings.map((f) => toDiagnostic(f, URI));
+        for (const p of [...positions, ...facts.launches.map((l) => l.nameSpan.start), ...facts.kernels.map((k) => k.nameSpan.start)]) {
+          hoverAt(report, p);
+          codeActions(report, { start: p, end: p }, diagnostics);
+        }
+        for (const d of diagnostics) codeActions(report, d.range, [d]);
+      },
+      fuzzRuns(100),
+    );
+  });
+
+  it('gives the same facts after incremental edits (tree.edit + parse with the old tree) as after a fresh parse', async () => {
+    await checkProperty(
+      'core: incremental edits = full re-parse',
+      [anySource, editSequence],
+      (original, edits) => {
+        let text = original;
+        let tree = parser.parse(text);
+        for (const e of edits) {
+          const { start: changed, end } = editRange(text, e);
+          // cuda-parser's contract: an edit right after a `\r` starts at it (it may stop or start ending a line).
+          const start = changed > 0 && text.charCodeAt(changed - 1) === 13 ? changed - 1 : changed;
+          const next = applyEdit(text, e);
+          const newEnd = changed + e.insert.length;
+          tree.edit({
+            startIndex: start,
+            oldEndIndex: end,
+            newEndIndex: newEnd,
+            startPosition: treePoint(text, start),
+            oldEndPosition: treePoint(text, end),
+            newEndPosition: treePoint(next, newEnd),
+          });
+          text = next;
+          if (e.analyze) {
+            const reparsed = parser.parse(text, tree);
+            tree.delete();
+            tree = reparsed;
+          }
+        }
+        const incrementalTree = parser.parse(text, tree);
+        tree.delete();
+        const incremental = analyze(parser, text, incrementalTree);
+        const fresh = analyze(parser, text);
+        const difference = firstDifference(incremental, fresh);
+        assert.equal(difference, null, `incremental and fresh facts differ at ${difference}`);
+      },
+      fuzzRuns(150),
+    );
+  });
+
+  it('DocumentStore: incremental didChange batches give the same facts as opening the final text', async () => {
+    /** A change as an editor sends it: a range replacement, or (code 0) the whole text. */
+    const change = fc.tuple(edit, fc.integer({ min: 0, max: 9 }));
+    await checkProperty(
+      'core: DocumentStore incremental = fresh open',
+      [anySource, fc.array(fc.array(change, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 })],
+      (original, batches) => {
+        const store = new DocumentStore({ parser });
+        const fresh = new DocumentStore({ parser });
+        try {
+          store.open(URI, 'cuda-cpp', 1, original);
+          let client = TextDocument.create(URI, 'cuda-cpp', 1, original);
+          let version = 1;
+          for (const batch of batches) {
+            version++;
+            const changes: TextDocumentContentChangeEvent[] = [];
+            for (const [e, kind] of batch) {
+              const text = client.getText();
+              const { start, end } = editRange(text, e);
+              const c: TextDocumentContentChangeEvent =
+                kind === 0 ? { text: applyEdit(text, e) } : { range: { start: client.positionAt(start), end: client.positionAt(end) }, text: e.insert };
+              changes.push(c);
+              client = TextDocument.update(client, [c], version);
+            }
+            store.change(URI, version, changes);
+            if (batch.some(([e]) => e.analyze)) store.facts(URI);
+          }
+          const incremental = store.facts(URI)!;
+          assert.equal(incremental.source.text, client.getText(), 'the store holds a different text than the client');
+          fresh.open(URI, 'cuda-cpp', version, client.getText());
+          const difference = firstDifference(incremental, fresh.facts(URI));
+          assert.equal(difference, null, `incremental and fresh facts differ at ${difference}`);
+        } finally {
+          store.dispose();
+          fresh.dispose();
+        }
+      },
+      fuzzRuns(100),
+    );
+  });
+});
