@@ -122,11 +122,14 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
 
   let branches: Branch[] = [];
   if (divergence) {
+    // Branch costs also follow calls into `__device__` functions, which an error elsewhere can
+    // swallow into an ERROR node while their text (the context key) stays the same.
+    const divKeyOf = tree.rootNode.hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
     const unique = (k: Kernel) => definitions.filter((d) => d.name === k.name).length === 1;
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of definitions) {
-      const own = cache && unique(k) ? keyOf(k) : null;
+      const own = cache && unique(k) ? divKeyOf(k) : null;
       const cached = own ? cache!.get<Branch[]>(`div|${own}`, k.span.start.line) : undefined;
       if (cached) reused.push(...cached);
       else fresh.push(k);
@@ -134,7 +137,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     const computed = fresh.length ? withinStack(() => analyzeDivergence({ source, tree, kernels: fresh, launches, options: { lookup } }), () => []) : [];
     if (cache) {
       for (const k of fresh) {
-        const key = unique(k) ? keyOf(k) : null;
+        const key = unique(k) ? divKeyOf(k) : null;
         if (!key) continue;
         const own = computed.filter((b) => b.kernel === k.name);
         // Branches in a __device__ function sit outside the kernel: they do not move with it.
