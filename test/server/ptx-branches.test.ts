@@ -10,16 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LspSession, REPO_ROOT } from '../support/lsp-session';
+import { findNvcc } from '../support/nvcc';
 
-function findNvcc(): string | null {
-  const candidates = [
-    process.env.CUDA_OCCUPANCY_TEST_NVCC,
-    process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'bin', 'nvcc'),
-    '/usr/local/cuda/bin/nvcc',
-    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => dir && path.join(dir, 'nvcc')),
-  ];
-  return candidates.find((c): c is string => Boolean(c) && fs.existsSync(c as string)) ?? null;
-}
 
 describe('divergence costs from the PTX (bundled server, real nvcc)', function () {
   this.timeout(120_000);

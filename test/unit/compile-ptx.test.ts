@@ -13,29 +13,11 @@ import { ResourceCache } from '../../server/src/nvcc/resource-cache';
 import { refineBranchesWithPtx, type CliBranch } from '../../server/src/core/divergence';
 import { DIVERGENCE_FIXTURES, analyzeSource } from '../support/divergence-fixtures';
 import { checkJsonOf } from '../support/cli-run';
+import { findNvcc, alive, fakeNvcc } from '../support/nvcc';
 
-const FAKE = path.resolve(__dirname, '../../../test/fixtures/fake-nvcc');
 const PTXAS_FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
-const fake = (name: string) => path.join(FAKE, name);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const fake = fakeNvcc;
 
-/** nvcc for the real-compiler tests: $CUDA_OCCUPANCY_TEST_NVCC, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or PATH. */
-function findNvcc(): string | null {
-  const candidates = [
-    process.env.CUDA_OCCUPANCY_TEST_NVCC,
-    process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'bin', 'nvcc'),
-    '/usr/local/cuda/bin/nvcc',
-    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => dir && path.join(dir, 'nvcc')),
-  ];
-  return candidates.find((c): c is string => Boolean(c) && fs.existsSync(c as string)) ?? null;
-}
 
 describe('compile PTX: arguments and output checks', () => {
   it('asks for PTX with line information for one arch, the user\'s flags first and the file last', () => {

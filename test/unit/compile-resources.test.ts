@@ -5,19 +5,10 @@ import * as path from 'node:path';
 import { compileResources, type ArchFigures } from '../../server/src/nvcc/compile-resources';
 import { runNvcc } from '../../server/src/nvcc/nvcc-runner';
 import { collectIncludeStamps, includePathsOf, ResourceCache, resourceCacheKey } from '../../server/src/nvcc/resource-cache';
+import { findNvcc } from '../support/nvcc';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 
-/** nvcc for the real-compiler tests: $CUDA_OCCUPANCY_TEST_NVCC, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or PATH. */
-function findNvcc(): string | null {
-  const candidates = [
-    process.env.CUDA_OCCUPANCY_TEST_NVCC,
-    process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'bin', 'nvcc'),
-    '/usr/local/cuda/bin/nvcc',
-    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => dir && path.join(dir, 'nvcc')),
-  ];
-  return candidates.find((c): c is string => Boolean(c) && fs.existsSync(c as string)) ?? null;
-}
 
 const isArchFigures = (value: unknown): value is ArchFigures =>
   typeof value === 'object' && value !== null && typeof (value as ArchFigures).arch === 'string' && Array.isArray((value as ArchFigures).entries);

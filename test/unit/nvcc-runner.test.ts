@@ -4,17 +4,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseNvccVersion, runNvcc } from '../../server/src/nvcc/nvcc-runner';
 import { compileResources, findFirstCompilerError, nvccArguments } from '../../server/src/nvcc/compile-resources';
+import { alive, fakeNvcc } from '../support/nvcc';
 
-const FAKE = path.resolve(__dirname, '../../../test/fixtures/fake-nvcc');
-const fake = (name: string) => path.join(FAKE, name);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const fake = fakeNvcc;
 
 describe('nvcc runner (hostile nvcc)', function () {
   this.timeout(20_000);

@@ -1,0 +1,29 @@
+/** For the tests that run a compiler: the real nvcc when there is one, the fake ones, and process checks. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** nvcc for the real-compiler tests: $CUDA_OCCUPANCY_TEST_NVCC, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or PATH. */
+export function findNvcc(): string | null {
+  const candidates = [
+    process.env.CUDA_OCCUPANCY_TEST_NVCC,
+    process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'bin', 'nvcc'),
+    '/usr/local/cuda/bin/nvcc',
+    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => dir && path.join(dir, 'nvcc')),
+  ];
+  return candidates.find((c): c is string => Boolean(c) && fs.existsSync(c as string)) ?? null;
+}
+
+export const FAKE_NVCC_DIR = path.resolve(__dirname, '../../../test/fixtures/fake-nvcc');
+
+/** A script of test/fixtures/fake-nvcc standing in for nvcc (hanging, crashing, flooding, ...). */
+export const fakeNvcc = (name: string) => path.join(FAKE_NVCC_DIR, name);
+
+/** Whether a process is still running. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
