@@ -133,11 +133,6 @@ export class DocumentStore {
     for (const [key, entry] of this.entries) if (uri === undefined || key === uri) entry.facts = null;
   }
 
-  tree(uri: string): Tree | null {
-    this.facts(uri);
-    return this.entries.get(uri)?.tree ?? null;
-  }
-
   dispose(): void {
     for (const uri of [...this.entries.keys()]) this.drop(uri);
   }

@@ -55,9 +55,8 @@ export interface CheckRun {
 }
 
 /** Analyse the files named in `args` (check's flags and paths), as `check` does, without printing. */
-export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { format: string; failOn: string }> {
+export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { failOn: string }> {
   const { flags, positional } = parseArgs(args, { ...FLAGS }, { '-h': '--help' });
-  const format = (flags['--format'] as string | undefined) ?? 'text';
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
   if (!['error', 'warning', 'never'].includes(failOn)) throw new UsageError(`--fail-on must be error, warning or never, got ${failOn}`);
   if (positional.length === 0) throw new UsageError(`no files given\n${CHECK_USAGE}`);
@@ -142,7 +141,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
       }),
     };
   });
-  return { archs, files: checked, notes, format, failOn };
+  return { archs, files: checked, notes, failOn };
 }
 
 export async function checkCommand(args: string[], io: CliIO): Promise<number> {

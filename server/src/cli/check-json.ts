@@ -10,7 +10,7 @@ export interface CheckFile {
   path: string;
   report: DocumentReport;
   /** Per kernel: compiled instances with their figures per arch (from ptxas, a log or an annotation). */
-  instances?: (kernel: Kernel) => CheckInstance[];
+  instances: (kernel: Kernel) => CheckInstance[];
   branches?: unknown[];
   /** Per launch (same order as report.analyses): the latency estimate per arch, or null. */
   latency?: Array<Record<string, unknown> | null>;
@@ -43,7 +43,7 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
             : null,
           maxnreg: k.maxnreg,
           staticSharedBytes: k.staticSharedBytes,
-          instances: (file.instances?.(k) ?? defaultInstances(k, report)).map((i) => ({
+          instances: file.instances(k).map((i) => ({
             mangledName: i.mangledName,
             signature: i.signature,
             resources: Object.fromEntries(Object.entries(i.resources).map(([arch, f]) => [arch, resourceJson(f)])),
@@ -72,15 +72,6 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
       };
     }),
   };
-}
-
-function defaultInstances(kernel: Kernel, report: DocumentReport): CheckInstance[] {
-  const analyses = report.byKernel.get(kernel) ?? [];
-  const resources: Record<string, KernelFigures> = {};
-  for (const arch of report.archs) {
-    resources[arch] = analyses.flatMap((a) => a.perArch).find((p) => p.arch === arch)?.figures ?? { numRegs: null, sharedSizeBytes: kernel.staticSharedBytes, spillStoreBytes: null, spillLoadBytes: null, stackFrameBytes: null, barriers: null, source: 'unknown' };
-  }
-  return [{ mangledName: null, signature: null, resources }];
 }
 
 function resourceJson(f: KernelFigures) {
