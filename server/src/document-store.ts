@@ -7,6 +7,7 @@ import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-langua
 import type { CudaParser, Tree } from './core/cuda-parser';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './core/analyze-document';
 import { KernelAnalysisCache } from './core/kernel-analysis-cache';
+import { TextPassCache } from './core/chunked-text-passes';
 
 interface Entry {
   document: TextDocument;
@@ -14,6 +15,8 @@ interface Entry {
   facts: DocumentFacts | null;
   /** Per-kernel results of earlier versions: an edit re-analyses only the kernel it touched. */
   kernels: KernelAnalysisCache;
+  /** Per-chunk text-pass results of earlier versions: an edit re-reads only the chunk it fell in. */
+  chunks: TextPassCache;
 }
 
 export interface DocumentStoreOptions {
@@ -39,7 +42,7 @@ export class DocumentStore {
 
   open(uri: string, languageId: string, version: number, text: string): void {
     this.drop(uri);
-    this.entries.set(uri, { document: TextDocument.create(uri, languageId, version, text), tree: null, facts: null, kernels: new KernelAnalysisCache() });
+    this.entries.set(uri, { document: TextDocument.create(uri, languageId, version, text), tree: null, facts: null, kernels: new KernelAnalysisCache(), chunks: new TextPassCache() });
   }
 
   change(uri: string, version: number, changes: TextDocumentContentChangeEvent[]): void {
@@ -111,6 +114,7 @@ export class DocumentStore {
       text,
       tree: entry.tree,
       cache: entry.kernels,
+      textCache: entry.chunks,
     });
     this.keepTree(uri);
     return entry.facts;

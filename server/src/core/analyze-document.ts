@@ -8,9 +8,9 @@
 import type { Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, SmemOptIn, Span } from './types';
 import { makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
-import { findKernels, resolveLaunchBounds } from './kernel-finder';
-import { findLaunches, findSmemOptIns } from './launch-finder';
-import { collectConstants, makeLookup } from './constant-table';
+import { resolveLaunchBounds } from './kernel-finder';
+import { makeLookup } from './constant-table';
+import { runTextPasses, type TextPassCache } from './chunked-text-passes';
 import type { Lookup } from './const-eval';
 import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
@@ -55,21 +55,22 @@ export interface AnalyzeInput {
   divergence?: boolean;
   /** Per-kernel results of the previous versions of this document (see kernel-analysis-cache.ts). */
   cache?: KernelAnalysisCache;
+  /** Per-chunk text-pass results of the previous versions of this document (see chunked-text-passes.ts). */
+  textCache?: TextPassCache;
 }
 
-export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache }: AnalyzeInput): DocumentFacts {
+export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache }: AnalyzeInput): DocumentFacts {
   const source = makeSourceText(text);
   const key = path ?? uri;
   // This document's kernels and constants come from `text`; the index's entry for it may be older.
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
-  const fileConstants = collectConstants(source);
-  const lookup = makeLookup([fileConstants], outer);
-  const kernels = findKernels(source, { lookup });
-  const launches = findLaunches(source, { fileConstants, fallback: outer, describe: view?.describe });
-  const ownOptIns = findSmemOptIns(source, { fileConstants, fallback: outer });
+  const outerKey = `${workspace ? `${key}@${workspace.changes}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
+  const { constants, kernels, launches, smemOptIns: ownOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const lookup = makeLookup([constants], outer);
   const smemOptIns = workspace ? [...ownOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : ownOptIns;
-  const launchTargets = launches.map((launch) => targetOf(launch, kernels, lookup, uri, key, workspace));
+  const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
+  const launchTargets = launches.map((launch) => targetOf(launch, kernelsByName.get(lastComponent(launch.kernelName)) ?? [], lookup, uri, key, workspace));
   return {
     uri,
     version,
@@ -107,7 +108,8 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
   // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
-  const keyOf = (k: Kernel) => (!tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launches, context) : null);
+  const launchesOf = groupBy(launches, (l) => l.baseName);
+  const keyOf = (k: Kernel) => (!tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], context) : null);
 
   // Its reasoning names lines, so it is reused only where the kernel did not move.
   const memoryParallelism = definitions.map((k) => {
@@ -125,7 +127,8 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     // Branch costs also follow calls into `__device__` functions, which an error elsewhere can
     // swallow into an ERROR node while their text (the context key) stays the same.
     const divKeyOf = tree.rootNode.hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
-    const unique = (k: Kernel) => definitions.filter((d) => d.name === k.name).length === 1;
+    const definitionsOf = groupBy(definitions, (d) => d.name);
+    const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of definitions) {
@@ -158,6 +161,7 @@ function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolea
   return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
 }
 
+/** `kernels`: this file's kernels whose name ends like the launched one (matchKernel looks no further). */
 function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, uri: string, key: string, workspace?: WorkspaceIndex): LaunchTarget {
   const templateArgs = launch.templateArgs?.map((a, k) => (launch.templateArgValues?.[k] != null ? String(launch.templateArgValues[k]) : a)) ?? null;
   const local = matchKernel(kernels.map((kernel) => ({ kernel, path: key })), launch.kernelName, () => 'this file');
@@ -170,6 +174,31 @@ function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, ur
   if (!match.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match.note };
   const launchBounds = workspace.launchBoundsFor({ kernel: match.kernel, path: match.path }, templateArgs, lookup);
   return { kernel: match.kernel, kernelUri: match.boundsPath === key ? null : match.boundsPath ?? match.path, launchBounds, note: match.note };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+function lastComponent(name: string): string {
+  const at = name.lastIndexOf('::');
+  return at < 0 ? name : name.slice(at + 2);
+}
+
+const functionIds = new WeakMap<object, number>();
+let nextFunctionId = 1;
+/** A number per function object: an outer lookup passed again is the same lookup. */
+function functionId(f: object): number {
+  let id = functionIds.get(f);
+  if (id === undefined) functionIds.set(f, (id = nextFunctionId++));
+  return id;
 }
 
 /**

@@ -11,6 +11,8 @@ export interface SourceText {
   /** `text` with comments and literals replaced by spaces. */
   readonly masked: string;
   readonly lineStarts: readonly number[];
+  /** The document line `text` starts on, when it is a piece of a document (default 0); positions count from it. */
+  readonly firstLine?: number;
 }
 
 export function makeSourceText(text: string): SourceText {
@@ -73,15 +75,16 @@ export function positionAt(source: SourceText, offset: number): Position {
     if (starts[mid] <= offset) lo = mid;
     else hi = mid - 1;
   }
-  return { line: lo, character: offset - starts[lo] };
+  return { line: lo + (source.firstLine ?? 0), character: offset - starts[lo] };
 }
 
 export function offsetAt(source: SourceText, position: Position): number {
   const starts = source.lineStarts;
-  if (position.line < 0) return 0;
-  if (position.line >= starts.length) return source.text.length;
-  const lineEnd = position.line + 1 < starts.length ? starts[position.line + 1] : source.text.length;
-  return Math.min(starts[position.line] + Math.max(0, position.character), lineEnd);
+  const line = position.line - (source.firstLine ?? 0);
+  if (line < 0) return 0;
+  if (line >= starts.length) return source.text.length;
+  const lineEnd = line + 1 < starts.length ? starts[line + 1] : source.text.length;
+  return Math.min(starts[line] + Math.max(0, position.character), lineEnd);
 }
 
 export function spanOf(source: SourceText, start: number, end: number): Span {

@@ -104,7 +104,14 @@ export class WorkspaceIndex {
   }
 
   remove(path: string): void {
-    if (this.files.delete(normalizePath(path))) this.uniqueConstants = null;
+    if (!this.files.delete(normalizePath(path))) return;
+    this.uniqueConstants = null;
+    this.generation++;
+  }
+
+  /** Grows with every update and removal: what the index answers may have changed. */
+  get changes(): number {
+    return this.generation;
   }
 
   get(path: string): FileFacts | undefined {

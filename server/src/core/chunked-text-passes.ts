@@ -1,0 +1,177 @@
+/**
+ * The text passes (constants, kernels, launches, shared-memory opt-ins) run
+ * chunk by chunk (see top-level-chunks.ts) and kept between versions of one
+ * document: a chunk whose text did not change takes its results from the
+ * previous version, its lines shifted if it moved. Kernels and launches also
+ * depend on the file's constants and the workspace; when those change, every
+ * chunk is read again.
+ */
+import type { Kernel, Launch, SmemOptIn } from './types';
+import type { SourceText } from './source-text';
+import type { Lookup } from './const-eval';
+import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from './constant-table';
+import { findKernels } from './kernel-finder';
+import { findLaunches, findSmemOptIns } from './launch-finder';
+import { splitTopLevelChunks, type Chunk } from './top-level-chunks';
+import { shiftLines } from './kernel-analysis-cache';
+
+export interface TextFacts {
+  /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
+  constants: ConstantTable;
+  kernels: Kernel[];
+  launches: Launch[];
+  smemOptIns: SmemOptIn[];
+}
+
+export interface TextPassInput {
+  source: SourceText;
+  /** Constants from outside the file (included headers, the workspace), after the file's own. */
+  outer?: Lookup;
+  /** Says where `outer` found a name, for notes. */
+  describe?: (name: string) => string | null;
+  /** Changes whenever `outer` or `describe` may answer differently (the workspace index's generation). */
+  outerKey: string;
+  cache?: TextPassCache;
+}
+
+interface ChunkResults {
+  /** The line the chunk started on when these were computed. */
+  line: number;
+  kernels: Kernel[];
+  launches: Launch[];
+  smemOptIns: SmemOptIn[];
+}
+
+interface ChunkEntry {
+  /** The chunk's masked text: equal raw text can mask differently (`#if`/`#else` brace blanking). */
+  masked: string;
+  /** Constants with offsets relative to the chunk, lines as when the chunk was read (on line `line`). */
+  constants: ConstantTable;
+  line: number;
+  /** Results for the environment `environment` names. */
+  results: ChunkResults | null;
+  environment: string | null;
+}
+
+/** Per-chunk results of one document's earlier versions, keyed by the chunk's text. */
+export class TextPassCache {
+  private entries = new Map<string, ChunkEntry>();
+  private used = new Map<string, ChunkEntry>();
+
+  lookup(text: string, masked: string): ChunkEntry | undefined {
+    const entry = this.used.get(text) ?? this.entries.get(text);
+    if (!entry || entry.masked !== masked) return undefined;
+    this.used.set(text, entry);
+    return entry;
+  }
+
+  store(text: string, entry: ChunkEntry): void {
+    this.used.set(text, entry);
+  }
+
+  /** Forget chunks the last version did not have. */
+  sweep(): void {
+    this.entries = this.used;
+    this.used = new Map();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
+  const chunks = splitTopLevelChunks(source);
+  const parts = chunks.map((chunk) => {
+    const text = source.text.slice(chunk.start, chunk.end);
+    const masked = source.masked.slice(chunk.start, chunk.end);
+    let entry = cache.lookup(text, masked);
+    if (!entry) {
+      entry = { masked, constants: collectConstants(chunkSource(source, chunk, text, masked)), line: chunk.line, results: null, environment: null };
+      cache.store(text, entry);
+    }
+    return { chunk, text, masked, entry };
+  });
+  const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
+  const environment = `${outerKey}\n${constantsKey(constants)}`;
+  const lookup = makeLookup([constants], outer);
+  const facts: TextFacts = { constants, kernels: [], launches: [], smemOptIns: [] };
+  for (const { chunk, text, masked, entry } of parts) {
+    const piece = () => chunkSource(source, chunk, text, masked);
+    if (!entry.results || entry.environment !== environment) {
+      entry.results = { line: chunk.line, kernels: findKernels(piece(), { lookup }), ...findCalls(piece(), constants, outer, describe) };
+      entry.environment = environment;
+    } else if (entry.results.line !== chunk.line) {
+      // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
+      const delta = chunk.line - entry.results.line;
+      const { launches, smemOptIns } = entry.results;
+      const citesLines = [...launches.flatMap((l) => [l.grid.note, l.block.note, l.dynamicSmem.note]), ...smemOptIns.map((o) => o.bytes.note)].some((note) => note !== null && /\bline \d/.test(note));
+      entry.results = {
+        line: chunk.line,
+        kernels: shiftLines(entry.results.kernels, delta),
+        ...(citesLines ? findCalls(piece(), constants, outer, describe) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
+      };
+    }
+    facts.kernels.push(...entry.results.kernels);
+    facts.launches.push(...entry.results.launches);
+    facts.smemOptIns.push(...entry.results.smemOptIns);
+  }
+  cache.sweep();
+  return facts;
+}
+
+function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe']): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
+  return {
+    launches: findLaunches(piece, { fileConstants: constants, fallback: outer, describe }),
+    smemOptIns: findSmemOptIns(piece, { fileConstants: constants, fallback: outer }),
+  };
+}
+
+/** One chunk as a piece of the document: its positions are the document's. */
+function chunkSource(source: SourceText, chunk: Chunk, text: string, masked: string): SourceText {
+  const lineStarts: number[] = [];
+  for (let line = chunk.line; line < source.lineStarts.length && source.lineStarts[line] < chunk.end; line++) lineStarts.push(source.lineStarts[line] - chunk.start);
+  return { text, masked, lineStarts, firstLine: chunk.line };
+}
+
+/**
+ * The chunks' tables as one, as collectConstants reads a whole file: a name
+ * defined twice is ambiguous, and a file-scope `dim3` assigned again in a
+ * later chunk (`b.x = 512;` in some function) has no known value.
+ */
+function mergeConstants(source: SourceText, tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>): ConstantTable {
+  const constants = new Map<string, ConstantDefinition>();
+  const dim3s = new Map<string, Dim3Definition>();
+  for (const { chunk, table, moved: lines } of tables) {
+    for (const def of table.constants.values()) {
+      const moved = { ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines };
+      constants.set(def.name, constants.has(def.name) ? { ...moved, expr: '' } : moved);
+    }
+    for (const def of table.dim3s.values()) {
+      const offset = def.offset + chunk.start;
+      const known = def.args.length > 0 && !dim3s.has(def.name) && !(atFileScope(def, source, chunk) && isReassigned(source.masked, def.name, chunk.end, source.masked.length, true));
+      dim3s.set(def.name, { name: def.name, args: known ? def.args : [], offset });
+    }
+  }
+  return { constants, dim3s, shadowed: new Map() };
+}
+
+/** The definition sits outside every brace of its chunk. */
+function atFileScope(def: Dim3Definition, source: SourceText, chunk: Chunk): boolean {
+  let depth = 0;
+  const masked = source.masked;
+  for (let i = chunk.start; i < chunk.start + def.offset; i++) {
+    const c = masked.charCodeAt(i);
+    if (c === 123) depth++;
+    else if (c === 125) depth--;
+  }
+  return depth <= 0;
+}
+
+/** What the kernels and launches read of the constants: names, expressions and lines (notes cite them). */
+function constantsKey(table: ConstantTable): string {
+  const parts: string[] = [];
+  for (const d of table.constants.values()) parts.push(`${d.name}=${d.expr}@${d.line}:${d.kind}`);
+  for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.join(',')})`);
+  return parts.join('\n');
+}

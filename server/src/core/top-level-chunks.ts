@@ -1,0 +1,76 @@
+/**
+ * A document cut into chunks of whole lines at file scope, so that the text
+ * passes (constants, kernels, launches) can be kept per chunk between versions:
+ * a keystroke then re-reads only the chunk it fell in.
+ *
+ * A chunk ends after a line whose last character is a `;` or `}` of code (not
+ * a comment) with no brace or parenthesis open: the next line starts outside
+ * every comment, literal and definition. A definition's leading comment and
+ * template header stay with it (they follow the previous chunk's last line).
+ * Namespace and `extern "C"` blocks keep a brace open, so each stays one
+ * chunk: a kernel's qualified name depends on them.
+ *
+ * Which candidate ends become chunk ends is decided by the text before them
+ * (content-defined, like rsync's rolling checksum): an edit moves no boundary
+ * but its own, so the chunks after it keep their keys. About one candidate in
+ * GROUPING becomes an end, which keeps the per-chunk overhead small.
+ */
+import type { SourceText } from './source-text';
+
+export interface Chunk {
+  /** Offsets of the chunk's first character and one past its last (a line start, or the end of the text). */
+  start: number;
+  end: number;
+  /** 0-based line of `start`. */
+  line: number;
+}
+
+const GROUPING = 4;
+/** A chunk this long ends at its next candidate whatever the hash says. */
+const MAX_CHUNK = 32 * 1024;
+/** Characters before a candidate end that decide whether it is taken. */
+const WINDOW = 96;
+
+export function splitTopLevelChunks(source: SourceText): Chunk[] {
+  const { text, masked, lineStarts } = source;
+  const chunks: Chunk[] = [];
+  let depth = 0;
+  let chunkStart = 0;
+  let chunkLine = 0;
+  let lastCode = -1;
+  const lineCount = lineStarts.length;
+  for (let line = 0; line < lineCount; line++) {
+    const from = lineStarts[line];
+    const to = line + 1 < lineCount ? lineStarts[line + 1] : masked.length;
+    lastCode = -1;
+    for (let i = from; i < to; i++) {
+      const c = masked.charCodeAt(i);
+      if (c === 123 /* { */ || c === 40 /* ( */) depth++;
+      else if (c === 125 /* } */ || c === 41 /* ) */) depth = Math.max(0, depth - 1);
+      if (c > 32) lastCode = i;
+    }
+    if (depth !== 0 || lastCode < 0 || to >= masked.length) continue;
+    const c = masked.charCodeAt(lastCode);
+    // The raw text must end with the same character: else the line ends in a comment (`}  // …`).
+    if ((c !== 59 /* ; */ && c !== 125) || text.charCodeAt(lastCode) !== c || !endsLine(text, lastCode, to)) continue;
+    if (to - chunkStart < MAX_CHUNK && !takes(text, to)) continue;
+    chunks.push({ start: chunkStart, end: to, line: chunkLine });
+    chunkStart = to;
+    chunkLine = line + 1;
+  }
+  if (chunkStart < masked.length || chunks.length === 0) chunks.push({ start: chunkStart, end: masked.length, line: chunkLine });
+  return chunks;
+}
+
+/** Only blanks follow `at` up to the line end at `to`. */
+function endsLine(text: string, at: number, to: number): boolean {
+  for (let i = at + 1; i < to; i++) if (text.charCodeAt(i) > 32) return false;
+  return true;
+}
+
+/** FNV-1a over the WINDOW characters before `end`: whether this candidate ends a chunk. */
+function takes(text: string, end: number): boolean {
+  let h = 0x811c9dc5;
+  for (let i = Math.max(0, end - WINDOW); i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % GROUPING === 0;
+}
