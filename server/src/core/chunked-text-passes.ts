@@ -130,11 +130,8 @@ function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | 
 /** One chunk as a piece of the document: its positions are the document's. */
 function chunkSource(source: SourceText, chunk: Chunk, text: string, masked: string): SourceText {
   const lineStarts: number[] = [];
-  // The last chunk keeps the empty line after a final newline; another chunk's end starts the next one's first line.
-  const last = chunk.end === source.text.length;
-  for (let line = chunk.line; line < source.lineStarts.length && (source.lineStarts[line] < chunk.end || (last && source.lineStarts[line] === chunk.end)); line++) {
-    lineStarts.push(source.lineStarts[line] - chunk.start);
-  }
+  // Up to the line that starts at the chunk's end: an offset there (a definition left open) is that line's start, as in the whole file.
+  for (let line = chunk.line; line < source.lineStarts.length && source.lineStarts[line] <= chunk.end; line++) lineStarts.push(source.lineStarts[line] - chunk.start);
   return { text, masked, lineStarts, firstLine: chunk.line };
 }
 

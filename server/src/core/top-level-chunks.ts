@@ -34,7 +34,8 @@ const WINDOW = 96;
 export function splitTopLevelChunks(source: SourceText): Chunk[] {
   const { text, masked, lineStarts } = source;
   const chunks: Chunk[] = [];
-  let depth = 0;
+  let braces = 0;
+  let parens = 0;
   let chunkStart = 0;
   let chunkLine = 0;
   let lastCode = -1;
@@ -45,11 +46,14 @@ export function splitTopLevelChunks(source: SourceText): Chunk[] {
     lastCode = -1;
     for (let i = from; i < to; i++) {
       const c = masked.charCodeAt(i);
-      if (c === 123 /* { */ || c === 40 /* ( */) depth++;
-      else if (c === 125 /* } */ || c === 41 /* ) */) depth = Math.max(0, depth - 1);
+      // Counted apart, as the scanners match them: a stray `)` must not cancel a `{`.
+      if (c === 123 /* { */) braces++;
+      else if (c === 125 /* } */) braces = Math.max(0, braces - 1);
+      else if (c === 40 /* ( */) parens++;
+      else if (c === 41 /* ) */) parens = Math.max(0, parens - 1);
       if (c > 32) lastCode = i;
     }
-    if (depth !== 0 || lastCode < 0 || to >= masked.length) continue;
+    if (braces !== 0 || parens !== 0 || lastCode < 0 || to >= masked.length) continue;
     const c = masked.charCodeAt(lastCode);
     // The raw text must end with the same character: else the line ends in a comment (`}  // …`).
     if ((c !== 59 /* ; */ && c !== 125) || text.charCodeAt(lastCode) !== c || !endsLine(text, lastCode, to)) continue;
