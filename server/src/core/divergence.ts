@@ -21,7 +21,7 @@ import {
   analyzeThreadDependence,
   collectFunctions,
   defaultBlockShape,
-  evaluateSym,
+  blockEvaluator,
   freeSamples,
   isAffineIndex,
   isThreadDependent,
@@ -30,11 +30,14 @@ import {
   INVALID,
   spanOfNode,
   symFacts,
-  threadAt,
+  threadValue,
   type BranchConstruct,
   type BranchSite,
+  type BlockSample,
+  type Column,
   type EvalPoint,
   type Sym,
+  type SymFacts,
 } from './thread-dependence';
 import { estimateCost } from './divergence-cost';
 import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor, type PtxModule } from './ptx-line-costs';
@@ -220,7 +223,7 @@ function classifyCondition(sym: Sym, shapes: Dim3[]): Verdict {
     const bound: Sym = leftDep && rightDep ? { op: 'const', value: 0 } : leftDep ? sym.right : sym.left;
     const global = symFacts(thread).blockIdx;
     // An index that is the same across each warp compares the same way against any uniform bound.
-    if (!isThreadDependent(bound) && classifyEnumerated(thread, shapes, String).kind === 'warp-uniform') return classifyEnumerated(sym, shapes, truthy);
+    if (!isThreadDependent(bound) && sameInEveryWarp(thread, shapes)) return classifyEnumerated(sym, shapes, truthy);
     if (global) {
       const tail = tailGuard(thread, bound, sym.operator, shapes);
       if (tail) return tail;
@@ -250,13 +253,13 @@ function tailGuard(thread: Sym, bound: Sym, operator: string, shapes: Dim3[]): V
     const size = shape.x * shape.y * shape.z;
     const base = basePoint(shape, { x: 0, y: 0, z: 0 });
     const sampleSets = facts.frees.map((f) => freeSamples(f, base).slice(0, 2));
+    const evaluate = blockEvaluator(thread, shape);
     for (let s = 0; s < Math.max(1, ...sampleSets.map((x) => x.length)); s++) {
       const bindings = new Map(facts.frees.map((f, i) => [f.id, sampleSets[i][Math.min(s, sampleSets[i].length - 1)] ?? 0] as [number, number]));
       const values: number[] = [];
-      const point: EvalPoint = { ...base, bindings };
+      const column = evaluate({ ...base, bindings, warpKey: () => base.warpKey });
       for (let l = 0; l < size; l++) {
-        point.threadIdx = threadAt(l, shape);
-        const v = evaluateSym(thread, point);
+        const v = threadValue(column, l);
         if (typeof v !== 'number') return null;
         values.push(v);
       }
@@ -283,8 +286,10 @@ function monotone(values: number[]): boolean {
   return up || down;
 }
 
+const GRID_DIM: Readonly<Dim3> = Object.freeze({ x: 8, y: 8, z: 1 });
+
 function basePoint(shape: Dim3, blockIdx: Dim3): Omit<EvalPoint, 'bindings'> {
-  return { threadIdx: { x: 0, y: 0, z: 0 }, blockIdx, blockDim: shape, gridDim: { x: 8, y: 8, z: 1 }, warpKey: 0 };
+  return { threadIdx: { x: 0, y: 0, z: 0 }, blockIdx, blockDim: shape, gridDim: GRID_DIM, warpKey: 0 };
 }
 
 interface ComboResult {
@@ -304,12 +309,16 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
   const simulated = new Set<string>();
   let trueSum = 0;
   let trueCount = 0;
-  const blockSamples: Dim3[] = facts.blockIdx ? [{ x: 0, y: 0, z: 0 }, { x: 1, y: 1, z: 0 }] : [{ x: 0, y: 0, z: 0 }];
+  // One warp's outcomes and their lane counts, reused from warp to warp.
+  const keys: string[] = [];
+  const counts: number[] = [];
+  const blockSamples = blockIdxSamples(facts);
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
     const base0 = basePoint(shape, blockSamples[0]);
-    const samples = thinSamples(facts.frees.map((f) => ({ f, values: freeSamples(f, base0) })), MAX_COMBINATIONS);
+    const samples = freeSampleLists(facts, base0);
+    const evaluate = blockEvaluator(sym, shape);
     for (const { f, values } of samples) {
       if (f.loop?.role !== 'counter') continue;
       if (simulateLoopCounter(f, base0)) {
@@ -317,19 +326,17 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
         notes.push(`${f.name} takes ${describeValues(values)} with ${formatDim(shape)}-thread blocks`);
       } else notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
     }
-    for (const bindings of cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), MAX_COMBINATIONS)) {
+    for (const bindings of sampleCombinations(samples)) {
       for (const blockIdx of blockSamples) {
-        // One evaluation point per combination, its lane fields updated in place (evaluateSym only reads it).
-        const point: EvalPoint = { ...basePoint(shape, blockIdx), bindings };
+        const column = evaluate(blockSample(blockIdx, bindings));
         const combo: ComboResult = { values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])), splitWarps: [], totalWarps: warps, groups: null };
         let invalid = false;
         for (let w = 0; w < warps && !invalid; w++) {
-          const counts = new Map<string, number>();
+          keys.length = 0;
+          counts.length = 0;
           let active = 0;
-          point.warpKey = w + 1000 * (blockIdx.x + 7 * blockIdx.y);
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-            point.threadIdx = threadAt(l, shape);
-            const v = evaluateSym(sym, point);
+            const v = threadValue(column, l);
             if (v === INVALID) {
               invalid = true;
               break;
@@ -339,16 +346,22 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
               continue;
             }
             const o = outcome(v);
-            counts.set(o, (counts.get(o) ?? 0) + 1);
+            const k = keys.indexOf(o);
+            if (k >= 0) counts[k]++;
+            else {
+              keys.push(o);
+              counts.push(1);
+            }
             active++;
           }
           if (invalid) break;
-          const set = [...counts.keys()].sort();
+          const set = [...keys].sort();
           if (set.length > 0) outcomeSets.set(set.join(','), set);
-          if (counts.size > 1) {
+          if (keys.length > 1) {
             combo.splitWarps.push(w);
-            combo.groups ??= [...counts.values()].sort((a, b) => b - a);
-            trueSum += (counts.get('1') ?? 0) / active;
+            combo.groups ??= [...counts].sort((a, b) => b - a);
+            const ones = keys.indexOf('1');
+            trueSum += (ones >= 0 ? counts[ones] : 0) / active;
             trueCount++;
           }
         }
@@ -373,6 +386,61 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     notes,
     dependsOnShape,
   };
+}
+
+/**
+ * Whether `classifyEnumerated(sym, shapes, String)` would find `sym` warp-uniform:
+ * no lane reads per-lane data and, in every pass that stays defined, the lanes
+ * of each warp agree. Only the verdict is needed, so nothing is tallied and the
+ * search stops at the first answer.
+ */
+function sameInEveryWarp(sym: Sym, shapes: Dim3[]): boolean {
+  const facts = symFacts(sym);
+  const blockSamples = blockIdxSamples(facts);
+  for (const shape of shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const evaluate = blockEvaluator(sym, shape);
+    for (const bindings of sampleCombinations(freeSampleLists(facts, basePoint(shape, blockSamples[0])))) {
+      for (const blockIdx of blockSamples) {
+        const verdict = passSplitsAWarp(evaluate(blockSample(blockIdx, bindings)), size);
+        if (verdict === 'data' || verdict === 'split') return false;
+      }
+    }
+  }
+  return true;
+}
+
+/** One pass over a block's threads: `data` when a lane reads per-lane data before any lane is undefined, `invalid` when one is, `split` when a warp's lanes disagree. */
+function passSplitsAWarp(column: Column, size: number): 'data' | 'invalid' | 'split' | 'agree' {
+  let split = false;
+  for (let w = 0; w * 32 < size; w++) {
+    let first: number | null = null;
+    for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
+      const v = threadValue(column, l);
+      if (v === INVALID) return 'invalid';
+      if (v === LANE_UNKNOWN) return 'data';
+      if (first === null) first = v;
+      else if (v !== first && String(v) !== String(first)) split = true;
+    }
+  }
+  return split ? 'split' : 'agree';
+}
+
+/** The enumeration's evaluation of a block: warps are keyed by block so that warp-uniform opaque values differ between blocks. */
+function blockSample(blockIdx: Dim3, bindings: ReadonlyMap<number, number>): BlockSample {
+  return { blockIdx, gridDim: GRID_DIM, bindings, warpKey: (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y) };
+}
+
+function blockIdxSamples(facts: SymFacts): Dim3[] {
+  return facts.blockIdx ? [{ x: 0, y: 0, z: 0 }, { x: 1, y: 1, z: 0 }] : [{ x: 0, y: 0, z: 0 }];
+}
+
+function freeSampleLists(facts: SymFacts, base: Omit<EvalPoint, 'bindings'>): Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }> {
+  return thinSamples(facts.frees.map((f) => ({ f, values: freeSamples(f, base) })), MAX_COMBINATIONS);
+}
+
+function sampleCombinations(samples: Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }>): Generator<Map<number, number>> {
+  return cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), MAX_COMBINATIONS);
 }
 
 /**

@@ -126,51 +126,75 @@ function binary(operator: string, left: Sym, right: Sym): Sym {
   return { op: 'binary', operator, left, right };
 }
 
-/** Depth-first visit of a Sym tree (loop info not followed). */
-export function symNodes(sym: Sym, visit: (s: Sym) => void): void {
-  visit(sym);
+export interface SymFacts {
+  readonly threadAxes: ReadonlySet<Axis>;
+  readonly laneId: boolean;
+  readonly blockIdx: boolean;
+  readonly opaqueLane: boolean;
+  readonly opaqueWarp: boolean;
+  /** Distinct by id, in depth-first order of first appearance. */
+  readonly frees: ReadonlyArray<Extract<Sym, { op: 'free' }>>;
+}
+
+const NO_FACTS: SymFacts = { threadAxes: new Set(), laneId: false, blockIdx: false, opaqueLane: false, opaqueWarp: false, frees: [] };
+
+/**
+ * Syms are immutable (only a free's loop info is filled in later, and facts
+ * do not look at it), so each node's facts are computed once, from its
+ * children's: the walk and the classification ask for them again and again.
+ */
+const factsCache = new WeakMap<Sym, SymFacts>();
+
+export function symFacts(sym: Sym): SymFacts {
+  let facts = factsCache.get(sym);
+  if (!facts) {
+    facts = computeFacts(sym);
+    factsCache.set(sym, facts);
+  }
+  return facts;
+}
+
+function computeFacts(sym: Sym): SymFacts {
   switch (sym.op) {
+    case 'threadIdx':
+      return { ...NO_FACTS, threadAxes: new Set([sym.dim]) };
+    case 'laneId':
+      return { ...NO_FACTS, laneId: true };
+    case 'blockIdx':
+      return { ...NO_FACTS, blockIdx: true };
+    case 'opaque':
+      return sym.kind === 'laneVarying' ? { ...NO_FACTS, opaqueLane: true } : { ...NO_FACTS, opaqueWarp: true };
+    case 'free':
+      return { ...NO_FACTS, frees: [sym] };
     case 'binary':
-      symNodes(sym.left, visit);
-      symNodes(sym.right, visit);
-      break;
+      return mergeFacts([symFacts(sym.left), symFacts(sym.right)]);
     case 'unary':
-      symNodes(sym.arg, visit);
-      break;
+      return symFacts(sym.arg);
     case 'select':
-      symNodes(sym.cond, visit);
-      symNodes(sym.then, visit);
-      symNodes(sym.else, visit);
-      break;
+      return mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]);
     default:
+      return NO_FACTS;
   }
 }
 
-export interface SymFacts {
-  threadAxes: Set<Axis>;
-  laneId: boolean;
-  blockIdx: boolean;
-  opaqueLane: boolean;
-  opaqueWarp: boolean;
-  frees: Array<Extract<Sym, { op: 'free' }>>;
-}
-
-export function symFacts(sym: Sym): SymFacts {
-  const facts: SymFacts = { threadAxes: new Set(), laneId: false, blockIdx: false, opaqueLane: false, opaqueWarp: false, frees: [] };
+function mergeFacts(parts: SymFacts[]): SymFacts {
   const seen = new Set<number>();
-  symNodes(sym, (s) => {
-    if (s.op === 'threadIdx') facts.threadAxes.add(s.dim);
-    else if (s.op === 'laneId') facts.laneId = true;
-    else if (s.op === 'blockIdx') facts.blockIdx = true;
-    else if (s.op === 'opaque') {
-      if (s.kind === 'laneVarying') facts.opaqueLane = true;
-      else facts.opaqueWarp = true;
-    } else if (s.op === 'free' && !seen.has(s.id)) {
-      seen.add(s.id);
-      facts.frees.push(s);
+  const frees: Array<Extract<Sym, { op: 'free' }>> = [];
+  for (const p of parts) {
+    for (const f of p.frees) {
+      if (seen.has(f.id)) continue;
+      seen.add(f.id);
+      frees.push(f);
     }
-  });
-  return facts;
+  }
+  return {
+    threadAxes: new Set(parts.flatMap((p) => [...p.threadAxes])),
+    laneId: parts.some((p) => p.laneId),
+    blockIdx: parts.some((p) => p.blockIdx),
+    opaqueLane: parts.some((p) => p.opaqueLane),
+    opaqueWarp: parts.some((p) => p.opaqueWarp),
+    frees,
+  };
 }
 
 export function isThreadDependent(sym: Sym): boolean {
@@ -265,8 +289,200 @@ export function linearThreadIndex(t: Dim3, dim: Dim3): number {
   return t.x + dim.x * (t.y + dim.y * t.z);
 }
 
-export function threadAt(linear: number, dim: Dim3): Dim3 {
-  return { x: linear % dim.x, y: Math.floor(linear / dim.x) % dim.y, z: Math.floor(linear / (dim.x * dim.y)) };
+// --- over a whole block ----------------------------------------------------
+//
+// The divergence pass evaluates a condition for every thread of a block, for
+// many samples of the unknowns: walking the tree once per thread was most of
+// its cost. A block evaluator computes each node of the Sym once per sample,
+// as one loop over the threads (a column), and a node that is the same for
+// every thread (a constant, blockIdx, an unknown) as a single value. It gives
+// each thread exactly what `evaluateSym` gives it.
+
+/** The status of a thread's value in a column. */
+const NUMBER = 0;
+const UNKNOWN = 1;
+const UNDEFINED = 2; // INVALID; the larger status wins when operands combine, as in `evaluateSym`
+
+/** Values of one node for the threads of a block, or one value for all of them. */
+export interface Column {
+  values: Float64Array;
+  status: Uint8Array;
+  /** Index mask: -1 when the column has a value per thread, 0 when one value serves them all. */
+  mask: number;
+}
+
+/** What changes from one evaluation of a block to the next. */
+export interface BlockSample {
+  blockIdx: Dim3;
+  gridDim: Dim3;
+  bindings: ReadonlyMap<number, number>;
+  /** The key of warp `w` of the block, for warp-uniform opaque values. */
+  warpKey: (w: number) => number;
+}
+
+/** The value of thread `t` (linear index in the block) in a column. */
+export function threadValue(column: Column, t: number): EvalResult {
+  const i = t & column.mask;
+  const status = column.status[i];
+  return status === NUMBER ? column.values[i] : status === UNKNOWN ? LANE_UNKNOWN : INVALID;
+}
+
+/** Compiles `sym` for blocks of shape `blockDim`: the function fills the columns for a sample and returns the root's. */
+export function blockEvaluator(sym: Sym, blockDim: Dim3): (sample: BlockSample) => Column {
+  const size = blockDim.x * blockDim.y * blockDim.z;
+  const threads = threadCoordinates(blockDim);
+  const steps: Array<(sample: BlockSample) => void> = [];
+  const columns = new Map<Sym, Column>();
+  const uniform = (): Column => ({ values: new Float64Array(1), status: new Uint8Array(1), mask: 0 });
+  const perThread = (): Column => ({ values: new Float64Array(size), status: new Uint8Array(size), mask: -1 });
+  const fixed = (status: number, value: number): Column => {
+    const c = uniform();
+    c.status[0] = status;
+    c.values[0] = value;
+    return c;
+  };
+  const build = (s: Sym): Column => {
+    let column = columns.get(s);
+    if (!column) {
+      column = buildColumn(s);
+      columns.set(s, column);
+    }
+    return column;
+  };
+  const buildColumn = (s: Sym): Column => {
+    switch (s.op) {
+      case 'const':
+        return fixed(NUMBER, s.value);
+      case 'threadIdx':
+        return { values: threads[s.dim], status: threads.numbers, mask: -1 };
+      case 'laneId':
+        return { values: threads.lane, status: threads.numbers, mask: -1 };
+      case 'blockDim':
+        return fixed(NUMBER, blockDim[s.dim]);
+      case 'blockIdx':
+      case 'gridDim': {
+        const c = uniform();
+        const { op, dim } = s;
+        steps.push((sample) => void (c.values[0] = sample[op][dim]));
+        return c;
+      }
+      case 'free': {
+        const c = uniform();
+        const id = s.id;
+        steps.push((sample) => {
+          const v = sample.bindings.get(id);
+          c.status[0] = v === undefined ? UNDEFINED : NUMBER;
+          c.values[0] = v ?? 0;
+        });
+        return c;
+      }
+      case 'opaque': {
+        if (s.kind === 'laneVarying') return fixed(UNKNOWN, 0);
+        const c = perThread();
+        const id = s.id;
+        steps.push((sample) => {
+          for (let w = 0; w * 32 < size; w++) c.values.fill(pseudoRandom(id, sample.warpKey(w)), w * 32, Math.min(size, w * 32 + 32));
+        });
+        return c;
+      }
+      case 'unary': {
+        const arg = build(s.arg);
+        const c = arg.mask ? perThread() : uniform();
+        const operator = s.operator;
+        steps.push(() => unaryStep(operator, arg, c));
+        return c;
+      }
+      case 'binary': {
+        const left = build(s.left);
+        const right = build(s.right);
+        const c = left.mask || right.mask ? perThread() : uniform();
+        const apply = BINARY_OPERATORS.get(s.operator) ?? unknownOperator;
+        steps.push(() => binaryStep(apply, left, right, c));
+        return c;
+      }
+      case 'select': {
+        const cond = build(s.cond);
+        const then = build(s.then);
+        const otherwise = build(s.else);
+        const c = cond.mask || then.mask || otherwise.mask ? perThread() : uniform();
+        steps.push(() => selectStep(cond, then, otherwise, c));
+        return c;
+      }
+    }
+  };
+  const root = build(sym);
+  return (sample) => {
+    for (const step of steps) step(sample);
+    return root;
+  };
+}
+
+function unaryStep(operator: string, arg: Column, out: Column): void {
+  for (let i = 0; i < out.values.length; i++) {
+    const status = arg.status[i];
+    out.status[i] = status;
+    if (status === NUMBER) out.values[i] = applyUnary(operator, arg.values[i]);
+  }
+}
+
+function binaryStep(apply: BinaryOperator, left: Column, right: Column, out: Column): void {
+  const lm = left.mask;
+  const rm = right.mask;
+  for (let i = 0; i < out.values.length; i++) {
+    const status = Math.max(left.status[i & lm], right.status[i & rm]);
+    if (status !== NUMBER) {
+      out.status[i] = status;
+      continue;
+    }
+    const v = apply(left.values[i & lm], right.values[i & rm]);
+    out.status[i] = v === null ? UNDEFINED : NUMBER;
+    if (v !== null) out.values[i] = v;
+  }
+}
+
+function selectStep(cond: Column, then: Column, otherwise: Column, out: Column): void {
+  for (let i = 0; i < out.values.length; i++) {
+    const ci = i & cond.mask;
+    if (cond.status[ci] !== NUMBER) {
+      out.status[i] = cond.status[ci];
+      continue;
+    }
+    const chosen = cond.values[ci] !== 0 ? then : otherwise;
+    const j = i & chosen.mask;
+    out.status[i] = chosen.status[j];
+    out.values[i] = chosen.values[j];
+  }
+}
+
+interface ThreadCoordinates {
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
+  lane: Float64Array;
+  /** All NUMBER: the status of these columns. */
+  numbers: Uint8Array;
+}
+
+/** threadIdx and the lane id of each thread of a block, by shape (a few shapes per document; kept while there are few). */
+const coordinatesByShape = new Map<string, ThreadCoordinates>();
+
+function threadCoordinates(d: Dim3): ThreadCoordinates {
+  const key = `${d.x},${d.y},${d.z}`;
+  let c = coordinatesByShape.get(key);
+  if (!c) {
+    const size = d.x * d.y * d.z;
+    c = { x: new Float64Array(size), y: new Float64Array(size), z: new Float64Array(size), lane: new Float64Array(size), numbers: new Uint8Array(size) };
+    for (let t = 0; t < size; t++) {
+      const idx = { x: t % d.x, y: Math.floor(t / d.x) % d.y, z: Math.floor(t / (d.x * d.y)) };
+      c.x[t] = idx.x;
+      c.y[t] = idx.y;
+      c.z[t] = idx.z;
+      c.lane[t] = linearThreadIndex(idx, d) % 32;
+    }
+    if (coordinatesByShape.size >= 64) coordinatesByShape.clear();
+    coordinatesByShape.set(key, c);
+  }
+  return c;
 }
 
 function pseudoRandom(id: number, key: number): number {
@@ -289,51 +505,40 @@ function applyUnary(operator: string, a: number): number {
   }
 }
 
+type BinaryOperator = (a: number, b: number) => number | null;
+
+const unknownOperator: BinaryOperator = () => null;
+
+/** `&`, `|`, `^` on 64-bit integers; done on 32 bits when both operands fit, where the result is the same and BigInt's cost is not paid. */
+function bitwise(int32: (a: number, b: number) => number, int64: (a: bigint, b: bigint) => bigint): BinaryOperator {
+  return (a, b) => ((a | 0) === a && (b | 0) === b ? int32(a, b) : Number(BigInt.asIntN(64, int64(BigInt(Math.trunc(a)), BigInt(Math.trunc(b))))));
+}
+
+const BINARY_OPERATORS = new Map<string, BinaryOperator>([
+  ['+', (a, b) => a + b],
+  ['-', (a, b) => a - b],
+  ['*', (a, b) => a * b],
+  ['/', (a, b) => (b === 0 ? null : Number.isInteger(a) && Number.isInteger(b) ? Math.trunc(a / b) : a / b)],
+  ['%', (a, b) => (b === 0 ? null : a % b)],
+  ['<<', (a, b) => (b < 0 || b > 62 ? null : a * 2 ** b)],
+  ['>>', (a, b) => (b < 0 || b > 62 ? null : Math.floor(a / 2 ** b))],
+  ['&', bitwise((a, b) => a & b, (a, b) => a & b)],
+  ['|', bitwise((a, b) => a | b, (a, b) => a | b)],
+  ['^', bitwise((a, b) => a ^ b, (a, b) => a ^ b)],
+  ['<', (a, b) => (a < b ? 1 : 0)],
+  ['<=', (a, b) => (a <= b ? 1 : 0)],
+  ['>', (a, b) => (a > b ? 1 : 0)],
+  ['>=', (a, b) => (a >= b ? 1 : 0)],
+  ['==', (a, b) => (a === b ? 1 : 0)],
+  ['!=', (a, b) => (a !== b ? 1 : 0)],
+  ['&&', (a, b) => (a !== 0 && b !== 0 ? 1 : 0)],
+  ['||', (a, b) => (a !== 0 || b !== 0 ? 1 : 0)],
+  ['min', (a, b) => Math.min(a, b)],
+  ['max', (a, b) => Math.max(a, b)],
+]);
+
 function applyBinary(operator: string, a: number, b: number): number | null {
-  switch (operator) {
-    case '+':
-      return a + b;
-    case '-':
-      return a - b;
-    case '*':
-      return a * b;
-    case '/':
-      return b === 0 ? null : Number.isInteger(a) && Number.isInteger(b) ? Math.trunc(a / b) : a / b;
-    case '%':
-      return b === 0 ? null : a % b;
-    case '<<':
-      return b < 0 || b > 62 ? null : a * 2 ** b;
-    case '>>':
-      return b < 0 || b > 62 ? null : Math.floor(a / 2 ** b);
-    case '&':
-      return Number(BigInt.asIntN(64, BigInt(Math.trunc(a)) & BigInt(Math.trunc(b))));
-    case '|':
-      return Number(BigInt.asIntN(64, BigInt(Math.trunc(a)) | BigInt(Math.trunc(b))));
-    case '^':
-      return Number(BigInt.asIntN(64, BigInt(Math.trunc(a)) ^ BigInt(Math.trunc(b))));
-    case '<':
-      return a < b ? 1 : 0;
-    case '<=':
-      return a <= b ? 1 : 0;
-    case '>':
-      return a > b ? 1 : 0;
-    case '>=':
-      return a >= b ? 1 : 0;
-    case '==':
-      return a === b ? 1 : 0;
-    case '!=':
-      return a !== b ? 1 : 0;
-    case '&&':
-      return a !== 0 && b !== 0 ? 1 : 0;
-    case '||':
-      return a !== 0 || b !== 0 ? 1 : 0;
-    case 'min':
-      return Math.min(a, b);
-    case 'max':
-      return Math.max(a, b);
-    default:
-      return null;
-  }
+  return (BINARY_OPERATORS.get(operator) ?? unknownOperator)(a, b);
 }
 
 /** Values a loop counter takes under a block shape, when its init, condition and update can be computed (at most 64). */
@@ -393,11 +598,12 @@ export function dependenceKind(sym: Sym, shape?: Dim3): DependenceKind {
   const base = { blockIdx: { x: 1, y: 1, z: 0 }, blockDim: dims, gridDim: { x: 8, y: 8, z: 1 }, threadIdx: { x: 0, y: 0, z: 0 }, warpKey: 0 };
   const bindings = new Map<number, number>();
   for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base)[0] ?? 1);
+  const column = blockEvaluator(sym, dims)({ blockIdx: base.blockIdx, gridDim: base.gridDim, bindings, warpKey: (w) => w });
   const size = dims.x * dims.y * dims.z;
   for (let w = 0; w * 32 < size; w++) {
     let first: EvalResult | undefined;
     for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-      const v = evaluateSym(sym, { ...base, threadIdx: threadAt(l, dims), warpKey: w, bindings });
+      const v = threadValue(column, l);
       if (v === LANE_UNKNOWN) return facts.blockIdx ? 'globalIndex' : 'laneVarying';
       if (first === undefined) first = v;
       else if (v !== first) return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
