@@ -45,6 +45,12 @@ import type { DocumentFigures } from './nvcc/compile-scheduler';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
+/**
+ * What a version's first analysis spends on kernel bodies it has not seen before: the kernel
+ * being edited fits, a freshly opened file's other kernels follow in background slices.
+ */
+const FIRST_PASS_BUDGET_MS = 20;
+const BACKGROUND_SLICE_MS = 60;
 const HEADER = /\.(cuh|h|hh|hpp|hxx|inl)$/i;
 
 export interface InitializationOptions {
@@ -59,6 +65,8 @@ export class CudaOccupancyServer {
   private settingsGeneration = 0;
   private readonly safely: ReturnType<typeof makeSafely>;
   private readonly pendingDiagnostics = new Map<string, NodeJS.Timeout>();
+  /** Documents whose kernel bodies are being analysed in the background (see completeInBackground). */
+  private readonly completing = new Map<string, NodeJS.Timeout>();
   private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
   private readonly figures = new FiguresRegistry();
   private readonly compilerFindings = new Map<string, Finding[]>();
@@ -79,6 +87,7 @@ export class CudaOccupancyServer {
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
     this.documents = new DocumentStore({
       parser,
+      treePassBudgetMs: FIRST_PASS_BUDGET_MS,
       log: (m) => connection.console.warn(m),
       analyzeOptions: (uri) => {
         const key = indexKey(uri);
@@ -153,6 +162,8 @@ export class CudaOccupancyServer {
       this.ptx.delete(uri);
       clearTimeout(this.pendingDiagnostics.get(uri));
       this.pendingDiagnostics.delete(uri);
+      clearTimeout(this.completing.get(uri));
+      this.completing.delete(uri);
       void c.sendDiagnostics({ uri, diagnostics: [] });
     });
     c.onHover((p) => this.onHover(p));
@@ -160,6 +171,7 @@ export class CudaOccupancyServer {
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
     c.onShutdown(() => {
+      for (const timer of this.completing.values()) clearTimeout(timer);
       this.compile.dispose();
       this.documents.dispose();
     });
@@ -235,6 +247,7 @@ export class CudaOccupancyServer {
   private report(uri: string): DocumentReport | undefined {
     const facts = this.documents.facts(uri);
     if (!facts) return undefined;
+    if (facts.pendingKernels > 0) this.completeInBackground(uri);
     const key = `${facts.version}/${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}`;
     const cached = this.reports.get(uri);
     if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
@@ -360,6 +373,26 @@ export class CudaOccupancyServer {
       compilesRunning: running,
     };
     void this.connection.sendNotification(STATUS_NOTIFICATION, status);
+  }
+
+  /**
+   * Analyse the kernel bodies a first pass left pending, a slice at a time so that requests
+   * are answered in between; then publish the diagnostics again and ask for new lenses.
+   */
+  private completeInBackground(uri: string): void {
+    if (this.completing.has(uri)) return;
+    const step = () => {
+      const more = this.safely('background analysis', false, () => this.documents.complete(uri, BACKGROUND_SLICE_MS) && (this.documents.facts(uri)?.pendingKernels ?? 0) > 0);
+      if (more && this.documents.has(uri)) {
+        this.completing.set(uri, setTimeout(step, 0));
+        return;
+      }
+      this.completing.delete(uri);
+      if (!this.documents.has(uri)) return;
+      this.scheduleDiagnostics(uri);
+      if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    };
+    this.completing.set(uri, setTimeout(step, 0));
   }
 
   private scheduleDiagnostics(uri: string): void {

@@ -24,6 +24,8 @@ export interface DocumentStoreOptions {
   /** Inputs beyond the text and tree: the workspace index, target limits, switches. Called once per analysed version. */
   analyzeOptions?: (uri: string, text: string) => Partial<Omit<AnalyzeInput, 'uri' | 'version' | 'text' | 'tree'>>;
   log?: (message: string) => void;
+  /** Milliseconds a version's first analysis spends on kernel bodies it has not seen (default: no limit). */
+  treePassBudgetMs?: number;
 }
 
 /**
@@ -98,11 +100,30 @@ export class DocumentStore {
     return this.entries.get(uri)?.document.version;
   }
 
-  /** Facts of the current version, computed on first use. */
+  /**
+   * Facts of the current version, computed on first use. Kernel bodies not seen before are
+   * analysed for at most `treePassBudgetMs`; `pendingKernels` counts the rest (see `complete`).
+   */
   facts(uri: string): DocumentFacts | undefined {
     const entry = this.entries.get(uri);
     if (!entry) return undefined;
     if (entry.facts && entry.facts.version === entry.document.version) return entry.facts;
+    return this.analyze(uri, entry, this.options.treePassBudgetMs ?? Infinity);
+  }
+
+  /**
+   * Analyse more of the current version's pending kernel bodies, for at most `budgetMs`; the
+   * facts then replace the earlier ones of the same version. False when nothing is pending.
+   */
+  complete(uri: string, budgetMs: number): boolean {
+    const entry = this.entries.get(uri);
+    const facts = entry && this.facts(uri);
+    if (!entry || !facts || facts.pendingKernels === 0) return false;
+    this.analyze(uri, entry, budgetMs);
+    return true;
+  }
+
+  private analyze(uri: string, entry: Entry, treePassBudgetMs: number): DocumentFacts {
     const text = entry.document.getText();
     const old = entry.tree;
     entry.tree = this.parse(text, old);
@@ -115,6 +136,7 @@ export class DocumentStore {
       tree: entry.tree,
       cache: entry.kernels,
       textCache: entry.chunks,
+      treePassBudgetMs,
     });
     this.keepTree(uri);
     return entry.facts;

@@ -34,6 +34,11 @@ export interface DocumentFacts {
   memoryParallelism: MemoryParallelism[];
   /** Branches on a thread index, classified (see divergence.ts); empty without a tree or when switched off. */
   branches: Branch[];
+  /**
+   * Kernel definitions whose body passes have not run yet (a time budget ran out): their memory
+   * parallelism and branches are missing from this version's facts until a next call completes them.
+   */
+  pendingKernels: number;
   /** Regions tree-sitter-cuda marked as ERROR or MISSING (its grammar has gaps). */
   parseErrors: Span[];
 }
@@ -57,9 +62,14 @@ export interface AnalyzeInput {
   cache?: KernelAnalysisCache;
   /** Per-chunk text-pass results of the previous versions of this document (see chunked-text-passes.ts). */
   textCache?: TextPassCache;
+  /**
+   * Milliseconds for the kernel-body passes of kernels not in `cache` (default: no limit). The
+   * rest are counted in `pendingKernels` and analysed by the next call for the same version.
+   */
+  treePassBudgetMs?: number;
 }
 
-export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache }: AnalyzeInput): DocumentFacts {
+export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache, treePassBudgetMs = Infinity }: AnalyzeInput): DocumentFacts {
   const source = makeSourceText(text);
   const key = path ?? uri;
   // This document's kernels and constants come from `text`; the index's entry for it may be older.
@@ -80,7 +90,7 @@ export function analyzeDocument({ uri, version, text, tree, workspaceLookup, wor
     launchTargets,
     smemOptIns,
     findings: checkLaunches(launches, launchTargets, smemOptIns, archs ?? []),
-    ...treePasses({ source, tree, kernels, launches, lookup, divergence, cache }),
+    ...treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, budgetMs: treePassBudgetMs }),
     parseErrors: tree ? collectParseErrors(tree, source) : [],
   };
 }
@@ -93,16 +103,26 @@ interface TreePassInput {
   lookup: Lookup;
   divergence: boolean;
   cache?: KernelAnalysisCache;
+  version: number;
+  /** Milliseconds for kernels not in the cache (Infinity: all of them). */
+  budgetMs: number;
 }
 
 /**
  * The passes over kernel bodies (memory-level parallelism, divergence). With a
  * cache, a kernel whose text, launches and file context did not change takes
  * its results from the previous version, shifted to its new lines.
+ *
+ * With a time budget, kernels not in the cache are analysed until it is spent;
+ * the others are left `pending` and analysed by the next call for the same
+ * version (their results are kept in the cache under the version's key), so
+ * a first hover on a large file does not wait for every kernel body.
  */
-function treePasses({ source, tree, kernels, launches, lookup, divergence, cache: kept }: TreePassInput): Pick<DocumentFacts, 'memoryParallelism' | 'branches'> {
-  if (!tree) return { memoryParallelism: [], branches: [] };
-  const cache = kept;
+function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, budgetMs }: TreePassInput): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+  if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
+  const started = performance.now();
+  const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
+  const inBudget = () => performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
   const context = cache ? fileContextKey(source) : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
@@ -110,17 +130,27 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
   const launchesOf = groupBy(launches, (l) => l.baseName);
   const keyOf = (k: Kernel) => (!tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], context) : null);
+  // A kernel that cannot be reused across versions is still kept for the next call on this version.
+  const thisVersion = (k: Kernel) => `v${version}|${k.span.start.line}:${k.span.start.character}|${k.name}`;
+  const pending = new Set<Kernel>();
 
   // Its reasoning names lines, so it is reused only where the kernel did not move.
-  const memoryParallelism = definitions.map((k) => {
-    const own = cache ? keyOf(k) : null;
-    const key = own && `mp|${k.span.start.line}|${own}`;
+  const memoryParallelism: MemoryParallelism[] = [];
+  for (const k of definitions) {
+    const key = cache ? `mp|${k.span.start.line}|${keyOf(k) ?? thisVersion(k)}` : null;
     const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
-    if (cached) return cached;
+    if (cached) {
+      memoryParallelism.push(cached);
+      continue;
+    }
+    if (!inBudget()) {
+      pending.add(k);
+      continue;
+    }
     const value = withinStack(() => estimateMemoryParallelism(k, tree, source, { lookup }), () => tooDeep(k));
     if (key) cache!.set(key, k.span.start.line, value);
-    return value;
-  });
+    memoryParallelism.push(value);
+  }
 
   let branches: Branch[] = [];
   if (divergence) {
@@ -128,29 +158,39 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     // swallow into an ERROR node while their text (the context key) stays the same.
     const divKeyOf = tree.rootNode.hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
     const definitionsOf = groupBy(definitions, (d) => d.name);
+    // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
     const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
+    const acrossVersions = (k: Kernel) => (unique(k) ? divKeyOf(k) : null);
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of definitions) {
-      const own = cache && unique(k) ? divKeyOf(k) : null;
-      const cached = own ? cache!.get<Branch[]>(`div|${own}`, k.span.start.line) : undefined;
+      const across = acrossVersions(k);
+      const cached = cache && unique(k) ? (across ? cache.get<Branch[]>(`div|${across}`, k.span.start.line) : undefined) ?? cache.get<Branch[]>(`div|${thisVersion(k)}`, k.span.start.line) : undefined;
       if (cached) reused.push(...cached);
       else fresh.push(k);
     }
-    const computed = fresh.length ? withinStack(() => analyzeDivergence({ source, tree, kernels: fresh, launches, options: { lookup } }), () => []) : [];
-    if (cache) {
-      for (const k of fresh) {
-        const key = unique(k) ? divKeyOf(k) : null;
-        if (!key) continue;
-        const own = computed.filter((b) => b.kernel === k.name);
+    const computed: Branch[] = [];
+    const analyse = (batch: Kernel[]) => withinStack(() => analyzeDivergence({ source, tree, kernels: batch, launches, options: { lookup } }), () => []);
+    const shared = fresh.filter((k) => !unique(k));
+    if (shared.length) computed.push(...analyse(shared));
+    const queue = fresh.filter(unique);
+    for (let batch = 1; queue.length > 0 && inBudget(); batch = Math.min(batch * 2, 64)) {
+      const kernelsNow = queue.splice(0, batch);
+      const found = analyse(kernelsNow);
+      computed.push(...found);
+      for (const k of kernelsNow) {
+        const own = found.filter((b) => b.kernel === k.name);
         // Branches in a __device__ function sit outside the kernel: they do not move with it.
-        if (own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line)) cache.set(`div|${key}`, k.span.start.line, own);
+        const movesWithKernel = own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line);
+        const across = acrossVersions(k);
+        cache?.set(`div|${movesWithKernel && across ? across : thisVersion(k)}`, k.span.start.line, own);
       }
-      cache.sweep();
     }
+    for (const k of queue) pending.add(k);
     branches = [...reused, ...computed].sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
-  } else cache?.sweep();
-  return { memoryParallelism, branches };
+  }
+  cache?.sweep();
+  return { memoryParallelism, branches, pendingKernels: pending.size };
 }
 
 /** The kernel's text is exactly one syntax node (its definition, possibly in a template) with no error inside. */

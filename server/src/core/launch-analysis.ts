@@ -37,6 +37,8 @@ export interface LaunchAnalysis {
   kernel: Kernel | null;
   /** The kernel's `__launch_bounds__` with template arguments of this launch applied. */
   launchBounds: LaunchBounds | null;
+  /** The latency estimate waits for the kernel body's analysis (see LatencyOptions.pending). */
+  latencyPending: boolean;
   threadsPerBlock: number | null;
   dynamicSmemBytes: number | null;
   perArch: ArchOccupancy[];
@@ -47,6 +49,8 @@ export interface LatencyOptions {
   latencyCycles?: number;
   /** p, independent memory operations per warp in flight (from the source estimate). */
   independentOpsPerWarp?: number;
+  /** The kernel's p is not estimated yet (its body waits for analysis): no latency figures until it is. */
+  pending?: boolean;
 }
 
 /** Figures for a kernel instance on an arch; the caller decides where they come from. */
@@ -84,6 +88,7 @@ export function analyzeLaunch(
     launch,
     kernel,
     launchBounds,
+    latencyPending: latency.pending === true,
     threadsPerBlock: threads,
     dynamicSmemBytes,
     perArch: archs.map((arch) => {
@@ -133,7 +138,7 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
     nextStep: next,
     atRegisterCap,
     launchBoundsCapForNext: atRegisterCap && threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks) : null,
-    latency: result.activeWarps > 0
+    latency: result.activeWarps > 0 && !latency.pending
       ? latencyHiding({ arch: row, warpsResident: result.activeWarps, independentOpsPerWarp: latency.independentOpsPerWarp, latencyCycles: latency.latencyCycles || undefined })
       : null,
   };

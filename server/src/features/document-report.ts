@@ -4,7 +4,7 @@
  * PTX change.
  */
 import type { DocumentFacts } from '../core/analyze-document';
-import type { Finding, Kernel } from '../core/types';
+import type { Finding, Kernel, MemoryParallelism } from '../core/types';
 import { analyzeLaunch, type FiguresFor, type LaunchAnalysis } from '../core/launch-analysis';
 import { divergenceFindings, refineBranchesWithPtx, type Branch } from '../core/divergence';
 import { occupancyFindings } from './occupancy-findings';
@@ -49,22 +49,30 @@ export interface ReportInput {
 }
 
 export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null }: ReportInput): DocumentReport {
-  const pOf = (kernel: Kernel | null) => {
-    const mp = kernel ? facts.memoryParallelism.find((m) => m.kernel === kernel.qualifiedName || m.kernel === kernel.name) : undefined;
-    return mp && mp.p > 0 ? mp.p : 1;
-  };
+  const estimates = new Map<string, MemoryParallelism>();
+  for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
+  const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
+  const definedHere = new Set(facts.pendingKernels > 0 ? facts.kernels.filter((k) => k.isDefinition).map((k) => k.qualifiedName) : []);
   const analyses = facts.launches.map((launch, i) => {
     const target = facts.launchTargets[i];
     const kernel = target?.kernel ?? null;
+    const mp = kernel ? estimateOf(kernel) : undefined;
     return analyzeLaunch(launch, kernel, target?.launchBounds ?? kernel?.launchBounds ?? null, archs, figuresFor, {
       latencyCycles: settings.latencyCycles,
-      independentOpsPerWarp: pOf(kernel),
+      independentOpsPerWarp: mp && mp.p > 0 ? mp.p : 1,
+      // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
+      pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
     });
   });
-  const byKernel = new Map<Kernel, LaunchAnalysis[]>();
-  for (const kernel of facts.kernels) {
-    byKernel.set(kernel, analyses.filter((a) => a.kernel !== null && a.kernel.qualifiedName === kernel.qualifiedName));
+  const byName = new Map<string, LaunchAnalysis[]>();
+  for (const a of analyses) {
+    if (!a.kernel) continue;
+    const group = byName.get(a.kernel.qualifiedName);
+    if (group) group.push(a);
+    else byName.set(a.kernel.qualifiedName, [a]);
   }
+  const byKernel = new Map<Kernel, LaunchAnalysis[]>();
+  for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
   const branches = ptx && facts.branches.some((b) => b.kind === 'divergent') ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath) : facts.branches;
   const findings = [
     ...facts.findings,

@@ -147,6 +147,9 @@ export function nextStepLine(analysis: LaunchAnalysis): string | null {
 
 /** "**Latency (estimate):** 48 warps resident. About 17 are needed to keep DRAM busy ..." */
 export function latencyLine(analysis: LaunchAnalysis): string | null {
+  if (analysis.latencyPending && analysis.perArch.some((x) => x.result && x.result.activeWarps > 0)) {
+    return '**Latency (estimate):** waiting for the analysis of this kernel\'s loads (it runs in the background on a first open).';
+  }
   const p = analysis.perArch.find((x) => x.latency);
   if (!p) return null;
   const { bandwidthBound: b, issueBound: i } = p.latency!;
