@@ -29,6 +29,8 @@ export function makeSourceText(text: string): SourceText {
  * scanners), so that brace matching follows the first branch.
  */
 export function blankAlternateBranchBraces(masked: string): string {
+  // Most files have no alternate branch: do not split them into lines.
+  if (!/^\s*#\s*el/m.test(masked)) return masked;
   const lines = masked.split('\n');
   interface Group { branchStarts: number[] }
   const stack: Group[] = [];
@@ -58,6 +60,10 @@ export function blankAlternateBranchBraces(masked: string): string {
 
 function computeLineStarts(text: string): number[] {
   const starts = [0];
+  if (!text.includes('\r')) {
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    return starts;
+  }
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 10) starts.push(i + 1);
@@ -91,46 +97,52 @@ export function spanOf(source: SourceText, start: number, end: number): Span {
   return { start: positionAt(source, start), end: positionAt(source, end) };
 }
 
+const NEWLINE = 10;
+const CR = 13;
+const DOUBLE_QUOTE = 34;
+const SINGLE_QUOTE = 39;
+const STAR = 42;
+const SLASH = 47;
+const R = 82;
+const BACKSLASH = 92;
+
 /** Blank out comments, string, character and raw string literals, keeping newlines. */
 export function maskCommentsAndLiterals(text: string): string {
-  const out = text.split('');
   const n = text.length;
+  // The result is joined from unchanged slices of `text` and blanked runs (a flat string: the
+  // scanners read it by index); `text[copied...]` is not yet in `parts`.
+  const parts: string[] = [];
+  let copied = 0;
   const blank = (from: number, to: number) => {
-    for (let k = from; k < to && k < n; k++) {
-      if (out[k] !== '\n' && out[k] !== '\r') out[k] = ' ';
-    }
+    const end = Math.min(to, n);
+    if (end <= from) return;
+    parts.push(text.slice(copied, from));
+    blankRange(text, from, end, parts);
+    copied = end;
   };
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (c === '/' && text[i + 1] === '/') {
-      let j = i + 2;
-      while (j < n && text[j] !== '\n') {
-        // a backslash-newline continues a line comment
-        if (text[j] === '\\' && (text[j + 1] === '\n' || (text[j + 1] === '\r' && text[j + 2] === '\n'))) j += text[j + 1] === '\r' ? 3 : 2;
-        else j++;
-      }
+  for (let i = nextSpecial(text, 0); i < n; i = nextSpecial(text, i)) {
+    const c = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    if (c === SLASH && next === SLASH) {
+      const j = lineCommentEnd(text, i + 2);
       blank(i, j);
       i = j;
-    } else if (c === '/' && text[i + 1] === '*') {
+    } else if (c === SLASH && next === STAR) {
       const close = text.indexOf('*/', i + 2);
       const j = close < 0 ? n : close + 2;
       blank(i, j);
       i = j;
-    } else if (c === 'R' && text[i + 1] === '"' && !isIdentChar(text[i - 1])) {
-      const open = text.indexOf('(', i + 2);
-      const delimiter = open < 0 ? '' : text.slice(i + 2, open);
-      if (open < 0 || delimiter.length > 16 || /[\s()\\]/.test(delimiter)) {
+    } else if (c === R && next === DOUBLE_QUOTE && !isIdentChar(text[i - 1])) {
+      const j = rawStringEnd(text, i);
+      if (j < 0) {
         i++;
         continue;
       }
-      const close = text.indexOf(')' + delimiter + '"', open + 1);
-      const j = close < 0 ? n : close + delimiter.length + 2;
       blank(i + 1, j);
       i = j;
-    } else if (c === '"' || (c === "'" && !isDigitSeparator(text, i))) {
+    } else if (c === DOUBLE_QUOTE || (c === SINGLE_QUOTE && !isDigitSeparator(text, i))) {
       let j = i + 1;
-      while (j < n && text[j] !== c && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+      for (let d = text.charCodeAt(j); j < n && d !== c && d !== NEWLINE; d = text.charCodeAt(j)) j += d === BACKSLASH ? 2 : 1;
       j = Math.min(n, j + 1);
       blank(i + 1, j - 1);
       i = j;
@@ -138,18 +150,86 @@ export function maskCommentsAndLiterals(text: string): string {
       i++;
     }
   }
-  return out.join('');
+  if (copied === 0) return text;
+  parts.push(text.slice(copied));
+  return parts.join('');
+}
+
+/** Where a comment or literal may start: `/`, a quote or `R`. Global: searched from `lastIndex`. */
+const SPECIAL = /[/"'R]/g;
+
+/** The offset of the first character at or after `from` that may start a comment or literal, or the text's length. */
+function nextSpecial(text: string, from: number): number {
+  SPECIAL.lastIndex = from;
+  return SPECIAL.exec(text)?.index ?? text.length;
+}
+
+/** The `\n` ending a `//` comment that starts before `from` (a backslash-newline continues it), or the text's end. */
+function lineCommentEnd(text: string, from: number): number {
+  for (let p = text.indexOf('\n', from); p >= 0; p = text.indexOf('\n', p + 1)) {
+    const before = text.charCodeAt(p - 1);
+    const continued = before === BACKSLASH || (before === CR && text.charCodeAt(p - 2) === BACKSLASH);
+    if (!continued) return p;
+  }
+  return text.length;
+}
+
+/**
+ * The end of the raw string literal `R"delim(...)delim"` whose `R` is at `at`
+ * (the text's end when unterminated), or -1 when no valid opening follows
+ * (a delimiter has at most 16 characters, none of them space, parentheses or backslash).
+ */
+function rawStringEnd(text: string, at: number): number {
+  const delimiterStart = at + 2;
+  const opening = text.slice(delimiterStart, delimiterStart + 17).indexOf('(');
+  if (opening < 0) return -1;
+  const open = delimiterStart + opening;
+  const delimiter = text.slice(delimiterStart, open);
+  if (/[\s()\\]/.test(delimiter)) return -1;
+  const close = text.indexOf(')' + delimiter + '"', open + 1);
+  return close < 0 ? text.length : close + delimiter.length + 2;
+}
+
+const SPACES = ' '.repeat(1024);
+
+/** Push `text[from, to)` to `parts` with every character but line ends replaced by a space. */
+function blankRange(text: string, from: number, to: number, parts: string[]): void {
+  let run = from;
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c === NEWLINE || c === CR) {
+      parts.push(spaces(k - run), text[k]);
+      run = k + 1;
+    }
+  }
+  parts.push(spaces(to - run));
+}
+
+function spaces(length: number): string {
+  return length <= SPACES.length ? SPACES.slice(0, length) : ' '.repeat(length);
 }
 
 /** `1'000'000`: a quote between digits is a C++14 digit separator, not a character literal. */
 function isDigitSeparator(text: string, i: number): boolean {
-  return /[0-9a-fA-F]/.test(text[i - 1] ?? '') && /[0-9a-fA-F]/.test(text[i + 1] ?? '') && /[0-9]/.test(precedingNumberStart(text, i));
+  return isHexDigit(text.charCodeAt(i - 1)) && isHexDigit(text.charCodeAt(i + 1)) && isDecimalDigit(precedingNumberStart(text, i));
 }
 
-function precedingNumberStart(text: string, i: number): string {
+/** The first character code of the number literal a quote at `i` follows. */
+function precedingNumberStart(text: string, i: number): number {
   let j = i - 1;
-  while (j > 0 && /[0-9a-fA-FxX']/.test(text[j - 1])) j--;
-  return text[j] ?? '';
+  for (; j > 0; j--) {
+    const c = text.charCodeAt(j - 1);
+    if (!isHexDigit(c) && c !== 120 && c !== 88 && c !== SINGLE_QUOTE) break; // x, X, '
+  }
+  return text.charCodeAt(j);
+}
+
+function isDecimalDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isHexDigit(c: number): boolean {
+  return isDecimalDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
 export function isIdentChar(c: string | undefined): boolean {
