@@ -33,6 +33,10 @@ type Token = { kind: 'num'; value: number } | { kind: 'id'; text: string } | { k
 
 const OPERATORS = ['<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '::', '+', '-', '*', '/', '%', '(', ')', '?', ':', '<', '>', '&', '|', '^', '~', '!', ','];
 
+// Sticky: each matches exactly at its `lastIndex`.
+const NUMBER = /(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*(\.[0-9]*)?([eE][+-]?[0-9]+)?)([uUlLfF]*)/y;
+const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
+
 function tokenize(text: string): Token[] | null {
   const tokens: Token[] = [];
   let i = 0;
@@ -42,8 +46,9 @@ function tokenize(text: string): Token[] | null {
       i++;
       continue;
     }
-    const number = /^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*(\.[0-9]*)?([eE][+-]?[0-9]+)?)([uUlLfF]*)/.exec(text.slice(i));
-    if (number && /[0-9]/.test(c)) {
+    NUMBER.lastIndex = i;
+    const number = c >= '0' && c <= '9' ? NUMBER.exec(text) : null;
+    if (number) {
       const body = number[1].replace(/'/g, '');
       if (number[2] !== undefined || number[3] !== undefined || /[fF]/.test(number[4])) return null; // floating point
       let value: number;
@@ -56,7 +61,8 @@ function tokenize(text: string): Token[] | null {
       i += number[0].length;
       continue;
     }
-    const ident = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
+    IDENTIFIER.lastIndex = i;
+    const ident = IDENTIFIER.exec(text);
     if (ident) {
       tokens.push({ kind: 'id', text: ident[0] });
       i += ident[0].length;
@@ -78,22 +84,22 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
   let pos = 0;
   const peek = () => tokens[pos];
   const isOp = (t: Token | undefined, op: string) => t !== undefined && t.kind === 'op' && t.text === op;
-  const fail = (): never => {
-    throw EVAL_FAILED;
+  // Most launch texts name a run-time value and fail: a failure sets a flag and yields 0 rather than
+  // throwing, each step returns at once when the flag is set, and the result is null.
+  let failed = false;
+  const fail = (): number => {
+    failed = true;
+    return 0;
   };
   const check = (v: number) => (Number.isSafeInteger(v) ? v : fail());
-
-  const binaryLevels: string[][] = [
-    ['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%'],
-  ];
 
   // Nesting deeper than any real expression (10,000 parentheses, generated or half-typed)
   // fails the evaluation instead of the stack.
   let depth = 0;
-  const enter = () => (++depth > MAX_NESTING ? fail() : undefined);
+  const enter = () => !failed && ++depth <= MAX_NESTING;
 
   function ternary(): number {
-    enter();
+    if (!enter()) return fail();
     const value = ternaryAt();
     depth--;
     return value;
@@ -104,7 +110,7 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
     if (isOp(peek(), '?')) {
       pos++;
       const whenTrue = ternary();
-      if (!isOp(peek(), ':')) fail();
+      if (!isOp(peek(), ':')) return fail();
       pos++;
       const whenFalse = ternary();
       return condition !== 0 ? whenTrue : whenFalse;
@@ -113,13 +119,14 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
   }
 
   function binary(level: number): number {
-    if (level === binaryLevels.length) return unary();
+    if (level === BINARY_LEVELS.length) return unary();
     let left = binary(level + 1);
     for (;;) {
       const t = peek();
-      if (!t || t.kind !== 'op' || !binaryLevels[level].includes(t.text)) return left;
+      if (failed || !t || t.kind !== 'op' || !BINARY_LEVELS[level].includes(t.text)) return left;
       pos++;
       const right = binary(level + 1);
+      if (failed) return 0;
       left = check(apply(t.text, left, right));
     }
   }
@@ -149,7 +156,7 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
   }
 
   function unary(): number {
-    enter();
+    if (!enter()) return fail();
     const value = unaryAt();
     depth--;
     return value;
@@ -180,7 +187,7 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
       }
       pos++;
       const v = ternary();
-      if (!isOp(peek(), ')')) fail();
+      if (!isOp(peek(), ')')) return fail();
       pos++;
       return v;
     }
@@ -235,24 +242,21 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
       if (isOp(tokens[j], '(')) depth++;
       else if (isOp(tokens[j], ')') && --depth === 0) break;
     }
-    if (j >= tokens.length) fail();
+    if (j >= tokens.length) return fail();
     const inner = tokens.slice(start, j).map((x) => (x.kind === 'num' ? String(x.value) : x.text)).join(' ').replace(/ \* /g, ' *').replace(/\s*\*$/, '*');
     pos = j + 1;
     const size = sizeofType(inner.replace(/\s*\*/g, '*').replace(/\*/g, ' *'));
     return size ?? fail();
   }
 
-  try {
-    const value = ternary();
-    if (pos !== tokens.length) return null;
-    return Number.isSafeInteger(value) ? value : null;
-  } catch (e) {
-    if (e === EVAL_FAILED) return null;
-    throw e;
-  }
+  const value = ternary();
+  if (failed || pos !== tokens.length) return null;
+  return Number.isSafeInteger(value) ? value : null;
 }
 
 const MAX_NESTING = 256;
 
-/** Thrown to unwind a failed evaluation; one object, so no stack trace is captured per failure. */
-const EVAL_FAILED: unique symbol = Symbol('evaluation failed');
+/** Binary operators from the loosest to the tightest binding. */
+const BINARY_LEVELS: readonly string[][] = [
+  ['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%'],
+];
