@@ -146,10 +146,24 @@ function blockEnd(masked: string, from: number, to: number): number {
   return to;
 }
 
-/** A lookup over several tables, innermost first, with a fallback (the workspace index). */
+/**
+ * A lookup over several tables, innermost first, with a fallback (the workspace index).
+ * It remembers its answers: make it once the tables are complete, and a new one when they change.
+ */
 export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = () => null): Lookup {
   const seen = new Set<string>();
+  const known = new Map<string, number | null>();
   const lookup: Lookup = (name) => {
+    const remembered = known.get(name);
+    if (remembered !== undefined) return remembered;
+    // A value never depends on the names being evaluated around it (reaching one of them is a
+    // cycle, which fails from any start), but a null found inside a cycle is kept only at the top.
+    const topLevel = seen.size === 0;
+    const value = resolve(name);
+    if (value !== null || topLevel) known.set(name, value);
+    return value;
+  };
+  const resolve: Lookup = (name) => {
     for (const table of tables) {
       if (table.shadowed?.has(name)) return null;
       const def = table.constants.get(name);
