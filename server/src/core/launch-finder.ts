@@ -8,7 +8,7 @@
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from './types';
 import { isIdentChar, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
 import { findDirectiveRanges, inRanges } from './preprocessor-lines';
-import { findScopes, type Scope } from './scopes';
+import { findScopes } from './scopes';
 import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from './constant-table';
 import { evaluateInteger, type Lookup } from './const-eval';
 
@@ -27,48 +27,74 @@ const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; 
 };
 
 export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
-  const directives = findDirectiveRanges(source);
-  const scopes = findScopes(source);
-  const fileConstants = options.fileConstants ?? collectConstants(source);
-  const context: LaunchContext = {
-    source, directives, scopes, fileConstants,
-    fallback: options.fallback ?? (() => null),
-    describe: options.describe ?? (() => null),
-    functionTables: new Map(),
-  };
+  const context = makeContext(source, options);
   const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
   return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
 }
 
 interface LaunchContext {
   source: SourceText;
-  directives: Array<[number, number]>;
-  scopes: Scope[];
+  layout: FileLayout;
   fileConstants: ConstantTable;
   fallback: Lookup;
   describe: (name: string) => string | null;
-  functionTables: Map<number, ConstantTable>;
-  /** Outermost brace blocks that are not namespaces or extern "C": [open, close], sorted (computed once). */
-  outerBlocks?: Array<[number, number]>;
-  bodies?: Map<number, FunctionBody>;
+  /** The constants in view inside each function body (key: its `{`), or at file scope (key -1), made once. */
+  constantScopes: Map<number, ConstantScope>;
+}
+
+interface ConstantScope {
+  /** Innermost first: the function's, then the file's. */
+  tables: ConstantTable[];
+  lookup: Lookup;
+}
+
+function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchContext {
+  return {
+    source,
+    layout: fileLayout(source),
+    fileConstants: options.fileConstants ?? collectConstants(source),
+    fallback: options.fallback ?? (() => null),
+    describe: options.describe ?? (() => null),
+    constantScopes: new Map(),
+  };
+}
+
+/** Where the directives and function bodies of a file are: found once per text, for launches and opt-ins both. */
+interface FileLayout {
+  directives: Array<[number, number]>;
+  /** Outermost brace blocks that are not namespaces or extern "C": [open, close], sorted. */
+  outerBlocks: Array<[number, number]>;
+  /** Function bodies read so far, by the offset of their `{`. */
+  bodies: Map<number, FunctionBody>;
+}
+
+const layouts = new WeakMap<SourceText, FileLayout>();
+
+function fileLayout(source: SourceText): FileLayout {
+  let layout = layouts.get(source);
+  if (!layout) {
+    const scopeOpens = new Set(findScopes(source).map((s) => s.open));
+    layout = { directives: findDirectiveRanges(source), outerBlocks: findOuterBlocks(source.masked, scopeOpens), bodies: new Map() };
+    layouts.set(source, layout);
+  }
+  return layout;
 }
 
 /** One forward pass: the `{...}` blocks directly inside the file or a namespace / extern "C" block. */
 function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array<[number, number]> {
   const blocks: Array<[number, number]> = [];
-  const stack: Array<{ open: number; scope: boolean }> = [];
+  // For each open brace: whether it opens a namespace or extern "C" block.
+  const openScopes: boolean[] = [];
   let nonScopeDepth = 0;
   for (let i = 0; i < masked.length; i++) {
-    const c = masked[i];
-    if (c === '{') {
+    const c = masked.charCodeAt(i);
+    if (c === OPEN_BRACE) {
       const scope = scopeOpens.has(i);
       if (!scope && nonScopeDepth === 0) blocks.push([i, masked.length]);
       if (!scope) nonScopeDepth++;
-      stack.push({ open: i, scope });
-    } else if (c === '}') {
-      const top = stack.pop();
-      if (!top) continue;
-      if (!top.scope) {
+      openScopes.push(scope);
+    } else if (c === CLOSE_BRACE && openScopes.length > 0) {
+      if (!openScopes.pop()) {
         nonScopeDepth--;
         if (nonScopeDepth === 0) blocks[blocks.length - 1][1] = i;
       }
@@ -76,6 +102,9 @@ function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array
   }
   return blocks;
 }
+
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
 
 function findChevronLaunches(ctx: LaunchContext): Launch[] {
   const { source } = ctx;
@@ -283,12 +312,11 @@ interface ConfigTexts {
 
 function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, config: ConfigTexts, start: number, end: number): Launch {
   const { source } = ctx;
-  const inMacro = inRanges(ctx.directives, start);
+  const inMacro = inRanges(ctx.layout.directives, start);
   const body = inMacro ? null : enclosingFunctionBody(ctx, start);
   const pointerTarget = inMacro || written.templateArgs ? null : resolveFunctionPointer(ctx, written.name, start, body);
   const callee = pointerTarget ?? written;
-  const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
-  const lookup = makeLookup(tables, ctx.fallback);
+  const { tables, lookup } = constantScope(ctx, body);
   const explain = (text: string) => explainNames(text, tables, lookup, ctx.describe);
   const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
   const dim = (text: string | undefined): ResolvedValue<Dim3> => {
@@ -337,6 +365,7 @@ function resolveFunctionPointer(ctx: LaunchContext, name: string, at: number, bo
   const from = body ? body.open : 0;
   const to = body ? body.close : masked.length;
   const region = masked.slice(from, at);
+  if (!mayBeDeclaredIn(region, name)) return null;
   const decl = new RegExp(String.raw`(?:^|[;{}])[^;{}=]*?[\s*(]${name}\s*\)?\s*(?:\([^;{}=]*\))?\s*=\s*&?\s*((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<[^;{}()]*>)?\s*;`, 'g');
   const found: RegExpExecArray[] = [];
   for (let m = decl.exec(region); m; m = decl.exec(region)) found.push(m);
@@ -352,17 +381,38 @@ function resolveFunctionPointer(ctx: LaunchContext, name: string, at: number, bo
   return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs: targetArgs, start: at, nameEnd: at };
 }
 
+/**
+ * Whether `name` stands somewhere in `region` followed by what a declarator
+ * continues with (`=`, `)`, `(`): most launches name a kernel that the code
+ * before them never declares, and this spares them the declaration pattern.
+ */
+function mayBeDeclaredIn(region: string, name: string): boolean {
+  for (let i = region.indexOf(name); i >= 0; i = region.indexOf(name, i + 1)) {
+    const next = region[skipSpace(region, i + name.length)];
+    if (next === '=' || next === ')' || next === '(') return true;
+  }
+  return false;
+}
+
+/** The constants code in `body` (null: at file scope) can use, and a lookup over them. */
+function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantScope {
+  const key = body ? body.open : -1;
+  let scope = ctx.constantScopes.get(key);
+  if (!scope) {
+    const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
+    scope = { tables, lookup: makeLookup(tables, ctx.fallback) };
+    ctx.constantScopes.set(key, scope);
+  }
+  return scope;
+}
+
 function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
-  let table = ctx.functionTables.get(body.open);
-  if (!table) {
-    table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false });
-    const shadowed = (table.shadowed ??= new Map());
-    for (const param of body.parameters) {
-      table.constants.delete(param);
-      table.dim3s.delete(param);
-      shadowed.set(param, `\`${param}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`);
-    }
-    ctx.functionTables.set(body.open, table);
+  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false });
+  const shadowed = (table.shadowed ??= new Map());
+  for (const param of body.parameters) {
+    table.constants.delete(param);
+    table.dim3s.delete(param);
+    shadowed.set(param, `\`${param}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`);
   }
   return table;
 }
@@ -378,7 +428,7 @@ interface FunctionBody {
 /** The outermost brace block around `offset` that is not a namespace or extern "C" block: the function body. */
 function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody | null {
   const masked = ctx.source.masked;
-  const blocks = (ctx.outerBlocks ??= findOuterBlocks(masked, new Set(ctx.scopes.map((s) => s.open))));
+  const blocks = ctx.layout.outerBlocks;
   let lo = 0;
   let hi = blocks.length - 1;
   let candidate = -1;
@@ -392,7 +442,7 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
     }
   }
   if (candidate < 0) return null;
-  const cached = ctx.bodies?.get(candidate);
+  const cached = ctx.layout.bodies.get(candidate);
   if (cached) return cached;
   const close = matchingClose(masked, candidate);
   let j = candidate - 1;
@@ -410,7 +460,7 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
     }
   }
   const body = { name, open: candidate, close: close < 0 ? masked.length : close, parameters };
-  (ctx.bodies ??= new Map()).set(candidate, body);
+  ctx.layout.bodies.set(candidate, body);
   return body;
 }
 
@@ -421,12 +471,8 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
  */
 export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions = {}): SmemOptIn[] {
   const masked = source.masked;
-  const directives = findDirectiveRanges(source);
-  const fileConstants = options.fileConstants ?? collectConstants(source);
-  const ctx: LaunchContext = {
-    source, directives, scopes: findScopes(source), fileConstants,
-    fallback: options.fallback ?? (() => null), describe: options.describe ?? (() => null), functionTables: new Map(),
-  };
+  const ctx = makeContext(source, options);
+  const { directives } = ctx.layout;
   const out: SmemOptIn[] = [];
   const re = /\bcudaFuncSetAttribute\s*(<[^;()]*>)?\s*\(/g;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
@@ -438,8 +484,7 @@ export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions 
     const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
     if (!callee) continue;
     const body = inRanges(directives, m.index) ? null : enclosingFunctionBody(ctx, m.index);
-    const tables = body ? [functionConstants(ctx, body), fileConstants] : [fileConstants];
-    const lookup = makeLookup(tables, ctx.fallback);
+    const { tables, lookup } = constantScope(ctx, body);
     const value = inRanges(directives, m.index) ? null : evaluateInteger(args[2] ?? '', lookup);
     out.push({
       kernelName: callee.name,
