@@ -257,7 +257,7 @@ export class WorkspaceIndex {
  */
 export function matchKernel(refs: readonly KernelRef[], name: string, label: (path: string) => string = (p) => p): KernelMatch | null {
   const wanted = name.replace(/^::/, '');
-  const matching = refs.filter(({ kernel }) => kernel.qualifiedName === wanted || kernel.qualifiedName.endsWith('::' + wanted) || wanted.endsWith('::' + kernel.qualifiedName));
+  const matching = refs.filter(({ kernel }) => namesSameKernel(kernel.qualifiedName, wanted));
   if (matching.length === 0) return null;
   const names = new Set(matching.map((r) => r.kernel.qualifiedName));
   if (names.size > 1) {
@@ -272,6 +272,18 @@ export function matchKernel(refs: readonly KernelRef[], name: string, label: (pa
   const withBounds = chosen.kernel.launchBounds ? chosen : matching.find((r) => r.kernel.launchBounds) ?? chosen;
   const kernel = withBounds === chosen ? chosen.kernel : { ...chosen.kernel, launchBounds: withBounds.kernel.launchBounds };
   return { kernel, path: chosen.path, boundsPath: kernel.launchBounds ? withBounds.path : null, candidates: matching, note: label(chosen.path) };
+}
+
+/** `ns::k` is `k`, `ns::k` or `outer::ns::k`: one name is the other or ends with `::` and the other. */
+function namesSameKernel(qualified: string, wanted: string): boolean {
+  // Called for every kernel at every launch: compare without building strings.
+  return qualified === wanted || endsWithScoped(qualified, wanted) || endsWithScoped(wanted, qualified);
+}
+
+/** `name` ends with `::` + `tail`. */
+function endsWithScoped(name: string, tail: string): boolean {
+  const at = name.length - tail.length;
+  return at >= 2 && name.charCodeAt(at - 1) === 58 && name.charCodeAt(at - 2) === 58 && name.endsWith(tail);
 }
 
 function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] {
