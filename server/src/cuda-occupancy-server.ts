@@ -51,6 +51,7 @@ const DIAGNOSTICS_DELAY_MS = 150;
  */
 const FIRST_PASS_BUDGET_MS = 20;
 const BACKGROUND_SLICE_MS = 60;
+const PARTIAL_DIAGNOSTICS_AFTER_MS = 1000;
 const HEADER = /\.(cuh|h|hh|hpp|hxx|inl)$/i;
 
 export interface InitializationOptions {
@@ -67,6 +68,8 @@ export class CudaOccupancyServer {
   private readonly pendingDiagnostics = new Map<string, NodeJS.Timeout>();
   /** Documents whose kernel bodies are being analysed in the background (see completeInBackground). */
   private readonly completing = new Map<string, NodeJS.Timeout>();
+  /** Since when a document's current version has waited for its kernel bodies (see publishDiagnostics). */
+  private readonly pendingSince = new Map<string, { version: number; at: number }>();
   private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
   private readonly figures = new FiguresRegistry();
   private readonly compilerFindings = new Map<string, Finding[]>();
@@ -164,6 +167,7 @@ export class CudaOccupancyServer {
       this.pendingDiagnostics.delete(uri);
       clearTimeout(this.completing.get(uri));
       this.completing.delete(uri);
+      this.pendingSince.delete(uri);
       void c.sendDiagnostics({ uri, diagnostics: [] });
     });
     c.onHover((p) => this.onHover(p));
@@ -406,9 +410,26 @@ export class CudaOccupancyServer {
     );
   }
 
+  /**
+   * Diagnostics of a version are published once its kernel bodies are all analysed (the
+   * background pass publishes them when it ends), so warnings do not arrive in two waves; a
+   * pass that takes longer than PARTIAL_DIAGNOSTICS_AFTER_MS publishes what is known meanwhile.
+   */
   private publishDiagnostics(uri: string): void {
     const report = this.safely('diagnostics', undefined, () => this.report(uri));
     if (!report) return;
+    if (report.facts.pendingKernels > 0) {
+      const since = this.pendingSince.get(uri);
+      if (!since || since.version !== report.facts.version) this.pendingSince.set(uri, { version: report.facts.version, at: Date.now() });
+      else if (Date.now() - since.at >= PARTIAL_DIAGNOSTICS_AFTER_MS) this.sendDiagnostics(uri, report);
+      if (!since || since.version !== report.facts.version) setTimeout(() => this.documents.has(uri) && this.publishDiagnostics(uri), PARTIAL_DIAGNOSTICS_AFTER_MS);
+      return;
+    }
+    this.pendingSince.delete(uri);
+    this.sendDiagnostics(uri, report);
+  }
+
+  private sendDiagnostics(uri: string, report: DocumentReport): void {
     const diagnostics = report.findings.map((f) => toDiagnostic(f, uri));
     void this.connection.sendDiagnostics({ uri, version: report.facts.version, diagnostics });
   }
