@@ -38,6 +38,9 @@ describe('editor features (bundled server, untitled documents)', function () {
 
   it('hovers a launch with the ceilings per architecture, the figures, the next step and the latency estimate', async () => {
     const { uri, position } = open(TILE_SUM);
+    // A new document's kernel bodies get a short first pass, the rest follow in the background;
+    // its diagnostics come once they are all read (the latency line needs the kernel's loads).
+    await session.waitForDiagnostics(uri);
     const hover = await session.hover(uri, position);
     assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
     assert.equal(

@@ -157,8 +157,11 @@ describe('fuzz: the core', function () {
       (original, batches) => {
         const store = new DocumentStore({ parser });
         const fresh = new DocumentStore({ parser });
+        // As the server runs it: kernel bodies within a time budget (here none: one kernel per call), the rest completed later.
+        const budgeted = new DocumentStore({ parser, treePassBudgetMs: 0 });
         try {
           store.open(URI, 'cuda-cpp', 1, original);
+          budgeted.open(URI, 'cuda-cpp', 1, original);
           let client = TextDocument.create(URI, 'cuda-cpp', 1, original);
           let version = 1;
           for (const batch of batches) {
@@ -173,16 +176,28 @@ describe('fuzz: the core', function () {
               client = TextDocument.update(client, [c], version);
             }
             store.change(URI, version, changes);
-            if (batch.some(([e]) => e.analyze)) store.facts(URI);
+            budgeted.change(URI, version, changes);
+            if (batch.some(([e]) => e.analyze)) {
+              store.facts(URI);
+              budgeted.facts(URI);
+              budgeted.complete(URI, 0);
+            }
           }
           const incremental = store.facts(URI)!;
           assert.equal(incremental.source.text, client.getText(), 'the store holds a different text than the client');
           fresh.open(URI, 'cuda-cpp', version, client.getText());
           const difference = firstDifference(incremental, fresh.facts(URI));
           assert.equal(difference, null, `incremental and fresh facts differ at ${difference}`);
+          const first = budgeted.facts(URI)!;
+          const kernels = first.kernels.length;
+          let calls = 0;
+          while (budgeted.complete(URI, 0)) assert.ok(++calls <= kernels + 1, `still pending after ${calls} calls for ${kernels} kernels`);
+          const completed = firstDifference(budgeted.facts(URI), fresh.facts(URI));
+          assert.equal(completed, null, `facts completed in slices differ from one full analysis at ${completed}`);
         } finally {
           store.dispose();
           fresh.dispose();
+          budgeted.dispose();
         }
       },
       fuzzRuns(100),

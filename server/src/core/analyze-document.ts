@@ -122,7 +122,9 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
-  const inBudget = () => performance.now() - started < budget;
+  // Every call analyses at least one kernel, so that repeated calls always finish.
+  let progressed = false;
+  const inBudget = () => !progressed || performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
   const context = cache ? fileContextKey(source) : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
@@ -148,6 +150,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       continue;
     }
     const value = withinStack(() => estimateMemoryParallelism(k, tree, source, { lookup }), () => tooDeep(k));
+    progressed = true;
     if (key) cache!.set(key, k.span.start.line, value);
     memoryParallelism.push(value);
   }
@@ -177,6 +180,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     for (let batch = 1; queue.length > 0 && inBudget(); batch = Math.min(batch * 2, 64)) {
       const kernelsNow = queue.splice(0, batch);
       const found = analyse(kernelsNow);
+      progressed = true;
       computed.push(...found);
       for (const k of kernelsNow) {
         const own = found.filter((b) => b.kernel === k.name);
