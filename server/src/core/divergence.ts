@@ -335,6 +335,9 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
           keys.length = 0;
           counts.length = 0;
           let active = 0;
+          // Neighbouring lanes mostly hold the same value: its outcome's slot is looked up once per run of them.
+          let runValue = 0;
+          let slot = -1;
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
             const v = threadValue(column, l);
             if (v === INVALID) {
@@ -345,13 +348,11 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
               data = true;
               continue;
             }
-            const o = outcome(v);
-            const k = keys.indexOf(o);
-            if (k >= 0) counts[k]++;
-            else {
-              keys.push(o);
-              counts.push(1);
+            if (slot < 0 || !Object.is(v, runValue)) {
+              runValue = v;
+              slot = outcomeSlot(keys, counts, outcome(v));
             }
+            counts[slot]++;
             active++;
           }
           if (invalid) break;
@@ -386,6 +387,15 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     notes,
     dependsOnShape,
   };
+}
+
+/** The index of `key` in a warp's tally, added with a count of 0 when new. */
+function outcomeSlot(keys: string[], counts: number[], key: string): number {
+  const i = keys.indexOf(key);
+  if (i >= 0) return i;
+  keys.push(key);
+  counts.push(0);
+  return keys.length - 1;
 }
 
 /**
@@ -439,7 +449,7 @@ function freeSampleLists(facts: SymFacts, base: Omit<EvalPoint, 'bindings'>): Ar
   return thinSamples(facts.frees.map((f) => ({ f, values: freeSamples(f, base) })), MAX_COMBINATIONS);
 }
 
-function sampleCombinations(samples: Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }>): Generator<Map<number, number>> {
+function sampleCombinations(samples: Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }>): Array<Map<number, number>> {
   return cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), MAX_COMBINATIONS);
 }
 
@@ -470,22 +480,22 @@ function evenly(values: number[], n: number): number[] {
   return [...new Set(picked)];
 }
 
-function* cartesian(lists: Array<Array<[number, number]>>, cap: number): Generator<Map<number, number>> {
-  let produced = 0;
-  const pick = (i: number, acc: Map<number, number>): Generator<Map<number, number>> =>
-    (function* () {
-      if (produced >= cap) return;
-      if (i === lists.length) {
-        produced++;
-        yield new Map(acc);
-        return;
-      }
-      for (const [id, v] of lists[i]) {
-        acc.set(id, v);
-        yield* pick(i + 1, acc);
-      }
-    })();
-  yield* pick(0, new Map());
+/** The combinations of the lists' bindings, the last list varying fastest, at most `cap`. */
+function cartesian(lists: Array<Array<[number, number]>>, cap: number): Array<Map<number, number>> {
+  const out: Array<Map<number, number>> = [];
+  const pick = (i: number, acc: Map<number, number>): void => {
+    if (out.length >= cap) return;
+    if (i === lists.length) {
+      out.push(new Map(acc));
+      return;
+    }
+    for (const [id, v] of lists[i]) {
+      acc.set(id, v);
+      pick(i + 1, acc);
+    }
+  };
+  pick(0, new Map());
+  return out;
 }
 
 function describeValues(values: number[]): string {

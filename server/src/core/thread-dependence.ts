@@ -545,10 +545,13 @@ function applyBinary(operator: string, a: number, b: number): number | null {
 export function simulateLoopCounter(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>, bindings: ReadonlyMap<number, number> = new Map()): number[] | null {
   const loop = sym.loop;
   if (!loop || loop.role !== 'counter' || !loop.cond || !loop.update) return null;
+  const withoutSelf: EvalPoint = { ...base, bindings };
+  const selfBindings = new Map(bindings);
+  const withSelf: EvalPoint = { ...base, bindings: selfBindings };
   const at = (s: Sym, self: number | null): EvalResult => {
-    const b = new Map(bindings);
-    if (self !== null) b.set(sym.id, self);
-    return evaluateSym(s, { ...base, bindings: b });
+    if (self === null) return evaluateSym(s, withoutSelf);
+    selfBindings.set(sym.id, self);
+    return evaluateSym(s, withSelf);
   };
   let v = at(loop.init, null);
   const values: number[] = [];
@@ -598,18 +601,42 @@ export function dependenceKind(sym: Sym, shape?: Dim3): DependenceKind {
   const base = { blockIdx: { x: 1, y: 1, z: 0 }, blockDim: dims, gridDim: { x: 8, y: 8, z: 1 }, threadIdx: { x: 0, y: 0, z: 0 }, warpKey: 0 };
   const bindings = new Map<number, number>();
   for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base)[0] ?? 1);
-  const column = blockEvaluator(sym, dims)({ blockIdx: base.blockIdx, gridDim: base.gridDim, bindings, warpKey: (w) => w });
+  const disagreement = firstDisagreement(sym, dims, { blockIdx: base.blockIdx, gridDim: base.gridDim, bindings, warpKey: (w) => w });
+  if (disagreement === 'unknown') return facts.blockIdx ? 'globalIndex' : 'laneVarying';
+  if (disagreement === 'differ') return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
+  return 'warpUniform';
+}
+
+/**
+ * The first lane, warp by warp, whose value is per-lane data (`unknown`) or
+ * differs from its warp's first lane (`differ`); null when there is none.
+ * Most values already differ in warp 0, so it is evaluated lane by lane, and
+ * the rest of the block only when it agrees, all at once.
+ */
+function firstDisagreement(sym: Sym, dims: Dim3, sample: BlockSample): 'unknown' | 'differ' | null {
   const size = dims.x * dims.y * dims.z;
-  for (let w = 0; w * 32 < size; w++) {
+  const threads = threadCoordinates(dims);
+  const point: EvalPoint = { threadIdx: { x: 0, y: 0, z: 0 }, blockIdx: sample.blockIdx, blockDim: dims, gridDim: sample.gridDim, warpKey: sample.warpKey(0), bindings: sample.bindings };
+  const firstWarp = scanWarps(0, Math.min(size, 32), (t) => {
+    point.threadIdx = { x: threads.x[t], y: threads.y[t], z: threads.z[t] };
+    return evaluateSym(sym, point);
+  });
+  if (firstWarp || size <= 32) return firstWarp;
+  const column = blockEvaluator(sym, dims)(sample);
+  return scanWarps(32, size, (t) => threadValue(column, t));
+}
+
+function scanWarps(from: number, to: number, valueOf: (thread: number) => EvalResult): 'unknown' | 'differ' | null {
+  for (let w = from; w < to; w += 32) {
     let first: EvalResult | undefined;
-    for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-      const v = threadValue(column, l);
-      if (v === LANE_UNKNOWN) return facts.blockIdx ? 'globalIndex' : 'laneVarying';
+    for (let t = w; t < Math.min(to, w + 32); t++) {
+      const v = valueOf(t);
+      if (v === LANE_UNKNOWN) return 'unknown';
       if (first === undefined) first = v;
-      else if (v !== first) return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
+      else if (v !== first) return 'differ';
     }
   }
-  return 'warpUniform';
+  return null;
 }
 
 /** Built only from +, -, * by uniforms and << by constants over thread and block indices: monotone in each index. */
