@@ -191,7 +191,7 @@ describe('fuzz: the core', function () {
           const first = budgeted.facts(URI)!;
           const kernels = first.kernels.length;
           let calls = 0;
-          while (budgeted.complete(URI, 0)) assert.ok(++calls <= kernels + 1, `still pending after ${calls} calls for ${kernels} kernels`);
+          while (budgeted.complete(URI, 0)) assert.ok(++calls <= 2 * kernels + 2, `still pending after ${calls} calls for ${kernels} kernels`);
           const completed = firstDifference(budgeted.facts(URI), fresh.facts(URI));
           assert.equal(completed, null, `facts completed in slices differ from one full analysis at ${completed}`);
         } finally {
