@@ -29,6 +29,7 @@ import {
   LANE_UNKNOWN,
   INVALID,
   spanOfNode,
+  structuralKey,
   symFacts,
   threadValue,
   type BranchConstruct,
@@ -189,7 +190,31 @@ interface Verdict {
   dependsOnShape: boolean;
 }
 
+/**
+ * Verdicts by what decides them: the condition's structure, the block shapes
+ * and, for a switch, its cases. The same conditions recur from kernel to
+ * kernel (`tid == 0`, `i < n`) and from one analysis of a document to the
+ * next, and each costs an enumeration of every lane for many samples.
+ */
+const verdictCache = new Map<string, Verdict>();
+const VERDICT_CACHE_SIZE = 2000;
+
 function classifySite(site: BranchSite, shapes: Dim3[]): Verdict {
+  const cases = site.construct === 'switch' ? site.paths.map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`)).join(';') : '';
+  const key = `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(site.condition.sym)}`;
+  const cached = verdictCache.get(key);
+  if (cached) {
+    verdictCache.delete(key);
+    verdictCache.set(key, cached);
+    return structuredClone(cached);
+  }
+  const verdict = computeVerdict(site, shapes);
+  if (verdictCache.size >= VERDICT_CACHE_SIZE) verdictCache.delete(verdictCache.keys().next().value!);
+  verdictCache.set(key, structuredClone(verdict));
+  return verdict;
+}
+
+function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
   if (site.construct === 'switch') {
     const caseOf = (v: number) => {
       const i = site.paths.findIndex((p) => p.caseValues?.includes(v));

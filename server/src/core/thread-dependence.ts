@@ -227,6 +227,48 @@ export function symKey(sym: Sym): string {
   }
 }
 
+/**
+ * A key for everything evaluation can tell of a Sym: Syms with equal keys
+ * give every thread the same values under the same samples. Unlike `symKey`,
+ * unknowns are numbered in order of first appearance (their ids are arbitrary)
+ * and carry their names and loop info (which decide their samples), so that
+ * the same condition in two kernels has the same key.
+ */
+export function structuralKey(sym: Sym): string {
+  const numbers = new Map<number, number>();
+  const key = (s: Sym): string => {
+    switch (s.op) {
+      case 'const':
+        return Object.is(s.value, -0) ? '-0' : String(s.value);
+      case 'threadIdx':
+      case 'blockIdx':
+      case 'blockDim':
+      case 'gridDim':
+        return `${s.op}.${s.dim}`;
+      case 'laneId':
+        return '%laneid';
+      case 'free': {
+        const known = numbers.get(s.id);
+        if (known !== undefined) return `$${known}`;
+        const n = numbers.size;
+        numbers.set(s.id, n);
+        return `$${n}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
+      }
+      case 'opaque':
+        // a warp-uniform value is a hash of its id; a lane-varying one is unknown whatever its id
+        return s.kind === 'laneVarying' ? '%data' : `%warp#${s.id}`;
+      case 'binary':
+        return `(${key(s.left)} ${JSON.stringify(s.operator)} ${key(s.right)})`;
+      case 'unary':
+        return `(${JSON.stringify(s.operator)} ${key(s.arg)})`;
+      case 'select':
+        return `(${key(s.cond)} ? ${key(s.then)} : ${key(s.else)})`;
+    }
+  };
+  const loopKey = (loop: LoopInfo): string => `{${loop.role} ${key(loop.init)} ${loop.cond ? key(loop.cond) : '-'} ${loop.update ? `${loop.update.operator} ${key(loop.update.amount)}` : '-'}}`;
+  return key(sym);
+}
+
 // ---------------------------------------------------------------------------
 // Evaluation
 
@@ -509,9 +551,17 @@ type BinaryOperator = (a: number, b: number) => number | null;
 
 const unknownOperator: BinaryOperator = () => null;
 
-/** `&`, `|`, `^` on 64-bit integers; done on 32 bits when both operands fit, where the result is the same and BigInt's cost is not paid. */
+/**
+ * `&`, `|`, `^` on 64-bit integers; done on 32 bits when both operands fit,
+ * where the result is the same and BigInt's cost is not paid. Undefined for an
+ * infinite or NaN operand (`x & (1e300 * 1e300)`), which BigInt cannot take.
+ */
 function bitwise(int32: (a: number, b: number) => number, int64: (a: bigint, b: bigint) => bigint): BinaryOperator {
-  return (a, b) => ((a | 0) === a && (b | 0) === b ? int32(a, b) : Number(BigInt.asIntN(64, int64(BigInt(Math.trunc(a)), BigInt(Math.trunc(b))))));
+  return (a, b) => {
+    if ((a | 0) === a && (b | 0) === b) return int32(a, b);
+    if (!Number.isFinite(a) || !Number.isFinite(b)) return null;
+    return Number(BigInt.asIntN(64, int64(BigInt(Math.trunc(a)), BigInt(Math.trunc(b)))));
+  };
 }
 
 const BINARY_OPERATORS = new Map<string, BinaryOperator>([
