@@ -66,8 +66,9 @@ export class CudaOccupancyServer {
   private settingsGeneration = 0;
   private readonly safely: ReturnType<typeof makeSafely>;
   private readonly pendingDiagnostics = new Map<string, NodeJS.Timeout>();
-  /** Documents whose kernel bodies are being analysed in the background (see completeInBackground). */
-  private readonly completing = new Map<string, NodeJS.Timeout>();
+  /** Documents whose kernel bodies wait for the background pass, in order (see completeInBackground). */
+  private readonly completing: string[] = [];
+  private completionTimer: NodeJS.Timeout | undefined;
   /** Since when a document's current version has waited for its kernel bodies (see publishDiagnostics). */
   private readonly pendingSince = new Map<string, { version: number; at: number }>();
   private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
@@ -165,8 +166,6 @@ export class CudaOccupancyServer {
       this.ptx.delete(uri);
       clearTimeout(this.pendingDiagnostics.get(uri));
       this.pendingDiagnostics.delete(uri);
-      clearTimeout(this.completing.get(uri));
-      this.completing.delete(uri);
       this.pendingSince.delete(uri);
       void c.sendDiagnostics({ uri, diagnostics: [] });
     });
@@ -175,7 +174,8 @@ export class CudaOccupancyServer {
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
     c.onShutdown(() => {
-      for (const timer of this.completing.values()) clearTimeout(timer);
+      clearTimeout(this.completionTimer);
+      this.completing.length = 0;
       this.compile.dispose();
       this.documents.dispose();
     });
@@ -381,22 +381,27 @@ export class CudaOccupancyServer {
 
   /**
    * Analyse the kernel bodies a first pass left pending, a slice at a time so that requests
-   * are answered in between; then publish the diagnostics again and ask for new lenses.
+   * are answered in between, one document after another (each keeps its syntax tree while it
+   * is worked on); then publish its diagnostics again and ask for new lenses.
    */
   private completeInBackground(uri: string): void {
-    if (this.completing.has(uri)) return;
-    const step = () => {
-      const more = this.safely('background analysis', false, () => this.documents.complete(uri, BACKGROUND_SLICE_MS) && (this.documents.facts(uri)?.pendingKernels ?? 0) > 0);
-      if (more && this.documents.has(uri)) {
-        this.completing.set(uri, setTimeout(step, 0));
-        return;
+    if (!this.completing.includes(uri)) this.completing.push(uri);
+    this.completionTimer ??= setTimeout(() => this.completionStep(), 0);
+  }
+
+  private completionStep(): void {
+    this.completionTimer = undefined;
+    const uri = this.completing[0];
+    if (uri === undefined) return;
+    const more = this.documents.has(uri) && this.safely('background analysis', false, () => this.documents.complete(uri, BACKGROUND_SLICE_MS) && (this.documents.facts(uri)?.pendingKernels ?? 0) > 0);
+    if (!more) {
+      this.completing.shift();
+      if (this.documents.has(uri)) {
+        this.scheduleDiagnostics(uri);
+        if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
       }
-      this.completing.delete(uri);
-      if (!this.documents.has(uri)) return;
-      this.scheduleDiagnostics(uri);
-      if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
-    };
-    this.completing.set(uri, setTimeout(step, 0));
+    }
+    if (this.completing.length > 0) this.completionTimer = setTimeout(() => this.completionStep(), 0);
   }
 
   private scheduleDiagnostics(uri: string): void {

@@ -87,8 +87,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     const masked = source.masked.slice(chunk.start, chunk.end);
     let entry = cache.lookup(text, masked);
     if (!entry) {
-      entry = { masked, constants: collectConstants(chunkSource(source, chunk, text, masked)), line: chunk.line, results: null, environment: null };
-      cache.store(text, entry);
+      entry = { masked: detach(masked), constants: detach(collectConstants(chunkSource(source, chunk, text, masked))), line: chunk.line, results: null, environment: null };
+      cache.store(detach(text), entry);
     }
     return { chunk, text, masked, entry };
   });
@@ -99,7 +99,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {
-      entry.results = { line: chunk.line, kernels: findKernels(piece(), { lookup }), ...findCalls(piece(), constants, outer, describe) };
+      entry.results = detach({ line: chunk.line, kernels: findKernels(piece(), { lookup }), ...findCalls(piece(), constants, outer, describe) });
       entry.environment = environment;
     } else if (entry.results.line !== chunk.line) {
       // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
@@ -109,7 +109,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
       entry.results = {
         line: chunk.line,
         kernels: shiftLines(entry.results.kernels, delta),
-        ...(citesLines ? findCalls(piece(), constants, outer, describe) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
+        ...(citesLines ? detach(findCalls(piece(), constants, outer, describe)) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
       };
     }
     facts.kernels.push(...entry.results.kernels);
@@ -175,4 +175,19 @@ function constantsKey(table: ConstantTable): string {
   for (const d of table.constants.values()) parts.push(`${d.name}=${d.expr}@${d.line}:${d.kind}`);
   for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.join(',')})`);
   return parts.join('\n');
+}
+
+/**
+ * A copy of plain data (and Maps) whose strings share nothing with the document's text. A
+ * string sliced from a larger one keeps all of it alive; the chunks kept between versions
+ * would otherwise hold on to the whole text of every version they were read in.
+ */
+export function detach<T>(value: T): T {
+  if (typeof value === 'string') return (value.length > 12 ? (value + ' ').slice(0, -1) : value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(detach) as T;
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [detach(k), detach(v)])) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = detach(v);
+  return out as T;
 }
