@@ -13,6 +13,7 @@ const CORE_ENTRY = `
 export { createCudaParser } from './server/src/core/cuda-parser';
 export { readGrammarBytes } from './server/src/grammar-files';
 export { analyzeDocument } from './server/src/core/analyze-document';
+export { DocumentStore, FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './server/src/document-store';
 export { WorkspaceIndex } from './server/src/core/workspace-index';
 export { toIndexPath } from './server/src/workspace-files';
 export { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from './server/src/features/document-report';

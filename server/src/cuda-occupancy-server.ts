@@ -26,7 +26,7 @@ import { mapKernelResources } from './core/kernel-resources';
 import { compilerFindings } from './core/compiler-findings';
 import type { Finding } from './core/types';
 import { WorkspaceIndex } from './core/workspace-index';
-import { DocumentStore } from './document-store';
+import { BACKGROUND_SLICE_MS, DocumentStore, FIRST_PASS_BUDGET_MS } from './document-store';
 import { readGrammarBytes } from './grammar-files';
 import { makeSafely } from './safely';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings';
@@ -45,12 +45,6 @@ import type { DocumentFigures } from './nvcc/compile-scheduler';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
-/**
- * What a version's first analysis spends on kernel bodies it has not seen before: the kernel
- * being edited fits, a freshly opened file's other kernels follow in background slices.
- */
-const FIRST_PASS_BUDGET_MS = 20;
-const BACKGROUND_SLICE_MS = 60;
 const PARTIAL_DIAGNOSTICS_AFTER_MS = 1000;
 const HEADER = /\.(cuh|h|hh|hpp|hxx|inl)$/i;
 

@@ -35,6 +35,14 @@ export interface DocumentStoreOptions {
  */
 const TREES_KEPT = 4;
 
+/**
+ * What a version's first analysis spends on kernel bodies it has not seen before (the server's
+ * setting): the kernel being edited fits; a new file's other kernels follow in background slices.
+ */
+export const FIRST_PASS_BUDGET_MS = 20;
+/** One background slice of kernel-body analysis (see DocumentStore.complete). */
+export const BACKGROUND_SLICE_MS = 60;
+
 export class DocumentStore {
   private readonly entries = new Map<string, Entry>();
   /** URIs whose entry holds a tree, least recently analysed first. */
