@@ -39,6 +39,12 @@ export interface ConstantTable {
 
 const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|long|short|char|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|std::size_t|auto)`;
 
+// Built once (collectConstants runs for every chunk and function body); global: each scan sets `lastIndex`.
+const CONST_VAR = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${INTEGER_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
+const CONST_VAR_LEADING = new RegExp(String.raw`\b${INTEGER_TYPE}\s+const\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
+const PLAIN_VAR = new RegExp(String.raw`(?:^|[;{}])\s*${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
+const ANY_VAR = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
+
 /** Constants declared in `[from, to)` of the source (the whole file, or one function body). */
 export function collectConstants(source: SourceText, from = 0, to = source.masked.length, { localsMustBeConst = true } = {}): ConstantTable {
   const masked = source.masked.slice(0, to);
@@ -57,9 +63,8 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     add({ name: m[1], expr: m[2], kind: 'define', offset: m.index });
   }
 
-  const constVar = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${INTEGER_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
-  constVar.lastIndex = from;
-  for (let m = constVar.exec(masked); m; m = constVar.exec(masked)) {
+  CONST_VAR.lastIndex = from;
+  for (let m = CONST_VAR.exec(masked); m; m = CONST_VAR.exec(masked)) {
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
     // `const int A = 1, B = A * 2;`: one declaration, several constants
     const parts = m[3] !== undefined ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
@@ -69,17 +74,15 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
       if (d) add({ name: d[1], expr: (d[2] ?? d[3]).trim(), kind: 'const', offset: m.index });
     }
   }
-  const constVarLeading = new RegExp(String.raw`\b${INTEGER_TYPE}\s+const\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
-  constVarLeading.lastIndex = from;
-  for (let m = constVarLeading.exec(masked); m; m = constVarLeading.exec(masked)) {
+  CONST_VAR_LEADING.lastIndex = from;
+  for (let m = CONST_VAR_LEADING.exec(masked); m; m = CONST_VAR_LEADING.exec(masked)) {
     add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
   }
 
   const shadowed = new Map<string, string>();
   if (!localsMustBeConst) {
-    const plainVar = new RegExp(String.raw`(?:^|[;{}])\s*${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
-    plainVar.lastIndex = from;
-    for (let m = plainVar.exec(masked); m; m = plainVar.exec(masked)) {
+    PLAIN_VAR.lastIndex = from;
+    for (let m = PLAIN_VAR.exec(masked); m; m = PLAIN_VAR.exec(masked)) {
       if (isReassigned(masked, m[1], m.index + m[0].length, to)) {
         shadowed.set(m[1], `\`${m[1]}\` is assigned again after its declaration, so its value here is not known statically`);
         continue;
@@ -87,9 +90,8 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
       add({ name: m[1], expr: m[2].trim(), kind: 'local', offset: m.index });
     }
     // Any other local declaration (`int bs;`, `for (int t = ...)`, `int bs = f();` read later) hides outer constants.
-    const anyVar = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
-    anyVar.lastIndex = from;
-    for (let m = anyVar.exec(masked); m; m = anyVar.exec(masked)) {
+    ANY_VAR.lastIndex = from;
+    for (let m = ANY_VAR.exec(masked); m; m = ANY_VAR.exec(masked)) {
       if (!constants.has(m[1]) && !shadowed.has(m[1])) shadowed.set(m[1], `\`${m[1]}\` is a local variable whose value is not known statically`);
     }
   }
@@ -130,21 +132,38 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
 export function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
   // A name declared in a block can only be assigned before that block closes: search no further.
   const body = masked.slice(from, blockEnd(masked, from, to));
-  const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
-  const assign = new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
-  return assign.test(body);
+  return body.includes(name) && assignmentPattern(name, members).test(body);
+}
+
+/** Patterns by name, built once: the same locals and dim3s are checked in every version of a file. */
+const assignmentPatterns = new Map<string, RegExp>();
+const MAX_ASSIGNMENT_PATTERNS = 4096;
+
+function assignmentPattern(name: string, members: boolean): RegExp {
+  const key = members ? `${name}.` : name;
+  let pattern = assignmentPatterns.get(key);
+  if (!pattern) {
+    if (assignmentPatterns.size >= MAX_ASSIGNMENT_PATTERNS) assignmentPatterns.clear();
+    const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
+    pattern = new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
+    assignmentPatterns.set(key, pattern);
+  }
+  return pattern;
 }
 
 /** The offset of the `}` closing the block that `from` is in, or `to` at file scope. */
 function blockEnd(masked: string, from: number, to: number): number {
   let depth = 0;
-  for (let i = from; i < to; i++) {
-    const c = masked.charCodeAt(i);
-    if (c === 123) depth++;
-    else if (c === 125 && --depth < 0) return i;
+  BRACES.lastIndex = from;
+  for (let m = BRACES.exec(masked); m && m.index < to; m = BRACES.exec(masked)) {
+    if (m[0] === '{') depth++;
+    else if (--depth < 0) return m.index;
   }
   return to;
 }
+
+/** Global: searched from `lastIndex`, to jump from brace to brace. */
+const BRACES = /[{}]/g;
 
 /**
  * A lookup over several tables, innermost first, with a fallback (the workspace index).
