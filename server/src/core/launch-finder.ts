@@ -86,14 +86,15 @@ function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array
   // For each open brace: whether it opens a namespace or extern "C" block.
   const openScopes: boolean[] = [];
   let nonScopeDepth = 0;
-  for (let i = 0; i < masked.length; i++) {
-    const c = masked.charCodeAt(i);
-    if (c === OPEN_BRACE) {
+  const brace = /[{}]/g;
+  for (let m = brace.exec(masked); m; m = brace.exec(masked)) {
+    const i = m.index;
+    if (masked.charCodeAt(i) === OPEN_BRACE) {
       const scope = scopeOpens.has(i);
       if (!scope && nonScopeDepth === 0) blocks.push([i, masked.length]);
       if (!scope) nonScopeDepth++;
       openScopes.push(scope);
-    } else if (c === CLOSE_BRACE && openScopes.length > 0) {
+    } else if (openScopes.length > 0) {
       if (!openScopes.pop()) {
         nonScopeDepth--;
         if (nonScopeDepth === 0) blocks[blocks.length - 1][1] = i;
@@ -104,7 +105,6 @@ function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array
 }
 
 const OPEN_BRACE = 123;
-const CLOSE_BRACE = 125;
 
 function findChevronLaunches(ctx: LaunchContext): Launch[] {
   const { source } = ctx;

@@ -236,19 +236,30 @@ export function isIdentChar(c: string | undefined): boolean {
   return c !== undefined && /[A-Za-z0-9_$]/.test(c);
 }
 
-/** The offset of the bracket matching the one at `open` in masked text, or -1. */
+/**
+ * What bracket matching stops at, by opening bracket: the brackets of that
+ * kind, and for all but `{` a `;`, `{` or `}` (they end the search). Global:
+ * searched from `lastIndex`, to jump between them rather than read every character.
+ */
+const BRACKET_STOPS: Readonly<Record<string, RegExp>> = { '(': /[(){};]/g, '[': /[[\]{};]/g, '{': /[{}]/g, '<': /[<>{};]/g };
+const CLOSERS: Readonly<Record<string, string>> = { '(': ')', '[': ']', '{': '}', '<': '>' };
+
+/** The offset of the bracket matching the one (`(`, `[`, `{` or `<`) at `open` in masked text, or -1. */
 export function matchingClose(masked: string, open: number, limit = masked.length): number {
   const opener = masked[open];
-  const closer = opener === '(' ? ')' : opener === '[' ? ']' : opener === '{' ? '}' : '>';
+  const stops = BRACKET_STOPS[opener];
+  if (!stops) return -1;
+  const closer = CLOSERS[opener];
   let depth = 0;
-  for (let i = open; i < limit; i++) {
-    const c = masked[i];
+  stops.lastIndex = open;
+  for (let m = stops.exec(masked); m && m.index < limit; m = stops.exec(masked)) {
+    const c = m[0];
     if (c === opener) depth++;
     else if (c === closer) {
       depth--;
-      if (depth === 0) return i;
-    } else if (opener !== '{' && (c === ';' || c === '{' || c === '}')) {
-      return -1;
+      if (depth === 0) return m.index;
+    } else {
+      return -1; // `;`, `{` or `}` inside `(...)`, `[...]` or `<...>`
     }
   }
   return -1;
