@@ -37,6 +37,23 @@ const OPERATORS = ['<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '::', '+', '-
 const NUMBER = /(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*(\.[0-9]*)?([eE][+-]?[0-9]+)?)([uUlLfF]*)/y;
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
 
+/**
+ * Token lists by text, shared (they are never changed): the same few hundred
+ * texts (`256`, `BLOCK`, `(n + 255) / 256`) are evaluated at every version of a file.
+ */
+const tokenLists = new Map<string, readonly Token[] | null>();
+const MAX_TOKEN_LISTS = 8192;
+
+function tokensOf(text: string): readonly Token[] | null {
+  let tokens = tokenLists.get(text);
+  if (tokens === undefined) {
+    if (tokenLists.size >= MAX_TOKEN_LISTS) tokenLists.clear();
+    tokens = tokenize(text);
+    tokenLists.set(text, tokens);
+  }
+  return tokens;
+}
+
 function tokenize(text: string): Token[] | null {
   const tokens: Token[] = [];
   let i = 0;
@@ -78,9 +95,9 @@ function tokenize(text: string): Token[] | null {
 
 /** Evaluate `text` as an integer constant expression, or null. */
 export function evaluateInteger(text: string, lookup: Lookup = () => null): number | null {
-  const maybeTokens = tokenize(text);
+  const maybeTokens = tokensOf(text);
   if (!maybeTokens || maybeTokens.length === 0) return null;
-  const tokens: Token[] = maybeTokens;
+  const tokens: readonly Token[] = maybeTokens;
   let pos = 0;
   const peek = () => tokens[pos];
   const isOp = (t: Token | undefined, op: string) => t !== undefined && t.kind === 'op' && t.text === op;
@@ -118,16 +135,18 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
     return condition;
   }
 
-  function binary(level: number): number {
-    if (level === BINARY_LEVELS.length) return unary();
-    let left = binary(level + 1);
+  /** Operands joined by binary operators that bind at least as tightly as `minLevel` (precedence climbing, left to right). */
+  function binary(minLevel: number): number {
+    let left = unary();
     for (;;) {
       const t = peek();
-      if (failed || !t || t.kind !== 'op' || !BINARY_LEVELS[level].includes(t.text)) return left;
+      const op = t !== undefined && t.kind === 'op' ? t.text : '';
+      const level = BINARY_LEVEL.get(op);
+      if (failed || level === undefined || level < minLevel) return left;
       pos++;
       const right = binary(level + 1);
       if (failed) return 0;
-      left = check(apply(t.text, left, right));
+      left = check(apply(op, left, right));
     }
   }
 
@@ -256,7 +275,7 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
 
 const MAX_NESTING = 256;
 
-/** Binary operators from the loosest to the tightest binding. */
-const BINARY_LEVELS: readonly string[][] = [
-  ['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%'],
-];
+/** Binary operators by how tightly they bind: 0 the loosest. */
+const BINARY_LEVEL: ReadonlyMap<string, number> = new Map(
+  [['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%']].flatMap((ops, level) => ops.map((op) => [op, level] as const)),
+);
