@@ -121,7 +121,7 @@ export function analyzeDivergence({ source, tree, kernels, launches, options = {
   const lookup = makeLookup([collectConstants(text)], options.lookup);
   const functions = collectFunctions(tree.rootNode);
   const branches: Branch[] = [];
-  for (const dep of analyzeThreadDependence(tree, kernels, { lookup })) {
+  for (const dep of analyzeThreadDependence(tree, kernels, { lookup, functions })) {
     const kernel = kernels.find((k) => k.name === dep.kernel)!;
     const shapes = blockShapes(kernel, launches, dep.usesMultiDimensionalBlock, options.defaultBlock);
     const verdicts = new Map<number, Verdict>();

@@ -98,6 +98,8 @@ export interface KernelDependence {
 export interface DependenceOptions {
   /** Resolves identifiers that name compile-time constants (`#define R 3`). */
   lookup?: (name: string) => number | null;
+  /** `collectFunctions` of the tree, when the caller has it already. */
+  functions?: Map<string, SyntaxNode>;
 }
 
 // ---------------------------------------------------------------------------
@@ -177,7 +179,10 @@ function computeFacts(sym: Sym): SymFacts {
   }
 }
 
-function mergeFacts(parts: SymFacts[]): SymFacts {
+function mergeFacts(all: SymFacts[]): SymFacts {
+  // Most nodes combine one thread-dependent operand with constants: their facts are that operand's.
+  const parts = [...new Set(all)].filter((p) => p !== NO_FACTS);
+  if (parts.length <= 1) return parts[0] ?? NO_FACTS;
   const seen = new Set<number>();
   const frees: Array<Extract<Sym, { op: 'free' }>> = [];
   for (const p of parts) {
@@ -775,6 +780,8 @@ interface WalkContext {
   multiDimensional: boolean;
   /** Skip recording sites (a first pass over a loop body). */
   silent: number;
+  /** Loops' assignments by syntax node id (see `loopSyntax`). */
+  loops: Map<number, LoopSyntax>;
 }
 
 const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
@@ -782,11 +789,12 @@ const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 
 /** Dependence facts for each kernel with a body, from the document's syntax tree. */
 export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], options: DependenceOptions = {}): KernelDependence[] {
   const text = tree.rootNode.text;
-  const functions = collectFunctions(tree.rootNode);
+  const functions = options.functions ?? collectFunctions(tree.rootNode);
+  const definitions = findKernelDefinitions(tree.rootNode, kernels);
   const results: KernelDependence[] = [];
   for (const kernel of kernels) {
     if (!kernel.isDefinition || !kernel.bodySpan) continue;
-    const definition = findKernelDefinition(tree.rootNode, kernel);
+    const definition = definitions.get(kernel);
     const body = definition?.childForFieldName('body');
     if (!definition || !body) continue;
     const ctx: WalkContext = {
@@ -800,6 +808,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
       returns: null,
       multiDimensional: false,
       silent: 0,
+      loops: new Map(),
     };
     const env: Env = new Map();
     for (const name of parameterNames(definition)) env.set(name, { sym: freeSym(name), origin: null });
@@ -811,7 +820,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
-  const ctx: WalkContext = { kernel: '', text: node.tree.rootNode.text, lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1 };
+  const ctx: WalkContext = { kernel: '', text: node.tree.rootNode.text, lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map() };
   return evalExpr(node, new Map(bindings), ctx);
 }
 
@@ -848,22 +857,46 @@ function functionName(definition: SyntaxNode): string | null {
   return text.slice(text.lastIndexOf(':') + 1);
 }
 
-function findKernelDefinition(root: SyntaxNode, kernel: Kernel): SyntaxNode | null {
-  const body = kernel.bodySpan!;
-  let found: SyntaxNode | null = null;
+/**
+ * The definition of each kernel with a body: the first function definition,
+ * depth first through the nodes that span its body's line, whose body starts
+ * where the kernel's does. One walk serves all kernels, descending only into
+ * nodes that span some kernel's line.
+ */
+function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel[]): Map<Kernel, SyntaxNode> {
+  const byPosition = new Map<string, Kernel[]>();
+  for (const k of kernels) {
+    if (!k.isDefinition || !k.bodySpan) continue;
+    const key = `${k.bodySpan.start.line}:${k.bodySpan.start.character}`;
+    byPosition.set(key, [...(byPosition.get(key) ?? []), k]);
+  }
+  const targets = [...byPosition.values()].reduce((n, ks) => n + ks.length, 0);
+  const lines = [...new Set([...byPosition.values()].map((ks) => ks[0].bodySpan!.start.line))].sort((a, b) => a - b);
+  const found = new Map<Kernel, SyntaxNode>();
   const visit = (node: SyntaxNode) => {
-    if (found) return;
     if (node.type === 'function_definition') {
       const b = node.childForFieldName('body');
-      if (b && b.startPosition.row === body.start.line && b.startPosition.column === body.start.character) {
-        found = node;
-        return;
-      }
+      for (const k of (b && byPosition.get(`${b.startPosition.row}:${b.startPosition.column}`)) || []) if (!found.has(k)) found.set(k, node);
     }
-    for (const c of node.namedChildren) if (c && c.startPosition.row <= body.start.line && c.endPosition.row >= body.start.line) visit(c);
+    for (const c of node.namedChildren) {
+      if (found.size === targets) return;
+      if (c && spansALine(lines, c.startPosition.row, c.endPosition.row)) visit(c);
+    }
   };
   visit(root);
   return found;
+}
+
+/** Whether a line of the sorted `lines` lies in [from, to]. */
+function spansALine(lines: number[], from: number, to: number): boolean {
+  let lo = 0;
+  let hi = lines.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (lines[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < lines.length && lines[lo] <= to;
 }
 
 function parameterNames(definition: SyntaxNode): string[] {
@@ -1102,13 +1135,14 @@ function walkLoop(node: SyntaxNode, env: Env, ctx: WalkContext): void {
   }
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const update = node.childForFieldName('update');
-  const assigned = assignedNames([body, update, conditionNode]);
+  const syntax = loopSyntax(node, body, update, conditionNode, ctx);
+  const assigned = syntax.assigned;
   const before = new Map(env);
 
   // Loop-head values: counters and additive offsets keep their shape; anything else is joined over a first pass.
   const head = new Map(env);
   const updates = new Map<string, LoopInfo['update']>();
-  for (const name of assigned) updates.set(name, additiveOrScalingUpdate(name, [body, update], env, ctx));
+  for (const name of assigned) updates.set(name, additiveOrScalingUpdate(syntax.assignments.get(name) ?? [], env, ctx));
   const counters = new Map<string, Extract<Sym, { op: 'free' }>>();
   const shaped = new Set<string>();
   for (const name of assigned) {
@@ -1171,57 +1205,85 @@ function walkLoop(node: SyntaxNode, env: Env, ctx: WalkContext): void {
   }
 }
 
-/** The names assigned anywhere under these nodes. */
-function assignedNames(nodes: Array<SyntaxNode | null>): Set<string> {
-  const names = new Set<string>();
-  const visit = (n: SyntaxNode) => {
-    if (n.type === 'assignment_expression') {
-      const left = n.childForFieldName('left');
-      if (left?.type === 'identifier') names.add(left.text);
-    } else if (n.type === 'update_expression') {
-      const arg = n.childForFieldName('argument');
-      if (arg?.type === 'identifier') names.add(arg.text);
-    }
-    for (const c of n.namedChildren) if (c) visit(c);
-  };
-  for (const n of nodes) if (n) visit(n);
-  return names;
+/** One assignment to a variable in a loop: `name++`, `name op= amount`, `name = name op amount`, or another kind (`other`). */
+type LoopAssignment = { operator: NonNullable<LoopInfo['update']>['operator']; amount: SyntaxNode | 'one' } | 'other';
+
+interface LoopSyntax {
+  /** The names assigned anywhere in the body, update or condition. */
+  assigned: Set<string>;
+  /** Each name's assignments in the body and update, in order. */
+  assignments: Map<string, LoopAssignment[]>;
 }
 
 /**
- * When every assignment to `name` in the loop is `name op= uniform` (or
- * `name = name op uniform`, `name++`) with one operator, that update; else null.
+ * The assignments of a loop, read from its syntax once per analysis: a loop
+ * is walked again for each pass of the loops around it and each call of its
+ * function, and reading the syntax tree is what costs.
  */
-function additiveOrScalingUpdate(name: string, nodes: Array<SyntaxNode | null>, env: Env, ctx: WalkContext): LoopInfo['update'] {
-  const found: Array<NonNullable<LoopInfo['update']>> = [];
-  let other = false;
-  const visit = (n: SyntaxNode) => {
-    if (n.type === 'update_expression') {
-      const arg = n.childForFieldName('argument');
-      if (arg?.type === 'identifier' && arg.text === name) found.push({ operator: n.text.includes('++') ? '+' : '-', amount: constant(1) });
-    } else if (n.type === 'assignment_expression') {
-      const left = n.childForFieldName('left');
-      const right = n.childForFieldName('right');
-      if (left?.type === 'identifier' && left.text === name && right) {
+function loopSyntax(node: SyntaxNode, body: SyntaxNode | null, update: SyntaxNode | null, condition: SyntaxNode | null, ctx: WalkContext): LoopSyntax {
+  let syntax = ctx.loops.get(node.id);
+  if (!syntax) {
+    syntax = { assigned: new Set(), assignments: new Map() };
+    for (const n of [body, update]) if (n) collectAssignments(n, syntax);
+    if (condition) collectAssignments(condition, { assigned: syntax.assigned, assignments: new Map() });
+    ctx.loops.set(node.id, syntax);
+  }
+  return syntax;
+}
+
+function collectAssignments(n: SyntaxNode, into: LoopSyntax): void {
+  const record = (name: string, a: LoopAssignment) => {
+    into.assigned.add(name);
+    const list = into.assignments.get(name);
+    if (list) list.push(a);
+    else into.assignments.set(name, [a]);
+  };
+  if (n.type === 'update_expression') {
+    const arg = n.childForFieldName('argument');
+    if (arg?.type === 'identifier') record(arg.text, { operator: n.text.includes('++') ? '+' : '-', amount: 'one' });
+  } else if (n.type === 'assignment_expression') {
+    const left = n.childForFieldName('left');
+    const right = n.childForFieldName('right');
+    if (left?.type === 'identifier') {
+      const name = left.text;
+      if (!right) into.assigned.add(name);
+      else {
         const op = n.childForFieldName('operator')?.type ?? '=';
         let operator = op === '=' ? null : op.slice(0, -1);
-        let amountNode: SyntaxNode | null = right;
+        let amount: SyntaxNode | null = right;
         if (!operator && right.type === 'binary_expression' && right.childForFieldName('left')?.text === name) {
           operator = right.childForFieldName('operator')?.type ?? null;
-          amountNode = right.childForFieldName('right');
+          amount = right.childForFieldName('right');
         }
-        if (operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amountNode) {
-          ctx.silent++;
-          const amount = evalExpr(amountNode, new Map(env), ctx);
-          ctx.silent--;
-          if (!isThreadDependent(amount.sym)) found.push({ operator: operator as NonNullable<LoopInfo['update']>['operator'], amount: amount.sym });
-          else other = true;
-        } else other = true;
+        record(name, operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amount ? { operator: operator as NonNullable<LoopInfo['update']>['operator'], amount } : 'other');
       }
     }
-    for (const c of n.namedChildren) if (c) visit(c);
-  };
-  for (const n of nodes) if (n) visit(n);
+  }
+  for (const c of n.namedChildren) if (c) collectAssignments(c, into);
+}
+
+/**
+ * When every assignment to a name in the loop is `name op= uniform` (or
+ * `name = name op uniform`, `name++`) with one operator, that update; else null.
+ */
+function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: WalkContext): LoopInfo['update'] {
+  const found: Array<NonNullable<LoopInfo['update']>> = [];
+  let other = false;
+  for (const a of assignments) {
+    if (a === 'other') {
+      other = true;
+      continue;
+    }
+    if (a.amount === 'one') {
+      found.push({ operator: a.operator, amount: constant(1) });
+      continue;
+    }
+    ctx.silent++;
+    const amount = evalExpr(a.amount, new Map(env), ctx);
+    ctx.silent--;
+    if (!isThreadDependent(amount.sym)) found.push({ operator: a.operator, amount: amount.sym });
+    else other = true;
+  }
   if (other || found.length !== 1) return null;
   return found[0];
 }
