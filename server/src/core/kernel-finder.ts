@@ -211,8 +211,9 @@ function readTemplateParams(source: SourceText, headerStart: number, globalAt: n
   const masked = source.masked;
   const re = /\btemplate\s*</g;
   re.lastIndex = headerStart;
-  const m = re.exec(masked);
-  if (!m || m.index >= globalAt) return null;
+  // Searched in the header only (a `template <` starting there ends before `__global__`), not to the end of the text.
+  const m = re.exec(masked.slice(0, globalAt));
+  if (!m) return null;
   const open = m.index + m[0].length - 1;
   const close = matchingAngle(masked, open, globalAt);
   if (close < 0) return null;
@@ -243,7 +244,9 @@ function readAttributes(source: SourceText, from: number, to: number): { launchB
   const found: Record<string, AttributeText> = {};
   const re = /\b(__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\(/g;
   re.lastIndex = from;
-  for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
+  // An attribute starting before `to` (the parameters' `(`) ends at `to + 1` at the latest: search no further.
+  const header = masked.slice(0, to + 1);
+  for (let m = re.exec(header); m && m.index < to; m = re.exec(header)) {
     const open = m.index + m[0].length - 1;
     const close = matchingClose(masked, open, to + 1);
     if (close < 0) continue;
@@ -283,7 +286,8 @@ function findSharedDeclarations(source: SourceText, from: number, to: number, lo
   const result: SharedDeclaration[] = [];
   const re = /\b__shared__\b/g;
   re.lastIndex = from;
-  for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
+  const body = masked.slice(0, to); // not past the body's `}`
+  for (let m = re.exec(body); m; m = re.exec(body)) {
     let start = m.index;
     while (start > from && !';{}'.includes(masked[start - 1])) start--;
     const end = masked.indexOf(';', m.index);
