@@ -452,16 +452,38 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
   if (masked[j] === ')') {
     const open = matchingOpen(masked, j);
     const before = masked.slice(Math.max(0, open - 200), open);
-    name = /([A-Za-z_][\w:]*)\s*$/.exec(before)?.[1] ?? null;
+    name = trailingName(before, true);
     for (const [a, b] of splitTopLevel(masked, open + 1, j)) {
       const declarator = masked.slice(a, b).replace(/=.*$/s, '').replace(/\[[^\]]*\]/g, '').trim();
-      const param = /([A-Za-z_]\w*)\s*$/.exec(declarator)?.[1];
+      const param = trailingName(declarator, false);
       if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
     }
   }
   const body = { name, open: candidate, close: close < 0 ? masked.length : close, parameters };
   ctx.layout.bodies.set(candidate, body);
   return body;
+}
+
+/**
+ * The name `text` ends with, before trailing blanks: what `/([A-Za-z_]\w*)\s*$/`
+ * captures (with `:` among the word characters when `scoped`), without that
+ * pattern's retries at every position of a long text.
+ */
+function trailingName(text: string, scoped: boolean): string | null {
+  let end = text.length;
+  while (end > 0 && /\s/.test(text[end - 1])) end--;
+  let start = end;
+  while (start > 0 && (isWordChar(text.charCodeAt(start - 1)) || (scoped && text[start - 1] === ':'))) start--;
+  while (start < end && !isNameStart(text.charCodeAt(start))) start++;
+  return start < end ? text.slice(start, end) : null;
+}
+
+function isNameStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; // A-Z a-z _
+}
+
+function isWordChar(c: number): boolean {
+  return isNameStart(c) || (c >= 48 && c <= 57);
 }
 
 /**
