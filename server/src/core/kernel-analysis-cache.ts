@@ -53,7 +53,7 @@ export function fileContextKey(source: SourceText): string {
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
   const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
   for (const [a, b] of findDirectiveRanges(source)) parts.push(squeeze(source.text.slice(a, b)));
-  for (const line of source.masked.split('\n')) if (/\b(constexpr|const|enum)\b/.test(line) && !/\b__global__\b/.test(line)) parts.push(squeeze(line));
+  for (const line of linesWith(source.masked, /\b(?:constexpr|const|enum)\b/g)) if (!/\b__global__\b/.test(line)) parts.push(squeeze(line));
   const device = /\b__device__\b/g;
   for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
     const stop = source.masked.slice(m.index).search(/[;{]/);
@@ -65,6 +65,19 @@ export function fileContextKey(source: SourceText): string {
     if (close > 0) device.lastIndex = close;
   }
   return hash(parts.join('\n'));
+}
+
+/** The lines of `text` (split at `\n`) in which the global `pattern` matches, in order, found without splitting the text. */
+function linesWith(text: string, pattern: RegExp): string[] {
+  const lines: string[] = [];
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    const newline = text.indexOf('\n', m.index);
+    const end = newline < 0 ? text.length : newline;
+    lines.push(text.slice(text.lastIndexOf('\n', m.index) + 1, end));
+    pattern.lastIndex = end;
+  }
+  return lines;
 }
 
 /** The cache key of one kernel: its text from its first column, its column, its launches' shapes and the file context. */
