@@ -5,7 +5,7 @@
  */
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import type { CudaParser, Tree } from './core/cuda-parser';
-import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './core/analyze-document';
+import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type ResumableAnalysis } from './core/analyze-document';
 import { KernelAnalysisCache } from './core/kernel-analysis-cache';
 import { TextPassCache } from './core/chunked-text-passes';
 
@@ -13,6 +13,8 @@ interface Entry {
   document: TextDocument;
   tree: Tree | null;
   facts: DocumentFacts | null;
+  /** Goes on with the current facts' pending kernel bodies; it reads `tree`, so it goes whenever the tree does. */
+  resume: ResumableAnalysis['resume'];
   /** Per-kernel results of earlier versions: an edit re-analyses only the kernel it touched. */
   kernels: KernelAnalysisCache;
   /** Per-chunk text-pass results of earlier versions: an edit re-reads only the chunk it fell in. */
@@ -52,7 +54,7 @@ export class DocumentStore {
 
   open(uri: string, languageId: string, version: number, text: string): void {
     this.drop(uri);
-    this.entries.set(uri, { document: TextDocument.create(uri, languageId, version, text), tree: null, facts: null, kernels: new KernelAnalysisCache(), chunks: new TextPassCache() });
+    this.entries.set(uri, { document: TextDocument.create(uri, languageId, version, text), tree: null, facts: null, resume: null, kernels: new KernelAnalysisCache(), chunks: new TextPassCache() });
   }
 
   change(uri: string, version: number, changes: TextDocumentContentChangeEvent[]): void {
@@ -86,6 +88,7 @@ export class DocumentStore {
     }
     entry.tree = tree;
     entry.facts = null;
+    entry.resume = null;
   }
 
   close(uri: string): void {
@@ -127,7 +130,13 @@ export class DocumentStore {
     const entry = this.entries.get(uri);
     const facts = entry && this.facts(uri);
     if (!entry || !facts || facts.pendingKernels === 0) return false;
-    this.analyze(uri, entry, budgetMs);
+    if (!entry.resume) {
+      this.analyze(uri, entry, budgetMs); // its tree was given back: parse and read the text again
+      return true;
+    }
+    const next = entry.resume(budgetMs);
+    entry.facts = next.facts;
+    entry.resume = next.resume;
     return true;
   }
 
@@ -136,7 +145,7 @@ export class DocumentStore {
     const old = entry.tree;
     entry.tree = this.parse(text, old);
     if (old && old !== entry.tree) old.delete();
-    entry.facts = analyzeDocument({
+    const analysis = analyzeResumable({
       ...this.options.analyzeOptions?.(uri, text),
       uri,
       version: entry.document.version,
@@ -146,6 +155,8 @@ export class DocumentStore {
       textCache: entry.chunks,
       treePassBudgetMs,
     });
+    entry.facts = analysis.facts;
+    entry.resume = analysis.resume;
     this.keepTree(uri);
     return entry.facts;
   }
@@ -157,14 +168,21 @@ export class DocumentStore {
       if (this.withTrees.size <= TREES_KEPT) break;
       const entry = this.entries.get(oldest);
       entry?.tree?.delete();
-      if (entry) entry.tree = null;
+      if (entry) {
+        entry.tree = null;
+        entry.resume = null;
+      }
       this.withTrees.delete(oldest);
     }
   }
 
   /** Drop cached facts (after a change elsewhere in the workspace or new compiler figures). */
   invalidate(uri?: string): void {
-    for (const [key, entry] of this.entries) if (uri === undefined || key === uri) entry.facts = null;
+    for (const [key, entry] of this.entries) {
+      if (uri !== undefined && key !== uri) continue;
+      entry.facts = null;
+      entry.resume = null;
+    }
   }
 
   dispose(): void {

@@ -15,7 +15,7 @@ import type { Lookup } from './const-eval';
 import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
-import { analyzeDivergence, type Branch } from './divergence';
+import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
 import { fileContextKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 
 export interface DocumentFacts {
@@ -69,7 +69,22 @@ export interface AnalyzeInput {
   treePassBudgetMs?: number;
 }
 
-export function analyzeDocument({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache, treePassBudgetMs = Infinity }: AnalyzeInput): DocumentFacts {
+export function analyzeDocument(input: AnalyzeInput): DocumentFacts {
+  return analyzeResumable(input).facts;
+}
+
+export interface ResumableAnalysis {
+  facts: DocumentFacts;
+  /**
+   * Analyse more of the kernel bodies left pending, for at most `budgetMs`: the same version's
+   * facts, completed further. Null when nothing is pending. It reads the syntax tree the analysis
+   * was given: drop it when that tree is edited or deleted.
+   */
+  resume: ((budgetMs: number) => ResumableAnalysis) | null;
+}
+
+/** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
+export function analyzeResumable({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache, treePassBudgetMs = Infinity }: AnalyzeInput): ResumableAnalysis {
   const source = makeSourceText(text);
   const key = path ?? uri;
   // This document's kernels and constants come from `text`; the index's entry for it may be older.
@@ -81,7 +96,8 @@ export function analyzeDocument({ uri, version, text, tree, workspaceLookup, wor
   const smemOptIns = workspace ? [...ownOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : ownOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
   const launchTargets = launches.map((launch) => targetOf(launch, kernelsByName.get(lastComponent(launch.kernelName)) ?? [], lookup, uri, key, workspace));
-  return {
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, divergence, cache, version, memo: { keys: new Map() } };
+  const facts: DocumentFacts = {
     uri,
     version,
     source,
@@ -90,9 +106,14 @@ export function analyzeDocument({ uri, version, text, tree, workspaceLookup, wor
     launchTargets,
     smemOptIns,
     findings: checkLaunches(launches, launchTargets, smemOptIns, archs ?? []),
-    ...treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, budgetMs: treePassBudgetMs }),
+    ...treePasses(passes, treePassBudgetMs),
     parseErrors: tree ? collectParseErrors(tree, source) : [],
   };
+  return resumable(facts, passes);
+}
+
+function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
+  return { facts, resume: facts.pendingKernels > 0 ? (budgetMs) => resumable({ ...facts, ...treePasses(passes, budgetMs) }, passes) : null };
 }
 
 interface TreePassInput {
@@ -104,8 +125,14 @@ interface TreePassInput {
   divergence: boolean;
   cache?: KernelAnalysisCache;
   version: number;
-  /** Milliseconds for kernels not in the cache (Infinity: all of them). */
-  budgetMs: number;
+  /** What one call works out for the next ones on the same version. */
+  memo: TreePassMemo;
+}
+
+interface TreePassMemo {
+  context?: string;
+  keys: Map<Kernel, string | null>;
+  divergence?: DivergenceContext;
 }
 
 /**
@@ -118,7 +145,7 @@ interface TreePassInput {
  * version (their results are kept in the cache under the version's key), so
  * a first hover on a large file does not wait for every kernel body.
  */
-function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, budgetMs }: TreePassInput): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, memo }: TreePassInput, budgetMs: number): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
@@ -126,12 +153,15 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   let progressed = false;
   const inBudget = () => !progressed || performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
-  const context = cache ? fileContextKey(source) : '';
+  const context = cache ? (memo.context ??= fileContextKey(source)) : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
   // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
   const launchesOf = groupBy(launches, (l) => l.baseName);
-  const keyOf = (k: Kernel) => (!tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], context) : null);
+  const keyOf = (k: Kernel) => {
+    if (!memo.keys.has(k)) memo.keys.set(k, !tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], context) : null);
+    return memo.keys.get(k)!;
+  };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
   const thisVersion = (k: Kernel) => `v${version}|${k.span.start.line}:${k.span.start.character}|${k.name}`;
   const pending = new Set<Kernel>();
@@ -173,7 +203,9 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       else fresh.push(k);
     }
     const computed: Branch[] = [];
-    const analyse = (batch: Kernel[]) => withinStack(() => analyzeDivergence({ source, tree, kernels: batch, launches, options: { lookup } }), () => []);
+    // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
+    const analyse = (batch: Kernel[]) =>
+      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: fresh, launches, options: { fileLookup: lookup } })), batch), () => []);
     const shared = fresh.filter((k) => !unique(k));
     if (shared.length) computed.push(...analyse(shared));
     const queue = fresh.filter(unique);

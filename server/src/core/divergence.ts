@@ -20,6 +20,7 @@ import type { Lookup } from './const-eval';
 import {
   analyzeThreadDependence,
   collectFunctions,
+  findKernelDefinitions,
   defaultBlockShape,
   blockEvaluator,
   freeSamples,
@@ -101,6 +102,8 @@ export interface Branch {
 export interface DivergenceOptions {
   /** Constants from included headers and the workspace. */
   lookup?: Lookup;
+  /** All constants in view, the file's own included (as analyzeDocument builds them): used as is, instead of `lookup`. */
+  fileLookup?: Lookup;
   /** The block shape to assume when no launch of a kernel resolves one (default 256×1×1, or 32×8×1 when threadIdx.y/z is used). */
   defaultBlock?: Dim3;
 }
@@ -116,14 +119,38 @@ export interface DivergenceInput {
 /** A divergent branch costs at least this many issue slots before it is a warning. */
 export const DEFAULT_DIVERGENCE_COST_THRESHOLD = 4;
 
-export function analyzeDivergence({ source, tree, kernels, launches, options = {} }: DivergenceInput): Branch[] {
-  const text = typeof source === 'string' ? makeSourceText(source) : source;
-  const lookup = makeLookup([collectConstants(text)], options.lookup);
-  const functions = collectFunctions(tree.rootNode);
+export function analyzeDivergence(input: DivergenceInput): Branch[] {
+  return divergenceOf(prepareDivergence(input), input.kernels);
+}
+
+/** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
+export interface DivergenceContext {
+  tree: Tree;
+  lookup: Lookup;
+  functions: Map<string, SyntaxNode>;
+  definitions: ReadonlyMap<Kernel, SyntaxNode>;
+  launchesOf: ReadonlyMap<string, Launch[]>;
+  defaultBlock?: Dim3;
+}
+
+export function prepareDivergence({ source, tree, kernels, launches, options = {} }: DivergenceInput): DivergenceContext {
+  const lookup = options.fileLookup ?? makeLookup([collectConstants(typeof source === 'string' ? makeSourceText(source) : source)], options.lookup);
+  const launchesOf = new Map<string, Launch[]>();
+  for (const l of launches) {
+    const group = launchesOf.get(l.baseName);
+    if (group) group.push(l);
+    else launchesOf.set(l.baseName, [l]);
+  }
+  return { tree, lookup, functions: collectFunctions(tree.rootNode), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
+}
+
+/** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
+export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[]): Branch[] {
+  const { tree, lookup, functions } = ctx;
   const branches: Branch[] = [];
-  for (const dep of analyzeThreadDependence(tree, kernels, { lookup, functions })) {
+  for (const dep of analyzeThreadDependence(tree, kernels, { lookup, functions, definitions: ctx.definitions })) {
     const kernel = kernels.find((k) => k.name === dep.kernel)!;
-    const shapes = blockShapes(kernel, launches, dep.usesMultiDimensionalBlock, options.defaultBlock);
+    const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);
     const verdicts = new Map<number, Verdict>();
     for (const site of dep.sites) verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
     const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');

@@ -100,6 +100,8 @@ export interface DependenceOptions {
   lookup?: (name: string) => number | null;
   /** `collectFunctions` of the tree, when the caller has it already. */
   functions?: Map<string, SyntaxNode>;
+  /** `findKernelDefinitions` of the tree for (at least) these kernels, when the caller has it already. */
+  definitions?: ReadonlyMap<Kernel, SyntaxNode>;
 }
 
 // ---------------------------------------------------------------------------
@@ -770,7 +772,6 @@ interface GroupInfo {
 
 interface WalkContext {
   kernel: string;
-  text: string;
   lookup: (name: string) => number | null;
   functions: Map<string, SyntaxNode>;
   sites: BranchSite[];
@@ -788,9 +789,8 @@ const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 
 
 /** Dependence facts for each kernel with a body, from the document's syntax tree. */
 export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], options: DependenceOptions = {}): KernelDependence[] {
-  const text = tree.rootNode.text;
   const functions = options.functions ?? collectFunctions(tree.rootNode);
-  const definitions = findKernelDefinitions(tree.rootNode, kernels);
+  const definitions = options.definitions ?? findKernelDefinitions(tree.rootNode, kernels);
   const results: KernelDependence[] = [];
   for (const kernel of kernels) {
     if (!kernel.isDefinition || !kernel.bodySpan) continue;
@@ -799,7 +799,6 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
     if (!definition || !body) continue;
     const ctx: WalkContext = {
       kernel: kernel.name,
-      text,
       lookup: options.lookup ?? (() => null),
       functions,
       sites: [],
@@ -820,7 +819,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
-  const ctx: WalkContext = { kernel: '', text: node.tree.rootNode.text, lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map() };
+  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map() };
   return evalExpr(node, new Map(bindings), ctx);
 }
 
@@ -863,7 +862,8 @@ function functionName(definition: SyntaxNode): string | null {
  * where the kernel's does. One walk serves all kernels, descending only into
  * nodes that span some kernel's line.
  */
-function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel[]): Map<Kernel, SyntaxNode> {
+/** The definition node of each kernel, found in one walk that enters only the subtrees holding a kernel's body. */
+export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel[]): Map<Kernel, SyntaxNode> {
   const byPosition = new Map<string, Kernel[]>();
   for (const k of kernels) {
     if (!k.isDefinition || !k.bodySpan) continue;
