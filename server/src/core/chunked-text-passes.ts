@@ -178,16 +178,27 @@ function constantsKey(table: ConstantTable): string {
 }
 
 /**
- * A copy of plain data (and Maps) whose strings share nothing with the document's text. A
- * string sliced from a larger one keeps all of it alive; the chunks kept between versions
- * would otherwise hold on to the whole text of every version they were read in.
+ * Plain data (fresh from the scanners: changed in place) whose strings share nothing with the
+ * document's text. A string sliced from a larger one keeps all of it alive; the chunks kept
+ * between versions would otherwise hold on to the whole text of every version they were read in.
  */
 export function detach<T>(value: T): T {
   if (typeof value === 'string') return (value.length > 12 ? (value + ' ').slice(0, -1) : value) as T;
   if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(detach) as T;
-  if (value instanceof Map) return new Map([...value].map(([k, v]) => [detach(k), detach(v)])) as T;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = detach(v);
-  return out as T;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = detach(value[i]);
+    return value;
+  }
+  if (value instanceof Map) {
+    const entries = [...value].map(([k, v]) => [detach(k), detach(v)] as const);
+    value.clear();
+    for (const [k, v] of entries) value.set(k, v);
+    return value;
+  }
+  const record = value as Record<string, unknown>;
+  for (const k in record) {
+    const v = record[k];
+    if (v !== null && (typeof v === 'object' || (typeof v === 'string' && v.length > 12))) record[k] = detach(v);
+  }
+  return value;
 }
