@@ -132,7 +132,7 @@ export class CudaOccupancyServer {
     c.onDidChangeConfiguration(() => void this.reloadSettings());
     c.onDidOpenTextDocument((p) => {
       this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
-      this.index.update(indexKey(p.textDocument.uri), p.textDocument.text);
+      this.indexFromAnalysis(p.textDocument.uri);
       this.scheduleDiagnostics(p.textDocument.uri);
       this.requestCompile(p.textDocument.uri);
     });
@@ -144,8 +144,7 @@ export class CudaOccupancyServer {
     // The workspace index (what other files see of this one) follows saves, not keystrokes.
     c.onDidSaveTextDocument((p) => {
       const uri = p.textDocument.uri;
-      const text = this.documents.text(uri);
-      if (text !== undefined) this.index.update(indexKey(uri), text);
+      this.indexFromAnalysis(uri);
       if (HEADER.test(uri)) this.invalidateOthers(uri);
       this.requestCompile(uri);
     });
@@ -183,6 +182,14 @@ export class CudaOccupancyServer {
       this.invalidateOthers(null);
     });
     await this.reloadSettings(true);
+  }
+
+  /** What other files see of an open document: its analysed text passes (the first pass of its current version). */
+  private indexFromAnalysis(uri: string): void {
+    this.safely('workspace index', undefined, () => {
+      const facts = this.documents.facts(uri);
+      if (facts) this.index.updateFromAnalysis(indexKey(uri), facts);
+    });
   }
 
   private workspaceRoots(): string[] {
@@ -391,7 +398,10 @@ export class CudaOccupancyServer {
     if (!more) {
       this.completing.shift();
       if (this.documents.has(uri)) {
-        this.scheduleDiagnostics(uri);
+        // At once: the version's debounce has passed already (or a hover asked for it).
+        clearTimeout(this.pendingDiagnostics.get(uri));
+        this.pendingDiagnostics.delete(uri);
+        this.publishDiagnostics(uri);
         if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
       }
     }

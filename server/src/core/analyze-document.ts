@@ -9,7 +9,7 @@ import type { Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, SmemOptIn, Span } from './types';
 import { makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { resolveLaunchBounds } from './kernel-finder';
-import { makeLookup } from './constant-table';
+import { makeLookup, type ConstantTable } from './constant-table';
 import { runTextPasses, type TextPassCache } from './chunked-text-passes';
 import type { Lookup } from './const-eval';
 import { matchKernel, type WorkspaceIndex } from './workspace-index';
@@ -22,11 +22,13 @@ export interface DocumentFacts {
   uri: string;
   version: number;
   source: SourceText;
+  /** The file's named constants (what the workspace index keeps of it, with the kernels and opt-ins). */
+  constants: ConstantTable;
   kernels: Kernel[];
   launches: Launch[];
   /** The kernel each launch starts, in the order of `launches`, with its bounds resolved for that launch. */
   launchTargets: LaunchTarget[];
-  /** `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)` calls in view. */
+  /** `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)` calls in this file (the checks also see its includes'). */
   smemOptIns: SmemOptIn[];
   /** Launch findings that need no compiler (see launch-checks.ts). */
   findings: Finding[];
@@ -90,10 +92,10 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   // This document's kernels and constants come from `text`; the index's entry for it may be older.
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
-  const outerKey = `${workspace ? `${key}@${workspace.changes}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, kernels, launches, smemOptIns: ownOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
+  const { constants, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
-  const smemOptIns = workspace ? [...ownOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : ownOptIns;
+  const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
   const launchTargets = launches.map((launch) => targetOf(launch, kernelsByName.get(lastComponent(launch.kernelName)) ?? [], lookup, uri, key, workspace));
   const passes: TreePassInput = { source, tree, kernels, launches, lookup, divergence, cache, version, memo: { keys: new Map() } };
@@ -101,11 +103,12 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     uri,
     version,
     source,
+    constants,
     kernels,
     launches,
     launchTargets,
     smemOptIns,
-    findings: checkLaunches(launches, launchTargets, smemOptIns, archs ?? []),
+    findings: checkLaunches(launches, launchTargets, optInsInView, archs ?? []),
     ...treePasses(passes, treePassBudgetMs),
     parseErrors: tree ? collectParseErrors(tree, source) : [],
   };
@@ -149,7 +152,8 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
-  // Every call analyses at least one kernel, so that repeated calls always finish.
+  // Each pass analyses at least one kernel per call: repeated calls always finish, and the kernel
+  // a keystroke changed (the only one not in the cache) is always analysed at once.
   let progressed = false;
   const inBudget = () => !progressed || performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
@@ -186,6 +190,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   }
 
   let branches: Branch[] = [];
+  progressed = false;
   if (divergence) {
     // Branch costs also follow calls into `__device__` functions, which an error elsewhere can
     // swallow into an ERROR node while their text (the context key) stays the same.

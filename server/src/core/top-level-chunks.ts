@@ -32,38 +32,48 @@ const MAX_CHUNK = 32 * 1024;
 const WINDOW = 96;
 
 export function splitTopLevelChunks(source: SourceText): Chunk[] {
-  const { text, masked, lineStarts } = source;
+  const { text, masked } = source;
   const chunks: Chunk[] = [];
   let braces = 0;
   let parens = 0;
   let chunkStart = 0;
   let chunkLine = 0;
-  let lastCode = -1;
-  const lineCount = lineStarts.length;
-  for (let line = 0; line < lineCount; line++) {
-    const from = lineStarts[line];
-    const to = line + 1 < lineCount ? lineStarts[line + 1] : masked.length;
-    lastCode = -1;
-    for (let i = from; i < to; i++) {
-      const c = masked.charCodeAt(i);
-      // Counted apart, as the scanners match them: a stray `)` must not cancel a `{`.
-      if (c === 123 /* { */) braces++;
-      else if (c === 125 /* } */) braces = Math.max(0, braces - 1);
-      else if (c === 40 /* ( */) parens++;
-      else if (c === 41 /* ) */) parens = Math.max(0, parens - 1);
-      if (c > 32) lastCode = i;
+  let line = 0;
+  let lineStart = 0;
+  // From bracket to bracket and line end to line end (masked text: a lone `\r` is a `\n` there).
+  const stops = /[{}()\n]/g;
+  for (let m = stops.exec(masked); m; m = stops.exec(masked)) {
+    const c = masked.charCodeAt(m.index);
+    // Counted apart, as the scanners match them: a stray `)` must not cancel a `{`.
+    if (c === 123 /* { */) braces++;
+    else if (c === 125 /* } */) braces = Math.max(0, braces - 1);
+    else if (c === 40 /* ( */) parens++;
+    else if (c === 41 /* ) */) parens = Math.max(0, parens - 1);
+    else {
+      const to = m.index + 1;
+      if (braces === 0 && parens === 0 && to < masked.length && endsDefinition(source, lineStart, m.index) && (to - chunkStart >= MAX_CHUNK || takes(text, to))) {
+        chunks.push({ start: chunkStart, end: to, line: chunkLine });
+        chunkStart = to;
+        chunkLine = line + 1;
+      }
+      line++;
+      lineStart = to;
     }
-    if (braces !== 0 || parens !== 0 || lastCode < 0 || to >= masked.length) continue;
-    const c = masked.charCodeAt(lastCode);
-    // The raw text must end with the same character: else the line ends in a comment (`}  // …`).
-    if ((c !== 59 /* ; */ && c !== 125) || text.charCodeAt(lastCode) !== c || !endsLine(text, lastCode, to)) continue;
-    if (to - chunkStart < MAX_CHUNK && !takes(text, to)) continue;
-    chunks.push({ start: chunkStart, end: to, line: chunkLine });
-    chunkStart = to;
-    chunkLine = line + 1;
   }
   if (chunkStart < masked.length || chunks.length === 0) chunks.push({ start: chunkStart, end: masked.length, line: chunkLine });
   return chunks;
+}
+
+/**
+ * The line [from, newline) ends with a `;` or `}` of code: the raw text must end with the same
+ * character (else the line ends in a comment, `}  // …`).
+ */
+function endsDefinition({ text, masked }: SourceText, from: number, newline: number): boolean {
+  let last = newline - 1;
+  while (last >= from && masked.charCodeAt(last) <= 32) last--;
+  if (last < from) return false;
+  const c = masked.charCodeAt(last);
+  return (c === 59 /* ; */ || c === 125) && text.charCodeAt(last) === c && endsLine(text, last, newline);
 }
 
 /** Only blanks follow `at` up to the line end at `to`. */

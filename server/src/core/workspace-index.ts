@@ -9,7 +9,7 @@
  * Paths are plain strings with `/` separators.
  */
 import type { Kernel, LaunchBounds, SmemOptIn, Span } from './types';
-import { makeSourceText, spanOf } from './source-text';
+import { makeSourceText, spanOf, type SourceText } from './source-text';
 import { findKernels, resolveLaunchBounds } from './kernel-finder';
 import { findSmemOptIns } from './launch-finder';
 import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from './constant-table';
@@ -40,6 +40,14 @@ export interface FileFacts {
   /** File-scope constants: object-like macros, consts, enumerators. */
   constants: ConstantTable;
   includes: IncludeLine[];
+  smemOptIns: SmemOptIn[];
+}
+
+/** What the index keeps of a file, as the text passes found it. */
+export interface AnalysedFile {
+  source: SourceText;
+  constants: ConstantTable;
+  kernels: Kernel[];
   smemOptIns: SmemOptIn[];
 }
 
@@ -77,6 +85,8 @@ export class WorkspaceIndex {
   private readonly files = new Map<string, FileFacts>();
   private readonly includeDirs: string[];
   private generation = 0;
+  /** Updates and removals per path (see changesOutside). */
+  private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
 
   constructor(options: WorkspaceIndexOptions = {}) {
@@ -85,33 +95,42 @@ export class WorkspaceIndex {
 
   /** Index (or re-index) one file from its text. Other files are not touched. */
   update(path: string, text: string): FileFacts {
-    const key = normalizePath(path);
     const source = makeSourceText(text);
     const constants = collectConstants(source);
-    for (const def of constants.constants.values()) def.origin = baseName(key);
     const lookup = makeLookup([constants]);
-    const facts: FileFacts = {
-      path: key,
-      generation: ++this.generation,
-      kernels: findKernels(source, { lookup }),
-      constants,
-      includes: findIncludes(source),
-      smemOptIns: findSmemOptIns(source, { fileConstants: constants }),
-    };
+    return this.set(path, { source, constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) });
+  }
+
+  /** Index an open document from its analysis (analyzeDocument's facts), without reading its text again. */
+  updateFromAnalysis(path: string, analysed: AnalysedFile): FileFacts {
+    return this.set(path, analysed);
+  }
+
+  private set(path: string, { source, constants, kernels, smemOptIns }: AnalysedFile): FileFacts {
+    const key = normalizePath(path);
+    const origin = baseName(key);
+    const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns };
     this.files.set(key, facts);
+    this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
     this.uniqueConstants = null;
     return facts;
   }
 
   remove(path: string): void {
-    if (!this.files.delete(normalizePath(path))) return;
+    const key = normalizePath(path);
+    if (!this.files.delete(key)) return;
     this.uniqueConstants = null;
     this.generation++;
+    this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
   }
 
-  /** Grows with every update and removal: what the index answers may have changed. */
-  get changes(): number {
-    return this.generation;
+  /**
+   * Grows with every update and removal of a file other than `path`: what the index can answer
+   * a document at `path` about the rest of the workspace may have changed.
+   */
+  changesOutside(path: string): number {
+    return this.generation - (this.changedAt.get(normalizePath(path)) ?? 0);
   }
 
   get(path: string): FileFacts | undefined {
