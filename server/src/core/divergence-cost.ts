@@ -7,6 +7,7 @@
  * of the compiled file, when there is one, replaces it (see ptx-line-costs.ts).
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
+import type { FunctionTable } from './thread-dependence';
 
 export interface CostEstimate {
   /** Estimated issue slots for one warp to run the path once. */
@@ -21,7 +22,7 @@ export interface CostEstimate {
 
 export interface CostContext {
   /** Functions defined in the file, by name, whose bodies are counted at their calls. */
-  functions: ReadonlyMap<string, SyntaxNode>;
+  functions: FunctionTable;
   lookup?: (name: string) => number | null;
   /** Whether a nested branch splits warps: its paths then add up instead of the longest counting. */
   nestedDivergent?: (node: SyntaxNode) => boolean;

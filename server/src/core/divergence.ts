@@ -19,8 +19,8 @@ import { collectConstants, makeLookup } from './constant-table';
 import type { Lookup } from './const-eval';
 import {
   analyzeThreadDependence,
-  collectFunctions,
   findKernelDefinitions,
+  lazyFunctions,
   defaultBlockShape,
   blockEvaluator,
   freeSamples,
@@ -35,6 +35,7 @@ import {
   threadValue,
   type BranchConstruct,
   type BranchSite,
+  type FunctionTable,
   type BlockSample,
   type Column,
   type EvalPoint,
@@ -127,7 +128,7 @@ export function analyzeDivergence(input: DivergenceInput): Branch[] {
 export interface DivergenceContext {
   tree: Tree;
   lookup: Lookup;
-  functions: Map<string, SyntaxNode>;
+  functions: FunctionTable;
   definitions: ReadonlyMap<Kernel, SyntaxNode>;
   launchesOf: ReadonlyMap<string, Launch[]>;
   defaultBlock?: Dim3;
@@ -141,7 +142,7 @@ export function prepareDivergence({ source, tree, kernels, launches, options = {
     if (group) group.push(l);
     else launchesOf.set(l.baseName, [l]);
   }
-  return { tree, lookup, functions: collectFunctions(tree.rootNode), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
+  return { tree, lookup, functions: lazyFunctions(tree.rootNode), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
 }
 
 /** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
@@ -576,7 +577,7 @@ function summarizeSplit(all: ComboResult[], splitting: ComboResult[], counters: 
 // Branches
 
 interface CostSetup {
-  functions: ReadonlyMap<string, SyntaxNode>;
+  functions: FunctionTable;
   lookup: Lookup;
   nestedDivergent: (node: SyntaxNode) => boolean;
 }

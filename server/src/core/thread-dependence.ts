@@ -98,8 +98,8 @@ export interface KernelDependence {
 export interface DependenceOptions {
   /** Resolves identifiers that name compile-time constants (`#define R 3`). */
   lookup?: (name: string) => number | null;
-  /** `collectFunctions` of the tree, when the caller has it already. */
-  functions?: Map<string, SyntaxNode>;
+  /** `collectFunctions` of the tree (or `lazyFunctions`), when the caller has it already. */
+  functions?: FunctionTable;
   /** `findKernelDefinitions` of the tree for (at least) these kernels, when the caller has it already. */
   definitions?: ReadonlyMap<Kernel, SyntaxNode>;
 }
@@ -773,7 +773,7 @@ interface GroupInfo {
 interface WalkContext {
   kernel: string;
   lookup: (name: string) => number | null;
-  functions: Map<string, SyntaxNode>;
+  functions: FunctionTable;
   sites: BranchSite[];
   callStack: string[];
   groups: Map<string, GroupInfo>;
@@ -830,6 +830,15 @@ function dedupeSites(sites: BranchSite[]): BranchSite[] {
   return [...byKey.values()].sort((a, b) => a.node.startIndex - b.node.startIndex);
 }
 
+/** Function definitions by name: what the walks look up when a kernel calls a function. */
+export type FunctionTable = Pick<ReadonlyMap<string, SyntaxNode>, 'get'>;
+
+/** collectFunctions, run on the first lookup: most kernels call no function of the file. */
+export function lazyFunctions(root: SyntaxNode): FunctionTable {
+  let table: Map<string, SyntaxNode> | null = null;
+  return { get: (name) => (table ??= collectFunctions(root)).get(name) };
+}
+
 export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
   const map = new Map<string, SyntaxNode>();
   const visit = (node: SyntaxNode) => {
@@ -862,41 +871,25 @@ function functionName(definition: SyntaxNode): string | null {
  * where the kernel's does. One walk serves all kernels, descending only into
  * nodes that span some kernel's line.
  */
-/** The definition node of each kernel, found in one walk that enters only the subtrees holding a kernel's body. */
+/**
+ * The definition node of each kernel: from the node at its body's first character up to the
+ * function definition whose body starts there (no walk over the file's other definitions).
+ */
 export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel[]): Map<Kernel, SyntaxNode> {
-  const byPosition = new Map<string, Kernel[]>();
+  const found = new Map<Kernel, SyntaxNode>();
   for (const k of kernels) {
     if (!k.isDefinition || !k.bodySpan) continue;
-    const key = `${k.bodySpan.start.line}:${k.bodySpan.start.character}`;
-    byPosition.set(key, [...(byPosition.get(key) ?? []), k]);
+    const { line: row, character: column } = k.bodySpan.start;
+    for (let node: SyntaxNode | null = root.descendantForPosition({ row, column }); node; node = node.parent) {
+      if (node.type !== 'function_definition') continue;
+      const body = node.childForFieldName('body');
+      if (body && body.startPosition.row === row && body.startPosition.column === column) {
+        found.set(k, node);
+        break;
+      }
+    }
   }
-  const targets = [...byPosition.values()].reduce((n, ks) => n + ks.length, 0);
-  const lines = [...new Set([...byPosition.values()].map((ks) => ks[0].bodySpan!.start.line))].sort((a, b) => a - b);
-  const found = new Map<Kernel, SyntaxNode>();
-  const visit = (node: SyntaxNode) => {
-    if (node.type === 'function_definition') {
-      const b = node.childForFieldName('body');
-      for (const k of (b && byPosition.get(`${b.startPosition.row}:${b.startPosition.column}`)) || []) if (!found.has(k)) found.set(k, node);
-    }
-    for (const c of node.namedChildren) {
-      if (found.size === targets) return;
-      if (c && spansALine(lines, c.startPosition.row, c.endPosition.row)) visit(c);
-    }
-  };
-  visit(root);
   return found;
-}
-
-/** Whether a line of the sorted `lines` lies in [from, to]. */
-function spansALine(lines: number[], from: number, to: number): boolean {
-  let lo = 0;
-  let hi = lines.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (lines[mid] < from) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < lines.length && lines[lo] <= to;
 }
 
 function parameterNames(definition: SyntaxNode): string[] {
