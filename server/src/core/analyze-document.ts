@@ -16,7 +16,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
-import { fileContextKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 
 export interface DocumentFacts {
   uri: string;
@@ -93,12 +93,12 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, contextKey, functionNames, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
   const launchTargets = launches.map((launch) => targetOf(launch, kernelsByName.get(lastComponent(launch.kernelName)) ?? [], lookup, uri, key, workspace));
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, divergence, cache, version, memo: { keys: new Map() } };
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, keys: new Map() } };
   const facts: DocumentFacts = {
     uri,
     version,
@@ -125,6 +125,7 @@ interface TreePassInput {
   kernels: Kernel[];
   launches: Launch[];
   lookup: Lookup;
+  functionNames: ReadonlySet<string>;
   divergence: boolean;
   cache?: KernelAnalysisCache;
   version: number;
@@ -133,7 +134,8 @@ interface TreePassInput {
 }
 
 interface TreePassMemo {
-  context?: string;
+  /** The file context of every kernel's cache key (see fileContextKey). */
+  context: string;
   keys: Map<Kernel, string | null>;
   divergence?: DivergenceContext;
 }
@@ -148,7 +150,7 @@ interface TreePassMemo {
  * version (their results are kept in the cache under the version's key), so
  * a first hover on a large file does not wait for every kernel body.
  */
-function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, memo }: TreePassInput, budgetMs: number): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+function treePasses({ source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo }: TreePassInput, budgetMs: number): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
@@ -157,7 +159,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   let progressed = false;
   const inBudget = () => !progressed || performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
-  const context = cache ? (memo.context ??= fileContextKey(source)) : '';
+  const context = cache ? memo.context : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
   // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
@@ -210,7 +212,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
     const analyse = (batch: Kernel[]) =>
-      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: fresh, launches, options: { fileLookup: lookup } })), batch), () => []);
+      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: fresh, launches, options: { fileLookup: lookup, functionNames } })), batch), () => []);
     const shared = fresh.filter((k) => !unique(k));
     if (shared.length) computed.push(...analyse(shared));
     const queue = fresh.filter(unique);

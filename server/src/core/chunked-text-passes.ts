@@ -13,11 +13,16 @@ import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, ty
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { splitTopLevelChunks, type Chunk } from './top-level-chunks';
-import { shiftLines } from './kernel-analysis-cache';
+import { fileContextKey, hash, shiftLines } from './kernel-analysis-cache';
+import { matchingClose } from './source-text';
 
 export interface TextFacts {
   /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
   constants: ConstantTable;
+  /** What the kernel-body passes depend on besides a kernel's own text (see fileContextKey), as a key. */
+  contextKey: string;
+  /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
+  functionNames: ReadonlySet<string>;
   kernels: Kernel[];
   launches: Launch[];
   smemOptIns: SmemOptIn[];
@@ -48,6 +53,9 @@ interface ChunkEntry {
   /** Constants with offsets relative to the chunk, lines as when the chunk was read (on line `line`). */
   constants: ConstantTable;
   line: number;
+  /** fileContextKey of the chunk alone. */
+  context: string;
+  functionNames: string[];
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
   environment: string | null;
@@ -87,7 +95,16 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     const masked = source.masked.slice(chunk.start, chunk.end);
     let entry = cache.lookup(text, masked);
     if (!entry) {
-      entry = { masked: detach(masked), constants: detach(collectConstants(chunkSource(source, chunk, text, masked))), line: chunk.line, results: null, environment: null };
+      const piece = chunkSource(source, chunk, text, masked);
+      entry = {
+        masked: detach(masked),
+        constants: detach(collectConstants(piece)),
+        line: chunk.line,
+        context: fileContextKey(piece),
+        functionNames: detach(definedFunctionNames(masked)),
+        results: null,
+        environment: null,
+      };
       cache.store(detach(text), entry);
     }
     return { chunk, text, masked, entry };
@@ -95,7 +112,10 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
   const environment = `${outerKey}\n${constantsKey(constants)}`;
   const lookup = makeLookup([constants], outer);
-  const facts: TextFacts = { constants, kernels: [], launches: [], smemOptIns: [] };
+  // The chunks hold whole directives, constant lines and device functions: the file's context is theirs, in order.
+  const contextKey = hash(parts.map(({ entry }) => entry.context).join('|'));
+  const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
+  const facts: TextFacts = { constants, contextKey, functionNames, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {
@@ -125,6 +145,20 @@ function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | 
     launches: findLaunches(piece, { fileConstants: constants, fallback: outer, describe }),
     smemOptIns: findSmemOptIns(piece, { fileConstants: constants, fallback: outer }),
   };
+}
+
+/** Every name written as `name(…)` followed by a `{` before any `;`: a superset of the functions a chunk defines. */
+function definedFunctionNames(masked: string): string[] {
+  const names = new Set<string>();
+  const call = /\b([A-Za-z_]\w*)\s*\(/g;
+  const stop = /[;{}]/g;
+  for (let m = call.exec(masked); m; m = call.exec(masked)) {
+    const close = matchingClose(masked, m.index + m[0].length - 1);
+    if (close < 0) continue;
+    stop.lastIndex = close + 1;
+    if (stop.exec(masked)?.[0] === '{') names.add(m[1]);
+  }
+  return [...names];
 }
 
 /** One chunk as a piece of the document: its positions are the document's. */
@@ -172,9 +206,14 @@ function atFileScope(def: Dim3Definition, source: SourceText, chunk: Chunk): boo
 /** What the kernels and launches read of the constants: names, expressions and lines (notes cite them). */
 function constantsKey(table: ConstantTable): string {
   const parts: string[] = [];
-  for (const d of table.constants.values()) parts.push(`${d.name}=${d.expr}@${d.line}:${d.kind}`);
-  for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.join(',')})`);
+  for (const d of table.constants.values()) parts.push(`${d.name}=${tokens(d.expr)}@${d.line}:${d.kind}`);
+  for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.map(tokens).join(',')})`);
   return parts.join('\n');
+}
+
+/** An expression without the blanks that do not separate two words: a space typed into `(n + 1)` changes no value. */
+function tokens(expr: string): string {
+  return expr.replace(/\s+/g, (blank, at: number) => (/\w/.test(expr[at - 1] ?? '') && /\w/.test(expr[at + blank.length] ?? '') ? ' ' : ''));
 }
 
 /**

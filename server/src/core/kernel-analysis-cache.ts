@@ -82,18 +82,26 @@ function linesWith(text: string, pattern: RegExp): string[] {
 
 /** The cache key of one kernel: its text from its first column, its column, its launches' shapes and the file context. */
 export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly Launch[], context: string): string {
-  const start = offsetAt(source, kernel.span.start);
-  const end = offsetAt(source, kernel.span.end);
+  const start = () => offsetAt(source, kernel.span.start);
+  const end = () => offsetAt(source, kernel.span.end);
   const shapes = launches
     .filter((l) => l.baseName === kernel.name)
     .map((l) => (l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : '?'))
     .sort()
     .join(',');
-  return `${kernel.span.start.character}|${shapes}|${context}|${hash(source.text.slice(start, end))}`;
+  let text = kernelTexts.get(kernel);
+  if (text === undefined) kernelTexts.set(kernel, (text = hash(source.text.slice(start(), end()))));
+  return `${kernel.span.start.character}|${shapes}|${context}|${text}`;
 }
 
+/**
+ * The hash of each kernel's text, by kernel: a kernel that a chunk kept from an earlier version
+ * is the same object with the same text, and is not hashed again on every keystroke.
+ */
+const kernelTexts = new WeakMap<Kernel, string>();
+
 /** FNV-1a over UTF-16 code units, twice with different seeds: a 64-bit key for equal-text checks. */
-function hash(text: string): string {
+export function hash(text: string): string {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193 ^ text.length;
   for (let i = 0; i < text.length; i++) {

@@ -833,10 +833,13 @@ function dedupeSites(sites: BranchSite[]): BranchSite[] {
 /** Function definitions by name: what the walks look up when a kernel calls a function. */
 export type FunctionTable = Pick<ReadonlyMap<string, SyntaxNode>, 'get'>;
 
-/** collectFunctions, run on the first lookup: most kernels call no function of the file. */
-export function lazyFunctions(root: SyntaxNode): FunctionTable {
+/**
+ * collectFunctions, run on the first lookup of a name that `mayDefine` allows (a superset of the
+ * file's function names, read from its text): most calls are to built-ins (`__syncthreads`).
+ */
+export function lazyFunctions(root: SyntaxNode, mayDefine: (name: string) => boolean = () => true): FunctionTable {
   let table: Map<string, SyntaxNode> | null = null;
-  return { get: (name) => (table ??= collectFunctions(root)).get(name) };
+  return { get: (name) => (mayDefine(name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
 }
 
 export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
