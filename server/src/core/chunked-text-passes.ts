@@ -13,7 +13,7 @@ import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, ty
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { splitTopLevelChunks, type Chunk } from './top-level-chunks';
-import { fileContextKey, hash, shiftLines } from './kernel-analysis-cache';
+import { fileContextParts, hash, shiftLines } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
 
 export interface TextFacts {
@@ -53,8 +53,8 @@ interface ChunkEntry {
   /** Constants with offsets relative to the chunk, lines as when the chunk was read (on line `line`). */
   constants: ConstantTable;
   line: number;
-  /** fileContextKey of the chunk alone. */
-  context: string;
+  /** fileContextParts of the chunk alone. */
+  context: string[];
   functionNames: string[];
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
@@ -100,7 +100,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
         masked: detach(masked),
         constants: detach(collectConstants(piece)),
         line: chunk.line,
-        context: fileContextKey(piece),
+        context: detach(fileContextParts(piece)),
         functionNames: detach(definedFunctionNames(masked)),
         results: null,
         environment: null,
@@ -112,8 +112,9 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
   const environment = `${outerKey}\n${constantsKey(constants)}`;
   const lookup = makeLookup([constants], outer);
-  // The chunks hold whole directives, constant lines and device functions: the file's context is theirs, in order.
-  const contextKey = hash(parts.map(({ entry }) => entry.context).join('|'));
+  // The chunks hold whole directives, constant lines and device functions: the file's context is theirs, in
+  // order, whichever way the file is cut (content-defined chunk ends move when the text before them changes).
+  const contextKey = hash(parts.flatMap(({ entry }) => entry.context).join('\n'));
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
   const facts: TextFacts = { constants, contextKey, functionNames, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {

@@ -49,6 +49,11 @@ export class KernelAnalysisCache {
  * index through one).
  */
 export function fileContextKey(source: SourceText): string {
+  return hash(fileContextParts(source).join('\n'));
+}
+
+/** The pieces of fileContextKey, in order: each lies within one top-level definition or directive. */
+export function fileContextParts(source: SourceText): string[] {
   const parts: string[] = [];
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
   const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
@@ -64,7 +69,7 @@ export function fileContextKey(source: SourceText): string {
     parts.push(squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)));
     if (close > 0) device.lastIndex = close;
   }
-  return hash(parts.join('\n'));
+  return parts;
 }
 
 /** The lines of `text` (split at `\n`) in which the global `pattern` matches, in order, found without splitting the text. */
