@@ -13,7 +13,7 @@ import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, ty
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { splitTopLevelChunks, type Chunk } from './top-level-chunks';
-import { fileContextParts, hash, shiftLines } from './kernel-analysis-cache';
+import { contextKeyOf, fileContextParts, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
 
 export interface TextFacts {
@@ -54,7 +54,7 @@ interface ChunkEntry {
   constants: ConstantTable;
   line: number;
   /** fileContextParts of the chunk alone. */
-  context: string[];
+  context: FileContextParts;
   functionNames: string[];
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
@@ -114,7 +114,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const lookup = makeLookup([constants], outer);
   // The chunks hold whole directives, constant lines and device functions: the file's context is theirs, in
   // order, whichever way the file is cut (content-defined chunk ends move when the text before them changes).
-  const contextKey = hash(parts.flatMap(({ entry }) => entry.context).join('\n'));
+  const contextKey = contextKeyOf(parts.map(({ entry }) => entry.context));
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
   const facts: TextFacts = { constants, contextKey, functionNames, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {

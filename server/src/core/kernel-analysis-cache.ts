@@ -49,16 +49,28 @@ export class KernelAnalysisCache {
  * index through one).
  */
 export function fileContextKey(source: SourceText): string {
-  return hash(fileContextParts(source).join('\n'));
+  return contextKeyOf([fileContextParts(source)]);
 }
 
-/** The pieces of fileContextKey, in order: each lies within one top-level definition or directive. */
-export function fileContextParts(source: SourceText): string[] {
-  const parts: string[] = [];
+/** The pieces of fileContextKey, by kind; each lies within one top-level definition or directive. */
+export interface FileContextParts {
+  directives: string[];
+  constantLines: string[];
+  deviceFunctions: string[];
+}
+
+/** fileContextKey of a file from its pieces' parts, in order (the same key however the file is cut). */
+export function contextKeyOf(pieces: readonly FileContextParts[]): string {
+  const parts = [...pieces.flatMap((p) => p.directives), ...pieces.flatMap((p) => p.constantLines), ...pieces.flatMap((p) => p.deviceFunctions)];
+  return hash(parts.join('\n'));
+}
+
+export function fileContextParts(source: SourceText): FileContextParts {
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
   const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
-  for (const [a, b] of findDirectiveRanges(source)) parts.push(squeeze(source.text.slice(a, b)));
-  for (const line of linesWith(source.masked, /\b(?:constexpr|const|enum)\b/g)) if (!/\b__global__\b/.test(line)) parts.push(squeeze(line));
+  const directives = findDirectiveRanges(source).map(([a, b]) => squeeze(source.text.slice(a, b)));
+  const constantLines = linesWith(source.masked, /\b(?:constexpr|const|enum)\b/g).filter((line) => !/\b__global__\b/.test(line)).map(squeeze);
+  const deviceFunctions: string[] = [];
   const device = /\b__device__\b/g;
   for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
     const stop = source.masked.slice(m.index).search(/[;{]/);
@@ -66,10 +78,10 @@ export function fileContextParts(source: SourceText): string[] {
     const open = m.index + stop;
     if (source.masked[open] !== '{') continue;
     const close = matchingClose(source.masked, open);
-    parts.push(squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)));
+    deviceFunctions.push(squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)));
     if (close > 0) device.lastIndex = close;
   }
-  return parts;
+  return { directives, constantLines, deviceFunctions };
 }
 
 /** The lines of `text` (split at `\n`) in which the global `pattern` matches, in order, found without splitting the text. */
