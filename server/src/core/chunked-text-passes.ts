@@ -209,7 +209,8 @@ function constantsKey(table: ConstantTable): string {
   const parts: string[] = [];
   for (const d of table.constants.values()) parts.push(`${d.name}=${tokens(d.expr)}@${d.line}:${d.kind}`);
   for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.map(tokens).join(',')})`);
-  return parts.join('\n');
+  // Sorted: the table's order follows where chunks end (a chunk reads #defines before consts), its content does not.
+  return parts.sort().join('\n');
 }
 
 /** An expression without the blanks that do not separate two words: a space typed into `(n + 1)` changes no value. */
