@@ -253,7 +253,8 @@ export class CudaOccupancyServer {
     const facts = this.documents.facts(uri);
     if (!facts) return undefined;
     if (facts.pendingKernels > 0) this.completeInBackground(uri);
-    const key = `${facts.version}/${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}`;
+    const inputs = `${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}/${this.archs().join()}`;
+    const key = `${facts.version}/${inputs}`;
     const cached = this.reports.get(uri);
     if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
     const report = buildDocumentReport({
@@ -268,6 +269,7 @@ export class CudaOccupancyServer {
       },
       compilerFindings: this.compilerFindings.get(uri) ?? [],
       ptx: this.ptxFor(uri, facts.source.text),
+      previous: cached && cached.key.endsWith(`/${inputs}`) ? cached.report : undefined,
     });
     this.reports.set(uri, { key, report });
     return report;

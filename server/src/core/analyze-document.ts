@@ -93,11 +93,19 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, contextKey, functionNames, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, contextKey, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
-  const launchTargets = launches.map((launch) => targetOf(launch, kernelsByName.get(lastComponent(launch.kernelName)) ?? [], lookup, uri, key, workspace));
+  const launchTargets = launches.map((launch) => {
+    const candidates = kernelsByName.get(lastComponent(launch.kernelName)) ?? [];
+    // A launch and kernels kept from the previous version, read with the same constants: the same target.
+    const kept = keptTargets.get(launch);
+    if (kept && kept.environment === environment && kept.key === key && sameItems(kept.candidates, candidates)) return kept.target;
+    const target = targetOf(launch, candidates, lookup, uri, key, workspace);
+    keptTargets.set(launch, { environment, key, candidates, target });
+    return target;
+  });
   const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, keys: new Map() } };
   const facts: DocumentFacts = {
     uri,
@@ -242,6 +250,12 @@ function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolea
   const end = offsetAt(source, kernel.span.end);
   const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
   return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
+}
+
+const keptTargets = new WeakMap<Launch, { environment: string; key: string; candidates: readonly Kernel[]; target: LaunchTarget }>();
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** `kernels`: this file's kernels whose name ends like the launched one (matchKernel looks no further). */

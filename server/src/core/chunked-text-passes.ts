@@ -23,6 +23,8 @@ export interface TextFacts {
   contextKey: string;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
   functionNames: ReadonlySet<string>;
+  /** What constant lookups can answer (the outer key and the file's constants): equal means the same answers. */
+  environment: string;
   kernels: Kernel[];
   launches: Launch[];
   smemOptIns: SmemOptIn[];
@@ -116,7 +118,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   // order, whichever way the file is cut (content-defined chunk ends move when the text before them changes).
   const contextKey = contextKeyOf(parts.map(({ entry }) => entry.context));
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
-  const facts: TextFacts = { constants, contextKey, functionNames, kernels: [], launches: [], smemOptIns: [] };
+  const facts: TextFacts = { constants, contextKey, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {

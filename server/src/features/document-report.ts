@@ -5,7 +5,7 @@
  */
 import type { DocumentFacts } from '../core/analyze-document';
 import type { Finding, Kernel, MemoryParallelism } from '../core/types';
-import { analyzeLaunch, type FiguresFor, type LaunchAnalysis } from '../core/launch-analysis';
+import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from '../core/launch-analysis';
 import { divergenceFindings, refineBranchesWithPtx, type Branch } from '../core/divergence';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../core/compiler-findings';
@@ -46,9 +46,19 @@ export interface ReportInput {
   compilerFindings?: Finding[];
   /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
   ptx?: ReportPtx | null;
+  /**
+   * The report of an earlier version built with the same archs, figures and settings: a launch
+   * it analysed that is still the same object, with the same kernel, bounds and loads, is not analysed again.
+   */
+  previous?: DocumentReport;
 }
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null }: ReportInput): DocumentReport {
+/** The latency options each analysis was made with (reuse needs the same). */
+const latencyInputs = new WeakMap<LaunchAnalysis, string>();
+const latencyKey = (l: LatencyOptions) => `${l.latencyCycles}|${l.independentOpsPerWarp}|${l.pending}`;
+
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, previous }: ReportInput): DocumentReport {
+  const earlier = new Map(previous?.analyses.map((a) => [a.launch, a]));
   const estimates = new Map<string, MemoryParallelism>();
   for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
   const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
@@ -57,12 +67,18 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     const target = facts.launchTargets[i];
     const kernel = target?.kernel ?? null;
     const mp = kernel ? estimateOf(kernel) : undefined;
-    return analyzeLaunch(launch, kernel, target?.launchBounds ?? kernel?.launchBounds ?? null, archs, figuresFor, {
+    const bounds = target?.launchBounds ?? kernel?.launchBounds ?? null;
+    const latency = {
       latencyCycles: settings.latencyCycles,
       independentOpsPerWarp: mp && mp.p > 0 ? mp.p : 1,
       // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
       pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
-    });
+    };
+    const before = earlier.get(launch);
+    if (before && before.kernel === kernel && before.launchBounds === bounds && latencyInputs.get(before) === latencyKey(latency)) return before;
+    const analysis = analyzeLaunch(launch, kernel, bounds, archs, figuresFor, latency);
+    latencyInputs.set(analysis, latencyKey(latency));
+    return analysis;
   });
   const byName = new Map<string, LaunchAnalysis[]>();
   for (const a of analyses) {
