@@ -142,7 +142,7 @@ interface TreePassInput {
 }
 
 interface TreePassMemo {
-  /** The file context of every kernel's cache key (see fileContextKey). */
+  /** The file context of every kernel's cache key (see contextKeyOf). */
   context: string;
   keys: Map<Kernel, string | null>;
   divergence?: DivergenceContext;
@@ -224,8 +224,8 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     const shared = fresh.filter((k) => !unique(k));
     if (shared.length) computed.push(...analyse(shared));
     const queue = fresh.filter(unique);
-    for (let batch = 1; queue.length > 0 && inBudget(); batch = Math.min(batch * 2, 64)) {
-      const kernelsNow = queue.splice(0, batch);
+    while (queue.length > 0 && inBudget()) {
+      const kernelsNow = queue.splice(0, 1);
       const found = analyse(kernelsNow);
       progressed = true;
       computed.push(...found);

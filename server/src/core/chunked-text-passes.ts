@@ -19,7 +19,7 @@ import { matchingClose } from './source-text';
 export interface TextFacts {
   /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
   constants: ConstantTable;
-  /** What the kernel-body passes depend on besides a kernel's own text (see fileContextKey), as a key. */
+  /** What the kernel-body passes depend on besides a kernel's own text (see contextKeyOf), as a key. */
   contextKey: string;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
   functionNames: ReadonlySet<string>;
@@ -114,9 +114,12 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
   const environment = `${outerKey}\n${constantsKey(constants)}`;
   const lookup = makeLookup([constants], outer);
-  // The chunks hold whole directives, constant lines and device functions: the file's context is theirs, in
-  // order, whichever way the file is cut (content-defined chunk ends move when the text before them changes).
-  const contextKey = contextKeyOf(parts.map(({ entry }) => entry.context));
+  // The chunks hold whole directives and device functions: the file's are theirs, in order, whichever way the
+  // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
+  // value, not by where they are: typing in a `const` line, or a line break above one, invalidates no kernel;
+  // a change to what the workspace answers (a header saved) invalidates them all.
+  const pieces = parts.map(({ entry }) => entry.context);
+  const contextKey = contextKeyOf(pieces, `${outerKey}\n${constantsKey(constants, { lines: false })}`);
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
   const facts: TextFacts = { constants, contextKey, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {
@@ -207,9 +210,9 @@ function atFileScope(def: Dim3Definition, source: SourceText, chunk: Chunk): boo
 }
 
 /** What the kernels and launches read of the constants: names, expressions and lines (notes cite them). */
-function constantsKey(table: ConstantTable): string {
+function constantsKey(table: ConstantTable, { lines = true } = {}): string {
   const parts: string[] = [];
-  for (const d of table.constants.values()) parts.push(`${d.name}=${tokens(d.expr)}@${d.line}:${d.kind}`);
+  for (const d of table.constants.values()) parts.push(`${d.name}=${tokens(d.expr)}${lines ? `@${d.line}` : ''}:${d.kind}`);
   for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.map(tokens).join(',')})`);
   // Sorted: the table's order follows where chunks end (a chunk reads #defines before consts), its content does not.
   return parts.sort().join('\n');

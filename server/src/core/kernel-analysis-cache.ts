@@ -44,32 +44,24 @@ export class KernelAnalysisCache {
 
 /**
  * What a kernel's tree passes depend on besides its own text and launches: the
- * file's directives (macros), the lines that declare constants and enums, and
- * the whole text of every `__device__` function (a kernel may take its thread
- * index through one).
+ * file's directives (macros), its constants (names and values), and the whole
+ * text of every `__device__` function (a kernel may take its thread index
+ * through one). The pieces come from the chunks of the file, in order.
  */
-export function fileContextKey(source: SourceText): string {
-  return contextKeyOf([fileContextParts(source)]);
-}
-
-/** The pieces of fileContextKey, by kind; each lies within one top-level definition or directive. */
 export interface FileContextParts {
   directives: string[];
-  constantLines: string[];
   deviceFunctions: string[];
 }
 
-/** fileContextKey of a file from its pieces' parts, in order (the same key however the file is cut). */
-export function contextKeyOf(pieces: readonly FileContextParts[]): string {
-  const parts = [...pieces.flatMap((p) => p.directives), ...pieces.flatMap((p) => p.constantLines), ...pieces.flatMap((p) => p.deviceFunctions)];
-  return hash(parts.join('\n'));
+/** The file context key from its chunks' pieces, in order (the same key however the file is cut), and its constants' key. */
+export function contextKeyOf(pieces: readonly FileContextParts[], constants: string): string {
+  return hash([...pieces.flatMap((p) => p.directives), constants, ...pieces.flatMap((p) => p.deviceFunctions)].join('\n'));
 }
 
 export function fileContextParts(source: SourceText): FileContextParts {
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
   const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
   const directives = findDirectiveRanges(source).map(([a, b]) => squeeze(source.text.slice(a, b)));
-  const constantLines = linesWith(source.masked, /\b(?:constexpr|const|enum)\b/g).filter((line) => !/\b__global__\b/.test(line)).map(squeeze);
   const deviceFunctions: string[] = [];
   const device = /\b__device__\b/g;
   for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
@@ -81,20 +73,7 @@ export function fileContextParts(source: SourceText): FileContextParts {
     deviceFunctions.push(squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)));
     if (close > 0) device.lastIndex = close;
   }
-  return { directives, constantLines, deviceFunctions };
-}
-
-/** The lines of `text` (split at `\n`) in which the global `pattern` matches, in order, found without splitting the text. */
-function linesWith(text: string, pattern: RegExp): string[] {
-  const lines: string[] = [];
-  pattern.lastIndex = 0;
-  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
-    const newline = text.indexOf('\n', m.index);
-    const end = newline < 0 ? text.length : newline;
-    lines.push(text.slice(text.lastIndexOf('\n', m.index) + 1, end));
-    pattern.lastIndex = end;
-  }
-  return lines;
+  return { directives, deviceFunctions };
 }
 
 /** The cache key of one kernel: its text from its first column, its column, its launches' shapes and the file context. */
