@@ -388,6 +388,16 @@ export function archByCapability(major: number, minor: number): ArchRow | undefi
  * the limits of its base compute capability). Returns the row, or undefined.
  */
 export function parseArch(text: string): ArchRow | undefined {
+  // Asked for every launch and arch of every report: the few names in use are read once.
+  if (parsedArchs.has(text)) return parsedArchs.get(text);
+  const row = readArch(text);
+  if (parsedArchs.size < 256) parsedArchs.set(text, row);
+  return row;
+}
+
+const parsedArchs = new Map<string, ArchRow | undefined>();
+
+function readArch(text: string): ArchRow | undefined {
   const m = /^(?:sm_?|compute_)?(?:(\d+)\.(\d)|(\d{2,3}))[af]?$/.exec(text.trim().toLowerCase());
   if (!m) return undefined;
   if (m[3] !== undefined) {

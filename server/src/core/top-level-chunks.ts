@@ -40,18 +40,19 @@ export function splitTopLevelChunks(source: SourceText): Chunk[] {
   let chunkLine = 0;
   let line = 0;
   let lineStart = 0;
-  // From bracket to bracket and line end to line end (masked text: a lone `\r` is a `\n` there).
-  const stops = /[{}()\n]/g;
-  for (let m = stops.exec(masked); m; m = stops.exec(masked)) {
-    const c = masked.charCodeAt(m.index);
+  // One pass over the characters: only brackets and line ends (a lone `\r` is a `\n` in masked text) count.
+  const length = masked.length;
+  for (let i = 0; i < length; i++) {
+    const c = masked.charCodeAt(i);
+    if (c > 125 || (c > 41 && c < 123) || (c > 10 && c < 40)) continue;
     // Counted apart, as the scanners match them: a stray `)` must not cancel a `{`.
     if (c === 123 /* { */) braces++;
     else if (c === 125 /* } */) braces = Math.max(0, braces - 1);
     else if (c === 40 /* ( */) parens++;
     else if (c === 41 /* ) */) parens = Math.max(0, parens - 1);
-    else {
-      const to = m.index + 1;
-      if (braces === 0 && parens === 0 && to < masked.length && endsDefinition(source, lineStart, m.index) && (to - chunkStart >= MAX_CHUNK || takes(text, to))) {
+    else if (c === 10) {
+      const to = i + 1;
+      if (braces === 0 && parens === 0 && to < length && endsDefinition(source, lineStart, i) && (to - chunkStart >= MAX_CHUNK || takes(text, to))) {
         chunks.push({ start: chunkStart, end: to, line: chunkLine });
         chunkStart = to;
         chunkLine = line + 1;
