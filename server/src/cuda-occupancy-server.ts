@@ -86,6 +86,7 @@ export class CudaOccupancyServer {
     this.documents = new DocumentStore({
       parser,
       treePassBudgetMs: FIRST_PASS_BUDGET_MS,
+      onForget: (uri) => this.reports.delete(uri),
       log: (m) => connection.console.warn(m),
       analyzeOptions: (uri) => {
         const key = indexKey(uri);

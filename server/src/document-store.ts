@@ -28,14 +28,24 @@ export interface DocumentStoreOptions {
   log?: (message: string) => void;
   /** Milliseconds a version's first analysis spends on kernel bodies it has not seen (default: no limit). */
   treePassBudgetMs?: number;
+  /** A document's analysis was forgotten to save memory (it is analysed again when asked): drop what was built on it. */
+  onForget?: (uri: string) => void;
 }
 
 /**
  * Syntax trees kept for incremental parsing. A 10k-line file's tree takes about
- * 13 MB of WebAssembly memory; documents beyond the most recently analysed few
- * keep their facts and text, and parse from scratch on their next change.
+ * 13 MB of WebAssembly memory (which never shrinks); documents beyond the most
+ * recently analysed two keep their facts and text, and parse from scratch on
+ * their next change.
  */
-const TREES_KEPT = 4;
+const TREES_KEPT = 2;
+
+/**
+ * Documents whose analysis (facts and the per-chunk and per-kernel results kept
+ * between versions, about 8 MB for a 10k-line file) is kept: the ones in use. The
+ * others keep their text and are analysed again when asked (a first pass).
+ */
+const ANALYSES_KEPT = 4;
 
 /**
  * What a version's first analysis spends on kernel bodies it has not seen before (the server's
@@ -50,6 +60,8 @@ export class DocumentStore {
   private readonly entries = new Map<string, Entry>();
   /** URIs whose entry holds a tree, least recently analysed first. */
   private readonly withTrees = new Set<string>();
+  /** URIs whose analysis is kept, least recently used first. */
+  private readonly inUse = new Set<string>();
 
   constructor(private readonly options: DocumentStoreOptions) {}
 
@@ -119,8 +131,26 @@ export class DocumentStore {
   facts(uri: string): DocumentFacts | undefined {
     const entry = this.entries.get(uri);
     if (!entry) return undefined;
+    this.keepAnalysis(uri);
     if (entry.facts && entry.facts.version === entry.document.version) return entry.facts;
     return this.analyze(uri, entry, this.options.treePassBudgetMs ?? Infinity);
+  }
+
+  /** Marks `uri` as in use; forgets the analysis of the least recently used beyond ANALYSES_KEPT. */
+  private keepAnalysis(uri: string): void {
+    this.inUse.delete(uri);
+    this.inUse.add(uri);
+    for (const oldest of this.inUse) {
+      if (this.inUse.size <= ANALYSES_KEPT) break;
+      this.inUse.delete(oldest);
+      const entry = this.entries.get(oldest);
+      if (!entry) continue;
+      entry.facts = null;
+      entry.resume = null;
+      entry.kernels = new KernelAnalysisCache();
+      entry.chunks = new TextPassCache();
+      this.options.onForget?.(oldest);
+    }
   }
 
   /**
@@ -201,6 +231,7 @@ export class DocumentStore {
 
   private drop(uri: string): void {
     this.withTrees.delete(uri);
+    this.inUse.delete(uri);
     this.entries.get(uri)?.tree?.delete();
     this.entries.delete(uri);
   }
