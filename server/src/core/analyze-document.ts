@@ -16,7 +16,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
-import { kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { deviceCalleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 
 export interface DocumentFacts {
   uri: string;
@@ -93,7 +93,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, contextKey, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, contextKey, deviceFunctions, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
@@ -106,7 +106,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     keptTargets.set(launch, { environment, key, candidates, target });
     return target;
   });
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, keys: new Map() } };
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devices: deviceFunctions, devicesKey: hash([...deviceFunctions].map(([n, t]) => `${n}:${t.join('\n')}`).join('\n')), keys: new Map() } };
   const facts: DocumentFacts = {
     uri,
     version,
@@ -144,6 +144,9 @@ interface TreePassInput {
 interface TreePassMemo {
   /** The file context of every kernel's cache key (see contextKeyOf). */
   context: string;
+  /** The device functions a kernel's key adds when it calls them (see deviceCalleesKey), and all of them as one key. */
+  devices: ReadonlyMap<string, string[]>;
+  devicesKey: string;
   keys: Map<Kernel, string | null>;
   divergence?: DivergenceContext;
 }
@@ -173,7 +176,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
   const launchesOf = groupBy(launches, (l) => l.baseName);
   const keyOf = (k: Kernel) => {
-    if (!memo.keys.has(k)) memo.keys.set(k, !tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], context) : null);
+    if (!memo.keys.has(k)) memo.keys.set(k, !tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], `${context}|${calleesOf(k, source, memo)}`) : null);
     return memo.keys.get(k)!;
   };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
@@ -250,6 +253,17 @@ function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolea
   const end = offsetAt(source, kernel.span.end);
   const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
   return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
+}
+
+/** deviceCalleesKey of a kernel, kept per kernel object while the file's device functions stay the same. */
+const keptCallees = new WeakMap<Kernel, { devicesKey: string; key: string }>();
+
+function calleesOf(kernel: Kernel, source: SourceText, memo: TreePassMemo): string {
+  const kept = keptCallees.get(kernel);
+  if (kept && kept.devicesKey === memo.devicesKey) return kept.key;
+  const key = deviceCalleesKey(source.text.slice(offsetAt(source, kernel.span.start), offsetAt(source, kernel.span.end)), memo.devices);
+  keptCallees.set(kernel, { devicesKey: memo.devicesKey, key });
+  return key;
 }
 
 const keptTargets = new WeakMap<Launch, { environment: string; key: string; candidates: readonly Kernel[]; target: LaunchTarget }>();

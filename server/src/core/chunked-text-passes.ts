@@ -19,8 +19,10 @@ import { matchingClose } from './source-text';
 export interface TextFacts {
   /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
   constants: ConstantTable;
-  /** What the kernel-body passes depend on besides a kernel's own text (see contextKeyOf), as a key. */
+  /** What the kernel-body passes of every kernel depend on besides its own text (see contextKeyOf), as a key. */
   contextKey: string;
+  /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for deviceCalleesKey. */
+  deviceFunctions: ReadonlyMap<string, string[]>;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
   functionNames: ReadonlySet<string>;
   /** What constant lookups can answer (the outer key and the file's constants): equal means the same answers. */
@@ -121,7 +123,9 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const pieces = parts.map(({ entry }) => entry.context);
   const contextKey = contextKeyOf(pieces, `${outerKey}\n${constantsKey(constants, { lines: false })}`);
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
-  const facts: TextFacts = { constants, contextKey, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
+  const deviceFunctions = new Map<string, string[]>();
+  for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) deviceFunctions.set(d.name, [...(deviceFunctions.get(d.name) ?? []), d.text]);
+  const facts: TextFacts = { constants, contextKey, deviceFunctions, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {

@@ -45,24 +45,57 @@ export class KernelAnalysisCache {
 /**
  * What a kernel's tree passes depend on besides its own text and launches: the
  * file's directives (macros), its constants (names and values), and the whole
- * text of every `__device__` function (a kernel may take its thread index
- * through one). The pieces come from the chunks of the file, in order.
+ * text of the `__device__` functions it calls, directly or through others (a
+ * kernel may take its thread index through one). The pieces come from the
+ * chunks of the file, in order.
  */
 export interface FileContextParts {
   directives: string[];
-  deviceFunctions: string[];
+  deviceFunctions: DeviceFunctionText[];
 }
 
-/** The file context key from its chunks' pieces, in order (the same key however the file is cut), and its constants' key. */
+export interface DeviceFunctionText {
+  /** Null when the header names none the scanner can read: then every kernel depends on it. */
+  name: string | null;
+  /** Its text, blanks squeezed. */
+  text: string;
+}
+
+/** The part of every kernel's context that all share: directives, constants, device functions without a name. */
 export function contextKeyOf(pieces: readonly FileContextParts[], constants: string): string {
-  return hash([...pieces.flatMap((p) => p.directives), constants, ...pieces.flatMap((p) => p.deviceFunctions)].join('\n'));
+  const unnamed = pieces.flatMap((p) => p.deviceFunctions.filter((d) => d.name === null).map((d) => d.text));
+  return hash([...pieces.flatMap((p) => p.directives), constants, ...unnamed].join('\n'));
+}
+
+/**
+ * The device functions a kernel may call: those whose name its text calls, then those their texts
+ * call, and so on; as a key (empty when it calls none).
+ */
+export function deviceCalleesKey(kernelText: string, devices: ReadonlyMap<string, string[]>): string {
+  if (devices.size === 0) return '';
+  const seen = new Set<string>();
+  const texts: string[] = [];
+  const visit = (text: string) => {
+    // `f(`, and `f<T>(` for a template device function.
+    for (const m of text.matchAll(/\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g)) {
+      const name = m[1];
+      if (seen.has(name) || !devices.has(name)) continue;
+      seen.add(name);
+      for (const body of devices.get(name)!) {
+        texts.push(body);
+        visit(body);
+      }
+    }
+  };
+  visit(kernelText);
+  return texts.length ? hash(texts.join('\n')) : '';
 }
 
 export function fileContextParts(source: SourceText): FileContextParts {
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
   const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
   const directives = findDirectiveRanges(source).map(([a, b]) => squeeze(source.text.slice(a, b)));
-  const deviceFunctions: string[] = [];
+  const deviceFunctions: DeviceFunctionText[] = [];
   const device = /\b__device__\b/g;
   for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
     const stop = source.masked.slice(m.index).search(/[;{]/);
@@ -70,7 +103,8 @@ export function fileContextParts(source: SourceText): FileContextParts {
     const open = m.index + stop;
     if (source.masked[open] !== '{') continue;
     const close = matchingClose(source.masked, open);
-    deviceFunctions.push(squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)));
+    const name = /([A-Za-z_]\w*)\s*\(/.exec(source.masked.slice(m.index, open))?.[1] ?? null;
+    deviceFunctions.push({ name, text: squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)) });
     if (close > 0) device.lastIndex = close;
   }
   return { directives, deviceFunctions };
