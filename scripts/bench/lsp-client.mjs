@@ -34,7 +34,10 @@ export class LspClient {
     connection.onNotification('window/logMessage', (p) => client.logs.push(p.message));
     let ready;
     const readyPromise = new Promise((resolve) => (ready = resolve));
-    connection.onNotification('cudaOccupancy/status', () => ready());
+    connection.onNotification('cudaOccupancy/status', (status) => {
+      client.status = status;
+      ready();
+    });
     connection.onRequest('workspace/configuration', (p) => p.items.map(() => settings));
     connection.onRequest('workspace/codeLens/refresh', () => null);
     connection.onRequest('window/workDoneProgress/create', () => null);
@@ -53,6 +56,15 @@ export class LspClient {
     await connection.sendNotification('initialized', {});
     if (waitReady) await Promise.race([readyPromise, new Promise((resolve) => setTimeout(resolve, 5000))]);
     return client;
+  }
+
+  /** Until the server says no document waits for its background analysis (its status notification). */
+  async waitForIdle(timeoutMs = 120000) {
+    const until = performance.now() + timeoutMs;
+    while ((this.status?.analysing ?? 0) > 0) {
+      if (performance.now() > until) throw new Error(`the server was still analysing after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   open(uri, text, version = 1) {

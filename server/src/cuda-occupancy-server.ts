@@ -379,6 +379,7 @@ export class CudaOccupancyServer {
         this.logNote,
       ].filter(Boolean).join('\n\n'),
       compilesRunning: running,
+      analysing: this.completing.length,
     };
     void this.connection.sendNotification(STATUS_NOTIFICATION, status);
   }
@@ -389,7 +390,9 @@ export class CudaOccupancyServer {
    * is worked on); then publish its diagnostics again and ask for new lenses.
    */
   private completeInBackground(uri: string): void {
-    if (!this.completing.includes(uri)) this.completing.push(uri);
+    if (this.completing.includes(uri)) return;
+    this.completing.push(uri);
+    if (this.completing.length === 1) this.sendStatus();
     this.completionTimer ??= setTimeout(() => this.completionStep(), 0);
   }
 
@@ -409,6 +412,7 @@ export class CudaOccupancyServer {
       }
     }
     if (this.completing.length > 0) this.completionTimer = setTimeout(() => this.completionStep(), 0);
+    else if (!more) this.sendStatus();
   }
 
   private scheduleDiagnostics(uri: string): void {

@@ -22,6 +22,8 @@ export interface ServerStatus {
   archSource: string;
   message: string;
   compilesRunning: number;
+  /** Open documents whose kernel bodies are being analysed in the background (their diagnostics follow). */
+  analysing: number;
 }
 
 /**
