@@ -69,6 +69,8 @@ interface ChunkEntry {
 export class TextPassCache {
   private entries = new Map<string, ChunkEntry>();
   private used = new Map<string, ChunkEntry>();
+  /** The last version's text and chunks: the next one is cut again only around its edit. */
+  layout: { source: SourceText; chunks: readonly Chunk[] } | undefined;
 
   lookup(text: string, masked: string): ChunkEntry | undefined {
     const entry = this.used.get(text) ?? this.entries.get(text);
@@ -93,7 +95,8 @@ export class TextPassCache {
 }
 
 export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
-  const chunks = splitTopLevelChunks(source);
+  const chunks = splitTopLevelChunks(source, cache.layout);
+  cache.layout = { source, chunks };
   const parts = chunks.map((chunk) => {
     const text = source.text.slice(chunk.start, chunk.end);
     const masked = source.masked.slice(chunk.start, chunk.end);

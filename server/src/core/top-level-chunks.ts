@@ -31,18 +31,75 @@ const MAX_CHUNK = 32 * 1024;
 /** Characters before a candidate end that decide whether it is taken. */
 const WINDOW = 96;
 
-export function splitTopLevelChunks(source: SourceText): Chunk[] {
+export function splitTopLevelChunks(source: SourceText, previous?: { source: SourceText; chunks: readonly Chunk[] }): Chunk[] {
+  return (previous && resplit(source, previous)) ?? scan(source, 0, 0, () => false);
+}
+
+/**
+ * The chunks of an edited text from its previous version's: the chunks before the edit stay;
+ * from the chunk before it, the text is cut again until a chunk end meets one of the previous
+ * version's in the text after the edit, from where the previous chunks follow, moved. Null
+ * where that does not hold (an `#elif`/`#else` can blank braces anywhere in the file).
+ */
+function resplit(source: SourceText, previous: { source: SourceText; chunks: readonly Chunk[] }): Chunk[] | null {
+  const before = previous.source.text;
+  const { text } = source;
+  if (/#[ \t]*el/.test(text) || /#[ \t]*el/.test(before) || previous.chunks.length === 0) return null;
+  const prefix = commonPrefix(before, text);
+  const suffix = commonSuffix(before, text, Math.min(before.length, text.length) - prefix);
+  const delta = text.length - before.length;
+  const lineDelta = source.lineStarts.length - previous.source.lineStarts.length;
+  let first = 0;
+  while (first + 1 < previous.chunks.length && previous.chunks[first + 1].start <= prefix) first++;
+  first = Math.max(0, first - 1); // the chunk ending at the edit may end differently
+  const oldStarts = new Map(previous.chunks.map((c, k) => [c.start, k]));
+  let resumeAt = -1;
+  const middle = scan(source, previous.chunks[first].start, previous.chunks[first].line, (to) => {
+    if (to < text.length - suffix) return false;
+    const k = oldStarts.get(to - delta);
+    if (k === undefined) return false;
+    resumeAt = k;
+    return true;
+  });
+  if (resumeAt < 0) return [...previous.chunks.slice(0, first), ...middle];
+  const moved = previous.chunks.slice(resumeAt).map((c) => ({ start: c.start + delta, end: c.end + delta, line: c.line + lineDelta }));
+  return [...previous.chunks.slice(0, first), ...middle, ...moved];
+}
+
+/** Compared a block at a time (a native comparison), then character by character in the block that differs. */
+const BLOCK = 4096;
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function commonSuffix(a: string, b: string, limit: number): number {
+  let i = 0;
+  while (i + BLOCK <= limit && a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)) i += BLOCK;
+  while (i < limit && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
+  return i;
+}
+
+/**
+ * Cut from `from` (a chunk start: outside every bracket, comment and literal) to the end of the
+ * text, or up to the first chunk end for which `stop` says so (that chunk is the last returned).
+ */
+function scan(source: SourceText, from: number, fromLine: number, stop: (end: number) => boolean): Chunk[] {
   const { text, masked } = source;
   const chunks: Chunk[] = [];
   let braces = 0;
   let parens = 0;
-  let chunkStart = 0;
-  let chunkLine = 0;
-  let line = 0;
-  let lineStart = 0;
+  let chunkStart = from;
+  let chunkLine = fromLine;
+  let line = fromLine;
+  let lineStart = from;
   // One pass over the characters: only brackets and line ends (a lone `\r` is a `\n` in masked text) count.
   const length = masked.length;
-  for (let i = 0; i < length; i++) {
+  for (let i = from; i < length; i++) {
     const c = masked.charCodeAt(i);
     if (c > 125 || (c > 41 && c < 123) || (c > 10 && c < 40)) continue;
     // Counted apart, as the scanners match them: a stray `)` must not cancel a `{`.
@@ -54,6 +111,7 @@ export function splitTopLevelChunks(source: SourceText): Chunk[] {
       const to = i + 1;
       if (braces === 0 && parens === 0 && to < length && endsDefinition(source, lineStart, i) && (to - chunkStart >= MAX_CHUNK || takes(text, to))) {
         chunks.push({ start: chunkStart, end: to, line: chunkLine });
+        if (stop(to)) return chunks;
         chunkStart = to;
         chunkLine = line + 1;
       }
