@@ -55,7 +55,8 @@ function resplit(source: SourceText, previous: { source: SourceText; chunks: rea
   const oldStarts = new Map(previous.chunks.map((c, k) => [c.start, k]));
   let resumeAt = -1;
   const middle = scan(source, previous.chunks[first].start, previous.chunks[first].line, (to) => {
-    if (to < text.length - suffix) return false;
+    // The chunk ends after this one are decided on the text from WINDOW before it: all of it unchanged.
+    if (to - WINDOW < text.length - suffix) return false;
     const k = oldStarts.get(to - delta);
     if (k === undefined) return false;
     resumeAt = k;
