@@ -93,7 +93,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, contextKey, deviceFunctions, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, contextKey, deviceFunctions, devicePlaces, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
@@ -106,7 +106,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     keptTargets.set(launch, { environment, key, candidates, target });
     return target;
   });
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devices: deviceFunctions, devicesKey: hash([...deviceFunctions].map(([n, t]) => `${n}:${t.join('\n')}`).join('\n')), keys: new Map() } };
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devicePlaces, devices: deviceFunctions, devicesKey: hash([...deviceFunctions].map(([n, t]) => `${n}:${t.join('\n')}`).join('\n')), keys: new Map() } };
   const facts: DocumentFacts = {
     uri,
     version,
@@ -147,6 +147,8 @@ interface TreePassMemo {
   /** The device functions a kernel's key adds when it calls them (see deviceCalleesKey), and all of them as one key. */
   devices: ReadonlyMap<string, string[]>;
   devicesKey: string;
+  /** Where the device functions start (see TextFacts.devicePlaces). */
+  devicePlaces: string;
   keys: Map<Kernel, string | null>;
   divergence?: DivergenceContext;
 }
@@ -212,11 +214,14 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
     const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
     const acrossVersions = (k: Kernel) => (unique(k) ? divKeyOf(k) : null);
+    // Branches in a device function the kernel calls stay where that function is: kept while
+    // the kernel and every device function start on the same lines (then nothing is shifted).
+    const inPlace = (k: Kernel, across: string) => `div@${k.span.start.line}|${memo.devicePlaces}|${across}`;
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of definitions) {
       const across = acrossVersions(k);
-      const cached = cache && unique(k) ? (across ? cache.get<Branch[]>(`div|${across}`, k.span.start.line) : undefined) ?? cache.get<Branch[]>(`div|${thisVersion(k)}`, k.span.start.line) : undefined;
+      const cached = cache && unique(k) ? (across ? cache.get<Branch[]>(`div|${across}`, k.span.start.line) ?? cache.get<Branch[]>(inPlace(k, across), k.span.start.line) : undefined) ?? cache.get<Branch[]>(`div|${thisVersion(k)}`, k.span.start.line) : undefined;
       if (cached) reused.push(...cached);
       else fresh.push(k);
     }
@@ -237,7 +242,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
         // Branches in a __device__ function sit outside the kernel: they do not move with it.
         const movesWithKernel = own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line);
         const across = acrossVersions(k);
-        cache?.set(`div|${movesWithKernel && across ? across : thisVersion(k)}`, k.span.start.line, own);
+        cache?.set(across ? (movesWithKernel ? `div|${across}` : inPlace(k, across)) : `div|${thisVersion(k)}`, k.span.start.line, own);
       }
     }
     for (const k of queue) pending.add(k);

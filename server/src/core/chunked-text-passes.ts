@@ -13,7 +13,7 @@ import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, ty
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { splitTopLevelChunks, type Chunk } from './top-level-chunks';
-import { contextKeyOf, fileContextParts, shiftLines, type FileContextParts } from './kernel-analysis-cache';
+import { contextKeyOf, fileContextParts, hash, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
 
 export interface TextFacts {
@@ -23,6 +23,8 @@ export interface TextFacts {
   contextKey: string;
   /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for deviceCalleesKey. */
   deviceFunctions: ReadonlyMap<string, string[]>;
+  /** Where the file's device functions start, as a key: results with spans in them hold while it does. */
+  devicePlaces: string;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
   functionNames: ReadonlySet<string>;
   /** What constant lookups can answer (the outer key and the file's constants): equal means the same answers. */
@@ -128,7 +130,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
   const deviceFunctions = new Map<string, string[]>();
   for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) deviceFunctions.set(d.name, [...(deviceFunctions.get(d.name) ?? []), d.text]);
-  const facts: TextFacts = { constants, contextKey, deviceFunctions, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
+  const devicePlaces = hash(parts.flatMap(({ chunk, entry }) => entry.context.deviceFunctions.map((d) => d.line + chunk.line - entry.line)).join(','));
+  const facts: TextFacts = { constants, contextKey, deviceFunctions, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {

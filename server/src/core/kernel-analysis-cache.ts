@@ -6,7 +6,7 @@
  * keystroke path then pays only for the kernel being edited.
  */
 import type { Kernel, Launch, Span } from './types';
-import { matchingClose, offsetAt, type SourceText } from './source-text';
+import { matchingClose, offsetAt, positionAt, type SourceText } from './source-text';
 import { findDirectiveRanges } from './preprocessor-lines';
 
 interface Entry<T> {
@@ -57,6 +57,8 @@ export interface FileContextParts {
 export interface DeviceFunctionText {
   /** Null when the header names none the scanner can read: then every kernel depends on it. */
   name: string | null;
+  /** The line it starts on, when the piece was read. */
+  line: number;
   /** Its text, blanks squeezed. */
   text: string;
 }
@@ -104,7 +106,7 @@ export function fileContextParts(source: SourceText): FileContextParts {
     if (source.masked[open] !== '{') continue;
     const close = matchingClose(source.masked, open);
     const name = /([A-Za-z_]\w*)\s*\(/.exec(source.masked.slice(m.index, open))?.[1] ?? null;
-    deviceFunctions.push({ name, text: squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)) });
+    deviceFunctions.push({ name, line: positionAt(source, m.index).line, text: squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)) });
     if (close > 0) device.lastIndex = close;
   }
   return { directives, deviceFunctions };
