@@ -41,6 +41,7 @@ export class StatusBar implements vscode.Disposable {
     if (this.clientNote && this.clientState !== 'running') tooltip.appendMarkdown(`${this.clientNote}\n\n`);
     if (this.status) {
       tooltip.appendMarkdown(`Architectures: ${this.status.archs.join(', ')} (${this.status.archSource})\n\n`);
+      if (this.status.analysing > 0) tooltip.appendMarkdown(`Analysing the kernel bodies of ${this.status.analysing} newly opened file${this.status.analysing > 1 ? 's' : ''}; diagnostics follow.\n\n`);
       if (this.status.message) tooltip.appendMarkdown(`${this.status.message}\n\n`);
     }
     tooltip.appendMarkdown('Click to choose target architectures.');
