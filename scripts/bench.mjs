@@ -110,7 +110,8 @@ function oneCharChange(at, insert) {
  * What the server computes for a newly opened document, as it does it (keep in step with the server):
  * on didOpen DocumentStore.facts (parse, the text passes, kernel bodies within the first-pass budget) and
  * WorkspaceIndex.updateFromAnalysis; the report for the first hover; then DocumentStore.complete in background slices
- * until no kernel body is pending, after which the diagnostics are published (toDiagnostic).
+ * until no kernel body is pending, after which the diagnostics are published (toDiagnostic). With
+ * `complete: false` it stops after the first pass.
  */
 function makeOpenDocument(core, parser) {
   const uri = 'file:///bench/generated.cu';
@@ -118,7 +119,7 @@ function makeOpenDocument(core, parser) {
   const figures = new core.FiguresRegistry();
   const archs = core.resolveArchs(ARCHS).archs;
   const limits = archs.map((arch) => ({ arch, maxOptInSmemBytes: core.parseArch(arch).device.sharedMemPerBlockOptin }));
-  return (text, { divergence }) => {
+  return (text, { divergence, complete = true }) => {
     const index = new core.WorkspaceIndex();
     const store = new core.DocumentStore({ parser, treePassBudgetMs: core.FIRST_PASS_BUDGET_MS, analyzeOptions: () => ({ workspace: index, path: key, archs: limits, divergence }) });
     const settings = { ...core.DEFAULT_REPORT_SETTINGS, divergenceEnabled: divergence };
@@ -131,6 +132,7 @@ function makeOpenDocument(core, parser) {
       const t2 = performance.now();
       core.buildDocumentReport({ facts: first, archs, figuresFor: figures.figuresFor, settings, compilerFindings: [] });
       const t3 = performance.now();
+      if (!complete) return { pendingAfterFirst: first.pendingKernels, firstFactsMs: t1 - t0, indexMs: t2 - t1, reportMs: t3 - t2, firstPassMs: t3 - t0 };
       let slices = 0;
       while (store.complete(uri, core.BACKGROUND_SLICE_MS)) slices++;
       const facts = store.facts(uri);
@@ -167,7 +169,7 @@ async function benchAnalysis(bundle) {
       parser.parse(text).delete();
       parseAlone.push(performance.now() - t);
       // The first pass only: with divergence on, as the server runs (the background part is timed below).
-      const run = openDocumentFirstPass(core, parser, text);
+      const run = openDocument(text, { divergence: true, complete: false });
       first.push(run.firstPassMs);
       index.push(run.indexMs);
       firstFacts.push(run.firstFactsMs);
@@ -255,34 +257,11 @@ async function benchAnalysis(bundle) {
       log(formatProfileRows(summary.inclusive));
     };
     const big = results.analysis.at(-1);
-    if (big.firstPass.ratio > 1.3) await profileOf(`the first pass over the ${big.lines}-line file`, 'analysisFirstPass', SIZES.at(-1), (text) => openDocumentFirstPass(core, parser, text));
+    if (big.firstPass.ratio > 1.3) await profileOf(`the first pass over the ${big.lines}-line file`, 'analysisFirstPass', SIZES.at(-1), (text) => openDocument(text, { divergence: true, complete: false }));
     const small = results.analysis[0];
     await profileOf(`a complete analysis of the ${small.lines}-line file (background kernel bodies included)`, 'analysisComplete', SIZES[0], (text) => openDocument(text, { divergence: true }));
   }
   parser.dispose();
-}
-
-/** The first pass of makeOpenDocument alone (the background part left undone). */
-function openDocumentFirstPass(core, parser, text) {
-  const uri = 'file:///bench/generated.cu';
-  const key = core.toIndexPath('/bench/generated.cu');
-  const archs = core.resolveArchs(ARCHS).archs;
-  const limits = archs.map((arch) => ({ arch, maxOptInSmemBytes: core.parseArch(arch).device.sharedMemPerBlockOptin }));
-  const index = new core.WorkspaceIndex();
-  const store = new core.DocumentStore({ parser, treePassBudgetMs: core.FIRST_PASS_BUDGET_MS, analyzeOptions: () => ({ workspace: index, path: key, archs: limits, divergence: true }) });
-  try {
-    const t0 = performance.now();
-    store.open(uri, 'cuda-cpp', 1, text);
-    const facts = store.facts(uri);
-    const t1 = performance.now();
-    index.updateFromAnalysis(key, facts);
-    const t2 = performance.now();
-    core.buildDocumentReport({ facts, archs, figuresFor: new core.FiguresRegistry().figuresFor, settings: core.DEFAULT_REPORT_SETTINGS, compilerFindings: [] });
-    const t3 = performance.now();
-    return { pendingAfterFirst: facts.pendingKernels, firstFactsMs: t1 - t0, indexMs: t2 - t1, reportMs: t3 - t2, firstPassMs: t3 - t0 };
-  } finally {
-    store.dispose();
-  }
 }
 
 function offsetAt(text, { line, character }) {
