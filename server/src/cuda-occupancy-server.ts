@@ -46,6 +46,7 @@ import type { DocumentFigures } from './nvcc/compile-scheduler';
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
 const PARTIAL_DIAGNOSTICS_AFTER_MS = 1000;
+const BACKGROUND_START_DELAY_MS = 30;
 const HEADER = /\.(cuh|h|hh|hpp|hxx|inl)$/i;
 
 export interface InitializationOptions {
@@ -393,7 +394,8 @@ export class CudaOccupancyServer {
     if (this.completing.includes(uri)) return;
     this.completing.push(uri);
     if (this.completing.length === 1) this.sendStatus();
-    this.completionTimer ??= setTimeout(() => this.completionStep(), 0);
+    // After a pause: the requests that came with the document (a first hover) are answered first.
+    this.completionTimer ??= setTimeout(() => this.completionStep(), BACKGROUND_START_DELAY_MS);
   }
 
   private completionStep(): void {
