@@ -90,10 +90,6 @@ export class TextPassCache {
     this.entries = this.used;
     this.used = new Map();
   }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }
 
 export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
@@ -238,7 +234,7 @@ function tokens(expr: string): string {
  * document's text. A string sliced from a larger one keeps all of it alive; the chunks kept
  * between versions would otherwise hold on to the whole text of every version they were read in.
  */
-export function detach<T>(value: T): T {
+function detach<T>(value: T): T {
   if (typeof value === 'string') return (value.length > 12 ? (value + ' ').slice(0, -1) : value) as T;
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
