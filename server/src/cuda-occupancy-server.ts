@@ -76,6 +76,7 @@ export class CudaOccupancyServer {
   private readonly compile: CompileService;
   private readonly documents: DocumentStore;
   private logNote: string | null = null;
+  private warnedArchs = '';
 
   private constructor(
     private readonly connection: Connection,
@@ -240,7 +241,9 @@ export class CudaOccupancyServer {
   private archs(): string[] {
     const requested = this.settings.architectures.length ? this.settings.architectures : this.compile?.archsFromDatabase.length ? this.compile.archsFromDatabase : DEFAULT_ARCHS;
     const { archs, unknown } = resolveArchs(requested);
-    if (unknown.length) this.connection.console.warn(`unknown architectures in cudaOccupancy.architectures: ${unknown.join(', ')}`);
+    // Asked on every request: each set of unknown names is reported once.
+    if (unknown.length && unknown.join() !== this.warnedArchs) this.connection.console.warn(`unknown architectures in cudaOccupancy.architectures: ${unknown.join(', ')}`);
+    this.warnedArchs = unknown.join();
     return archs.length ? archs : DEFAULT_ARCHS;
   }
 
@@ -255,13 +258,14 @@ export class CudaOccupancyServer {
     const facts = this.documents.facts(uri);
     if (!facts) return undefined;
     if (facts.pendingKernels > 0) this.completeInBackground(uri);
-    const inputs = `${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}/${this.archs().join()}`;
+    const archs = this.archs();
+    const inputs = `${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}/${archs.join()}`;
     const key = `${facts.version}/${inputs}`;
     const cached = this.reports.get(uri);
     if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
     const report = buildDocumentReport({
       facts,
-      archs: this.archs(),
+      archs,
       figuresFor: this.figures.figuresFor,
       settings: {
         latencyCycles: this.settings.latencyCycles,
