@@ -213,37 +213,44 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     const definitionsOf = groupBy(definitions, (d) => d.name);
     // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
     const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
-    const acrossVersions = (k: Kernel) => (unique(k) ? divKeyOf(k) : null);
-    // Branches in a device function the kernel calls stay where that function is: kept while
-    // the kernel and every device function start on the same lines (then nothing is shifted).
-    const inPlace = (k: Kernel, across: string) => `div@${k.span.start.line}|${memo.devicePlaces}|${across}`;
+    // Where a kernel's branches are kept: across versions under its key, or (branches in a device
+    // function it calls stay where that function is) while the kernel and every device function
+    // start on the same lines; without a key, for the next call on this version.
+    const keysOf = (k: Kernel): [string, string] => {
+      const across = divKeyOf(k);
+      return across ? [`div|${across}`, `div@${k.span.start.line}|${memo.devicePlaces}|${across}`] : [`div|${thisVersion(k)}`, `div|${thisVersion(k)}`];
+    };
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of definitions) {
-      const across = acrossVersions(k);
-      const cached = cache && unique(k) ? (across ? cache.get<Branch[]>(`div|${across}`, k.span.start.line) ?? cache.get<Branch[]>(inPlace(k, across), k.span.start.line) : undefined) ?? cache.get<Branch[]>(`div|${thisVersion(k)}`, k.span.start.line) : undefined;
+      if (!unique(k)) continue;
+      const [moving, inPlace] = keysOf(k);
+      const cached = cache?.get<Branch[]>(moving, k.span.start.line) ?? cache?.get<Branch[]>(inPlace, k.span.start.line);
       if (cached) reused.push(...cached);
       else fresh.push(k);
     }
+    const shared = definitions.filter((k) => !unique(k));
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
     const analyse = (batch: Kernel[]) =>
-      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: fresh, launches, options: { fileLookup: lookup, functionNames } })), batch), () => []);
-    const shared = fresh.filter((k) => !unique(k));
-    if (shared.length) computed.push(...analyse(shared));
-    const queue = fresh.filter(unique);
-    while (queue.length > 0 && inBudget()) {
-      const kernelsNow = queue.splice(0, 1);
-      const found = analyse(kernelsNow);
-      progressed = true;
+      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functionNames } })), batch), () => []);
+    if (shared.length) {
+      const sharedKey = `div|v${version}|shared`;
+      const kept = cache?.get<Branch[]>(sharedKey, 0);
+      const found = kept ?? analyse(shared);
+      if (!kept) cache?.set(sharedKey, 0, found);
       computed.push(...found);
-      for (const k of kernelsNow) {
-        const own = found.filter((b) => b.kernel === k.name);
-        // Branches in a __device__ function sit outside the kernel: they do not move with it.
-        const movesWithKernel = own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line);
-        const across = acrossVersions(k);
-        cache?.set(across ? (movesWithKernel ? `div|${across}` : inPlace(k, across)) : `div|${thisVersion(k)}`, k.span.start.line, own);
-      }
+    }
+    const queue = [...fresh];
+    while (queue.length > 0 && inBudget()) {
+      const k = queue.shift()!;
+      const own = analyse([k]);
+      progressed = true;
+      computed.push(...own);
+      // Branches in a __device__ function sit outside the kernel: they do not move with it.
+      const movesWithKernel = own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line);
+      const [moving, inPlace] = keysOf(k);
+      cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
     }
     for (const k of queue) pending.add(k);
     branches = [...reused, ...computed].sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
