@@ -10,21 +10,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LspSession, REPO_ROOT } from '../support/lsp-session';
-import { findNvcc } from '../support/nvcc';
+import { realNvccOrSkip } from '../support/nvcc';
 
 
 describe('divergence costs from the PTX (bundled server, real nvcc)', function () {
   this.timeout(120_000);
-  const nvcc = findNvcc();
+  const nvcc = realNvccOrSkip();
   let dir: string;
   let session: LspSession | null = null;
 
-  before(function () {
-    if (!nvcc) {
-      console.log('    (skipped: no nvcc found; set CUDA_OCCUPANCY_TEST_NVCC to run the real-compiler tests)');
-      this.skip();
-    }
-  });
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptx-branches-'));
   });

@@ -13,6 +13,18 @@ export function findNvcc(): string | null {
   return candidates.find((c): c is string => Boolean(c) && fs.existsSync(c as string)) ?? null;
 }
 
+/** In a suite that needs the real nvcc: skips the suite, saying why, when there is none. Returns its path ('' when skipped). */
+export function realNvccOrSkip(): string {
+  const nvcc = findNvcc();
+  before(function () {
+    if (!nvcc) {
+      console.log('    (skipped: no nvcc found; set CUDA_OCCUPANCY_TEST_NVCC to run the real-compiler tests)');
+      this.skip();
+    }
+  });
+  return nvcc ?? '';
+}
+
 export const FAKE_NVCC_DIR = path.resolve(__dirname, '../../../test/fixtures/fake-nvcc');
 
 /** A script of test/fixtures/fake-nvcc standing in for nvcc (hanging, crashing, flooding, ...). */

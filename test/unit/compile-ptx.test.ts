@@ -13,7 +13,7 @@ import { ResourceCache } from '../../server/src/nvcc/resource-cache';
 import { refineBranchesWithPtx, type CliBranch } from '../../server/src/core/divergence';
 import { DIVERGENCE_FIXTURES, analyzeSource } from '../support/divergence-fixtures';
 import { checkJsonOf } from '../support/cli-run';
-import { findNvcc, alive, fakeNvcc } from '../support/nvcc';
+import { alive, fakeNvcc, realNvccOrSkip } from '../support/nvcc';
 
 const PTXAS_FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 const fake = fakeNvcc;
@@ -112,14 +112,8 @@ describe('compile PTX with a hostile nvcc', function () {
 
 describe('compile PTX with the real nvcc', function () {
   this.timeout(120_000);
-  const nvcc = findNvcc();
+  const nvcc = realNvccOrSkip();
   let scratch: string;
-  before(function () {
-    if (!nvcc) {
-      console.log('    (skipped: no nvcc found; set CUDA_OCCUPANCY_TEST_NVCC to run the real-compiler tests)');
-      this.skip();
-    }
-  });
   beforeEach(() => {
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'compile-ptx-real-'));
   });
@@ -130,7 +124,7 @@ describe('compile PTX with the real nvcc', function () {
     const tempRoot = path.join(scratch, 'tmp');
     fs.mkdirSync(tempRoot);
     const dir = path.join(scratch, 'cache');
-    const result = await compilePtx({ nvccPath: nvcc!, filePath: file, arch: 'sm_80', timeoutMs: 60_000, tempRoot, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
+    const result = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000, tempRoot, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
     assert.equal(result.status, 'ok', result.status !== 'ok' ? result.error.text : '');
     assert.ok(result.status === 'ok');
     assert.deepEqual(fs.readdirSync(tempRoot), []);
@@ -146,10 +140,10 @@ describe('compile PTX with the real nvcc', function () {
     // the then path inlines heavy() (8 × __sinf): far longer than the else path's one add
     assert.ok(split.paths[0].cost > 8 && split.paths[1].cost >= 1 && split.paths[1].cost < split.paths[0].cost, JSON.stringify(split.paths));
 
-    const again = await compilePtx({ nvccPath: nvcc!, filePath: file, arch: 'sm_80', timeoutMs: 60_000, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
+    const again = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
     assert.ok(again.status === 'ok');
     assert.deepEqual([again.cacheHit, again.command, again.ptx.text], [true, null, result.ptx.text]);
-    const otherArch = await compilePtx({ nvccPath: nvcc!, filePath: file, arch: 'sm_90', timeoutMs: 60_000, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
+    const otherArch = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_90', timeoutMs: 60_000, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
     assert.ok(otherArch.status === 'ok');
     assert.equal(otherArch.cacheHit, false);
     assert.match(otherArch.ptx.text, /^\.target sm_90$/m);
@@ -158,7 +152,7 @@ describe('compile PTX with the real nvcc', function () {
   it('returns the front end\'s first error for a file that does not compile', async () => {
     const file = path.join(scratch, 'broken.cu');
     fs.writeFileSync(file, '__global__ void k(float* p) {\n  p[threadIdx.x] = undefined_thing;\n}\n');
-    const result = await compilePtx({ nvccPath: nvcc!, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
+    const result = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
     assert.equal(result.status, 'failed');
     assert.equal(result.error.line, 2);
     assert.match(result.error.message, /undefined_thing/);
@@ -166,11 +160,11 @@ describe('compile PTX with the real nvcc', function () {
 
   it('gives `cuda-occupancy check` the PTX costs for its branches and warnings', async () => {
     const file = path.join(DIVERGENCE_FIXTURES, 'ptx-branches.cu');
-    const ptx = await compilePtx({ nvccPath: nvcc!, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
+    const ptx = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
     assert.ok(ptx.status === 'ok');
     const expected = refineBranchesWithPtx(await analyzeSource(fs.readFileSync(file, 'utf8')), ptx.ptx.text, file).find((b) => b.condition === 't % 2 == 0')!;
     const relative = path.relative(path.resolve(DIVERGENCE_FIXTURES, '../../..'), file);
-    const withNvcc = (await checkJsonOf(['--arch', 'sm_80,sm_90', '--nvcc', nvcc!, relative])).files[0];
+    const withNvcc = (await checkJsonOf(['--arch', 'sm_80,sm_90', '--nvcc', nvcc, relative])).files[0];
     const without = (await checkJsonOf(['--arch', 'sm_80,sm_90', '--no-nvcc', relative])).files[0];
     const split = (branches: unknown[]) => (branches as CliBranch[]).find((b) => b.condition === 't % 2 == 0')!;
     assert.equal(split(withNvcc.branches).efficiency, expected.efficiency);
@@ -181,8 +175,8 @@ describe('compile PTX with the real nvcc', function () {
 
   it('takes about as long as the figures compile (measured)', async () => {
     for (const file of [path.join(DIVERGENCE_FIXTURES, 'ptx-branches.cu'), path.join(PTXAS_FIXTURES, 'templates.cu')]) {
-      const figures = await compileResources({ nvccPath: nvcc!, filePath: file, archs: ['sm_80'], timeoutMs: 60_000 });
-      const ptx = await compilePtx({ nvccPath: nvcc!, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
+      const figures = await compileResources({ nvccPath: nvcc, filePath: file, archs: ['sm_80'], timeoutMs: 60_000 });
+      const ptx = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
       assert.deepEqual([figures.status, ptx.status], ['ok', 'ok']);
       console.log(`    ${path.basename(file)}, sm_80: figures compile ${figures.compileMs} ms, PTX compile ${ptx.compileMs} ms`);
     }

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { compileResources, type ArchFigures } from '../../server/src/nvcc/compile-resources';
 import { runNvcc } from '../../server/src/nvcc/nvcc-runner';
 import { collectIncludeStamps, includePathsOf, ResourceCache, resourceCacheKey } from '../../server/src/nvcc/resource-cache';
-import { findNvcc } from '../support/nvcc';
+import { realNvccOrSkip } from '../support/nvcc';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 
@@ -66,14 +66,8 @@ describe('resource cache', () => {
 
 describe('compile resources with the real nvcc', function () {
   this.timeout(120_000);
-  const nvcc = findNvcc();
+  const nvcc = realNvccOrSkip();
   let scratch: string;
-  before(function () {
-    if (!nvcc) {
-      console.log('    (skipped: no nvcc found; set CUDA_OCCUPANCY_TEST_NVCC to run the real-compiler tests)');
-      this.skip();
-    }
-  });
   beforeEach(() => {
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'compile-resources-'));
   });
@@ -82,7 +76,7 @@ describe('compile resources with the real nvcc', function () {
   /** Registers per kernel as `nvcc -Xptxas -v` prints them for one arch, read with a plain regex. */
   async function registersFromNvcc(file: string, arch: string, flags: string[] = []): Promise<Map<string, number>> {
     const run = await runNvcc({
-      nvccPath: nvcc!, args: [...flags, `-arch=${arch}`, '-Xptxas', '-v', '-cubin', '-o', path.join(scratch, `${arch}.cubin`), file], timeoutMs: 60_000,
+      nvccPath: nvcc, args: [...flags, `-arch=${arch}`, '-Xptxas', '-v', '-cubin', '-o', path.join(scratch, `${arch}.cubin`), file], timeoutMs: 60_000,
     });
     assert.equal(run.exitCode, 0, run.stderr);
     const out = new Map<string, number>();
@@ -96,7 +90,7 @@ describe('compile resources with the real nvcc', function () {
     const tempRoot = path.join(scratch, 'tmp');
     fs.mkdirSync(tempRoot);
     const archs = ['sm_80', 'sm_90'];
-    const result = await compileResources({ nvccPath: nvcc!, filePath: file, archs, timeoutMs: 60_000, cache, tempRoot });
+    const result = await compileResources({ nvccPath: nvcc, filePath: file, archs, timeoutMs: 60_000, cache, tempRoot });
     assert.equal(result.status, 'ok', result.firstError?.text);
     assert.equal(result.invocations, 1);
     assert.deepEqual(fs.readdirSync(tempRoot), []);
@@ -108,7 +102,7 @@ describe('compile resources with the real nvcc', function () {
     }
     console.log(`    templates.cu, ${archs.join('+')}: ${result.compileMs} ms in nvcc (${result.durationMs} ms in all)`);
 
-    const again = await compileResources({ nvccPath: nvcc!, filePath: file, archs, timeoutMs: 60_000, cache: new ResourceCache<ArchFigures>({ dir: path.join(scratch, 'cache'), validate: isArchFigures }) });
+    const again = await compileResources({ nvccPath: nvcc, filePath: file, archs, timeoutMs: 60_000, cache: new ResourceCache<ArchFigures>({ dir: path.join(scratch, 'cache'), validate: isArchFigures }) });
     assert.deepEqual([again.status, again.invocations, again.cacheHits], ['ok', 0, archs]);
     assert.deepEqual(again.perArch, result.perArch);
     console.log(`    cache hit after a restart: ${again.durationMs} ms`);
@@ -116,13 +110,13 @@ describe('compile resources with the real nvcc', function () {
 
   it('passes the file\'s flags (a lambda-templated kernel needs --extended-lambda)', async () => {
     const file = path.join(FIXTURES, 'lambdas.cu');
-    const result = await compileResources({ nvccPath: nvcc!, filePath: file, archs: ['sm_90'], flags: ['--extended-lambda'], timeoutMs: 60_000 });
+    const result = await compileResources({ nvccPath: nvcc, filePath: file, archs: ['sm_90'], flags: ['--extended-lambda'], timeoutMs: 60_000 });
     assert.equal(result.status, 'ok', result.firstError?.text);
     assert.equal(result.entries.length, 4);
   });
 
   it('fails with ptxas\'s error for a kernel over the shared-memory limit', async () => {
-    const result = await compileResources({ nvccPath: nvcc!, filePath: path.join(FIXTURES, 'too-much-smem.cu'), archs: ['sm_80'], timeoutMs: 60_000 });
+    const result = await compileResources({ nvccPath: nvcc, filePath: path.join(FIXTURES, 'too-much-smem.cu'), archs: ['sm_80'], timeoutMs: 60_000 });
     assert.equal(result.status, 'failed');
     assert.match(result.firstError?.message ?? '', /uses too much shared data/);
   });
