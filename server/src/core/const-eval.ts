@@ -5,6 +5,8 @@
  * Anything else evaluates to null: null beats wrong.
  */
 
+import { ownCopy } from './own-copy';
+
 export type Lookup = (name: string) => number | null;
 
 /** Bytes of the built-in and CUDA vector types `sizeof` knows. */
@@ -48,8 +50,10 @@ function tokensOf(text: string): readonly Token[] | null {
   let tokens = tokenLists.get(text);
   if (tokens === undefined) {
     if (tokenLists.size >= MAX_TOKEN_LISTS) tokenLists.clear();
-    tokens = tokenize(text);
-    tokenLists.set(text, tokens);
+    // Tokenized from a copy: the key and the identifiers cut from it must not keep the document's text alive.
+    const key = ownCopy(text);
+    tokens = tokenize(key);
+    tokenLists.set(key, tokens);
   }
   return tokens;
 }

@@ -7,6 +7,7 @@
 import type { Dim3 } from './types';
 import { evaluateInteger, type Lookup } from './const-eval';
 import { matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
+import { ownCopy } from './own-copy';
 
 export interface ConstantDefinition {
   name: string;
@@ -140,7 +141,7 @@ const assignmentPatterns = new Map<string, RegExp>();
 const MAX_ASSIGNMENT_PATTERNS = 4096;
 
 function assignmentPattern(name: string, members: boolean): RegExp {
-  const key = members ? `${name}.` : name;
+  const key = members ? `${name}.` : ownCopy(name);
   let pattern = assignmentPatterns.get(key);
   if (!pattern) {
     if (assignmentPatterns.size >= MAX_ASSIGNMENT_PATTERNS) assignmentPatterns.clear();
