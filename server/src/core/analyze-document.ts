@@ -87,13 +87,13 @@ export interface ResumableAnalysis {
 
 /** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
 export function analyzeResumable({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache, treePassBudgetMs = Infinity }: AnalyzeInput): ResumableAnalysis {
-  const source = makeSourceText(text);
+  const source = makeSourceText(text, textCache?.layout?.source);
   const key = path ?? uri;
   // This document's kernels and constants come from `text`; the index's entry for it may be older.
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, contextKey, deviceFunctions, devicePlaces, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
@@ -106,7 +106,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     keptTargets.set(launch, { environment, key, candidates, target });
     return target;
   });
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devicePlaces, devices: deviceFunctions, devicesKey: hash([...deviceFunctions].map(([n, t]) => `${n}:${t.join('\n')}`).join('\n')), keys: new Map() } };
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devicePlaces, devices: deviceFunctions, devicesKey, keys: new Map() } };
   const facts: DocumentFacts = {
     uri,
     version,

@@ -12,9 +12,10 @@ import type { Lookup } from './const-eval';
 import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from './constant-table';
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
-import { splitTopLevelChunks, type Chunk } from './top-level-chunks';
+import { layoutChunks, type Chunk } from './top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
+import { ownCopy } from './own-copy';
 
 export interface TextFacts {
   /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
@@ -23,6 +24,8 @@ export interface TextFacts {
   contextKey: string;
   /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for deviceCalleesKey. */
   deviceFunctions: ReadonlyMap<string, string[]>;
+  /** Changes whenever one of `deviceFunctions` does. */
+  devicesKey: string;
   /** Where the file's device functions start, as a key: results with spans in them hold while it does. */
   devicePlaces: string;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
@@ -54,13 +57,16 @@ interface ChunkResults {
 }
 
 interface ChunkEntry {
+  /** The chunk's text (its key in the cache). */
+  key: string;
   /** The chunk's masked text: equal raw text can mask differently (`#if`/`#else` brace blanking). */
   masked: string;
   /** Constants with offsets relative to the chunk, lines as when the chunk was read (on line `line`). */
   constants: ConstantTable;
   line: number;
-  /** fileContextParts of the chunk alone. */
+  /** fileContextParts of the chunk alone, and a hash of its named device functions. */
   context: FileContextParts;
+  devices: string;
   functionNames: string[];
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
@@ -71,8 +77,8 @@ interface ChunkEntry {
 export class TextPassCache {
   private entries = new Map<string, ChunkEntry>();
   private used = new Map<string, ChunkEntry>();
-  /** The last version's text and chunks: the next one is cut again only around its edit. */
-  layout: { source: SourceText; chunks: readonly Chunk[] } | undefined;
+  /** The last version's text, chunks and their entries: the next one is cut again only around its edit. */
+  layout: { source: SourceText; chunks: readonly Chunk[]; entries: readonly ChunkEntry[] } | undefined;
 
   lookup(text: string, masked: string): ChunkEntry | undefined {
     const entry = this.used.get(text) ?? this.entries.get(text);
@@ -81,8 +87,8 @@ export class TextPassCache {
     return entry;
   }
 
-  store(text: string, entry: ChunkEntry): void {
-    this.used.set(text, entry);
+  store(entry: ChunkEntry): void {
+    this.used.set(entry.key, entry);
   }
 
   /** Forget chunks the last version did not have. */
@@ -93,27 +99,33 @@ export class TextPassCache {
 }
 
 export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
-  const chunks = splitTopLevelChunks(source, cache.layout);
-  cache.layout = { source, chunks };
-  const parts = chunks.map((chunk) => {
+  const previous = cache.layout;
+  const { chunks, previousIndex } = layoutChunks(source, previous);
+  const parts = chunks.map((chunk, k) => {
     const text = source.text.slice(chunk.start, chunk.end);
     const masked = source.masked.slice(chunk.start, chunk.end);
-    let entry = cache.lookup(text, masked);
+    // A chunk the edit did not touch has the previous version's text: its entry, without looking it up by text.
+    const kept = previousIndex[k] >= 0 ? previous!.entries[previousIndex[k]] : undefined;
+    let entry = kept ?? cache.lookup(text, masked);
     if (!entry) {
       const piece = chunkSource(source, chunk, text, masked);
+      const context = detach(fileContextParts(piece));
       entry = {
+        key: detach(text),
         masked: detach(masked),
         constants: detach(collectConstants(piece)),
         line: chunk.line,
-        context: detach(fileContextParts(piece)),
+        context,
+        devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
         functionNames: detach(definedFunctionNames(masked)),
         results: null,
         environment: null,
       };
-      cache.store(detach(text), entry);
     }
+    cache.store(entry);
     return { chunk, text, masked, entry };
   });
+  cache.layout = { source, chunks, entries: parts.map((p) => p.entry) };
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
   const environment = `${outerKey}\n${constantsKey(constants)}`;
   const lookup = makeLookup([constants], outer);
@@ -127,7 +139,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const deviceFunctions = new Map<string, string[]>();
   for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) deviceFunctions.set(d.name, [...(deviceFunctions.get(d.name) ?? []), d.text]);
   const devicePlaces = hash(parts.flatMap(({ chunk, entry }) => entry.context.deviceFunctions.map((d) => d.line + chunk.line - entry.line)).join(','));
-  const facts: TextFacts = { constants, contextKey, deviceFunctions, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
+  const devicesKey = hash(parts.map(({ entry }) => entry.devices).join(','));
+  const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {
@@ -235,7 +248,7 @@ function tokens(expr: string): string {
  * between versions would otherwise hold on to the whole text of every version they were read in.
  */
 function detach<T>(value: T): T {
-  if (typeof value === 'string') return (value.length > 12 ? (value + ' ').slice(0, -1) : value) as T;
+  if (typeof value === 'string') return ownCopy(value) as T;
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) value[i] = detach(value[i]);

@@ -13,13 +13,144 @@ export interface SourceText {
   readonly lineStarts: readonly number[];
   /** The document line `text` starts on, when it is a piece of a document (default 0); positions count from it. */
   readonly firstLine?: number;
+  /**
+   * Of a whole document's text: where each comment and literal starts and ends (offset pairs, in
+   * order), and whether an `#elif`/`#else` line may have blanked braces. The next version is then
+   * masked again only around its edit (see makeSourceText).
+   */
+  readonly regions?: readonly number[];
+  readonly alternateBranches?: boolean;
 }
 
-export function makeSourceText(text: string): SourceText {
+/**
+ * `text` with its masked copy and line starts. With `previous` (an earlier version of the same
+ * document), only the lines around the edit are masked again: from a line start before it that
+ * lies outside every comment and literal, to the first line start after it where the scan is
+ * outside them again and the previous version's was too, from where the masked text is the
+ * previous one's. The result is the same as without `previous`.
+ */
+export function makeSourceText(text: string, previous?: SourceText): SourceText {
+  return (previous && remask(text, previous)) ?? maskWhole(text);
+}
+
+function maskWhole(text: string): SourceText {
   // A lone `\r` ends a line (as for LSP and compilers): masked as `\n` (same length) so that
   // `//` comments, directives and line-based scans end there too.
   const lines = text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
-  return { text, masked: blankAlternateBranchBraces(maskCommentsAndLiterals(lines)), lineStarts: computeLineStarts(text) };
+  const regions: number[] = [];
+  const masked = maskRange(lines, 0, regions).masked;
+  const alternateBranches = ALTERNATE_BRANCH.test(masked);
+  return { text, masked: alternateBranches ? blankAlternateBranchBraces(masked) : masked, lineStarts: computeLineStarts(text), regions, alternateBranches };
+}
+
+/** A line that starts an `#elif`/`#else` branch (blanks before and after the `#`, on that line). */
+const ALTERNATE_BRANCH = /^[^\S\n]*#[^\S\n]*el/m;
+
+function remask(text: string, previous: SourceText): SourceText | null {
+  const before = previous.text;
+  const oldRegions = previous.regions;
+  // Line ends other than `\n` and blanked braces are left to the whole-text path.
+  if (!oldRegions || previous.alternateBranches !== false || before.includes('\r') || text.includes('\r')) return null;
+  const prefix = commonPrefix(before, text);
+  const suffix = commonSuffix(before, text, Math.min(before.length, text.length) - prefix);
+  const delta = text.length - before.length;
+  const editEnd = text.length - suffix;
+  // Every line start before the edit is scanned as before; take one outside every comment and literal.
+  let from = lineStartBefore(text, prefix);
+  for (let r = regionAround(oldRegions, from); r >= 0; r = regionAround(oldRegions, from)) from = lineStartBefore(text, oldRegions[r]);
+  // A line start at or after the edit's end, outside every comment and literal here (the scan is between
+  // two of them) and in the previous version: the rest scans as it did there.
+  const resync = (lo: number, hi: number): number => {
+    for (let p = text.indexOf('\n', Math.max(lo, editEnd, 1) - 1); p >= 0 && p < hi; p = text.indexOf('\n', p + 1)) {
+      const q = p + 1;
+      const old = q - delta;
+      if (before.charCodeAt(old - 1) === NEWLINE && regionAround(oldRegions, old) < 0) return q;
+    }
+    return -1;
+  };
+  const regions: number[] = [];
+  for (let k = 0; k < oldRegions.length && oldRegions[k + 1] <= from; k += 2) regions.push(oldRegions[k], oldRegions[k + 1]);
+  const window = maskRange(text, from, regions, resync);
+  const to = window.end;
+  if (ALTERNATE_BRANCH.test(window.masked)) return null;
+  const lineStarts: number[] = [];
+  const oldStarts = previous.lineStarts;
+  let k = 0;
+  for (; k < oldStarts.length && oldStarts[k] <= from; k++) lineStarts.push(oldStarts[k]);
+  for (let p = text.indexOf('\n', from); p >= 0 && p < to; p = text.indexOf('\n', p + 1)) lineStarts.push(p + 1);
+  let masked = before.length === 0 ? window.masked : previous.masked.slice(0, from) + window.masked;
+  if (to < text.length) {
+    const old = to - delta;
+    masked += previous.masked.slice(old);
+    for (k = firstAbove(oldStarts, old); k < oldStarts.length; k++) lineStarts.push(oldStarts[k] + delta);
+    for (k = firstRegionFrom(oldRegions, old); k < oldRegions.length; k++) regions.push(oldRegions[k] + delta);
+  }
+  return { text, masked, lineStarts, regions, alternateBranches: false };
+}
+
+/** The start of the line `at` is on (at a line start, that line's). */
+function lineStartBefore(text: string, at: number): number {
+  return at <= 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
+}
+
+/** The index of the region pair that `at` lies strictly inside, or -1. */
+function regionAround(regions: readonly number[], at: number): number {
+  // The last pair starting before `at`.
+  let lo = 0;
+  let hi = regions.length / 2 - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (regions[2 * mid] < at) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found >= 0 && regions[2 * found + 1] > at ? 2 * found : -1;
+}
+
+/** The index of the first region pair starting at or after `at`. */
+function firstRegionFrom(regions: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = regions.length / 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (regions[2 * mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return 2 * lo;
+}
+
+/** The index of the first entry above `at`. */
+function firstAbove(sorted: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Compared a block at a time (a native comparison), then character by character in the block that differs. */
+const BLOCK = 4096;
+
+/** The length of the longest common prefix of `a` and `b`. */
+export function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** The length of the longest common suffix of `a` and `b`, at most `limit`. */
+export function commonSuffix(a: string, b: string, limit: number): number {
+  let i = 0;
+  while (i + BLOCK <= limit && a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)) i += BLOCK;
+  while (i < limit && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
+  return i;
 }
 
 /**
@@ -30,7 +161,7 @@ export function makeSourceText(text: string): SourceText {
  */
 export function blankAlternateBranchBraces(masked: string): string {
   // Most files have no alternate branch: do not split them into lines.
-  if (!/^\s*#\s*el/m.test(masked)) return masked;
+  if (!ALTERNATE_BRANCH.test(masked)) return masked;
   const lines = masked.split('\n');
   interface Group { branchStarts: number[] }
   const stack: Group[] = [];
@@ -108,51 +239,65 @@ const BACKSLASH = 92;
 
 /** Blank out comments, string, character and raw string literals, keeping newlines. */
 export function maskCommentsAndLiterals(text: string): string {
+  return maskRange(text, 0, []).masked;
+}
+
+/**
+ * Mask `text` from `from` (a line start outside every comment and literal) to its end, or to the
+ * first offset `stop` returns: it is asked, between comments and literals, for one in [lo, hi],
+ * where the scan is outside all of them. Each comment and literal's start and end go to `regions`.
+ */
+function maskRange(text: string, from: number, regions: number[], stop?: (lo: number, hi: number) => number): { masked: string; end: number } {
   const n = text.length;
   // The result is joined from unchanged slices of `text` and blanked runs (a flat string: the
   // scanners read it by index); `text[copied...]` is not yet in `parts`.
   const parts: string[] = [];
-  let copied = 0;
-  const blank = (from: number, to: number) => {
-    const end = Math.min(to, n);
-    if (end <= from) return;
-    parts.push(text.slice(copied, from));
-    blankRange(text, from, end, parts);
+  let copied = from;
+  const blank = (a: number, b: number) => {
+    const end = Math.min(b, n);
+    if (end <= a) return;
+    parts.push(text.slice(copied, a));
+    blankRange(text, a, end, parts);
     copied = end;
   };
-  for (let i = nextSpecial(text, 0); i < n; i = nextSpecial(text, i)) {
+  let end = n;
+  for (let at = from; ; ) {
+    const i = nextSpecial(text, at);
+    if (stop) {
+      const q = stop(at, i);
+      if (q >= 0) {
+        end = q;
+        break;
+      }
+    }
+    if (i >= n) break;
     const c = text.charCodeAt(i);
     const next = text.charCodeAt(i + 1);
+    let j = i + 1;
+    let region = true;
     if (c === SLASH && next === SLASH) {
-      const j = lineCommentEnd(text, i + 2);
+      j = lineCommentEnd(text, i + 2);
       blank(i, j);
-      i = j;
     } else if (c === SLASH && next === STAR) {
       const close = text.indexOf('*/', i + 2);
-      const j = close < 0 ? n : close + 2;
+      j = close < 0 ? n : close + 2;
       blank(i, j);
-      i = j;
-    } else if (c === R && next === DOUBLE_QUOTE && !isIdentChar(text[i - 1])) {
-      const j = rawStringEnd(text, i);
-      if (j < 0) {
-        i++;
-        continue;
-      }
+    } else if (c === R && next === DOUBLE_QUOTE && !isIdentChar(text[i - 1]) && rawStringEnd(text, i) >= 0) {
+      j = rawStringEnd(text, i);
       blank(i + 1, j);
-      i = j;
     } else if (c === DOUBLE_QUOTE || (c === SINGLE_QUOTE && !isDigitSeparator(text, i))) {
-      let j = i + 1;
       for (let d = text.charCodeAt(j); j < n && d !== c && d !== NEWLINE; d = text.charCodeAt(j)) j += d === BACKSLASH ? 2 : 1;
       j = Math.min(n, j + 1);
       blank(i + 1, j - 1);
-      i = j;
     } else {
-      i++;
+      region = false;
     }
+    if (region) regions.push(i, j);
+    at = j;
   }
-  if (copied === 0) return text;
-  parts.push(text.slice(copied));
-  return parts.join('');
+  if (copied === from && end === n && from === 0) return { masked: text, end };
+  parts.push(text.slice(copied, end));
+  return { masked: parts.join(''), end };
 }
 
 /** Where a comment or literal may start: `/`, a quote or `R`. Global: searched from `lastIndex`. */

@@ -15,7 +15,7 @@
  * but its own, so the chunks after it keep their keys. About one candidate in
  * GROUPING becomes an end, which keeps the per-chunk overhead small.
  */
-import type { SourceText } from './source-text';
+import { commonPrefix, commonSuffix, type SourceText } from './source-text';
 
 export interface Chunk {
   /** Offsets of the chunk's first character and one past its last (a line start, or the end of the text). */
@@ -32,7 +32,21 @@ const MAX_CHUNK = 32 * 1024;
 const WINDOW = 96;
 
 export function splitTopLevelChunks(source: SourceText, previous?: { source: SourceText; chunks: readonly Chunk[] }): Chunk[] {
-  return (previous && resplit(source, previous)) ?? scan(source, 0, 0, () => false);
+  return layoutChunks(source, previous).chunks;
+}
+
+export interface ChunkLayout {
+  chunks: Chunk[];
+  /** For each chunk, the index of the previous version's chunk with the same text (the edit lies elsewhere), or -1. */
+  previousIndex: number[];
+}
+
+/** splitTopLevelChunks, saying which chunks are the previous version's (moved or not). */
+export function layoutChunks(source: SourceText, previous?: { source: SourceText; chunks: readonly Chunk[] }): ChunkLayout {
+  const kept = previous && resplit(source, previous);
+  if (kept) return kept;
+  const chunks = scan(source, 0, 0, () => false);
+  return { chunks, previousIndex: chunks.map(() => -1) };
 }
 
 /**
@@ -41,10 +55,10 @@ export function splitTopLevelChunks(source: SourceText, previous?: { source: Sou
  * version's in the text after the edit, from where the previous chunks follow, moved. Null
  * where that does not hold (an `#elif`/`#else` can blank braces anywhere in the file).
  */
-function resplit(source: SourceText, previous: { source: SourceText; chunks: readonly Chunk[] }): Chunk[] | null {
+function resplit(source: SourceText, previous: { source: SourceText; chunks: readonly Chunk[] }): ChunkLayout | null {
   const before = previous.source.text;
   const { text } = source;
-  if (/#[ \t]*el/.test(text) || /#[ \t]*el/.test(before) || previous.chunks.length === 0) return null;
+  if (source.alternateBranches !== false || previous.source.alternateBranches !== false || previous.chunks.length === 0) return null;
   const prefix = commonPrefix(before, text);
   const suffix = commonSuffix(before, text, Math.min(before.length, text.length) - prefix);
   const delta = text.length - before.length;
@@ -62,27 +76,11 @@ function resplit(source: SourceText, previous: { source: SourceText; chunks: rea
     resumeAt = k;
     return true;
   });
-  if (resumeAt < 0) return [...previous.chunks.slice(0, first), ...middle];
+  const kept = previous.chunks.slice(0, first);
+  const previousIndex = [...kept.map((_, k) => k), ...middle.map(() => -1)];
+  if (resumeAt < 0) return { chunks: [...kept, ...middle], previousIndex };
   const moved = previous.chunks.slice(resumeAt).map((c) => ({ start: c.start + delta, end: c.end + delta, line: c.line + lineDelta }));
-  return [...previous.chunks.slice(0, first), ...middle, ...moved];
-}
-
-/** Compared a block at a time (a native comparison), then character by character in the block that differs. */
-const BLOCK = 4096;
-
-function commonPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
-
-function commonSuffix(a: string, b: string, limit: number): number {
-  let i = 0;
-  while (i + BLOCK <= limit && a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)) i += BLOCK;
-  while (i < limit && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
-  return i;
+  return { chunks: [...kept, ...middle, ...moved], previousIndex: [...previousIndex, ...moved.map((_, k) => resumeAt + k)] };
 }
 
 /**
