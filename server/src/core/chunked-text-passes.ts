@@ -127,7 +127,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   });
   cache.layout = { source, chunks, entries: parts.map((p) => p.entry) };
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
-  const environment = `${outerKey}\n${constantsKey(constants)}`;
+  // Hashed: it is compared once per chunk and per launch, and the constants of a large file run to 100 kB.
+  const environment = hash(`${outerKey}\n${constantsKey(constants)}`);
   const lookup = makeLookup([constants], outer);
   // The chunks hold whole directives and device functions: the file's are theirs, in order, whichever way the
   // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
