@@ -56,15 +56,22 @@ function remask(text: string, previous: SourceText): SourceText | null {
   const delta = text.length - before.length;
   const editEnd = text.length - suffix;
   // Every line start before the edit is scanned as before; take one outside every comment and literal.
+  // A comment or literal still open at the end of the previous text may go on into what follows it.
+  const last = oldRegions.length - 2;
+  const openAtEnd = last >= 0 && oldRegions[last + 1] >= before.length ? oldRegions[last] : -1;
+  const inside = (at: number): number => {
+    const r = regionAround(oldRegions, at);
+    return r >= 0 ? oldRegions[r] : openAtEnd >= 0 && at > openAtEnd ? openAtEnd : -1;
+  };
   let from = lineStartBefore(text, prefix);
-  for (let r = regionAround(oldRegions, from); r >= 0; r = regionAround(oldRegions, from)) from = lineStartBefore(text, oldRegions[r]);
+  for (let start = inside(from); start >= 0; start = inside(from)) from = lineStartBefore(text, start);
   // A line start at or after the edit's end, outside every comment and literal here (the scan is between
   // two of them) and in the previous version: the rest scans as it did there.
   const resync = (lo: number, hi: number): number => {
     for (let p = text.indexOf('\n', Math.max(lo, editEnd, 1) - 1); p >= 0 && p < hi; p = text.indexOf('\n', p + 1)) {
       const q = p + 1;
       const old = q - delta;
-      if (before.charCodeAt(old - 1) === NEWLINE && regionAround(oldRegions, old) < 0) return q;
+      if (before.charCodeAt(old - 1) === NEWLINE && inside(old) < 0) return q;
     }
     return -1;
   };
