@@ -70,6 +70,8 @@ interface ChunkEntry {
   functionNames: string[];
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
+  /** The chunk's part of the constants keys, for the line it was on when they were summed (see constantsKey). */
+  sums?: ConstantSums;
   environment: string | null;
 }
 
@@ -128,14 +130,15 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   cache.layout = { source, chunks, entries: parts.map((p) => p.entry) };
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
   // Hashed: it is compared once per chunk and per launch, and the constants of a large file run to 100 kB.
-  const environment = hash(`${outerKey}\n${constantsKey(constants)}`);
+  const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
+  const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
   const lookup = makeLookup([constants], outer);
   // The chunks hold whole directives and device functions: the file's are theirs, in order, whichever way the
   // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
   // value, not by where they are: typing in a `const` line, or a line break above one, invalidates no kernel;
   // a change to what the workspace answers (a header saved) invalidates them all.
   const pieces = parts.map(({ entry }) => entry.context);
-  const contextKey = contextKeyOf(pieces, `${outerKey}\n${constantsKey(constants, { lines: false })}`);
+  const contextKey = contextKeyOf(pieces, `${outerKey}\n${constantsKey(constants, sums, 'withoutLines')}`);
   const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
   const deviceFunctions = new Map<string, string[]>();
   for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) deviceFunctions.set(d.name, [...(deviceFunctions.get(d.name) ?? []), d.text]);
@@ -229,13 +232,57 @@ function atFileScope(def: Dim3Definition, source: SourceText, chunk: Chunk): boo
   return depth <= 0;
 }
 
-/** What the kernels and launches read of the constants: names, expressions and lines (notes cite them). */
-function constantsKey(table: ConstantTable, { lines = true } = {}): string {
-  const parts: string[] = [];
-  for (const d of table.constants.values()) parts.push(`${d.name}=${tokens(d.expr)}${lines ? `@${d.line}` : ''}:${d.kind}`);
-  for (const d of table.dim3s.values()) parts.push(`${d.name}(${d.args.map(tokens).join(',')})`);
-  // Sorted: the table's order follows where chunks end (a chunk reads #defines before consts), its content does not.
-  return parts.sort().join('\n');
+/**
+ * What the kernels and launches read of the constants: names, expressions and lines (notes cite
+ * them), or names and expressions only. The constants count as a multiset, summed chunk by chunk:
+ * the same definitions give the same key whichever way the file is cut (content-defined chunk ends
+ * move when the text before them changes), and a keystroke adds up one sum per chunk instead of
+ * writing out and sorting every definition. The file-scope `dim3`s come from the merged table (a
+ * later assignment makes one unknown).
+ */
+function constantsKey(table: ConstantTable, sums: readonly ConstantSums[], which: 'withLines' | 'withoutLines'): string {
+  let a = 0;
+  let b = 0;
+  for (const sum of sums) {
+    a = (a + sum[which][0]) >>> 0;
+    b = (b + sum[which][1]) >>> 0;
+  }
+  const dim3s: string[] = [];
+  for (const d of table.dim3s.values()) dim3s.push(`${d.name}(${d.args.map(tokens).join(',')})`);
+  return `${a.toString(36)}.${b.toString(36)}|${dim3s.sort().join('\n')}`;
+}
+
+interface ConstantSums {
+  line: number;
+  withLines: [number, number];
+  withoutLines: [number, number];
+}
+
+/** A chunk's constants as two sums of per-definition hashes, kept while the chunk stays on `line`. */
+function constantSums(entry: ChunkEntry, line: number): ConstantSums {
+  if (entry.sums && entry.sums.line === line) return entry.sums;
+  const moved = line - entry.line;
+  const withLines: [number, number] = [0, 0];
+  const withoutLines: [number, number] = [0, 0];
+  for (const d of entry.constants.constants.values()) {
+    const definition = `${d.name}=${tokens(d.expr)}:${d.kind}`;
+    addHash(withoutLines, definition);
+    addHash(withLines, `${definition}@${(d.line ?? 0) + moved}`);
+  }
+  return (entry.sums = { line, withLines, withoutLines });
+}
+
+/** Add a 64-bit FNV-1a hash of `text` (two 32-bit lanes) to `sum`, lane by lane. */
+function addHash(sum: [number, number], text: string): void {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  sum[0] = (sum[0] + (h1 >>> 0)) >>> 0;
+  sum[1] = (sum[1] + (h2 >>> 0)) >>> 0;
 }
 
 /** An expression without the blanks that do not separate two words: a space typed into `(n + 1)` changes no value. */
