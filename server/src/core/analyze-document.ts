@@ -149,7 +149,7 @@ interface TreePassMemo {
   devicesKey: string;
   /** Where the device functions start (see TextFacts.devicePlaces). */
   devicePlaces: string;
-  keys: Map<Kernel, string | null>;
+  keys: Map<Kernel, KernelKeys | null>;
   divergence?: DivergenceContext;
 }
 
@@ -177,8 +177,9 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
   const launchesOf = groupBy(launches, (l) => l.baseName);
-  const keyOf = (k: Kernel) => {
-    if (!memo.keys.has(k)) memo.keys.set(k, !tree.rootNode.hasError || cleanDefinition(tree, source, k) ? kernelKey(source, k, launchesOf.get(k.name) ?? [], `${context}|${calleesOf(k, source, memo)}`) : null);
+  const hasError = tree.rootNode.hasError;
+  const keyOf = (k: Kernel): KernelKeys | null => {
+    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, launchesOf.get(k.name) ?? [], context, memo, !hasError) : null);
     return memo.keys.get(k)!;
   };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
@@ -188,7 +189,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   // Its reasoning names lines, so it is reused only where the kernel did not move.
   const memoryParallelism: MemoryParallelism[] = [];
   for (const k of definitions) {
-    const key = cache ? `mp|${k.span.start.line}|${keyOf(k) ?? thisVersion(k)}` : null;
+    const key = cache ? keyOf(k)?.memoryParallelism ?? `mp|${k.span.start.line}|${thisVersion(k)}` : null;
     const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
     if (cached) {
       memoryParallelism.push(cached);
@@ -209,7 +210,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   if (divergence) {
     // Branch costs also follow calls into `__device__` functions, which an error elsewhere can
     // swallow into an ERROR node while their text (the context key) stays the same.
-    const divKeyOf = tree.rootNode.hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
+    const divKeyOf = hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
     const definitionsOf = groupBy(definitions, (d) => d.name);
     // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
     const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
@@ -218,7 +219,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     // start on the same lines; without a key, for the next call on this version.
     const keysOf = (k: Kernel): [string, string] => {
       const across = divKeyOf(k);
-      return across ? [`div|${across}`, `div@${k.span.start.line}|${memo.devicePlaces}|${across}`] : [`div|${thisVersion(k)}`, `div|${thisVersion(k)}`];
+      return across ? [across.branchesMoving, across.branchesInPlace] : [`div|${thisVersion(k)}`, `div|${thisVersion(k)}`];
     };
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
@@ -265,6 +266,48 @@ function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolea
   const end = offsetAt(source, kernel.span.end);
   const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
   return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
+}
+
+/** A kernel's keys in the cache (see treePasses): its memory parallelism, and its branches across versions or where they are. */
+interface KernelKeys {
+  memoryParallelism: string;
+  branchesMoving: string;
+  branchesInPlace: string;
+}
+
+interface KeptKeys extends KernelKeys {
+  line: number;
+  context: string;
+  devicePlaces: string;
+  callees: string;
+  launches: readonly Launch[];
+}
+
+/**
+ * The keys of a kernel kept from an earlier version, by kernel object (a chunk the edit did not
+ * touch keeps its kernels), while what they are made of stays the same: a keystroke then builds
+ * no key for the kernels it did not change. Not kept for a tree with errors (see treePasses).
+ */
+const keptKeys = new WeakMap<Kernel, KeptKeys>();
+
+function keysFor(kernel: Kernel, source: SourceText, launches: readonly Launch[], context: string, memo: TreePassMemo, keep: boolean): KernelKeys {
+  const line = kernel.span.start.line;
+  const callees = calleesOf(kernel, source, memo);
+  const kept = keep ? keptKeys.get(kernel) : undefined;
+  if (kept && kept.line === line && kept.context === context && kept.devicePlaces === memo.devicePlaces && kept.callees === callees && sameItems(kept.launches, launches)) return kept;
+  const key = kernelKey(source, kernel, launches, `${context}|${callees}`);
+  const keys: KeptKeys = {
+    memoryParallelism: `mp|${line}|${key}`,
+    branchesMoving: `div|${key}`,
+    branchesInPlace: `div@${line}|${memo.devicePlaces}|${key}`,
+    line,
+    context,
+    devicePlaces: memo.devicePlaces,
+    callees,
+    launches,
+  };
+  if (keep) keptKeys.set(kernel, keys);
+  return keys;
 }
 
 /** deviceCalleesKey of a kernel, kept per kernel object while the file's device functions stay the same. */
