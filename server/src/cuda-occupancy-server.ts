@@ -40,7 +40,8 @@ import { indexWorkspace, toIndexPath, updateFromDisk } from './workspace-files';
 import { readPtxasLog } from './ptxas-log';
 import { CompileService, type DocumentPtx } from './compile-service';
 import { contentHash } from './nvcc/compile-ptx';
-import { CHART_DATA_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from './protocol';
+import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from './protocol';
+import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from './nvcc/compile-scheduler';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
@@ -169,6 +170,7 @@ export class CudaOccupancyServer {
     c.onCodeLens((p) => this.onCodeLens(p));
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
+    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length));
     c.onShutdown(() => {
       clearTimeout(this.completionTimer);
       this.completing.length = 0;

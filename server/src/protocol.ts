@@ -37,3 +37,18 @@ export const CHART_DATA_REQUEST = 'cudaOccupancy/chartData';
 export type ChartDataParams = ChartTarget & { arch?: string };
 
 export type ChartDataResult = import('./core/occupancy-chart').ChartData | null;
+
+/**
+ * Client → server: the server process's memory (as rust-analyzer's memoryUsage), for benchmarks and
+ * bug reports. `externalMb` is mostly the parser's WebAssembly memory, which never shrinks.
+ */
+export const MEMORY_USAGE_REQUEST = 'cudaOccupancy/memoryUsage';
+
+export interface MemoryUsage {
+  rssMb: number;
+  /** The JavaScript heap: what V8 has reserved, and what live (and not yet collected) objects take of it. */
+  heapTotalMb: number;
+  heapUsedMb: number;
+  externalMb: number;
+  openDocuments: number;
+}

@@ -4,6 +4,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LspSession, SERVER_BUNDLE, REPO_ROOT, withCursor, fileUri } from '../support/lsp-session';
+import { MEMORY_USAGE_REQUEST, type MemoryUsage } from '../../server/src/protocol';
 
 const uri = fileUri(path.join(REPO_ROOT, 'test', 'virtual', 'scale.cu'));
 
@@ -37,6 +38,14 @@ void run(float* m) {
     assert.equal(bound.severity, 1);
     assert.equal(bound.range.start.line, 2);
     assert.equal(bound.relatedInformation?.[0].location.range.start.line, 0);
+    session.close(uri);
+  });
+
+  it('answers how much memory it uses, for benchmarks and bug reports', async () => {
+    session.open(uri, '__global__ void k() {}\n');
+    const usage = await session.request<MemoryUsage>(MEMORY_USAGE_REQUEST, null);
+    assert.equal(usage.openDocuments, 1);
+    assert.ok(usage.rssMb > 10 && usage.heapUsedMb > 0 && usage.heapUsedMb <= usage.heapTotalMb && usage.heapTotalMb < usage.rssMb, JSON.stringify(usage));
     session.close(uri);
   });
 });
