@@ -97,6 +97,11 @@ export class LspClient {
     }
   }
 
+  /** The server's own account of its memory (cudaOccupancy/memoryUsage). */
+  memoryUsage() {
+    return this.connection.sendRequest('cudaOccupancy/memoryUsage', null);
+  }
+
   /** Resident and peak resident memory of the server process, in MB, from /proc. */
   memory() {
     const status = readFileSync(`/proc/${this.process.pid}/status`, 'utf8');
