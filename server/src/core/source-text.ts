@@ -85,7 +85,7 @@ function remask(text: string, previous: SourceText): SourceText | null {
   let k = 0;
   for (; k < oldStarts.length && oldStarts[k] <= from; k++) lineStarts.push(oldStarts[k]);
   for (let p = text.indexOf('\n', from); p >= 0 && p < to; p = text.indexOf('\n', p + 1)) lineStarts.push(p + 1);
-  let masked = before.length === 0 ? window.masked : previous.masked.slice(0, from) + window.masked;
+  let masked = previous.masked.slice(0, from) + window.masked;
   if (to < text.length) {
     const old = to - delta;
     masked += previous.masked.slice(old);
@@ -166,7 +166,7 @@ export function commonSuffix(a: string, b: string, limit: number): number {
  * not balance, blank the braces (only them: the code stays visible to the
  * scanners), so that brace matching follows the first branch.
  */
-export function blankAlternateBranchBraces(masked: string): string {
+function blankAlternateBranchBraces(masked: string): string {
   // Most files have no alternate branch: do not split them into lines.
   if (!ALTERNATE_BRANCH.test(masked)) return masked;
   const lines = masked.split('\n');
@@ -244,15 +244,11 @@ const SLASH = 47;
 const R = 82;
 const BACKSLASH = 92;
 
-/** Blank out comments, string, character and raw string literals, keeping newlines. */
-export function maskCommentsAndLiterals(text: string): string {
-  return maskRange(text, 0, []).masked;
-}
-
 /**
- * Mask `text` from `from` (a line start outside every comment and literal) to its end, or to the
- * first offset `stop` returns: it is asked, between comments and literals, for one in [lo, hi],
- * where the scan is outside all of them. Each comment and literal's start and end go to `regions`.
+ * Blank out comments, string, character and raw string literals, keeping newlines, from `from`
+ * (a line start outside every comment and literal) to the end of `text`, or to the first offset
+ * `stop` returns: it is asked, between comments and literals, for one in [lo, hi], where the scan
+ * is outside all of them. Each comment and literal's start and end go to `regions`.
  */
 function maskRange(text: string, from: number, regions: number[], stop?: (lo: number, hi: number) => number): { masked: string; end: number } {
   const n = text.length;
