@@ -217,27 +217,28 @@ async function benchAnalysis(bundle) {
       parseMs: round(parseMs),
       firstPass: {
         ms: round(median(first)),
-        ratio: round((parseMs + median(first)) / parseMs),
+        // Each measured pass parses the text itself (DocumentStore.facts): parse + analysis, against the parse alone.
+        ratio: round(median(first) / parseMs),
         workspaceIndexUpdateMs: round(median(index)),
         factsIncludingParseMs: round(median(firstFacts)),
         reportMs: round(median(report)),
         kernelsPendingAfter: pendingAfterFirst,
       },
-      complete: { ms: round(median(complete)), ratio: round((parseMs + median(complete)) / parseMs), backgroundSlices: slices },
-      withoutKernelBodies: { ms: round(median(noBodies)), ratio: round((parseMs + median(noBodies)) / parseMs) },
+      complete: { ms: round(median(complete)), ratio: round(median(complete) / parseMs), backgroundSlices: slices },
+      withoutKernelBodies: { ms: round(median(noBodies)), ratio: round(median(noBodies) / parseMs) },
       incrementalParseMs: round(median(incremental)),
     };
     // Kept for the other sections: how long until a newly opened file's diagnostics.
-    row.parseAndAnalysisMs = round(parseMs + median(complete));
+    row.parseAndAnalysisMs = round(median(complete));
     results.analysis.push(row);
     log(
       `  ${String(lineCount).padStart(6)} lines ${(row.bytes / 1e6).toFixed(2)} MB  ${row.kernels} kernels ${row.launches} launches ${row.branches} branches  n=${row.samples} (complete n=${row.completeSamples})` +
-        `\n    parse ${ms(parseMs)} ms | first pass ${ms(row.firstPass.ms)} ms -> (parse + first pass) / parse ${row.firstPass.ratio.toFixed(2)}` +
+        `\n    parse ${ms(parseMs)} ms | first pass (its parse included) ${ms(row.firstPass.ms)} ms -> / parse alone ${row.firstPass.ratio.toFixed(2)}` +
         ` (index ${ms(row.firstPass.workspaceIndexUpdateMs)} ms, facts incl. parse ${ms(row.firstPass.factsIncludingParseMs)} ms, report ${ms(row.firstPass.reportMs)} ms; ${row.firstPass.kernelsPendingAfter} of ${row.kernels} kernel bodies left to the background)` +
         `\n    complete ${ms(row.complete.ms)} ms (${slices} background slices) -> ratio ${row.complete.ratio.toFixed(2)} | without the kernel-body passes (divergence off) ${ms(row.withoutKernelBodies.ms)} ms -> ratio ${row.withoutKernelBodies.ratio.toFixed(2)}` +
         ` | incremental re-parse after one character ${ms(row.incrementalParseMs)} ms`,
     );
-    target(`analysis: (parse + first pass) / parse at ${lineCount} lines`, row.firstPass.ratio, 1.3, 'x', {
+    target(`analysis: (parse + first pass) / parse alone at ${lineCount} lines`, row.firstPass.ratio, 1.3, 'x', {
       judgedOn: `medians (${row.samples} runs); the first pass is what a first hover and a keystroke wait for`,
       note: `complete (background kernel bodies included) ${row.complete.ratio.toFixed(2)}x; without kernel bodies ${row.withoutKernelBodies.ratio.toFixed(2)}x`,
     });
