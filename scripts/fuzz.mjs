@@ -1,5 +1,6 @@
 // The long fuzz run (`npm run fuzz`): the property tests of test/unit/fuzz-core,
-// test/server/fuzz-server and the CLI's JSON property, with many more cases.
+// test/server/fuzz-server, the incremental source text and chunks, and the CLI's
+// JSON property, with many more cases.
 //
 //   FUZZ_RUNS=5000 npm run fuzz      cases per core property (server properties get 10% or less)
 //   FUZZ_SEED=123 npm run fuzz       replay a seed (printed by every run)
@@ -38,6 +39,8 @@ const env = { FUZZ_RUNS: runs, FUZZ_SEED: seed, FUZZ_REPORT: report, FUZZ_TRACE:
 const mocha = join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const suites = [
   ['out/test/unit/fuzz-core.test.js', 'out/test/server/fuzz-server.test.js'],
+  // The incremental text layer under the keystroke path: masking and chunking from the previous version.
+  ['out/test/unit/source-text-incremental.test.js', 'out/test/unit/top-level-chunks.test.js', '--grep', 'fresh|previous|edited'],
   ['out/test/unit/cli-errors.test.js', '--grep', 'on any mutated or random source'],
 ];
 let status = 0;
