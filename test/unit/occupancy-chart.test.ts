@@ -8,7 +8,6 @@ import { chartCsp, chartHtml } from '../../client/src/chart/chart-html';
 import { currentText, limiterRegions, pointLines, xText } from '../../client/src/chart/chart-model';
 
 const KB = 1024;
-const sm90 = parseArch('sm_90')!;
 
 /** The query the hover would make, written out here so the chart is checked against the calculator, not against itself. */
 function hoverQuery(row: ArchRow, blockSize: number, numRegs: number, staticBytes: number, dynamicBytes: number): OccupancyQuery {

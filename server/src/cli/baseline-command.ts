@@ -2,7 +2,7 @@
  * `cuda-occupancy baseline write FILE [check options] FILE_OR_DIR...`: run the same analysis as
  * `check` and record its figures (baseline.ts) for a later `check --baseline FILE`.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { runCheck } from './check-command';

@@ -16,7 +16,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
-import { deviceCalleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { deviceCalleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 
 export interface DocumentFacts {
   uri: string;

@@ -126,7 +126,7 @@ export function nextStepLine(analysis: LaunchAnalysis): string | null {
   const threads = analysis.threadsPerBlock;
   if (!p || threads === null) return null;
   const r = p.result!;
-  const { registers, sharedMemory, blockSize } = p.nextStep!;
+  const { sharedMemory, blockSize } = p.nextStep!;
   const warps = Math.ceil(threads / 32);
   const occAt = (blocks: number) => percent(Math.min(blocks * warps, r.maxWarpsPerMultiprocessor) / r.maxWarpsPerMultiprocessor);
   const steps: string[] = [];
