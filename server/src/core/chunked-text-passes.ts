@@ -13,7 +13,7 @@ import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, ty
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { layoutChunks, type Chunk } from './top-level-chunks';
-import { contextKeyOf, fileContextParts, hash, shiftLines, type FileContextParts } from './kernel-analysis-cache';
+import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
 import { ownCopy } from './own-copy';
 
@@ -272,17 +272,11 @@ function constantSums(entry: ChunkEntry, line: number): ConstantSums {
   return (entry.sums = { line, withLines, withoutLines });
 }
 
-/** Add a 64-bit FNV-1a hash of `text` (two 32-bit lanes) to `sum`, lane by lane. */
+/** Add hashHalves of `text` to `sum`, half by half. */
 function addHash(sum: [number, number], text: string): void {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  sum[0] = (sum[0] + (h1 >>> 0)) >>> 0;
-  sum[1] = (sum[1] + (h2 >>> 0)) >>> 0;
+  const [h1, h2] = hashHalves(text);
+  sum[0] = (sum[0] + h1) >>> 0;
+  sum[1] = (sum[1] + h2) >>> 0;
 }
 
 /** An expression without the blanks that do not separate two words: a space typed into `(n + 1)` changes no value. */

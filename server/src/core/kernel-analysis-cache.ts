@@ -132,8 +132,14 @@ export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly
  */
 const kernelTexts = new WeakMap<Kernel, string>();
 
-/** FNV-1a over UTF-16 code units, twice with different seeds: a 64-bit key for equal-text checks. */
+/** A 64-bit key for equal-text checks (see hashHalves). */
 export function hash(text: string): string {
+  const [h1, h2] = hashHalves(text);
+  return `${h1.toString(36)}${h2.toString(36)}:${text.length}`;
+}
+
+/** FNV-1a over UTF-16 code units, twice with different seeds: two unsigned 32-bit halves. */
+export function hashHalves(text: string): [number, number] {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193 ^ text.length;
   for (let i = 0; i < text.length; i++) {
@@ -141,7 +147,7 @@ export function hash(text: string): string {
     h1 = Math.imul(h1 ^ c, 0x01000193);
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
   }
-  return `${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}:${text.length}`;
+  return [h1 >>> 0, h2 >>> 0];
 }
 
 /** A deep copy of plain data with every span's lines moved by `delta`. */
