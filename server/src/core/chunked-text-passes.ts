@@ -79,8 +79,11 @@ interface ChunkEntry {
 export class TextPassCache {
   private entries = new Map<string, ChunkEntry>();
   private used = new Map<string, ChunkEntry>();
-  /** The last version's text, chunks and their entries: the next one is cut again only around its edit. */
-  layout: { source: SourceText; chunks: readonly Chunk[]; entries: readonly ChunkEntry[] } | undefined;
+  /**
+   * The last version's text, chunks and their entries (the next one is cut again only around its
+   * edit), and its file-wide tables (kept when the chunks the edit replaced held the same).
+   */
+  layout: { source: SourceText; chunks: readonly Chunk[]; entries: readonly ChunkEntry[]; facts: TextFacts; constantsPart: string } | undefined;
 
   lookup(text: string, masked: string): ChunkEntry | undefined {
     const entry = this.used.get(text) ?? this.entries.get(text);
@@ -127,24 +130,39 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     cache.store(entry);
     return { chunk, text, masked, entry };
   });
-  cache.layout = { source, chunks, entries: parts.map((p) => p.entry) };
+  const entries = parts.map((p) => p.entry);
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
   // Hashed: it is compared once per chunk and per launch, and the constants of a large file run to 100 kB.
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
   const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
   const lookup = makeLookup([constants], outer);
+  // The file-wide tables below are the previous version's where the entries the edit replaced held the
+  // same as the ones that replace them (typing in a kernel body changes no function name or directive).
+  const edit = previous ? replacedEntries(previous.entries, previousIndex, entries) : null;
+  const unchanged = (part: (entry: ChunkEntry) => readonly string[]) => edit !== null && sameItems(edit.removed.flatMap(part), edit.added.flatMap(part));
+  const kept = previous?.facts;
   // The chunks hold whole directives and device functions: the file's are theirs, in order, whichever way the
   // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
   // value, not by where they are: typing in a `const` line, or a line break above one, invalidates no kernel;
   // a change to what the workspace answers (a header saved) invalidates them all.
-  const pieces = parts.map(({ entry }) => entry.context);
-  const contextKey = contextKeyOf(pieces, `${outerKey}\n${constantsKey(constants, sums, 'withoutLines')}`);
-  const functionNames = new Set(parts.flatMap(({ entry }) => entry.functionNames));
-  const deviceFunctions = new Map<string, string[]>();
-  for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) deviceFunctions.set(d.name, [...(deviceFunctions.get(d.name) ?? []), d.text]);
+  const pieces = entries.map((entry) => entry.context);
+  const constantsPart = `${outerKey}\n${constantsKey(constants, sums, 'withoutLines')}`;
+  const contextKey =
+    kept && constantsPart === previous!.constantsPart && unchanged((e) => e.context.directives) && unchanged((e) => e.context.deviceFunctions.filter((d) => d.name === null).map((d) => d.text))
+      ? kept.contextKey
+      : contextKeyOf(pieces, constantsPart);
+  const functionNames = kept && unchanged((e) => e.functionNames) ? kept.functionNames : new Set(entries.flatMap((entry) => entry.functionNames));
+  let deviceFunctions = kept?.deviceFunctions;
+  let devicesKey = kept?.devicesKey;
+  if (!deviceFunctions || devicesKey === undefined || !unchanged((e) => [e.devices])) {
+    const named = new Map<string, string[]>();
+    for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
+    deviceFunctions = named;
+    devicesKey = hash(entries.map((entry) => entry.devices).join(','));
+  }
   const devicePlaces = hash(parts.flatMap(({ chunk, entry }) => entry.context.deviceFunctions.map((d) => d.line + chunk.line - entry.line)).join(','));
-  const devicesKey = hash(parts.map(({ entry }) => entry.devices).join(','));
   const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
+  cache.layout = { source, chunks, entries, facts, constantsPart };
   for (const { chunk, text, masked, entry } of parts) {
     const piece = () => chunkSource(source, chunk, text, masked);
     if (!entry.results || entry.environment !== environment) {
@@ -167,6 +185,20 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   }
   cache.sweep();
   return facts;
+}
+
+/**
+ * The previous version's entries that no chunk kept by position (the edit replaced them), and this
+ * version's entries not taken by position, each in file order. They are the same run of the file.
+ */
+function replacedEntries(previous: readonly ChunkEntry[], previousIndex: readonly number[], entries: readonly ChunkEntry[]): { removed: ChunkEntry[]; added: ChunkEntry[] } {
+  const kept = new Array<boolean>(previous.length).fill(false);
+  for (const k of previousIndex) if (k >= 0) kept[k] = true;
+  return { removed: previous.filter((_, k) => !kept[k]), added: entries.filter((_, k) => previousIndex[k] < 0) };
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe']): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
