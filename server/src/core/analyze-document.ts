@@ -254,10 +254,28 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
       cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
     }
     for (const k of queue) pending.add(k);
-    branches = [...reused, ...computed].sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+    branches = [...reused, ...computed].sort(byPlace);
   }
   cache?.sweep();
   return { memoryParallelism, branches, pendingKernels: pending.size };
+}
+
+/**
+ * Branches in file order; at one place (a device function two kernels reach, or kernels that error
+ * recovery nested), by kernel and construct: whichever came from the cache, the same order a fresh
+ * analysis gives.
+ */
+function byPlace(a: Branch, b: Branch): number {
+  const text = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return (
+    a.span.start.line - b.span.start.line ||
+    a.span.start.character - b.span.start.character ||
+    text(a.kernel, b.kernel) ||
+    text(a.construct, b.construct) ||
+    a.span.end.line - b.span.end.line ||
+    a.span.end.character - b.span.end.character ||
+    text(a.condition, b.condition)
+  );
 }
 
 /** The kernel's text is exactly one syntax node (its definition, possibly in a template) with no error inside. */
