@@ -188,7 +188,13 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
 
   // Its reasoning names lines, so it is reused only where the kernel did not move.
   const memoryParallelism: MemoryParallelism[] = [];
+  // A newly opened document has nothing in its cache: the kernels left to later calls need no key yet.
+  const nothingCached = cache?.size === 0;
   for (const k of definitions) {
+    if (nothingCached && !inBudget()) {
+      pending.add(k);
+      continue;
+    }
     const key = cache ? keyOf(k)?.memoryParallelism ?? `mp|${k.span.start.line}|${thisVersion(k)}` : null;
     const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
     if (cached) {
@@ -225,6 +231,10 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     const fresh: Kernel[] = [];
     for (const k of definitions) {
       if (!unique(k)) continue;
+      if (nothingCached) {
+        fresh.push(k);
+        continue;
+      }
       const [moving, inPlace] = keysOf(k);
       const cached = cache?.get<Branch[]>(moving, k.span.start.line) ?? cache?.get<Branch[]>(inPlace, k.span.start.line);
       if (cached) reused.push(...cached);
