@@ -17,6 +17,7 @@ import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-c
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
 import { deviceCalleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { sameItems } from './same-items';
 
 export interface DocumentFacts {
   uri: string;
@@ -350,10 +351,6 @@ function calleesOf(kernel: Kernel, source: SourceText, memo: TreePassMemo): stri
 }
 
 const keptTargets = new WeakMap<Launch, { environment: string; key: string; candidates: readonly Kernel[]; target: LaunchTarget }>();
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
 
 /** `kernels`: this file's kernels whose name ends like the launched one (matchKernel looks no further). */
 function targetOf(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, uri: string, key: string, workspace?: WorkspaceIndex): LaunchTarget {

@@ -16,6 +16,7 @@ import { layoutChunks, type Chunk } from './top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
 import { ownCopy } from './own-copy';
+import { sameItems } from './same-items';
 
 export interface TextFacts {
   /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
@@ -196,10 +197,6 @@ function replacedEntries(previous: readonly ChunkEntry[], previousIndex: readonl
   const kept = new Array<boolean>(previous.length).fill(false);
   for (const k of previousIndex) if (k >= 0) kept[k] = true;
   return { removed: previous.filter((_, k) => !kept[k]), added: entries.filter((_, k) => previousIndex[k] < 0) };
-}
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe']): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
