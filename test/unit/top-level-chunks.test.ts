@@ -5,11 +5,11 @@
  */
 import * as assert from 'node:assert/strict';
 import { makeSourceText } from '../../server/src/core/source-text';
-import { splitTopLevelChunks, type Chunk } from '../../server/src/core/top-level-chunks';
+import { layoutChunks, type Chunk } from '../../server/src/core/top-level-chunks';
 import { anySource, applyEdit, checkProperty, editSequence, fuzzRuns } from '../support/fuzz-sources';
 
 function cut(text: string): Chunk[] {
-  return splitTopLevelChunks(makeSourceText(text));
+  return layoutChunks(makeSourceText(text)).chunks;
 }
 
 /** Each chunk as its text. */
@@ -47,8 +47,13 @@ describe('top-level chunks', () => {
         for (const e of edits) {
           text = applyEdit(text, e);
           const source = makeSourceText(text);
-          const chunks = splitTopLevelChunks(source, previous);
+          const { chunks, previousIndex } = layoutChunks(source, previous);
           assert.deepEqual(chunks, cut(text));
+          // A chunk said to be the previous version's has its text.
+          chunks.forEach((c, k) => {
+            const was = previous.chunks[previousIndex[k]];
+            if (previousIndex[k] >= 0) assert.equal(text.slice(c.start, c.end), previous.source.text.slice(was.start, was.end));
+          });
           previous = { source, chunks };
         }
       },

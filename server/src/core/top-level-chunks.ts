@@ -31,17 +31,16 @@ const MAX_CHUNK = 32 * 1024;
 /** Characters before a candidate end that decide whether it is taken. */
 const WINDOW = 96;
 
-export function splitTopLevelChunks(source: SourceText, previous?: { source: SourceText; chunks: readonly Chunk[] }): Chunk[] {
-  return layoutChunks(source, previous).chunks;
-}
-
 export interface ChunkLayout {
   chunks: Chunk[];
   /** For each chunk, the index of the previous version's chunk with the same text (the edit lies elsewhere), or -1. */
   previousIndex: number[];
 }
 
-/** splitTopLevelChunks, saying which chunks are the previous version's (moved or not). */
+/**
+ * The chunks of `source`: cut again from `previous` (the same document's last version) around the
+ * edit when that is possible, saying which chunks are the previous version's (moved or not).
+ */
 export function layoutChunks(source: SourceText, previous?: { source: SourceText; chunks: readonly Chunk[] }): ChunkLayout {
   const kept = previous && resplit(source, previous);
   if (kept) return kept;
