@@ -483,10 +483,10 @@ async function benchMemory() {
     results.memory = {
       files, linesEach: opened[0][1].lineCount, divergence: !divergenceOff,
       baselineRssMb: round(baseline.rssMb, 1), afterOpeningRssMb: round(opened20.rssMb, 1), rssMb: round(loaded.rssMb, 1), peakRssMb: round(loaded.peakRssMb, 1),
-      heapTotalMb: usage.heapTotalMb, heapUsedMb: usage.heapUsedMb, externalMb: usage.externalMb, restMb: round(rest, 1),
+      heapTotalMb: usage.heapTotalMb, heapUsedMb: usage.heapUsedMb, heapLimitMb: usage.heapLimitMb, externalMb: usage.externalMb, restMb: round(rest, 1),
     };
     log(`  baseline ${ms(baseline.rssMb)} MB | ${files} files opened, each analysed: ${ms(opened20.rssMb)} MB | then hovered in turn, server idle again: ${ms(loaded.rssMb)} MB (peak ${ms(loaded.peakRssMb)} MB)`);
-    log(`    of which: JavaScript heap ${ms(usage.heapTotalMb)} MB reserved (${ms(usage.heapUsedMb)} MB in use, garbage not yet collected included), external ${ms(usage.externalMb)} MB (mostly the parser's WebAssembly memory, which never shrinks), the rest (node itself, code, buffers) ${ms(rest)} MB`);
+    log(`    of which: JavaScript heap ${ms(usage.heapTotalMb)} MB reserved (${ms(usage.heapUsedMb)} MB in use, garbage not yet collected included; limit ${ms(usage.heapLimitMb)} MB), external ${ms(usage.externalMb)} MB (mostly the parser's WebAssembly memory, which never shrinks), the rest (node itself, code, buffers) ${ms(rest)} MB`);
     target(`memory: RSS with ${files} open 10k-line files`, loaded.rssMb, 200, 'MB', {
       judgedOn: 'VmRSS once every file was analysed and hovered and the server was idle again',
       note: `peak (VmHWM) ${ms(loaded.peakRssMb)} MB; JS heap ${ms(usage.heapTotalMb)} MB reserved, ${ms(usage.heapUsedMb)} MB used; external ${ms(usage.externalMb)} MB${divergenceOff ? '; divergence off' : ''}`,

@@ -29,9 +29,11 @@ export class ClientContext {
 
   async start(): Promise<void> {
     const serverModule = this.extension.asAbsolutePath('dist/server/server.js');
+    // The Node options the server bundle's shebang gives it (scripts/server-node-args.mjs: a heap cap).
+    const nodeArgs = typeof SERVER_NODE_ARGS === 'undefined' ? [] : SERVER_NODE_ARGS;
     const serverOptions: ServerOptions = {
-      run: { module: serverModule, transport: TransportKind.ipc },
-      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
+      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: nodeArgs } },
+      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...nodeArgs, '--nolazy', '--inspect=6019'] } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [

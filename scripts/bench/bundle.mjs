@@ -6,6 +6,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire, SourceMap } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import { SERVER_NODE_ARGS, shebangFor } from '../server-node-args.mjs';
 
 // What the server computes per document version, and the ptxas path. Kept in step with
 // server/src/cuda-occupancy-server.ts (report) and document-store.ts (facts): see perVersion in bench.mjs.
@@ -57,7 +58,9 @@ export async function buildCore({ root, outDir }) {
 /** An unminified server with the wasm files beside it (server/server.js, wasm/), as dist/ lays them out. */
 export async function buildProfilingServer({ root, outDir }) {
   const outfile = join(outDir, 'server', 'server.js');
-  await esbuild.build({ ...common(root), entryPoints: ['server/src/server.ts'], outfile });
+  const options = common(root);
+  // The shebang dist/server/server.js has: LspClient starts a server with the Node options it names.
+  await esbuild.build({ ...options, banner: { js: `${shebangFor(SERVER_NODE_ARGS)}\n${options.banner.js}` }, entryPoints: ['server/src/server.ts'], outfile });
   mkdirSync(join(outDir, 'wasm'), { recursive: true });
   for (const file of ['tree-sitter.wasm', 'tree-sitter-cuda.wasm']) copyFileSync(join(root, 'dist', 'wasm', file), join(outDir, 'wasm', file));
   return outfile;

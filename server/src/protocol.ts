@@ -49,6 +49,8 @@ export interface MemoryUsage {
   /** The JavaScript heap: what V8 has reserved, and what live (and not yet collected) objects take of it. */
   heapTotalMb: number;
   heapUsedMb: number;
+  /** The most the JavaScript heap may grow to (the `--max-old-space-size` the server runs with, plus the young generation). */
+  heapLimitMb: number;
   externalMb: number;
   openDocuments: number;
 }

@@ -3,6 +3,7 @@
  * speak LSP to it with a real JSON-RPC client.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -28,6 +29,14 @@ export interface SessionOptions {
   initializationOptions?: unknown;
 }
 
+/** The Node options in a bundle's shebang (`#!/usr/bin/env -S node --max-old-space-size=1024`): the server runs with them as it ships. */
+export function nodeArgsOf(bundlePath: string): string[] {
+  const firstLine = readFileSync(bundlePath, 'utf8').split('\n', 1)[0];
+  const match = /^#!\/usr\/bin\/env(?: -S)? node((?: \S+)*)\s*$/.exec(firstLine);
+  if (!match) throw new Error(`${bundlePath}: not a node shebang: ${JSON.stringify(firstLine)}`);
+  return match[1].split(' ').filter(Boolean);
+}
+
 export class LspSession {
   readonly diagnostics = new Map<string, PublishDiagnosticsParams>();
   readonly logs: string[] = [];
@@ -42,7 +51,8 @@ export class LspSession {
   ) {}
 
   static async start(options: SessionOptions = {}): Promise<LspSession> {
-    const child = spawn(process.execPath, [options.serverPath ?? SERVER_BUNDLE, '--stdio'], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+    const serverPath = options.serverPath ?? SERVER_BUNDLE;
+    const child = spawn(process.execPath, [...nodeArgsOf(serverPath), serverPath, '--stdio'], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
     const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     const session = new LspSession(child, connection, options.settings ?? {});
     child.stderr.on('data', (d) => session.logs.push(String(d)));
