@@ -1,0 +1,53 @@
+/**
+ * Editing a document keeps its current text alive, not one earlier version per kernel edited:
+ * the per-kernel results kept across versions must hold no slice of the text they were
+ * computed from (a syntax node's text is one; memory parallelism's reasoning quotes it).
+ */
+import * as assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { DocumentStore } from '../../server/src/document-store';
+import { getCudaParser } from '../support/grammar';
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+function liveHeapMb(): number {
+  collectGarbage();
+  collectGarbage();
+  return process.memoryUsage().heapUsed / 1048576;
+}
+
+const KERNELS = 30;
+/** Six lines each: the edit goes into the third (the first load) of kernel `i`. */
+const kernel = (i: number) =>
+  `__global__ void k${i}(const float* __restrict__ x, float* __restrict__ y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float a = x[i];\n  float b = x[i + n];\n  y[i] = a * b + 1.0f;\n}\n`;
+
+describe('DocumentStore memory', function () {
+  this.timeout(120000);
+
+  it('keeps no earlier version of a 1 MB text alive after an edit in each of 30 kernels', async () => {
+    const parser = await getCudaParser();
+    const store = new DocumentStore({ parser });
+    const uri = 'file:///edited.cu';
+    // About 1 MB of text, so that each version kept alive by mistake weighs 1 MB.
+    const padding = `// ${'padding '.repeat(16)}\n`.repeat(7500);
+    const analyse = () => {
+      const facts = store.facts(uri);
+      while (store.complete(uri, 1000));
+      return facts;
+    };
+    store.open(uri, 'cuda-cpp', 1, Array.from({ length: KERNELS }, (_, i) => kernel(i)).join('') + padding);
+    const first = analyse();
+    assert.match(first?.memoryParallelism[0].reasoning.join(' ') ?? '', /First use of a loaded value at line 5 \(`y\[i\] = a \* b \+ 1\.0f`\)/);
+    const before = liveHeapMb();
+    for (let i = 0; i < KERNELS; i++) {
+      const at = { line: 6 * i + 2, character: 2 };
+      store.change(uri, i + 2, [{ range: { start: at, end: at }, text: ' ' }]);
+      analyse();
+    }
+    const grownMb = liveHeapMb() - before;
+    assert.ok(grownMb < 8, `the live heap grew by ${grownMb.toFixed(1)} MB over ${KERNELS} edits (one 1 MB version kept per edit would be ~${KERNELS} MB)`);
+    store.dispose();
+  });
+});
