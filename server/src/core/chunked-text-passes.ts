@@ -15,7 +15,7 @@ import { findLaunches, findSmemOptIns } from './launch-finder';
 import { layoutChunks, type Chunk } from './top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
-import { ownCopy } from './own-copy';
+import { detach } from './own-copy';
 import { sameItems } from './same-items';
 
 export interface TextFacts {
@@ -312,30 +312,4 @@ function addHash(sum: [number, number], text: string): void {
 /** An expression without the blanks that do not separate two words: a space typed into `(n + 1)` changes no value. */
 function tokens(expr: string): string {
   return expr.replace(/\s+/g, (blank, at: number) => (/\w/.test(expr[at - 1] ?? '') && /\w/.test(expr[at + blank.length] ?? '') ? ' ' : ''));
-}
-
-/**
- * Plain data (fresh from the scanners: changed in place) whose strings share nothing with the
- * document's text. A string sliced from a larger one keeps all of it alive; the chunks kept
- * between versions would otherwise hold on to the whole text of every version they were read in.
- */
-function detach<T>(value: T): T {
-  if (typeof value === 'string') return ownCopy(value) as T;
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = detach(value[i]);
-    return value;
-  }
-  if (value instanceof Map) {
-    const entries = [...value].map(([k, v]) => [detach(k), detach(v)] as const);
-    value.clear();
-    for (const [k, v] of entries) value.set(k, v);
-    return value;
-  }
-  const record = value as Record<string, unknown>;
-  for (const k in record) {
-    const v = record[k];
-    if (v !== null && (typeof v === 'object' || (typeof v === 'string' && v.length > 12))) record[k] = detach(v);
-  }
-  return value;
 }

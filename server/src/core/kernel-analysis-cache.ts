@@ -8,7 +8,7 @@
 import type { Kernel, Launch, Span } from './types';
 import { matchingClose, offsetAt, positionAt, type SourceText } from './source-text';
 import { findDirectiveRanges } from './preprocessor-lines';
-import { detached } from './own-copy';
+import { detach } from './own-copy';
 
 interface Entry<T> {
   value: T;
@@ -27,9 +27,9 @@ export class KernelAnalysisCache {
     return entry.line === line ? entry.value : shiftLines(entry.value, line - entry.line);
   }
 
-  /** Keeps a copy of `value` that holds no slice of this version's text (see `detached`). */
+  /** Keeps `value`, its strings made its own (see `detach`): a slice of this version's text would keep all of it. */
   set<T>(key: string, line: number, value: T): void {
-    this.entries.set(key, { value: detached(value), line });
+    this.entries.set(key, { value: detach(value), line });
     this.used.add(key);
   }
 

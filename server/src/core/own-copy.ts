@@ -10,16 +10,29 @@ export function ownCopy(text: string): string {
 }
 
 /**
- * Plain data (arrays, objects, strings, numbers) copied so that none of its strings refers to
- * the text it was cut from. For values kept across versions: a syntax node's text is a slice of
- * the document, so a cached result quoting one (memory parallelism's reasoning names the line it
- * stopped at) would keep that version's whole text alive, one version per kernel edited.
+ * Plain data, fresh from a pass and changed in place, whose strings share nothing with the
+ * document's text. A string sliced from a larger one keeps all of it alive, and results kept
+ * between versions (text passes per chunk, kernel-body passes per kernel) would otherwise hold on
+ * to the whole text of every version they were computed in: a syntax node's text is such a slice,
+ * and memory parallelism's reasoning quotes one.
  */
-export function detached<T>(value: T): T {
+export function detach<T>(value: T): T {
   if (typeof value === 'string') return ownCopy(value) as T;
   if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(detached) as T;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = detached((value as Record<string, unknown>)[key]);
-  return out as T;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = detach(value[i]);
+    return value;
+  }
+  if (value instanceof Map) {
+    const entries = [...value].map(([k, v]) => [detach(k), detach(v)] as const);
+    value.clear();
+    for (const [k, v] of entries) value.set(k, v);
+    return value;
+  }
+  const record = value as Record<string, unknown>;
+  for (const k in record) {
+    const v = record[k];
+    if (v !== null && (typeof v === 'object' || (typeof v === 'string' && v.length > 12))) record[k] = detach(v);
+  }
+  return value;
 }
