@@ -19,9 +19,9 @@ function liveHeapMb(): number {
 }
 
 const KERNELS = 30;
-/** Six lines each: the edit goes into the third (the first load) of kernel `i`. */
+/** Six lines: an edit goes into the third (the first load). */
 const kernel = (i: number) =>
-  `__global__ void k${i}(const float* __restrict__ x, float* __restrict__ y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float a = x[i];\n  float b = x[i + n];\n  y[i] = a * b + 1.0f;\n}\n`;
+  `__global__ void __launch_bounds__(256) k${i}(const float* __restrict__ x, float* __restrict__ y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float a = x[i];\n  float b = x[i + n];\n  y[i] = a * b + 1.0f;\n}\n`;
 
 describe('DocumentStore memory', function () {
   this.timeout(120000);
@@ -30,19 +30,21 @@ describe('DocumentStore memory', function () {
     const parser = await getCudaParser();
     const store = new DocumentStore({ parser });
     const uri = 'file:///edited.cu';
-    // About 1 MB of text, so that each version kept alive by mistake weighs 1 MB.
-    const padding = `// ${'padding '.repeat(16)}\n`.repeat(7500);
+    // About 1 MB of text, so that each version kept alive by mistake weighs 1 MB; the comments
+    // between the kernels put each in a chunk of its own, read again only when it changes.
+    const paddingLines = 250;
+    const padding = `// ${'padding '.repeat(16)}\n`.repeat(paddingLines);
     const analyse = () => {
       const facts = store.facts(uri);
       while (store.complete(uri, 1000));
       return facts;
     };
-    store.open(uri, 'cuda-cpp', 1, Array.from({ length: KERNELS }, (_, i) => kernel(i)).join('') + padding);
+    store.open(uri, 'cuda-cpp', 1, Array.from({ length: KERNELS }, (_, i) => kernel(i) + padding).join(''));
     const first = analyse();
     assert.match(first?.memoryParallelism[0].reasoning.join(' ') ?? '', /First use of a loaded value at line 5 \(`y\[i\] = a \* b \+ 1\.0f`\)/);
     const before = liveHeapMb();
     for (let i = 0; i < KERNELS; i++) {
-      const at = { line: 6 * i + 2, character: 2 };
+      const at = { line: (6 + paddingLines) * i + 2, character: 2 };
       store.change(uri, i + 2, [{ range: { start: at, end: at }, text: ' ' }]);
       analyse();
     }

@@ -15,7 +15,7 @@ import { findLaunches, findSmemOptIns } from './launch-finder';
 import { layoutChunks, type Chunk } from './top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { matchingClose } from './source-text';
-import { detach } from './own-copy';
+import { ownCopy } from './own-copy';
 import { sameItems } from './same-items';
 
 export interface TextFacts {
@@ -114,22 +114,26 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     const kept = previousIndex[k] >= 0 ? previous!.entries[previousIndex[k]] : undefined;
     let entry = kept ?? cache.lookup(text, masked);
     if (!entry) {
-      const piece = chunkSource(source, chunk, text, masked);
-      const context = detach(fileContextParts(piece));
+      // The chunk's own copy of its text, read from then on: what the passes cut from it keeps only
+      // the chunk alive, which its entry does anyway (a slice of the document would keep the whole
+      // text of this version, for as long as the chunk stays unchanged).
+      const own = { text: ownCopy(text), masked: ownCopy(masked) };
+      const piece = chunkSource(source, chunk, own.text, own.masked);
+      const context = fileContextParts(piece);
       entry = {
-        key: detach(text),
-        masked: detach(masked),
-        constants: detach(collectConstants(piece)),
+        key: own.text,
+        masked: own.masked,
+        constants: collectConstants(piece),
         line: chunk.line,
         context,
         devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
-        functionNames: detach(definedFunctionNames(masked)),
+        functionNames: definedFunctionNames(own.masked),
         results: null,
         environment: null,
       };
     }
     cache.store(entry);
-    return { chunk, text, masked, entry };
+    return { chunk, entry };
   });
   const entries = parts.map((p) => p.entry);
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
@@ -165,10 +169,12 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const devicePlaces = hash(parts.flatMap(({ chunk, entry }) => entry.context.deviceFunctions.map((d) => d.line + chunk.line - entry.line)).join(','));
   const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   cache.layout = { source, chunks, entries, facts, constantsPart };
-  for (const { chunk, text, masked, entry } of parts) {
-    const piece = () => chunkSource(source, chunk, text, masked);
+  for (const { chunk, entry } of parts) {
+    // Read from the entry's copy of the chunk (see above).
+    const piece = () => chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
-      entry.results = detach({ line: chunk.line, kernels: findKernels(piece(), { lookup }), ...findCalls(piece(), constants, outer, describe) });
+      const read = piece();
+      entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe) };
       entry.environment = environment;
     } else if (entry.results.line !== chunk.line) {
       // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
@@ -178,7 +184,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
       entry.results = {
         line: chunk.line,
         kernels: shiftLines(entry.results.kernels, delta),
-        ...(citesLines ? detach(findCalls(piece(), constants, outer, describe)) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
+        ...(citesLines ? findCalls(piece(), constants, outer, describe) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
       };
     }
     facts.kernels.push(...entry.results.kernels);
