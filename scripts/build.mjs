@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_NODE_ARGS, shebangFor } from './server-node-args.mjs';
+import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from './server-launch.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const watch = process.argv.includes('--watch');
@@ -34,7 +34,7 @@ copyVerified(runtimeFrom, join(root, 'dist/wasm', lock.runtime.file), lock.runti
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const common = {
   // web-tree-sitter's ESM build calls createRequire(import.meta.url): give the CommonJS bundle that URL.
-  define: { SERVER_VERSION: JSON.stringify(pkg.version), SERVER_NODE_ARGS: JSON.stringify(SERVER_NODE_ARGS), 'import.meta.url': '__importMetaUrl' },
+  define: { SERVER_VERSION: JSON.stringify(pkg.version), SERVER_NODE_ARGS: JSON.stringify(SERVER_NODE_ARGS), SERVER_ENV: JSON.stringify(SERVER_ENV), 'import.meta.url': '__importMetaUrl' },
   banner: { js: "const __importMetaUrl = require('url').pathToFileURL(__filename).href;" },
   bundle: true,
   platform: 'node',
@@ -45,7 +45,7 @@ const common = {
   logLevel: 'warning',
   absWorkingDir: root,
 };
-const serverShebang = { js: `${shebangFor(SERVER_NODE_ARGS)}\n${common.banner.js}` };
+const serverShebang = { js: `${shebangFor(SERVER_NODE_ARGS, SERVER_ENV)}\n${common.banner.js}` };
 const shebang = { js: `${shebangFor([])}\n${common.banner.js}` };
 const builds = [
   { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client/extension.js', external: ['vscode'] },

@@ -29,11 +29,12 @@ export class ClientContext {
 
   async start(): Promise<void> {
     const serverModule = this.extension.asAbsolutePath('dist/server/server.js');
-    // The Node options the server bundle's shebang gives it (scripts/server-node-args.mjs: a heap cap).
+    // The Node options and environment the server bundle's shebang gives it (scripts/server-launch.mjs: memory settings).
     const nodeArgs = typeof SERVER_NODE_ARGS === 'undefined' ? [] : SERVER_NODE_ARGS;
+    const env = { ...process.env, ...(typeof SERVER_ENV === 'undefined' ? {} : SERVER_ENV) };
     const serverOptions: ServerOptions = {
-      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: nodeArgs } },
-      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...nodeArgs, '--nolazy', '--inspect=6019'] } },
+      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: nodeArgs, env } },
+      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...nodeArgs, '--nolazy', '--inspect=6019'], env } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [

@@ -6,7 +6,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire, SourceMap } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { SERVER_NODE_ARGS, shebangFor } from '../server-node-args.mjs';
+import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from '../server-launch.mjs';
 
 // What the server computes per document version, and the ptxas path. Kept in step with
 // server/src/cuda-occupancy-server.ts (report) and document-store.ts (facts): see perVersion in bench.mjs.
@@ -59,8 +59,8 @@ export async function buildCore({ root, outDir }) {
 export async function buildProfilingServer({ root, outDir }) {
   const outfile = join(outDir, 'server', 'server.js');
   const options = common(root);
-  // The shebang dist/server/server.js has: LspClient starts a server with the Node options it names.
-  await esbuild.build({ ...options, banner: { js: `${shebangFor(SERVER_NODE_ARGS)}\n${options.banner.js}` }, entryPoints: ['server/src/server.ts'], outfile });
+  // The shebang dist/server/server.js has: LspClient starts a server the way it says.
+  await esbuild.build({ ...options, banner: { js: `${shebangFor(SERVER_NODE_ARGS, SERVER_ENV)}\n${options.banner.js}` }, entryPoints: ['server/src/server.ts'], outfile });
   mkdirSync(join(outDir, 'wasm'), { recursive: true });
   for (const file of ['tree-sitter.wasm', 'tree-sitter-cuda.wasm']) copyFileSync(join(root, 'dist', 'wasm', file), join(outDir, 'wasm', file));
   return outfile;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { nodeArgsFromShebang } from '../server-node-args.mjs';
+import { launchFromShebang } from '../server-launch.mjs';
 
 const require = createRequire(import.meta.url);
 const { createProtocolConnection, StreamMessageReader, StreamMessageWriter } = require('vscode-languageserver-protocol/node');
@@ -23,9 +23,9 @@ export class LspClient {
   static async start({ serverPath, rootDir, nodeArgs = [], settings = {}, waitReady = false }) {
     const client = new LspClient();
     client.spawnedAt = performance.now();
-    // As the server ships: with the Node options its shebang names (a heap cap), then the caller's (profiling).
-    const shebangArgs = nodeArgsFromShebang(readFileSync(serverPath, 'utf8').split('\n', 1)[0]);
-    const child = spawn(process.execPath, [...shebangArgs, ...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe' });
+    // As the server ships: with the environment and Node options its shebang names, then the caller's options (profiling).
+    const launch = launchFromShebang(readFileSync(serverPath, 'utf8').split('\n', 1)[0]);
+    const child = spawn(process.execPath, [...launch.args, ...nodeArgs, serverPath, '--stdio'], { env: { ...process.env, ...launch.env }, stdio: 'pipe' });
     client.process = child;
     const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     client.connection = connection;

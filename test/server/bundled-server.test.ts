@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { LspSession, SERVER_BUNDLE, REPO_ROOT, withCursor, fileUri, nodeArgsOf } from '../support/lsp-session';
+import { LspSession, SERVER_BUNDLE, REPO_ROOT, withCursor, fileUri, launchOf } from '../support/lsp-session';
 import { MEMORY_USAGE_REQUEST, type MemoryUsage } from '../../server/src/protocol';
 
 const uri = fileUri(path.join(REPO_ROOT, 'test', 'virtual', 'scale.cu'));
@@ -50,7 +50,7 @@ void run(float* m) {
   });
 
   it('runs with the heap cap its shebang gives it, which keeps V8 from growing the heap to 4x what is live', async () => {
-    assert.deepEqual(nodeArgsOf(SERVER_BUNDLE), ['--max-old-space-size=1024']);
+    assert.deepEqual(launchOf(SERVER_BUNDLE), { env: { MALLOC_TRIM_THRESHOLD_: '131072' }, args: ['--max-old-space-size=1024'] });
     const usage = await session.request<MemoryUsage>(MEMORY_USAGE_REQUEST, null);
     // 1024 MB of old generation plus the young generation's semi-spaces.
     assert.ok(usage.heapLimitMb >= 1024 && usage.heapLimitMb < 1200, JSON.stringify(usage));

@@ -59,6 +59,11 @@ describe('the npm package', function () {
       const codes = JSON.parse(check.stdout).files[0].diagnostics.map((d: { code: string }) => d.code);
       assert.ok(codes.includes('launch-exceeds-bounds'), codes.join(', '));
 
+      // Run through its shebang (`env -S` with the server's environment and Node options), as an editor starts it.
+      const lspVersion = spawnSync(lsp, ['--version'], { encoding: 'utf8' });
+      assert.equal(lspVersion.status, 0, lspVersion.stderr);
+      assert.equal(lspVersion.stdout.trim(), `cuda-occupancy-lsp ${pkg.version}`);
+
       const session = await LspSession.start({ serverPath: realpathSync(lsp), rootDir: dir });
       try {
         assert.equal(session.initializeResult.serverInfo?.name, 'cuda-occupancy-lsp');

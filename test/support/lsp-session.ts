@@ -29,12 +29,16 @@ export interface SessionOptions {
   initializationOptions?: unknown;
 }
 
-/** The Node options in a bundle's shebang (`#!/usr/bin/env -S node --max-old-space-size=1024`): the server runs with them as it ships. */
-export function nodeArgsOf(bundlePath: string): string[] {
+/**
+ * The environment and Node options in a bundle's shebang (`#!/usr/bin/env -S NAME=value node --option`,
+ * see scripts/server-launch.mjs): the server runs with them as it ships.
+ */
+export function launchOf(bundlePath: string): { env: Record<string, string>; args: string[] } {
   const firstLine = readFileSync(bundlePath, 'utf8').split('\n', 1)[0];
-  const match = /^#!\/usr\/bin\/env(?: -S)? node((?: \S+)*)\s*$/.exec(firstLine);
+  const match = /^#!\/usr\/bin\/env(?: -S)?((?: \w+=\S*)*) node((?: \S+)*)\s*$/.exec(firstLine);
   if (!match) throw new Error(`${bundlePath}: not a node shebang: ${JSON.stringify(firstLine)}`);
-  return match[1].split(' ').filter(Boolean);
+  const env = Object.fromEntries(match[1].split(' ').filter(Boolean).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  return { env, args: match[2].split(' ').filter(Boolean) };
 }
 
 export class LspSession {
@@ -52,7 +56,8 @@ export class LspSession {
 
   static async start(options: SessionOptions = {}): Promise<LspSession> {
     const serverPath = options.serverPath ?? SERVER_BUNDLE;
-    const child = spawn(process.execPath, [...nodeArgsOf(serverPath), serverPath, '--stdio'], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+    const launch = launchOf(serverPath);
+    const child = spawn(process.execPath, [...launch.args, serverPath, '--stdio'], { env: { ...process.env, ...launch.env, ...options.env }, stdio: 'pipe' });
     const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     const session = new LspSession(child, connection, options.settings ?? {});
     child.stderr.on('data', (d) => session.logs.push(String(d)));
