@@ -15,7 +15,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateCudaSource, makeRandom } from './bench/generate-cuda.mjs';
 import { buildCore, buildProfilingServer, sourceLocator } from './bench/bundle.mjs';
@@ -31,6 +31,8 @@ const runs = (section) => !ONLY || ONLY.includes(section);
 
 /** The server's diagnostics debounce (DIAGNOSTICS_DELAY_MS in server/src/cuda-occupancy-server.ts). */
 const DEBOUNCE_MS = 150;
+/** The issue's hover target: p99 at most this, at any size. */
+const HOVER_TARGET_MS = 10;
 const SIZES = [1000, 10000, 35000];
 const ARCHS = ['sm_80', 'sm_90'];
 const BUDGET = QUICK
@@ -286,6 +288,25 @@ function docUri(name) {
  * until publishDiagnostics for that version; after it, a hover on that (analysed) version. Then hovers
  * sent right after an edit. Null when the first diagnostics do not come within `openTimeoutMs`.
  */
+/**
+ * This process's garbage-collection pauses, [start, end] in performance.now() time, from now until
+ * stop(): a hover timed across one of them waited for the benchmark, not for the server.
+ */
+function gcPausesOfThisProcess() {
+  const pauses = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) pauses.push([entry.startTime, entry.startTime + entry.duration]);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async stop() {
+      await new Promise((resolve) => setTimeout(resolve, 0)); // entries arrive asynchronously
+      observer.disconnect();
+      return pauses;
+    },
+  };
+}
+
 async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTINGS, nodeArgs = [], openTimeoutMs, budget }) {
   const generated = source(lines);
   writeSource(join('docs', `keystroke-${lines}.cu`), generated);
@@ -319,6 +340,8 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
     const perEditTimeout = Math.max(60000, 3 * openToDiagnosticsMs);
     const diagnostics = [];
     const hovers = [];
+    const hoverSpans = [];
+    const ownPauses = gcPausesOfThisProcess();
     let started = performance.now();
     while (diagnostics.length < budget.keystrokeEdits && (diagnostics.length < 5 || performance.now() - started < budget.keystrokeMs)) {
       const sent = edit();
@@ -327,6 +350,7 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
       const t = performance.now();
       const hover = await client.hover(uri, r.pick(generated.launches));
       hovers.push(performance.now() - t);
+      hoverSpans.push([t, performance.now()]);
       if (!hover) throw new Error(`no hover at a launch (version ${version})`);
     }
     const immediate = [];
@@ -338,6 +362,9 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
       immediate.push(performance.now() - t);
       await client.waitForDiagnostics(uri, version, perEditTimeout);
     }
+    const pauses = await ownPauses.stop();
+    const slow = hoverSpans.filter(([from, to]) => to - from > HOVER_TARGET_MS);
+    const slowDuringOwnGc = slow.filter(([from, to]) => pauses.some(([a, b]) => a < to && b > from)).length;
     const stats = (xs, minus = 0) => (xs.length ? { samples: xs.length, p50: round(median(xs) - minus), p99: round(percentile(xs, 99) - minus), max: round(Math.max(...xs) - minus) } : null);
     return {
       lines: generated.lineCount,
@@ -350,6 +377,7 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
       diagnosticsMinusDebounce: stats(diagnostics, DEBOUNCE_MS),
       hoverAnalysed: stats(hovers),
       hoverRightAfterEdit: stats(immediate),
+      hoversOverTarget: { count: slow.length, duringOwnGc: slowDuringOwnGc },
       rssMb: round(client.memory().rssMb, 1),
     };
   } finally {
@@ -362,7 +390,7 @@ function logKeystroke(row, label) {
     `  ${String(row.lines).padStart(6)} lines${label}  ${row.edits} edits  (didOpen to first diagnostics ${ms(row.openToDiagnosticsMs)} ms, to every kernel body analysed ${ms(row.openToIdleMs)} ms)` +
       `\n    keystroke -> diagnostics  raw p50 ${ms(row.diagnosticsRaw.p50)} p99 ${ms(row.diagnosticsRaw.p99)} max ${ms(row.diagnosticsRaw.max)} ms` +
       ` | minus the ${DEBOUNCE_MS} ms debounce p50 ${ms(row.diagnosticsMinusDebounce.p50)} p99 ${ms(row.diagnosticsMinusDebounce.p99)} ms` +
-      `\n    hover on the analysed version p50 ${ms(row.hoverAnalysed.p50)} p99 ${ms(row.hoverAnalysed.p99)} ms (n=${row.hoverAnalysed.samples})` +
+      `\n    hover on the analysed version p50 ${ms(row.hoverAnalysed.p50)} p99 ${ms(row.hoverAnalysed.p99)} ms (n=${row.hoverAnalysed.samples}; ${row.hoversOverTarget.count} over ${HOVER_TARGET_MS} ms, ${row.hoversOverTarget.duringOwnGc} of them while this benchmark process was collecting its own garbage)` +
       (row.hoverRightAfterEdit ? ` | hover sent right after the edit p50 ${ms(row.hoverRightAfterEdit.p50)} p99 ${ms(row.hoverRightAfterEdit.p99)} ms (n=${row.hoverRightAfterEdit.samples})` : ''),
   );
 }
@@ -382,7 +410,7 @@ async function benchKeystroke() {
       const why = row.skippedBecause ?? `no diagnostics within ${openTimeoutMs / 1000} s of didOpen`;
       log(`  ${String(row.lines).padStart(6)} lines  not measured with the default settings: ${why}`);
       targets.push({ name: `keystroke -> diagnostics p99 at ${row.lines} lines (minus debounce)`, value: null, limit, unit: 'ms', pass: false, judgedOn: null, note: `NOT MEASURABLE: ${why}` });
-      targets.push({ name: `hover p99 at ${row.lines} lines`, value: null, limit: 10, unit: 'ms', pass: null, judgedOn: null, note: 'not measured (no analysed version in time)' });
+      targets.push({ name: `hover p99 at ${row.lines} lines`, value: null, limit: HOVER_TARGET_MS, unit: 'ms', pass: null, judgedOn: null, note: 'not measured (no analysed version in time)' });
       // What the rest of the server costs: the same run with divergence switched off (for information).
       const fallback = await keystrokeRun({ lines, settings: NO_DIVERGENCE, openTimeoutMs: 120000, budget: { ...BUDGET, keystrokeMs: BUDGET.keystrokeMs / 2, immediateEdits: 0 } });
       fallback.label = 'divergence.enabled: false (information, not judged)';
@@ -395,9 +423,9 @@ async function benchKeystroke() {
       judgedOn: `p99 of ${row.edits} edits: raw time minus the ${DEBOUNCE_MS} ms debounce, i.e. the time the server spends working`,
       note: `raw p99 ${ms(row.diagnosticsRaw.p99)} ms`,
     });
-    target(`hover p99 at ${row.lines} lines`, row.hoverAnalysed.p99, 10, 'ms', {
+    target(`hover p99 at ${row.lines} lines`, row.hoverAnalysed.p99, HOVER_TARGET_MS, 'ms', {
       judgedOn: `p99 of ${row.hoverAnalysed.samples} hovers on an analysed version`,
-      note: `sent right after an edit (pays the analysis) p99 ${ms(row.hoverRightAfterEdit?.p99)} ms`,
+      note: `sent right after an edit (pays the analysis) p99 ${ms(row.hoverRightAfterEdit?.p99)} ms; of the ${row.hoversOverTarget.count} over ${HOVER_TARGET_MS} ms, ${row.hoversOverTarget.duringOwnGc} overlapped a GC pause of the benchmark process itself`,
     });
   }
 }
