@@ -9,7 +9,7 @@ import { StatusBar } from './status-bar';
 import { registerChart } from './chart/chart-panel';
 import { registerArchitecturePicker } from './architecture-picker';
 import { registerNvccArgumentCommand } from './nvcc-argument-command';
-import { STATUS_NOTIFICATION, type ServerStatus } from '../../server/src/protocol';
+import { MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type MemoryUsage, type ServerStatus } from '../../server/src/protocol';
 
 export class ClientContext {
   readonly subscriptions: vscode.Disposable[] = [];
@@ -31,7 +31,8 @@ export class ClientContext {
     const serverModule = this.extension.asAbsolutePath('dist/server/server.js');
     // The Node options and environment the server bundle's shebang gives it (scripts/server-launch.mjs: memory settings).
     const nodeArgs = typeof SERVER_NODE_ARGS === 'undefined' ? [] : SERVER_NODE_ARGS;
-    const env = { ...process.env, ...(typeof SERVER_ENV === 'undefined' ? {} : SERVER_ENV) };
+    // Added to the extension host's environment (vscode-languageclient merges them).
+    const env = typeof SERVER_ENV === 'undefined' ? {} : SERVER_ENV;
     const serverOptions: ServerOptions = {
       run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: nodeArgs, env } },
       debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...nodeArgs, '--nolazy', '--inspect=6019'], env } },
@@ -57,6 +58,11 @@ export class ClientContext {
     registerChart(this);
     registerArchitecturePicker(this);
     registerNvccArgumentCommand(this);
+  }
+
+  /** The server process's memory (MEMORY_USAGE_REQUEST), or undefined when it is not running. */
+  async memoryUsage(): Promise<MemoryUsage | undefined> {
+    return this.client?.isRunning() ? this.client.sendRequest<MemoryUsage>(MEMORY_USAGE_REQUEST, null) : undefined;
   }
 
   /**

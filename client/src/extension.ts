@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { ClientContext } from './client-context';
+import type { MemoryUsage } from '../../server/src/protocol';
 
 let context: ClientContext | undefined;
 
@@ -21,6 +22,18 @@ export async function activate(extension: vscode.ExtensionContext): Promise<void
       await start();
     }),
     vscode.commands.registerCommand('cudaOccupancy.showOutput', () => output.show(true)),
+    // For bug reports (as rust-analyzer's Memory Usage): what the server process holds, in the log and a message.
+    vscode.commands.registerCommand('cudaOccupancy.memoryUsage', async () => {
+      const usage = await context?.memoryUsage();
+      if (!usage) {
+        void vscode.window.showWarningMessage('CUDA Occupancy Lens: the language server is not running.');
+        return undefined;
+      }
+      const summary = describeMemoryUsage(usage);
+      output.info(`memory usage: ${summary}`);
+      void vscode.window.showInformationMessage(`CUDA Occupancy Lens server: ${summary}`);
+      return usage;
+    }),
     { dispose: () => void context?.dispose() },
     // Trust granted: restart so that nvcc may use the workspace's settings and compile_commands.json.
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -41,4 +54,8 @@ export async function activate(extension: vscode.ExtensionContext): Promise<void
 export async function deactivate(): Promise<void> {
   await context?.dispose();
   context = undefined;
+}
+
+function describeMemoryUsage(usage: MemoryUsage): string {
+  return `RSS ${usage.rssMb} MB: JavaScript heap ${usage.heapTotalMb} MB reserved, ${usage.heapUsedMb} MB used (limit ${usage.heapLimitMb} MB); parser and buffers ${usage.externalMb} MB; ${usage.openDocuments} open document${usage.openDocuments === 1 ? '' : 's'}`;
 }

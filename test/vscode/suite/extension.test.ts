@@ -54,6 +54,14 @@ describe('CUDA Occupancy Lens in VS Code', () => {
     assert.match(text, /Figures: \d+ registers, .* \((annotation|ptxas), sm_80/);
   });
 
+  it('starts the server as its bundle says (the heap cap), and reports its memory for bug reports', async () => {
+    const usage = await vscode.commands.executeCommand<{ rssMb: number; heapLimitMb: number; openDocuments: number } | undefined>('cudaOccupancy.memoryUsage');
+    assert.ok(usage, 'the server answers');
+    // --max-old-space-size=1024 (scripts/server-launch.mjs) plus the young generation; without it, a quarter of the machine's memory.
+    assert.ok(usage.heapLimitMb >= 1024 && usage.heapLimitMb < 1200, JSON.stringify(usage));
+    assert.ok(usage.openDocuments >= 1 && usage.rssMb > 10, JSON.stringify(usage));
+  });
+
   it('marks the launch above __launch_bounds__ as an error', async () => {
     const diagnostics = await poll('diagnostics', () => {
       const d = vscode.languages.getDiagnostics(doc.uri).filter((x) => x.source === 'cuda-occupancy');
