@@ -284,11 +284,6 @@ function docUri(name) {
 }
 
 /**
- * didChange of one character (an incremental range edit: insert a space, then delete it), then the time
- * until publishDiagnostics for that version; after it, a hover on that (analysed) version. Then hovers
- * sent right after an edit. Null when the first diagnostics do not come within `openTimeoutMs`.
- */
-/**
  * This process's garbage-collection pauses, [start, end] in performance.now() time, from now until
  * stop(): a hover timed across one of them waited for the benchmark, not for the server.
  */
@@ -307,6 +302,11 @@ function gcPausesOfThisProcess() {
   };
 }
 
+/**
+ * didChange of one character (an incremental range edit: insert a space, then delete it), then the time
+ * until publishDiagnostics for that version; after it, a hover on that (analysed) version. Then hovers
+ * sent right after an edit. Null when the first diagnostics do not come within `openTimeoutMs`.
+ */
 async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTINGS, nodeArgs = [], openTimeoutMs, budget }) {
   const generated = source(lines);
   writeSource(join('docs', `keystroke-${lines}.cu`), generated);
