@@ -108,29 +108,12 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const previous = cache.layout;
   const { chunks, previousIndex } = layoutChunks(source, previous);
   const parts = chunks.map((chunk, k) => {
-    const text = source.text.slice(chunk.start, chunk.end);
-    const masked = source.masked.slice(chunk.start, chunk.end);
     // A chunk the edit did not touch has the previous version's text: its entry, without looking it up by text.
-    const kept = previousIndex[k] >= 0 ? previous!.entries[previousIndex[k]] : undefined;
-    let entry = kept ?? cache.lookup(text, masked);
+    let entry = previousIndex[k] >= 0 ? previous!.entries[previousIndex[k]] : undefined;
     if (!entry) {
-      // The chunk's own copy of its text, read from then on: what the passes cut from it keeps only
-      // the chunk alive, which its entry does anyway (a slice of the document would keep the whole
-      // text of this version, for as long as the chunk stays unchanged).
-      const own = { text: ownCopy(text), masked: ownCopy(masked) };
-      const piece = chunkSource(source, chunk, own.text, own.masked);
-      const context = fileContextParts(piece);
-      entry = {
-        key: own.text,
-        masked: own.masked,
-        constants: collectConstants(piece),
-        line: chunk.line,
-        context,
-        devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
-        functionNames: definedFunctionNames(own.masked),
-        results: null,
-        environment: null,
-      };
+      const text = source.text.slice(chunk.start, chunk.end);
+      const masked = source.masked.slice(chunk.start, chunk.end);
+      entry = cache.lookup(text, masked) ?? newEntry(source, chunk, text, masked);
     }
     cache.store(entry);
     return { chunk, entry };
@@ -224,6 +207,28 @@ function definedFunctionNames(masked: string): string[] {
     if (stop.exec(masked)?.[0] === '{') names.add(m[1]);
   }
   return [...names];
+}
+
+/**
+ * A chunk read for the first time. The passes read the chunk's own copy of its text: what they cut
+ * from it keeps only the chunk alive, which its entry does anyway (a slice of the document would
+ * keep the whole text of this version, for as long as the chunk stays unchanged).
+ */
+function newEntry(source: SourceText, chunk: Chunk, text: string, masked: string): ChunkEntry {
+  const own = { text: ownCopy(text), masked: ownCopy(masked) };
+  const piece = chunkSource(source, chunk, own.text, own.masked);
+  const context = fileContextParts(piece);
+  return {
+    key: own.text,
+    masked: own.masked,
+    constants: collectConstants(piece),
+    line: chunk.line,
+    context,
+    devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
+    functionNames: definedFunctionNames(own.masked),
+    results: null,
+    environment: null,
+  };
 }
 
 /** One chunk as a piece of the document: its positions are the document's. */
