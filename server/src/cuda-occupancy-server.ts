@@ -43,6 +43,7 @@ import { contentHash } from './nvcc/compile-ptx';
 import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from './protocol';
 import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from './nvcc/compile-scheduler';
+import { IdleCollector } from './idle-collector';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
@@ -74,6 +75,7 @@ export class CudaOccupancyServer {
   private readonly ptx = new Map<string, DocumentPtx>();
   private ptxGeneration = 0;
   private readonly index = new WorkspaceIndex();
+  private readonly collector = new IdleCollector();
   private readonly compile: CompileService;
   private readonly documents: DocumentStore;
   private logNote: string | null = null;
@@ -144,6 +146,8 @@ export class CudaOccupancyServer {
       const uri = p.textDocument.uri;
       this.documents.change(uri, p.textDocument.version, p.contentChanges);
       this.scheduleDiagnostics(uri);
+      // The debounce is an idle window (see idle-collector.ts).
+      this.collector.idle();
     });
     // The workspace index (what other files see of this one) follows saves, not keystrokes.
     c.onDidSaveTextDocument((p) => {
@@ -170,10 +174,11 @@ export class CudaOccupancyServer {
     c.onCodeLens((p) => this.onCodeLens(p));
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
-    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length));
+    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector.collections : null));
     c.onShutdown(() => {
       clearTimeout(this.completionTimer);
       this.completing.length = 0;
+      this.collector.dispose();
       this.compile.dispose();
       this.documents.dispose();
     });
@@ -420,7 +425,10 @@ export class CudaOccupancyServer {
       }
     }
     if (this.completing.length > 0) this.completionTimer = setTimeout(() => this.completionStep(), 0);
-    else if (!more) this.sendStatus();
+    else if (!more) {
+      this.sendStatus();
+      this.collector.idle();
+    }
   }
 
   private scheduleDiagnostics(uri: string): void {

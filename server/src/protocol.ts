@@ -53,4 +53,6 @@ export interface MemoryUsage {
   heapLimitMb: number;
   externalMb: number;
   openDocuments: number;
+  /** Full collections the server ran in idle windows (see idle-collector.ts); null when Node does not expose gc. */
+  idleCollections: number | null;
 }
