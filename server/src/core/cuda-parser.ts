@@ -47,6 +47,7 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
   }
   const parser = new Parser();
   parser.setLanguage(await language);
+  keepShapesAlive(parser);
   return {
     parse(text, oldTree) {
       const input = treeLines(text);
@@ -69,6 +70,24 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
       parser.delete();
     },
   };
+}
+
+/**
+ * A syntax tree's nodes, a cursor and a point, kept for as long as the process runs. V8 forgets the
+ * hidden class (map) of a kind of object when a full garbage collection finds none of them alive,
+ * and then throws away the code it optimized against that class. Between two keystrokes no syntax
+ * node is alive, so each full collection used to discard the optimized tree walks (web-tree-sitter's
+ * accessors and every pass over the tree), compiled again over the next few keystrokes.
+ */
+let shapes: unknown[] | null = null;
+
+function keepShapesAlive(parser: Parser): void {
+  if (shapes) return;
+  const tree = parser.parse('int x;');
+  if (!tree) return;
+  const root = tree.rootNode;
+  const cursor = tree.walk();
+  shapes = [tree, root, root.firstChild, root.startPosition, root.endPosition, cursor, cursor.currentNode];
 }
 
 /**
