@@ -40,11 +40,11 @@ describe('IdleCollector', () => {
     assert.equal(heap.collections, 0);
   });
 
-  it('collects once the old generation grew by a quarter, after what is already queued', () => {
+  it('collects once the old generation grew by a quarter, a little later', () => {
     const { heap, collector, run, deferred } = pretendHeap(40);
     heap.old = 51 * MB;
     collector.idle();
-    assert.equal(heap.collections, 0, 'not at once: the messages already read come first');
+    assert.equal(heap.collections, 0, 'not at once: the requests that follow an edit come first');
     assert.equal(deferred.length, 1);
     run();
     assert.equal(heap.collections, 1);
