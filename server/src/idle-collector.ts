@@ -69,10 +69,15 @@ export class IdleCollector {
     const used = this.oldGenerationBytes();
     this.baseline = Math.min(this.baseline, used);
     if (used - this.baseline < Math.max(this.minGrowthBytes, this.growthRatio * this.baseline)) return;
+    const collect = this.collect;
     this.scheduled = this.defer(() => {
       this.scheduled = null;
-      this.collect!();
-      this.collections++;
+      try {
+        collect();
+        this.collections++;
+      } catch {
+        // Left to V8: a collection that failed must not take the server down.
+      }
       this.baseline = this.oldGenerationBytes();
     });
   }
@@ -96,5 +101,6 @@ function oldGenerationBytes(): number {
 
 function deferBriefly(run: () => void): { cancel(): void } {
   const handle = setTimeout(run, IDLE_DELAY_MS);
+  handle.unref(); // never what keeps the process alive
   return { cancel: () => clearTimeout(handle) };
 }

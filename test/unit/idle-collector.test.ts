@@ -101,6 +101,25 @@ describe('IdleCollector', () => {
     assert.equal(heap.collections, 1);
   });
 
+  it('survives a collection that throws, and goes on counting from what is in use', () => {
+    const heap = { old: 40 * MB };
+    const deferred: Array<() => void> = [];
+    const collector = new IdleCollector({
+      collect: () => {
+        throw new Error('no');
+      },
+      oldGenerationBytes: () => heap.old,
+      defer: (run) => (deferred.push(run), { cancel: () => undefined }),
+    });
+    heap.old = 60 * MB;
+    collector.idle();
+    assert.doesNotThrow(() => deferred.splice(0).forEach((run) => run()));
+    assert.equal(collector.collections, 0);
+    heap.old = 70 * MB; // +10 MB on 60: under a quarter
+    collector.idle();
+    assert.equal(deferred.length, 0);
+  });
+
   it('does nothing when Node does not expose gc, and drops a scheduled collection on dispose', () => {
     const off = pretendHeap(40, { exposed: false });
     off.heap.old = 80 * MB;
