@@ -174,6 +174,9 @@ export class DocumentStore {
   private analyze(uri: string, entry: Entry, treePassBudgetMs: number): DocumentFacts {
     const text = entry.document.getText();
     const old = entry.tree;
+    // A parse from scratch makes a tree that pushes out the least recently analysed one: pushed out
+    // first, the parser's WebAssembly memory (which never shrinks) peaks one tree lower.
+    if (!old) this.keepTrees(TREES_KEPT - 1);
     entry.tree = this.parse(text, old);
     if (old && old !== entry.tree) old.delete();
     const analysis = analyzeResumable({
@@ -195,8 +198,13 @@ export class DocumentStore {
   private keepTree(uri: string): void {
     this.withTrees.delete(uri);
     if (this.entries.get(uri)?.tree) this.withTrees.add(uri);
+    this.keepTrees(TREES_KEPT);
+  }
+
+  /** Gives back the trees of the least recently analysed documents beyond the most recent `count`. */
+  private keepTrees(count: number): void {
     for (const oldest of this.withTrees) {
-      if (this.withTrees.size <= TREES_KEPT) break;
+      if (this.withTrees.size <= count) break;
       const entry = this.entries.get(oldest);
       entry?.tree?.delete();
       if (entry) {

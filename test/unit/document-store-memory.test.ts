@@ -7,6 +7,7 @@ import * as assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { DocumentStore } from '../../server/src/document-store';
+import type { CudaParser, Tree } from '../../server/src/core/cuda-parser';
 import { getCudaParser } from '../support/grammar';
 
 setFlagsFromString('--expose-gc');
@@ -51,5 +52,38 @@ describe('DocumentStore memory', function () {
     const grownMb = liveHeapMb() - before;
     assert.ok(grownMb < 8, `the live heap grew by ${grownMb.toFixed(1)} MB over ${KERNELS} edits (one 1 MB version kept per edit would be ~${KERNELS} MB)`);
     store.dispose();
+  });
+
+  it('holds at most two syntax trees, even while it parses a newly opened document', async () => {
+    // The parser's WebAssembly memory never shrinks: its peak is the most trees alive at once. (An
+    // incremental parse shares what it did not change with the tree it starts from: not counted.)
+    const parser = await getCudaParser();
+    let alive = 0;
+    let peak = 0;
+    const counting: CudaParser = {
+      parse(text, old) {
+        if (!old) peak = Math.max(peak, alive + 1);
+        const tree = parser.parse(text, old);
+        alive++;
+        const remove = tree.delete.bind(tree);
+        (tree as Tree & { delete(): void }).delete = () => {
+          alive--;
+          remove();
+        };
+        return tree;
+      },
+      dispose() {},
+    };
+    const store = new DocumentStore({ parser: counting });
+    for (let k = 0; k < 5; k++) {
+      const uri = `file:///open-${k}.cu`;
+      store.open(uri, 'cuda-cpp', 1, kernel(k));
+      store.facts(uri);
+    }
+    store.change('file:///open-4.cu', 2, [{ range: { start: { line: 2, character: 2 }, end: { line: 2, character: 2 } }, text: ' ' }]);
+    store.facts('file:///open-4.cu');
+    assert.equal(peak, 2, 'a third tree while the next document is parsed');
+    store.dispose();
+    assert.equal(alive, 0);
   });
 });
