@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from './server-launch.mjs';
+import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from './server-launch.cjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const watch = process.argv.includes('--watch');

@@ -29,7 +29,7 @@ export class ClientContext {
 
   async start(): Promise<void> {
     const serverModule = this.extension.asAbsolutePath('dist/server/server.js');
-    // The Node options and environment the server bundle's shebang gives it (scripts/server-launch.mjs: memory and garbage-collection settings).
+    // The Node options and environment the server bundle's shebang gives it (scripts/server-launch.cjs: memory and garbage-collection settings).
     const nodeArgs = typeof SERVER_NODE_ARGS === 'undefined' ? [] : SERVER_NODE_ARGS;
     // Added to the extension host's environment (vscode-languageclient merges them).
     const env = typeof SERVER_ENV === 'undefined' ? {} : SERVER_ENV;

@@ -6,7 +6,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire, SourceMap } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from '../server-launch.mjs';
+import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from '../server-launch.cjs';
 
 // What the server computes per document version, and the ptxas path. Kept in step with
 // server/src/cuda-occupancy-server.ts (report) and document-store.ts (facts): see perVersion in bench.mjs.

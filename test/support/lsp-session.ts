@@ -29,16 +29,14 @@ export interface SessionOptions {
   initializationOptions?: unknown;
 }
 
-/**
- * The environment and Node options in a bundle's shebang (`#!/usr/bin/env -S NAME=value node --option`,
- * see scripts/server-launch.mjs): the server runs with them as it ships.
- */
+/** scripts/server-launch.cjs: how the server process is started, read back from a bundle's shebang. */
+const { launchFromShebang } = require(path.join(REPO_ROOT, 'scripts', 'server-launch.cjs')) as {
+  launchFromShebang(firstLine: string): { env: Record<string, string>; args: string[] };
+};
+
+/** The environment and Node options in a bundle's shebang: the server runs with them as it ships. */
 export function launchOf(bundlePath: string): { env: Record<string, string>; args: string[] } {
-  const firstLine = readFileSync(bundlePath, 'utf8').split('\n', 1)[0];
-  const match = /^#!\/usr\/bin\/env(?: -S)?((?: \w+=\S*)*) node((?: \S+)*)\s*$/.exec(firstLine);
-  if (!match) throw new Error(`${bundlePath}: not a node shebang: ${JSON.stringify(firstLine)}`);
-  const env = Object.fromEntries(match[1].split(' ').filter(Boolean).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
-  return { env, args: match[2].split(' ').filter(Boolean) };
+  return launchFromShebang(readFileSync(bundlePath, 'utf8').split('\n', 1)[0]);
 }
 
 export class LspSession {

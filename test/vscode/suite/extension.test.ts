@@ -57,7 +57,7 @@ describe('CUDA Occupancy Lens in VS Code', () => {
   it('starts the server as its bundle says (the heap cap, gc exposed), and reports its memory for bug reports', async () => {
     const usage = await vscode.commands.executeCommand<{ rssMb: number; heapLimitMb: number; openDocuments: number; idleCollections: number | null } | undefined>('cudaOccupancy.memoryUsage');
     assert.ok(usage, 'the server answers');
-    // --max-old-space-size=1024 plus --max-semi-space-size=8 (scripts/server-launch.mjs): 1048 MB; without them, a quarter of the machine's memory.
+    // --max-old-space-size=1024 plus --max-semi-space-size=8 (scripts/server-launch.cjs): 1048 MB; without them, a quarter of the machine's memory.
     assert.ok(usage.heapLimitMb >= 1024 && usage.heapLimitMb < 1060, JSON.stringify(usage));
     // --expose-gc: the server collects garbage in idle windows (server/src/idle-collector.ts).
     assert.equal(typeof usage.idleCollections, 'number', JSON.stringify(usage));
