@@ -7,18 +7,20 @@ import { IdleCollector } from '../../server/src/idle-collector';
 
 const MB = 1 << 20;
 
-/** A collector over a pretend heap: `heap.old` is what the old generation holds, `run()` runs what was deferred. */
-function pretendHeap(initialMb: number, options: { exposed?: boolean } = {}) {
+/**
+ * A collector over a pretend heap: `heap.old` is what the old generation holds, `run()` runs what was
+ * deferred. `collection: 'none'` is Node without gc exposed; `'throws'`, a collection that fails.
+ */
+function pretendHeap(initialMb: number, { collection = 'collects' }: { collection?: 'collects' | 'none' | 'throws' } = {}) {
   const heap = { old: initialMb * MB, collections: 0, afterCollectionMb: initialMb };
   const deferred: Array<() => void> = [];
+  const collect = () => {
+    if (collection === 'throws') throw new Error('no');
+    heap.collections++;
+    heap.old = heap.afterCollectionMb * MB;
+  };
   const collector = new IdleCollector({
-    collect:
-      options.exposed === false
-        ? null
-        : () => {
-            heap.collections++;
-            heap.old = heap.afterCollectionMb * MB;
-          },
+    collect: collection === 'none' ? null : collect,
     oldGenerationBytes: () => heap.old,
     defer: (run) => {
       deferred.push(run);
@@ -102,18 +104,10 @@ describe('IdleCollector', () => {
   });
 
   it('survives a collection that throws, and goes on counting from what is in use', () => {
-    const heap = { old: 40 * MB };
-    const deferred: Array<() => void> = [];
-    const collector = new IdleCollector({
-      collect: () => {
-        throw new Error('no');
-      },
-      oldGenerationBytes: () => heap.old,
-      defer: (run) => (deferred.push(run), { cancel: () => undefined }),
-    });
+    const { heap, collector, run, deferred } = pretendHeap(40, { collection: 'throws' });
     heap.old = 60 * MB;
     collector.idle();
-    assert.doesNotThrow(() => deferred.splice(0).forEach((run) => run()));
+    assert.doesNotThrow(run);
     assert.equal(collector.collections, 0);
     heap.old = 70 * MB; // +10 MB on 60: under a quarter
     collector.idle();
@@ -121,7 +115,7 @@ describe('IdleCollector', () => {
   });
 
   it('does nothing when Node does not expose gc, and drops a scheduled collection on dispose', () => {
-    const off = pretendHeap(40, { exposed: false });
+    const off = pretendHeap(40, { collection: 'none' });
     off.heap.old = 80 * MB;
     off.collector.idle();
     assert.equal(off.collector.enabled, false);
