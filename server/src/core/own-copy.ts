@@ -36,3 +36,14 @@ export function detach<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * A fresh copy of JSON-like data (records, arrays, strings, finite numbers, booleans, null), for
+ * a cache that outlives the results it copies: it shares no object and no string with `value`, so
+ * the text its strings were cut from, and entries other caches key by its objects (WeakMaps), can
+ * die with their owner. A JSON round trip: V8 builds the copy's objects with shared shapes and
+ * in-object fields, about two thirds of the size of a copy made field by field.
+ */
+export function plainCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
