@@ -57,5 +57,5 @@ export async function deactivate(): Promise<void> {
 }
 
 function describeMemoryUsage(usage: MemoryUsage): string {
-  return `RSS ${usage.rssMb} MB: JavaScript heap ${usage.heapTotalMb} MB reserved, ${usage.heapUsedMb} MB used (limit ${usage.heapLimitMb} MB); parser and buffers ${usage.externalMb} MB; ${usage.openDocuments} open document${usage.openDocuments === 1 ? '' : 's'}; ${usage.idleCollections === null ? 'no idle-time collections (gc not exposed)' : `${usage.idleCollections} idle-time collection${usage.idleCollections === 1 ? '' : 's'}`}`;
+  return `RSS ${usage.rssMb} MB: JavaScript heap ${usage.heapTotalMb} MB reserved, ${usage.heapUsedMb} MB used (limit ${usage.heapLimitMb} MB); parser and buffers ${usage.externalMb} MB; ${usage.openDocuments} open document${usage.openDocuments === 1 ? '' : 's'}; ${usage.idleCollections === null ? 'no idle-time collections (gc not exposed)' : `${usage.idleCollections} idle-time collection${usage.idleCollections === 1 ? '' : 's'} (${usage.idleCompactions ?? 0} compacting)`}`;
 }

@@ -174,7 +174,7 @@ export class CudaOccupancyServer {
     c.onCodeLens((p) => this.onCodeLens(p));
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
-    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector.collections : null));
+    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector : null));
     c.onShutdown(() => {
       clearTimeout(this.completionTimer);
       this.completing.length = 0;
@@ -427,7 +427,7 @@ export class CudaOccupancyServer {
     if (this.completing.length > 0) this.completionTimer = setTimeout(() => this.completionStep(), 0);
     else if (!more) {
       this.sendStatus();
-      this.collector.idle();
+      this.collector.settled();
     }
   }
 

@@ -55,4 +55,6 @@ export interface MemoryUsage {
   openDocuments: number;
   /** Full collections the server ran in idle windows (see idle-collector.ts); null when Node does not expose gc. */
   idleCollections: number | null;
+  /** Of those, the ones that compacted the old generation once the server settled; null when Node does not expose gc. */
+  idleCompactions: number | null;
 }

@@ -59,6 +59,7 @@ void run(float* m) {
   it('can collect garbage in idle windows (its shebang exposes gc), so that V8 seldom pauses a request for its own collections', async () => {
     const usage = await session.request<MemoryUsage>(MEMORY_USAGE_REQUEST, null);
     assert.equal(typeof usage.idleCollections, 'number', JSON.stringify(usage));
+    assert.equal(typeof usage.idleCompactions, 'number', JSON.stringify(usage));
   });
 });
 
