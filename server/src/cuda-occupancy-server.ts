@@ -91,7 +91,10 @@ export class CudaOccupancyServer {
     this.documents = new DocumentStore({
       parser,
       treePassBudgetMs: FIRST_PASS_BUDGET_MS,
-      onForget: (uri) => this.reports.delete(uri),
+      onForget: (uri) => {
+        this.reports.delete(uri);
+        this.index.keepCopies(indexKey(uri));
+      },
       log: (m) => connection.console.warn(m),
       analyzeOptions: (uri) => {
         const key = indexKey(uri);

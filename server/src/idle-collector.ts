@@ -60,7 +60,7 @@ export class IdleCollector {
   private readonly minGrowthBytes: number;
   /** The least the old generation held since the last collection (V8's own collections lower it too). */
   private baseline: number;
-  private scheduled: { cancel(): void; compact: boolean } | null = null;
+  private scheduled: { cancel(): void; settled: boolean } | null = null;
   /** Collections run so far, compacting ones included (reported by the memoryUsage request). */
   collections = 0;
   /** Compacting collections run so far. */
@@ -87,12 +87,12 @@ export class IdleCollector {
   }
 
   /**
-   * The server settled (a background analysis finished): collect as in idle(), and compact the old
-   * generation when its pages hold a quarter of what is in use (and 16 MB) free.
+   * The server settled (a background analysis finished): a little later, collect as in idle(), then
+   * compact the old generation if its pages hold a quarter of what is in use (and 16 MB) free. Both
+   * are decided when the time comes: a collection V8 finishes meanwhile changes what is free.
    */
   settled(): void {
-    const compact = this.collect !== null && this.oldGenerationFreeBytes() >= Math.max(MIN_FREE_BYTES, FREE_RATIO * this.oldGenerationBytes());
-    if (compact || this.grew()) this.schedule(compact);
+    this.schedule(true);
   }
 
   /** The old generation grew enough since the last collection (measured from the least it held since). */
@@ -103,26 +103,35 @@ export class IdleCollector {
     return used - this.baseline >= Math.max(this.minGrowthBytes, this.growthRatio * this.baseline);
   }
 
-  /** One collection at a time: a compacting one asked for while a plain one waits takes its place. */
-  private schedule(compact: boolean): void {
+  private fragmented(): boolean {
+    return this.oldGenerationFreeBytes() >= Math.max(MIN_FREE_BYTES, FREE_RATIO * this.oldGenerationBytes());
+  }
+
+  /** One task at a time: a settled server's, asked for while an edit's waits, takes its place. */
+  private schedule(settled: boolean): void {
     const collect = this.collect;
     if (!collect) return;
     if (this.scheduled) {
-      if (this.scheduled.compact || !compact) return;
+      if (this.scheduled.settled || !settled) return;
       this.scheduled.cancel();
     }
     const handle = this.defer(() => {
       this.scheduled = null;
-      try {
-        collect(compact);
-        this.collections++;
-        if (compact) this.compactions++;
-      } catch {
-        // Left to V8: a collection that failed must not take the server down.
-      }
-      this.baseline = this.oldGenerationBytes();
+      if (!settled || this.grew()) this.run(collect, false);
+      if (settled && this.fragmented()) this.run(collect, true);
     });
-    this.scheduled = { cancel: () => handle.cancel(), compact };
+    this.scheduled = { cancel: () => handle.cancel(), settled };
+  }
+
+  private run(collect: (compact: boolean) => void, compact: boolean): void {
+    try {
+      collect(compact);
+      this.collections++;
+      if (compact) this.compactions++;
+    } catch {
+      // Left to V8: a collection that failed must not take the server down.
+    }
+    this.baseline = this.oldGenerationBytes();
   }
 
   dispose(): void {

@@ -18,14 +18,13 @@ const MB = 1 << 20;
 function pretendHeap(initialMb: number, { collection = 'collects' }: { collection?: 'collects' | 'none' | 'throws' } = {}) {
   const heap = { old: initialMb * MB, free: 0, collections: 0, compactions: 0, afterCollectionMb: initialMb };
   const deferred: Array<() => void> = [];
+  // What a collection frees stays in the old generation's pages, free, unless it compacts.
   const collect = (compact: boolean) => {
     if (collection === 'throws') throw new Error('no');
     heap.collections++;
+    heap.free = compact ? 0 : heap.free + heap.old - heap.afterCollectionMb * MB;
     heap.old = heap.afterCollectionMb * MB;
-    if (compact) {
-      heap.compactions++;
-      heap.free = 0;
-    }
+    if (compact) heap.compactions++;
   };
   const collector = new IdleCollector({
     collect: collection === 'none' ? null : collect,
@@ -153,6 +152,15 @@ describe('IdleCollector', () => {
     assert.equal(heap.collections, 1, 'compacted: nothing free left');
   });
 
+  it('decides when the time comes: a collection that leaves much free is followed by a compacting one', () => {
+    const { heap, collector, run } = pretendHeap(40);
+    heap.old = 50 * MB; // +10 MB: under a quarter, and little free
+    collector.settled();
+    heap.old = 70 * MB; // the heap grew meanwhile: its collection frees 30 MB
+    run();
+    assert.deepEqual([heap.collections, heap.compactions, heap.free], [2, 1, 0]);
+  });
+
   it('never compacts in an edit\'s debounce, however much is free', () => {
     const { heap, collector, run } = pretendHeap(40);
     heap.old = 60 * MB;
@@ -162,16 +170,16 @@ describe('IdleCollector', () => {
     assert.deepEqual([heap.collections, heap.compactions], [1, 0]);
   });
 
-  it('collects without compacting once settled when the heap grew but little is free', () => {
+  it('collects without compacting once settled when the heap grew but its collection leaves little free', () => {
     const { heap, collector, run } = pretendHeap(40);
-    heap.old = 60 * MB;
-    heap.free = 4 * MB;
+    heap.old = 52 * MB;
+    heap.afterCollectionMb = 44; // frees 8 MB
     collector.settled();
     run();
     assert.deepEqual([heap.collections, heap.compactions], [1, 0]);
   });
 
-  it('turns a waiting plain collection into a compacting one, never the other way', () => {
+  it("lets a settled server's task take the place of an edit's waiting one, never the other way", () => {
     const { heap, collector, run, deferred } = pretendHeap(40);
     heap.old = 60 * MB;
     collector.idle();
@@ -180,7 +188,7 @@ describe('IdleCollector', () => {
     collector.idle();
     assert.equal(deferred.length, 1);
     run();
-    assert.deepEqual([heap.collections, heap.compactions], [1, 1]);
+    assert.deepEqual([heap.collections, heap.compactions], [2, 1]);
   });
 
   it("compacts V8's old generation for real (node --expose-gc)", () => {

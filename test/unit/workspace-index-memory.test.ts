@@ -24,10 +24,10 @@ const unit = (i: number) =>
 describe('WorkspaceIndex memory', function () {
   this.timeout(60000);
 
-  it('keeps copies, not the objects of the analysis it indexed', async () => {
+  it('keeps copies, not the objects of the analysis it indexed, once that analysis is dropped', async () => {
     const parser = await getCudaParser();
-    // As the server does: the document's facts (kernel bodies included) go into the index, then the
-    // document is closed (or its analysis forgotten, out of use).
+    // As the server does: the document's facts (kernel bodies included) go into the index; then its
+    // analysis is dropped (forgotten out of use), and the index told so.
     const index = new WorkspaceIndex();
     const analyse = () => {
       const text = Array.from({ length: KERNELS }, (_, i) => unit(i)).join('');
@@ -37,7 +37,9 @@ describe('WorkspaceIndex memory', function () {
       const facts = store.facts(uri)!;
       while (store.complete(uri, 1000));
       index.updateFromAnalysis('/ws/big.cu', store.facts(uri)!);
+      assert.equal(index.get('/ws/big.cu')!.kernels[0], facts.kernels[0], 'while the analysis is in use, its own objects (nothing copied per keystroke)');
       store.close(uri);
+      index.keepCopies('/ws/big.cu');
       return { kernel: new WeakRef(facts.kernels[0]), firstKernel: JSON.stringify(facts.kernels[0]) };
     };
     const { kernel, firstKernel } = analyse();
@@ -50,5 +52,7 @@ describe('WorkspaceIndex memory', function () {
     assert.equal(indexed.kernels.length, KERNELS);
     assert.equal(JSON.stringify(indexed.kernels[0]), firstKernel, 'the index has an equal copy');
     assert.equal(index.constantView('/ws/other.cu').describe('kBlock3'), `kBlock3 = 128 (const, big.cu:${1 + 208 * 3})`);
+    assert.equal(index.constantView('/ws/other.cu').lookup('kBlock3'), 128);
+    assert.equal(index.findKernel('/ws/other.cu', 'scale_kernel_7').kernel?.launchBounds?.maxThreadsPerBlock, 128);
   });
 });

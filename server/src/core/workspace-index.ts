@@ -89,6 +89,8 @@ export class WorkspaceIndex {
   /** Updates and removals per path (see changesOutside). */
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
+  /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
+  private readonly borrowed = new Set<string>();
 
   constructor(options: WorkspaceIndexOptions = {}) {
     this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
@@ -99,32 +101,43 @@ export class WorkspaceIndex {
     const source = makeSourceText(text);
     const constants = collectConstants(source);
     const lookup = makeLookup([constants]);
-    return this.set(path, { source, constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) });
-  }
-
-  /** Index an open document from its analysis (analyzeDocument's facts), without reading its text again. */
-  updateFromAnalysis(path: string, analysed: AnalysedFile): FileFacts {
-    return this.set(path, analysed);
+    // Read for the index alone: its strings are cut from the whole text, which copies let go.
+    return this.set(path, keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), source);
   }
 
   /**
-   * The index keeps copies of what it is given (see indexCopy): an open document's analysis is
-   * dropped when it is no longer in use, and the index must not keep it, nor the text it was read from.
+   * Index an open document from its analysis (analyzeDocument's facts), without reading its text
+   * again. The entry holds the analysis's own objects, no copies (a keystroke pays nothing for
+   * them), until `keepCopies` is called for it: call that when the analysis is dropped.
    */
-  private set(path: string, { source, constants, kernels, smemOptIns }: AnalysedFile): FileFacts {
+  updateFromAnalysis(path: string, analysed: AnalysedFile): FileFacts {
+    const facts = this.set(path, analysed, analysed.source);
+    this.borrowed.add(facts.path);
+    return facts;
+  }
+
+  /**
+   * The analysis `path` was indexed from is dropped (out of use, or closed): the entry keeps copies
+   * of its kernels, constants and opt-ins instead. The analysis's objects are keys of other caches'
+   * WeakMaps (per-kernel keys, launch targets), which the index would otherwise keep alive for every
+   * indexed file, with the chunk texts their strings were cut from: about 2.5 MB per 10k-line file.
+   * What other files see does not change.
+   */
+  keepCopies(path: string): void {
+    const key = normalizePath(path);
+    const facts = this.files.get(key);
+    if (!facts || !this.borrowed.delete(key)) return;
+    Object.assign(facts, keptCopy(facts));
+    this.uniqueConstants = null; // it holds the definitions
+  }
+
+  private set(path: string, { constants, kernels, smemOptIns }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
     const key = normalizePath(path);
     const origin = baseName(key);
-    const own = new Map([...constants.constants].map(([name, def]) => [name, indexCopy(def, origin)]));
-    const table: ConstantTable = { constants: own, dim3s: copyMap(constants.dim3s), ...(constants.shadowed ? { shadowed: copyMap(constants.shadowed) } : {}) };
-    const facts: FileFacts = {
-      path: key,
-      generation: ++this.generation,
-      kernels: kernels.map((k) => indexCopy(k)),
-      constants: table,
-      includes: findIncludes(source),
-      smemOptIns: smemOptIns.map((o) => indexCopy(o)),
-    };
+    const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns };
     this.files.set(key, facts);
+    this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
     this.uniqueConstants = null;
     return facts;
@@ -132,6 +145,7 @@ export class WorkspaceIndex {
 
   remove(path: string): void {
     const key = normalizePath(path);
+    this.borrowed.delete(key);
     if (!this.files.delete(key)) return;
     this.uniqueConstants = null;
     this.generation++;
@@ -329,22 +343,14 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
   return out;
 }
 
-/** The index's copy of each kernel, opt-in and constant it was given, while the original lives (`origin` set on constants). */
-const indexCopies = new WeakMap<object, { origin: string | undefined; copy: object }>();
-
 /**
- * `value` as the index keeps it: a plain copy (see plainCopy), made once per object. The
- * analysis's objects are keys of other caches' WeakMaps (per-kernel keys, launch targets): held by
- * the index they would keep those entries, and the chunk texts their strings were cut from, alive
- * for every indexed file, about 2.5 MB per 10k-line file.
+ * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
+ * objects and the text they were read from.
  */
-function indexCopy<T extends object>(value: T, origin?: string): T {
-  const kept = indexCopies.get(value);
-  if (kept && kept.origin === origin) return kept.copy as T;
-  const copy = plainCopy(value);
-  if (origin !== undefined) (copy as { origin?: string }).origin = origin;
-  indexCopies.set(value, { origin, copy });
-  return copy;
+function keptCopy<T extends Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>>({ kernels, constants, smemOptIns }: T): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
+  const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
+  if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
+  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
 }
 
 function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {
