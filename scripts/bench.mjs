@@ -153,7 +153,7 @@ function makeOpenDocument(core, parser) {
 async function benchAnalysis(bundle) {
   const core = bundle.module;
   log('\n## Analysis cost (in process: the core bundled from server/src, doing what the server does for a newly opened document)');
-  log(`   first pass = DocumentStore.facts (parse, text passes, one kernel body + ${core.FIRST_PASS_BUDGET_MS} ms) + WorkspaceIndex.updateFromAnalysis + report: what a first hover waits for`);
+  log(`   first pass = DocumentStore.facts (parse, text passes, kernel bodies for ${core.FIRST_PASS_BUDGET_MS} ms) + WorkspaceIndex.updateFromAnalysis + report: what a first hover waits for`);
   log(`   complete   = first pass + the background slices (${core.BACKGROUND_SLICE_MS} ms each) until every kernel body is read + diagnostics: when diagnostics are published`);
   const parser = await core.createCudaParser(core.readGrammarBytes(join(root, 'dist', 'wasm')));
   const openDocument = makeOpenDocument(core, parser);

@@ -50,7 +50,7 @@ const ANALYSES_KEPT = 4;
 /**
  * What a version's first analysis spends on kernel bodies it has not seen before (the server's
  * setting): none beyond the one kernel each pass always takes, which is the kernel a keystroke
- * changed; a new file's other kernels follow in background slices.
+ * changed; a newly opened file's kernels all follow in background slices.
  */
 export const FIRST_PASS_BUDGET_MS = 0;
 /** One background slice of kernel-body analysis (see DocumentStore.complete). */

@@ -107,7 +107,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     keptTargets.set(launch, { environment, key, candidates, target });
     return target;
   });
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devicePlaces, devices: deviceFunctions, devicesKey, keys: new Map() } };
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devicePlaces, devices: deviceFunctions, devicesKey, keys: new Map(), calls: 0 } };
   const facts: DocumentFacts = {
     uri,
     version,
@@ -152,6 +152,8 @@ interface TreePassMemo {
   devicePlaces: string;
   keys: Map<Kernel, KernelKeys | null>;
   divergence?: DivergenceContext;
+  /** Calls so far on this version (see treePasses). */
+  calls: number;
 }
 
 /**
@@ -168,10 +170,16 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
+  // A newly opened document has nothing in its cache: the kernels left to later calls need no key yet.
+  const nothingCached = cache?.size === 0;
   // Each pass analyses at least one kernel per call: repeated calls always finish, and the kernel
-  // a keystroke changed (the only one not in the cache) is always analysed at once.
+  // a keystroke changed (the only one not in the cache) is always analysed at once. Not the first
+  // call on a newly opened document without a budget: its first kernel is no more wanted than the
+  // others, and a first hover waits for that call; the next calls (the background) take them all.
+  const mustProgress = !(nothingCached && budget <= 0 && memo.calls === 0);
+  memo.calls++;
   let progressed = false;
-  const inBudget = () => !progressed || performance.now() - started < budget;
+  const inBudget = () => (mustProgress && !progressed) || performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
   const context = cache ? memo.context : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
@@ -189,8 +197,6 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
 
   // Its reasoning names lines, so it is reused only where the kernel did not move.
   const memoryParallelism: MemoryParallelism[] = [];
-  // A newly opened document has nothing in its cache: the kernels left to later calls need no key yet.
-  const nothingCached = cache?.size === 0;
   for (const k of definitions) {
     if (nothingCached && !inBudget()) {
       pending.add(k);
