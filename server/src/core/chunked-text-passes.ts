@@ -14,7 +14,6 @@ import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { layoutChunks, type Chunk } from './top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
-import { matchingClose } from './source-text';
 import { ownCopy } from './own-copy';
 import { sameItems } from './same-items';
 
@@ -107,13 +106,21 @@ export class TextPassCache {
 export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
   const previous = cache.layout;
   const { chunks, previousIndex } = layoutChunks(source, previous);
+  // The chunks read for the first time, as pieces of the document: the passes below read the same
+  // piece, and what its scanners find once (directives, namespaces) is theirs to share.
+  const pieces = new Map<Chunk, SourceText>();
   const parts = chunks.map((chunk, k) => {
     // A chunk the edit did not touch has the previous version's text: its entry, without looking it up by text.
     let entry = previousIndex[k] >= 0 ? previous!.entries[previousIndex[k]] : undefined;
     if (!entry) {
       const text = source.text.slice(chunk.start, chunk.end);
       const masked = source.masked.slice(chunk.start, chunk.end);
-      entry = cache.lookup(text, masked) ?? newEntry(source, chunk, text, masked);
+      entry = cache.lookup(text, masked);
+      if (!entry) {
+        const piece = ownPiece(source, chunk, text, masked);
+        pieces.set(chunk, piece);
+        entry = newEntry(piece, chunk.line);
+      }
     }
     cache.store(entry);
     return { chunk, entry };
@@ -134,18 +141,18 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
   // value, not by where they are: typing in a `const` line, or a line break above one, invalidates no kernel;
   // a change to what the workspace answers (a header saved) invalidates them all.
-  const pieces = entries.map((entry) => entry.context);
+  const contexts = entries.map((entry) => entry.context);
   const constantsPart = `${outerKey}\n${constantsKey(constants, sums, 'withoutLines')}`;
   const contextKey =
     kept && constantsPart === previous!.constantsPart && unchanged((e) => e.context.directives) && unchanged((e) => e.context.deviceFunctions.filter((d) => d.name === null).map((d) => d.text))
       ? kept.contextKey
-      : contextKeyOf(pieces, constantsPart);
+      : contextKeyOf(contexts, constantsPart);
   const functionNames = kept && unchanged((e) => e.functionNames) ? kept.functionNames : new Set(entries.flatMap((entry) => entry.functionNames));
   let deviceFunctions = kept?.deviceFunctions;
   let devicesKey = kept?.devicesKey;
   if (!deviceFunctions || devicesKey === undefined || !unchanged((e) => [e.devices])) {
     const named = new Map<string, string[]>();
-    for (const d of pieces.flatMap((p) => p.deviceFunctions)) if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
+    for (const d of contexts.flatMap((p) => p.deviceFunctions)) if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
     deviceFunctions = named;
     devicesKey = hash(entries.map((entry) => entry.devices).join(','));
   }
@@ -153,8 +160,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   cache.layout = { source, chunks, entries, facts, constantsPart };
   for (const { chunk, entry } of parts) {
-    // Read from the entry's copy of the chunk (see above).
-    const piece = () => chunkSource(source, chunk, entry.key, entry.masked);
+    // Read from the entry's copy of the chunk (see newEntry).
+    const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
       const read = piece();
       entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe) };
@@ -195,37 +202,72 @@ function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | 
   };
 }
 
-/** Every name written as `name(…)` followed by a `{` before any `;`: a superset of the functions a chunk defines. */
+/**
+ * Every name written as `name(…)` (its parentheses closed before any `;`, `{` or `}`) followed by a
+ * `{` before any `;` or `}`: a superset of the functions a chunk defines. One pass over the brackets
+ * and stops: a name waits on a stack until its `)`, then until the next stop, which decides.
+ */
 function definedFunctionNames(masked: string): string[] {
   const names = new Set<string>();
-  const call = /\b([A-Za-z_]\w*)\s*\(/g;
-  const stop = /[;{}]/g;
-  for (let m = call.exec(masked); m; m = call.exec(masked)) {
-    const close = matchingClose(masked, m.index + m[0].length - 1);
-    if (close < 0) continue;
-    stop.lastIndex = close + 1;
-    if (stop.exec(masked)?.[0] === '{') names.add(m[1]);
+  /** The open parentheses: the name before each (null when none), and where it starts. */
+  const open: Array<{ name: string | null; at: number }> = [];
+  /** Names whose parentheses closed since the last stop. */
+  let closed: Array<{ name: string; at: number }> = [];
+  const brackets = /[(){};]/g;
+  for (let m = brackets.exec(masked); m; m = brackets.exec(masked)) {
+    const c = m[0];
+    if (c === '(') open.push(nameBefore(masked, m.index));
+    else if (c === ')') {
+      const paren = open.pop();
+      if (paren?.name) closed.push(paren as { name: string; at: number });
+    } else {
+      // Names in order of where they are written, as a left-to-right reading finds them.
+      if (c === '{') for (const { name } of closed.sort((a, b) => a.at - b.at)) names.add(name);
+      closed = [];
+      open.length = 0; // a stop inside parentheses: they match nothing
+    }
   }
   return [...names];
 }
 
+/** The identifier (`[A-Za-z_]\w*`, a whole word) that ends before `paren`, blanks between, or null. */
+function nameBefore(masked: string, paren: number): { name: string | null; at: number } {
+  let end = paren;
+  while (end > 0 && isBlank(masked.charCodeAt(end - 1))) end--;
+  let start = end;
+  while (start > 0 && isWordChar(masked.charCodeAt(start - 1))) start--;
+  const first = masked.charCodeAt(start);
+  return { name: start < end && !(first >= 48 && first <= 57) ? masked.slice(start, end) : null, at: start };
+}
+
+function isBlank(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
 /**
- * A chunk read for the first time. The passes read the chunk's own copy of its text: what they cut
+ * A chunk as a piece of the document, read from its own copy of its text: what the passes cut
  * from it keeps only the chunk alive, which its entry does anyway (a slice of the document would
  * keep the whole text of this version, for as long as the chunk stays unchanged).
  */
-function newEntry(source: SourceText, chunk: Chunk, text: string, masked: string): ChunkEntry {
-  const own = { text: ownCopy(text), masked: ownCopy(masked) };
-  const piece = chunkSource(source, chunk, own.text, own.masked);
+function ownPiece(source: SourceText, chunk: Chunk, text: string, masked: string): SourceText {
+  return chunkSource(source, chunk, ownCopy(text), ownCopy(masked));
+}
+
+/** A chunk read for the first time (`piece`, from ownPiece), on document line `line`. */
+function newEntry(piece: SourceText, line: number): ChunkEntry {
   const context = fileContextParts(piece);
   return {
-    key: own.text,
-    masked: own.masked,
+    key: piece.text,
+    masked: piece.masked,
     constants: collectConstants(piece),
-    line: chunk.line,
+    line,
     context,
     devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
-    functionNames: definedFunctionNames(own.masked),
+    functionNames: definedFunctionNames(piece.masked),
     results: null,
     environment: null,
   };

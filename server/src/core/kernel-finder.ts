@@ -43,7 +43,7 @@ export function findKernels(source: SourceText, options: KernelFinderOptions = {
 interface ReadContext {
   lookup: Lookup;
   scopes: ReturnType<typeof findScopes>;
-  directives: Array<[number, number]>;
+  directives: ReadonlyArray<[number, number]>;
 }
 
 function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Kernel & { endOffset: number }) | null {
@@ -111,7 +111,7 @@ function readParameters(source: SourceText, open: number, close: number): string
 }
 
 /** Where the declaration that holds `__global__` begins: after the previous `;`, `{`, `}` or directive line. */
-function findHeaderStart(source: SourceText, globalAt: number, directives: Array<[number, number]>): number {
+function findHeaderStart(source: SourceText, globalAt: number, directives: ReadonlyArray<[number, number]>): number {
   const masked = source.masked;
   let depth = 0;
   let i = globalAt - 1;

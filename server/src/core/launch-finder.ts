@@ -61,7 +61,7 @@ function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchCo
 
 /** Where the directives and function bodies of a file are: found once per text, for launches and opt-ins both. */
 interface FileLayout {
-  directives: Array<[number, number]>;
+  directives: ReadonlyArray<[number, number]>;
   /** Outermost brace blocks that are not namespaces or extern "C": [open, close], sorted. */
   outerBlocks: Array<[number, number]>;
   /** Function bodies read so far, by the offset of their `{`. */

@@ -5,8 +5,16 @@
  */
 import type { SourceText } from './source-text';
 
-/** Sorted [start, end) offset ranges of directive lines. */
-export function findDirectiveRanges(source: SourceText): Array<[number, number]> {
+const directiveRanges = new WeakMap<SourceText, ReadonlyArray<[number, number]>>();
+
+/** Sorted [start, end) offset ranges of directive lines: found once per text, shared by the scanners that ask. */
+export function findDirectiveRanges(source: SourceText): ReadonlyArray<[number, number]> {
+  let ranges = directiveRanges.get(source);
+  if (!ranges) directiveRanges.set(source, (ranges = scanDirectiveRanges(source)));
+  return ranges;
+}
+
+function scanDirectiveRanges(source: SourceText): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   const { masked, lineStarts } = source;
   for (let line = 0; line < lineStarts.length; line++) {

@@ -14,7 +14,16 @@ export interface Scope {
   close: number;
 }
 
-export function findScopes(source: SourceText): Scope[] {
+const foundScopes = new WeakMap<SourceText, readonly Scope[]>();
+
+/** The text's namespace and extern "C" blocks: found once per text, shared by the scanners that ask. */
+export function findScopes(source: SourceText): readonly Scope[] {
+  let scopes = foundScopes.get(source);
+  if (!scopes) foundScopes.set(source, (scopes = scanScopes(source)));
+  return scopes;
+}
+
+function scanScopes(source: SourceText): Scope[] {
   const scopes: Scope[] = [];
   const masked = source.masked;
   const re = /\b(?:inline\s+)?namespace\b\s*([A-Za-z_][\w:]*(?:\s*::\s*[A-Za-z_]\w*)*)?\s*\{|\bextern\s*"\s*"\s*\{/g;
