@@ -99,62 +99,92 @@ function tokenize(text: string): Token[] | null {
 
 /** Evaluate `text` as an integer constant expression, or null. */
 export function evaluateInteger(text: string, lookup: Lookup = () => null): number | null {
-  const maybeTokens = tokensOf(text);
-  if (!maybeTokens || maybeTokens.length === 0) return null;
-  const tokens: readonly Token[] = maybeTokens;
-  let pos = 0;
-  const peek = () => tokens[pos];
-  const isOp = (t: Token | undefined, op: string) => t !== undefined && t.kind === 'op' && t.text === op;
-  // Most launch texts name a run-time value and fail: a failure sets a flag and yields 0 rather than
-  // throwing, each step returns at once when the flag is set, and the result is null.
-  let failed = false;
-  const fail = (): number => {
-    failed = true;
+  const tokens = tokensOf(text);
+  if (!tokens || tokens.length === 0) return null;
+  const evaluator = new Evaluator(tokens, lookup);
+  const value = evaluator.ternary();
+  if (evaluator.failed || evaluator.pos !== tokens.length) return null;
+  return Number.isSafeInteger(value) ? value : null;
+}
+
+const INTEGER_TYPES = /^(const\s+)?((unsigned|signed)\s+)?(int|long|long long|short|char|size_t|int32_t|uint32_t|int64_t|uint64_t|unsigned|signed)$/;
+const CAST_TEMPLATES = new Set(['static_cast', 'int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
+const FUNCTIONAL_CASTS = new Set(['int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
+
+function isOp(t: Token | undefined, op: string): boolean {
+  return t !== undefined && t.kind === 'op' && t.text === op;
+}
+
+/**
+ * One evaluation over a token list (recursive descent, precedence climbing for the binary
+ * operators). Most launch texts name a run-time value and fail: a failure sets `failed` and yields 0
+ * rather than throwing, each step returns at once when it is set, and the result is null. One object
+ * per evaluation, not a closure per rule: launches and constants evaluate thousands of texts per file.
+ */
+class Evaluator {
+  pos = 0;
+  failed = false;
+  /** Nesting deeper than any real expression (10,000 parentheses, generated or half-typed) fails the evaluation instead of the stack. */
+  private depth = 0;
+
+  constructor(
+    private readonly tokens: readonly Token[],
+    private readonly lookup: Lookup,
+  ) {}
+
+  private peek(): Token | undefined {
+    return this.tokens[this.pos];
+  }
+
+  private fail(): number {
+    this.failed = true;
     return 0;
-  };
-  const check = (v: number) => (Number.isSafeInteger(v) ? v : fail());
+  }
 
-  // Nesting deeper than any real expression (10,000 parentheses, generated or half-typed)
-  // fails the evaluation instead of the stack.
-  let depth = 0;
-  const enter = () => !failed && ++depth <= MAX_NESTING;
+  private check(v: number): number {
+    return Number.isSafeInteger(v) ? v : this.fail();
+  }
 
-  function ternary(): number {
-    if (!enter()) return fail();
-    const value = ternaryAt();
-    depth--;
+  private enter(): boolean {
+    return !this.failed && ++this.depth <= MAX_NESTING;
+  }
+
+  ternary(): number {
+    if (!this.enter()) return this.fail();
+    const value = this.ternaryAt();
+    this.depth--;
     return value;
   }
 
-  function ternaryAt(): number {
-    const condition = binary(0);
-    if (isOp(peek(), '?')) {
-      pos++;
-      const whenTrue = ternary();
-      if (!isOp(peek(), ':')) return fail();
-      pos++;
-      const whenFalse = ternary();
+  private ternaryAt(): number {
+    const condition = this.binary(0);
+    if (isOp(this.peek(), '?')) {
+      this.pos++;
+      const whenTrue = this.ternary();
+      if (!isOp(this.peek(), ':')) return this.fail();
+      this.pos++;
+      const whenFalse = this.ternary();
       return condition !== 0 ? whenTrue : whenFalse;
     }
     return condition;
   }
 
   /** Operands joined by binary operators that bind at least as tightly as `minLevel` (precedence climbing, left to right). */
-  function binary(minLevel: number): number {
-    let left = unary();
+  private binary(minLevel: number): number {
+    let left = this.unary();
     for (;;) {
-      const t = peek();
+      const t = this.peek();
       const op = t !== undefined && t.kind === 'op' ? t.text : '';
       const level = BINARY_LEVEL.get(op);
-      if (failed || level === undefined || level < minLevel) return left;
-      pos++;
-      const right = binary(level + 1);
-      if (failed) return 0;
-      left = check(apply(op, left, right));
+      if (this.failed || level === undefined || level < minLevel) return left;
+      this.pos++;
+      const right = this.binary(level + 1);
+      if (this.failed) return 0;
+      left = this.check(this.apply(op, left, right));
     }
   }
 
-  function apply(op: string, a: number, b: number): number {
+  private apply(op: string, a: number, b: number): number {
     switch (op) {
       case '||': return a !== 0 || b !== 0 ? 1 : 0;
       case '&&': return a !== 0 && b !== 0 ? 1 : 0;
@@ -167,82 +197,84 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
       case '>': return a > b ? 1 : 0;
       case '<=': return a <= b ? 1 : 0;
       case '>=': return a >= b ? 1 : 0;
-      case '<<': return b < 0 || b > 62 ? fail() : a * 2 ** b;
-      case '>>': return b < 0 || b > 62 ? fail() : Math.floor(a / 2 ** b);
+      case '<<': return b < 0 || b > 62 ? this.fail() : a * 2 ** b;
+      case '>>': return b < 0 || b > 62 ? this.fail() : Math.floor(a / 2 ** b);
       case '+': return a + b;
       case '-': return a - b;
       case '*': return a * b;
-      case '/': return b === 0 ? fail() : Math.trunc(a / b);
-      case '%': return b === 0 ? fail() : a % b;
+      case '/': return b === 0 ? this.fail() : Math.trunc(a / b);
+      case '%': return b === 0 ? this.fail() : a % b;
     }
-    return fail();
+    return this.fail();
   }
 
-  function unary(): number {
-    if (!enter()) return fail();
-    const value = unaryAt();
-    depth--;
+  private unary(): number {
+    if (!this.enter()) return this.fail();
+    const value = this.unaryAt();
+    this.depth--;
     return value;
   }
 
-  function unaryAt(): number {
-    const t = peek();
-    if (isOp(t, '-')) { pos++; return check(-unary()); }
-    if (isOp(t, '+')) { pos++; return unary(); }
-    if (isOp(t, '!')) { pos++; return unary() === 0 ? 1 : 0; }
-    if (isOp(t, '~')) { pos++; return check(-unary() - 1); }
-    return primary();
+  private unaryAt(): number {
+    const t = this.peek();
+    if (isOp(t, '-')) { this.pos++; return this.check(-this.unary()); }
+    if (isOp(t, '+')) { this.pos++; return this.unary(); }
+    if (isOp(t, '!')) { this.pos++; return this.unary() === 0 ? 1 : 0; }
+    if (isOp(t, '~')) { this.pos++; return this.check(-this.unary() - 1); }
+    return this.primary();
   }
 
-  function primary(): number {
-    const t = peek();
-    if (!t) return fail();
+  private primary(): number {
+    const { tokens } = this;
+    const t = this.peek();
+    if (!t) return this.fail();
     if (t.kind === 'num') {
-      pos++;
+      this.pos++;
       return t.value;
     }
     if (isOp(t, '(')) {
       // A C-style cast to an integer type: `(int)x`, `(unsigned)(a*b)`.
-      const cast = castLength();
+      const cast = this.castLength();
       if (cast > 0) {
-        pos += cast;
-        return unary();
+        this.pos += cast;
+        return this.unary();
       }
-      pos++;
-      const v = ternary();
-      if (!isOp(peek(), ')')) return fail();
-      pos++;
+      this.pos++;
+      const v = this.ternary();
+      if (!isOp(this.peek(), ')')) return this.fail();
+      this.pos++;
       return v;
     }
     if (t.kind === 'id') {
-      if (t.text === 'sizeof') return sizeofExpression();
-      if (['static_cast', 'int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long'].includes(t.text) && isOp(tokens[pos + 1], '<')) {
+      if (t.text === 'sizeof') return this.sizeofExpression();
+      if (CAST_TEMPLATES.has(t.text) && isOp(tokens[this.pos + 1], '<')) {
         // static_cast<int>(x)
-        let j = pos + 2;
+        let j = this.pos + 2;
         while (j < tokens.length && !isOp(tokens[j], '>')) j++;
-        pos = j + 1;
-        return primary();
+        this.pos = j + 1;
+        return this.primary();
       }
-      if (['int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long'].includes(t.text) && isOp(tokens[pos + 1], '(')) {
-        pos++; // functional cast int(x)
-        return primary();
+      if (FUNCTIONAL_CASTS.has(t.text) && isOp(tokens[this.pos + 1], '(')) {
+        this.pos++; // functional cast int(x)
+        return this.primary();
       }
       // Qualified names: ns::NAME, Enum::Value
       let name = t.text;
-      pos++;
-      while (isOp(peek(), '::') && tokens[pos + 1]?.kind === 'id') {
-        name += '::' + (tokens[pos + 1] as { text: string }).text;
-        pos += 2;
+      this.pos++;
+      while (isOp(this.peek(), '::') && tokens[this.pos + 1]?.kind === 'id') {
+        name += '::' + (tokens[this.pos + 1] as { text: string }).text;
+        this.pos += 2;
       }
       if (name === 'true') return 1;
       if (name === 'false') return 0;
-      const v = lookup(name);
-      return v === null ? fail() : v;
+      const v = this.lookup(name);
+      return v === null ? this.fail() : v;
     }
-    return fail();
+    return this.fail();
   }
 
-  function castLength(): number {
+  private castLength(): number {
+    const { tokens, pos } = this;
     let j = pos + 1;
     const words: string[] = [];
     while (tokens[j]?.kind === 'id') {
@@ -250,31 +282,26 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
       j++;
     }
     if (words.length === 0 || !isOp(tokens[j], ')')) return 0;
-    const type = words.join(' ');
-    const integerTypes = /^(const\s+)?((unsigned|signed)\s+)?(int|long|long long|short|char|size_t|int32_t|uint32_t|int64_t|uint64_t|unsigned|signed)$/;
-    return integerTypes.test(type) ? j - pos + 1 : 0;
+    return INTEGER_TYPES.test(words.join(' ')) ? j - pos + 1 : 0;
   }
 
-  function sizeofExpression(): number {
-    pos++;
-    if (!isOp(peek(), '(')) return fail();
+  private sizeofExpression(): number {
+    const { tokens } = this;
+    this.pos++;
+    if (!isOp(this.peek(), '(')) return this.fail();
     let depth = 0;
-    const start = pos + 1;
-    let j = pos;
+    const start = this.pos + 1;
+    let j = this.pos;
     for (; j < tokens.length; j++) {
       if (isOp(tokens[j], '(')) depth++;
       else if (isOp(tokens[j], ')') && --depth === 0) break;
     }
-    if (j >= tokens.length) return fail();
+    if (j >= tokens.length) return this.fail();
     const inner = tokens.slice(start, j).map((x) => (x.kind === 'num' ? String(x.value) : x.text)).join(' ').replace(/ \* /g, ' *').replace(/\s*\*$/, '*');
-    pos = j + 1;
+    this.pos = j + 1;
     const size = sizeofType(inner.replace(/\s*\*/g, '*').replace(/\*/g, ' *'));
-    return size ?? fail();
+    return size ?? this.fail();
   }
-
-  const value = ternary();
-  if (failed || pos !== tokens.length) return null;
-  return Number.isSafeInteger(value) ? value : null;
 }
 
 const MAX_NESTING = 256;
