@@ -205,39 +205,54 @@ function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | 
 /**
  * Every name written as `name(…)` (its parentheses closed before any `;`, `{` or `}`) followed by a
  * `{` before any `;` or `}`: a superset of the functions a chunk defines. One pass over the brackets
- * and stops: a name waits on a stack until its `)`, then until the next stop, which decides.
+ * and stops: a name waits on a stack until its `)`, then until the next stop, which decides. Names
+ * are kept as offsets (most are calls, never cut out).
  */
 function definedFunctionNames(masked: string): string[] {
   const names = new Set<string>();
-  /** The open parentheses: the name before each (null when none), and where it starts. */
-  const open: Array<{ name: string | null; at: number }> = [];
-  /** Names whose parentheses closed since the last stop. */
-  let closed: Array<{ name: string; at: number }> = [];
+  /** For each open parenthesis, the name before it: start and end offsets (-1, -1 when none). */
+  const open: number[] = [];
+  /** Names whose parentheses closed since the last stop, as start and end offsets. */
+  const closed: number[] = [];
   const brackets = /[(){};]/g;
   for (let m = brackets.exec(masked); m; m = brackets.exec(masked)) {
-    const c = m[0];
-    if (c === '(') open.push(nameBefore(masked, m.index));
-    else if (c === ')') {
-      const paren = open.pop();
-      if (paren?.name) closed.push(paren as { name: string; at: number });
+    const c = masked.charCodeAt(m.index);
+    if (c === OPEN_PAREN) pushNameBefore(masked, m.index, open);
+    else if (c === CLOSE_PAREN) {
+      if (open.length === 0) continue;
+      const end = open.pop()!;
+      const start = open.pop()!;
+      if (start >= 0) closed.push(start, end);
     } else {
-      // Names in order of where they are written, as a left-to-right reading finds them.
-      if (c === '{') for (const { name } of closed.sort((a, b) => a.at - b.at)) names.add(name);
-      closed = [];
+      // Names in the order they are written, as a left-to-right reading finds them.
+      if (c === OPEN_BRACE) for (const k of pairsByStart(closed)) names.add(masked.slice(closed[k], closed[k + 1]));
+      closed.length = 0;
       open.length = 0; // a stop inside parentheses: they match nothing
     }
   }
   return [...names];
 }
 
-/** The identifier (`[A-Za-z_]\w*`, a whole word) that ends before `paren`, blanks between, or null. */
-function nameBefore(masked: string, paren: number): { name: string | null; at: number } {
+const OPEN_PAREN = 40;
+const CLOSE_PAREN = 41;
+const OPEN_BRACE = 123;
+
+/** The indexes of the (start, end) pairs in `pairs`, by start. */
+function pairsByStart(pairs: readonly number[]): number[] {
+  const order: number[] = [];
+  for (let k = 0; k < pairs.length; k += 2) order.push(k);
+  return order.sort((a, b) => pairs[a] - pairs[b]);
+}
+
+/** Push the [start, end) of the identifier (`[A-Za-z_]\w*`, a whole word) that ends before `paren`, blanks between, or -1, -1. */
+function pushNameBefore(masked: string, paren: number, stack: number[]): void {
   let end = paren;
   while (end > 0 && isBlank(masked.charCodeAt(end - 1))) end--;
   let start = end;
   while (start > 0 && isWordChar(masked.charCodeAt(start - 1))) start--;
   const first = masked.charCodeAt(start);
-  return { name: start < end && !(first >= 48 && first <= 57) ? masked.slice(start, end) : null, at: start };
+  if (start < end && !(first >= 48 && first <= 57)) stack.push(start, end);
+  else stack.push(-1, -1);
 }
 
 function isBlank(c: number): boolean {
