@@ -145,7 +145,9 @@ function exposedGc(): ((compact: boolean) => void) | null {
   if (typeof gc !== 'function') return null;
   return (compact) => {
     if (!compact) return (gc as () => void)();
-    // V8 reads this flag at each full collection: this one evacuates every fragmented page.
+    // V8 reads this flag at each full collection: this one evacuates every fragmented page. Node
+    // keeps V8's flags settable at run time (v8.setFlagsFromString is its API: it starts V8 with
+    // --no-freeze-flags-after-init), and idle-collector.test.ts checks that this one compacts.
     setFlagsFromString('--compact-on-every-full-gc');
     try {
       (gc as () => void)();

@@ -160,7 +160,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   cache.layout = { source, chunks, entries, facts, constantsPart };
   for (const { chunk, entry } of parts) {
-    // Read from the entry's copy of the chunk (see newEntry).
+    // Read from the entry's copy of the chunk (see ownPiece).
     const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
       const read = piece();

@@ -347,7 +347,7 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
  * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
  * objects and the text they were read from.
  */
-function keptCopy<T extends Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>>({ kernels, constants, smemOptIns }: T): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
+function keptCopy({ kernels, constants, smemOptIns }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
   const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
   if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
   return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
