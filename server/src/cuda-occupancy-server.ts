@@ -24,7 +24,7 @@ import { resolveArchs } from './core/launch-analysis';
 import { FiguresRegistry } from './core/figures-registry';
 import { mapKernelResources } from './core/kernel-resources';
 import { compilerFindings } from './core/compiler-findings';
-import type { Finding } from './core/types';
+import type { Finding, Position } from './core/types';
 import { WorkspaceIndex } from './core/workspace-index';
 import { BACKGROUND_SLICE_MS, DocumentStore, FIRST_PASS_BUDGET_MS } from './document-store';
 import { readGrammarBytes } from './grammar-files';
@@ -35,7 +35,7 @@ import { codeLenses } from './features/code-lens';
 import { codeActions } from './features/code-actions';
 import { buildDocumentReport, type DocumentReport } from './features/document-report';
 import { chartDataFor } from './features/chart-request';
-import { toDiagnostic } from './lsp-convert';
+import { contains, toDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from './workspace-files';
 import { readPtxasLog } from './ptxas-log';
 import { CompileService, type DocumentPtx } from './compile-service';
@@ -293,9 +293,20 @@ export class CudaOccupancyServer {
 
   private onHover(params: HoverParams): Hover | null {
     return this.safely('hover', null, () => {
+      this.completeKernelAt(params.textDocument.uri, params.position);
       const report = this.report(params.textDocument.uri);
       return report ? hoverAt(report, params.position) : null;
     });
+  }
+
+  /**
+   * A hover in a kernel body the background has not read yet (a newly opened file) reads that
+   * kernel now, rather than answer without its branches.
+   */
+  private completeKernelAt(uri: string, position: Position): void {
+    const facts = this.documents.facts(uri);
+    if (!facts || facts.pendingKernels === 0 || !facts.kernels.some((k) => k.isDefinition && contains(k.span, position))) return;
+    this.documents.complete(uri, 0, position);
   }
 
   private onCodeLens(params: CodeLensParams): CodeLens[] {

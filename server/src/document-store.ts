@@ -5,6 +5,7 @@
  */
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import type { CudaParser, Tree } from './core/cuda-parser';
+import type { Position } from './core/types';
 import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type ResumableAnalysis } from './core/analyze-document';
 import { KernelAnalysisCache } from './core/kernel-analysis-cache';
 import { TextPassCache } from './core/chunked-text-passes';
@@ -154,10 +155,11 @@ export class DocumentStore {
   }
 
   /**
-   * Analyse more of the current version's pending kernel bodies, for at most `budgetMs`; the
-   * facts then replace the earlier ones of the same version. False when nothing is pending.
+   * Analyse more of the current version's pending kernel bodies, for at most `budgetMs`, first the
+   * one around `at` (a request waits for it); the facts then replace the earlier ones of the same
+   * version. False when nothing is pending.
    */
-  complete(uri: string, budgetMs: number): boolean {
+  complete(uri: string, budgetMs: number, at?: Position): boolean {
     const entry = this.entries.get(uri);
     const facts = entry && this.facts(uri);
     if (!entry || !facts || facts.pendingKernels === 0) return false;
@@ -165,7 +167,7 @@ export class DocumentStore {
       this.analyze(uri, entry, budgetMs); // its tree was given back: parse and read the text again
       return true;
     }
-    const next = entry.resume(budgetMs);
+    const next = entry.resume(budgetMs, at);
     entry.facts = next.facts;
     entry.resume = next.resume;
     return true;

@@ -1,14 +1,11 @@
 /** The one adapter from core spans and findings to LSP ranges and diagnostics. */
 import { pathToFileURL } from 'node:url';
 import { DiagnosticSeverity, type Diagnostic, type Range } from 'vscode-languageserver/node';
-import type { Finding, Position, Span } from './core/types';
+import type { Finding, Span } from './core/types';
 
 export const toRange = (span: Span): Range => ({ start: { ...span.start }, end: { ...span.end } });
 
-export function contains(span: Span, position: Position): boolean {
-  const after = (a: Position, b: Position) => a.line > b.line || (a.line === b.line && a.character >= b.character);
-  return after(position, span.start) && after(span.end, position);
-}
+export { contains } from './core/source-text';
 
 const SEVERITY: Record<Finding['severity'], DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,

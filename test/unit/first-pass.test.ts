@@ -30,6 +30,17 @@ describe('first pass', () => {
     store.dispose();
   });
 
+  it('reads first the kernel a request waits in, and keeps the kernels in file order', async () => {
+    const store = await openStore();
+    store.facts(URI);
+    assert.equal(store.complete(URI, 0, { line: 6, character: 4 }), true); // in k1's body
+    const after = store.facts(URI)!;
+    assert.deepEqual([after.pendingKernels, after.memoryParallelism.map((m) => m.kernel), after.branches.map((b) => b.kernel)], [2, ['k1'], ['k1']]);
+    while (store.complete(URI, 0));
+    assert.deepEqual(store.facts(URI)!.memoryParallelism.map((m) => m.kernel), ['k0', 'k1', 'k2']);
+    store.dispose();
+  });
+
   it('after a keystroke reads the kernel it changed at once, the others from the cache', async () => {
     const store = await openStore();
     store.facts(URI);

@@ -6,8 +6,8 @@
  * diagnostics, CLI) reads these.
  */
 import type { Tree } from 'web-tree-sitter';
-import type { Finding, Kernel, Launch, MemoryParallelism, SmemOptIn, Span } from './types';
-import { makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
+import type { Finding, Kernel, Launch, MemoryParallelism, Position, SmemOptIn, Span } from './types';
+import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { resolveLaunchBounds } from './kernel-finder';
 import { makeLookup, type ConstantTable } from './constant-table';
 import { runTextPasses, type TextPassCache } from './chunked-text-passes';
@@ -79,11 +79,11 @@ export function analyzeDocument(input: AnalyzeInput): DocumentFacts {
 export interface ResumableAnalysis {
   facts: DocumentFacts;
   /**
-   * Analyse more of the kernel bodies left pending, for at most `budgetMs`: the same version's
-   * facts, completed further. Null when nothing is pending. It reads the syntax tree the analysis
-   * was given: drop it when that tree is edited or deleted.
+   * Analyse more of the kernel bodies left pending, for at most `budgetMs`, first the one around
+   * `at` (a hover waits for it): the same version's facts, completed further. Null when nothing is
+   * pending. It reads the syntax tree the analysis was given: drop it when that tree is edited or deleted.
    */
-  resume: ((budgetMs: number) => ResumableAnalysis) | null;
+  resume: ((budgetMs: number, at?: Position) => ResumableAnalysis) | null;
 }
 
 /** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
@@ -125,7 +125,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
 }
 
 function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
-  return { facts, resume: facts.pendingKernels > 0 ? (budgetMs) => resumable({ ...facts, ...treePasses(passes, budgetMs) }, passes) : null };
+  return { facts, resume: facts.pendingKernels > 0 ? (budgetMs, at) => resumable({ ...facts, ...treePasses(passes, budgetMs, at) }, passes) : null };
 }
 
 interface TreePassInput {
@@ -166,7 +166,7 @@ interface TreePassMemo {
  * version (their results are kept in the cache under the version's key), so
  * a first hover on a large file does not wait for every kernel body.
  */
-function treePasses({ source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo }: TreePassInput, budgetMs: number): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+function treePasses({ source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo }: TreePassInput, budgetMs: number, at?: Position): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
@@ -181,6 +181,9 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   let progressed = false;
   const inBudget = () => (mustProgress && !progressed) || performance.now() - started < budget;
   const definitions = kernels.filter((k) => k.isDefinition);
+  // The kernel around `at` first: the one call it takes is spent on it.
+  const wanted = at ? definitions.find((k) => contains(k.span, at)) : undefined;
+  const inOrder = wanted ? [wanted, ...definitions.filter((k) => k !== wanted)] : definitions;
   const context = cache ? memo.context : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
   // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
@@ -196,8 +199,8 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   const pending = new Set<Kernel>();
 
   // Its reasoning names lines, so it is reused only where the kernel did not move.
-  const memoryParallelism: MemoryParallelism[] = [];
-  for (const k of definitions) {
+  const found = new Map<Kernel, MemoryParallelism>();
+  for (const k of inOrder) {
     if (nothingCached && !inBudget()) {
       pending.add(k);
       continue;
@@ -205,7 +208,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     const key = cache ? keyOf(k)?.memoryParallelism ?? `mp|${k.span.start.line}|${thisVersion(k)}` : null;
     const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
     if (cached) {
-      memoryParallelism.push(cached);
+      found.set(k, cached);
       continue;
     }
     if (!inBudget()) {
@@ -215,8 +218,9 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     const value = withinStack(() => estimateMemoryParallelism(k, tree, source, { lookup }), () => tooDeep(k));
     progressed = true;
     if (key) cache!.set(key, k.span.start.line, value);
-    memoryParallelism.push(value);
+    found.set(k, value);
   }
+  const memoryParallelism = definitions.filter((k) => found.has(k)).map((k) => found.get(k)!);
 
   let branches: Branch[] = [];
   progressed = false;
@@ -236,7 +240,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     };
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
-    for (const k of definitions) {
+    for (const k of inOrder) {
       if (!unique(k)) continue;
       if (nothingCached) {
         fresh.push(k);

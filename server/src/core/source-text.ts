@@ -22,6 +22,12 @@ export interface SourceText {
   readonly alternateBranches?: boolean;
 }
 
+/** `position` lies in `span` (both ends included). */
+export function contains(span: Span, position: Position): boolean {
+  const after = (a: Position, b: Position) => a.line > b.line || (a.line === b.line && a.character >= b.character);
+  return after(position, span.start) && after(span.end, position);
+}
+
 /**
  * `text` with its masked copy and line starts. With `previous` (an earlier version of the same
  * document), only the lines around the edit are masked again: from a line start before it that
