@@ -117,7 +117,7 @@ export class WorkspaceIndex {
   }
 
   /**
-   * The analysis `path` was indexed from is dropped (out of use, or closed): the entry keeps copies
+   * The analysis `path` was indexed from is dropped (forgotten, out of use): the entry keeps copies
    * of its kernels, constants and opt-ins instead. The analysis's objects are keys of other caches'
    * WeakMaps (per-kernel keys, launch targets), which the index would otherwise keep alive for every
    * indexed file, with the chunk texts their strings were cut from: about 2.5 MB per 10k-line file.
