@@ -113,11 +113,16 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     // A chunk the edit did not touch has the previous version's text: its entry, without looking it up by text.
     let entry = previousIndex[k] >= 0 ? previous!.entries[previousIndex[k]] : undefined;
     if (!entry) {
-      const text = source.text.slice(chunk.start, chunk.end);
+      // Copied before it is looked up: the copy is the key a new entry is stored under, and a string
+      // is hashed once (a chunk's text runs to a few KB; the keystroke path looks up few chunks).
+      const text = ownCopy(source.text.slice(chunk.start, chunk.end));
       const masked = source.masked.slice(chunk.start, chunk.end);
       entry = cache.lookup(text, masked);
       if (!entry) {
-        const piece = ownPiece(source, chunk, text, masked);
+        // Read from its own copy of the chunk: what the passes cut from it keeps only the chunk alive, which
+        // its entry does anyway (a slice of the document would keep this version's whole text, for as long as
+        // the chunk stays unchanged).
+        const piece = chunkSource(source, chunk, text, ownCopy(masked));
         pieces.set(chunk, piece);
         entry = newEntry(piece, chunk.line);
       }
@@ -160,7 +165,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
   cache.layout = { source, chunks, entries, facts, constantsPart };
   for (const { chunk, entry } of parts) {
-    // Read from the entry's copy of the chunk (see ownPiece).
+    // Read from the entry's copy of the chunk (see above).
     const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
       const read = piece();
@@ -210,24 +215,36 @@ function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | 
  */
 function definedFunctionNames(masked: string): string[] {
   const names = new Set<string>();
-  /** For each open parenthesis, the name before it: start and end offsets (-1, -1 when none). */
+  /** For each open parenthesis, the name before it: start and end offsets (-1, -1 when none); `open[0, openTop)`. */
   const open: number[] = [];
-  /** Names whose parentheses closed since the last stop, as start and end offsets. */
+  let openTop = 0;
+  /** Names whose parentheses closed since the last stop, as start and end offsets; `closed[0, closedTop)`. */
   const closed: number[] = [];
-  const brackets = /[(){};]/g;
-  for (let m = brackets.exec(masked); m; m = brackets.exec(masked)) {
-    const c = masked.charCodeAt(m.index);
-    if (c === OPEN_PAREN) pushNameBefore(masked, m.index, open);
-    else if (c === CLOSE_PAREN) {
-      if (open.length === 0) continue;
-      const end = open.pop()!;
-      const start = open.pop()!;
-      if (start >= 0) closed.push(start, end);
+  let closedTop = 0;
+  for (let i = 0; i < masked.length; i++) {
+    const c = masked.charCodeAt(i);
+    // Not one of `(){};` (40 41 59 123 125): most characters, passed over in a comparison or two.
+    if (c < OPEN_PAREN || (c > CLOSE_PAREN && c !== SEMICOLON && c < OPEN_BRACE) || c > CLOSE_BRACE || c === 124) continue;
+    if (c === OPEN_PAREN) {
+      // The identifier (`[A-Za-z_]\w*`, a whole word) before the parenthesis, blanks between, or -1, -1.
+      const end = blanksStart(masked, i);
+      const start = wordStart(masked, end);
+      const named = start < end && !isDigit(masked.charCodeAt(start));
+      open[openTop++] = named ? start : -1;
+      open[openTop++] = named ? end : -1;
+    } else if (c === CLOSE_PAREN) {
+      if (openTop === 0) continue;
+      const end = open[--openTop];
+      const start = open[--openTop];
+      if (start >= 0) {
+        closed[closedTop++] = start;
+        closed[closedTop++] = end;
+      }
     } else {
       // Names in the order they are written, as a left-to-right reading finds them.
-      if (c === OPEN_BRACE) for (const k of pairsByStart(closed)) names.add(masked.slice(closed[k], closed[k + 1]));
-      closed.length = 0;
-      open.length = 0; // a stop inside parentheses: they match nothing
+      if (c === OPEN_BRACE) for (const k of pairsByStart(closed, closedTop)) names.add(masked.slice(closed[k], closed[k + 1]));
+      closedTop = 0;
+      openTop = 0; // a stop inside parentheses: they match nothing
     }
   }
   return [...names];
@@ -235,24 +252,33 @@ function definedFunctionNames(masked: string): string[] {
 
 const OPEN_PAREN = 40;
 const CLOSE_PAREN = 41;
+const SEMICOLON = 59;
 const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
 
-/** The indexes of the (start, end) pairs in `pairs`, by start. */
-function pairsByStart(pairs: readonly number[]): number[] {
+/** The indexes of the (start, end) pairs in `pairs[0, length)`, by start. */
+function pairsByStart(pairs: readonly number[], length: number): number[] {
+  if (length === 0) return [];
+  if (length === 2) return [0];
   const order: number[] = [];
-  for (let k = 0; k < pairs.length; k += 2) order.push(k);
+  for (let k = 0; k < length; k += 2) order.push(k);
   return order.sort((a, b) => pairs[a] - pairs[b]);
 }
 
-/** Push the [start, end) of the identifier (`[A-Za-z_]\w*`, a whole word) that ends before `paren`, blanks between, or -1, -1. */
-function pushNameBefore(masked: string, paren: number, stack: number[]): void {
-  let end = paren;
-  while (end > 0 && isBlank(masked.charCodeAt(end - 1))) end--;
-  let start = end;
-  while (start > 0 && isWordChar(masked.charCodeAt(start - 1))) start--;
-  const first = masked.charCodeAt(start);
-  if (start < end && !(first >= 48 && first <= 57)) stack.push(start, end);
-  else stack.push(-1, -1);
+/** Where the blanks that end before `at` start. */
+function blanksStart(masked: string, at: number): number {
+  while (at > 0 && isBlank(masked.charCodeAt(at - 1))) at--;
+  return at;
+}
+
+/** Where the word characters that end before `at` start. */
+function wordStart(masked: string, at: number): number {
+  while (at > 0 && isWordChar(masked.charCodeAt(at - 1))) at--;
+  return at;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
 }
 
 function isBlank(c: number): boolean {
@@ -263,16 +289,7 @@ function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 }
 
-/**
- * A chunk as a piece of the document, read from its own copy of its text: what the passes cut
- * from it keeps only the chunk alive, which its entry does anyway (a slice of the document would
- * keep the whole text of this version, for as long as the chunk stays unchanged).
- */
-function ownPiece(source: SourceText, chunk: Chunk, text: string, masked: string): SourceText {
-  return chunkSource(source, chunk, ownCopy(text), ownCopy(masked));
-}
-
-/** A chunk read for the first time (`piece`, from ownPiece), on document line `line`. */
+/** A chunk read for the first time (`piece`, on its own copy of the text), on document line `line`. */
 function newEntry(piece: SourceText, line: number): ChunkEntry {
   const context = fileContextParts(piece);
   return {

@@ -25,11 +25,15 @@ export const BUILTIN_TYPE_SIZES: Readonly<Record<string, number>> = {
 };
 
 export function sizeofType(typeText: string): number | null {
+  // One word (`float`, `T`): what the general case below reads it as.
+  if (ONE_WORD.test(typeText) && typeText !== 'const' && typeText !== 'volatile') return BUILTIN_TYPE_SIZES[typeText] ?? null;
   const normalized = typeText.replace(/\b(const|volatile)\b/g, '').replace(/\s+/g, ' ').trim();
   if (/\*\s*$/.test(normalized)) return 8;
   const withoutStd = normalized.replace(/^std::/, '');
   return BUILTIN_TYPE_SIZES[withoutStd] ?? null;
 }
+
+const ONE_WORD = /^\w+$/;
 
 type Token = { kind: 'num'; value: number } | { kind: 'id'; text: string } | { kind: 'op'; text: string };
 

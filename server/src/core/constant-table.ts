@@ -6,7 +6,7 @@
  */
 import type { Dim3 } from './types';
 import { evaluateInteger, type Lookup } from './const-eval';
-import { matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
+import { isSpaceAt, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
 import { ownCopy } from './own-copy';
 
 export interface ConstantDefinition {
@@ -57,15 +57,18 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     else constants.set(def.name, { ...def, expr: '' }); // defined twice: ambiguous
   };
 
+  // Each pattern runs only where the word it needs is written: a function body seldom has a
+  // `#define` or an `enum`, and most chunks no `const` before their type (`int const N = 4;`).
   const define = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
   define.lastIndex = from;
-  for (let m = define.exec(masked); m; m = define.exec(masked)) {
+  for (let m = masked.includes('#', from) ? define.exec(masked) : null; m; m = define.exec(masked)) {
     if (m[2].endsWith('\\')) continue;
     add({ name: m[1], expr: m[2], kind: 'define', offset: m.index });
   }
 
+  const hasConst = masked.includes('const', from);
   CONST_VAR.lastIndex = from;
-  for (let m = CONST_VAR.exec(masked); m; m = CONST_VAR.exec(masked)) {
+  for (let m = hasConst ? CONST_VAR.exec(masked) : null; m; m = CONST_VAR.exec(masked)) {
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
     // `const int A = 1, B = A * 2;`: one declaration, several constants
     const parts = m[3] !== undefined ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
@@ -76,14 +79,14 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     }
   }
   CONST_VAR_LEADING.lastIndex = from;
-  for (let m = CONST_VAR_LEADING.exec(masked); m; m = CONST_VAR_LEADING.exec(masked)) {
+  for (let m = hasConst && hasSpacedConst(masked, from) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
     add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
   }
 
   const shadowed = new Map<string, string>();
   if (!localsMustBeConst) {
     PLAIN_VAR.lastIndex = from;
-    for (let m = PLAIN_VAR.exec(masked); m; m = PLAIN_VAR.exec(masked)) {
+    for (let m = masked.includes('=', from) ? PLAIN_VAR.exec(masked) : null; m; m = PLAIN_VAR.exec(masked)) {
       if (isReassigned(masked, m[1], m.index + m[0].length, to)) {
         shadowed.set(m[1], `\`${m[1]}\` is assigned again after its declaration, so its value here is not known statically`);
         continue;
@@ -99,7 +102,7 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
 
   const enumRe = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
   enumRe.lastIndex = from;
-  for (let m = enumRe.exec(masked); m; m = enumRe.exec(masked)) {
+  for (let m = masked.includes('enum', from) ? enumRe.exec(masked) : null; m; m = enumRe.exec(masked)) {
     const open = m.index + m[0].length - 1;
     const close = matchingClose(masked, open);
     if (close < 0) continue;
@@ -118,7 +121,7 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
 
   const dim3Re = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
   dim3Re.lastIndex = from;
-  for (let m = dim3Re.exec(masked); m; m = dim3Re.exec(masked)) {
+  for (let m = masked.includes('dim3', from) ? dim3Re.exec(masked) : null; m; m = dim3Re.exec(masked)) {
     const inner = m[2] ?? m[3] ?? m[4] ?? m[5] ?? '';
     const innerStart = m.index + m[0].indexOf(inner);
     const args = splitTopLevel(masked, innerStart, innerStart + inner.length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
@@ -127,6 +130,14 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     else dim3s.set(m[1], { name: m[1], args: [], offset: m.index });
   }
   return { constants, dim3s, shadowed };
+}
+
+/** `const` with a blank on either side somewhere at or after `from`: what CONST_VAR_LEADING needs (`int const N`). */
+function hasSpacedConst(masked: string, from: number): boolean {
+  for (let i = masked.indexOf('const', from); i >= 0; i = masked.indexOf('const', i + 5)) {
+    if (i > from && isSpaceAt(masked, i - 1) && isSpaceAt(masked, i + 5)) return true;
+  }
+  return false;
 }
 
 /** `name = …`, `name += …`, `name++`, `&name`, or (for dim3) `name.x = …` after `from`. */
@@ -255,6 +266,7 @@ function splitArgs(text: string): string[] {
   return parts;
 }
 
+const NAME_START = /[A-Za-z_]/;
 const RUNTIME_BUILTINS = new Set(['blockDim', 'gridDim', 'threadIdx', 'blockIdx', 'warpSize']);
 const NOT_NAMES = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', 'long', 'short', 'char', 'signed', 'size_t', 'float', 'double', 'const', 'true', 'false', 'x', 'y', 'z']);
 
@@ -263,6 +275,7 @@ const NOT_NAMES = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', '
  * (`BLOCK = 256 (#define, line 4)`), or why one has none. Null when the text names nothing.
  */
 export function explainNames(text: string, tables: readonly ConstantTable[], lookup: Lookup, describeOuter: (name: string) => string | null = () => null): string | null {
+  if (!NAME_START.test(text)) return null; // `256`, `(1 << 10) * 4`: no name to explain
   const names = [...new Set(text.match(/[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*/g) ?? [])].map((n) => n.replace(/\s+/g, '')).filter((n) => !NOT_NAMES.has(n));
   const parts: string[] = [];
   for (const name of names) {

@@ -9,7 +9,7 @@
  * then.
  */
 import type { Dim3, Kernel, LaunchBounds, SharedDeclaration, TemplateParam } from './types';
-import { isIdentChar, matchingClose, spanOf, splitTopLevel, trimRange, type SourceText } from './source-text';
+import { isIdentCharAt, isSpaceAt, matchingClose, spanOf, splitTopLevel, trimRange, type SourceText } from './source-text';
 import { findScopes, scopesAt } from './scopes';
 import { findDirectiveRanges, inRanges } from './preprocessor-lines';
 import { evaluateInteger, sizeofType, type Lookup } from './const-eval';
@@ -105,9 +105,23 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Ke
 
 /** Parameter texts; lines of `#if`/`#else`/`#endif` splitting the list are dropped (both branches' parameters stay). */
 function readParameters(source: SourceText, open: number, close: number): string[] {
-  return splitTopLevel(source.masked, open + 1, close)
-    .map(([a, b]) => source.text.slice(a, b).split('\n').filter((line) => !/^\s*#/.test(line)).join(' ').replace(/\s+/g, ' ').trim())
-    .filter((p) => p.length > 0);
+  const parameters: string[] = [];
+  for (const [a, b] of splitTopLevel(source.masked, open + 1, close)) {
+    const text = source.text.slice(a, b);
+    // Most parameters sit on one line with single spaces: already what the general case gives.
+    const p = isPlainParameter(text) ? text : text.split('\n').filter((line) => !/^\s*#/.test(line)).join(' ').replace(/\s+/g, ' ').trim();
+    if (p.length > 0) parameters.push(p);
+  }
+  return parameters;
+}
+
+/** No line break, no blank but single spaces between words, none at either end, no leading `#`. */
+function isPlainParameter(text: string): boolean {
+  if (text.charCodeAt(0) === 35 /* # */) return false;
+  for (let i = 0; i < text.length; i++) {
+    if (isSpaceAt(text, i) && (text.charCodeAt(i) !== 32 || i === 0 || i === text.length - 1 || text.charCodeAt(i + 1) === 32)) return false;
+  }
+  return true;
 }
 
 /** Where the declaration that holds `__global__` begins: after the previous `;`, `{`, `}` or directive line. */
@@ -124,7 +138,7 @@ function findHeaderStart(source: SourceText, globalAt: number, directives: Reado
     if (c === '\n' && i > 0 && inRanges(directives, i - 1)) break;
   }
   let start = i + 1;
-  while (start < globalAt && /\s/.test(masked[start])) start++;
+  while (start < globalAt && isSpaceAt(masked, start)) start++;
   return start;
 }
 
@@ -144,7 +158,7 @@ function readDeclarator(masked: string, from: number): Declarator | null {
   const limit = Math.min(masked.length, from + 4000);
   while (i < limit) {
     const c = masked[i];
-    if (/\s/.test(c) || c === '*' || c === '&') {
+    if (isSpaceAt(masked, i) || c === '*' || c === '&') {
       i++;
       continue;
     }
@@ -154,19 +168,19 @@ function readDeclarator(masked: string, from: number): Declarator | null {
       i = close + 2;
       continue;
     }
-    if (isIdentChar(c)) {
+    if (isIdentCharAt(masked, i)) {
       let j = i;
-      while (j < limit && isIdentChar(masked[j])) j++;
-      const word = masked.slice(i, j);
+      while (j < limit && isIdentCharAt(masked, j)) j++;
       let k = j;
-      while (k < limit && /\s/.test(masked[k])) k++;
-      if (ATTRIBUTES_WITH_ARGS.has(word) && masked[k] === '(') {
+      while (k < limit && isSpaceAt(masked, k)) k++;
+      if (masked[k] === '(' && ATTRIBUTES_WITH_ARGS.has(masked.slice(i, j))) {
         const close = matchingClose(masked, k);
         if (close < 0) return null;
         i = close + 1;
         continue;
       }
       if (masked.startsWith('::', k)) {
+        const word = masked.slice(i, j);
         pendingScope = pendingScope ? `${pendingScope}::${word}` : word;
         i = k + 2;
         continue;
@@ -301,12 +315,12 @@ function findSharedDeclarations(source: SourceText, from: number, to: number, lo
 }
 
 function readSharedDeclaration(source: SourceText, text: string, start: number, end: number, lookup: Lookup): SharedDeclaration[] {
-  const isExtern = /\bextern\b/.test(text);
-  const alignMatch = /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(text);
-  const cleaned = text
-    .replace(/__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)/g, ' ')
-    .replace(/\b(extern|static|volatile|__shared__|__device__)\b/g, ' ')
-    .trim();
+  // The patterns run only where their words are: most declarations are `__shared__ T name[N]`.
+  const isExtern = text.includes('extern') && /\bextern\b/.test(text);
+  const mayAlign = text.includes('align');
+  const alignMatch = mayAlign ? /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(text) : null;
+  const unattributed = mayAlign || text.includes('__attribute__') ? text.replace(/__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)/g, ' ') : text;
+  const cleaned = unattributed.replace(/\b(extern|static|volatile|__shared__|__device__)\b/g, ' ').trim();
   // type then declarators: `float a[32][33], b[4]` or `T tile[BS]`
   const firstDeclarator = /^((?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*(?:\s*<[^;]*>)?)(?:\s*\*)?)\s+(.*)$/s.exec(cleaned);
   if (!firstDeclarator) return [{ name: '', bytes: null, isExtern, text: source.text.slice(start, end), span: spanOf(source, start, end) }];

@@ -6,7 +6,7 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from './types';
-import { isIdentChar, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
+import { isIdentCharAt, isSpaceAt, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
 import { findDirectiveRanges, inRanges } from './preprocessor-lines';
 import { findScopes } from './scopes';
 import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from './constant-table';
@@ -156,7 +156,7 @@ interface CalleeName {
 /** Read `ns::k<float, 256>` backwards from the offset of `<<<`. */
 function readCalleeBackward(masked: string, before: number): CalleeName | null {
   let i = before - 1;
-  while (i >= 0 && /\s/.test(masked[i])) i--;
+  while (i >= 0 && isSpaceAt(masked, i)) i--;
   let templateArgs: string[] | null = null;
   let nameEnd = i + 1;
   if (masked[i] === '>') {
@@ -171,7 +171,7 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
     if (j < 0) return null;
     templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\s+/g, ' '));
     i = j - 1;
-    while (i >= 0 && /\s/.test(masked[i])) i--;
+    while (i >= 0 && isSpaceAt(masked, i)) i--;
     nameEnd = i + 1;
   }
   if (masked[i] === ')') {
@@ -183,7 +183,7 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
     return { name: inner, templateArgs, start: open, nameEnd: i + 1 };
   }
   let start = i + 1;
-  while (start > 0 && (isIdentChar(masked[start - 1]) || (masked[start - 1] === ':' && masked[start - 2] === ':'))) {
+  while (start > 0 && (isIdentCharAt(masked, start - 1) || (masked[start - 1] === ':' && masked[start - 2] === ':'))) {
     start -= masked[start - 1] === ':' ? 2 : 1;
   }
   const name = masked.slice(start, nameEnd).replace(/\s+/g, '');
@@ -201,7 +201,7 @@ function matchingOpen(masked: string, close: number): number {
 }
 
 function skipSpace(masked: string, i: number): number {
-  while (i < masked.length && /\s/.test(masked[i])) i++;
+  while (i < masked.length && isSpaceAt(masked, i)) i++;
   return i;
 }
 
@@ -471,7 +471,7 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
  */
 function trailingName(text: string, scoped: boolean): string | null {
   let end = text.length;
-  while (end > 0 && /\s/.test(text[end - 1])) end--;
+  while (end > 0 && isSpaceAt(text, end - 1)) end--;
   let start = end;
   while (start > 0 && (isWordChar(text.charCodeAt(start - 1)) || (scoped && text[start - 1] === ':'))) start--;
   while (start < end && !isNameStart(text.charCodeAt(start))) start++;

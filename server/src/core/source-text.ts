@@ -386,8 +386,26 @@ function isHexDigit(c: number): boolean {
   return isDecimalDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
+/** `[A-Za-z0-9_$]`: one character (a string of length 1), or undefined (false). */
 export function isIdentChar(c: string | undefined): boolean {
-  return c !== undefined && /[A-Za-z0-9_$]/.test(c);
+  return c !== undefined && c.length === 1 && isIdentCode(c.charCodeAt(0));
+}
+
+/** The character at `i` is `[A-Za-z0-9_$]` (false outside the text). */
+export function isIdentCharAt(text: string, i: number): boolean {
+  return isIdentCode(text.charCodeAt(i));
+}
+
+function isIdentCode(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+}
+
+/** What `/\s/` matches at `i` (white space and line ends, Unicode's included; false outside the text), without cutting the character out. */
+export function isSpaceAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 160) return false;
+  return c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 /**
@@ -426,12 +444,12 @@ export function splitTopLevel(masked: string, from: number, to: number): Array<[
   let angle = 0;
   let start = from;
   for (let i = from; i < to; i++) {
-    const c = masked[i];
-    if (c === '(' || c === '[' || c === '{') depth++;
-    else if (c === ')' || c === ']' || c === '}') depth--;
-    else if (c === '<' && looksLikeTemplateOpen(masked, i)) angle++;
-    else if (c === '>' && angle > 0 && masked[i - 1] !== '-') angle--;
-    else if (c === ',' && depth === 0 && angle === 0) {
+    const c = masked.charCodeAt(i);
+    if (c === 40 /* ( */ || c === 91 /* [ */ || c === 123 /* { */) depth++;
+    else if (c === 41 /* ) */ || c === 93 /* ] */ || c === 125 /* } */) depth--;
+    else if (c === 60 /* < */ && looksLikeTemplateOpen(masked, i)) angle++;
+    else if (c === 62 /* > */ && angle > 0 && masked.charCodeAt(i - 1) !== 45 /* - */) angle--;
+    else if (c === 44 /* , */ && depth === 0 && angle === 0) {
       parts.push(trimRange(masked, start, i));
       start = i + 1;
     }
@@ -444,11 +462,12 @@ function looksLikeTemplateOpen(masked: string, i: number): boolean {
   if (masked[i + 1] === '<' || masked[i - 1] === '<' || masked[i + 1] === '=') return false;
   let j = i - 1;
   while (j >= 0 && masked[j] === ' ') j--;
-  return isIdentChar(masked[j]) && !/[0-9]/.test(masked[j]);
+  const c = masked.charCodeAt(j);
+  return isIdentCode(c) && !(c >= 48 && c <= 57);
 }
 
 export function trimRange(text: string, from: number, to: number): [number, number] {
-  while (from < to && /\s/.test(text[from])) from++;
-  while (to > from && /\s/.test(text[to - 1])) to--;
+  while (from < to && isSpaceAt(text, from)) from++;
+  while (to > from && isSpaceAt(text, to - 1)) to--;
   return [from, to];
 }
