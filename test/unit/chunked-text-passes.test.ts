@@ -9,10 +9,10 @@ import { makeSourceText } from '../../server/src/core/source-text';
 import { runTextPasses, TextPassCache, type TextFacts } from '../../server/src/core/chunked-text-passes';
 import { anySource, applyEdit, checkProperty, editSequence, fuzzRuns } from '../support/fuzz-sources';
 
-/** Every field as plain data (sets sorted, maps as entries). */
+/** Every field as plain data (the body context worked out, sets sorted, maps as entries). */
 function plain(facts: TextFacts): unknown {
   return JSON.parse(
-    JSON.stringify(facts, (_key, value) => (value instanceof Set ? [...value].sort() : value instanceof Map ? [...value.entries()] : value)),
+    JSON.stringify({ ...facts, bodyContext: facts.bodyContext() }, (_key, value) => (value instanceof Set ? [...value].sort() : value instanceof Map ? [...value.entries()] : value)),
   );
 }
 
@@ -25,16 +25,33 @@ describe('chunked text passes', () => {
     const kernels = Array.from({ length: 40 }, (_, k) => `__device__ int f${k}(int x) { return x + ${k}; }\n__global__ void k${k}(int* p) {\n  p[threadIdx.x] = f${k}(${k});\n}\n`).join('\n');
     const cache = new TextPassCache();
     const before = passes(kernels, cache);
+    before.bodyContext(); // the kernel bodies were read
     const typed = kernels.replace('p[threadIdx.x] = f7(7);', 'p[threadIdx.x] = f7(7) ;');
     const after = passes(typed, cache, cache.layout!.source);
-    assert.equal(after.functionNames, before.functionNames, 'a space typed in a body: the same set');
-    assert.equal(after.deviceFunctions, before.deviceFunctions);
-    assert.equal(after.contextKey, before.contextKey);
+    after.bodyContext();
+    assert.equal(after.bodyContext().functionNames, before.bodyContext().functionNames, 'a space typed in a body: the same set');
+    assert.equal(after.bodyContext().deviceFunctions, before.bodyContext().deviceFunctions);
+    assert.equal(after.bodyContext().contextKey, before.bodyContext().contextKey);
     const renamed = typed.replace('__device__ int f7(int x)', '__device__ int g7(int x)');
     const again = passes(renamed, cache, cache.layout!.source);
-    assert.notEqual(again.functionNames, after.functionNames);
-    assert.ok(again.functionNames.has('g7'));
+    assert.notEqual(again.bodyContext().functionNames, after.bodyContext().functionNames);
+    assert.ok(again.bodyContext().functionNames.has('g7'));
     assert.deepEqual(plain(again), plain(passes(renamed)));
+  });
+
+  it('works out the body context only when it is asked for, and then as a fresh run would', () => {
+    const kernels = Array.from({ length: 20 }, (_, k) => `__device__ int f${k}(int x) { return x + ${k}; }\n__global__ void k${k}(int* p) {\n  p[threadIdx.x] = f${k}(${k});\n}\n`).join('\n');
+    const cache = new TextPassCache();
+    const first = passes(kernels, cache);
+    assert.equal(cache.layout!.body.peek(), undefined, 'a first pass reads no kernel body: nothing asked for yet');
+    // Versions whose body context nobody asked for: the next one that is asked works it out from its chunks.
+    const typed = kernels.replace('f3(3);', 'f3(3) ;');
+    passes(typed, cache, cache.layout!.source);
+    const renamed = typed.replace('__device__ int f5(int x)', '__device__ int g5(int x)');
+    const last = passes(renamed, cache, cache.layout!.source);
+    assert.ok(last.bodyContext().functionNames.has('g5'));
+    assert.deepEqual(plain(last), plain(passes(renamed)));
+    assert.ok(first.bodyContext().functionNames.has('f5'), 'an earlier version still answers for its own text');
   });
 
   it('gives after any edits what a fresh run over the final text gives', async () => {
@@ -45,10 +62,11 @@ describe('chunked text passes', () => {
         const cache = new TextPassCache();
         let text = original;
         passes(text, cache);
-        for (const e of edits) {
+        for (const [k, e] of edits.entries()) {
           text = applyEdit(text, e);
           const incremental = passes(text, cache, cache.layout!.source);
-          assert.deepEqual(plain(incremental), plain(passes(text)));
+          // Every other version is not asked for its body context (a keystroke superseded before its kernels were read).
+          if (k % 2 === 1 || k === edits.length - 1) assert.deepEqual(plain(incremental), plain(passes(text)));
         }
       },
       fuzzRuns(200),

@@ -10,7 +10,7 @@ import type { Finding, Kernel, Launch, MemoryParallelism, Position, SmemOptIn, S
 import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { resolveLaunchBounds } from './kernel-finder';
 import { makeLookup, type ConstantTable } from './constant-table';
-import { runTextPasses, type TextPassCache } from './chunked-text-passes';
+import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
 import type { Lookup } from './const-eval';
 import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
@@ -94,7 +94,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, bodyContext, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
@@ -107,7 +107,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     keptTargets.set(launch, { environment, key, candidates, target });
     return target;
   });
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo: { context: contextKey, devicePlaces, devices: deviceFunctions, devicesKey, keys: new Map(), calls: 0 } };
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, divergence, cache, version, memo: { body: bodyContext, keys: new Map(), calls: 0 } };
   const facts: DocumentFacts = {
     uri,
     version,
@@ -134,7 +134,6 @@ interface TreePassInput {
   kernels: Kernel[];
   launches: Launch[];
   lookup: Lookup;
-  functionNames: ReadonlySet<string>;
   divergence: boolean;
   cache?: KernelAnalysisCache;
   version: number;
@@ -143,13 +142,12 @@ interface TreePassInput {
 }
 
 interface TreePassMemo {
-  /** The file context of every kernel's cache key (see contextKeyOf). */
-  context: string;
-  /** The device functions a kernel's key adds when it calls them (see deviceCalleesKey), and all of them as one key. */
-  devices: ReadonlyMap<string, string[]>;
-  devicesKey: string;
-  /** Where the device functions start (see TextFacts.devicePlaces). */
-  devicePlaces: string;
+  /**
+   * The file around the kernels (see BodyContext): the file context of every kernel's cache key, the
+   * device functions a kernel's key adds when it calls them, where they start, the names of the
+   * file's functions. Worked out when a kernel body is first read or keyed.
+   */
+  body: () => BodyContext;
   keys: Map<Kernel, KernelKeys | null>;
   divergence?: DivergenceContext;
   /** Calls so far on this version (see treePasses). */
@@ -166,7 +164,7 @@ interface TreePassMemo {
  * version (their results are kept in the cache under the version's key), so
  * a first hover on a large file does not wait for every kernel body.
  */
-function treePasses({ source, tree, kernels, launches, lookup, functionNames, divergence, cache, version, memo }: TreePassInput, budgetMs: number, at?: Position): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, memo }: TreePassInput, budgetMs: number, at?: Position): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = performance.now();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
@@ -184,14 +182,13 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
   // The kernel around `at` first: the one call it takes is spent on it.
   const wanted = at ? definitions.find((k) => contains(k.span, at)) : undefined;
   const inOrder = wanted ? [wanted, ...definitions.filter((k) => k !== wanted)] : definitions;
-  const context = cache ? memo.context : '';
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
   // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
   // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
   const launchesOf = groupBy(launches, (l) => l.baseName);
   const hasError = tree.rootNode.hasError;
   const keyOf = (k: Kernel): KernelKeys | null => {
-    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, launchesOf.get(k.name) ?? [], context, memo, !hasError) : null);
+    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError) : null);
     return memo.keys.get(k)!;
   };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
@@ -255,7 +252,7 @@ function treePasses({ source, tree, kernels, launches, lookup, functionNames, di
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
     const analyse = (batch: Kernel[]) =>
-      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functionNames } })), batch), () => []);
+      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functionNames: memo.body().functionNames } })), batch), () => []);
     if (shared.length) {
       const sharedKey = `div|v${version}|shared`;
       const kept = cache?.get<Branch[]>(sharedKey, 0);
@@ -333,15 +330,16 @@ function keysFor(kernel: Kernel, source: SourceText, launches: readonly Launch[]
   const line = kernel.span.start.line;
   const callees = calleesOf(kernel, source, memo);
   const kept = keep ? keptKeys.get(kernel) : undefined;
-  if (kept && kept.line === line && kept.context === context && kept.devicePlaces === memo.devicePlaces && kept.callees === callees && sameItems(kept.launches, launches)) return kept;
+  const { devicePlaces } = memo.body();
+  if (kept && kept.line === line && kept.context === context && kept.devicePlaces === devicePlaces && kept.callees === callees && sameItems(kept.launches, launches)) return kept;
   const key = kernelKey(source, kernel, launches, `${context}|${callees}`);
   const keys: KeptKeys = {
     memoryParallelism: `mp|${line}|${key}`,
     branchesMoving: `div|${key}`,
-    branchesInPlace: `div@${line}|${memo.devicePlaces}|${key}`,
+    branchesInPlace: `div@${line}|${devicePlaces}|${key}`,
     line,
     context,
-    devicePlaces: memo.devicePlaces,
+    devicePlaces,
     callees,
     launches,
   };
@@ -353,10 +351,11 @@ function keysFor(kernel: Kernel, source: SourceText, launches: readonly Launch[]
 const keptCallees = new WeakMap<Kernel, { devicesKey: string; key: string }>();
 
 function calleesOf(kernel: Kernel, source: SourceText, memo: TreePassMemo): string {
+  const { devicesKey, deviceFunctions } = memo.body();
   const kept = keptCallees.get(kernel);
-  if (kept && kept.devicesKey === memo.devicesKey) return kept.key;
-  const key = deviceCalleesKey(source.text.slice(offsetAt(source, kernel.span.start), offsetAt(source, kernel.span.end)), memo.devices);
-  keptCallees.set(kernel, { devicesKey: memo.devicesKey, key });
+  if (kept && kept.devicesKey === devicesKey) return kept.key;
+  const key = deviceCalleesKey(source.text.slice(offsetAt(source, kernel.span.start), offsetAt(source, kernel.span.end)), deviceFunctions);
+  keptCallees.set(kernel, { devicesKey, key });
   return key;
 }
 

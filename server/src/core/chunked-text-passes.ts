@@ -20,6 +20,20 @@ import { sameItems } from './same-items';
 export interface TextFacts {
   /** The file's constants: every chunk's, in order (a name defined twice is ambiguous). */
   constants: ConstantTable;
+  /** What constant lookups can answer (the outer key and the file's constants): equal means the same answers. */
+  environment: string;
+  kernels: Kernel[];
+  launches: Launch[];
+  smemOptIns: SmemOptIn[];
+  /**
+   * What the kernel-body passes need besides each kernel's text, worked out the first time they ask
+   * and kept: a newly opened file's first pass reads no kernel body, and a first hover waits for it.
+   */
+  bodyContext: () => BodyContext;
+}
+
+/** The file as the kernel-body passes see it around each kernel (cache keys, calls into the file's functions). */
+export interface BodyContext {
   /** What the kernel-body passes of every kernel depend on besides its own text (see contextKeyOf), as a key. */
   contextKey: string;
   /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for deviceCalleesKey. */
@@ -30,11 +44,6 @@ export interface TextFacts {
   devicePlaces: string;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
   functionNames: ReadonlySet<string>;
-  /** What constant lookups can answer (the outer key and the file's constants): equal means the same answers. */
-  environment: string;
-  kernels: Kernel[];
-  launches: Launch[];
-  smemOptIns: SmemOptIn[];
 }
 
 export interface TextPassInput {
@@ -64,10 +73,10 @@ interface ChunkEntry {
   /** Constants with offsets relative to the chunk, lines as when the chunk was read (on line `line`). */
   constants: ConstantTable;
   line: number;
-  /** fileContextParts of the chunk alone, and a hash of its named device functions. */
-  context: FileContextParts;
-  devices: string;
-  functionNames: string[];
+  /** The chunk's part of the body context, once asked for (see bodyPartsOf). */
+  body?: ChunkBodyParts;
+  /** Until then, the chunk as it was read (its text and masked text are the entry's). */
+  unread?: SourceText;
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
   /** The chunk's part of the constants keys, for the line it was on when they were summed (see constantsKey). */
@@ -83,7 +92,7 @@ export class TextPassCache {
    * The last version's text, chunks and their entries (the next one is cut again only around its
    * edit), and its file-wide tables (kept when the chunks the edit replaced held the same).
    */
-  layout: { source: SourceText; chunks: readonly Chunk[]; entries: readonly ChunkEntry[]; facts: TextFacts; constantsPart: string } | undefined;
+  layout: { source: SourceText; chunks: readonly Chunk[]; entries: readonly ChunkEntry[]; body: Lazy<BodyContext>; constantsPart: string } | undefined;
 
   lookup(text: string, masked: string): ChunkEntry | undefined {
     const entry = this.used.get(text) ?? this.entries.get(text);
@@ -137,33 +146,20 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
   const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
   const lookup = makeLookup([constants], outer);
-  // The file-wide tables below are the previous version's where the entries the edit replaced held the
-  // same as the ones that replace them (typing in a kernel body changes no function name or directive).
-  const edit = previous ? replacedEntries(previous.entries, previousIndex, entries) : null;
-  const unchanged = (part: (entry: ChunkEntry) => readonly string[]) => edit !== null && sameItems(edit.removed.flatMap(part), edit.added.flatMap(part));
-  const kept = previous?.facts;
   // The chunks hold whole directives and device functions: the file's are theirs, in order, whichever way the
   // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
   // value, not by where they are: typing in a `const` line, or a line break above one, invalidates no kernel;
   // a change to what the workspace answers (a header saved) invalidates them all.
-  const contexts = entries.map((entry) => entry.context);
   const constantsPart = `${outerKey}\n${constantsKey(constants, sums, 'withoutLines')}`;
-  const contextKey =
-    kept && constantsPart === previous!.constantsPart && unchanged((e) => e.context.directives) && unchanged((e) => e.context.deviceFunctions.filter((d) => d.name === null).map((d) => d.text))
-      ? kept.contextKey
-      : contextKeyOf(contexts, constantsPart);
-  const functionNames = kept && unchanged((e) => e.functionNames) ? kept.functionNames : new Set(entries.flatMap((entry) => entry.functionNames));
-  let deviceFunctions = kept?.deviceFunctions;
-  let devicesKey = kept?.devicesKey;
-  if (!deviceFunctions || devicesKey === undefined || !unchanged((e) => [e.devices])) {
-    const named = new Map<string, string[]>();
-    for (const d of contexts.flatMap((p) => p.deviceFunctions)) if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
-    deviceFunctions = named;
-    devicesKey = hash(entries.map((entry) => entry.devices).join(','));
-  }
-  const devicePlaces = hash(parts.flatMap(({ chunk, entry }) => entry.context.deviceFunctions.map((d) => d.line + chunk.line - entry.line)).join(','));
-  const facts: TextFacts = { constants, contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames, environment, kernels: [], launches: [], smemOptIns: [] };
-  cache.layout = { source, chunks, entries, facts, constantsPart };
+  // The body context is the previous version's where the entries the edit replaced held the same as the
+  // ones that replace them (typing in a kernel body changes no function name or directive). Taken now,
+  // as plain data: holding the previous version's lazy value would hold every version before it.
+  const keptBody = previous?.body.peek();
+  const kept = keptBody ? { body: keptBody, sameConstants: previous!.constantsPart === constantsPart, edit: replacedEntries(previous!.entries, previousIndex, entries) } : undefined;
+  const placed = parts.map(({ chunk, entry }) => ({ entry, moved: chunk.line - entry.line }));
+  const body = lazyBodyContext(placed, constantsPart, kept);
+  const facts: TextFacts = { constants, environment, bodyContext: body.get, kernels: [], launches: [], smemOptIns: [] };
+  cache.layout = { source, chunks, entries, body, constantsPart };
   for (const { chunk, entry } of parts) {
     // Read from the entry's copy of the chunk (see above).
     const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
@@ -188,6 +184,89 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   }
   cache.sweep();
   return facts;
+}
+
+type KeptBodyContext = { body: BodyContext; sameConstants: boolean; edit: { removed: ChunkEntry[]; added: ChunkEntry[] } };
+
+/**
+ * bodyContextOf, when first asked for. Made here, not in runTextPasses: a closure there would share
+ * its scope, and hold this version's text and the previous version's layout (and so every version before).
+ */
+function lazyBodyContext(placed: ReadonlyArray<{ entry: ChunkEntry; moved: number }>, constantsPart: string, kept: KeptBodyContext | undefined): Lazy<BodyContext> {
+  return lazy(() => bodyContextOf(placed, constantsPart, kept));
+}
+
+/**
+ * The body context of chunks `placed` (each entry with how many lines its chunk moved since it was read),
+ * taking what `kept` (the previous version's, and the entries the edit replaced) still holds.
+ */
+function bodyContextOf(
+  placed: ReadonlyArray<{ entry: ChunkEntry; moved: number }>,
+  constantsPart: string,
+  kept: KeptBodyContext | undefined,
+): BodyContext {
+  const unchanged = (part: (body: ChunkBodyParts) => readonly string[]) =>
+    kept !== undefined && sameItems(kept.edit.removed.flatMap((e) => part(bodyPartsOf(e))), kept.edit.added.flatMap((e) => part(bodyPartsOf(e))));
+  const bodies = placed.map(({ entry }) => bodyPartsOf(entry));
+  const contexts = bodies.map((b) => b.context);
+  const contextKey =
+    kept?.sameConstants && unchanged((b) => b.context.directives) && unchanged((b) => b.context.deviceFunctions.filter((d) => d.name === null).map((d) => d.text))
+      ? kept.body.contextKey
+      : contextKeyOf(contexts, constantsPart);
+  const functionNames = kept && unchanged((b) => b.functionNames) ? kept.body.functionNames : new Set(bodies.flatMap((b) => b.functionNames));
+  let deviceFunctions = kept?.body.deviceFunctions;
+  let devicesKey = kept?.body.devicesKey;
+  if (!deviceFunctions || devicesKey === undefined || !unchanged((b) => [b.devices])) {
+    const named = new Map<string, string[]>();
+    for (const d of contexts.flatMap((p) => p.deviceFunctions)) if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
+    deviceFunctions = named;
+    devicesKey = hash(bodies.map((b) => b.devices).join(','));
+  }
+  const devicePlaces = hash(placed.flatMap(({ moved }, k) => contexts[k].deviceFunctions.map((d) => d.line + moved)).join(','));
+  return { contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames };
+}
+
+/** fileContextParts of one chunk alone, a hash of its named device functions, and the names it may define. */
+interface ChunkBodyParts {
+  context: FileContextParts;
+  devices: string;
+  functionNames: string[];
+}
+
+/** The entry's part of the body context: read from the chunk the first time it is asked for. */
+function bodyPartsOf(entry: ChunkEntry): ChunkBodyParts {
+  if (!entry.body) {
+    const piece = entry.unread!;
+    const context = fileContextParts(piece);
+    entry.body = {
+      context,
+      devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
+      functionNames: definedFunctionNames(piece.masked),
+    };
+    entry.unread = undefined;
+  }
+  return entry.body;
+}
+
+/** A value computed the first time it is asked for; `peek` tells whether it was. */
+interface Lazy<T> {
+  get: () => T;
+  peek: () => T | undefined;
+}
+
+function lazy<T>(compute: () => T): Lazy<T> {
+  let value: T | undefined;
+  let done = false;
+  return {
+    get: () => {
+      if (!done) {
+        value = compute();
+        done = true;
+      }
+      return value as T;
+    },
+    peek: () => (done ? value : undefined),
+  };
 }
 
 /**
@@ -291,15 +370,13 @@ function isWordChar(c: number): boolean {
 
 /** A chunk read for the first time (`piece`, on its own copy of the text), on document line `line`. */
 function newEntry(piece: SourceText, line: number): ChunkEntry {
-  const context = fileContextParts(piece);
   return {
     key: piece.text,
     masked: piece.masked,
     constants: collectConstants(piece),
     line,
-    context,
-    devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
-    functionNames: definedFunctionNames(piece.masked),
+    // A piece of its own: what the passes find in `piece` once (directives, namespaces) is not kept with the entry.
+    unread: { text: piece.text, masked: piece.masked, lineStarts: piece.lineStarts, firstLine: piece.firstLine },
     results: null,
     environment: null,
   };
