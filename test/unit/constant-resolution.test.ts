@@ -41,6 +41,13 @@ describe('constant resolution', () => {
     assert.deepEqual(blockOf('namespace cfg { constexpr int bs = 96; }', 'k<<<1, bs>>>(p);'), { x: 96, y: 1, z: 1 });
   });
 
+  it('resolves `const` written after the type, at file scope and in the function', () => {
+    assert.deepEqual(blockOf('int const kThreads = 192;', 'k<<<1, kThreads>>>(p);'), { x: 192, y: 1, z: 1 });
+    assert.deepEqual(blockOf('static unsigned long\tconst  kWide = 320;', 'k<<<1, kWide>>>(p);'), { x: 320, y: 1, z: 1 });
+    assert.deepEqual(blockOf('', 'size_t const bs = 224;\nk<<<1, bs>>>(p);'), { x: 224, y: 1, z: 1 });
+    assert.deepEqual(blockOf('', 'const int a = 1; int const bs = 2 * 80;\nk<<<1, bs>>>(p);'), { x: 160, y: 1, z: 1 });
+  });
+
   it('resolves local constants and unreassigned locals, not reassigned ones', () => {
     assert.deepEqual(blockOf('', 'const int bs = 256;\nk<<<(n + bs - 1) / bs, bs>>>(p);'), { x: 256, y: 1, z: 1 });
     assert.deepEqual(blockOf('', 'int bs = 128;\nk<<<1, bs>>>(p);'), { x: 128, y: 1, z: 1 });

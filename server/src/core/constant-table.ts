@@ -6,7 +6,7 @@
  */
 import type { Dim3 } from './types';
 import { evaluateInteger, type Lookup } from './const-eval';
-import { isSpaceAt, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
+import { isIdentCharAt, isSpaceAt, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
 import { ownCopy } from './own-copy';
 
 export interface ConstantDefinition {
@@ -79,7 +79,7 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     }
   }
   CONST_VAR_LEADING.lastIndex = from;
-  for (let m = hasConst && hasSpacedConst(masked, from) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
+  for (let m = hasConst && hasConstAfterType(masked, from) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
     add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
   }
 
@@ -132,10 +132,13 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
   return { constants, dim3s, shadowed };
 }
 
-/** `const` with a blank on either side somewhere at or after `from`: what CONST_VAR_LEADING needs (`int const N`). */
-function hasSpacedConst(masked: string, from: number): boolean {
+/** A word, blanks, `const`, a blank, somewhere at or after `from`: what CONST_VAR_LEADING needs (`int const N`). */
+function hasConstAfterType(masked: string, from: number): boolean {
   for (let i = masked.indexOf('const', from); i >= 0; i = masked.indexOf('const', i + 5)) {
-    if (i > from && isSpaceAt(masked, i - 1) && isSpaceAt(masked, i + 5)) return true;
+    if (!isSpaceAt(masked, i + 5)) continue;
+    let j = i - 1;
+    while (j >= from && isSpaceAt(masked, j)) j--;
+    if (j < i - 1 && j >= from && isIdentCharAt(masked, j)) return true;
   }
   return false;
 }
@@ -202,7 +205,7 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
       if (def.expr === '' || seen.has(name)) return null;
       seen.add(name);
       try {
-        return evaluateInteger(stripCasts(def.expr), lookup);
+        return evaluateInteger(def.expr, lookup);
       } finally {
         seen.delete(name);
       }
@@ -215,10 +218,6 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
     return tables.some((t) => t.constants.get(last)?.kind === 'const' || t.constants.get(last)?.kind === 'define') ? lookup(last) : fallback(last);
   };
   return lookup;
-}
-
-function stripCasts(expr: string): string {
-  return expr.replace(/^\((.*)\)$/s, '($1)');
 }
 
 export function resolveDim3(text: string, tables: readonly ConstantTable[], lookup: Lookup): Dim3 | null {
