@@ -54,6 +54,28 @@ describe('chunked text passes', () => {
     assert.ok(first.bodyContext().functionNames.has('f5'), 'an earlier version still answers for its own text');
   });
 
+  it('keeps the constants keys when an edit moves a chunk end between chunks that write the same names', () => {
+    // Every host function writes `threads` and `smem`: the file has each name many times (ambiguous).
+    const unit = (k: number) =>
+      `__global__ void k${k}(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] *= ${k}.0f;\n}\n` +
+      `void run${k}(float* p, int n) {\n  const int threads = ${64 + 32 * (k % 3)};\n  const size_t smem = ${k} * 4;\n  k${k}<<<(n + threads - 1) / threads, threads, smem>>>(p, n);\n}\n`;
+    const text = Array.from({ length: 60 }, (_, k) => unit(k)).join('\n');
+    const cache = new TextPassCache();
+    const before = passes(text, cache);
+    const key = (f: TextFacts) => [f.environment, f.bodyContext().contextKey];
+    const chunksBefore = cache.layout!.chunks.length;
+    let movedEnds = 0;
+    // A space typed before each statement of each kernel body, then taken out.
+    for (let at = text.indexOf('  if (i < n)'); at >= 0; at = text.indexOf('  if (i < n)', at + 1)) {
+      const typed = text.slice(0, at) + ' ' + text.slice(at);
+      const after = passes(typed, cache, cache.layout!.source);
+      if (cache.layout!.chunks.length !== chunksBefore) movedEnds++;
+      assert.deepEqual(key(after), key(before), `a space typed at offset ${at}`);
+      passes(text, cache, cache.layout!.source);
+    }
+    assert.ok(movedEnds > 0, 'some edit moved a chunk end (else this checks nothing)');
+  });
+
   it('gives after any edits what a fresh run over the final text gives', async () => {
     await checkProperty(
       'text passes: incremental = fresh',

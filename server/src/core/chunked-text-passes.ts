@@ -9,7 +9,7 @@
 import type { Kernel, Launch, SmemOptIn } from './types';
 import type { SourceText } from './source-text';
 import type { Lookup } from './const-eval';
-import { collectConstants, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from './constant-table';
+import { collectConstantDefinitions, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from './constant-table';
 import { findKernels } from './kernel-finder';
 import { findLaunches, findSmemOptIns } from './launch-finder';
 import { layoutChunks, type Chunk } from './top-level-chunks';
@@ -72,6 +72,8 @@ interface ChunkEntry {
   masked: string;
   /** Constants with offsets relative to the chunk, lines as when the chunk was read (on line `line`). */
   constants: ConstantTable;
+  /** Every definition the chunk writes, a name written twice twice: the constants keys sum these (see constantSums). */
+  definitions: readonly ConstantDefinition[];
   line: number;
   /** The chunk's part of the body context, once asked for (see bodyPartsOf). */
   body?: ChunkBodyParts;
@@ -370,10 +372,12 @@ function isWordChar(c: number): boolean {
 
 /** A chunk read for the first time (`piece`, on its own copy of the text), on document line `line`. */
 function newEntry(piece: SourceText, line: number): ChunkEntry {
+  const { table, definitions } = collectConstantDefinitions(piece);
   return {
     key: piece.text,
     masked: piece.masked,
-    constants: collectConstants(piece),
+    constants: table,
+    definitions,
     line,
     // A piece of its own: what the passes find in `piece` once (directives, namespaces) is not kept with the entry.
     unread: { text: piece.text, masked: piece.masked, lineStarts: piece.lineStarts, firstLine: piece.firstLine },
@@ -450,13 +454,18 @@ interface ConstantSums {
   withoutLines: [number, number];
 }
 
-/** A chunk's constants as two sums of per-definition hashes, kept while the chunk stays on `line`. */
+/**
+ * A chunk's constants as two sums of per-definition hashes, kept while the chunk stays on `line`. Summed
+ * over every definition written, not the chunk's table: a table says once that a name written twice
+ * is ambiguous, and two chunks that each write it once, merged by an edit that moves the end between
+ * them (content-defined), would change the key of every kernel in the file.
+ */
 function constantSums(entry: ChunkEntry, line: number): ConstantSums {
   if (entry.sums && entry.sums.line === line) return entry.sums;
   const moved = line - entry.line;
   const withLines: [number, number] = [0, 0];
   const withoutLines: [number, number] = [0, 0];
-  for (const d of entry.constants.constants.values()) {
+  for (const d of entry.definitions) {
     const definition = `${d.name}=${tokens(d.expr)}:${d.kind}`;
     addHash(withoutLines, definition);
     addHash(withLines, `${definition}@${(d.line ?? 0) + moved}`);

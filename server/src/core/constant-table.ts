@@ -47,12 +47,28 @@ const PLAIN_VAR = new RegExp(String.raw`(?:^|[;{}])\s*${INTEGER_TYPE}\s+([A-Za-z
 const ANY_VAR = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
 
 /** Constants declared in `[from, to)` of the source (the whole file, or one function body). */
-export function collectConstants(source: SourceText, from = 0, to = source.masked.length, { localsMustBeConst = true } = {}): ConstantTable {
+export function collectConstants(source: SourceText, from = 0, to = source.masked.length, options: { localsMustBeConst?: boolean } = {}): ConstantTable {
+  return collectConstantDefinitions(source, from, to, options).table;
+}
+
+/**
+ * collectConstants, and every definition it read in the order read: a name written twice is there
+ * twice (the table keeps it once, ambiguous). What a text defines then adds up the same however
+ * the text is cut into parts.
+ */
+export function collectConstantDefinitions(
+  source: SourceText,
+  from = 0,
+  to = source.masked.length,
+  { localsMustBeConst = true }: { localsMustBeConst?: boolean } = {},
+): { table: ConstantTable; definitions: ConstantDefinition[] } {
   const masked = source.masked.slice(0, to);
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
+  const definitions: ConstantDefinition[] = [];
   const add = (def: ConstantDefinition) => {
     def.line = positionAt(source, def.offset).line;
+    definitions.push(def);
     if (!constants.has(def.name)) constants.set(def.name, def);
     else constants.set(def.name, { ...def, expr: '' }); // defined twice: ambiguous
   };
@@ -129,7 +145,7 @@ export function collectConstants(source: SourceText, from = 0, to = source.maske
     if (!dim3s.has(m[1]) && !reassigned) dim3s.set(m[1], { name: m[1], args, offset: m.index });
     else dim3s.set(m[1], { name: m[1], args: [], offset: m.index });
   }
-  return { constants, dim3s, shadowed };
+  return { table: { constants, dim3s, shadowed }, definitions };
 }
 
 /** A word, blanks, `const`, a blank, somewhere at or after `from`: what CONST_VAR_LEADING needs (`int const N`). */
