@@ -82,7 +82,8 @@ export function collectConstantDefinitions(
     add({ name: m[1], expr: m[2], kind: 'define', offset: m.index });
   }
 
-  const hasConst = masked.includes('const', from);
+  const firstConst = masked.indexOf('const', from);
+  const hasConst = firstConst >= 0;
   CONST_VAR.lastIndex = from;
   for (let m = hasConst ? CONST_VAR.exec(masked) : null; m; m = CONST_VAR.exec(masked)) {
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
@@ -95,7 +96,7 @@ export function collectConstantDefinitions(
     }
   }
   CONST_VAR_LEADING.lastIndex = from;
-  for (let m = hasConst && hasConstAfterType(masked, from) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
+  for (let m = hasConst && hasConstAfterType(masked, from, firstConst) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
     add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
   }
 
@@ -148,9 +149,9 @@ export function collectConstantDefinitions(
   return { table: { constants, dim3s, shadowed }, definitions };
 }
 
-/** A word, blanks, `const`, a blank, somewhere at or after `from`: what CONST_VAR_LEADING needs (`int const N`). */
-function hasConstAfterType(masked: string, from: number): boolean {
-  for (let i = masked.indexOf('const', from); i >= 0; i = masked.indexOf('const', i + 5)) {
+/** A word, blanks, `const`, a blank, somewhere at or after `from` (the first `const` there is at `first`): what CONST_VAR_LEADING needs (`int const N`). */
+function hasConstAfterType(masked: string, from: number, first: number): boolean {
+  for (let i = first; i >= 0; i = masked.indexOf('const', i + 5)) {
     if (!isSpaceAt(masked, i + 5)) continue;
     let j = i - 1;
     while (j >= from && isSpaceAt(masked, j)) j--;
