@@ -394,6 +394,11 @@ export function resolveLaunchBounds(kernel: Kernel, context: LaunchBoundsContext
   if (!bounds) return null;
   const argLookup = context.argLookup ?? (() => null);
   const kernelLookup = context.kernelLookup ?? (() => null);
+  if (!kernel.templateParams?.length) {
+    // Not a template (most kernels): nothing to bind, every name is the kernel's.
+    const plain = (k: number): number | null => (bounds.args[k] === undefined ? null : evaluateInteger(bounds.args[k], kernelLookup));
+    return { ...bounds, maxThreadsPerBlock: plain(0), minBlocksPerMultiprocessor: plain(1), maxBlocksPerCluster: plain(2) };
+  }
   const substitutions = bindTemplateArguments(kernel.templateParams ?? [], context.templateArgs ?? null, argLookup, kernelLookup);
   const templateNames = new Set((kernel.templateParams ?? []).map((p) => p.name).filter((n) => n));
   const lookup: Lookup = (id) => (templateNames.has(id) ? null : kernelLookup(id));

@@ -305,6 +305,11 @@ export function matchKernel(refs: readonly KernelRef[], name: string, label: (pa
   const wanted = name.replace(/^::/, '');
   const matching = refs.filter(({ kernel }) => namesSameKernel(kernel.qualifiedName, wanted));
   if (matching.length === 0) return null;
+  if (matching.length === 1) {
+    // One candidate (most launches): what the general case below gives for it.
+    const [only] = matching;
+    return { kernel: only.kernel, path: only.path, boundsPath: only.kernel.launchBounds ? only.path : null, candidates: matching, note: label(only.path) };
+  }
   const names = new Set(matching.map((r) => r.kernel.qualifiedName));
   if (names.size > 1) {
     return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}` };
@@ -336,6 +341,7 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
   const out: IncludeLine[] = [];
   for (const [start, end] of findDirectiveRanges(source)) {
     const line = source.text.slice(start, end);
+    if (!line.includes('include')) continue; // `#define`, `#pragma`: most directives
     const m = /^\s*#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)/.exec(line);
     if (!m) continue;
     out.push({ target: ownCopy((m[1] ?? m[2]).trim()), system: m[1] === undefined, span: spanOf(source, start + m.index, start + m[0].length) });
