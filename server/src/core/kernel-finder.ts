@@ -27,17 +27,17 @@ export function findKernels(source: SourceText, options: KernelFinderOptions = {
   const masked = source.masked;
   const directives = findDirectiveRanges(source);
   const scopes = findScopes(source);
-  const kernels: Array<Kernel & { endOffset: number }> = [];
+  const kernels: Kernel[] = [];
   const re = /\b__global__\b/g;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
     if (inRanges(directives, m.index)) continue; // `#define KERNEL __global__`
-    const kernel = readKernel(source, m.index, { lookup, scopes, directives });
-    if (kernel) {
-      kernels.push(kernel);
-      re.lastIndex = Math.max(re.lastIndex, kernel.endOffset);
+    const read = readKernel(source, m.index, { lookup, scopes, directives });
+    if (read) {
+      kernels.push(read.kernel);
+      re.lastIndex = Math.max(re.lastIndex, read.end);
     }
   }
-  return kernels.map(({ endOffset: _unused, ...k }) => k);
+  return kernels;
 }
 
 interface ReadContext {
@@ -46,7 +46,8 @@ interface ReadContext {
   directives: ReadonlyArray<[number, number]>;
 }
 
-function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Kernel & { endOffset: number }) | null {
+/** The kernel whose `__global__` is at `globalAt`, and the offset its declaration or definition ends at. */
+function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): { kernel: Kernel; end: number } | null {
   const masked = source.masked;
   const headerStart = findHeaderStart(source, globalAt, ctx.directives);
   const head = readDeclarator(masked, globalAt + '__global__'.length);
@@ -81,7 +82,7 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Ke
   const staticShared = shared.filter((d) => !d.isExtern);
   const staticSharedBytes = staticShared.every((d) => d.bytes !== null) ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0) : null;
 
-  return {
+  const kernel: Kernel = {
     name,
     qualifiedName: qualified,
     namespaces,
@@ -99,8 +100,8 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): (Ke
     sharedDeclarations: shared,
     staticSharedBytes,
     leadingComment: readLeadingComment(source, headerStart),
-    endOffset: end,
   };
+  return { kernel, end };
 }
 
 /** Parameter texts; lines of `#if`/`#else`/`#endif` splitting the list are dropped (both branches' parameters stay). */
@@ -330,7 +331,9 @@ function readSharedDeclaration(source: SourceText, text: string, start: number, 
   for (const declarator of firstDeclarator[2].split(/,(?![^\[]*\])/)) {
     const d = /^\s*(\*?)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)/.exec(declarator);
     if (!d) continue;
-    const extents = [...d[3].matchAll(/\[([^\]]*)\]/g)].map((x) => x[1].trim());
+    const extents: string[] = [];
+    const extent = /\[([^\]]*)\]/g;
+    for (let x = extent.exec(d[3]); x; x = extent.exec(d[3])) extents.push(x[1].trim());
     let bytes: number | null = d[1] ? 8 : elementSize;
     for (const extent of extents) {
       if (bytes === null) break;

@@ -339,7 +339,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   return {
     via,
     kernelName: callee.name,
-    baseName: callee.name.split('::').pop() ?? callee.name,
+    baseName: lastComponent(callee.name),
     templateArgs: callee.templateArgs,
     span: spanOf(source, start, end),
     nameSpan: spanOf(source, nameStart, nameEnd),
@@ -446,7 +446,7 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
   if (cached) return cached;
   const close = matchingClose(masked, candidate);
   let j = candidate - 1;
-  while (j >= 0 && /[\s\w]/.test(masked[j]) && masked[j] !== ')') j--;
+  while (j >= 0 && (isSpaceAt(masked, j) || isWordChar(masked.charCodeAt(j)))) j--;
   let name: string | null = null;
   const parameters: string[] = [];
   if (masked[j] === ')') {
@@ -476,6 +476,12 @@ function trailingName(text: string, scoped: boolean): string | null {
   while (start > 0 && (isWordChar(text.charCodeAt(start - 1)) || (scoped && text[start - 1] === ':'))) start--;
   while (start < end && !isNameStart(text.charCodeAt(start))) start++;
   return start < end ? text.slice(start, end) : null;
+}
+
+/** `k` in `ns::k`. */
+function lastComponent(name: string): string {
+  const at = name.lastIndexOf('::');
+  return at < 0 ? name : name.slice(at + 2);
 }
 
 function isNameStart(c: number): boolean {
@@ -510,7 +516,7 @@ export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions 
     const value = inRanges(directives, m.index) ? null : evaluateInteger(args[2] ?? '', lookup);
     out.push({
       kernelName: callee.name,
-      baseName: callee.name.split('::').pop() ?? callee.name,
+      baseName: lastComponent(callee.name),
       bytes: { text: args[2] ?? '', value, note: value === null ? explainNames(args[2] ?? '', tables, lookup, ctx.describe) ?? 'not a compile-time constant here' : null },
       span: spanOf(source, m.index, close + 1),
     });
