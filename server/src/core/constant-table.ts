@@ -88,7 +88,7 @@ export function collectConstantDefinitions(
   for (let m = hasConst ? CONST_VAR.exec(masked) : null; m; m = CONST_VAR.exec(masked)) {
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
     // `const int A = 1, B = A * 2;`: one declaration, several constants
-    const parts = m[3] !== undefined ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
+    const parts = m[3] !== undefined && init.includes(',') ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
     add({ name: m[2], expr: parts[0] ?? '', kind: 'const', offset: m.index }); // `= ;` half-typed: no parts
     for (const part of parts.slice(1)) {
       const d = /^([A-Za-z_]\w*)\s*(?:=\s*(.+)|\{(.*)\})$/s.exec(part.trim());
@@ -239,8 +239,8 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
 
 export function resolveDim3(text: string, tables: readonly ConstantTable[], lookup: Lookup): Dim3 | null {
   const trimmed = text.trim();
-  const ctor = /^dim3\s*[({](.*)[)}]$/s.exec(trimmed);
-  const brace = /^\{(.*)\}$/s.exec(trimmed);
+  const ctor = trimmed.startsWith('dim3') ? /^dim3\s*[({](.*)[)}]$/s.exec(trimmed) : null;
+  const brace = trimmed.startsWith('{') ? /^\{(.*)\}$/s.exec(trimmed) : null;
   let args: string[] | null = null;
   if (ctor || brace) args = splitArgs((ctor ?? brace)![1]);
   else if (/^[A-Za-z_]\w*$/.test(trimmed)) {
