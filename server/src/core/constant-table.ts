@@ -292,14 +292,20 @@ const NOT_NAMES = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', '
  */
 export function explainNames(text: string, tables: readonly ConstantTable[], lookup: Lookup, describeOuter: (name: string) => string | null = () => null): string | null {
   if (!NAME_START.test(text)) return null; // `256`, `(1 << 10) * 4`: no name to explain
-  const names = [...new Set(text.match(/[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*/g) ?? [])].map((n) => n.replace(/\s+/g, '')).filter((n) => !NOT_NAMES.has(n));
   const parts: string[] = [];
-  for (const name of names) {
+  // Each name as first written (`a :: b` and `a::b` are two writings of one name, each explained).
+  const written = new Set<string>();
+  for (const match of text.match(NAMES) ?? []) {
+    if (written.has(match)) continue;
+    written.add(match);
+    // Only `::` can have blanks around it.
+    const name = match.includes(':') ? match.replace(/\s+/g, '') : match;
+    if (NOT_NAMES.has(name)) continue;
     if (RUNTIME_BUILTINS.has(name)) {
       parts.push(`\`${name}\` is known only at run time`);
       continue;
     }
-    const inner = tables.find((t) => t.shadowed?.has(name) || t.constants.has(name) || t.dim3s.has(name));
+    const inner = innermostNaming(tables, name);
     if (inner?.shadowed?.has(name)) {
       parts.push(inner.shadowed.get(name)!);
       continue;
@@ -308,7 +314,7 @@ export function explainNames(text: string, tables: readonly ConstantTable[], loo
     const def = inner?.constants.get(name);
     const value = lookup(name);
     if (def) {
-      const where = [kindWord(def.kind), def.origin ? `${def.origin}:${(def.line ?? 0) + 1}` : `line ${(def.line ?? 0) + 1}`].join(', ');
+      const where = `${kindWord(def.kind)}, ${def.origin ? `${def.origin}:${(def.line ?? 0) + 1}` : `line ${(def.line ?? 0) + 1}`}`;
       parts.push(value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`);
       continue;
     }
@@ -317,6 +323,14 @@ export function explainNames(text: string, tables: readonly ConstantTable[], loo
     else if (value === null) parts.push(`\`${name}\` is not a compile-time constant here`);
   }
   return parts.length ? parts.join('; ') : null;
+}
+
+const NAMES = /[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*/g;
+
+/** The first of `tables` (innermost first) that shadows, defines or declares a dim3 named `name`. */
+function innermostNaming(tables: readonly ConstantTable[], name: string): ConstantTable | undefined {
+  for (const t of tables) if (t.shadowed?.has(name) || t.constants.has(name) || t.dim3s.has(name)) return t;
+  return undefined;
 }
 
 function kindWord(kind: ConstantDefinition['kind']): string {
