@@ -38,7 +38,7 @@ const HOVER_TARGET_MS = 10;
 const SIZES = [1000, 10000, 35000];
 const ARCHS = ['sm_80', 'sm_90'];
 const BUDGET = QUICK
-  ? { analysisWarmUpMs: 1500, analysisMs: 4000, keystrokeEdits: 40, keystrokeMs: 15000, immediateEdits: 10, immediateMs: 5000, coldRuns: 3, memoryFiles: 20 }
+  ? { analysisWarmUpMs: 2500, analysisMs: 4000, keystrokeEdits: 40, keystrokeMs: 15000, immediateEdits: 10, immediateMs: 5000, coldRuns: 3, memoryFiles: 20 }
   : { analysisWarmUpMs: 2500, analysisMs: 8000, keystrokeEdits: 300, keystrokeMs: 45000, immediateEdits: 40, immediateMs: 12000, coldRuns: 7, memoryFiles: 20 };
 
 const SERVER = join(root, 'dist', 'server', 'server.js');
