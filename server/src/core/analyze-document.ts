@@ -7,7 +7,7 @@
  */
 import type { Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, Position, SmemOptIn, Span } from './types';
-import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
+import { contains, lastComponent, makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { resolveLaunchBounds } from './kernel-finder';
 import { makeLookup, type ConstantTable } from './constant-table';
 import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
@@ -385,11 +385,6 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
     else groups.set(key, [item]);
   }
   return groups;
-}
-
-function lastComponent(name: string): string {
-  const at = name.lastIndexOf('::');
-  return at < 0 ? name : name.slice(at + 2);
 }
 
 const functionIds = new WeakMap<object, number>();

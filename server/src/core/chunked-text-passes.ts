@@ -7,7 +7,7 @@
  * chunk is read again.
  */
 import type { Kernel, Launch, SmemOptIn } from './types';
-import type { SourceText } from './source-text';
+import { isWordCode, type SourceText } from './source-text';
 import type { Lookup } from './const-eval';
 import { collectConstantDefinitions, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from './constant-table';
 import { findKernels } from './kernel-finder';
@@ -148,10 +148,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
   const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
   const lookup = makeLookup([constants], outer);
-  // The chunks hold whole directives and device functions: the file's are theirs, in order, whichever way the
-  // file is cut (content-defined chunk ends move when the text before them changes). Constants count by name and
-  // value, not by where they are: typing in a `const` line, or a line break above one, invalidates no kernel;
-  // a change to what the workspace answers (a header saved) invalidates them all.
+  // Constants count by name and value, not by where they are: typing in a `const` line, or a line break above
+  // one, invalidates no kernel; a change to what the workspace answers (a header saved) invalidates them all.
   const constantsPart = `${outerKey}\n${constantsKey(constants, sums, 'withoutLines')}`;
   // The body context is the previous version's where the entries the edit replaced held the same as the
   // ones that replace them (typing in a kernel body changes no function name or directive). Taken now,
@@ -200,7 +198,9 @@ function lazyBodyContext(placed: ReadonlyArray<{ entry: ChunkEntry; moved: numbe
 
 /**
  * The body context of chunks `placed` (each entry with how many lines its chunk moved since it was read),
- * taking what `kept` (the previous version's, and the entries the edit replaced) still holds.
+ * taking what `kept` (the previous version's, and the entries the edit replaced) still holds. The chunks
+ * hold whole directives and device functions: the file's are theirs, in order, whichever way the file is
+ * cut (content-defined chunk ends move when the text before them changes).
  */
 function bodyContextOf(
   placed: ReadonlyArray<{ entry: ChunkEntry; moved: number }>,
@@ -354,7 +354,7 @@ function blanksStart(masked: string, at: number): number {
 
 /** Where the word characters that end before `at` start. */
 function wordStart(masked: string, at: number): number {
-  while (at > 0 && isWordChar(masked.charCodeAt(at - 1))) at--;
+  while (at > 0 && isWordCode(masked.charCodeAt(at - 1))) at--;
   return at;
 }
 
@@ -366,9 +366,6 @@ function isBlank(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13);
 }
 
-function isWordChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-}
 
 /** A chunk read for the first time (`piece`, on its own copy of the text), on document line `line`. */
 function newEntry(piece: SourceText, line: number): ChunkEntry {

@@ -6,7 +6,7 @@
  */
 import type { Dim3 } from './types';
 import { evaluateInteger, type Lookup } from './const-eval';
-import { isIdentCharAt, isSpaceAt, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
+import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
 import { ownCopy } from './own-copy';
 
 export interface ConstantDefinition {
@@ -231,7 +231,7 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
     if (outer !== null || !name.includes('::')) return outer;
     // `detail::kBlock` names the `kBlock` a namespace block declares (the tables key by the plain name; two
     // different definitions of it make it ambiguous, so this never picks one of several).
-    const last = name.slice(name.lastIndexOf('::') + 2);
+    const last = lastComponent(name);
     return tables.some((t) => t.constants.get(last)?.kind === 'const' || t.constants.get(last)?.kind === 'define') ? lookup(last) : fallback(last);
   };
   return lookup;

@@ -6,7 +6,7 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from './types';
-import { isIdentCharAt, isSpaceAt, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
+import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, spanOf, splitTopLevel, type SourceText } from './source-text';
 import { findDirectiveRanges, inRanges } from './preprocessor-lines';
 import { findScopes } from './scopes';
 import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from './constant-table';
@@ -446,7 +446,7 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
   if (cached) return cached;
   const close = matchingClose(masked, candidate);
   let j = candidate - 1;
-  while (j >= 0 && (isSpaceAt(masked, j) || isWordChar(masked.charCodeAt(j)))) j--;
+  while (j >= 0 && (isSpaceAt(masked, j) || isWordCode(masked.charCodeAt(j)))) j--;
   let name: string | null = null;
   const parameters: string[] = [];
   if (masked[j] === ')') {
@@ -473,24 +473,15 @@ function trailingName(text: string, scoped: boolean): string | null {
   let end = text.length;
   while (end > 0 && isSpaceAt(text, end - 1)) end--;
   let start = end;
-  while (start > 0 && (isWordChar(text.charCodeAt(start - 1)) || (scoped && text[start - 1] === ':'))) start--;
+  while (start > 0 && (isWordCode(text.charCodeAt(start - 1)) || (scoped && text[start - 1] === ':'))) start--;
   while (start < end && !isNameStart(text.charCodeAt(start))) start++;
   return start < end ? text.slice(start, end) : null;
-}
-
-/** `k` in `ns::k`. */
-function lastComponent(name: string): string {
-  const at = name.lastIndexOf('::');
-  return at < 0 ? name : name.slice(at + 2);
 }
 
 function isNameStart(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; // A-Z a-z _
 }
 
-function isWordChar(c: number): boolean {
-  return isNameStart(c) || (c >= 48 && c <= 57);
-}
 
 /**
  * `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`

@@ -396,6 +396,17 @@ export function isIdentCharAt(text: string, i: number): boolean {
   return isIdentCode(text.charCodeAt(i));
 }
 
+/** `[A-Za-z0-9_]`, as a character code. */
+export function isWordCode(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+}
+
+/** `k` in `ns::k`, `k` in `k`. */
+export function lastComponent(name: string): string {
+  const at = name.lastIndexOf('::');
+  return at < 0 ? name : name.slice(at + 2);
+}
+
 function isIdentCode(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
 }
