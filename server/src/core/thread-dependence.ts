@@ -142,49 +142,55 @@ export interface SymFacts {
 
 const NO_FACTS: SymFacts = { threadAxes: new Set(), laneId: false, blockIdx: false, opaqueLane: false, opaqueWarp: false, frees: [] };
 
+/** The facts of the leaves that mention no unknown, shared: most of a walk's values are such leaves or hold one. */
+const THREAD_FACTS: Record<Axis, SymFacts> = { x: { ...NO_FACTS, threadAxes: new Set(['x']) }, y: { ...NO_FACTS, threadAxes: new Set(['y']) }, z: { ...NO_FACTS, threadAxes: new Set(['z']) } };
+const LANE_FACTS: SymFacts = { ...NO_FACTS, laneId: true };
+const BLOCK_FACTS: SymFacts = { ...NO_FACTS, blockIdx: true };
+const OPAQUE_LANE_FACTS: SymFacts = { ...NO_FACTS, opaqueLane: true };
+const OPAQUE_WARP_FACTS: SymFacts = { ...NO_FACTS, opaqueWarp: true };
+
 /**
  * Syms are immutable (only a free's loop info is filled in later, and facts
- * do not look at it), so each node's facts are computed once, from its
+ * do not look at it), so each inner node's facts are computed once, from its
  * children's: the walk and the classification ask for them again and again.
+ * A leaf's facts cost less than a look-up: they are not kept.
  */
 const factsCache = new WeakMap<Sym, SymFacts>();
 
 export function symFacts(sym: Sym): SymFacts {
-  let facts = factsCache.get(sym);
-  if (!facts) {
-    facts = computeFacts(sym);
-    factsCache.set(sym, facts);
-  }
-  return facts;
-}
-
-function computeFacts(sym: Sym): SymFacts {
   switch (sym.op) {
     case 'threadIdx':
-      return { ...NO_FACTS, threadAxes: new Set([sym.dim]) };
+      return THREAD_FACTS[sym.dim];
     case 'laneId':
-      return { ...NO_FACTS, laneId: true };
+      return LANE_FACTS;
     case 'blockIdx':
-      return { ...NO_FACTS, blockIdx: true };
+      return BLOCK_FACTS;
     case 'opaque':
-      return sym.kind === 'laneVarying' ? { ...NO_FACTS, opaqueLane: true } : { ...NO_FACTS, opaqueWarp: true };
+      return sym.kind === 'laneVarying' ? OPAQUE_LANE_FACTS : OPAQUE_WARP_FACTS;
     case 'free':
       return { ...NO_FACTS, frees: [sym] };
-    case 'binary':
-      return mergeFacts([symFacts(sym.left), symFacts(sym.right)]);
     case 'unary':
       return symFacts(sym.arg);
-    case 'select':
-      return mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]);
+    case 'binary':
+    case 'select': {
+      let facts = factsCache.get(sym);
+      if (!facts) {
+        facts = sym.op === 'binary' ? mergeFacts([symFacts(sym.left), symFacts(sym.right)]) : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]);
+        factsCache.set(sym, facts);
+      }
+      return facts;
+    }
     default:
       return NO_FACTS;
   }
 }
 
 function mergeFacts(all: SymFacts[]): SymFacts {
-  // Most nodes combine one thread-dependent operand with constants: their facts are that operand's.
+  // Most nodes combine one thread-dependent operand with constants: their facts are that operand's
+  // (found without building the set of parts).
+  const first = all.find((p) => p !== NO_FACTS);
+  if (!first || all.every((p) => p === first || p === NO_FACTS)) return first ?? NO_FACTS;
   const parts = [...new Set(all)].filter((p) => p !== NO_FACTS);
-  if (parts.length <= 1) return parts[0] ?? NO_FACTS;
   const seen = new Set<number>();
   const frees: Array<Extract<Sym, { op: 'free' }>> = [];
   for (const p of parts) {
