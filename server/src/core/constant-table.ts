@@ -75,9 +75,9 @@ export function collectConstantDefinitions(
 
   // Each pattern runs only where the word it needs is written: a function body seldom has a
   // `#define` or an `enum`, and most chunks no `const` before their type (`int const N = 4;`).
-  const define = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
-  define.lastIndex = from;
-  for (let m = masked.includes('#', from) ? define.exec(masked) : null; m; m = define.exec(masked)) {
+  // Not `#` alone: kernels write `#pragma unroll`.
+  DEFINE.lastIndex = from;
+  for (let m = masked.includes('define', from) ? DEFINE.exec(masked) : null; m; m = DEFINE.exec(masked)) {
     if (m[2].endsWith('\\')) continue;
     add({ name: m[1], expr: m[2], kind: 'define', offset: m.index });
   }
@@ -117,9 +117,8 @@ export function collectConstantDefinitions(
     }
   }
 
-  const enumRe = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
-  enumRe.lastIndex = from;
-  for (let m = masked.includes('enum', from) ? enumRe.exec(masked) : null; m; m = enumRe.exec(masked)) {
+  ENUM.lastIndex = from;
+  for (let m = masked.includes('enum', from) ? ENUM.exec(masked) : null; m; m = ENUM.exec(masked)) {
     const open = m.index + m[0].length - 1;
     const close = matchingClose(masked, open);
     if (close < 0) continue;
@@ -136,9 +135,8 @@ export function collectConstantDefinitions(
     }
   }
 
-  const dim3Re = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
-  dim3Re.lastIndex = from;
-  for (let m = masked.includes('dim3', from) ? dim3Re.exec(masked) : null; m; m = dim3Re.exec(masked)) {
+  DIM3.lastIndex = from;
+  for (let m = masked.includes('dim3', from) ? DIM3.exec(masked) : null; m; m = DIM3.exec(masked)) {
     const inner = m[2] ?? m[3] ?? m[4] ?? m[5] ?? '';
     const innerStart = m.index + m[0].indexOf(inner);
     const args = splitTopLevel(masked, innerStart, innerStart + inner.length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
@@ -148,6 +146,11 @@ export function collectConstantDefinitions(
   }
   return { table: { constants, dim3s, shadowed }, definitions };
 }
+
+// Built once, as the patterns above.
+const DEFINE = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
+const ENUM = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
+const DIM3 = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
 
 /** A word, blanks, `const`, a blank, somewhere at or after `from` (the first `const` there is at `first`): what CONST_VAR_LEADING needs (`int const N`). */
 function hasConstAfterType(masked: string, from: number, first: number): boolean {
