@@ -46,6 +46,27 @@ interface ConstantScope {
   /** Innermost first: the function's, then the file's. */
   tables: ConstantTable[];
   lookup: Lookup;
+  /** Launch texts read here, with what they resolve to and their notes: a function's launches repeat their `grid` and `block`. */
+  dim3s: Map<string, Dim3 | null>;
+  notes: Map<string, string | null>;
+}
+
+function dim3In(scope: ConstantScope, text: string): Dim3 | null {
+  let value = scope.dim3s.get(text);
+  if (value === undefined) {
+    value = resolveDim3(text, scope.tables, scope.lookup);
+    scope.dim3s.set(text, value);
+  }
+  return value;
+}
+
+function explainIn(ctx: LaunchContext, scope: ConstantScope, text: string): string | null {
+  let note = scope.notes.get(text);
+  if (note === undefined) {
+    note = explainNames(text, scope.tables, scope.lookup, ctx.describe);
+    scope.notes.set(text, note);
+  }
+  return note;
 }
 
 function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchContext {
@@ -316,13 +337,14 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   const body = inMacro ? null : enclosingFunctionBody(ctx, start);
   const pointerTarget = inMacro || written.templateArgs ? null : resolveFunctionPointer(ctx, written.name, start, body);
   const callee = pointerTarget ?? written;
-  const { tables, lookup } = constantScope(ctx, body);
-  const explain = (text: string) => explainNames(text, tables, lookup, ctx.describe);
+  const scope = constantScope(ctx, body);
+  const { lookup } = scope;
+  const explain = (text: string) => explainIn(ctx, scope, text);
   const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
   const dim = (text: string | undefined): ResolvedValue<Dim3> => {
     if (text === undefined) return unresolved(text, 'not given');
     if (inMacro) return unresolved(text, 'in a macro body: the arguments are known only where the macro is used');
-    const value = resolveDim3(text, tables, lookup);
+    const value = dim3In(scope, text);
     const note = explain(text);
     return { text: text.trim(), value, note: value ? note : note ?? 'not a compile-time constant here' };
   };
@@ -400,7 +422,7 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantS
   let scope = ctx.constantScopes.get(key);
   if (!scope) {
     const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
-    scope = { tables, lookup: makeLookup(tables, ctx.fallback) };
+    scope = { tables, lookup: makeLookup(tables, ctx.fallback), dim3s: new Map(), notes: new Map() };
     ctx.constantScopes.set(key, scope);
   }
   return scope;
@@ -431,20 +453,21 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
   const blocks = ctx.layout.outerBlocks;
   let lo = 0;
   let hi = blocks.length - 1;
-  let candidate = -1;
+  let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     if (blocks[mid][0] >= offset) hi = mid - 1;
     else if (blocks[mid][1] < offset) lo = mid + 1;
     else {
-      candidate = blocks[mid][0];
+      found = mid;
       break;
     }
   }
-  if (candidate < 0) return null;
+  if (found < 0) return null;
+  // The block's end is its `}` (what matchingClose finds: both pair every brace), or the end of the text.
+  const [candidate, close] = blocks[found];
   const cached = ctx.layout.bodies.get(candidate);
   if (cached) return cached;
-  const close = matchingClose(masked, candidate);
   let j = candidate - 1;
   while (j >= 0 && (isSpaceAt(masked, j) || isWordCode(masked.charCodeAt(j)))) j--;
   let name: string | null = null;
@@ -459,7 +482,7 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
       if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
     }
   }
-  const body = { name, open: candidate, close: close < 0 ? masked.length : close, parameters };
+  const body = { name, open: candidate, close, parameters };
   ctx.layout.bodies.set(candidate, body);
   return body;
 }
