@@ -339,9 +339,14 @@ function endsWithScoped(name: string, tail: string): boolean {
 
 function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] {
   const out: IncludeLine[] = [];
+  // `#define`, `#pragma`: most directives. The next `include` of the text is looked for once and
+  // kept, not in a copy of each directive line (nor from each of them to the end of the text).
+  let next = source.text.indexOf('include');
   for (const [start, end] of findDirectiveRanges(source)) {
+    if (next < start) next = source.text.indexOf('include', start);
+    if (next < 0) break;
+    if (next + 'include'.length > end) continue;
     const line = source.text.slice(start, end);
-    if (!line.includes('include')) continue; // `#define`, `#pragma`: most directives
     const m = /^\s*#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)/.exec(line);
     if (!m) continue;
     out.push({ target: ownCopy((m[1] ?? m[2]).trim()), system: m[1] === undefined, span: spanOf(source, start + m.index, start + m[0].length) });
