@@ -321,13 +321,16 @@ function readSharedDeclaration(source: SourceText, text: string, start: number, 
   const mayAlign = text.includes('align');
   const alignMatch = mayAlign ? /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(text) : null;
   const unattributed = mayAlign || text.includes('__attribute__') ? text.replace(/__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)/g, ' ') : text;
-  const cleaned = unattributed.replace(/\b(extern|static|volatile|__shared__|__device__)\b/g, ' ').trim();
+  const cleaned = withoutSpecifiers(unattributed);
   // type then declarators: `float a[32][33], b[4]` or `T tile[BS]`
   const firstDeclarator = /^((?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*(?:\s*<[^;]*>)?)(?:\s*\*)?)\s+(.*)$/s.exec(cleaned);
   if (!firstDeclarator) return [{ name: '', bytes: null, isExtern, text: source.text.slice(start, end), span: spanOf(source, start, end) }];
   const type = firstDeclarator[1].trim();
   const elementSize = sizeofType(type);
   const out: SharedDeclaration[] = [];
+  // The same for every declarator of the declaration.
+  const written = source.text.slice(start, end).replace(/\s+/g, ' ');
+  const span = spanOf(source, start, end);
   for (const declarator of firstDeclarator[2].split(/,(?![^\[]*\])/)) {
     const d = /^\s*(\*?)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)/.exec(declarator);
     if (!d) continue;
@@ -347,9 +350,19 @@ function readSharedDeclaration(source: SourceText, text: string, start: number, 
     if (isExtern) bytes = 0;
     const align = alignMatch ? Number(alignMatch[1] ?? alignMatch[2]) : 0;
     if (bytes !== null && align > 0) bytes = Math.ceil(bytes / align) * align;
-    out.push({ name: d[2], bytes, isExtern, text: source.text.slice(start, end).replace(/\s+/g, ' '), span: spanOf(source, start, end) });
+    out.push({ name: d[2], bytes, isExtern, text: written, span });
   }
   return out;
+}
+
+/**
+ * The declaration without its storage words (`extern`, `static`, `volatile`, `__shared__`,
+ * `__device__`), trimmed. Most are `__shared__ T name[N]`: then only that first word goes.
+ */
+function withoutSpecifiers(text: string): string {
+  const rest = text.startsWith('__shared__') && !isIdentCharAt(text, 10) ? text.slice(10) : null;
+  if (rest !== null && !/extern|static|volatile|__shared__|__device__/.test(rest)) return rest.trim();
+  return text.replace(/\b(extern|static|volatile|__shared__|__device__)\b/g, ' ').trim();
 }
 
 /** The comment lines right above the declaration (annotations such as `// occupancy: regs=64`). */
