@@ -8,6 +8,7 @@
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { FunctionTable } from './thread-dependence';
+import { SyntaxViews, type NodeView } from './syntax-view';
 
 export interface CostEstimate {
   /** Estimated issue slots for one warp to run the path once. */
@@ -26,6 +27,8 @@ export interface CostContext {
   lookup?: (name: string) => number | null;
   /** Whether a nested branch splits warps: its paths then add up instead of the longest counting. */
   nestedDivergent?: (node: SyntaxNode) => boolean;
+  /** Views of the tree's nodes, when the caller has read them already (see syntax-view.ts). */
+  views?: SyntaxViews;
 }
 
 const MATH_CALL = /^(exp|exp2|exp10|log|log2|log10|pow|sin|cos|tan|sincos|asin|acos|atan|atan2|sinh|cosh|tanh|sqrt|rsqrt|cbrt|erf|erfc|lgamma|tgamma|fmod|remainder|hypot|norm|normcdf)f?$|^__(exp|log|sin|cos|tan|pow|fdividef|frcp_r[nzdu]|fsqrt_r[nzdu])f?$/;
@@ -35,11 +38,17 @@ const ATOMIC = /^atomic/;
 
 export function estimateCost(nodes: readonly SyntaxNode[], ctx: CostContext): CostEstimate {
   const acc: CostEstimate = { cost: 0, statements: 0, complex: false, notes: [] };
-  for (const n of nodes) statementCost(n, ctx, acc, []);
+  if (nodes.length === 0) return acc;
+  const views = ctx.views ?? new SyntaxViews(nodes[0].tree);
+  const withViews = { ...ctx, views };
+  for (const n of nodes) statementCost(views.view(n), withViews, acc, []);
   return acc;
 }
 
-function statementCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, stack: string[]): void {
+/** What the walk reads: the views it reads the syntax through. */
+type ViewContext = CostContext & { views: SyntaxViews };
+
+function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: string[]): void {
   switch (node.type) {
     case 'comment':
     case 'preproc_call':
@@ -77,8 +86,8 @@ function statementCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, st
       const consequence = node.childForFieldName('consequence');
       const alternative = node.childForFieldName('alternative');
       const a = sub(consequence ? [consequence] : [], ctx, acc, stack);
-      const b = sub(alternative ? alternative.namedChildren.filter((c): c is SyntaxNode => !!c) : [], ctx, acc, stack);
-      const both = ctx.nestedDivergent?.(node) ? a + b : Math.max(a, b);
+      const b = sub(alternative ? alternative.namedChildren.filter((c): c is NodeView => !!c) : [], ctx, acc, stack);
+      const both = ctx.nestedDivergent?.(node.node) ? a + b : Math.max(a, b);
       acc.cost += 1 + expressionCost(cond, ctx, acc, stack) + both;
       return;
     }
@@ -86,9 +95,9 @@ function statementCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, st
       acc.statements++;
       acc.complex = true;
       const body = node.childForFieldName('body');
-      const cases = (body?.namedChildren ?? []).filter((c): c is SyntaxNode => !!c && c.type === 'case_statement');
-      const costs = cases.map((c) => sub(c.namedChildren.filter((s): s is SyntaxNode => !!s && s.id !== c.childForFieldName('value')?.id), ctx, acc, stack));
-      const total = ctx.nestedDivergent?.(node) ? costs.reduce((s, x) => s + x, 0) : Math.max(0, ...costs);
+      const cases = (body?.namedChildren ?? []).filter((c): c is NodeView => !!c && c.type === 'case_statement');
+      const costs = cases.map((c) => sub(c.namedChildren.filter((s): s is NodeView => !!s && s.id !== c.childForFieldName('value')?.id), ctx, acc, stack));
+      const total = ctx.nestedDivergent?.(node.node) ? costs.reduce((s, x) => s + x, 0) : Math.max(0, ...costs);
       acc.cost += 2 + expressionCost(node.childForFieldName('condition'), ctx, acc, stack) + total;
       return;
     }
@@ -104,7 +113,7 @@ function statementCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, st
         1 +
         expressionCost(node.childForFieldName('condition'), ctx, acc, stack) +
         expressionCost(node.childForFieldName('update'), ctx, acc, stack);
-      const trips = constantTripCount(node, ctx);
+      const trips = tripCount(node, ctx);
       if (trips !== null) acc.cost += perIteration * trips;
       else {
         acc.cost += perIteration;
@@ -124,7 +133,7 @@ function statementCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, st
   }
 }
 
-function sub(nodes: SyntaxNode[], ctx: CostContext, acc: CostEstimate, stack: string[]): number {
+function sub(nodes: NodeView[], ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   const inner: CostEstimate = { cost: 0, statements: 0, complex: false, notes: acc.notes };
   for (const n of nodes) statementCost(n, ctx, inner, stack);
   acc.statements += inner.statements;
@@ -132,7 +141,7 @@ function sub(nodes: SyntaxNode[], ctx: CostContext, acc: CostEstimate, stack: st
   return inner.cost;
 }
 
-function expressionCost(node: SyntaxNode | null, ctx: CostContext, acc: CostEstimate, stack: string[]): number {
+function expressionCost(node: NodeView | null, ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   if (!node) return 0;
   switch (node.type) {
     case 'identifier':
@@ -165,13 +174,13 @@ function expressionCost(node: SyntaxNode | null, ctx: CostContext, acc: CostEsti
   }
 }
 
-function childrenCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, stack: string[]): number {
+function childrenCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   let sum = 0;
   for (const c of node.namedChildren) if (c) sum += expressionCost(c, ctx, acc, stack);
   return sum;
 }
 
-function callCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, stack: string[]): number {
+function callCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   const fn = node.childForFieldName('function');
   const args = expressionCost(node.childForFieldName('arguments'), ctx, acc, stack);
   const raw = fn?.type === 'field_expression' ? fn.childForFieldName('field')?.text ?? '' : (fn?.text ?? '').replace(/<.*$/s, '');
@@ -186,7 +195,7 @@ function callCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, stack: 
   }
   if (CHEAP_CALL.test(name)) return 1 + args;
   if (MATH_CALL.test(name)) return 4 + args;
-  const definition = ctx.functions.get(name);
+  const definition = ctx.views.viewOrNull(ctx.functions.get(name));
   if (definition && !stack.includes(name) && stack.length < 6) {
     const body = definition.childForFieldName('body');
     const inner: CostEstimate = { cost: 0, statements: 0, complex: false, notes: acc.notes };
@@ -200,6 +209,10 @@ function callCost(node: SyntaxNode, ctx: CostContext, acc: CostEstimate, stack: 
 
 /** `for (int k = 0; k < 4; ++k)`: the trip count when init, bound and step are constants. */
 export function constantTripCount(node: SyntaxNode, ctx: Pick<CostContext, 'lookup'>): number | null {
+  return tripCount(new SyntaxViews(node.tree).view(node), ctx);
+}
+
+function tripCount(node: NodeView, ctx: Pick<CostContext, 'lookup'>): number | null {
   if (node.type !== 'for_statement') return null;
   const init = node.childForFieldName('initializer');
   const cond = node.childForFieldName('condition');
@@ -230,7 +243,7 @@ export function constantTripCount(node: SyntaxNode, ctx: Pick<CostContext, 'look
   return null;
 }
 
-function integer(node: SyntaxNode | null, ctx: Pick<CostContext, 'lookup'>): number | null {
+function integer(node: NodeView | null, ctx: Pick<CostContext, 'lookup'>): number | null {
   if (!node) return null;
   if (node.type === 'number_literal') {
     const n = Number(node.text.replace(/[uUlL]+$/, ''));

@@ -43,6 +43,7 @@ import {
   type SymFacts,
 } from './thread-dependence';
 import { estimateCost } from './divergence-cost';
+import { SyntaxViews } from './syntax-view';
 import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor, type PtxModule } from './ptx-line-costs';
 
 export type BranchKind = 'divergent' | 'warp-uniform' | 'tail';
@@ -151,15 +152,20 @@ export function prepareDivergence({ source, tree, kernels, launches, options = {
 export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[]): Branch[] {
   const { tree, lookup, functions } = ctx;
   const branches: Branch[] = [];
-  for (const dep of analyzeThreadDependence(tree, kernels, { lookup, functions, definitions: ctx.definitions })) {
-    const kernel = kernels.find((k) => k.name === dep.kernel)!;
-    const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);
-    const verdicts = new Map<number, Verdict>();
-    for (const site of dep.sites) verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
-    const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
-    for (const site of dep.sites) {
-      const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
-      branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent }));
+  for (const one of kernels) {
+    // The walk and the cost of the paths read the same nodes: through the same views, kept for
+    // one kernel (a whole document's views would be kept through many collections).
+    const views = new SyntaxViews(tree);
+    for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions: ctx.definitions, views })) {
+      const kernel = kernels.find((k) => k.name === dep.kernel)!;
+      const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);
+      const verdicts = new Map<number, Verdict>();
+      for (const site of dep.sites) verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
+      const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
+      for (const site of dep.sites) {
+        const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
+        branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent, views }));
+      }
     }
   }
   return branches;
@@ -582,6 +588,7 @@ interface CostSetup {
   functions: FunctionTable;
   lookup: Lookup;
   nestedDivergent: (node: SyntaxNode) => boolean;
+  views: SyntaxViews;
 }
 
 function oneLine(text: string): string {

@@ -17,6 +17,7 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Span } from './types';
+import { SyntaxViews, type NodeView } from './syntax-view';
 
 export type Axis = 'x' | 'y' | 'z';
 export type DependenceKind = 'uniform' | 'warpUniform' | 'laneVarying' | 'globalIndex';
@@ -102,6 +103,8 @@ export interface DependenceOptions {
   functions?: FunctionTable;
   /** `findKernelDefinitions` of the tree for (at least) these kernels, when the caller has it already. */
   definitions?: ReadonlyMap<Kernel, SyntaxNode>;
+  /** Views of the tree's nodes, when the caller reads the same nodes after the walk (the cost of each branch's paths); else each kernel's own. */
+  views?: SyntaxViews;
 }
 
 // ---------------------------------------------------------------------------
@@ -789,6 +792,8 @@ interface WalkContext {
   silent: number;
   /** Loops' assignments by syntax node id (see `loopSyntax`). */
   loops: Map<number, LoopSyntax>;
+  /** The syntax is read through views: the walk reads most nodes several times (see syntax-view.ts). */
+  views: SyntaxViews;
 }
 
 const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
@@ -800,7 +805,8 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
   const results: KernelDependence[] = [];
   for (const kernel of kernels) {
     if (!kernel.isDefinition || !kernel.bodySpan) continue;
-    const definition = definitions.get(kernel);
+    const views = options.views ?? new SyntaxViews(tree);
+    const definition = views.viewOrNull(definitions.get(kernel));
     const body = definition?.childForFieldName('body');
     if (!definition || !body) continue;
     const ctx: WalkContext = {
@@ -814,19 +820,21 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
       multiDimensional: false,
       silent: 0,
       loops: new Map(),
+      views,
     };
     const env: Env = new Map();
     for (const name of parameterNames(definition)) env.set(name, { sym: freeSym(name), origin: null });
     walkStatement(body, env, ctx);
-    results.push({ kernel: kernel.name, body, variables: env, sites: dedupeSites(ctx.sites), usesMultiDimensionalBlock: ctx.multiDimensional });
+    results.push({ kernel: kernel.name, body: body.node, variables: env, sites: dedupeSites(ctx.sites), usesMultiDimensionalBlock: ctx.multiDimensional });
   }
   return results;
 }
 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
-  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map() };
-  return evalExpr(node, new Map(bindings), ctx);
+  const views = new SyntaxViews(node.tree);
+  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map(), views };
+  return evalExpr(views.view(node), new Map(bindings), ctx);
 }
 
 function dedupeSites(sites: BranchSite[]): BranchSite[] {
@@ -901,15 +909,15 @@ export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel
   return found;
 }
 
-function parameterNames(definition: SyntaxNode): string[] {
-  let d: SyntaxNode | null = definition.childForFieldName('declarator');
+function parameterNames(definition: NodeView): string[] {
+  let d: NodeView | null = definition.childForFieldName('declarator');
   while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
   const params = d?.childForFieldName('parameters');
   if (!params) return [];
-  return params.namedChildren.filter((p): p is SyntaxNode => !!p && p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
+  return params.namedChildren.filter((p): p is NodeView => !!p && p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
 }
 
-function declaratorName(node: SyntaxNode | null): string | null {
+function declaratorName(node: NodeView | null): string | null {
   let d = node;
   while (d) {
     if (d.type === 'identifier' || d.type === 'field_identifier') return d.text;
@@ -918,11 +926,12 @@ function declaratorName(node: SyntaxNode | null): string | null {
   return null;
 }
 
-export function spanOfNode(node: SyntaxNode): Span {
-  return { start: { line: node.startPosition.row, character: node.startPosition.column }, end: { line: node.endPosition.row, character: node.endPosition.column } };
+export function spanOfNode(node: Pick<SyntaxNode, 'startPosition' | 'endPosition'>): Span {
+  const { startPosition: start, endPosition: end } = node;
+  return { start: { line: start.row, character: start.column }, end: { line: end.row, character: end.column } };
 }
 
-function originOf(node: SyntaxNode): ValueOrigin {
+function originOf(node: NodeView): ValueOrigin {
   return { text: node.text.replace(/\s+/g, ' ').trim(), span: spanOfNode(node) };
 }
 
@@ -931,8 +940,8 @@ function uniformValue(sym: Sym): ThreadValue {
 }
 
 /** The statement that holds `node` (for the origin of a variable's value). */
-function enclosingStatement(node: SyntaxNode): SyntaxNode {
-  let n: SyntaxNode = node;
+function enclosingStatement(node: NodeView): NodeView {
+  let n: NodeView = node;
   while (n.parent && !n.type.endsWith('statement') && n.type !== 'declaration' && n.type !== 'for_statement') n = n.parent;
   return n.type === 'for_statement' || n.type === 'compound_statement' ? node : n;
 }
@@ -942,7 +951,7 @@ function firstOrigin(...values: ThreadValue[]): ValueOrigin | null {
   return null;
 }
 
-function walkStatement(node: SyntaxNode, env: Env, ctx: WalkContext): void {
+function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
   switch (node.type) {
     case 'compound_statement':
     case 'translation_unit':
@@ -984,7 +993,7 @@ function walkStatement(node: SyntaxNode, env: Env, ctx: WalkContext): void {
   }
 }
 
-function walkDeclaration(node: SyntaxNode, env: Env, ctx: WalkContext): void {
+function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
   for (const d of node.childrenForFieldName('declarator')) {
     if (!d) continue;
     if (d.type === 'init_declarator') {
@@ -1004,11 +1013,11 @@ function walkDeclaration(node: SyntaxNode, env: Env, ctx: WalkContext): void {
 }
 
 /** A variable defined from a thread-dependent value points at its definition. */
-function bindOrigin(v: ThreadValue, statement: SyntaxNode): ThreadValue {
+function bindOrigin(v: ThreadValue, statement: NodeView): ThreadValue {
   return isThreadDependent(v.sym) ? { sym: v.sym, origin: originOf(statement) } : v;
 }
 
-function condExpr(node: SyntaxNode | null): SyntaxNode | null {
+function condExpr(node: NodeView | null): NodeView | null {
   if (!node) return null;
   if (node.type === 'condition_clause' || node.type === 'parenthesized_expression') {
     const inner = node.childForFieldName('value') ?? node.namedChildren.filter((c) => c && c.type !== 'comment').pop() ?? null;
@@ -1017,13 +1026,23 @@ function condExpr(node: SyntaxNode | null): SyntaxNode | null {
   return node;
 }
 
-function record(ctx: WalkContext, site: Omit<BranchSite, 'kernel'>): void {
-  if (ctx.silent > 0) return;
-  if (!isThreadDependent(site.condition.sym)) return;
-  ctx.sites.push({ kernel: ctx.kernel, ...site });
+/** A branch site as the walk finds it, its syntax as views. */
+interface SiteViews {
+  construct: BranchConstruct;
+  node: NodeView;
+  conditionNode: NodeView;
+  condition: ThreadValue;
+  paths: Array<Omit<PathNodes, 'nodes'> & { nodes: NodeView[] }>;
 }
 
-function walkIf(node: SyntaxNode, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): void {
+function record(ctx: WalkContext, site: SiteViews): void {
+  if (ctx.silent > 0) return;
+  if (!isThreadDependent(site.condition.sym)) return;
+  const { construct, node, conditionNode, condition, paths } = site;
+  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })) });
+}
+
+function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): void {
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const consequence = node.childForFieldName('consequence');
   const alternativeClause = node.childForFieldName('alternative');
@@ -1066,7 +1085,7 @@ function walkIf(node: SyntaxNode, env: Env, ctx: WalkContext, construct: 'if' | 
 }
 
 /** `return;`, `break;` or `continue;`, alone or alone in braces. */
-function earlyExit(node: SyntaxNode): SyntaxNode | null {
+function earlyExit(node: NodeView): NodeView | null {
   if (node.type === 'return_statement' || node.type === 'break_statement' || node.type === 'continue_statement') return node;
   if (node.type === 'compound_statement') {
     const statements = node.namedChildren.filter((c) => c && c.type !== 'comment');
@@ -1076,12 +1095,12 @@ function earlyExit(node: SyntaxNode): SyntaxNode | null {
 }
 
 /** The statements after `node` up to the end of the function (or of the loop body, for break/continue). */
-function followingStatements(node: SyntaxNode, stopAtLoop: boolean): SyntaxNode[] {
-  const out: SyntaxNode[] = [];
-  let n: SyntaxNode = node;
+function followingStatements(node: NodeView, stopAtLoop: boolean): NodeView[] {
+  const out: NodeView[] = [];
+  let n: NodeView = node;
   while (n.parent) {
     for (let s = n.nextNamedSibling; s; s = s.nextNamedSibling) if (s.type !== 'comment') out.push(s);
-    const parent: SyntaxNode = n.parent;
+    const parent: NodeView = n.parent;
     if (parent.type === 'function_definition') break;
     if (stopAtLoop && LOOP_TYPES.has(parent.type)) break;
     n = parent;
@@ -1122,7 +1141,7 @@ function joinValues(name: string, values: ThreadValue[], condition: ThreadValue 
 
 // --- loops -----------------------------------------------------------------
 
-function walkLoop(node: SyntaxNode, env: Env, ctx: WalkContext): void {
+function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
   const body = node.childForFieldName('body');
   if (node.type === 'for_statement') {
     const init = node.childForFieldName('initializer');
@@ -1189,7 +1208,7 @@ function walkLoop(node: SyntaxNode, env: Env, ctx: WalkContext): void {
       conditionNode,
       condition,
       paths: [
-        { label: 'one more iteration', nodes: [body, update].filter((n): n is SyntaxNode => !!n) },
+        { label: 'one more iteration', nodes: [body, update].filter((n): n is NodeView => !!n) },
         { label: 'leave the loop', nodes: [] },
       ],
     });
@@ -1208,7 +1227,7 @@ function walkLoop(node: SyntaxNode, env: Env, ctx: WalkContext): void {
 }
 
 /** One assignment to a variable in a loop: `name++`, `name op= amount`, `name = name op amount`, or another kind (`other`). */
-type LoopAssignment = { operator: NonNullable<LoopInfo['update']>['operator']; amount: SyntaxNode | 'one' } | 'other';
+type LoopAssignment = { operator: NonNullable<LoopInfo['update']>['operator']; amount: NodeView | 'one' } | 'other';
 
 interface LoopSyntax {
   /** The names assigned anywhere in the body, update or condition. */
@@ -1222,7 +1241,7 @@ interface LoopSyntax {
  * is walked again for each pass of the loops around it and each call of its
  * function, and reading the syntax tree is what costs.
  */
-function loopSyntax(node: SyntaxNode, body: SyntaxNode | null, update: SyntaxNode | null, condition: SyntaxNode | null, ctx: WalkContext): LoopSyntax {
+function loopSyntax(node: NodeView, body: NodeView | null, update: NodeView | null, condition: NodeView | null, ctx: WalkContext): LoopSyntax {
   let syntax = ctx.loops.get(node.id);
   if (!syntax) {
     syntax = { assigned: new Set(), assignments: new Map() };
@@ -1233,7 +1252,7 @@ function loopSyntax(node: SyntaxNode, body: SyntaxNode | null, update: SyntaxNod
   return syntax;
 }
 
-function collectAssignments(n: SyntaxNode, into: LoopSyntax): void {
+function collectAssignments(n: NodeView, into: LoopSyntax): void {
   const record = (name: string, a: LoopAssignment) => {
     into.assigned.add(name);
     const list = into.assignments.get(name);
@@ -1252,7 +1271,7 @@ function collectAssignments(n: SyntaxNode, into: LoopSyntax): void {
       else {
         const op = n.childForFieldName('operator')?.type ?? '=';
         let operator = op === '=' ? null : op.slice(0, -1);
-        let amount: SyntaxNode | null = right;
+        let amount: NodeView | null = right;
         if (!operator && right.type === 'binary_expression' && right.childForFieldName('left')?.text === name) {
           operator = right.childForFieldName('operator')?.type ?? null;
           amount = right.childForFieldName('right');
@@ -1292,13 +1311,13 @@ function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: W
 
 // --- switch ----------------------------------------------------------------
 
-function walkSwitch(node: SyntaxNode, env: Env, ctx: WalkContext): void {
+function walkSwitch(node: NodeView, env: Env, ctx: WalkContext): void {
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const body = node.childForFieldName('body');
   if (!conditionNode || !body) return;
   const condition = evalExpr(conditionNode, env, ctx);
-  const cases = body.namedChildren.filter((c): c is SyntaxNode => !!c && c.type === 'case_statement');
-  const paths: PathNodes[] = [];
+  const cases = body.namedChildren.filter((c): c is NodeView => !!c && c.type === 'case_statement');
+  const paths: SiteViews['paths'] = [];
   for (let i = 0; i < cases.length; i++) {
     const c = cases[i];
     const valueNode = c.childForFieldName('value');
@@ -1310,7 +1329,7 @@ function walkSwitch(node: SyntaxNode, env: Env, ctx: WalkContext): void {
       value = v.sym.op === 'const' ? [v.sym.value] : [];
     }
     // the statements this case runs: its own and the following cases' until a break (fall-through)
-    const nodes: SyntaxNode[] = [];
+    const nodes: NodeView[] = [];
     for (let j = i; j < cases.length; j++) {
       const statements = caseStatements(cases[j]);
       nodes.push(...statements);
@@ -1330,9 +1349,9 @@ function walkSwitch(node: SyntaxNode, env: Env, ctx: WalkContext): void {
   mergeInto(env, envs, condition);
 }
 
-function caseStatements(c: SyntaxNode): SyntaxNode[] {
+function caseStatements(c: NodeView): NodeView[] {
   const value = c.childForFieldName('value');
-  return c.namedChildren.filter((s): s is SyntaxNode => !!s && s.type !== 'comment' && (!value || s.id !== value.id));
+  return c.namedChildren.filter((s): s is NodeView => !!s && s.type !== 'comment' && (!value || s.id !== value.id));
 }
 
 // --- expressions -----------------------------------------------------------
@@ -1342,7 +1361,7 @@ const WARP_UNIFORM_INTRINSICS = new Set(['__ballot_sync', '__any_sync', '__all_s
 const SHUFFLE_RELATIVE = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
 const PASS_THROUGH = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
 
-function evalExpr(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   switch (node.type) {
     case 'number_literal':
       return uniformValue(numberLiteral(node.text));
@@ -1431,7 +1450,7 @@ function evalExpr(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
   }
 }
 
-function joinParts(node: SyntaxNode, parts: ThreadValue[]): ThreadValue {
+function joinParts(node: NodeView, parts: ThreadValue[]): ThreadValue {
   const dependent = parts.filter((p) => isThreadDependent(p.sym));
   if (dependent.length === 0) return uniformValue(freeSym(node.text));
   const kinds = dependent.map((p) => dependenceKind(p.sym));
@@ -1440,7 +1459,7 @@ function joinParts(node: SyntaxNode, parts: ThreadValue[]): ThreadValue {
 }
 
 /** A load: lane-varying when its address is, warp-uniform when its address is, else a uniform unknown. */
-function loadValue(node: SyntaxNode, addressParts: ThreadValue[]): ThreadValue {
+function loadValue(node: NodeView, addressParts: ThreadValue[]): ThreadValue {
   const dependent = addressParts.filter((p) => isThreadDependent(p.sym));
   if (dependent.length === 0) return uniformValue(freeSym(node.text));
   const kind = dependent.every((p) => dependenceKind(p.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
@@ -1453,7 +1472,7 @@ function numberLiteral(text: string): Sym {
   return Number.isFinite(n) ? constant(n) : freeSym(text);
 }
 
-function identifierValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function identifierValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const name = node.text;
   const bound = env.get(name);
   if (bound) return bound;
@@ -1467,7 +1486,7 @@ function identifierValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadVa
 
 const BUILTIN_VECTORS = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
 
-function fieldValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function fieldValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const argument = node.childForFieldName('argument');
   const field = node.childForFieldName('field')?.text ?? '';
   if (argument && BUILTIN_VECTORS.has(argument.text) && (field === 'x' || field === 'y' || field === 'z')) {
@@ -1492,7 +1511,7 @@ function fieldValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
   return { sym: opaqueSym(dependenceKind(base.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', node.text), origin: base.origin };
 }
 
-function binaryValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function binaryValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const leftNode = node.childForFieldName('left');
   const rightNode = node.childForFieldName('right');
   const operator = node.childForFieldName('operator')?.type ?? '';
@@ -1514,14 +1533,14 @@ function binaryValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue 
   return { sym: binary(operator, left.sym, right.sym), origin: firstOrigin(left, right) };
 }
 
-function hasSideEffectsOrLoads(node: SyntaxNode): boolean {
+function hasSideEffectsOrLoads(node: NodeView): boolean {
   if (['call_expression', 'subscript_expression', 'assignment_expression', 'update_expression'].includes(node.type)) return true;
   if (node.type === 'pointer_expression' && node.child(0)?.type === '*') return true;
   if (node.type === 'field_expression' && node.text.includes('->')) return true;
   return node.namedChildren.some((c) => !!c && hasSideEffectsOrLoads(c));
 }
 
-function assignmentValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function assignmentValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const left = node.childForFieldName('left');
   const right = node.childForFieldName('right');
   const op = node.childForFieldName('operator')?.type ?? '=';
@@ -1542,7 +1561,7 @@ function assignmentValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadVa
   return value;
 }
 
-function conditionalValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function conditionalValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const conditionNode = node.childForFieldName('condition');
   const consequence = node.childForFieldName('consequence');
   const alternative = node.childForFieldName('alternative');
@@ -1563,7 +1582,7 @@ function conditionalValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadV
   return { sym: { op: 'select', cond: condition.sym, then: a.sym, else: b.sym }, origin: firstOrigin(condition, a, b) };
 }
 
-function calleeName(fn: SyntaxNode | null): { name: string; object: SyntaxNode | null } {
+function calleeName(fn: NodeView | null): { name: string; object: NodeView | null } {
   if (!fn) return { name: '', object: null };
   if (fn.type === 'field_expression') return { name: fn.childForFieldName('field')?.text ?? '', object: fn.childForFieldName('argument') };
   if (fn.type === 'template_function') return calleeName(fn.childForFieldName('name'));
@@ -1574,7 +1593,7 @@ function calleeName(fn: SyntaxNode | null): { name: string; object: SyntaxNode |
   return { name: fn.text, object: null };
 }
 
-function groupOf(node: SyntaxNode, ctx: WalkContext): GroupInfo | null {
+function groupOf(node: NodeView, ctx: WalkContext): GroupInfo | null {
   if (node.type === 'identifier') return ctx.groups.get(node.text) ?? null;
   if (node.type !== 'call_expression') return null;
   const { name } = calleeName(node.childForFieldName('function'));
@@ -1599,9 +1618,9 @@ function linearIndexSym(): Sym {
   return binary('+', x, binary('*', dx, binary('+', y, binary('*', dy, z))));
 }
 
-function callValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
+function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const fn = node.childForFieldName('function');
-  const argNodes = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is SyntaxNode => !!a && a.type !== 'comment');
+  const argNodes = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is NodeView => !!a && a.type !== 'comment');
   const { name, object } = calleeName(fn);
   const args = argNodes.map((a) => evalExpr(a, env, ctx));
   const origin = originOf(node);
@@ -1652,7 +1671,7 @@ function callValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
   if (name === '__laneid') return { sym: { op: 'laneId' }, origin };
 
   // a function defined in this file: evaluate its body with the arguments bound
-  const definition = ctx.functions.get(name);
+  const definition = ctx.views.viewOrNull(ctx.functions.get(name));
   if (definition && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
     const params = parameterNames(definition);
     const calleeEnv: Env = new Map();
@@ -1687,7 +1706,7 @@ function callValue(node: SyntaxNode, env: Env, ctx: WalkContext): ThreadValue {
   return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependent) };
 }
 
-function tileCollective(g: GroupInfo, args: ThreadValue[], node: SyntaxNode, origin: ValueOrigin): ThreadValue {
+function tileCollective(g: GroupInfo, args: ThreadValue[], node: NodeView, origin: ValueOrigin): ThreadValue {
   const dependent = args.some((a) => isThreadDependent(a.sym));
   if (!dependent) return uniformValue(freeSym(node.text));
   const warpWide = g.kind === 'tile' ? g.size !== null && g.size % 32 === 0 : false;
@@ -1695,7 +1714,7 @@ function tileCollective(g: GroupInfo, args: ThreadValue[], node: SyntaxNode, ori
 }
 
 /** `__shfl_sync(mask, v, src)`: lane `src`'s value for the whole warp (or each `width`-lane segment). */
-function shuffleBroadcast(value: ThreadValue | undefined, src: ThreadValue | undefined, width: number, node: SyntaxNode, origin: ValueOrigin): ThreadValue {
+function shuffleBroadcast(value: ThreadValue | undefined, src: ThreadValue | undefined, width: number, node: NodeView, origin: ValueOrigin): ThreadValue {
   if (!value || !isThreadDependent(value.sym)) return value ?? uniformValue(ZERO);
   const srcKind = src ? dependenceKind(src.sym) : 'uniform';
   if ((srcKind === 'uniform' || srcKind === 'warpUniform') && width >= 32) return { sym: opaqueSym('warpUniform', node.text), origin: value.origin ?? origin };
@@ -1703,7 +1722,7 @@ function shuffleBroadcast(value: ThreadValue | undefined, src: ThreadValue | und
 }
 
 /** `asm("mov.u32 %0, %%laneid;" : "=r"(lane))`: outputs read from lane-varying special registers. */
-function asmValue(node: SyntaxNode, env: Env, ctx: WalkContext): void {
+function asmValue(node: NodeView, env: Env, ctx: WalkContext): void {
   const template = node.childForFieldName('assembly_code')?.text ?? node.namedChildren.find((c) => c?.type === 'string_literal' || c?.type === 'concatenated_string')?.text ?? '';
   const outputs = node.childForFieldName('output_operands')?.namedChildren ?? node.namedChildren.find((c) => c?.type === 'gnu_asm_output_operand_list')?.namedChildren ?? [];
   let sym: Sym | null = null;
