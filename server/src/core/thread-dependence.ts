@@ -658,11 +658,30 @@ export function freeSamples(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPo
   return [1, 3, 16, 31, 32, 33, 64, 100, 1000];
 }
 
+/**
+ * Kinds by what decides them (`structuralKey`, as divergence.ts keeps its verdicts): the walk asks
+ * for the kind of values of one shape again and again (each load's address, each join of paths,
+ * the same index in each kernel), and one can cost an evaluation of every lane of a block.
+ */
+const kindCache = new Map<string, DependenceKind>();
+const KIND_CACHE_SIZE = 2000;
+
 /** The kind of a value: uniform, the same within each warp, a global index, or lane-varying (under `shape`). */
 export function dependenceKind(sym: Sym, shape?: Dim3): DependenceKind {
   const facts = symFacts(sym);
   if (facts.threadAxes.size === 0 && !facts.laneId && !facts.opaqueLane && !facts.opaqueWarp) return 'uniform';
   if (facts.opaqueLane) return 'laneVarying';
+  const key = `${shape ? `${shape.x}x${shape.y}x${shape.z}` : ''}|${structuralKey(sym)}`;
+  let kind = kindCache.get(key);
+  if (kind === undefined) {
+    kind = evaluatedKind(sym, facts, shape);
+    if (kindCache.size >= KIND_CACHE_SIZE) kindCache.delete(kindCache.keys().next().value!);
+    kindCache.set(key, kind);
+  }
+  return kind;
+}
+
+function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): DependenceKind {
   const dims = shape ?? defaultBlockShape(facts.threadAxes.has('y') || facts.threadAxes.has('z'));
   const base = { blockIdx: { x: 1, y: 1, z: 0 }, blockDim: dims, gridDim: { x: 8, y: 8, z: 1 }, threadIdx: { x: 0, y: 0, z: 0 }, warpKey: 0 };
   const bindings = new Map<number, number>();
