@@ -156,9 +156,13 @@ const OPAQUE_WARP_FACTS: SymFacts = { ...NO_FACTS, opaqueWarp: true };
  * Syms are immutable (only a free's loop info is filled in later, and facts
  * do not look at it), so each inner node's facts are computed once, from its
  * children's: the walk and the classification ask for them again and again.
- * A leaf's facts cost less than a look-up: they are not kept.
+ * They are kept on the node, out of sight (not enumerable: JSON, spreads and
+ * deep equality do not see them), which costs less than a WeakMap's look-ups
+ * and its work in each collection. A leaf's facts cost less than a look-up:
+ * they are not kept.
  */
-const factsCache = new WeakMap<Sym, SymFacts>();
+const FACTS = Symbol('facts');
+type WithFacts = { [FACTS]?: SymFacts };
 
 export function symFacts(sym: Sym): SymFacts {
   switch (sym.op) {
@@ -176,10 +180,10 @@ export function symFacts(sym: Sym): SymFacts {
       return symFacts(sym.arg);
     case 'binary':
     case 'select': {
-      let facts = factsCache.get(sym);
+      let facts = (sym as WithFacts)[FACTS];
       if (!facts) {
         facts = sym.op === 'binary' ? mergeFacts([symFacts(sym.left), symFacts(sym.right)]) : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]);
-        factsCache.set(sym, facts);
+        Object.defineProperty(sym, FACTS, { value: facts });
       }
       return facts;
     }
