@@ -29,10 +29,12 @@ export interface MemoryParallelismOptions {
 const LOAD_INTRINSICS = new Set(['__ldg', '__ldca', '__ldcg', '__ldcs', '__ldlu', '__ldcv']);
 const BARRIERS = /^(__syncthreads\w*|__syncwarp|__threadfence\w*|atomic\w+|__nanosleep|cooperative_groups::\w+|grid\.sync|block\.sync|\w+\.sync|__pipeline_wait_prior|cuda::memcpy_async)$/;
 
-class Stop extends Error {
-  constructor(readonly node: SyntaxNode, readonly reason: string) {
-    super(reason);
-  }
+/** Where and why counting stops: thrown out of the walk. Not an Error: most walks end in one, and an Error records the stack. */
+class Stop {
+  constructor(
+    readonly node: SyntaxNode,
+    readonly reason: string,
+  ) {}
 }
 
 interface WalkState {
@@ -118,7 +120,9 @@ function boundary(state: WalkState, at: SyntaxNode, what: string): void {
 }
 
 function walkStatement(node: SyntaxNode, state: WalkState, multiplicity: number): void {
-  switch (node.type) {
+  // Each property of a syntax node is a call into wasm: read once.
+  const type = node.type;
+  switch (type) {
     case 'compound_statement':
     case 'translation_unit':
     case 'ERROR':
@@ -150,7 +154,7 @@ function walkStatement(node: SyntaxNode, state: WalkState, multiplicity: number)
     case 'continue_statement':
     case 'goto_statement':
       for (const child of node.namedChildren) if (child) scanExpression(child, state, multiplicity);
-      throw new Stop(node, `\`${node.type.replace('_statement', '')}\` leaves the straight-line code`);
+      throw new Stop(node, `\`${type.replace('_statement', '')}\` leaves the straight-line code`);
     case 'if_statement':
       walkIf(node, state, multiplicity);
       return;
@@ -164,7 +168,7 @@ function walkStatement(node: SyntaxNode, state: WalkState, multiplicity: number)
       boundary(state, node, 'a switch');
       throw new Stop(node, 'a switch: its cases are not followed');
     default:
-      if (node.type.endsWith('_expression') || node.type === 'identifier') {
+      if (type.endsWith('_expression') || type === 'identifier') {
         walkExpressionStatement(node, state, multiplicity);
         return;
       }
@@ -177,12 +181,13 @@ function walkDeclaration(node: SyntaxNode, state: WalkState, multiplicity: numbe
   if (/\b__shared__\b/.test(text)) return;
   for (const child of node.namedChildren) {
     if (!child || child.type !== 'init_declarator') continue;
-    const name = declaredName(child.childForFieldName('declarator'));
+    const declarator = child.childForFieldName('declarator');
+    const name = declaredName(declarator);
     const value = child.childForFieldName('value');
     if (!value || !name) continue;
     const scan = scanExpression(value, state, multiplicity);
     if (scan.loads > 0 || scan.usesTaint) state.taint.add(name);
-    else if (/\*/.test(child.childForFieldName('declarator')?.type === 'pointer_declarator' ? '*' : '') && scan.namesGlobal) {
+    else if (/\*/.test(declarator?.type === 'pointer_declarator' ? '*' : '') && scan.namesGlobal) {
       state.globals.add(name);
       state.reasoning.push(`\`${name}\` points into global memory (line ${child.startPosition.row + 1}).`);
     } else if (scan.namesGlobal && /\bauto\b/.test(text)) state.globals.add(name);
@@ -196,7 +201,8 @@ function declaredName(declarator: SyntaxNode | null): string | null {
 }
 
 function walkExpressionStatement(node: SyntaxNode, state: WalkState, multiplicity: number): void {
-  if (node.type === 'assignment_expression') {
+  const type = node.type;
+  if (type === 'assignment_expression') {
     const left = node.childForFieldName('left');
     const right = node.childForFieldName('right');
     const operator = node.childForFieldName('operator')?.text ?? '=';
@@ -211,18 +217,19 @@ function walkExpressionStatement(node: SyntaxNode, state: WalkState, multiplicit
       return;
     }
     if (left?.type === 'identifier') {
-      if (compound && state.taint.has(left.text)) markUse(state, node);
+      const name = left.text;
+      if (compound && state.taint.has(name)) markUse(state, node);
       if (rightScan.loads > 0 || rightScan.usesTaint) {
         if (compound) markUse(state, node); // `sum += a[i]` consumes the load
-        state.taint.add(left.text);
-      } else if (!compound) state.taint.delete(left.text);
+        state.taint.add(name);
+      } else if (!compound) state.taint.delete(name);
       return;
     }
     if (left) scanExpression(left, state, multiplicity, true);
     if (rightScan.loads > 0 || rightScan.usesTaint) markUse(state, node); // a store of a loaded value (shared memory, a struct)
     return;
   }
-  if (node.type === 'call_expression') {
+  if (type === 'call_expression') {
     const fn = node.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '';
     if (BARRIERS.test(fn)) {
       for (const arg of node.childForFieldName('arguments')?.namedChildren ?? []) if (arg) scanExpression(arg, state, multiplicity);
@@ -263,8 +270,9 @@ function leavesEarly(node: SyntaxNode): boolean {
 }
 
 function walkLoop(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+  const type = node.type;
   const body = node.childForFieldName('body');
-  const trips = node.type === 'for_statement' ? tripCount(node, state.lookup) : null;
+  const trips = type === 'for_statement' ? tripCount(node, state.lookup) : null;
   const pragma = unrollPragma(node, state.source);
   let unroll: number | null = null;
   let why = '';
@@ -279,14 +287,14 @@ function walkLoop(node: SyntaxNode, state: WalkState, multiplicity: number): voi
     unroll = trips;
     why = `a constant trip count of ${trips} (nvcc unrolls such short loops)`;
   }
-  if (node.type === 'for_statement') {
+  if (type === 'for_statement') {
     for (const field of ['initializer', 'condition']) {
       const part = node.childForFieldName(field);
       if (!part) continue;
       if (part.type === 'declaration') walkDeclaration(part, state, multiplicity);
       else if (scanExpression(part, state, multiplicity).usesTaint) markUse(state, part);
     }
-  } else if (node.type === 'while_statement') {
+  } else if (type === 'while_statement') {
     const condition = node.childForFieldName('condition');
     if (condition && scanExpression(condition, state, multiplicity).usesTaint) markUse(state, condition);
   }
@@ -369,14 +377,17 @@ interface Scan {
 function scanExpression(node: SyntaxNode, state: WalkState, multiplicity: number, isStoreTarget = false): Scan {
   const scan: Scan = { loads: 0, usesTaint: false, namesGlobal: false };
   const visit = (n: SyntaxNode, addressOnly: boolean) => {
-    switch (n.type) {
-      case 'identifier':
-        if (state.taint.has(n.text)) scan.usesTaint = true;
-        if (state.globals.has(n.text)) scan.namesGlobal = true;
+    const type = n.type;
+    switch (type) {
+      case 'identifier': {
+        const name = n.text;
+        if (state.taint.has(name)) scan.usesTaint = true;
+        if (state.globals.has(name)) scan.namesGlobal = true;
         return;
+      }
       case 'subscript_expression':
       case 'pointer_expression': {
-        if (n.type === 'pointer_expression' && n.child(0)?.text === '&') {
+        if (type === 'pointer_expression' && n.child(0)?.text === '&') {
           for (const c of n.namedChildren) if (c) visit(c, true);
           return;
         }
@@ -421,10 +432,11 @@ function baseNamesGlobal(node: SyntaxNode, state: WalkState): boolean {
   let n: SyntaxNode | null = node;
   while (n && n.type === 'field_expression') n = n.childForFieldName('argument');
   if (!n) return false;
-  const base = n.type === 'subscript_expression' ? n.childForFieldName('argument') : n.childForFieldName('argument');
+  const base = n.childForFieldName('argument');
   if (!base) return false;
-  if (base.type === 'identifier') return state.globals.has(base.text);
-  if (base.type === 'subscript_expression') return false; // a[i][j]: a local or shared 2-D array
+  const baseType = base.type;
+  if (baseType === 'identifier') return state.globals.has(base.text);
+  if (baseType === 'subscript_expression') return false; // a[i][j]: a local or shared 2-D array
   return [...base.text.matchAll(/[A-Za-z_]\w*/g)].some((m) => state.globals.has(m[0]));
 }
 
@@ -470,8 +482,9 @@ function firstLine(text: string): string {
 }
 
 function nodeSpan(node: SyntaxNode): Span {
+  const { startPosition: start, endPosition: end } = node;
   return {
-    start: { line: node.startPosition.row, character: node.startPosition.column },
-    end: { line: node.endPosition.row, character: node.endPosition.column },
+    start: { line: start.row, character: start.column },
+    end: { line: end.row, character: end.column },
   };
 }
