@@ -231,6 +231,8 @@ interface Verdict {
  * and, for a switch, its cases. The same conditions recur from kernel to
  * kernel (`tid == 0`, `i < n`) and from one analysis of a document to the
  * next, and each costs an enumeration of every lane for many samples.
+ * A verdict is shared by the sites that ask for it: nothing changes one, and
+ * a branch takes a copy of the part it keeps (`split`, in makeBranch).
  */
 const verdictCache = new Map<string, Verdict>();
 const VERDICT_CACHE_SIZE = 2000;
@@ -242,11 +244,11 @@ function classifySite(site: BranchSite, shapes: Dim3[]): Verdict {
   if (cached) {
     verdictCache.delete(key);
     verdictCache.set(key, cached);
-    return structuredClone(cached);
+    return cached;
   }
   const verdict = computeVerdict(site, shapes);
   if (verdictCache.size >= VERDICT_CACHE_SIZE) verdictCache.delete(verdictCache.keys().next().value!);
-  verdictCache.set(key, structuredClone(verdict));
+  verdictCache.set(key, verdict);
   return verdict;
 }
 
@@ -631,7 +633,7 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     idealCost: 0,
     efficiency: 1,
     ...(laneActivity !== undefined ? { laneActivity } : {}),
-    ...(verdict.split ? { split: verdict.split } : {}),
+    ...(verdict.split ? { split: { ...verdict.split, groups: verdict.split.groups && [...verdict.split.groups] } } : {}),
     costSource: 'syntax-estimate',
     likelyPredicated,
     explanation: '',
