@@ -198,6 +198,21 @@ function mergeFacts(all: SymFacts[]): SymFacts {
   const first = all.find((p) => p !== NO_FACTS);
   if (!first || all.every((p) => p === first || p === NO_FACTS)) return first ?? NO_FACTS;
   const parts = [...new Set(all)].filter((p) => p !== NO_FACTS);
+  // Facts are never changed: where one part alone has axes (or unknowns), the merge shares its set (or list).
+  const withAxes = parts.filter((p) => p.threadAxes.size > 0);
+  const withFrees = parts.filter((p) => p.frees.length > 0);
+  return {
+    threadAxes: withAxes.length <= 1 ? (withAxes[0] ?? NO_FACTS).threadAxes : new Set(withAxes.flatMap((p) => [...p.threadAxes])),
+    laneId: parts.some((p) => p.laneId),
+    blockIdx: parts.some((p) => p.blockIdx),
+    opaqueLane: parts.some((p) => p.opaqueLane),
+    opaqueWarp: parts.some((p) => p.opaqueWarp),
+    frees: withFrees.length <= 1 ? (withFrees[0] ?? NO_FACTS).frees : distinctFrees(withFrees),
+  };
+}
+
+/** The parts' unknowns, each once, in order of first appearance (each part's are distinct already). */
+function distinctFrees(parts: SymFacts[]): SymFacts['frees'] {
   const seen = new Set<number>();
   const frees: Array<Extract<Sym, { op: 'free' }>> = [];
   for (const p of parts) {
@@ -207,14 +222,7 @@ function mergeFacts(all: SymFacts[]): SymFacts {
       frees.push(f);
     }
   }
-  return {
-    threadAxes: new Set(parts.flatMap((p) => [...p.threadAxes])),
-    laneId: parts.some((p) => p.laneId),
-    blockIdx: parts.some((p) => p.blockIdx),
-    opaqueLane: parts.some((p) => p.opaqueLane),
-    opaqueWarp: parts.some((p) => p.opaqueWarp),
-    frees,
-  };
+  return frees;
 }
 
 export function isThreadDependent(sym: Sym): boolean {
