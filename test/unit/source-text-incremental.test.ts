@@ -349,6 +349,15 @@ describe('source text made from the previous version', () => {
     }
   });
 
+  it('a line typed where a backslash continues a line comment over an empty line', () => {
+    const text = `${UNIT.repeat(30)}// note \\\n\nint shown = 1;\n${UNIT.repeat(30)}`;
+    const empty = offsetOf(text, '\\\n\n') + 2;
+    const typed = splice(text, empty, empty, '#endif');
+    assert.ok(isBlank(makeSourceText(typed).masked.slice(empty, empty + 6)), 'the continued line is part of the comment');
+    assert.ok(makeSourceText(typed).masked.includes('int shown'), 'the line after it is code');
+    replay([text, typed, text]);
+  });
+
   it('an #endif typed at the end blanks the braces of an #else branch at the start', () => {
     const text = `#if A\nif (x) {\n#else\nif (y) {\n${LONG}`;
     const yBrace = offsetOf(text, 'if (y) {') + 7;

@@ -65,12 +65,14 @@ function remask(text: string, previous: SourceText): SourceText | null {
   // A comment or literal still open at the end of the previous text may go on into what follows it.
   const last = oldRegions.length - 2;
   const openAtEnd = last >= 0 && oldRegions[last + 1] >= before.length ? oldRegions[last] : -1;
-  const inside = (at: number): number => {
-    const r = regionAround(oldRegions, at);
+  const inside = (at: number, orEndingAt = false): number => {
+    const r = regionAround(oldRegions, at, orEndingAt);
     return r >= 0 ? oldRegions[r] : openAtEnd >= 0 && at > openAtEnd ? openAtEnd : -1;
   };
+  // Not one a region ends at: a `//` comment whose backslash continues it over an empty line ends at
+  // that line's start, and what is typed there goes on with the comment.
   let from = lineStartBefore(text, prefix);
-  for (let start = inside(from); start >= 0; start = inside(from)) from = lineStartBefore(text, start);
+  for (let start = inside(from, true); start >= 0; start = inside(from, true)) from = lineStartBefore(text, start);
   // A line start at or after the edit's end, outside every comment and literal here (the scan is between
   // two of them) and in the previous version: the rest scans as it did there.
   const resync = (lo: number, hi: number): number => {
@@ -106,8 +108,8 @@ function lineStartBefore(text: string, at: number): number {
   return at <= 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
 }
 
-/** The index of the region pair that `at` lies strictly inside, or -1. */
-function regionAround(regions: readonly number[], at: number): number {
+/** The index of the region pair that `at` lies strictly inside (or, with `orEndingAt`, that ends at `at`), or -1. */
+function regionAround(regions: readonly number[], at: number, orEndingAt = false): number {
   // The last pair starting before `at`.
   let lo = 0;
   let hi = regions.length / 2 - 1;
@@ -119,7 +121,7 @@ function regionAround(regions: readonly number[], at: number): number {
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  return found >= 0 && regions[2 * found + 1] > at ? 2 * found : -1;
+  return found >= 0 && (regions[2 * found + 1] > at || (orEndingAt && regions[2 * found + 1] === at)) ? 2 * found : -1;
 }
 
 /** The index of the first region pair starting at or after `at`. */
