@@ -5,7 +5,7 @@
  * the regions the grammar could not parse. Every feature (hover, lens,
  * diagnostics, CLI) reads these.
  */
-import type { Tree } from 'web-tree-sitter';
+import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, Position, SmemOptIn, Span } from './types';
 import { contains, lastComponent, makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { resolveLaunchBounds } from './kernel-finder';
@@ -16,7 +16,8 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
-import { deviceCalleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { collectFunctions } from './thread-dependence';
+import { calleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { sameItems } from './same-items';
 
 export interface DocumentFacts {
@@ -150,6 +151,8 @@ interface TreePassMemo {
   body: () => BodyContext;
   keys: Map<Kernel, KernelKeys | null>;
   divergence?: DivergenceContext;
+  /** The file's function definitions in the syntax tree, by name (collectFunctions), once a kernel's key needs one. */
+  functions?: Map<string, SyntaxNode>;
   /** Calls so far on this version (see treePasses). */
   calls: number;
 }
@@ -188,7 +191,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   const launchesOf = groupBy(launches, (l) => l.baseName);
   const hasError = tree.rootNode.hasError;
   const keyOf = (k: Kernel): KernelKeys | null => {
-    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError) : null);
+    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, tree, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError) : null);
     return memo.keys.get(k)!;
   };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
@@ -326,9 +329,9 @@ interface KeptKeys extends KernelKeys {
  */
 const keptKeys = new WeakMap<Kernel, KeptKeys>();
 
-function keysFor(kernel: Kernel, source: SourceText, launches: readonly Launch[], context: string, memo: TreePassMemo, keep: boolean): KernelKeys {
+function keysFor(kernel: Kernel, source: SourceText, tree: Tree, launches: readonly Launch[], context: string, memo: TreePassMemo, keep: boolean): KernelKeys {
   const line = kernel.span.start.line;
-  const callees = calleesOf(kernel, source, memo);
+  const callees = calleesOf(kernel, source, tree, memo);
   const kept = keep ? keptKeys.get(kernel) : undefined;
   const { devicePlaces } = memo.body();
   if (kept && kept.line === line && kept.context === context && kept.devicePlaces === devicePlaces && kept.callees === callees && sameItems(kept.launches, launches)) return kept;
@@ -347,15 +350,30 @@ function keysFor(kernel: Kernel, source: SourceText, launches: readonly Launch[]
   return keys;
 }
 
-/** deviceCalleesKey of a kernel, kept per kernel object while the file's device functions stay the same. */
-const keptCallees = new WeakMap<Kernel, { devicesKey: string; key: string }>();
+/**
+ * calleesKey of a kernel, kept per kernel object while the file's device functions and the names
+ * it may define stay the same, and the kernel calls none of its other functions (those are read
+ * from each version's syntax tree).
+ */
+const keptCallees = new WeakMap<Kernel, { devicesKey: string; functionNames: ReadonlySet<string>; key: string }>();
 
-function calleesOf(kernel: Kernel, source: SourceText, memo: TreePassMemo): string {
-  const { devicesKey, deviceFunctions } = memo.body();
+function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string {
+  const { devicesKey, deviceFunctions, functionNames } = memo.body();
   const kept = keptCallees.get(kernel);
-  if (kept && kept.devicesKey === devicesKey) return kept.key;
-  const key = deviceCalleesKey(source.text.slice(offsetAt(source, kernel.span.start), offsetAt(source, kernel.span.end)), deviceFunctions);
-  keptCallees.set(kernel, { devicesKey, key });
+  if (kept && kept.devicesKey === devicesKey && kept.functionNames === functionNames) return kept.key;
+  // As the body passes find them (lazyFunctions): the first definition of the name, where it is and its text.
+  const others = {
+    mayDefine: (name: string) => functionNames.has(name),
+    text: (name: string) => {
+      const node = (memo.functions ??= collectFunctions(tree.rootNode)).get(name);
+      return node ? `${node.startPosition.row}:${source.text.slice(node.startIndex, node.endIndex)}` : null;
+    },
+  };
+  // Its body: the header writes the kernel's own name as if called.
+  const body = kernel.bodySpan ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end)) : '';
+  const { key, usesOthers } = calleesKey(body, deviceFunctions, others);
+  if (usesOthers) keptCallees.delete(kernel);
+  else keptCallees.set(kernel, { devicesKey, functionNames, key });
   return key;
 }
 

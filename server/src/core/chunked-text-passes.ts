@@ -36,7 +36,7 @@ export interface TextFacts {
 export interface BodyContext {
   /** What the kernel-body passes of every kernel depend on besides its own text (see contextKeyOf), as a key. */
   contextKey: string;
-  /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for deviceCalleesKey. */
+  /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for calleesKey. */
   deviceFunctions: ReadonlyMap<string, string[]>;
   /** Changes whenever one of `deviceFunctions` does. */
   devicesKey: string;

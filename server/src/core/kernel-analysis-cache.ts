@@ -72,28 +72,49 @@ export function contextKeyOf(pieces: readonly FileContextParts[], constants: str
 }
 
 /**
- * The device functions a kernel may call: those whose name its text calls, then those their texts
- * call, and so on; as a key (empty when it calls none).
+ * The functions a kernel may call: those whose name its text calls, then those their texts call,
+ * and so on; as a key (empty when it calls none). `devices` are the file's `__device__` functions.
+ * The body passes also follow calls into the file's other functions (one that a macro marks
+ * `__device__`, or a host function in code that does not compile yet): `others` names a function
+ * they may follow, or null (its text is then the definition's place and text, from the syntax
+ * tree). `usesOthers` says whether some called name was one `others` was asked about.
  */
-export function deviceCalleesKey(kernelText: string, devices: ReadonlyMap<string, string[]>): string {
-  if (devices.size === 0) return '';
+export function calleesKey(
+  kernelText: string,
+  devices: ReadonlyMap<string, string[]>,
+  others?: { mayDefine: (name: string) => boolean; text: (name: string) => string | null },
+): { key: string; usesOthers: boolean } {
+  if (devices.size === 0 && !others) return { key: '', usesOthers: false };
   const seen = new Set<string>();
   const texts: string[] = [];
+  let usesOthers = false;
   const visit = (text: string) => {
     // `f(`, and `f<T>(` for a template device function.
     for (const m of text.matchAll(/\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g)) {
       const name = m[1];
-      if (seen.has(name) || !devices.has(name)) continue;
+      if (seen.has(name)) continue;
       seen.add(name);
-      for (const body of devices.get(name)!) {
-        texts.push(body);
+      const bodies = devices.get(name);
+      if (bodies) {
+        for (const body of bodies) {
+          texts.push(body);
+          visit(body);
+        }
+      } else if (others && !NOT_CALLS.has(name) && others.mayDefine(name)) {
+        usesOthers = true;
+        const body = others.text(name);
+        if (body === null) continue;
+        texts.push(`${name}@${body}`);
         visit(body);
       }
     }
   };
   visit(kernelText);
-  return texts.length ? hash(texts.join('\n')) : '';
+  return { key: texts.length ? hash(texts.join('\n')) : '', usesOthers };
 }
+
+/** Words written like calls (`if (`, `sizeof(`) that name no function. */
+const NOT_CALLS = new Set(['if', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'alignof', 'decltype', 'static_assert', 'defined', 'do', 'else', 'case', 'throw', 'new', 'delete', 'noexcept', 'typeid', 'alignas']);
 
 export function fileContextParts(source: SourceText): FileContextParts {
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
