@@ -4,11 +4,11 @@
  * alive (the views of an analysis die with it).
  */
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { parseCuda } from '../support/grammar';
 import type { SyntaxNode } from '../../server/src/core/cuda-parser';
 import { SyntaxViews, type NodeView } from '../../server/src/core/syntax-view';
+import { assertWalkStaysOptimized } from '../support/optimization-status';
 
 const SOURCE = `__global__ void k(float* a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x, j = 2;
@@ -73,31 +73,11 @@ describe('syntax views', () => {
 
   it('keep a walk over views optimized across full collections when no view of a tree is alive', function () {
     this.timeout(60000);
-    // As syntax-node-shapes.test.ts does for web-tree-sitter's nodes, in a child with V8's natives.
-    const script = `
-const { getCudaParser } = require(${JSON.stringify(path.join(__dirname, '..', 'support', 'grammar.js'))});
-const { SyntaxViews } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'core', 'syntax-view.js'))});
-(async () => {
-  const parser = await getCudaParser();
-  function count(v) { let n = v.type.length + v.endIndex; for (const c of v.namedChildren) n += count(c); return n + (v.childForFieldName('body') ? 1 : 0); }
-  const text = 'template <int N> __global__ void k(float* x) { int i = threadIdx.x; if (i < N) x[i] = 0; }\\n'.repeat(50);
-  const parseAndWalk = () => { const tree = parser.parse(text); count(new SyntaxViews(tree).view(tree.rootNode)); tree.delete(); };
-  %PrepareFunctionForOptimization(count);
-  parseAndWalk();
-  parseAndWalk();
-  %OptimizeFunctionOnNextCall(count);
-  parseAndWalk();
-  const before = %GetOptimizationStatus(count);
-  gc();
-  gc();
-  console.log(JSON.stringify({ before, after: %GetOptimizationStatus(count) }));
-})();
-`;
-    const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--expose-gc', '--no-concurrent-recompilation', '-e', script], { encoding: 'utf8' });
-    assert.equal(run.status, 0, run.stderr);
-    const { before, after } = JSON.parse(run.stdout) as { before: number; after: number };
-    const TURBOFANNED = 64;
-    assert.ok(before & TURBOFANNED, `the walk was optimized to begin with (status ${before})`);
-    assert.ok(after & TURBOFANNED, `still optimized after two full collections (status ${after})`);
+    // As syntax-node-shapes.test.ts does for web-tree-sitter's nodes.
+    assertWalkStaysOptimized({
+      requires: `const { SyntaxViews } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'core', 'syntax-view.js'))});`,
+      count: "function count(v) { let n = v.type.length + v.endIndex; for (const c of v.namedChildren) n += count(c); return n + (v.childForFieldName('body') ? 1 : 0); }",
+      root: 'new SyntaxViews(tree).view(tree.rootNode)',
+    });
   });
 });
