@@ -72,15 +72,16 @@ export function contextKeyOf(pieces: readonly FileContextParts[], constants: str
 }
 
 /**
- * The functions a kernel may call: those whose name its text calls, then those their texts call,
+ * The functions a kernel may call: those whose name its body calls, then those their texts call,
  * and so on; as a key (empty when it calls none). `devices` are the file's `__device__` functions.
- * The body passes also follow calls into the file's other functions (one that a macro marks
- * `__device__`, or a host function in code that does not compile yet): `others` names a function
- * they may follow, or null (its text is then the definition's place and text, from the syntax
- * tree). `usesOthers` says whether some called name was one `others` was asked about.
+ * The body passes also follow calls into the file's other functions (a `constexpr` one, which
+ * device code calls under `--expt-relaxed-constexpr`; one that a macro marks `__device__`; one of
+ * code that does not compile yet): `others` says which names they may follow and gives each one's
+ * text, or null (then the definition's place and text, from the syntax tree). `usesOthers` says
+ * whether `others` was asked about some called name.
  */
 export function calleesKey(
-  kernelText: string,
+  kernelBody: string,
   devices: ReadonlyMap<string, string[]>,
   others?: { mayDefine: (name: string) => boolean; text: (name: string) => string | null },
 ): { key: string; usesOthers: boolean } {
@@ -109,7 +110,7 @@ export function calleesKey(
       }
     }
   };
-  visit(kernelText);
+  visit(kernelBody);
   return { key: texts.length ? hash(texts.join('\n')) : '', usesOthers };
 }
 
