@@ -104,6 +104,15 @@ describe('robust input: the core', function () {
     }
   });
 
+  it('ends a branch at its line end, not after the CR, when a // comment on a CRLF line is its last token', () => {
+    // Half-typed: the loop has no body yet, so the comment after its header is the last token of the loop.
+    const lines = ['__global__ void k(float* x, int n) {', '  for (int i = threadIdx.x; i < n; i += blockDim.x) // expect: tail', '}', ''];
+    const facts = analyzeLikeTheServer(parser, lines.join('\r\n'));
+    const loop = facts.branches.find((b) => b.construct === 'loop');
+    assert.ok(loop, 'the loop is a branch');
+    assert.deepEqual(loop.span.end, { line: 1, character: lines[1].length });
+  });
+
   it('sees the same launches and block sizes when spaces are tabs', () => {
     for (const { name, text } of fixtureSources().filter((f) => f.name.endsWith('.cu'))) {
       const launches = (facts: DocumentFacts) => facts.launches.map((l) => `${l.kernelName} ${JSON.stringify(l.block.value)} ${JSON.stringify(l.dynamicSmem.value)}`);

@@ -14,7 +14,7 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Finding, Kernel, Launch, Span } from './types';
-import { makeSourceText, type SourceText } from './source-text';
+import { makeSourceText, withinLines, type SourceText } from './source-text';
 import { collectConstants, makeLookup } from './constant-table';
 import type { Lookup } from './const-eval';
 import {
@@ -129,6 +129,7 @@ export function analyzeDivergence(input: DivergenceInput): Branch[] {
 
 /** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
 export interface DivergenceContext {
+  source: SourceText;
   tree: Tree;
   lookup: Lookup;
   functions: FunctionTable;
@@ -138,14 +139,15 @@ export interface DivergenceContext {
 }
 
 export function prepareDivergence({ source, tree, kernels, launches, options = {} }: DivergenceInput): DivergenceContext {
-  const lookup = options.fileLookup ?? makeLookup([collectConstants(typeof source === 'string' ? makeSourceText(source) : source)], options.lookup);
+  const text = typeof source === 'string' ? makeSourceText(source) : source;
+  const lookup = options.fileLookup ?? makeLookup([collectConstants(text)], options.lookup);
   const launchesOf = new Map<string, Launch[]>();
   for (const l of launches) {
     const group = launchesOf.get(l.baseName);
     if (group) group.push(l);
     else launchesOf.set(l.baseName, [l]);
   }
-  return { tree, lookup, functions: lazyFunctions(tree.rootNode, options.functionNames ? (name) => options.functionNames!.has(name) : undefined), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
+  return { source: text, tree, lookup, functions: lazyFunctions(tree.rootNode, options.functionNames ? (name) => options.functionNames!.has(name) : undefined), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
 }
 
 /** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
@@ -164,7 +166,7 @@ export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[])
       const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
       for (const site of dep.sites) {
         const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
-        branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent, views }));
+        branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent, views }, ctx.source));
       }
     }
   }
@@ -597,9 +599,10 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: CostSetup): Branch {
+function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: CostSetup, source: SourceText): Branch {
+  const spanOf = (node: SyntaxNode) => withinLines(source, spanOfNode(node));
   const estimates = site.paths.map((p) => estimateCost(p.nodes, setup));
-  const paths: BranchPath[] = site.paths.map((p, i) => ({ label: p.label, cost: estimates[i].cost, spans: p.nodes.map(spanOfNode) }));
+  const paths: BranchPath[] = site.paths.map((p, i) => ({ label: p.label, cost: estimates[i].cost, spans: p.nodes.map(spanOf) }));
   const divergent = verdict.kind === 'divergent';
   let concurrentPaths: number[][];
   if (!divergent) concurrentPaths = paths.map((_, i) => [i]);
@@ -618,15 +621,15 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     ...verdict.notes,
     ...(divergent ? ['path costs are estimates from the syntax tree (about one instruction per operator, load, store or call)', ...notes] : []),
   ];
-  const origin = site.condition.origin ?? { text: oneLine(site.conditionNode.text), span: spanOfNode(site.conditionNode) };
+  const origin = site.condition.origin ?? { text: oneLine(site.conditionNode.text), span: spanOf(site.conditionNode) };
   const branch: Branch = {
     kernel: site.kernel,
     kind: verdict.kind,
     construct: site.construct,
     condition: oneLine(site.conditionNode.text),
-    span: spanOfNode(site.node),
-    conditionSpan: spanOfNode(site.conditionNode),
-    source: { text: origin.text, span: origin.span },
+    span: spanOf(site.node),
+    conditionSpan: spanOf(site.conditionNode),
+    source: { text: origin.text, span: withinLines(source, origin.span) },
     paths,
     concurrentPaths,
     divergedCost: 0,

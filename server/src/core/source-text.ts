@@ -239,6 +239,28 @@ export function offsetAt(source: SourceText, position: Position): number {
   return Math.min(starts[line] + Math.max(0, position.character), lineEnd);
 }
 
+/**
+ * `span` with each end no further than the end of its line. tree-sitter counts the `\r` of a
+ * `\r\n` in its line and LSP does not: a node whose last token is a `//` comment on a CRLF line
+ * (a loop written without its body yet) ends after it.
+ */
+export function withinLines(source: SourceText, span: Span): Span {
+  const start = withinLine(source, span.start);
+  const end = withinLine(source, span.end);
+  return start === span.start && end === span.end ? span : { start, end };
+}
+
+function withinLine(source: SourceText, position: Position): Position {
+  const starts = source.lineStarts;
+  const line = position.line - (source.firstLine ?? 0);
+  if (line < 0 || line >= starts.length) return position;
+  let end = line + 1 < starts.length ? starts[line + 1] : source.text.length;
+  if (end > starts[line] && source.text.charCodeAt(end - 1) === NEWLINE) end--;
+  if (end > starts[line] && source.text.charCodeAt(end - 1) === CR) end--;
+  const length = end - starts[line];
+  return position.character > length ? { line: position.line, character: length } : position;
+}
+
 export function spanOf(source: SourceText, start: number, end: number): Span {
   return { start: positionAt(source, start), end: positionAt(source, end) };
 }
