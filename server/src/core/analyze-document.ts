@@ -5,7 +5,7 @@
  * the regions the grammar could not parse. Every feature (hover, lens,
  * diagnostics, CLI) reads these.
  */
-import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
+import type { Tree } from 'web-tree-sitter';
 import type { Finding, Kernel, Launch, MemoryParallelism, Position, SmemOptIn, Span } from './types';
 import { contains, lastComponent, makeSourceText, offsetAt, positionAt, type SourceText } from './source-text';
 import { resolveLaunchBounds } from './kernel-finder';
@@ -16,7 +16,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import { checkLaunches, type ArchSmemLimit, type LaunchTarget } from './launch-checks';
 import { estimateMemoryParallelism } from './memory-parallelism';
 import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from './divergence';
-import { collectFunctions } from './thread-dependence';
+import { lazyFunctions, type FunctionTable } from './thread-dependence';
 import { calleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { sameItems } from './same-items';
 
@@ -151,8 +151,8 @@ interface TreePassMemo {
   body: () => BodyContext;
   keys: Map<Kernel, KernelKeys | null>;
   divergence?: DivergenceContext;
-  /** The file's function definitions in the syntax tree, by name (collectFunctions), once a kernel's key needs one. */
-  functions?: Map<string, SyntaxNode>;
+  /** The file's functions as the body passes follow them, read from the tree when first asked (by a kernel's key or the divergence pass). */
+  functions?: FunctionTable;
   /** Calls so far on this version (see treePasses). */
   calls: number;
 }
@@ -255,7 +255,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
     const analyse = (batch: Kernel[]) =>
-      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functionNames: memo.body().functionNames } })), batch), () => []);
+      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functions: functionsOf(tree, memo) } })), batch), () => []);
     if (shared.length) {
       const sharedKey = `div|v${version}|shared`;
       const kept = cache?.get<Branch[]>(sharedKey, 0);
@@ -361,11 +361,11 @@ function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePas
   const { devicesKey, deviceFunctions, functionNames } = memo.body();
   const kept = keptCallees.get(kernel);
   if (kept && kept.devicesKey === devicesKey && kept.functionNames === functionNames) return kept.key;
-  // As the body passes find them (lazyFunctions): the first definition of the name, where it is and its text.
+  // As the body passes find them: the first definition of the name, where it is and its text.
   const others = {
     mayDefine: (name: string) => functionNames.has(name),
     text: (name: string) => {
-      const node = (memo.functions ??= collectFunctions(tree.rootNode)).get(name);
+      const node = functionsOf(tree, memo).get(name);
       return node ? `${node.startPosition.row}:${source.text.slice(node.startIndex, node.endIndex)}` : null;
     },
   };
@@ -375,6 +375,12 @@ function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePas
   if (usesOthers) keptCallees.delete(kernel);
   else keptCallees.set(kernel, { devicesKey, functionNames, key });
   return key;
+}
+
+/** The functions the body passes may follow into, one table per version (the tree is read once, when first asked). */
+function functionsOf(tree: Tree, memo: TreePassMemo): FunctionTable {
+  const { functionNames } = memo.body();
+  return (memo.functions ??= lazyFunctions(tree.rootNode, (name) => functionNames.has(name)));
 }
 
 const keptTargets = new WeakMap<Launch, { environment: string; key: string; candidates: readonly Kernel[]; target: LaunchTarget }>();

@@ -106,8 +106,8 @@ export interface DivergenceOptions {
   lookup?: Lookup;
   /** All constants in view, the file's own included (as analyzeDocument builds them): used as is, instead of `lookup`. */
   fileLookup?: Lookup;
-  /** A superset of the names of the functions the file defines, when the caller has it (the text passes do). */
-  functionNames?: ReadonlySet<string>;
+  /** The file's functions as the walk follows them (lazyFunctions), when the caller has them (analyzeDocument narrows them to the names the text passes saw defined, and its kernel keys read them too). */
+  functions?: FunctionTable;
   /** The block shape to assume when no launch of a kernel resolves one (default 256×1×1, or 32×8×1 when threadIdx.y/z is used). */
   defaultBlock?: Dim3;
 }
@@ -147,7 +147,7 @@ export function prepareDivergence({ source, tree, kernels, launches, options = {
     if (group) group.push(l);
     else launchesOf.set(l.baseName, [l]);
   }
-  return { source: text, tree, lookup, functions: lazyFunctions(tree.rootNode, options.functionNames ? (name) => options.functionNames!.has(name) : undefined), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
+  return { source: text, tree, lookup, functions: options.functions ?? lazyFunctions(tree.rootNode), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
 }
 
 /** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
