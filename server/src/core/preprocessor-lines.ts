@@ -17,18 +17,35 @@ export function findDirectiveRanges(source: SourceText): ReadonlyArray<[number, 
 function scanDirectiveRanges(source: SourceText): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   const { masked, lineStarts } = source;
-  for (let line = 0; line < lineStarts.length; line++) {
-    const start = lineStarts[line];
-    let i = start;
-    while (masked[i] === ' ' || masked[i] === '\t') i++;
-    if (masked[i] !== '#') continue;
+  // From each `#` (few lines have one), not from each line: a `#` with only blanks before it on its
+  // line starts a directive. A line starts after each `\n` of the masked text (a lone `\r` is a `\n` there).
+  for (let at = masked.indexOf('#'); at >= 0; at = masked.indexOf('#', at + 1)) {
+    let start = at;
+    while (start > 0 && (masked.charCodeAt(start - 1) === 32 || masked.charCodeAt(start - 1) === 9)) start--;
+    if (start > 0 && masked.charCodeAt(start - 1) !== 10) continue;
+    const line = lineStartingAt(lineStarts, start);
+    if (line < 0) continue;
     let endLine = line;
     while (endLine + 1 < lineStarts.length && /\\\s*$/.test(lineText(masked, lineStarts, endLine))) endLine++;
     const end = endLine + 1 < lineStarts.length ? lineStarts[endLine + 1] : masked.length;
     ranges.push([start, end]);
-    line = endLine;
+    // A `#` on a continuation line belongs to this directive.
+    if (end > at) at = end - 1;
   }
   return ranges;
+}
+
+/** The line that starts at `offset`, or -1 when none does. */
+function lineStartingAt(lineStarts: readonly number[], offset: number): number {
+  let lo = 0;
+  let hi = lineStarts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (lineStarts[mid] < offset) lo = mid + 1;
+    else if (lineStarts[mid] > offset) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
 }
 
 function lineText(text: string, lineStarts: readonly number[], line: number): string {
