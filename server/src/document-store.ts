@@ -84,16 +84,12 @@ export class DocumentStore {
         const [changeStart, oldEndIndex] = a <= b ? [a, b] : [b, a];
         const startIndex = changeStart > 0 && before.getText().charCodeAt(changeStart - 1) === 13 ? changeStart - 1 : changeStart;
         const newEndIndex = changeStart + change.text.length;
-        entry.document = TextDocument.update(before, [change], version);
         const point = ({ line, character }: { line: number; character: number }) => ({ row: line, column: character });
-        tree.edit({
-          startIndex,
-          oldEndIndex,
-          newEndIndex,
-          startPosition: point(before.positionAt(startIndex)),
-          oldEndPosition: point(before.positionAt(oldEndIndex)),
-          newEndPosition: point(entry.document.positionAt(newEndIndex)),
-        });
+        // Read before the update, which changes the document in place: the old end is a place in the old text.
+        const startPosition = point(before.positionAt(startIndex));
+        const oldEndPosition = point(before.positionAt(oldEndIndex));
+        entry.document = TextDocument.update(before, [change], version);
+        tree.edit({ startIndex, oldEndIndex, newEndIndex, startPosition, oldEndPosition, newEndPosition: point(entry.document.positionAt(newEndIndex)) });
       } else {
         entry.document = TextDocument.update(entry.document, [change], version);
         tree?.delete();

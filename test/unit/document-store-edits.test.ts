@@ -1,0 +1,52 @@
+/**
+ * An incremental change is passed on to the syntax tree as tree-sitter's edit:
+ * offsets and points, the old end a place in the text before the change.
+ */
+import * as assert from 'node:assert/strict';
+import type { Edit, Tree } from 'web-tree-sitter';
+import { DocumentStore } from '../../server/src/document-store';
+import { getCudaParser } from '../support/grammar';
+
+const URI = 'file:///edits.cu';
+const TEXT = '__global__ void k(int* a) {\n  int t = threadIdx.x;\n\n  a[t] = t;\n}\n';
+
+/** The store, and each edit it gives the tree of the last version it parsed. */
+async function storeSeeingEdits(): Promise<{ store: DocumentStore; edits: Edit[] }> {
+  const parser = await getCudaParser();
+  const edits: Edit[] = [];
+  const seeing = (tree: Tree): Tree => {
+    const edit = tree.edit.bind(tree);
+    tree.edit = (e: Edit) => {
+      edits.push(e);
+      edit(e);
+    };
+    return tree;
+  };
+  const store = new DocumentStore({ parser: { parse: (text, old) => seeing(parser.parse(text, old)), dispose: () => undefined } });
+  store.open(URI, 'cuda-cpp', 1, TEXT);
+  store.facts(URI);
+  return { store, edits };
+}
+
+describe('DocumentStore edits', () => {
+  it('gives the old end of a change that joins two lines as a place in the text before it', async () => {
+    const { store, edits } = await storeSeeingEdits();
+    // Backspace at the start of line 3: the empty line 2 goes.
+    store.change(URI, 2, [{ range: { start: { line: 2, character: 0 }, end: { line: 3, character: 0 } }, text: '' }]);
+    const start = TEXT.indexOf('\n\n') + 1;
+    assert.deepEqual(edits, [
+      { startIndex: start, oldEndIndex: start + 1, newEndIndex: start, startPosition: { row: 2, column: 0 }, oldEndPosition: { row: 3, column: 0 }, newEndPosition: { row: 2, column: 0 } },
+    ]);
+    store.dispose();
+  });
+
+  it('gives the new end of a change that adds a line as a place in the text after it', async () => {
+    const { store, edits } = await storeSeeingEdits();
+    store.change(URI, 2, [{ range: { start: { line: 1, character: 2 }, end: { line: 1, character: 5 } }, text: 'int u = 0;\n  int' }]);
+    const start = TEXT.indexOf('int t');
+    assert.deepEqual(edits, [
+      { startIndex: start, oldEndIndex: start + 3, newEndIndex: start + 16, startPosition: { row: 1, column: 2 }, oldEndPosition: { row: 1, column: 5 }, newEndPosition: { row: 2, column: 5 } },
+    ]);
+    store.dispose();
+  });
+});
