@@ -89,6 +89,12 @@ export class WorkspaceIndex {
   /** Updates and removals per path (see changesOutside). */
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
+  /**
+   * The constant views handed out since the files last changed, by path and whether its own entry is
+   * skipped: an open document asks for its view on every keystroke, and building one reads every
+   * constant of the workspace.
+   */
+  private readonly views = new Map<string, ConstantView>();
   /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
   private readonly borrowed = new Set<string>();
 
@@ -128,7 +134,7 @@ export class WorkspaceIndex {
     const facts = this.files.get(key);
     if (!facts || !this.borrowed.delete(key)) return;
     Object.assign(facts, keptCopy(facts));
-    this.uniqueConstants = null; // it holds the definitions
+    this.forgetDerived(); // they hold the definitions
   }
 
   private set(path: string, { constants, kernels, smemOptIns }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
@@ -139,7 +145,7 @@ export class WorkspaceIndex {
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
-    this.uniqueConstants = null;
+    this.forgetDerived();
     return facts;
   }
 
@@ -147,7 +153,7 @@ export class WorkspaceIndex {
     const key = normalizePath(path);
     this.borrowed.delete(key);
     if (!this.files.delete(key)) return;
-    this.uniqueConstants = null;
+    this.forgetDerived();
     this.generation++;
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
   }
@@ -203,8 +209,21 @@ export class WorkspaceIndex {
     return order;
   }
 
+  /** What is worked out from every file: worked out again when next asked, after a file changed. */
+  private forgetDerived(): void {
+    this.uniqueConstants = null;
+    this.views.clear();
+  }
+
   /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
   constantView(path: string, { skipOwnEntry = false }: OwnEntryOption = {}): ConstantView {
+    const key = `${skipOwnEntry ? '-' : '+'}${normalizePath(path)}`;
+    let view = this.views.get(key);
+    if (!view) this.views.set(key, (view = this.makeConstantView(path, skipOwnEntry)));
+    return view;
+  }
+
+  private makeConstantView(path: string, skipOwnEntry: boolean): ConstantView {
     const included = this.includeClosure(path).map((p) => this.files.get(p)!.constants);
     const here = normalizePath(path);
     const all = this.workspaceConstants();
