@@ -13,30 +13,32 @@ import { detach } from './own-copy';
 interface Entry<T> {
   value: T;
   line: number;
+  /** The last analysis that used it (see sweep). */
+  usedBy: number;
 }
 
 export class KernelAnalysisCache {
   private readonly entries = new Map<string, Entry<unknown>>();
-  private used = new Set<string>();
+  /** Counts the analyses (sweeps): an entry marked with this one is in use. */
+  private analysis = 0;
 
   /** The cached value for `key`, shifted to `line`, or undefined. */
   get<T>(key: string, line: number): T | undefined {
     const entry = this.entries.get(key) as Entry<T> | undefined;
     if (!entry) return undefined;
-    this.used.add(key);
+    entry.usedBy = this.analysis;
     return entry.line === line ? entry.value : shiftLines(entry.value, line - entry.line);
   }
 
   /** Keeps `value`, its strings made its own (see `detach`): a slice of this version's text would keep all of it. */
   set<T>(key: string, line: number, value: T): void {
-    this.entries.set(key, { value: detach(value), line });
-    this.used.add(key);
+    this.entries.set(key, { value: detach(value), line, usedBy: this.analysis });
   }
 
   /** Drop the entries the last analysis did not use (kernels deleted or changed). */
   sweep(): void {
-    for (const key of this.entries.keys()) if (!this.used.has(key)) this.entries.delete(key);
-    this.used = new Set();
+    for (const [key, entry] of this.entries) if (entry.usedBy !== this.analysis) this.entries.delete(key);
+    this.analysis++;
   }
 
   get size(): number {
