@@ -71,6 +71,21 @@ describe('workspace-index', () => {
     assert.equal(index.constantView('/ws/src/main.cu').lookup('BLOCK'), null);
   });
 
+  it('answers from the files as they are now, whatever views it handed out before', () => {
+    const index = workspace();
+    const ask = () => [index.constantView('/ws/src/main.cu').lookup('BLOCK'), index.constantView('/ws/src/kernels/kernels.cu', { skipOwnEntry: true }).lookup('BLOCK')];
+    assert.deepEqual(ask(), [256, 256]);
+    index.update('/ws/common/config.h', '#define BLOCK 128\n');
+    assert.deepEqual(ask(), [128, 128]);
+    index.update('/ws/lone.cu', '#define LONE 7\n');
+    assert.equal(index.constantView('/ws/src/main.cu').lookup('LONE'), 7);
+    index.remove('/ws/lone.cu');
+    assert.equal(index.constantView('/ws/src/main.cu').lookup('LONE'), null);
+    // More views than it keeps, then the first again.
+    for (const p of index.paths()) index.constantView(p);
+    assert.deepEqual(ask(), [128, 128]);
+  });
+
   it('uses a constant defined once in the workspace, never one defined twice differently', () => {
     const index = new WorkspaceIndex();
     index.update('/ws/a.h', '#define ONLY_HERE 64\n#define TWICE 32\n');

@@ -82,6 +82,9 @@ export interface ConstantView {
   describe: (name: string) => string | null;
 }
 
+/** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
+const VIEWS_KEPT = 4;
+
 export class WorkspaceIndex {
   private readonly files = new Map<string, FileFacts>();
   private readonly includeDirs: string[];
@@ -90,9 +93,9 @@ export class WorkspaceIndex {
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
   /**
-   * The constant views handed out since the files last changed, by path and whether its own entry is
-   * skipped: an open document asks for its view on every keystroke, and building one reads every
-   * constant of the workspace.
+   * The last constant views handed out (by path and whether its own entry is skipped), until a file
+   * changes: an open document asks for its view on every keystroke, and building one reads every
+   * constant of the workspace. A few only: each holds its own table of the workspace's constants.
    */
   private readonly views = new Map<string, ConstantView>();
   /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
@@ -218,8 +221,14 @@ export class WorkspaceIndex {
   /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
   constantView(path: string, { skipOwnEntry = false }: OwnEntryOption = {}): ConstantView {
     const key = `${skipOwnEntry ? '-' : '+'}${normalizePath(path)}`;
-    let view = this.views.get(key);
-    if (!view) this.views.set(key, (view = this.makeConstantView(path, skipOwnEntry)));
+    const view = this.views.get(key) ?? this.makeConstantView(path, skipOwnEntry);
+    // The most recently used last; the least recently used goes.
+    this.views.delete(key);
+    this.views.set(key, view);
+    for (const oldest of this.views.keys()) {
+      if (this.views.size <= VIEWS_KEPT) break;
+      this.views.delete(oldest);
+    }
     return view;
   }
 
@@ -227,22 +236,28 @@ export class WorkspaceIndex {
     const included = this.includeClosure(path).map((p) => this.files.get(p)!.constants);
     const here = normalizePath(path);
     const all = this.workspaceConstants();
-    const unique = skipOwnEntry ? new Map([...all].map(([name, defs]) => [name, defs.filter((d) => d.path !== here)] as const).filter(([, defs]) => defs.length > 0)) : all;
-    const fromWorkspace: Lookup = (name) => {
-      const defs = unique.get(name);
-      if (!defs || defs.length !== 1) return null;
-      return workspaceLookup(name);
+    // A file writes a name once: its own entry is at most one of the name's definitions.
+    const ownAt = (defs: ReadonlyArray<{ path: string }>) => (skipOwnEntry ? defs.findIndex((d) => d.path === here) : -1);
+    /** The workspace's definitions of `name` (without `path`'s own when its entry is skipped). */
+    const definitionsOf = (name: string) => {
+      const defs = all.get(name) ?? [];
+      const own = ownAt(defs);
+      return own < 0 ? defs : defs.filter((_, k) => k !== own);
     };
     const workspaceTable: ConstantTable = { constants: new Map(), dim3s: new Map() };
-    for (const [name, defs] of unique) if (defs.length === 1) workspaceTable.constants.set(name, defs[0].def);
+    for (const [name, defs] of all) {
+      const own = ownAt(defs);
+      if (defs.length - (own < 0 ? 0 : 1) === 1) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
+    }
     const workspaceLookup = makeLookup([workspaceTable]);
+    const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
     const lookup = makeLookup(included, fromWorkspace);
     const describe = (name: string): string | null => {
       const value = lookup(name);
       const table = included.find((t) => t.constants.has(name));
-      const def = table?.constants.get(name) ?? (unique.get(name)?.length === 1 ? unique.get(name)![0].def : undefined);
+      const def = table?.constants.get(name) ?? workspaceTable.constants.get(name);
       if (!def) {
-        const count = unique.get(name)?.length ?? 0;
+        const count = definitionsOf(name).length;
         return count > 1 ? `\`${name}\` is defined in ${count} places in the workspace and none is included here` : null;
       }
       const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
