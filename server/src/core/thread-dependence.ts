@@ -286,15 +286,23 @@ export function structuralKey(sym: Sym): string {
         // a warp-uniform value is a hash of its id; a lane-varying one is unknown whatever its id
         return s.kind === 'laneVarying' ? '%data' : `%warp#${s.id}`;
       case 'binary':
-        return `(${key(s.left)} ${JSON.stringify(s.operator)} ${key(s.right)})`;
+        return `(${key(s.left)} ${quoted(s.operator)} ${key(s.right)})`;
       case 'unary':
-        return `(${JSON.stringify(s.operator)} ${key(s.arg)})`;
+        return `(${quoted(s.operator)} ${key(s.arg)})`;
       case 'select':
         return `(${key(s.cond)} ? ${key(s.then)} : ${key(s.else)})`;
     }
   };
   const loopKey = (loop: LoopInfo): string => `{${loop.role} ${key(loop.init)} ${loop.cond ? key(loop.cond) : '-'} ${loop.update ? `${loop.update.operator} ${key(loop.update.amount)}` : '-'}}`;
   return key(sym);
+}
+
+/** JSON.stringify of an operator, written out once per operator (every binary node of every key writes one). */
+const quotedOperators = new Map<string, string>();
+function quoted(operator: string): string {
+  let q = quotedOperators.get(operator);
+  if (q === undefined) quotedOperators.set(operator, (q = JSON.stringify(operator)));
+  return q;
 }
 
 // ---------------------------------------------------------------------------
@@ -1283,16 +1291,17 @@ function loopSyntax(node: NodeView, body: NodeView | null, update: NodeView | nu
   return syntax;
 }
 
+function recordAssignment(into: LoopSyntax, name: string, a: LoopAssignment): void {
+  into.assigned.add(name);
+  const list = into.assignments.get(name);
+  if (list) list.push(a);
+  else into.assignments.set(name, [a]);
+}
+
 function collectAssignments(n: NodeView, into: LoopSyntax): void {
-  const record = (name: string, a: LoopAssignment) => {
-    into.assigned.add(name);
-    const list = into.assignments.get(name);
-    if (list) list.push(a);
-    else into.assignments.set(name, [a]);
-  };
   if (n.type === 'update_expression') {
     const arg = n.childForFieldName('argument');
-    if (arg?.type === 'identifier') record(arg.text, { operator: n.text.includes('++') ? '+' : '-', amount: 'one' });
+    if (arg?.type === 'identifier') recordAssignment(into, arg.text, { operator: n.text.includes('++') ? '+' : '-', amount: 'one' });
   } else if (n.type === 'assignment_expression') {
     const left = n.childForFieldName('left');
     const right = n.childForFieldName('right');
@@ -1307,11 +1316,12 @@ function collectAssignments(n: NodeView, into: LoopSyntax): void {
           operator = right.childForFieldName('operator')?.type ?? null;
           amount = right.childForFieldName('right');
         }
-        record(name, operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amount ? { operator: operator as NonNullable<LoopInfo['update']>['operator'], amount } : 'other');
+        recordAssignment(into, name, operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amount ? { operator: operator as NonNullable<LoopInfo['update']>['operator'], amount } : 'other');
       }
     }
   }
-  for (const c of n.namedChildren) if (c) collectAssignments(c, into);
+  const children = n.namedChildren;
+  for (let k = 0; k < children.length; k++) collectAssignments(children[k], into);
 }
 
 /**
