@@ -95,7 +95,8 @@ export class WorkspaceIndex {
   /**
    * The last constant views handed out (by path and whether its own entry is skipped), until a file
    * changes: an open document asks for its view on every keystroke, and building one reads every
-   * constant of the workspace. A few only: each holds its own table of the workspace's constants.
+   * constant of the workspace. A few only: each holds its own table of the constants the workspace
+   * defines once, and the answers it gave.
    */
   private readonly views = new Map<string, ConstantView>();
   /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
