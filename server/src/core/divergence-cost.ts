@@ -58,7 +58,7 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
     case 'preproc_ifdef':
     case 'preproc_else':
     case 'labeled_statement':
-      for (const c of node.namedChildren) if (c) statementCost(c, ctx, acc, stack);
+      for (const c of node.namedChildren) statementCost(c, ctx, acc, stack);
       return;
     case 'expression_statement':
       acc.statements++;
@@ -86,7 +86,7 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
       const consequence = node.childForFieldName('consequence');
       const alternative = node.childForFieldName('alternative');
       const a = sub(consequence ? [consequence] : [], ctx, acc, stack);
-      const b = sub(alternative ? alternative.namedChildren.filter((c): c is NodeView => !!c) : [], ctx, acc, stack);
+      const b = sub(alternative ? alternative.namedChildren : [], ctx, acc, stack);
       const both = ctx.nestedDivergent?.(node.node) ? a + b : Math.max(a, b);
       acc.cost += 1 + expressionCost(cond, ctx, acc, stack) + both;
       return;
@@ -95,8 +95,8 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
       acc.statements++;
       acc.complex = true;
       const body = node.childForFieldName('body');
-      const cases = (body?.namedChildren ?? []).filter((c): c is NodeView => !!c && c.type === 'case_statement');
-      const costs = cases.map((c) => sub(c.namedChildren.filter((s): s is NodeView => !!s && s.id !== c.childForFieldName('value')?.id), ctx, acc, stack));
+      const cases = (body?.namedChildren ?? []).filter((c) => c.type === 'case_statement');
+      const costs = cases.map((c) => sub(c.namedChildren.filter((s) => s.id !== c.childForFieldName('value')?.id), ctx, acc, stack));
       const total = ctx.nestedDivergent?.(node.node) ? costs.reduce((s, x) => s + x, 0) : Math.max(0, ...costs);
       acc.cost += 2 + expressionCost(node.childForFieldName('condition'), ctx, acc, stack) + total;
       return;
@@ -128,12 +128,12 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
         acc.statements++;
         acc.cost += Math.max(1, expressionCost(node, ctx, acc, stack));
       } else {
-        for (const c of node.namedChildren) if (c) statementCost(c, ctx, acc, stack);
+        for (const c of node.namedChildren) statementCost(c, ctx, acc, stack);
       }
   }
 }
 
-function sub(nodes: NodeView[], ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
+function sub(nodes: readonly NodeView[], ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   const inner: CostEstimate = { cost: 0, statements: 0, complex: false, notes: acc.notes };
   for (const n of nodes) statementCost(n, ctx, inner, stack);
   acc.statements += inner.statements;
@@ -176,7 +176,7 @@ function expressionCost(node: NodeView | null, ctx: ViewContext, acc: CostEstima
 
 function childrenCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   let sum = 0;
-  for (const c of node.namedChildren) if (c) sum += expressionCost(c, ctx, acc, stack);
+  for (const c of node.namedChildren) sum += expressionCost(c, ctx, acc, stack);
   return sum;
 }
 

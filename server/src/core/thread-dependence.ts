@@ -953,14 +953,14 @@ function parameterNames(definition: NodeView): string[] {
   while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
   const params = d?.childForFieldName('parameters');
   if (!params) return [];
-  return params.namedChildren.filter((p): p is NodeView => !!p && p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
+  return params.namedChildren.filter((p) => p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
 }
 
 function declaratorName(node: NodeView | null): string | null {
   let d = node;
   while (d) {
     if (d.type === 'identifier' || d.type === 'field_identifier') return d.text;
-    d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c && (c.type === 'identifier' || c.type.endsWith('declarator'))) ?? null;
+    d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ?? null;
   }
   return null;
 }
@@ -1034,7 +1034,6 @@ function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
 
 function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
   for (const d of node.childrenForFieldName('declarator')) {
-    if (!d) continue;
     if (d.type === 'init_declarator') {
       const name = declaratorName(d.childForFieldName('declarator'));
       const valueNode = d.childForFieldName('value');
@@ -1059,7 +1058,7 @@ function bindOrigin(v: ThreadValue, statement: NodeView): ThreadValue {
 function condExpr(node: NodeView | null): NodeView | null {
   if (!node) return null;
   if (node.type === 'condition_clause' || node.type === 'parenthesized_expression') {
-    const inner = node.childForFieldName('value') ?? node.namedChildren.filter((c) => c && c.type !== 'comment').pop() ?? null;
+    const inner = node.childForFieldName('value') ?? node.namedChildren.filter((c) => c.type !== 'comment').pop() ?? null;
     return inner ?? node;
   }
   return node;
@@ -1085,7 +1084,7 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const consequence = node.childForFieldName('consequence');
   const alternativeClause = node.childForFieldName('alternative');
-  const alternative = alternativeClause?.type === 'else_clause' ? alternativeClause.namedChildren.find((c) => c && c.type !== 'comment') ?? null : alternativeClause;
+  const alternative = alternativeClause?.type === 'else_clause' ? alternativeClause.namedChildren.find((c) => c.type !== 'comment') ?? null : alternativeClause;
   if (!conditionNode || !consequence) return;
   const condition = evalExpr(conditionNode, env, ctx);
   const jump = alternative ? null : earlyExit(consequence);
@@ -1127,7 +1126,7 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
 function earlyExit(node: NodeView): NodeView | null {
   if (node.type === 'return_statement' || node.type === 'break_statement' || node.type === 'continue_statement') return node;
   if (node.type === 'compound_statement') {
-    const statements = node.namedChildren.filter((c) => c && c.type !== 'comment');
+    const statements = node.namedChildren.filter((c) => c.type !== 'comment');
     if (statements.length === 1 && statements[0]) return earlyExit(statements[0]);
   }
   return null;
@@ -1357,7 +1356,7 @@ function walkSwitch(node: NodeView, env: Env, ctx: WalkContext): void {
   const body = node.childForFieldName('body');
   if (!conditionNode || !body) return;
   const condition = evalExpr(conditionNode, env, ctx);
-  const cases = body.namedChildren.filter((c): c is NodeView => !!c && c.type === 'case_statement');
+  const cases = body.namedChildren.filter((c) => c.type === 'case_statement');
   const paths: SiteViews['paths'] = [];
   for (let i = 0; i < cases.length; i++) {
     const c = cases[i];
@@ -1392,7 +1391,7 @@ function walkSwitch(node: NodeView, env: Env, ctx: WalkContext): void {
 
 function caseStatements(c: NodeView): NodeView[] {
   const value = c.childForFieldName('value');
-  return c.namedChildren.filter((s): s is NodeView => !!s && s.type !== 'comment' && (!value || s.id !== value.id));
+  return c.namedChildren.filter((s) => s.type !== 'comment' && (!value || s.id !== value.id));
 }
 
 // --- expressions -----------------------------------------------------------
@@ -1423,7 +1422,7 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     case 'field_expression':
       return fieldValue(node, env, ctx);
     case 'parenthesized_expression': {
-      const inner = node.namedChildren.find((c) => c && c.type !== 'comment');
+      const inner = node.namedChildren.find((c) => c.type !== 'comment');
       return inner ? evalExpr(inner, env, ctx) : uniformValue(freeSym(node.text));
     }
     case 'cast_expression': {
@@ -1459,7 +1458,7 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
       const array = node.childForFieldName('argument');
       const indices = node.childForFieldName('indices');
       if (array) evalExpr(array, env, ctx);
-      const index = indices?.namedChildren.find((c) => c && c.type !== 'comment');
+      const index = indices?.namedChildren.find((c) => c.type !== 'comment');
       const iv = index ? evalExpr(index, env, ctx) : uniformValue(ZERO);
       const av = array ? evalExpr(array, env, ctx) : uniformValue(ZERO);
       return loadValue(node, [iv, av]);
@@ -1578,7 +1577,7 @@ function hasSideEffectsOrLoads(node: NodeView): boolean {
   if (['call_expression', 'subscript_expression', 'assignment_expression', 'update_expression'].includes(node.type)) return true;
   if (node.type === 'pointer_expression' && node.child(0)?.type === '*') return true;
   if (node.type === 'field_expression' && node.text.includes('->')) return true;
-  return node.namedChildren.some((c) => !!c && hasSideEffectsOrLoads(c));
+  return node.namedChildren.some(hasSideEffectsOrLoads);
 }
 
 function assignmentValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
@@ -1661,7 +1660,7 @@ function linearIndexSym(): Sym {
 
 function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const fn = node.childForFieldName('function');
-  const argNodes = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is NodeView => !!a && a.type !== 'comment');
+  const argNodes = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a) => a.type !== 'comment');
   const { name, object } = calleeName(fn);
   const args = argNodes.map((a) => evalExpr(a, env, ctx));
   const origin = originOf(node);
@@ -1764,18 +1763,20 @@ function shuffleBroadcast(value: ThreadValue | undefined, src: ThreadValue | und
 
 /** `asm("mov.u32 %0, %%laneid;" : "=r"(lane))`: outputs read from lane-varying special registers. */
 function asmValue(node: NodeView, env: Env, ctx: WalkContext): void {
-  const template = node.childForFieldName('assembly_code')?.text ?? node.namedChildren.find((c) => c?.type === 'string_literal' || c?.type === 'concatenated_string')?.text ?? '';
-  const outputs = node.childForFieldName('output_operands')?.namedChildren ?? node.namedChildren.find((c) => c?.type === 'gnu_asm_output_operand_list')?.namedChildren ?? [];
+  const template = node.childForFieldName('assembly_code')?.text ?? node.namedChildren.find((c) => c.type === 'string_literal' || c.type === 'concatenated_string')?.text ?? '';
+  const outputs = node.childForFieldName('output_operands')?.namedChildren ?? node.namedChildren.find((c) => c.type === 'gnu_asm_output_operand_list')?.namedChildren ?? [];
   let sym: Sym | null = null;
   if (/%laneid/.test(template)) sym = { op: 'laneId' };
   else if (/%tid\.x/.test(template)) sym = { op: 'threadIdx', dim: 'x' };
   else if (/%warpid|%smid/.test(template)) sym = opaqueSym('warpUniform', template);
-  const inputs = node.childForFieldName('input_operands')?.namedChildren ?? node.namedChildren.find((c) => c?.type === 'gnu_asm_input_operand_list')?.namedChildren ?? [];
-  const inputValues = inputs.map((i) => (i?.childForFieldName('value') ? evalExpr(i.childForFieldName('value')!, env, ctx) : uniformValue(ZERO)));
+  const inputs = node.childForFieldName('input_operands')?.namedChildren ?? node.namedChildren.find((c) => c.type === 'gnu_asm_input_operand_list')?.namedChildren ?? [];
+  const inputValues = inputs.map((i) => {
+    const value = i.childForFieldName('value');
+    return value ? evalExpr(value, env, ctx) : uniformValue(ZERO);
+  });
   const dependentInput = inputValues.find((v) => isThreadDependent(v.sym));
   for (const o of outputs) {
-    if (!o) continue;
-    const target = o.childForFieldName('value') ?? o.namedChildren.find((c) => c?.type === 'identifier') ?? null;
+    const target = o.childForFieldName('value') ?? o.namedChildren.find((c) => c.type === 'identifier') ?? null;
     if (target?.type !== 'identifier') continue;
     const origin = originOf(enclosingStatement(node));
     if (sym && outputs.length === 1) env.set(target.text, { sym, origin });
