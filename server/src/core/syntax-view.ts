@@ -16,18 +16,15 @@
  * the nulls web-tree-sitter's types allow). A view is valid while its tree is:
  * keep a `SyntaxViews` for one analysis, not across versions of a document.
  */
-import type { Node as SyntaxNode, Point, Tree } from 'web-tree-sitter';
+import type { Language, Node as SyntaxNode, Point, Tree } from 'web-tree-sitter';
 
 export class SyntaxViews {
   private readonly views = new Map<number, NodeView>();
   /** The language's field ids by name: `childForFieldName` looks the name up in an array at each call. */
-  private readonly fieldIds: Map<string, number>;
+  private readonly fieldIds: ReadonlyMap<string, number>;
 
   constructor(readonly tree: Tree) {
-    this.fieldIds = new Map();
-    tree.language.fields.forEach((name, id) => {
-      if (name) this.fieldIds.set(name, id);
-    });
+    this.fieldIds = fieldIdsOf(tree.language);
   }
 
   /** The view of `node`, a node of this tree. */
@@ -49,6 +46,21 @@ export class SyntaxViews {
   fieldId(name: string): number {
     return this.fieldIds.get(name) ?? -1;
   }
+}
+
+/** Each language's field ids by name, made once (a SyntaxViews is made for each kernel). */
+const fieldIdsByLanguage = new WeakMap<Language, ReadonlyMap<string, number>>();
+
+function fieldIdsOf(language: Language): ReadonlyMap<string, number> {
+  let ids = fieldIdsByLanguage.get(language);
+  if (!ids) {
+    const byName = new Map<string, number>();
+    language.fields.forEach((name, id) => {
+      if (name) byName.set(name, id);
+    });
+    fieldIdsByLanguage.set(language, (ids = byName));
+  }
+  return ids;
 }
 
 /** A node of no tree, for the view `NodeView.keptAlive` holds (a tree keeps its document's text alive). */
