@@ -3,7 +3,7 @@
  * continuations), so scanners can tell a launch written in a macro body from
  * one in code.
  */
-import type { SourceText } from './source-text';
+import { positionAt, type SourceText } from './source-text';
 
 const directiveRanges = new WeakMap<SourceText, ReadonlyArray<[number, number]>>();
 
@@ -23,8 +23,9 @@ function scanDirectiveRanges(source: SourceText): Array<[number, number]> {
     let start = at;
     while (start > 0 && (masked.charCodeAt(start - 1) === 32 || masked.charCodeAt(start - 1) === 9)) start--;
     if (start > 0 && masked.charCodeAt(start - 1) !== 10) continue;
-    const line = lineStartingAt(lineStarts, start);
-    if (line < 0) continue;
+    const { line: lineInFile, character } = positionAt(source, start);
+    if (character !== 0) continue;
+    const line = lineInFile - (source.firstLine ?? 0);
     let endLine = line;
     while (endLine + 1 < lineStarts.length && /\\\s*$/.test(lineText(masked, lineStarts, endLine))) endLine++;
     const end = endLine + 1 < lineStarts.length ? lineStarts[endLine + 1] : masked.length;
@@ -33,19 +34,6 @@ function scanDirectiveRanges(source: SourceText): Array<[number, number]> {
     if (end > at) at = end - 1;
   }
   return ranges;
-}
-
-/** The line that starts at `offset`, or -1 when none does. */
-function lineStartingAt(lineStarts: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = lineStarts.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (lineStarts[mid] < offset) lo = mid + 1;
-    else if (lineStarts[mid] > offset) hi = mid - 1;
-    else return mid;
-  }
-  return -1;
 }
 
 function lineText(text: string, lineStarts: readonly number[], line: number): string {
