@@ -11,18 +11,18 @@ import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from '../server-launch.cjs';
 // What the server computes per document version, and the ptxas path. Kept in step with
 // server/src/cuda-occupancy-server.ts (report) and document-store.ts (facts): see perVersion in bench.mjs.
 const CORE_ENTRY = `
-export { createCudaParser } from './server/src/core/cuda-parser';
-export { readGrammarBytes } from './server/src/grammar-files';
-export { analyzeDocument } from './server/src/core/analyze-document';
-export { DocumentStore, FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './server/src/document-store';
-export { WorkspaceIndex } from './server/src/core/workspace-index';
-export { toIndexPath } from './server/src/workspace-files';
-export { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from './server/src/features/document-report';
-export { toDiagnostic } from './server/src/lsp-convert';
-export { FiguresRegistry } from './server/src/core/figures-registry';
-export { resolveArchs } from './server/src/core/launch-analysis';
-export { parseArch } from './server/src/core/arch-table';
-export { analyzeDivergence } from './server/src/core/divergence';
+export { createCudaParser } from './server/src/core/syntax/cuda-parser';
+export { readGrammarBytes } from './server/src/files/grammar-files';
+export { analyzeDocument } from './server/src/core/facts/document-facts';
+export { DocumentStore, FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './server/src/lsp/document-store';
+export { WorkspaceIndex } from './server/src/core/facts/workspace-index';
+export { toIndexPath } from './server/src/files/workspace-files';
+export { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from './server/src/core/report/document-report';
+export { toDiagnostic } from './server/src/lsp/lsp-convert';
+export { FiguresRegistry } from './server/src/core/compiler/figures-registry';
+export { resolveArchs } from './server/src/core/report/launch-analysis';
+export { parseArch } from './server/src/core/gpu/arch-table';
+export { analyzeDivergence } from './server/src/core/body/divergence';
 export { compileResources } from './server/src/nvcc/compile-resources';
 export { ResourceCache } from './server/src/nvcc/resource-cache';
 export { nvccVersion } from './server/src/nvcc/nvcc-runner';

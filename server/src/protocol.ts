@@ -36,7 +36,7 @@ export const CHART_DATA_REQUEST = 'cudaOccupancy/chartData';
 
 export type ChartDataParams = ChartTarget & { arch?: string };
 
-export type ChartDataResult = import('./core/occupancy-chart').ChartData | null;
+export type ChartDataResult = import('./core/gpu/occupancy-sweeps').ChartData | null;
 
 /**
  * Client → server: the server process's memory (as rust-analyzer's memoryUsage), for benchmarks and

@@ -4,7 +4,7 @@
  * vscode-languageserver's createConnection reads from the arguments.
  */
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
-import { CudaOccupancyServer } from './cuda-occupancy-server';
+import { CudaOccupancyServer } from './lsp/cuda-occupancy-server';
 import { VERSION } from './version';
 
 const args = process.argv.slice(2);

@@ -6,10 +6,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCuda } from './grammar';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { findKernels } from '../../server/src/core/kernel-finder';
-import { findLaunches } from '../../server/src/core/launch-finder';
-import { analyzeDivergence, type Branch } from '../../server/src/core/divergence';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { findKernels } from '../../server/src/core/facts/kernel-finder';
+import { findLaunches } from '../../server/src/core/facts/launch-finder';
+import { analyzeDivergence, type Branch } from '../../server/src/core/body/divergence';
 
 export const DIVERGENCE_FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'divergence');
 

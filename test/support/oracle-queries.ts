@@ -5,7 +5,7 @@
  * caching settings, barriers, virtual resources and device overrides.
  */
 
-import { ARCHS, archName, type ArchRow } from '../../server/src/core/arch-table';
+import { ARCHS, archName, type ArchRow } from '../../server/src/core/gpu/arch-table';
 
 /** mulberry32: a small, fast, seeded PRNG. */
 export function seededRandom(seed: number): () => number {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ARCHS, archName, parseArch, type DeviceProps } from '../../server/src/core/arch-table';
-import { headerArchConstants } from '../../server/src/core/occupancy';
+import { ARCHS, archName, parseArch, type DeviceProps } from '../../server/src/core/gpu/arch-table';
+import { headerArchConstants } from '../../server/src/core/gpu/occupancy';
 import { oracleDir } from '../support/oracle-process';
 
 const EXPECTED = ['5.0', '5.2', '5.3', '6.0', '6.1', '6.2', '7.0', '7.2', '7.5', '8.0', '8.6', '8.7', '8.8', '8.9', '9.0', '10.0', '10.3', '11.0', '12.0', '12.1'];

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { calcCommand } from '../../server/src/cli/calc-command';
 import { UsageError, type CliIO } from '../../server/src/cli/cli-io';
-import { answerQueryLine } from '../../server/src/core/oracle-protocol';
+import { answerQueryLine } from '../../server/src/cli/oracle-protocol';
 
 interface Run {
   code: number;

@@ -5,8 +5,8 @@
  * equals what a fresh run over the final text gives.
  */
 import * as assert from 'node:assert/strict';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { runTextPasses, TextPassCache, type TextFacts } from '../../server/src/core/chunked-text-passes';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { runTextPasses, TextPassCache, type TextFacts } from '../../server/src/core/incremental/chunked-text-passes';
 import { anySource, applyEdit, checkProperty, editSequence, fuzzRuns } from '../support/fuzz-sources';
 
 /** Every field as plain data (the body context worked out, sets sorted, maps as entries). */

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { findLaunches } from '../../server/src/core/launch-finder';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { evaluateInteger } from '../../server/src/core/const-eval';
+import { findLaunches } from '../../server/src/core/facts/launch-finder';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { evaluateInteger } from '../../server/src/core/text/const-eval';
 import { analyzeSnippet } from '../support/analyze-snippet';
 
 /** The block and smem of the one launch in `body`, written inside `void host(int n, int threads)`. */

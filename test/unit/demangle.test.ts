@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { demangle } from '../../server/src/core/demangle';
+import { demangle } from '../../server/src/core/compiler/demangle';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 /** Names from real nvcc compiles of the fixture .cu files, each with GNU c++filt's output (binutils 2.40). */

@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCuda } from '../support/grammar';
 import { DIVERGENCE_FIXTURES, analyzeSource } from '../support/divergence-fixtures';
-import { constantTripCount, estimateCost } from '../../server/src/core/divergence-cost';
-import { collectFunctions } from '../../server/src/core/thread-dependence';
-import type { SyntaxNode } from '../../server/src/core/cuda-parser';
-import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor } from '../../server/src/core/ptx-line-costs';
-import { refineBranchesWithPtx } from '../../server/src/core/divergence';
+import { constantTripCount, estimateCost } from '../../server/src/core/body/path-costs';
+import { collectFunctions } from '../../server/src/core/body/thread-dependence';
+import type { SyntaxNode } from '../../server/src/core/syntax/cuda-parser';
+import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor } from '../../server/src/core/compiler/ptx-line-costs';
+import { refineBranchesWithPtx } from '../../server/src/core/body/divergence';
 
 async function bodyStatements(text: string): Promise<{ statements: SyntaxNode[]; functions: Map<string, SyntaxNode> }> {
   const tree = await parseCuda(text);

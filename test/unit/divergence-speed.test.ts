@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import type { Dim3 } from '../../server/src/core/types';
 import { parseCuda } from '../support/grammar';
 import { analyzeSource } from '../support/divergence-fixtures';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { findKernels } from '../../server/src/core/kernel-finder';
-import { analyzeThreadDependence, blockEvaluator, evaluateSym, structuralKey, threadValue, type BlockSample, type Sym } from '../../server/src/core/thread-dependence';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { findKernels } from '../../server/src/core/facts/kernel-finder';
+import { analyzeThreadDependence, blockEvaluator, evaluateSym, structuralKey, threadValue, type BlockSample, type Sym } from '../../server/src/core/body/thread-dependence';
 
 const OPERATORS = ['+', '-', '*', '/', '%', '<<', '>>', '&', '|', '^', '<', '<=', '>', '>=', '==', '!=', '&&', '||', 'min', 'max', '<=>'];
 

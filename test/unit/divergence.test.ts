@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { DIVERGENCE_FIXTURES, analyzeSource, runFixture, verdictOnLine, type FixtureRun } from '../support/divergence-fixtures';
-import { branchesForCli, divergenceFindings, type Branch } from '../../server/src/core/divergence';
+import { branchesForCli, divergenceFindings, type Branch } from '../../server/src/core/body/divergence';
 
 const files = fs.readdirSync(DIVERGENCE_FIXTURES).filter((f) => f.endsWith('.cu')).sort();
 

@@ -9,10 +9,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeSnippet } from '../support/analyze-snippet';
 import { DIVERGENCE_FIXTURES } from '../support/divergence-fixtures';
-import { buildDocumentReport } from '../../server/src/features/document-report';
-import { hoverAt } from '../../server/src/features/hover';
-import { FiguresRegistry } from '../../server/src/core/figures-registry';
-import type { Branch } from '../../server/src/core/divergence';
+import { buildDocumentReport } from '../../server/src/core/report/document-report';
+import { hoverAt } from '../../server/src/lsp/hover';
+import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
+import type { Branch } from '../../server/src/core/body/divergence';
 
 const CU = path.join(DIVERGENCE_FIXTURES, 'ptx-branches.cu');
 const PTX = fs.readFileSync(path.join(DIVERGENCE_FIXTURES, 'ptx-branches.ptx'), 'utf8');

@@ -4,7 +4,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type { Edit, Tree } from 'web-tree-sitter';
-import { DocumentStore } from '../../server/src/document-store';
+import { DocumentStore } from '../../server/src/lsp/document-store';
 import { getCudaParser } from '../support/grammar';
 
 const URI = 'file:///edits.cu';

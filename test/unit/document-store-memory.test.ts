@@ -6,8 +6,8 @@
 import * as assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { DocumentStore } from '../../server/src/document-store';
-import type { CudaParser, Tree } from '../../server/src/core/cuda-parser';
+import { DocumentStore } from '../../server/src/lsp/document-store';
+import type { CudaParser, Tree } from '../../server/src/core/syntax/cuda-parser';
 import { getCudaParser } from '../support/grammar';
 
 setFlagsFromString('--expose-gc');

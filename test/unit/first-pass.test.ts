@@ -4,7 +4,7 @@
  * only for the parse and the text passes; a keystroke's kernel is analysed at once.
  */
 import * as assert from 'node:assert/strict';
-import { DocumentStore, FIRST_PASS_BUDGET_MS } from '../../server/src/document-store';
+import { DocumentStore, FIRST_PASS_BUDGET_MS } from '../../server/src/lsp/document-store';
 import { getCudaParser } from '../support/grammar';
 
 const URI = 'file:///first-pass.cu';

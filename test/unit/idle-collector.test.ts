@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { IdleCollector } from '../../server/src/idle-collector';
+import { IdleCollector } from '../../server/src/lsp/idle-collector';
 
 const MB = 1 << 20;
 
@@ -196,7 +196,7 @@ describe('IdleCollector', () => {
     // every other object of the rest: pages a plain collection leaves mostly in place.
     const script = `
       const { getHeapSpaceStatistics } = require('node:v8');
-      const { IdleCollector } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'idle-collector.js'))});
+      const { IdleCollector } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'lsp', 'idle-collector.js'))});
       const oldSpaceMb = () => getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_size / 1048576;
       let keep = [];
       for (let r = 0; r < 30; r++) { const a = []; for (let i = 0; i < 80000; i++) a.push({ i, s: 'x' + i }); keep.push(a); }

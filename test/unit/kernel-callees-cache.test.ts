@@ -5,7 +5,7 @@
  * `--expt-relaxed-constexpr`; one that a macro marks `__device__`).
  */
 import * as assert from 'node:assert/strict';
-import { DocumentStore } from '../../server/src/document-store';
+import { DocumentStore } from '../../server/src/lsp/document-store';
 import { getCudaParser } from '../support/grammar';
 
 const URI = 'file:///callees.cu';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { findKernels, resolveLaunchBounds } from '../../server/src/core/kernel-finder';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { collectConstants, makeLookup } from '../../server/src/core/constant-table';
+import { findKernels, resolveLaunchBounds } from '../../server/src/core/facts/kernel-finder';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { collectConstants, makeLookup } from '../../server/src/core/text/constant-table';
 
 function kernels(text: string) {
   const source = makeSourceText(text);

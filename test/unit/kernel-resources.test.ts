@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parsePtxasOutput } from '../../server/src/core/ptxas-output';
+import { parsePtxasOutput } from '../../server/src/core/compiler/ptxas-output';
 import {
   ANY_ARCH, mapKernelResources, parseResourceAnnotation, pickInstance, preferResources, resourcesForArch,
   splitTemplateArgsText, uncompiledInstances, unknownResources, type ResourceFigures, type SourceKernel,
-} from '../../server/src/core/kernel-resources';
+} from '../../server/src/core/compiler/kernel-resources';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 const parse = (...files: string[]) => files.flatMap((f) => parsePtxasOutput(fs.readFileSync(path.join(FIXTURES, f), 'utf8')).entries);

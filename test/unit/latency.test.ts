@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { ARCHS, parseArch } from '../../server/src/core/arch-table';
-import { dramRequestsPerCyclePerSm, latencyHiding } from '../../server/src/core/latency';
+import { ARCHS, parseArch } from '../../server/src/core/gpu/arch-table';
+import { dramRequestsPerCyclePerSm, latencyHiding } from '../../server/src/core/gpu/latency';
 
 describe('latency hiding (Little\'s law)', () => {
   const h100 = parseArch('sm_90')!;

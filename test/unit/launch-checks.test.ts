@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { analyzeSnippet } from '../support/analyze-snippet';
-import { formatBytes } from '../../server/src/core/launch-checks';
+import { formatBytes } from '../../server/src/core/facts/launch-checks';
 
 const KERNELS = '__global__ void __launch_bounds__(128) scale_rows(float* p) { p[threadIdx.x] *= 2; }\n__global__ void plain(float* p) { extern __shared__ float buf[]; buf[0] = p[0]; }\n__global__ void with_static(float* p) { __shared__ float tile[4096]; tile[0] = p[0]; }\n';
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { findLaunches, findSmemOptIns } from '../../server/src/core/launch-finder';
-import { makeSourceText } from '../../server/src/core/source-text';
+import { findLaunches, findSmemOptIns } from '../../server/src/core/facts/launch-finder';
+import { makeSourceText } from '../../server/src/core/text/source-text';
 
 const launches = (text: string) => findLaunches(makeSourceText(text));
 const summary = (text: string) =>

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { ARCHS, parseArch } from '../../server/src/core/arch-table';
+import { ARCHS, parseArch } from '../../server/src/core/gpu/arch-table';
 import {
   blockSizeStep, launchBoundsRegisterCap, MAX_REGS_PER_THREAD, nextStep, registerStep, sharedMemoryStep, withSharedMemTotal,
-} from '../../server/src/core/next-step';
-import { occupancy, type OccupancyQuery } from '../../server/src/core/occupancy';
+} from '../../server/src/core/gpu/next-step';
+import { occupancy, type OccupancyQuery } from '../../server/src/core/gpu/occupancy';
 import { QueryMaker } from '../support/oracle-queries';
 
 const blocks = (q: OccupancyQuery): number => {

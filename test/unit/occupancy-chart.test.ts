@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { ARCHS, parseArch, type ArchRow } from '../../server/src/core/arch-table';
-import { UNKNOWN_FIGURES, occupancyFor, type KernelFigures } from '../../server/src/core/launch-analysis';
-import { maxPotentialBlockSize, occupancy, type OccupancyQuery } from '../../server/src/core/occupancy';
-import { archChoices, occupancyChartData, type ChartData, type ChartPoint, type ChartQuery, type SweepId } from '../../server/src/core/occupancy-chart';
-import { chartDataFor } from '../../server/src/features/chart-request';
+import { ARCHS, parseArch, type ArchRow } from '../../server/src/core/gpu/arch-table';
+import { UNKNOWN_FIGURES, occupancyFor, type KernelFigures } from '../../server/src/core/report/launch-analysis';
+import { maxPotentialBlockSize, occupancy, type OccupancyQuery } from '../../server/src/core/gpu/occupancy';
+import { archChoices, occupancyChartData, type ChartData, type ChartPoint, type ChartQuery, type SweepId } from '../../server/src/core/gpu/occupancy-sweeps';
+import { chartDataFor } from '../../server/src/core/report/chart-data';
 import { chartCsp, chartHtml } from '../../client/src/chart/chart-html';
 import { currentText, limiterRegions, pointLines, xText } from '../../client/src/chart/chart-model';
 

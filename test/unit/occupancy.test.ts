@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { parseArch, type ArchRow } from '../../server/src/core/arch-table';
+import { parseArch, type ArchRow } from '../../server/src/core/gpu/arch-table';
 import {
   availableDynamicSmem, maxPotentialBlockSize, occupancy, INT_MAX, type OccupancyQuery, type OccupancyResult,
-} from '../../server/src/core/occupancy';
+} from '../../server/src/core/gpu/occupancy';
 
 function arch(name: string): ArchRow {
   const row = parseArch(name);

@@ -5,8 +5,8 @@
  */
 
 import * as assert from 'node:assert/strict';
-import { ARCHS, archName } from '../../server/src/core/arch-table';
-import { answerQueryLine } from '../../server/src/core/oracle-protocol';
+import { ARCHS, archName } from '../../server/src/core/gpu/arch-table';
+import { answerQueryLine } from '../../server/src/cli/oracle-protocol';
 import { buildOracle, runOracle } from '../support/oracle-process';
 import { QueryMaker, badQueryLines } from '../support/oracle-queries';
 

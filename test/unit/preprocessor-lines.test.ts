@@ -4,8 +4,8 @@
  */
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { makeSourceText, type SourceText } from '../../server/src/core/source-text';
-import { findDirectiveRanges } from '../../server/src/core/preprocessor-lines';
+import { makeSourceText, type SourceText } from '../../server/src/core/text/source-text';
+import { findDirectiveRanges } from '../../server/src/core/text/preprocessor-lines';
 import { anySource, checkProperty, fuzzRuns, mixedLineEnds } from '../support/fuzz-sources';
 
 /** Each directive's text, as written. */

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { entriesForArch, parsePtxasOutput, type PtxasOutput } from '../../server/src/core/ptxas-output';
+import { entriesForArch, parsePtxasOutput, type PtxasOutput } from '../../server/src/core/compiler/ptxas-output';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 const read = (name: string) => fs.readFileSync(path.join(FIXTURES, name), 'utf8');

@@ -12,10 +12,10 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { indexWorkspace, toIndexPath } from '../../server/src/workspace-files';
+import { indexWorkspace, toIndexPath } from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
 import { parseCuda } from '../support/grammar';
-import { analyzeDocument } from '../../server/src/core/analyze-document';
+import { analyzeDocument } from '../../server/src/core/facts/document-facts';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'sources');
 

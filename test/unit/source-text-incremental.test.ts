@@ -9,7 +9,7 @@
  */
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { makeSourceText, type SourceText } from '../../server/src/core/source-text';
+import { makeSourceText, type SourceText } from '../../server/src/core/text/source-text';
 import { anySource, checkProperty, fuzzRuns, snippet } from '../support/fuzz-sources';
 
 // ---------------------------------------------------------------------------

@@ -6,8 +6,8 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { parseCuda } from '../support/grammar';
-import type { SyntaxNode } from '../../server/src/core/cuda-parser';
-import { SyntaxViews, type NodeView } from '../../server/src/core/syntax-view';
+import type { SyntaxNode } from '../../server/src/core/syntax/cuda-parser';
+import { SyntaxViews, type NodeView } from '../../server/src/core/syntax/syntax-view';
 import { assertWalkStaysOptimized } from '../support/optimization-status';
 
 const SOURCE = `__global__ void k(float* a, int n) {
@@ -75,7 +75,7 @@ describe('syntax views', () => {
     this.timeout(60000);
     // As syntax-node-shapes.test.ts does for web-tree-sitter's nodes.
     assertWalkStaysOptimized({
-      requires: `const { SyntaxViews } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'core', 'syntax-view.js'))});`,
+      requires: `const { SyntaxViews } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'core', 'syntax', 'syntax-view.js'))});`,
       count: "function count(v) { let n = v.type.length + v.endIndex; for (const c of v.namedChildren) n += count(c); return n + (v.childForFieldName('body') ? 1 : 0); }",
       root: 'new SyntaxViews(tree).view(tree.rootNode)',
     });

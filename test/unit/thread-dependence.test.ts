@@ -4,9 +4,9 @@
  */
 import * as assert from 'node:assert/strict';
 import { parseCuda } from '../support/grammar';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { findKernels } from '../../server/src/core/kernel-finder';
-import { affineShape, analyzeThreadDependence, dependenceKind, simulateLoopCounter, type KernelDependence, type Sym } from '../../server/src/core/thread-dependence';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { findKernels } from '../../server/src/core/facts/kernel-finder';
+import { affineShape, analyzeThreadDependence, dependenceKind, simulateLoopCounter, type KernelDependence, type Sym } from '../../server/src/core/body/thread-dependence';
 
 async function dependence(text: string): Promise<KernelDependence> {
   const tree = await parseCuda(text);

@@ -4,8 +4,8 @@
  * fresh cut gives.
  */
 import * as assert from 'node:assert/strict';
-import { makeSourceText } from '../../server/src/core/source-text';
-import { layoutChunks, type Chunk } from '../../server/src/core/top-level-chunks';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { layoutChunks, type Chunk } from '../../server/src/core/text/top-level-chunks';
 import { anySource, applyEdit, checkProperty, editSequence, fuzzRuns } from '../support/fuzz-sources';
 
 function cut(text: string): Chunk[] {

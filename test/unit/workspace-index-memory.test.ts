@@ -7,8 +7,8 @@
 import * as assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { DocumentStore } from '../../server/src/document-store';
-import { WorkspaceIndex } from '../../server/src/core/workspace-index';
+import { DocumentStore } from '../../server/src/lsp/document-store';
+import { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
 import { getCudaParser } from '../support/grammar';
 
 setFlagsFromString('--expose-gc');

@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { WorkspaceIndex, normalizePath } from '../../server/src/core/workspace-index';
-import { indexWorkspace, listSourceFiles, toIndexPath } from '../../server/src/workspace-files';
+import { WorkspaceIndex, normalizePath } from '../../server/src/core/facts/workspace-index';
+import { indexWorkspace, listSourceFiles, toIndexPath } from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
 
 const CONFIG_H = '#pragma once\n#define BLOCK 256\nconstexpr int kSmallBlock = BLOCK / 2;\n';

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { State, type LanguageClient } from 'vscode-languageclient/node';
 import { CHART_DATA_REQUEST, SHOW_CHART_COMMAND, type ChartDataParams, type ChartTarget } from '../../../server/src/protocol';
-import type { ChartData } from '../../../server/src/core/occupancy-chart';
+import type { ChartData } from '../../../server/src/core/gpu/occupancy-sweeps';
 import { chartHtml } from './chart-html';
 import type { FromView, ToView } from './chart-model';
 

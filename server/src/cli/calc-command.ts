@@ -11,11 +11,11 @@
  */
 
 import * as readline from 'node:readline';
-import { archName, parseArch, type ArchRow } from '../core/arch-table';
-import { latencyHiding, type LatencyEstimate, type LatencyReading } from '../core/latency';
-import { nextStep, type NextStep } from '../core/next-step';
-import { INT_MAX, type OccupancyQuery, type OccupancyResult } from '../core/occupancy';
-import { answerQuery, answerQueryLine, isSkippedLine } from '../core/oracle-protocol';
+import { archName, parseArch, type ArchRow } from '../core/gpu/arch-table';
+import { latencyHiding, type LatencyEstimate, type LatencyReading } from '../core/gpu/latency';
+import { nextStep, type NextStep } from '../core/gpu/next-step';
+import { INT_MAX, type OccupancyQuery, type OccupancyResult } from '../core/gpu/occupancy';
+import { answerQuery, answerQueryLine, isSkippedLine } from './oracle-protocol';
 import { UsageError, type CliIO } from './cli-io';
 
 interface CalcOptions {

@@ -2,9 +2,9 @@
  * `cuda-occupancy check --format json`: the shape of ../shared/cli-contract.md,
  * built from document reports. Lines and columns are 1-based here.
  */
-import type { DocumentReport } from '../features/document-report';
+import type { DocumentReport } from '../core/report/document-report';
 import type { Kernel, Span } from '../core/types';
-import type { KernelFigures } from '../core/launch-analysis';
+import type { KernelFigures } from '../core/report/launch-analysis';
 
 export interface CheckFile {
   path: string;

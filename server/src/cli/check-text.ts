@@ -1,8 +1,8 @@
 /** `cuda-occupancy check --format text`: per file, kernels and launches, architectures side by side. */
 import * as path from 'node:path';
 import type { CheckFile } from './check-json';
-import { LIMIT_NAMES, percent } from '../features/format';
-import { launchTitle } from '../features/launch-report';
+import { LIMIT_NAMES, percent } from '../core/report/format';
+import { launchTitle } from '../core/report/launch-report';
 
 export function checkText(archs: string[], files: CheckFile[], cwd: string): string {
   const out: string[] = [];

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures, type PtxasModuleFigures,
-} from '../core/ptxas-output';
+} from '../core/compiler/ptxas-output';
 import { nvccVersion, runNvcc, type NvccRunResult } from './nvcc-runner';
 import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
 

@@ -1,0 +1,1786 @@
+/**
+ * Thread-index dependence: which values in a kernel (and the `__device__`
+ * functions it calls, in the same file) vary across the threads of a block,
+ * and how.
+ *
+ * Each value is a small symbolic expression (`Sym`) over `threadIdx`,
+ * `blockIdx`, `blockDim`, `gridDim`, the lane id, constants, uniform values we
+ * cannot compute (`free`: parameters, loads at uniform addresses, loop
+ * counters) and opaque values with a known kind (`opaque`: atomics' results,
+ * loads at lane-varying addresses, shuffles). Keeping the shape, not just a
+ * flag, is what lets the divergence analysis tell `threadIdx.x / 32 == 0`
+ * (warp-uniform) from `threadIdx.x % 32 == 0` (divergent): it evaluates the
+ * expression for every lane of every warp (`evaluateSym`).
+ *
+ * The walk records every branch whose condition depends on a thread index as
+ * a `BranchSite`, with the syntax nodes of its paths for the cost model.
+ */
+import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
+import type { Dim3, Kernel, Span } from '../types';
+import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
+
+export type Axis = 'x' | 'y' | 'z';
+export type DependenceKind = 'uniform' | 'warpUniform' | 'laneVarying' | 'globalIndex';
+
+export interface ValueOrigin {
+  /** The statement or expression the thread dependence came from: `int t = threadIdx.x;`. */
+  text: string;
+  span: Span;
+}
+
+export interface LoopInfo {
+  /** `counter`: a uniform loop variable (`s` in `for (s = blockDim.x / 2; s > 0; s >>= 1)`); `offset`: `k * step` added to a thread-dependent variable each iteration. */
+  role: 'counter' | 'offset';
+  init: Sym;
+  /** The loop condition in terms of this variable, when it depends on nothing else lane-varying. */
+  cond: Sym | null;
+  update: { operator: '+' | '-' | '*' | '/' | '<<' | '>>'; amount: Sym } | null;
+}
+
+export type Sym =
+  | { op: 'const'; value: number }
+  | { op: 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim'; dim: Axis }
+  | { op: 'laneId' }
+  /** A uniform value the source does not let us compute. */
+  | { op: 'free'; id: number; name: string; loop: LoopInfo | null }
+  /** A value of known kind but unknown shape: `atomicAdd(...)`'s result, `a[threadIdx.x]`, `__ballot_sync(...)`. */
+  | { op: 'opaque'; id: number; kind: 'warpUniform' | 'laneVarying'; what: string }
+  | { op: 'binary'; operator: string; left: Sym; right: Sym }
+  | { op: 'unary'; operator: string; arg: Sym }
+  | { op: 'select'; cond: Sym; then: Sym; else: Sym };
+
+export interface ThreadValue {
+  sym: Sym;
+  /** Where the thread dependence came from; null for uniform values. */
+  origin: ValueOrigin | null;
+}
+
+/** The affine reading of a value: `a*threadIdx.x + b*threadIdx.y + ... (+ block offset)`, then `/ 32`-like or `% 32`-like. */
+export interface AffineShape {
+  /** Coefficients of threadIdx.{x,y,z}; null when a coefficient is not a known number (e.g. `blockDim.x`). */
+  coefficients: { x: number | null; y: number | null; z: number | null };
+  /** A `blockIdx * blockDim`-like term is added: a global index. */
+  hasBlockOffset: boolean;
+  /** `warp`: divided or shifted by a multiple of 32; `lane`: `% 32` or `& 31`-like; `none`: plain affine. */
+  transform: 'none' | 'warp' | 'lane';
+}
+
+export type BranchConstruct = 'if' | 'else-if' | 'ternary' | 'switch' | 'short-circuit' | 'loop' | 'return' | 'break' | 'continue';
+
+export interface PathNodes {
+  label: string;
+  /** The syntax the path executes (empty for an empty else). */
+  nodes: SyntaxNode[];
+  /** For a switch case: the case values (null for `default`). */
+  caseValues?: number[] | null;
+}
+
+export interface BranchSite {
+  kernel: string;
+  construct: BranchConstruct;
+  /** The statement or expression that branches. */
+  node: SyntaxNode;
+  conditionNode: SyntaxNode;
+  condition: ThreadValue;
+  paths: PathNodes[];
+}
+
+export interface KernelDependence {
+  kernel: string;
+  /** The body's syntax node. */
+  body: SyntaxNode;
+  /** Variables at the end of the body (locals of the kernel), with their values. */
+  variables: Map<string, ThreadValue>;
+  sites: BranchSite[];
+  /** threadIdx.y or .z appears in the kernel or its callees. */
+  usesMultiDimensionalBlock: boolean;
+}
+
+export interface DependenceOptions {
+  /** Resolves identifiers that name compile-time constants (`#define R 3`). */
+  lookup?: (name: string) => number | null;
+  /** `collectFunctions` of the tree (or `lazyFunctions`), when the caller has it already. */
+  functions?: FunctionTable;
+  /** `findKernelDefinitions` of the tree for (at least) these kernels, when the caller has it already. */
+  definitions?: ReadonlyMap<Kernel, SyntaxNode>;
+  /** Views of the tree's nodes, when the caller reads the same nodes after the walk (the cost of each branch's paths); else each kernel's own. */
+  views?: SyntaxViews;
+}
+
+// ---------------------------------------------------------------------------
+// Symbols
+
+let nextId = 1;
+const ZERO: Sym = { op: 'const', value: 0 };
+
+export function constant(value: number): Sym {
+  return { op: 'const', value };
+}
+
+function freeSym(name: string, loop: LoopInfo | null = null): Sym {
+  return { op: 'free', id: nextId++, name, loop };
+}
+
+function opaqueSym(kind: 'warpUniform' | 'laneVarying', what: string): Sym {
+  return { op: 'opaque', id: nextId++, kind, what };
+}
+
+function binary(operator: string, left: Sym, right: Sym): Sym {
+  if (left.op === 'const' && right.op === 'const') {
+    const v = applyBinary(operator, left.value, right.value);
+    if (v !== null) return constant(v);
+  }
+  return { op: 'binary', operator, left, right };
+}
+
+export interface SymFacts {
+  readonly threadAxes: ReadonlySet<Axis>;
+  readonly laneId: boolean;
+  readonly blockIdx: boolean;
+  readonly opaqueLane: boolean;
+  readonly opaqueWarp: boolean;
+  /** Distinct by id, in depth-first order of first appearance. */
+  readonly frees: ReadonlyArray<Extract<Sym, { op: 'free' }>>;
+}
+
+const NO_FACTS: SymFacts = { threadAxes: new Set(), laneId: false, blockIdx: false, opaqueLane: false, opaqueWarp: false, frees: [] };
+
+/** The facts of the leaves that mention no unknown, shared: most of a walk's values are such leaves or hold one. */
+const THREAD_FACTS: Record<Axis, SymFacts> = { x: { ...NO_FACTS, threadAxes: new Set(['x']) }, y: { ...NO_FACTS, threadAxes: new Set(['y']) }, z: { ...NO_FACTS, threadAxes: new Set(['z']) } };
+const LANE_FACTS: SymFacts = { ...NO_FACTS, laneId: true };
+const BLOCK_FACTS: SymFacts = { ...NO_FACTS, blockIdx: true };
+const OPAQUE_LANE_FACTS: SymFacts = { ...NO_FACTS, opaqueLane: true };
+const OPAQUE_WARP_FACTS: SymFacts = { ...NO_FACTS, opaqueWarp: true };
+
+/**
+ * Syms are immutable (only a free's loop info is filled in later, and facts
+ * do not look at it), so each inner node's facts are computed once, from its
+ * children's: the walk and the classification ask for them again and again.
+ * They are kept on the node, out of sight (not enumerable: JSON, spreads and
+ * deep equality do not see them), which costs less than a WeakMap's look-ups
+ * and its work in each collection. A leaf's facts cost less than a look-up:
+ * they are not kept.
+ */
+const FACTS = Symbol('facts');
+type WithFacts = { [FACTS]?: SymFacts };
+
+export function symFacts(sym: Sym): SymFacts {
+  switch (sym.op) {
+    case 'threadIdx':
+      return THREAD_FACTS[sym.dim];
+    case 'laneId':
+      return LANE_FACTS;
+    case 'blockIdx':
+      return BLOCK_FACTS;
+    case 'opaque':
+      return sym.kind === 'laneVarying' ? OPAQUE_LANE_FACTS : OPAQUE_WARP_FACTS;
+    case 'free':
+      return { ...NO_FACTS, frees: [sym] };
+    case 'unary':
+      return symFacts(sym.arg);
+    case 'binary':
+    case 'select': {
+      let facts = (sym as WithFacts)[FACTS];
+      if (!facts) {
+        facts = sym.op === 'binary' ? mergeFacts([symFacts(sym.left), symFacts(sym.right)]) : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]);
+        Object.defineProperty(sym, FACTS, { value: facts });
+      }
+      return facts;
+    }
+    default:
+      return NO_FACTS;
+  }
+}
+
+function mergeFacts(all: SymFacts[]): SymFacts {
+  // Most nodes combine one thread-dependent operand with constants: their facts are that operand's
+  // (found without building the set of parts).
+  const first = all.find((p) => p !== NO_FACTS);
+  if (!first || all.every((p) => p === first || p === NO_FACTS)) return first ?? NO_FACTS;
+  const parts = [...new Set(all)].filter((p) => p !== NO_FACTS);
+  // Facts are never changed: where one part alone has axes (or unknowns), the merge shares its set (or list).
+  const withAxes = parts.filter((p) => p.threadAxes.size > 0);
+  const withFrees = parts.filter((p) => p.frees.length > 0);
+  return {
+    threadAxes: withAxes.length <= 1 ? (withAxes[0] ?? NO_FACTS).threadAxes : new Set(withAxes.flatMap((p) => [...p.threadAxes])),
+    laneId: parts.some((p) => p.laneId),
+    blockIdx: parts.some((p) => p.blockIdx),
+    opaqueLane: parts.some((p) => p.opaqueLane),
+    opaqueWarp: parts.some((p) => p.opaqueWarp),
+    frees: withFrees.length <= 1 ? (withFrees[0] ?? NO_FACTS).frees : distinctFrees(withFrees),
+  };
+}
+
+/** The parts' unknowns, each once, in order of first appearance (each part's are distinct already). */
+function distinctFrees(parts: SymFacts[]): SymFacts['frees'] {
+  const seen = new Set<number>();
+  const frees: Array<Extract<Sym, { op: 'free' }>> = [];
+  for (const p of parts) {
+    for (const f of p.frees) {
+      if (seen.has(f.id)) continue;
+      seen.add(f.id);
+      frees.push(f);
+    }
+  }
+  return frees;
+}
+
+export function isThreadDependent(sym: Sym): boolean {
+  const f = symFacts(sym);
+  return f.threadAxes.size > 0 || f.laneId || f.opaqueLane || f.opaqueWarp;
+}
+
+/** A readable key: equal keys mean equal values. */
+export function symKey(sym: Sym): string {
+  switch (sym.op) {
+    case 'const':
+      return String(sym.value);
+    case 'threadIdx':
+    case 'blockIdx':
+    case 'blockDim':
+    case 'gridDim':
+      return `${sym.op}.${sym.dim}`;
+    case 'laneId':
+      return '%laneid';
+    case 'free':
+      return `${sym.name}#${sym.id}`;
+    case 'opaque':
+      return `${sym.what}#${sym.id}`;
+    case 'binary':
+      return `(${symKey(sym.left)} ${sym.operator} ${symKey(sym.right)})`;
+    case 'unary':
+      return `${sym.operator}${symKey(sym.arg)}`;
+    case 'select':
+      return `(${symKey(sym.cond)} ? ${symKey(sym.then)} : ${symKey(sym.else)})`;
+  }
+}
+
+/**
+ * A key for everything evaluation can tell of a Sym: Syms with equal keys
+ * give every thread the same values under the same samples. Unlike `symKey`,
+ * unknowns are numbered in order of first appearance (their ids are arbitrary)
+ * and carry their names and loop info (which decide their samples), so that
+ * the same condition in two kernels has the same key.
+ */
+export function structuralKey(sym: Sym): string {
+  const numbers = new Map<number, number>();
+  const key = (s: Sym): string => {
+    switch (s.op) {
+      case 'const':
+        return Object.is(s.value, -0) ? '-0' : String(s.value);
+      case 'threadIdx':
+      case 'blockIdx':
+      case 'blockDim':
+      case 'gridDim':
+        return `${s.op}.${s.dim}`;
+      case 'laneId':
+        return '%laneid';
+      case 'free': {
+        const known = numbers.get(s.id);
+        if (known !== undefined) return `$${known}`;
+        const n = numbers.size;
+        numbers.set(s.id, n);
+        return `$${n}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
+      }
+      case 'opaque':
+        // a warp-uniform value is a hash of its id; a lane-varying one is unknown whatever its id
+        return s.kind === 'laneVarying' ? '%data' : `%warp#${s.id}`;
+      case 'binary':
+        return `(${key(s.left)} ${quoted(s.operator)} ${key(s.right)})`;
+      case 'unary':
+        return `(${quoted(s.operator)} ${key(s.arg)})`;
+      case 'select':
+        return `(${key(s.cond)} ? ${key(s.then)} : ${key(s.else)})`;
+    }
+  };
+  const loopKey = (loop: LoopInfo): string => `{${loop.role} ${key(loop.init)} ${loop.cond ? key(loop.cond) : '-'} ${loop.update ? `${loop.update.operator} ${key(loop.update.amount)}` : '-'}}`;
+  return key(sym);
+}
+
+/** JSON.stringify of an operator, written out once per operator (every binary node of every key writes one). */
+const quotedOperators = new Map<string, string>();
+function quoted(operator: string): string {
+  let q = quotedOperators.get(operator);
+  if (q === undefined) quotedOperators.set(operator, (q = JSON.stringify(operator)));
+  return q;
+}
+
+// ---------------------------------------------------------------------------
+// Evaluation
+
+/** The value of an expression for a lane whose data we cannot know (a load at a lane-varying address). */
+export const LANE_UNKNOWN = Symbol('lane-unknown');
+/** The sample makes the expression undefined (division by zero): skip it. */
+export const INVALID = Symbol('invalid');
+export type EvalResult = number | typeof LANE_UNKNOWN | typeof INVALID;
+
+export interface EvalPoint {
+  threadIdx: Dim3;
+  blockIdx: Dim3;
+  blockDim: Dim3;
+  gridDim: Dim3;
+  /** Linear index of the thread's warp in the grid, for warp-uniform opaque values. */
+  warpKey: number;
+  /** Values for `free` symbols, by id. */
+  bindings: ReadonlyMap<number, number>;
+}
+
+export function evaluateSym(sym: Sym, p: EvalPoint): EvalResult {
+  switch (sym.op) {
+    case 'const':
+      return sym.value;
+    case 'threadIdx':
+      return p.threadIdx[sym.dim];
+    case 'blockIdx':
+      return p.blockIdx[sym.dim];
+    case 'blockDim':
+      return p.blockDim[sym.dim];
+    case 'gridDim':
+      return p.gridDim[sym.dim];
+    case 'laneId':
+      return linearThreadIndex(p.threadIdx, p.blockDim) % 32;
+    case 'free':
+      return p.bindings.get(sym.id) ?? INVALID;
+    case 'opaque':
+      return sym.kind === 'laneVarying' ? LANE_UNKNOWN : pseudoRandom(sym.id, p.warpKey);
+    case 'unary': {
+      const a = evaluateSym(sym.arg, p);
+      if (typeof a !== 'number') return a;
+      return applyUnary(sym.operator, a);
+    }
+    case 'select': {
+      const c = evaluateSym(sym.cond, p);
+      if (typeof c !== 'number') return c;
+      return evaluateSym(c !== 0 ? sym.then : sym.else, p);
+    }
+    case 'binary': {
+      const a = evaluateSym(sym.left, p);
+      const b = evaluateSym(sym.right, p);
+      if (a === INVALID || b === INVALID) return INVALID;
+      if (a === LANE_UNKNOWN || b === LANE_UNKNOWN) return LANE_UNKNOWN;
+      return applyBinary(sym.operator, a, b) ?? INVALID;
+    }
+  }
+}
+
+export function linearThreadIndex(t: Dim3, dim: Dim3): number {
+  return t.x + dim.x * (t.y + dim.y * t.z);
+}
+
+// --- over a whole block ----------------------------------------------------
+//
+// The divergence pass evaluates a condition for every thread of a block, for
+// many samples of the unknowns: walking the tree once per thread was most of
+// its cost. A block evaluator computes each node of the Sym once per sample,
+// as one loop over the threads (a column), and a node that is the same for
+// every thread (a constant, blockIdx, an unknown) as a single value. It gives
+// each thread exactly what `evaluateSym` gives it.
+
+/** The status of a thread's value in a column. */
+const NUMBER = 0;
+const UNKNOWN = 1;
+const UNDEFINED = 2; // INVALID; the larger status wins when operands combine, as in `evaluateSym`
+
+/** Values of one node for the threads of a block, or one value for all of them. */
+export interface Column {
+  values: Float64Array;
+  status: Uint8Array;
+  /** Index mask: -1 when the column has a value per thread, 0 when one value serves them all. */
+  mask: number;
+}
+
+/** What changes from one evaluation of a block to the next. */
+export interface BlockSample {
+  blockIdx: Dim3;
+  gridDim: Dim3;
+  bindings: ReadonlyMap<number, number>;
+  /** The key of warp `w` of the block, for warp-uniform opaque values. */
+  warpKey: (w: number) => number;
+}
+
+/** The value of thread `t` (linear index in the block) in a column. */
+export function threadValue(column: Column, t: number): EvalResult {
+  const i = t & column.mask;
+  const status = column.status[i];
+  return status === NUMBER ? column.values[i] : status === UNKNOWN ? LANE_UNKNOWN : INVALID;
+}
+
+/** Compiles `sym` for blocks of shape `blockDim`: the function fills the columns for a sample and returns the root's. */
+export function blockEvaluator(sym: Sym, blockDim: Dim3): (sample: BlockSample) => Column {
+  const size = blockDim.x * blockDim.y * blockDim.z;
+  const threads = threadCoordinates(blockDim);
+  const steps: Array<(sample: BlockSample) => void> = [];
+  const columns = new Map<Sym, Column>();
+  const uniform = (): Column => ({ values: new Float64Array(1), status: new Uint8Array(1), mask: 0 });
+  const perThread = (): Column => ({ values: new Float64Array(size), status: new Uint8Array(size), mask: -1 });
+  const fixed = (status: number, value: number): Column => {
+    const c = uniform();
+    c.status[0] = status;
+    c.values[0] = value;
+    return c;
+  };
+  const build = (s: Sym): Column => {
+    let column = columns.get(s);
+    if (!column) {
+      column = buildColumn(s);
+      columns.set(s, column);
+    }
+    return column;
+  };
+  const buildColumn = (s: Sym): Column => {
+    switch (s.op) {
+      case 'const':
+        return fixed(NUMBER, s.value);
+      case 'threadIdx':
+        return { values: threads[s.dim], status: threads.numbers, mask: -1 };
+      case 'laneId':
+        return { values: threads.lane, status: threads.numbers, mask: -1 };
+      case 'blockDim':
+        return fixed(NUMBER, blockDim[s.dim]);
+      case 'blockIdx':
+      case 'gridDim': {
+        const c = uniform();
+        const { op, dim } = s;
+        steps.push((sample) => void (c.values[0] = sample[op][dim]));
+        return c;
+      }
+      case 'free': {
+        const c = uniform();
+        const id = s.id;
+        steps.push((sample) => {
+          const v = sample.bindings.get(id);
+          c.status[0] = v === undefined ? UNDEFINED : NUMBER;
+          c.values[0] = v ?? 0;
+        });
+        return c;
+      }
+      case 'opaque': {
+        if (s.kind === 'laneVarying') return fixed(UNKNOWN, 0);
+        const c = perThread();
+        const id = s.id;
+        steps.push((sample) => {
+          for (let w = 0; w * 32 < size; w++) c.values.fill(pseudoRandom(id, sample.warpKey(w)), w * 32, Math.min(size, w * 32 + 32));
+        });
+        return c;
+      }
+      case 'unary': {
+        const arg = build(s.arg);
+        const c = arg.mask ? perThread() : uniform();
+        const operator = s.operator;
+        steps.push(() => unaryStep(operator, arg, c));
+        return c;
+      }
+      case 'binary': {
+        const left = build(s.left);
+        const right = build(s.right);
+        const c = left.mask || right.mask ? perThread() : uniform();
+        const apply = BINARY_OPERATORS.get(s.operator) ?? unknownOperator;
+        steps.push(() => binaryStep(apply, left, right, c));
+        return c;
+      }
+      case 'select': {
+        const cond = build(s.cond);
+        const then = build(s.then);
+        const otherwise = build(s.else);
+        const c = cond.mask || then.mask || otherwise.mask ? perThread() : uniform();
+        steps.push(() => selectStep(cond, then, otherwise, c));
+        return c;
+      }
+    }
+  };
+  const root = build(sym);
+  return (sample) => {
+    for (const step of steps) step(sample);
+    return root;
+  };
+}
+
+function unaryStep(operator: string, arg: Column, out: Column): void {
+  for (let i = 0; i < out.values.length; i++) {
+    const status = arg.status[i];
+    out.status[i] = status;
+    if (status === NUMBER) out.values[i] = applyUnary(operator, arg.values[i]);
+  }
+}
+
+function binaryStep(apply: BinaryOperator, left: Column, right: Column, out: Column): void {
+  const lm = left.mask;
+  const rm = right.mask;
+  for (let i = 0; i < out.values.length; i++) {
+    const status = Math.max(left.status[i & lm], right.status[i & rm]);
+    if (status !== NUMBER) {
+      out.status[i] = status;
+      continue;
+    }
+    const v = apply(left.values[i & lm], right.values[i & rm]);
+    out.status[i] = v === null ? UNDEFINED : NUMBER;
+    if (v !== null) out.values[i] = v;
+  }
+}
+
+function selectStep(cond: Column, then: Column, otherwise: Column, out: Column): void {
+  for (let i = 0; i < out.values.length; i++) {
+    const ci = i & cond.mask;
+    if (cond.status[ci] !== NUMBER) {
+      out.status[i] = cond.status[ci];
+      continue;
+    }
+    const chosen = cond.values[ci] !== 0 ? then : otherwise;
+    const j = i & chosen.mask;
+    out.status[i] = chosen.status[j];
+    out.values[i] = chosen.values[j];
+  }
+}
+
+interface ThreadCoordinates {
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
+  lane: Float64Array;
+  /** All NUMBER: the status of these columns. */
+  numbers: Uint8Array;
+}
+
+/** threadIdx and the lane id of each thread of a block, by shape (a few shapes per document; kept while there are few). */
+const coordinatesByShape = new Map<string, ThreadCoordinates>();
+
+function threadCoordinates(d: Dim3): ThreadCoordinates {
+  const key = `${d.x},${d.y},${d.z}`;
+  let c = coordinatesByShape.get(key);
+  if (!c) {
+    const size = d.x * d.y * d.z;
+    c = { x: new Float64Array(size), y: new Float64Array(size), z: new Float64Array(size), lane: new Float64Array(size), numbers: new Uint8Array(size) };
+    for (let t = 0; t < size; t++) {
+      const idx = { x: t % d.x, y: Math.floor(t / d.x) % d.y, z: Math.floor(t / (d.x * d.y)) };
+      c.x[t] = idx.x;
+      c.y[t] = idx.y;
+      c.z[t] = idx.z;
+      c.lane[t] = linearThreadIndex(idx, d) % 32;
+    }
+    if (coordinatesByShape.size >= 64) coordinatesByShape.clear();
+    coordinatesByShape.set(key, c);
+  }
+  return c;
+}
+
+function pseudoRandom(id: number, key: number): number {
+  let h = (id * 2654435761 + key * 40503 + 12345) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 1274126177) >>> 0;
+  return (h >>> 8) % 100003;
+}
+
+function applyUnary(operator: string, a: number): number {
+  switch (operator) {
+    case '-':
+      return -a;
+    case '!':
+      return a === 0 ? 1 : 0;
+    case '~':
+      return ~a;
+    default:
+      return a;
+  }
+}
+
+type BinaryOperator = (a: number, b: number) => number | null;
+
+const unknownOperator: BinaryOperator = () => null;
+
+/**
+ * `&`, `|`, `^` on 64-bit integers; done on 32 bits when both operands fit,
+ * where the result is the same and BigInt's cost is not paid. Undefined for an
+ * infinite or NaN operand (`x & (1e300 * 1e300)`), which BigInt cannot take.
+ */
+function bitwise(int32: (a: number, b: number) => number, int64: (a: bigint, b: bigint) => bigint): BinaryOperator {
+  return (a, b) => {
+    if ((a | 0) === a && (b | 0) === b) return int32(a, b);
+    if (!Number.isFinite(a) || !Number.isFinite(b)) return null;
+    return Number(BigInt.asIntN(64, int64(BigInt(Math.trunc(a)), BigInt(Math.trunc(b)))));
+  };
+}
+
+const BINARY_OPERATORS = new Map<string, BinaryOperator>([
+  ['+', (a, b) => a + b],
+  ['-', (a, b) => a - b],
+  ['*', (a, b) => a * b],
+  ['/', (a, b) => (b === 0 ? null : Number.isInteger(a) && Number.isInteger(b) ? Math.trunc(a / b) : a / b)],
+  ['%', (a, b) => (b === 0 ? null : a % b)],
+  ['<<', (a, b) => (b < 0 || b > 62 ? null : a * 2 ** b)],
+  ['>>', (a, b) => (b < 0 || b > 62 ? null : Math.floor(a / 2 ** b))],
+  ['&', bitwise((a, b) => a & b, (a, b) => a & b)],
+  ['|', bitwise((a, b) => a | b, (a, b) => a | b)],
+  ['^', bitwise((a, b) => a ^ b, (a, b) => a ^ b)],
+  ['<', (a, b) => (a < b ? 1 : 0)],
+  ['<=', (a, b) => (a <= b ? 1 : 0)],
+  ['>', (a, b) => (a > b ? 1 : 0)],
+  ['>=', (a, b) => (a >= b ? 1 : 0)],
+  ['==', (a, b) => (a === b ? 1 : 0)],
+  ['!=', (a, b) => (a !== b ? 1 : 0)],
+  ['&&', (a, b) => (a !== 0 && b !== 0 ? 1 : 0)],
+  ['||', (a, b) => (a !== 0 || b !== 0 ? 1 : 0)],
+  ['min', (a, b) => Math.min(a, b)],
+  ['max', (a, b) => Math.max(a, b)],
+]);
+
+function applyBinary(operator: string, a: number, b: number): number | null {
+  return (BINARY_OPERATORS.get(operator) ?? unknownOperator)(a, b);
+}
+
+/** Values a loop counter takes under a block shape, when its init, condition and update can be computed (at most 64). */
+export function simulateLoopCounter(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>, bindings: ReadonlyMap<number, number> = new Map()): number[] | null {
+  const loop = sym.loop;
+  if (!loop || loop.role !== 'counter' || !loop.cond || !loop.update) return null;
+  const withoutSelf: EvalPoint = { ...base, bindings };
+  const selfBindings = new Map(bindings);
+  const withSelf: EvalPoint = { ...base, bindings: selfBindings };
+  const at = (s: Sym, self: number | null): EvalResult => {
+    if (self === null) return evaluateSym(s, withoutSelf);
+    selfBindings.set(sym.id, self);
+    return evaluateSym(s, withSelf);
+  };
+  let v = at(loop.init, null);
+  const values: number[] = [];
+  for (let i = 0; i < 64; i++) {
+    if (typeof v !== 'number') return null;
+    const c = at(loop.cond, v);
+    if (typeof c !== 'number') return null;
+    if (c === 0) return values;
+    values.push(v);
+    const amount = at(loop.update.amount, v);
+    if (typeof amount !== 'number') return null;
+    const next = applyBinary(loop.update.operator, v, amount);
+    if (next === null || next === v) return null;
+    v = next;
+  }
+  return null;
+}
+
+/** The block shape assumed when no launch gives one: 256 threads, or 32×8 when threadIdx.y/z is used. */
+export function defaultBlockShape(multiDimensional: boolean): Dim3 {
+  return multiDimensional ? { x: 32, y: 8, z: 1 } : { x: 256, y: 1, z: 1 };
+}
+
+/** Sample values for a free symbol when nothing better is known. */
+export function freeSamples(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>): number[] {
+  const loop = sym.loop;
+  if (loop) {
+    const simulated = simulateLoopCounter(sym, base);
+    if (simulated && simulated.length > 0) return simulated;
+    const op = loop.update?.operator;
+    if (op === '*' || op === '/' || op === '<<' || op === '>>') return [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+    if (loop.role === 'offset') {
+      const step = loop.update ? evaluateSym(loop.update.amount, { ...base, bindings: new Map() }) : INVALID;
+      return typeof step === 'number' ? [0, step, 2 * step] : [0];
+    }
+    return Array.from({ length: 65 }, (_, i) => i);
+  }
+  return [1, 3, 16, 31, 32, 33, 64, 100, 1000];
+}
+
+/**
+ * Kinds by what decides them (`structuralKey`, as divergence.ts keeps its verdicts): the walk asks
+ * for the kind of values of one shape again and again (each load's address, each join of paths,
+ * the same index in each kernel), and one can cost an evaluation of every lane of a block.
+ */
+const kindCache = new Map<string, DependenceKind>();
+const KIND_CACHE_SIZE = 2000;
+
+/** The kind of a value: uniform, the same within each warp, a global index, or lane-varying (under `shape`). */
+export function dependenceKind(sym: Sym, shape?: Dim3): DependenceKind {
+  const facts = symFacts(sym);
+  if (facts.threadAxes.size === 0 && !facts.laneId && !facts.opaqueLane && !facts.opaqueWarp) return 'uniform';
+  if (facts.opaqueLane) return 'laneVarying';
+  const key = `${shape ? `${shape.x}x${shape.y}x${shape.z}` : ''}|${structuralKey(sym)}`;
+  let kind = kindCache.get(key);
+  if (kind === undefined) {
+    kind = evaluatedKind(sym, facts, shape);
+    if (kindCache.size >= KIND_CACHE_SIZE) kindCache.delete(kindCache.keys().next().value!);
+    kindCache.set(key, kind);
+  }
+  return kind;
+}
+
+function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): DependenceKind {
+  const dims = shape ?? defaultBlockShape(facts.threadAxes.has('y') || facts.threadAxes.has('z'));
+  const base = { blockIdx: { x: 1, y: 1, z: 0 }, blockDim: dims, gridDim: { x: 8, y: 8, z: 1 }, threadIdx: { x: 0, y: 0, z: 0 }, warpKey: 0 };
+  const bindings = new Map<number, number>();
+  for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base)[0] ?? 1);
+  const disagreement = firstDisagreement(sym, dims, { blockIdx: base.blockIdx, gridDim: base.gridDim, bindings, warpKey: (w) => w });
+  if (disagreement === 'unknown') return facts.blockIdx ? 'globalIndex' : 'laneVarying';
+  if (disagreement === 'differ') return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
+  return 'warpUniform';
+}
+
+/**
+ * The first lane, warp by warp, whose value is per-lane data (`unknown`) or
+ * differs from its warp's first lane (`differ`); null when there is none.
+ * Most values already differ in warp 0, so it is evaluated lane by lane, and
+ * the rest of the block only when it agrees, all at once.
+ */
+function firstDisagreement(sym: Sym, dims: Dim3, sample: BlockSample): 'unknown' | 'differ' | null {
+  const size = dims.x * dims.y * dims.z;
+  const threads = threadCoordinates(dims);
+  const point: EvalPoint = { threadIdx: { x: 0, y: 0, z: 0 }, blockIdx: sample.blockIdx, blockDim: dims, gridDim: sample.gridDim, warpKey: sample.warpKey(0), bindings: sample.bindings };
+  const firstWarp = scanWarps(0, Math.min(size, 32), (t) => {
+    point.threadIdx = { x: threads.x[t], y: threads.y[t], z: threads.z[t] };
+    return evaluateSym(sym, point);
+  });
+  if (firstWarp || size <= 32) return firstWarp;
+  const column = blockEvaluator(sym, dims)(sample);
+  return scanWarps(32, size, (t) => threadValue(column, t));
+}
+
+function scanWarps(from: number, to: number, valueOf: (thread: number) => EvalResult): 'unknown' | 'differ' | null {
+  for (let w = from; w < to; w += 32) {
+    let first: EvalResult | undefined;
+    for (let t = w; t < Math.min(to, w + 32); t++) {
+      const v = valueOf(t);
+      if (v === LANE_UNKNOWN) return 'unknown';
+      if (first === undefined) first = v;
+      else if (v !== first) return 'differ';
+    }
+  }
+  return null;
+}
+
+/** Built only from +, -, * by uniforms and << by constants over thread and block indices: monotone in each index. */
+export function isAffineIndex(sym: Sym): boolean {
+  switch (sym.op) {
+    case 'const':
+    case 'threadIdx':
+    case 'blockIdx':
+    case 'blockDim':
+    case 'gridDim':
+    case 'free':
+    case 'laneId':
+      return true;
+    case 'opaque':
+    case 'select':
+      return false;
+    case 'unary':
+      return sym.operator === '+' && isAffineIndex(sym.arg);
+    case 'binary': {
+      const { operator, left, right } = sym;
+      if (operator === '+' || operator === '-') return isAffineIndex(left) && (operator === '+' ? isAffineIndex(right) : !isThreadDependent(right));
+      if (operator === '*') return (isAffineIndex(left) && !isThreadDependent(right)) || (isAffineIndex(right) && !isThreadDependent(left));
+      if (operator === '<<') return isAffineIndex(left) && right.op === 'const';
+      return !isThreadDependent(sym);
+    }
+  }
+}
+
+/** The affine shape of a value, when it has one. */
+export function affineShape(sym: Sym): AffineShape | null {
+  let transform: AffineShape['transform'] = 'none';
+  let inner = sym;
+  if (sym.op === 'binary' && sym.right.op === 'const') {
+    const c = sym.right.value;
+    if ((sym.operator === '/' && c % 32 === 0) || (sym.operator === '>>' && c >= 5)) {
+      transform = 'warp';
+      inner = sym.left;
+    } else if ((sym.operator === '%' && c === 32) || (sym.operator === '&' && c === 31)) {
+      transform = 'lane';
+      inner = sym.left;
+    }
+  }
+  if (!isAffineIndex(inner)) return null;
+  const coefficients = { x: coefficientOf(inner, 'x'), y: coefficientOf(inner, 'y'), z: coefficientOf(inner, 'z') };
+  return { coefficients, hasBlockOffset: symFacts(inner).blockIdx, transform };
+}
+
+function coefficientOf(sym: Sym, dim: Axis): number | null {
+  // d/d threadIdx.dim at a point, by finite difference over constants; null when a coefficient is symbolic.
+  const facts = symFacts(sym);
+  // Frees (and blockDim) are bound to two different values: a coefficient that changes with them is symbolic.
+  const at = (t: number, freeValue: number, bdim: number): EvalResult => {
+    const threadIdx = { x: 0, y: 0, z: 0, [dim]: t } as Dim3;
+    const bindings = new Map(facts.frees.map((f) => [f.id, freeValue] as [number, number]));
+    return evaluateSym(sym, { threadIdx, blockIdx: { x: 0, y: 0, z: 0 }, blockDim: { x: bdim, y: bdim, z: bdim }, gridDim: { x: 1, y: 1, z: 1 }, warpKey: 0, bindings });
+  };
+  const d1 = diff(at(1, 1, 64), at(0, 1, 64));
+  const d2 = diff(at(1, 2, 128), at(0, 2, 128));
+  if (d1 === null || d2 === null) return null;
+  return d1 === d2 ? d1 : null;
+}
+
+function diff(a: EvalResult, b: EvalResult): number | null {
+  return typeof a === 'number' && typeof b === 'number' ? a - b : null;
+}
+
+// ---------------------------------------------------------------------------
+// The walk
+
+type Env = Map<string, ThreadValue>;
+
+interface GroupInfo {
+  kind: 'block' | 'tile' | 'coalesced' | 'grid' | 'other';
+  size: number | null;
+}
+
+interface WalkContext {
+  kernel: string;
+  lookup: (name: string) => number | null;
+  functions: FunctionTable;
+  sites: BranchSite[];
+  callStack: string[];
+  groups: Map<string, GroupInfo>;
+  returns: ThreadValue[] | null;
+  multiDimensional: boolean;
+  /** Skip recording sites (a first pass over a loop body). */
+  silent: number;
+  /** Loops' assignments by syntax node id (see `loopSyntax`). */
+  loops: Map<number, LoopSyntax>;
+  /** The syntax is read through views: the walk reads most nodes several times (see syntax-view.ts). */
+  views: SyntaxViews;
+}
+
+const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
+
+/** Dependence facts for each kernel with a body, from the document's syntax tree. */
+export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], options: DependenceOptions = {}): KernelDependence[] {
+  const functions = options.functions ?? collectFunctions(tree.rootNode);
+  const definitions = options.definitions ?? findKernelDefinitions(tree.rootNode, kernels);
+  const results: KernelDependence[] = [];
+  for (const kernel of kernels) {
+    if (!kernel.isDefinition || !kernel.bodySpan) continue;
+    const views = options.views ?? new SyntaxViews(tree);
+    const definition = views.viewOrNull(definitions.get(kernel));
+    const body = definition?.childForFieldName('body');
+    if (!definition || !body) continue;
+    const ctx: WalkContext = {
+      kernel: kernel.name,
+      lookup: options.lookup ?? (() => null),
+      functions,
+      sites: [],
+      callStack: [kernel.name],
+      groups: new Map(),
+      returns: null,
+      multiDimensional: false,
+      silent: 0,
+      loops: new Map(),
+      views,
+    };
+    const env: Env = new Map();
+    for (const name of parameterNames(definition)) env.set(name, { sym: freeSym(name), origin: null });
+    walkStatement(body, env, ctx);
+    results.push({ kernel: kernel.name, body: body.node, variables: env, sites: dedupeSites(ctx.sites), usesMultiDimensionalBlock: ctx.multiDimensional });
+  }
+  return results;
+}
+
+/** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
+export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
+  const views = new SyntaxViews(node.tree);
+  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map(), views };
+  return evalExpr(views.view(node), new Map(bindings), ctx);
+}
+
+function dedupeSites(sites: BranchSite[]): BranchSite[] {
+  // A device function called twice records its branches twice; keep one per node and construct (the last, which saw more context).
+  const byKey = new Map<string, BranchSite>();
+  for (const s of sites) byKey.set(`${s.node.startIndex}:${s.node.endIndex}:${s.construct}`, s);
+  return [...byKey.values()].sort((a, b) => a.node.startIndex - b.node.startIndex);
+}
+
+/** Function definitions by name: what the walks look up when a kernel calls a function. */
+export type FunctionTable = Pick<ReadonlyMap<string, SyntaxNode>, 'get'>;
+
+/**
+ * collectFunctions, run on the first lookup of a name that `mayDefine` allows (a superset of the
+ * file's function names, read from its text): most calls are to built-ins (`__syncthreads`).
+ */
+export function lazyFunctions(root: SyntaxNode, mayDefine: (name: string) => boolean = () => true): FunctionTable {
+  let table: Map<string, SyntaxNode> | null = null;
+  return { get: (name) => (mayDefine(name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
+}
+
+export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
+  const map = new Map<string, SyntaxNode>();
+  const visit = (node: SyntaxNode) => {
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (child.type === 'function_definition') {
+        const name = functionName(child);
+        if (name && !map.has(name)) map.set(name, child);
+      } else if (['template_declaration', 'namespace_definition', 'declaration_list', 'linkage_specification', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif'].includes(child.type)) {
+        visit(child);
+      }
+    }
+  };
+  visit(root);
+  return map;
+}
+
+function functionName(definition: SyntaxNode): string | null {
+  let d: SyntaxNode | null = definition.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  const name = d?.childForFieldName('declarator');
+  if (!name) return null;
+  const text = name.text;
+  return text.slice(text.lastIndexOf(':') + 1);
+}
+
+/**
+ * The definition of each kernel with a body: the first function definition,
+ * depth first through the nodes that span its body's line, whose body starts
+ * where the kernel's does. One walk serves all kernels, descending only into
+ * nodes that span some kernel's line.
+ */
+/**
+ * The definition node of each kernel: from the node at its body's first character up to the
+ * function definition whose body starts there (no walk over the file's other definitions).
+ */
+export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel[]): Map<Kernel, SyntaxNode> {
+  const found = new Map<Kernel, SyntaxNode>();
+  for (const k of kernels) {
+    if (!k.isDefinition || !k.bodySpan) continue;
+    const { line: row, character: column } = k.bodySpan.start;
+    for (let node: SyntaxNode | null = root.descendantForPosition({ row, column }); node; node = node.parent) {
+      if (node.type !== 'function_definition') continue;
+      const body = node.childForFieldName('body');
+      if (body && body.startPosition.row === row && body.startPosition.column === column) {
+        found.set(k, node);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+function parameterNames(definition: NodeView): string[] {
+  let d: NodeView | null = definition.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  const params = d?.childForFieldName('parameters');
+  if (!params) return [];
+  return params.namedChildren.filter((p) => p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
+}
+
+function declaratorName(node: NodeView | null): string | null {
+  let d = node;
+  while (d) {
+    if (d.type === 'identifier' || d.type === 'field_identifier') return d.text;
+    d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ?? null;
+  }
+  return null;
+}
+
+export function spanOfNode(node: Pick<SyntaxNode, 'startPosition' | 'endPosition'>): Span {
+  const { startPosition: start, endPosition: end } = node;
+  return { start: { line: start.row, character: start.column }, end: { line: end.row, character: end.column } };
+}
+
+function originOf(node: NodeView): ValueOrigin {
+  return { text: node.text.replace(/\s+/g, ' ').trim(), span: spanOfNode(node) };
+}
+
+function uniformValue(sym: Sym): ThreadValue {
+  return { sym, origin: null };
+}
+
+/** The statement that holds `node` (for the origin of a variable's value). */
+function enclosingStatement(node: NodeView): NodeView {
+  let n: NodeView = node;
+  while (n.parent && !n.type.endsWith('statement') && n.type !== 'declaration' && n.type !== 'for_statement') n = n.parent;
+  return n.type === 'for_statement' || n.type === 'compound_statement' ? node : n;
+}
+
+function firstOrigin(...values: ThreadValue[]): ValueOrigin | null {
+  for (const v of values) if (v.origin && isThreadDependent(v.sym)) return v.origin;
+  return null;
+}
+
+function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
+  switch (node.type) {
+    case 'compound_statement':
+    case 'translation_unit':
+    case 'preproc_if':
+    case 'preproc_ifdef':
+    case 'preproc_else':
+    case 'preproc_elif':
+    case 'labeled_statement':
+      for (const child of node.namedChildren) if (child) walkStatement(child, env, ctx);
+      return;
+    case 'declaration':
+      walkDeclaration(node, env, ctx);
+      return;
+    case 'expression_statement':
+      for (const child of node.namedChildren) if (child) evalExpr(child, env, ctx);
+      return;
+    case 'if_statement':
+      walkIf(node, env, ctx, 'if');
+      return;
+    case 'for_statement':
+    case 'while_statement':
+    case 'do_statement':
+    case 'for_range_loop':
+      walkLoop(node, env, ctx);
+      return;
+    case 'switch_statement':
+      walkSwitch(node, env, ctx);
+      return;
+    case 'return_statement': {
+      const value = node.namedChildren[0];
+      if (value) {
+        const v = evalExpr(value, env, ctx);
+        ctx.returns?.push(v);
+      }
+      return;
+    }
+    default:
+      if (node.type.endsWith('_expression')) evalExpr(node, env, ctx);
+  }
+}
+
+function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
+  for (const d of node.childrenForFieldName('declarator')) {
+    if (d.type === 'init_declarator') {
+      const name = declaratorName(d.childForFieldName('declarator'));
+      const valueNode = d.childForFieldName('value');
+      if (!name || !valueNode) continue;
+      const group = groupOf(valueNode, ctx);
+      if (group) ctx.groups.set(name, group);
+      const init = valueNode.type === 'initializer_list' || valueNode.type === 'argument_list' ? valueNode.namedChildren[0] : valueNode;
+      const v = init ? evalExpr(init, env, ctx) : uniformValue(freeSym(name));
+      env.set(name, bindOrigin(v, node));
+    } else {
+      const name = declaratorName(d);
+      if (name) env.set(name, uniformValue(freeSym(name)));
+    }
+  }
+}
+
+/** A variable defined from a thread-dependent value points at its definition. */
+function bindOrigin(v: ThreadValue, statement: NodeView): ThreadValue {
+  return isThreadDependent(v.sym) ? { sym: v.sym, origin: originOf(statement) } : v;
+}
+
+function condExpr(node: NodeView | null): NodeView | null {
+  if (!node) return null;
+  if (node.type === 'condition_clause' || node.type === 'parenthesized_expression') {
+    const inner = node.childForFieldName('value') ?? node.namedChildren.filter((c) => c.type !== 'comment').pop() ?? null;
+    return inner ?? node;
+  }
+  return node;
+}
+
+/** A branch site as the walk finds it, its syntax as views. */
+interface SiteViews {
+  construct: BranchConstruct;
+  node: NodeView;
+  conditionNode: NodeView;
+  condition: ThreadValue;
+  paths: Array<Omit<PathNodes, 'nodes'> & { nodes: NodeView[] }>;
+}
+
+function record(ctx: WalkContext, site: SiteViews): void {
+  if (ctx.silent > 0) return;
+  if (!isThreadDependent(site.condition.sym)) return;
+  const { construct, node, conditionNode, condition, paths } = site;
+  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })) });
+}
+
+function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): void {
+  const conditionNode = condExpr(node.childForFieldName('condition'));
+  const consequence = node.childForFieldName('consequence');
+  const alternativeClause = node.childForFieldName('alternative');
+  const alternative = alternativeClause?.type === 'else_clause' ? alternativeClause.namedChildren.find((c) => c.type !== 'comment') ?? null : alternativeClause;
+  if (!conditionNode || !consequence) return;
+  const condition = evalExpr(conditionNode, env, ctx);
+  const jump = alternative ? null : earlyExit(consequence);
+  if (jump) {
+    record(ctx, {
+      construct: jump.type === 'return_statement' ? 'return' : jump.type === 'break_statement' ? 'break' : 'continue',
+      node,
+      conditionNode,
+      condition,
+      // the path that keeps running first: `laneActivity` describes it
+      paths: [
+        { label: jump.type === 'return_statement' ? 'rest of the function' : 'rest of the loop body', nodes: followingStatements(node, jump.type !== 'return_statement') },
+        { label: jump.type === 'return_statement' ? 'return' : jump.type === 'break_statement' ? 'break' : 'continue', nodes: [consequence] },
+      ],
+    });
+  } else {
+    record(ctx, {
+      construct,
+      node,
+      conditionNode,
+      condition,
+      paths: [
+        { label: 'then', nodes: [consequence] },
+        { label: 'else', nodes: alternative ? [alternative] : [] },
+      ],
+    });
+  }
+  const thenEnv = new Map(env);
+  walkStatement(consequence, thenEnv, ctx);
+  const elseEnv = new Map(env);
+  if (alternative) {
+    if (alternative.type === 'if_statement') walkIf(alternative, elseEnv, ctx, 'else-if');
+    else walkStatement(alternative, elseEnv, ctx);
+  }
+  mergeInto(env, [thenEnv, elseEnv], condition);
+}
+
+/** `return;`, `break;` or `continue;`, alone or alone in braces. */
+function earlyExit(node: NodeView): NodeView | null {
+  if (node.type === 'return_statement' || node.type === 'break_statement' || node.type === 'continue_statement') return node;
+  if (node.type === 'compound_statement') {
+    const statements = node.namedChildren.filter((c) => c.type !== 'comment');
+    if (statements.length === 1 && statements[0]) return earlyExit(statements[0]);
+  }
+  return null;
+}
+
+/** The statements after `node` up to the end of the function (or of the loop body, for break/continue). */
+function followingStatements(node: NodeView, stopAtLoop: boolean): NodeView[] {
+  const out: NodeView[] = [];
+  let n: NodeView = node;
+  while (n.parent) {
+    for (let s = n.nextNamedSibling; s; s = s.nextNamedSibling) if (s.type !== 'comment') out.push(s);
+    const parent: NodeView = n.parent;
+    if (parent.type === 'function_definition') break;
+    if (stopAtLoop && LOOP_TYPES.has(parent.type)) break;
+    n = parent;
+  }
+  return out;
+}
+
+/**
+ * Join the environments of the paths of a branch. Under a lane-varying
+ * condition a variable assigned differently on the paths becomes lane-varying
+ * (control dependence); under a warp-uniform one, at least warp-uniform.
+ */
+function mergeInto(env: Env, branches: Env[], condition: ThreadValue): void {
+  const names = new Set<string>();
+  for (const b of branches) for (const k of b.keys()) names.add(k);
+  const condKind = isThreadDependent(condition.sym) ? dependenceKind(condition.sym) : 'uniform';
+  for (const name of names) {
+    const values = branches.map((b) => b.get(name) ?? env.get(name)).filter((v): v is ThreadValue => !!v);
+    if (values.length === 0) continue;
+    const same = values.every((v) => symKey(v.sym) === symKey(values[0].sym));
+    if (same) {
+      if (env.has(name) || branches.every((b) => b.has(name))) env.set(name, values[0]);
+      continue;
+    }
+    if (!env.has(name)) continue; // declared inside one path only
+    env.set(name, joinValues(name, values, condKind === 'uniform' ? null : condition, condKind));
+  }
+}
+
+function joinValues(name: string, values: ThreadValue[], condition: ThreadValue | null, condKind: DependenceKind): ThreadValue {
+  const kinds = values.map((v) => dependenceKind(v.sym));
+  const origin = firstOrigin(...values) ?? condition?.origin ?? null;
+  const laneish = kinds.some((k) => k === 'laneVarying' || k === 'globalIndex') || condKind === 'laneVarying' || condKind === 'globalIndex';
+  if (laneish) return { sym: opaqueSym('laneVarying', name), origin };
+  if (kinds.some((k) => k === 'warpUniform') || condKind === 'warpUniform') return { sym: opaqueSym('warpUniform', name), origin };
+  return uniformValue(freeSym(name));
+}
+
+// --- loops -----------------------------------------------------------------
+
+function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
+  const body = node.childForFieldName('body');
+  if (node.type === 'for_statement') {
+    const init = node.childForFieldName('initializer');
+    if (init) {
+      if (init.type === 'declaration') walkDeclaration(init, env, ctx);
+      else evalExpr(init, env, ctx);
+    }
+  }
+  if (node.type === 'for_range_loop') {
+    const right = node.childForFieldName('right');
+    if (right) evalExpr(right, env, ctx);
+  }
+  const conditionNode = condExpr(node.childForFieldName('condition'));
+  const update = node.childForFieldName('update');
+  const syntax = loopSyntax(node, body, update, conditionNode, ctx);
+  const assigned = syntax.assigned;
+  const before = new Map(env);
+
+  // Loop-head values: counters and additive offsets keep their shape; anything else is joined over a first pass.
+  const head = new Map(env);
+  const updates = new Map<string, LoopInfo['update']>();
+  for (const name of assigned) updates.set(name, additiveOrScalingUpdate(syntax.assignments.get(name) ?? [], env, ctx));
+  const counters = new Map<string, Extract<Sym, { op: 'free' }>>();
+  const shaped = new Set<string>();
+  for (const name of assigned) {
+    const prior = env.get(name);
+    const u = updates.get(name);
+    if (!prior || !u) continue;
+    if (!isThreadDependent(prior.sym)) {
+      const sym = freeSym(name, { role: 'counter', init: prior.sym, cond: null, update: u }) as Extract<Sym, { op: 'free' }>;
+      counters.set(name, sym);
+      head.set(name, uniformValue(sym));
+      shaped.add(name);
+    } else if (u.operator === '+' || u.operator === '-') {
+      const offset = freeSym(`${name} offset`, { role: 'offset', init: ZERO, cond: null, update: { operator: '+', amount: u.amount } });
+      head.set(name, { sym: binary(u.operator, prior.sym, offset), origin: prior.origin });
+      shaped.add(name);
+    }
+  }
+  const unshaped = [...assigned].filter((n) => env.has(n) && !shaped.has(n));
+  if (unshaped.length > 0) {
+    const probe = new Map(head);
+    ctx.silent++;
+    if (body) walkStatement(body, probe, ctx);
+    if (update) evalExpr(update, probe, ctx);
+    ctx.silent--;
+    for (const name of unshaped) {
+      const a = head.get(name)!;
+      const b = probe.get(name);
+      if (b && symKey(a.sym) !== symKey(b.sym)) head.set(name, joinValues(name, [a, b], null, 'uniform'));
+    }
+  }
+  for (const [k, v] of head) env.set(k, v);
+
+  let condition: ThreadValue | null = null;
+  if (conditionNode) {
+    condition = evalExpr(conditionNode, env, ctx);
+    for (const sym of counters.values()) {
+      if (sym.loop && !isThreadDependent(condition.sym)) sym.loop.cond = condition.sym;
+    }
+    record(ctx, {
+      construct: 'loop',
+      node,
+      conditionNode,
+      condition,
+      paths: [
+        { label: 'one more iteration', nodes: [body, update].filter((n): n is NodeView => !!n) },
+        { label: 'leave the loop', nodes: [] },
+      ],
+    });
+  }
+  if (body) walkStatement(body, env, ctx);
+  if (update) evalExpr(update, env, ctx);
+
+  // After the loop: what changed in it is joined with what it was before.
+  const condKind = condition && isThreadDependent(condition.sym) ? dependenceKind(condition.sym) : 'uniform';
+  for (const name of assigned) {
+    const a = before.get(name);
+    const b = env.get(name);
+    if (!a || !b) continue;
+    env.set(name, joinValues(name, [a, b], condKind === 'uniform' ? null : condition, condKind));
+  }
+}
+
+/** One assignment to a variable in a loop: `name++`, `name op= amount`, `name = name op amount`, or another kind (`other`). */
+type LoopAssignment = { operator: NonNullable<LoopInfo['update']>['operator']; amount: NodeView | 'one' } | 'other';
+
+interface LoopSyntax {
+  /** The names assigned anywhere in the body, update or condition. */
+  assigned: Set<string>;
+  /** Each name's assignments in the body and update, in order. */
+  assignments: Map<string, LoopAssignment[]>;
+}
+
+/**
+ * The assignments of a loop, read from its syntax once per analysis: a loop
+ * is walked again for each pass of the loops around it and each call of its
+ * function, and reading the syntax tree is what costs.
+ */
+function loopSyntax(node: NodeView, body: NodeView | null, update: NodeView | null, condition: NodeView | null, ctx: WalkContext): LoopSyntax {
+  let syntax = ctx.loops.get(node.id);
+  if (!syntax) {
+    syntax = { assigned: new Set(), assignments: new Map() };
+    for (const n of [body, update]) if (n) collectAssignments(n, syntax);
+    if (condition) collectAssignments(condition, { assigned: syntax.assigned, assignments: new Map() });
+    ctx.loops.set(node.id, syntax);
+  }
+  return syntax;
+}
+
+function recordAssignment(into: LoopSyntax, name: string, a: LoopAssignment): void {
+  into.assigned.add(name);
+  const list = into.assignments.get(name);
+  if (list) list.push(a);
+  else into.assignments.set(name, [a]);
+}
+
+function collectAssignments(n: NodeView, into: LoopSyntax): void {
+  if (n.type === 'update_expression') {
+    const arg = n.childForFieldName('argument');
+    if (arg?.type === 'identifier') recordAssignment(into, arg.text, { operator: n.text.includes('++') ? '+' : '-', amount: 'one' });
+  } else if (n.type === 'assignment_expression') {
+    const left = n.childForFieldName('left');
+    const right = n.childForFieldName('right');
+    if (left?.type === 'identifier') {
+      const name = left.text;
+      if (!right) into.assigned.add(name);
+      else {
+        const op = n.childForFieldName('operator')?.type ?? '=';
+        let operator = op === '=' ? null : op.slice(0, -1);
+        let amount: NodeView | null = right;
+        if (!operator && right.type === 'binary_expression' && right.childForFieldName('left')?.text === name) {
+          operator = right.childForFieldName('operator')?.type ?? null;
+          amount = right.childForFieldName('right');
+        }
+        recordAssignment(into, name, operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amount ? { operator: operator as NonNullable<LoopInfo['update']>['operator'], amount } : 'other');
+      }
+    }
+  }
+  const children = n.namedChildren;
+  for (let k = 0; k < children.length; k++) collectAssignments(children[k], into);
+}
+
+/**
+ * When every assignment to a name in the loop is `name op= uniform` (or
+ * `name = name op uniform`, `name++`) with one operator, that update; else null.
+ */
+function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: WalkContext): LoopInfo['update'] {
+  const found: Array<NonNullable<LoopInfo['update']>> = [];
+  let other = false;
+  for (const a of assignments) {
+    if (a === 'other') {
+      other = true;
+      continue;
+    }
+    if (a.amount === 'one') {
+      found.push({ operator: a.operator, amount: constant(1) });
+      continue;
+    }
+    ctx.silent++;
+    const amount = evalExpr(a.amount, new Map(env), ctx);
+    ctx.silent--;
+    if (!isThreadDependent(amount.sym)) found.push({ operator: a.operator, amount: amount.sym });
+    else other = true;
+  }
+  if (other || found.length !== 1) return null;
+  return found[0];
+}
+
+// --- switch ----------------------------------------------------------------
+
+function walkSwitch(node: NodeView, env: Env, ctx: WalkContext): void {
+  const conditionNode = condExpr(node.childForFieldName('condition'));
+  const body = node.childForFieldName('body');
+  if (!conditionNode || !body) return;
+  const condition = evalExpr(conditionNode, env, ctx);
+  const cases = body.namedChildren.filter((c) => c.type === 'case_statement');
+  const paths: SiteViews['paths'] = [];
+  for (let i = 0; i < cases.length; i++) {
+    const c = cases[i];
+    const valueNode = c.childForFieldName('value');
+    let value: number[] | null = null;
+    if (valueNode) {
+      ctx.silent++;
+      const v = evalExpr(valueNode, new Map(env), ctx);
+      ctx.silent--;
+      value = v.sym.op === 'const' ? [v.sym.value] : [];
+    }
+    // the statements this case runs: its own and the following cases' until a break (fall-through)
+    const nodes: NodeView[] = [];
+    for (let j = i; j < cases.length; j++) {
+      const statements = caseStatements(cases[j]);
+      nodes.push(...statements);
+      if (statements.some((s) => s.type === 'break_statement' || s.type === 'return_statement')) break;
+    }
+    paths.push({ label: valueNode ? `case ${valueNode.text}` : 'default', nodes, caseValues: value });
+  }
+  if (!cases.some((c) => !c.childForFieldName('value'))) paths.push({ label: 'no case', nodes: [], caseValues: null });
+  record(ctx, { construct: 'switch', node, conditionNode, condition, paths });
+  const envs: Env[] = [];
+  for (const c of cases) {
+    const e = new Map(env);
+    for (const s of caseStatements(c)) walkStatement(s, e, ctx);
+    envs.push(e);
+  }
+  envs.push(new Map(env));
+  mergeInto(env, envs, condition);
+}
+
+function caseStatements(c: NodeView): NodeView[] {
+  const value = c.childForFieldName('value');
+  return c.namedChildren.filter((s) => s.type !== 'comment' && (!value || s.id !== value.id));
+}
+
+// --- expressions -----------------------------------------------------------
+
+const ATOMIC = /^atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$/;
+const WARP_UNIFORM_INTRINSICS = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
+const SHUFFLE_RELATIVE = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
+const PASS_THROUGH = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
+
+function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  switch (node.type) {
+    case 'number_literal':
+      return uniformValue(numberLiteral(node.text));
+    case 'true':
+      return uniformValue(constant(1));
+    case 'false':
+    case 'null':
+    case 'nullptr':
+      return uniformValue(constant(0));
+    case 'char_literal':
+      return uniformValue(constant(node.text.length === 3 ? node.text.charCodeAt(1) : 0));
+    case 'identifier':
+      return identifierValue(node, env, ctx);
+    case 'qualified_identifier': {
+      const v = ctx.lookup(node.text) ?? ctx.lookup(node.text.slice(node.text.lastIndexOf(':') + 1));
+      return uniformValue(v !== null ? constant(v) : freeSym(node.text));
+    }
+    case 'field_expression':
+      return fieldValue(node, env, ctx);
+    case 'parenthesized_expression': {
+      const inner = node.namedChildren.find((c) => c.type !== 'comment');
+      return inner ? evalExpr(inner, env, ctx) : uniformValue(freeSym(node.text));
+    }
+    case 'cast_expression': {
+      const value = node.childForFieldName('value');
+      return value ? evalExpr(value, env, ctx) : uniformValue(freeSym(node.text));
+    }
+    case 'binary_expression':
+      return binaryValue(node, env, ctx);
+    case 'unary_expression': {
+      const arg = node.childForFieldName('argument');
+      const operator = node.childForFieldName('operator')?.type ?? node.child(0)?.type ?? '+';
+      if (!arg) return uniformValue(freeSym(node.text));
+      const v = evalExpr(arg, env, ctx);
+      return { sym: v.sym.op === 'const' ? constant(applyUnary(operator, v.sym.value)) : { op: 'unary', operator, arg: v.sym }, origin: v.origin };
+    }
+    case 'update_expression': {
+      const arg = node.childForFieldName('argument');
+      if (!arg) return uniformValue(freeSym(node.text));
+      const old = evalExpr(arg, env, ctx);
+      if (arg.type === 'identifier' && env.has(arg.text)) {
+        const next = binary(node.text.includes('++') ? '+' : '-', old.sym, constant(1));
+        env.set(arg.text, { sym: next, origin: old.origin });
+      }
+      return old;
+    }
+    case 'assignment_expression':
+      return assignmentValue(node, env, ctx);
+    case 'conditional_expression':
+      return conditionalValue(node, env, ctx);
+    case 'call_expression':
+      return callValue(node, env, ctx);
+    case 'subscript_expression': {
+      const array = node.childForFieldName('argument');
+      const indices = node.childForFieldName('indices');
+      if (array) evalExpr(array, env, ctx);
+      const index = indices?.namedChildren.find((c) => c.type !== 'comment');
+      const iv = index ? evalExpr(index, env, ctx) : uniformValue(ZERO);
+      const av = array ? evalExpr(array, env, ctx) : uniformValue(ZERO);
+      return loadValue(node, [iv, av]);
+    }
+    case 'pointer_expression': {
+      const arg = node.childForFieldName('argument');
+      const v = arg ? evalExpr(arg, env, ctx) : uniformValue(ZERO);
+      const operator = node.child(0)?.type;
+      return operator === '*' ? loadValue(node, [v]) : v;
+    }
+    case 'comma_expression': {
+      const left = node.childForFieldName('left');
+      const right = node.childForFieldName('right');
+      if (left) evalExpr(left, env, ctx);
+      return right ? evalExpr(right, env, ctx) : uniformValue(freeSym(node.text));
+    }
+    case 'sizeof_expression':
+    case 'alignof_expression':
+      return uniformValue(freeSym(node.text));
+    case 'gnu_asm_expression':
+      asmValue(node, env, ctx);
+      return uniformValue(freeSym('asm'));
+    default: {
+      // Unknown syntax: as lane-varying as anything it mentions.
+      const parts: ThreadValue[] = [];
+      for (const c of node.namedChildren) if (c && c.type !== 'comment') parts.push(evalExpr(c, env, ctx));
+      return joinParts(node, parts);
+    }
+  }
+}
+
+function joinParts(node: NodeView, parts: ThreadValue[]): ThreadValue {
+  const dependent = parts.filter((p) => isThreadDependent(p.sym));
+  if (dependent.length === 0) return uniformValue(freeSym(node.text));
+  const kinds = dependent.map((p) => dependenceKind(p.sym));
+  const kind = kinds.every((k) => k === 'warpUniform') ? 'warpUniform' : 'laneVarying';
+  return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependent) };
+}
+
+/** A load: lane-varying when its address is, warp-uniform when its address is, else a uniform unknown. */
+function loadValue(node: NodeView, addressParts: ThreadValue[]): ThreadValue {
+  const dependent = addressParts.filter((p) => isThreadDependent(p.sym));
+  if (dependent.length === 0) return uniformValue(freeSym(node.text));
+  const kind = dependent.every((p) => dependenceKind(p.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
+  return { sym: opaqueSym(kind, node.text), origin: originOf(node) };
+}
+
+function numberLiteral(text: string): Sym {
+  const t = text.replace(/'/g, '').replace(/(?<![xX][0-9a-fA-F]*)[uUlLfF]+$/, '').replace(/[uUlL]+$/, '');
+  const n = /^0[xX]/.test(t) ? parseInt(t, 16) : /^0[bB]/.test(t) ? parseInt(t.slice(2), 2) : /^0[0-7]+$/.test(t) ? parseInt(t, 8) : Number(t);
+  return Number.isFinite(n) ? constant(n) : freeSym(text);
+}
+
+function identifierValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  const name = node.text;
+  const bound = env.get(name);
+  if (bound) return bound;
+  if (name === 'warpSize') return uniformValue(constant(32));
+  const c = ctx.lookup(name);
+  if (c !== null) return uniformValue(constant(c));
+  const fresh = uniformValue(freeSym(name));
+  env.set(name, fresh);
+  return fresh;
+}
+
+const BUILTIN_VECTORS = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
+
+function fieldValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  const argument = node.childForFieldName('argument');
+  const field = node.childForFieldName('field')?.text ?? '';
+  if (argument && BUILTIN_VECTORS.has(argument.text) && (field === 'x' || field === 'y' || field === 'z')) {
+    const op = argument.text as 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim';
+    if (op === 'threadIdx' && field !== 'x') ctx.multiDimensional = true;
+    return { sym: { op, dim: field }, origin: op === 'threadIdx' ? originOf(node) : null };
+  }
+  // block.thread_index().x, grid.block_index().x
+  if (argument?.type === 'call_expression' && (field === 'x' || field === 'y' || field === 'z')) {
+    const callee = argument.childForFieldName('function');
+    const method = callee?.type === 'field_expression' ? callee.childForFieldName('field')?.text : callee?.text.replace(/^.*::/, '');
+    if (method === 'thread_index') {
+      if (field !== 'x') ctx.multiDimensional = true;
+      return { sym: { op: 'threadIdx', dim: field }, origin: originOf(node) };
+    }
+    if (method === 'group_index' || method === 'block_index') return uniformValue({ op: 'blockIdx', dim: field });
+    if (method === 'group_dim' || method === 'dim_threads') return uniformValue({ op: 'blockDim', dim: field });
+  }
+  if (!argument) return uniformValue(freeSym(node.text));
+  const base = evalExpr(argument, env, ctx);
+  if (!isThreadDependent(base.sym)) return uniformValue(freeSym(node.text));
+  return { sym: opaqueSym(dependenceKind(base.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', node.text), origin: base.origin };
+}
+
+function binaryValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  const leftNode = node.childForFieldName('left');
+  const rightNode = node.childForFieldName('right');
+  const operator = node.childForFieldName('operator')?.type ?? '';
+  if (!leftNode || !rightNode) return uniformValue(freeSym(node.text));
+  const left = evalExpr(leftNode, env, ctx);
+  const right = evalExpr(rightNode, env, ctx);
+  if ((operator === '&&' || operator === '||') && hasSideEffectsOrLoads(rightNode)) {
+    record(ctx, {
+      construct: 'short-circuit',
+      node,
+      conditionNode: leftNode,
+      condition: left,
+      paths: [
+        { label: 'evaluate the right operand', nodes: [rightNode] },
+        { label: 'skip it', nodes: [] },
+      ],
+    });
+  }
+  return { sym: binary(operator, left.sym, right.sym), origin: firstOrigin(left, right) };
+}
+
+function hasSideEffectsOrLoads(node: NodeView): boolean {
+  if (['call_expression', 'subscript_expression', 'assignment_expression', 'update_expression'].includes(node.type)) return true;
+  if (node.type === 'pointer_expression' && node.child(0)?.type === '*') return true;
+  if (node.type === 'field_expression' && node.text.includes('->')) return true;
+  return node.namedChildren.some(hasSideEffectsOrLoads);
+}
+
+function assignmentValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  const left = node.childForFieldName('left');
+  const right = node.childForFieldName('right');
+  const op = node.childForFieldName('operator')?.type ?? '=';
+  if (!left || !right) return uniformValue(freeSym(node.text));
+  const rv = evalExpr(right, env, ctx);
+  if (left.type !== 'identifier') {
+    // a store: evaluate the address for the branches it may hold
+    if (left.type !== 'field_expression') evalExpr(left, env, ctx);
+    return rv;
+  }
+  const name = left.text;
+  let value = rv;
+  if (op !== '=') {
+    const old = evalExpr(left, env, ctx);
+    value = { sym: binary(op.slice(0, -1), old.sym, rv.sym), origin: firstOrigin(rv, old) };
+  }
+  if (env.has(name) || !ctx.lookup(name)) env.set(name, bindOrigin(value, enclosingStatement(node)));
+  return value;
+}
+
+function conditionalValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  const conditionNode = node.childForFieldName('condition');
+  const consequence = node.childForFieldName('consequence');
+  const alternative = node.childForFieldName('alternative');
+  if (!conditionNode || !consequence || !alternative) return uniformValue(freeSym(node.text));
+  const condition = evalExpr(conditionNode, env, ctx);
+  record(ctx, {
+    construct: 'ternary',
+    node,
+    conditionNode: condExpr(conditionNode) ?? conditionNode,
+    condition,
+    paths: [
+      { label: 'true', nodes: [consequence] },
+      { label: 'false', nodes: [alternative] },
+    ],
+  });
+  const a = evalExpr(consequence, env, ctx);
+  const b = evalExpr(alternative, env, ctx);
+  return { sym: { op: 'select', cond: condition.sym, then: a.sym, else: b.sym }, origin: firstOrigin(condition, a, b) };
+}
+
+function calleeName(fn: NodeView | null): { name: string; object: NodeView | null } {
+  if (!fn) return { name: '', object: null };
+  if (fn.type === 'field_expression') return { name: fn.childForFieldName('field')?.text ?? '', object: fn.childForFieldName('argument') };
+  if (fn.type === 'template_function') return calleeName(fn.childForFieldName('name'));
+  if (fn.type === 'qualified_identifier') {
+    const text = fn.text.replace(/<[^<>]*>/g, '');
+    return { name: text.slice(text.lastIndexOf(':') + 1), object: null };
+  }
+  return { name: fn.text, object: null };
+}
+
+function groupOf(node: NodeView, ctx: WalkContext): GroupInfo | null {
+  if (node.type === 'identifier') return ctx.groups.get(node.text) ?? null;
+  if (node.type !== 'call_expression') return null;
+  const { name } = calleeName(node.childForFieldName('function'));
+  if (name === 'this_thread_block') return { kind: 'block', size: null };
+  if (name === 'this_grid') return { kind: 'grid', size: null };
+  if (name === 'coalesced_threads') return { kind: 'coalesced', size: null };
+  if (name === 'tiled_partition') {
+    const template = /tiled_partition\s*<\s*(\d+)\s*>/.exec(node.text);
+    const args = node.childForFieldName('arguments')?.namedChildren ?? [];
+    const size = template ? Number(template[1]) : args[1] ? Number(ctx.lookup(args[1].text) ?? (Number(args[1].text) || NaN)) : NaN;
+    return { kind: 'tile', size: Number.isFinite(size) ? size : null };
+  }
+  return null;
+}
+
+function linearIndexSym(): Sym {
+  const x: Sym = { op: 'threadIdx', dim: 'x' };
+  const y: Sym = { op: 'threadIdx', dim: 'y' };
+  const z: Sym = { op: 'threadIdx', dim: 'z' };
+  const dx: Sym = { op: 'blockDim', dim: 'x' };
+  const dy: Sym = { op: 'blockDim', dim: 'y' };
+  return binary('+', x, binary('*', dx, binary('+', y, binary('*', dy, z))));
+}
+
+function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
+  const fn = node.childForFieldName('function');
+  const argNodes = (node.childForFieldName('arguments')?.namedChildren ?? []).filter((a) => a.type !== 'comment');
+  const { name, object } = calleeName(fn);
+  const args = argNodes.map((a) => evalExpr(a, env, ctx));
+  const origin = originOf(node);
+
+  // cooperative groups
+  const group = object ? groupOf(object, ctx) : null;
+  if (group || (object && /^(thread_rank|meta_group_rank|shfl|shfl_down|shfl_up|shfl_xor|any|all|ballot)$/.test(name))) {
+    const g = group ?? { kind: 'other', size: null };
+    if (name === 'thread_rank') {
+      if (g.kind === 'block') return { sym: linearIndexSym(), origin };
+      if (g.kind === 'tile' && g.size) return { sym: binary('%', linearIndexSym(), constant(g.size)), origin };
+      return { sym: opaqueSym('laneVarying', node.text), origin };
+    }
+    if (name === 'meta_group_rank' && g.kind === 'tile' && g.size) return { sym: binary('/', linearIndexSym(), constant(g.size)), origin };
+    if (name === 'size' || name === 'num_threads' || name === 'meta_group_size' || name === 'group_dim') return uniformValue(freeSym(node.text));
+    if (/^(any|all|ballot)$/.test(name)) return tileCollective(g, args, node, origin);
+    if (name === 'shfl') return shuffleBroadcast(args[0], args[1], g.kind === 'tile' && g.size ? g.size : 32, node, origin);
+    if (/^shfl_(down|up|xor)$/.test(name)) return isThreadDependent(args[0]?.sym ?? ZERO) ? { sym: opaqueSym('laneVarying', node.text), origin } : args[0] ?? uniformValue(ZERO);
+  }
+  if (name === 'reduce' && argNodes[0]) {
+    const g = groupOf(argNodes[0], ctx);
+    if (g) return tileCollective(g, args.slice(1), node, origin);
+  }
+
+  if (PASS_THROUGH.has(name) && args.length >= 1) return args[0];
+  if (name === 'min' || name === 'max' || name === 'umin' || name === 'umax') {
+    if (args.length === 2) return { sym: binary(name.replace(/^u/, ''), args[0].sym, args[1].sym), origin: firstOrigin(...args) };
+  }
+  if (ATOMIC.test(name)) return { sym: opaqueSym('laneVarying', node.text), origin };
+  if (WARP_UNIFORM_INTRINSICS.has(name)) {
+    const dependent = args.some((a) => isThreadDependent(a.sym));
+    if (name === '__activemask') return { sym: opaqueSym('warpUniform', node.text), origin };
+    return dependent ? { sym: opaqueSym('warpUniform', node.text), origin: firstOrigin(...args) ?? origin } : uniformValue(freeSym(node.text));
+  }
+  if (name === '__match_any_sync') return isThreadDependent(args[1]?.sym ?? ZERO) ? { sym: opaqueSym('laneVarying', node.text), origin } : uniformValue(freeSym(node.text));
+  if (name === '__shfl_sync' || name === '__shfl') {
+    const hasMask = name === '__shfl_sync';
+    const value = args[hasMask ? 1 : 0];
+    const src = args[hasMask ? 2 : 1];
+    const widthArg = args[hasMask ? 3 : 2];
+    const width = widthArg?.sym.op === 'const' ? widthArg.sym.value : 32;
+    return shuffleBroadcast(value, src, width, node, origin);
+  }
+  if (SHUFFLE_RELATIVE.has(name)) {
+    const value = args[name.endsWith('_sync') ? 1 : 0];
+    return value && isThreadDependent(value.sym) ? { sym: opaqueSym('laneVarying', node.text), origin: value.origin ?? origin } : value ?? uniformValue(ZERO);
+  }
+  if (name === '__laneid') return { sym: { op: 'laneId' }, origin };
+
+  // a function defined in this file: evaluate its body with the arguments bound
+  const definition = ctx.views.viewOrNull(ctx.functions.get(name));
+  if (definition && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
+    const params = parameterNames(definition);
+    const calleeEnv: Env = new Map();
+    params.forEach((p, i) => {
+      if (p) calleeEnv.set(p, args[i] ?? uniformValue(freeSym(p)));
+    });
+    const body = definition.childForFieldName('body');
+    if (body) {
+      const saved = ctx.returns;
+      const savedGroups = ctx.groups;
+      ctx.returns = [];
+      ctx.groups = new Map();
+      argNodes.forEach((a, i) => {
+        const g = groupOf(a, { ...ctx, groups: savedGroups });
+        if (g && params[i]) ctx.groups.set(params[i], g);
+      });
+      ctx.callStack.push(name);
+      walkStatement(body, calleeEnv, ctx);
+      ctx.callStack.pop();
+      const returns = ctx.returns;
+      ctx.returns = saved;
+      ctx.groups = savedGroups;
+      if (returns.length === 0) return uniformValue(freeSym(node.text));
+      if (returns.every((r) => symKey(r.sym) === symKey(returns[0].sym))) return returns[0];
+      return joinValues(name, returns, null, 'uniform');
+    }
+  }
+  // anything else (math functions, unknown callees): as lane-varying as its arguments
+  const dependent = args.filter((a) => isThreadDependent(a.sym));
+  if (dependent.length === 0) return uniformValue(freeSym(node.text));
+  const kind = dependent.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
+  return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependent) };
+}
+
+function tileCollective(g: GroupInfo, args: ThreadValue[], node: NodeView, origin: ValueOrigin): ThreadValue {
+  const dependent = args.some((a) => isThreadDependent(a.sym));
+  if (!dependent) return uniformValue(freeSym(node.text));
+  const warpWide = g.kind === 'tile' ? g.size !== null && g.size % 32 === 0 : false;
+  return { sym: opaqueSym(warpWide ? 'warpUniform' : 'laneVarying', node.text), origin: firstOrigin(...args) ?? origin };
+}
+
+/** `__shfl_sync(mask, v, src)`: lane `src`'s value for the whole warp (or each `width`-lane segment). */
+function shuffleBroadcast(value: ThreadValue | undefined, src: ThreadValue | undefined, width: number, node: NodeView, origin: ValueOrigin): ThreadValue {
+  if (!value || !isThreadDependent(value.sym)) return value ?? uniformValue(ZERO);
+  const srcKind = src ? dependenceKind(src.sym) : 'uniform';
+  if ((srcKind === 'uniform' || srcKind === 'warpUniform') && width >= 32) return { sym: opaqueSym('warpUniform', node.text), origin: value.origin ?? origin };
+  return { sym: opaqueSym('laneVarying', node.text), origin };
+}
+
+/** `asm("mov.u32 %0, %%laneid;" : "=r"(lane))`: outputs read from lane-varying special registers. */
+function asmValue(node: NodeView, env: Env, ctx: WalkContext): void {
+  const template = node.childForFieldName('assembly_code')?.text ?? node.namedChildren.find((c) => c.type === 'string_literal' || c.type === 'concatenated_string')?.text ?? '';
+  const outputs = node.childForFieldName('output_operands')?.namedChildren ?? node.namedChildren.find((c) => c.type === 'gnu_asm_output_operand_list')?.namedChildren ?? [];
+  let sym: Sym | null = null;
+  if (/%laneid/.test(template)) sym = { op: 'laneId' };
+  else if (/%tid\.x/.test(template)) sym = { op: 'threadIdx', dim: 'x' };
+  else if (/%warpid|%smid/.test(template)) sym = opaqueSym('warpUniform', template);
+  const inputs = node.childForFieldName('input_operands')?.namedChildren ?? node.namedChildren.find((c) => c.type === 'gnu_asm_input_operand_list')?.namedChildren ?? [];
+  const inputValues = inputs.map((i) => {
+    const value = i.childForFieldName('value');
+    return value ? evalExpr(value, env, ctx) : uniformValue(ZERO);
+  });
+  const dependentInput = inputValues.find((v) => isThreadDependent(v.sym));
+  for (const o of outputs) {
+    const target = o.childForFieldName('value') ?? o.namedChildren.find((c) => c.type === 'identifier') ?? null;
+    if (target?.type !== 'identifier') continue;
+    const origin = originOf(enclosingStatement(node));
+    if (sym && outputs.length === 1) env.set(target.text, { sym, origin });
+    else if (sym || dependentInput) env.set(target.text, { sym: opaqueSym('laneVarying', target.text), origin: dependentInput?.origin ?? origin });
+    else env.set(target.text, uniformValue(freeSym(target.text)));
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Findings about launches that need no compiler: more threads than the
+ * kernel's `__launch_bounds__`, block shapes the hardware rejects, blocks that
+ * leave lanes of their last warp idle, dynamic shared memory that needs an
+ * opt-in or exceeds the architecture's maximum, launches whose kernel or
+ * values cannot be known. Plain `Finding`s with stable codes.
+ */
+import type { Finding, Kernel, Launch, LaunchBounds, RelatedLocation, SmemOptIn } from '../types';
+import { sameItems } from '../incremental/same-items';
+
+export const LAUNCH_CHECK_CODES = {
+  exceedsBounds: 'launch-exceeds-bounds',
+  blockTooLarge: 'block-too-large',
+  notWarpMultiple: 'block-not-warp-multiple',
+  smemNeedsOptIn: 'dynamic-smem-needs-opt-in',
+  smemOverLimit: 'dynamic-smem-over-limit',
+  unresolvedKernel: 'launch-unresolved-kernel',
+  inMacro: 'launch-in-macro',
+} as const;
+
+/** Without `cudaFuncAttributeMaxDynamicSharedMemorySize`, a block gets at most 48 KB of shared memory. */
+export const DEFAULT_SMEM_LIMIT_BYTES = 48 * 1024;
+export const MAX_THREADS_PER_BLOCK = 1024;
+export const MAX_BLOCK_DIM = { x: 1024, y: 1024, z: 64 } as const;
+const WARP = 32;
+
+/** One target architecture's opt-in maximum of shared memory per block (`sharedMemPerBlockOptin`). */
+export interface ArchSmemLimit {
+  arch: string;
+  maxOptInSmemBytes: number;
+}
+
+/** What the launch starts, as the caller resolved it (see WorkspaceIndex.findKernel / launchBoundsFor). */
+export interface LaunchTarget {
+  kernel: Kernel | null;
+  /** The index path of the file holding the kernel's `__launch_bounds__` (for related information), or null for this document. */
+  kernelUri: string | null;
+  /** The kernel's launch bounds resolved for this launch's template arguments. */
+  launchBounds: LaunchBounds | null;
+  /** How the kernel was found, or why not. */
+  note: string;
+}
+
+export interface LaunchCheckInput {
+  launch: Launch;
+  target: LaunchTarget;
+  /** The opt-in calls in view (this file and its includes). */
+  smemOptIns: readonly SmemOptIn[];
+  /** Target architectures; without them the over-limit check is skipped. */
+  archs?: readonly ArchSmemLimit[];
+}
+
+export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCheckInput): Finding[] {
+  const findings: Finding[] = [];
+  const name = displayName(launch);
+  if (launch.inMacro) {
+    findings.push({
+      code: LAUNCH_CHECK_CODES.inMacro,
+      severity: 'info',
+      message: `This launch of ${name} is written in a macro body: its block size and shared memory are known only where the macro is used, so they are not checked here.`,
+      span: launch.nameSpan,
+      related: [],
+    });
+    return findings;
+  }
+  if (!target.kernel) {
+    findings.push({
+      code: LAUNCH_CHECK_CODES.unresolvedKernel,
+      severity: 'info',
+      message: `Cannot tell which kernel this launch of ${name} starts (${target.note}); its launch bounds and resources are not checked.`,
+      span: launch.nameSpan,
+      related: [],
+    });
+  }
+  const block = launch.block.value;
+  if (block) {
+    const threads = block.x * block.y * block.z;
+    const tooLarge: string[] = [];
+    if (threads > MAX_THREADS_PER_BLOCK) tooLarge.push(`${threads} threads per block (at most ${MAX_THREADS_PER_BLOCK})`);
+    for (const axis of ['x', 'y', 'z'] as const) if (block[axis] > MAX_BLOCK_DIM[axis]) tooLarge.push(`block.${axis} = ${block[axis]} (at most ${MAX_BLOCK_DIM[axis]})`);
+    if (tooLarge.length) {
+      findings.push({
+        code: LAUNCH_CHECK_CODES.blockTooLarge,
+        severity: 'error',
+        message: `${name} is launched with ${formatBlock(block)}: ${tooLarge.join(', ')}. Every CUDA GPU rejects this launch with cudaErrorInvalidConfiguration.`,
+        span: launch.span,
+        related: [],
+      });
+    }
+    const max = target.launchBounds?.maxThreadsPerBlock ?? null;
+    if (max !== null && threads > max && target.launchBounds) {
+      findings.push({
+        code: LAUNCH_CHECK_CODES.exceedsBounds,
+        severity: 'error',
+        message: `${name} is launched with ${threads} threads per block, but its \`${compact(target.launchBounds.text)}\` allows at most ${max}: this launch fails with cudaErrorInvalidValue / too many resources requested.`,
+        span: launch.span,
+        related: [{ uri: target.kernelUri, span: target.launchBounds.span, message: `\`${compact(target.launchBounds.text)}\` of ${target.kernel?.name ?? name}` }],
+      });
+    }
+    if (threads > 0 && threads % WARP !== 0 && threads <= MAX_THREADS_PER_BLOCK) {
+      const used = threads % WARP;
+      const warps = Math.ceil(threads / WARP);
+      const down = threads - used;
+      const up = down + WARP;
+      const suggestion = down > 0 ? `${down} or ${up}` : `${up}`;
+      findings.push({
+        code: LAUNCH_CHECK_CODES.notWarpMultiple,
+        severity: threads < WARP ? 'info' : 'warning',
+        message: `${name} is launched with ${threads} threads per block (${warps} warp${warps === 1 ? '' : 's'}): the last warp runs with ${used} of 32 lanes, ${WARP - used} idle. A multiple of 32 (${suggestion}) uses every lane.`,
+        span: launch.span,
+        related: [],
+      });
+    }
+  }
+  findings.push(...checkSharedMemory(launch, target, smemOptIns, archs));
+  return findings;
+}
+
+function checkSharedMemory(launch: Launch, target: LaunchTarget, smemOptIns: readonly SmemOptIn[], archs: readonly ArchSmemLimit[]): Finding[] {
+  const dynamic = launch.dynamicSmem.value;
+  if (dynamic === null || dynamic <= 0) return [];
+  const name = displayName(launch);
+  const staticBytes = target.kernel?.staticSharedBytes ?? 0;
+  const total = dynamic + staticBytes;
+  const withStatic = staticBytes > 0 ? ` plus ${formatBytes(staticBytes)} static` : '';
+  const findings: Finding[] = [];
+  const over = archs.filter((a) => total > a.maxOptInSmemBytes);
+  if (over.length) {
+    findings.push({
+      code: LAUNCH_CHECK_CODES.smemOverLimit,
+      severity: 'error',
+      message: `${name} asks for ${formatBytes(dynamic)} of dynamic shared memory${withStatic}, more than a block can have on ${over.map((a) => `${a.arch} (${formatBytes(a.maxOptInSmemBytes)})`).join(', ')} even with the opt-in: this launch fails there.`,
+      span: launch.span,
+      related: [],
+    });
+  }
+  if (total > DEFAULT_SMEM_LIMIT_BYTES) {
+    const optIns = smemOptIns.filter((o) => sameKernel(o, launch));
+    const sufficient = optIns.some((o) => o.bytes.value === null || o.bytes.value >= dynamic);
+    if (!sufficient) {
+      const related: RelatedLocation[] = optIns.map((o) => ({ uri: null, span: o.span, message: `opts in to ${formatBytes(o.bytes.value ?? 0)} only` }));
+      const kernelArg = launch.kernelName + (launch.templateArgs ? `<${launch.templateArgs.join(', ')}>` : '');
+      findings.push({
+        code: LAUNCH_CHECK_CODES.smemNeedsOptIn,
+        severity: 'error',
+        message: optIns.length
+          ? `${name} asks for ${formatBytes(dynamic)} of dynamic shared memory${withStatic}, but cudaFuncSetAttribute raises its limit to ${formatBytes(Math.max(...optIns.map((o) => o.bytes.value ?? 0)))} only: this launch fails with cudaErrorInvalidValue.`
+          : `${name} asks for ${formatBytes(dynamic)} of dynamic shared memory${withStatic}, above the 48 KB a block gets by default, and no \`cudaFuncSetAttribute(${kernelArg}, cudaFuncAttributeMaxDynamicSharedMemorySize, ${dynamic})\` is in view: this launch fails with cudaErrorInvalidValue.`,
+        span: launch.span,
+        related,
+      });
+    }
+  }
+  return findings;
+}
+
+/**
+ * Every launch's findings, given each launch's target in the same order. A launch's findings are kept
+ * by launch object (a chunk an edit did not touch keeps its launches) while its target, the opt-ins in
+ * view and the archs stay the same: a keystroke checks again only the launches it changed.
+ */
+export function checkLaunches(launches: readonly Launch[], targets: readonly LaunchTarget[], smemOptIns: readonly SmemOptIn[], archs: readonly ArchSmemLimit[] = []): Finding[] {
+  const archsKey = archs.map((a) => `${a.arch}:${a.maxOptInSmemBytes}`).join();
+  return launches.flatMap((launch, k) => {
+    const target = targets[k];
+    const kept = keptChecks.get(launch);
+    if (kept && kept.target === target && kept.archs === archsKey && sameItems(kept.smemOptIns, smemOptIns)) return kept.findings;
+    const findings = checkLaunch({ launch, target, smemOptIns, archs });
+    keptChecks.set(launch, { target, smemOptIns, archs: archsKey, findings });
+    return findings;
+  });
+}
+
+const keptChecks = new WeakMap<Launch, { target: LaunchTarget; smemOptIns: readonly SmemOptIn[]; archs: string; findings: Finding[] }>();
+
+function sameKernel(optIn: SmemOptIn, launch: Launch): boolean {
+  if (optIn.kernelName === launch.kernelName) return true;
+  const a = optIn.kernelName.split('::');
+  const b = launch.kernelName.split('::');
+  return a[a.length - 1] === b[b.length - 1] && (a.length === 1 || b.length === 1);
+}
+
+function displayName(launch: Launch): string {
+  return launch.kernelName + (launch.templateArgs ? `<${launch.templateArgs.join(', ')}>` : '');
+}
+
+function formatBlock(block: { x: number; y: number; z: number }): string {
+  return block.y === 1 && block.z === 1 ? `${block.x} threads per block` : `a ${block.x}×${block.y}×${block.z} block`;
+}
+
+function compact(text: string): string {
+  return text.replace(/\s+/g, ' ').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
+}
+
+/** `1024 B`, `48 KB`, `100.5 KB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const kb = bytes / 1024;
+  return `${Number.isInteger(kb) ? kb : kb.toFixed(1)} KB`;
+}

@@ -1,0 +1,539 @@
+/**
+ * Every kernel launch in a file: `k<<<grid, block, smem, stream>>>(...)` with
+ * plain, qualified and templated names, `cudaLaunchKernel`,
+ * `cudaLaunchCooperativeKernel` and `cudaLaunchKernelEx` with a
+ * `cudaLaunchConfig_t` filled in nearby. Launches inside `#define` bodies are
+ * reported with `inMacro` and no values.
+ */
+import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
+import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
+import { findScopes } from '../text/scopes';
+import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from '../text/constant-table';
+import { evaluateInteger, type Lookup } from '../text/const-eval';
+
+export interface LaunchFinderOptions {
+  /** Constants of the whole file (computed once by the caller). */
+  fileConstants?: ConstantTable;
+  /** Constants found elsewhere in the workspace (included headers). */
+  fallback?: Lookup;
+  /** Says where the fallback found a name (`BLOCK = 256 (#define, config.h:3)`), for notes. */
+  describe?: (name: string) => string | null;
+}
+
+const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
+  cudaLaunchKernel: { via: 'cudaLaunchKernel', func: 0, grid: 1, block: 2, smem: 4, stream: 5 },
+  cudaLaunchCooperativeKernel: { via: 'cudaLaunchCooperativeKernel', func: 0, grid: 1, block: 2, smem: 4, stream: 5 },
+};
+
+export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
+  const context = makeContext(source, options);
+  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
+  return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+interface LaunchContext {
+  source: SourceText;
+  layout: FileLayout;
+  fileConstants: ConstantTable;
+  fallback: Lookup;
+  describe: (name: string) => string | null;
+  /** The constants in view inside each function body (key: its `{`), or at file scope (key -1), made once. */
+  constantScopes: Map<number, ConstantScope>;
+}
+
+interface ConstantScope {
+  /** Innermost first: the function's, then the file's. */
+  tables: ConstantTable[];
+  lookup: Lookup;
+  /** Launch texts read here, with what they resolve to and their notes: a function's launches repeat their `grid` and `block`. */
+  dim3s: Map<string, Dim3 | null>;
+  notes: Map<string, string | null>;
+}
+
+function dim3In(scope: ConstantScope, text: string): Dim3 | null {
+  let value = scope.dim3s.get(text);
+  if (value === undefined) {
+    value = resolveDim3(text, scope.tables, scope.lookup);
+    scope.dim3s.set(text, value);
+  }
+  return value;
+}
+
+function explainIn(ctx: LaunchContext, scope: ConstantScope, text: string): string | null {
+  let note = scope.notes.get(text);
+  if (note === undefined) {
+    note = explainNames(text, scope.tables, scope.lookup, ctx.describe);
+    scope.notes.set(text, note);
+  }
+  return note;
+}
+
+function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchContext {
+  return {
+    source,
+    layout: fileLayout(source),
+    fileConstants: options.fileConstants ?? collectConstants(source),
+    fallback: options.fallback ?? (() => null),
+    describe: options.describe ?? (() => null),
+    constantScopes: new Map(),
+  };
+}
+
+/** Where the directives and function bodies of a file are: found once per text, for launches and opt-ins both. */
+interface FileLayout {
+  directives: ReadonlyArray<[number, number]>;
+  /** Outermost brace blocks that are not namespaces or extern "C": [open, close], sorted. */
+  outerBlocks: Array<[number, number]>;
+  /** Function bodies read so far, by the offset of their `{`. */
+  bodies: Map<number, FunctionBody>;
+}
+
+const layouts = new WeakMap<SourceText, FileLayout>();
+
+function fileLayout(source: SourceText): FileLayout {
+  let layout = layouts.get(source);
+  if (!layout) {
+    const scopeOpens = new Set(findScopes(source).map((s) => s.open));
+    layout = { directives: findDirectiveRanges(source), outerBlocks: findOuterBlocks(source.masked, scopeOpens), bodies: new Map() };
+    layouts.set(source, layout);
+  }
+  return layout;
+}
+
+/** One forward pass: the `{...}` blocks directly inside the file or a namespace / extern "C" block. */
+function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  // For each open brace: whether it opens a namespace or extern "C" block.
+  const openScopes: boolean[] = [];
+  let nonScopeDepth = 0;
+  const brace = /[{}]/g;
+  for (let m = brace.exec(masked); m; m = brace.exec(masked)) {
+    const i = m.index;
+    if (masked.charCodeAt(i) === OPEN_BRACE) {
+      const scope = scopeOpens.has(i);
+      if (!scope && nonScopeDepth === 0) blocks.push([i, masked.length]);
+      if (!scope) nonScopeDepth++;
+      openScopes.push(scope);
+    } else if (openScopes.length > 0) {
+      if (!openScopes.pop()) {
+        nonScopeDepth--;
+        if (nonScopeDepth === 0) blocks[blocks.length - 1][1] = i;
+      }
+    }
+  }
+  return blocks;
+}
+
+const OPEN_BRACE = 123;
+
+function findChevronLaunches(ctx: LaunchContext): Launch[] {
+  const { source } = ctx;
+  const masked = source.masked;
+  const launches: Launch[] = [];
+  const re = /<<<|<<\s+</g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    if (masked[m.index - 1] === '<') continue;
+    const configStart = m.index + m[0].length;
+    const configEnd = findChevronClose(masked, configStart);
+    if (!configEnd) continue;
+    const name = readCalleeBackward(masked, m.index);
+    if (!name) continue;
+    const args = splitTopLevel(masked, configStart, configEnd.at).map(([a, b]) => source.text.slice(a, b));
+    const callOpen = skipSpace(masked, configEnd.at + configEnd.length);
+    const callClose = masked[callOpen] === '(' ? matchingClose(masked, callOpen) : -1;
+    const end = callClose >= 0 ? callClose + 1 : configEnd.at + configEnd.length;
+    launches.push(makeLaunch(ctx, 'chevrons', name, { grid: args[0], block: args[1], smem: args[2], stream: args[3] }, name.start, end));
+    re.lastIndex = configEnd.at + configEnd.length;
+  }
+  return launches;
+}
+
+/** The `>>>` (or `> >>`, `>> >`) closing a launch configuration, at bracket depth 0. */
+function findChevronClose(masked: string, from: number): { at: number; length: number } | null {
+  let depth = 0;
+  for (let i = from; i < masked.length; i++) {
+    const c = masked[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (--depth < 0) return null;
+    } else if (c === ';') return null;
+    else if (c === '>' && depth === 0) {
+      const close = /^>\s*>\s*>/.exec(masked.slice(i, i + 16));
+      if (close) return { at: i, length: close[0].length };
+    }
+  }
+  return null;
+}
+
+interface CalleeName {
+  /** `ns::k` */
+  name: string;
+  templateArgs: string[] | null;
+  start: number;
+  nameEnd: number;
+}
+
+/** Read `ns::k<float, 256>` backwards from the offset of `<<<`. */
+function readCalleeBackward(masked: string, before: number): CalleeName | null {
+  let i = before - 1;
+  while (i >= 0 && isSpaceAt(masked, i)) i--;
+  let templateArgs: string[] | null = null;
+  let nameEnd = i + 1;
+  if (masked[i] === '>') {
+    let depth = 0;
+    let j = i;
+    for (; j >= 0; j--) {
+      if (masked[j] === '>') depth++;
+      else if (masked[j] === '<') {
+        if (--depth === 0) break;
+      } else if (masked[j] === ';' || masked[j] === '{' || masked[j] === '}') return null;
+    }
+    if (j < 0) return null;
+    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\s+/g, ' '));
+    i = j - 1;
+    while (i >= 0 && isSpaceAt(masked, i)) i--;
+    nameEnd = i + 1;
+  }
+  if (masked[i] === ')') {
+    // `(*fp)<<<...>>>`
+    const open = matchingOpen(masked, i);
+    if (open < 0) return null;
+    const inner = masked.slice(open + 1, i).replace(/[\s*&]/g, '');
+    if (!/^[A-Za-z_][\w:]*$/.test(inner)) return null;
+    return { name: inner, templateArgs, start: open, nameEnd: i + 1 };
+  }
+  let start = i + 1;
+  while (start > 0 && (isIdentCharAt(masked, start - 1) || (masked[start - 1] === ':' && masked[start - 2] === ':'))) {
+    start -= masked[start - 1] === ':' ? 2 : 1;
+  }
+  const name = masked.slice(start, nameEnd).replace(/\s+/g, '');
+  if (!/^(::)?[A-Za-z_][\w]*(::[A-Za-z_]\w*)*$/.test(name)) return null;
+  return { name: name.replace(/^::/, ''), templateArgs, start, nameEnd };
+}
+
+function matchingOpen(masked: string, close: number): number {
+  let depth = 0;
+  for (let i = close; i >= 0; i--) {
+    if (masked[i] === ')') depth++;
+    else if (masked[i] === '(' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+function skipSpace(masked: string, i: number): number {
+  while (i < masked.length && isSpaceAt(masked, i)) i++;
+  return i;
+}
+
+/** `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)` and the cooperative form. */
+function findApiLaunches(ctx: LaunchContext): Launch[] {
+  const { source } = ctx;
+  const masked = source.masked;
+  const launches: Launch[] = [];
+  const re = /\b(cudaLaunchKernel|cudaLaunchCooperativeKernel)\s*(<[^;()]*>)?\s*\(/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const api = LAUNCH_APIS[m[1]];
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0) continue;
+    if (isDeclaration(masked, m.index)) continue;
+    const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b));
+    const callee = kernelFromFunctionArgument(args[api.func] ?? '', m.index);
+    if (!callee) continue;
+    launches.push(makeLaunch(ctx, api.via, callee, { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] }, m.index, close + 1));
+  }
+  return launches;
+}
+
+/** `cudaLaunchKernelEx(&config, kernel, args...)` with `config.blockDim = ...` assigned nearby. */
+function findLaunchKernelEx(ctx: LaunchContext): Launch[] {
+  const { source } = ctx;
+  const masked = source.masked;
+  const launches: Launch[] = [];
+  const re = /\bcudaLaunchKernelEx(?:C)?\s*\(/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0 || isDeclaration(masked, m.index)) continue;
+    const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b));
+    const configName = /^&?\s*([A-Za-z_]\w*)$/.exec((args[0] ?? '').trim())?.[1];
+    const callee = kernelFromFunctionArgument(args[1] ?? '', m.index);
+    if (!callee) continue;
+    const fields = configName ? readConfigFields(ctx, configName, m.index) : {};
+    launches.push(makeLaunch(ctx, 'cudaLaunchKernelEx', callee, fields, m.index, close + 1));
+  }
+  return launches;
+}
+
+function readConfigFields(ctx: LaunchContext, configName: string, before: number): { grid?: string; block?: string; smem?: string; stream?: string } {
+  const masked = ctx.source.masked;
+  const body = enclosingFunctionBody(ctx, before);
+  const from = body ? body.open : 0;
+  const region = masked.slice(from, before);
+  const last = (field: string) => {
+    const re = new RegExp(String.raw`\b${configName}\s*(?:\.|->)\s*${field}\s*=\s*([^;]+);`, 'g');
+    let value: string | undefined;
+    for (let m = re.exec(region); m; m = re.exec(region)) value = ctx.source.text.slice(from + m.index + m[0].indexOf(m[1]), from + m.index + m[0].indexOf(m[1]) + m[1].length);
+    return value;
+  };
+  const fields = { grid: last('gridDim'), block: last('blockDim'), smem: last('dynamicSmemBytes'), stream: last('stream') };
+  const aggregate = new RegExp(String.raw`\bcudaLaunchConfig_t\s+${configName}\s*=?\s*\{([^;]*)\}\s*;`).exec(region);
+  if (aggregate) {
+    const start = from + aggregate.index + aggregate[0].indexOf('{') + 1;
+    const parts = splitTopLevel(masked, start, start + aggregate[1].length).map(([a, b]) => ctx.source.text.slice(a, b));
+    if (parts.length && !parts[0].trim().startsWith('.')) {
+      fields.grid ??= parts[0];
+      fields.block ??= parts[1];
+      fields.smem ??= parts[2];
+      fields.stream ??= parts[3];
+    } else {
+      for (const p of parts) {
+        const d = /^\s*\.(\w+)\s*=\s*(.*)$/s.exec(p);
+        if (!d) continue;
+        if (d[1] === 'gridDim') fields.grid ??= d[2];
+        if (d[1] === 'blockDim') fields.block ??= d[2];
+        if (d[1] === 'dynamicSmemBytes') fields.smem ??= d[2];
+        if (d[1] === 'stream') fields.stream ??= d[2];
+      }
+    }
+  }
+  return fields;
+}
+
+function isDeclaration(masked: string, at: number): boolean {
+  // `cudaError_t cudaLaunchKernel(const void* func, ...)` in a header
+  const before = masked.slice(Math.max(0, at - 80), at);
+  return /\b(cudaError_t|CUresult|extern|__host__)\s*(\w+\s+)*$/.test(before);
+}
+
+/** The kernel named by a launch API's function argument: `(void*)k`, `reinterpret_cast<const void*>(&ns::k<T>)`, `k`. */
+function kernelFromFunctionArgument(text: string, at: number): CalleeName | null {
+  let t = text.trim();
+  for (let changed = true; changed; ) {
+    const before = t;
+    t = t.replace(/^\(\s*(?:const\s+)?void\s*\*\s*\)\s*/, '');
+    t = t.replace(/^(?:reinterpret_cast|static_cast|const_cast)\s*<[^>]*>\s*\((.*)\)$/s, '$1').trim();
+    t = t.replace(/^\((.*)\)$/s, '$1').trim();
+    t = t.replace(/^&\s*/, '');
+    changed = t !== before;
+  }
+  const m = /^((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(?:<(.*)>)?$/s.exec(t);
+  if (!m) return null;
+  const templateArgs = m[2] !== undefined ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ')) : null;
+  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs, start: at, nameEnd: at };
+}
+
+interface ConfigTexts {
+  grid?: string;
+  block?: string;
+  smem?: string;
+  stream?: string;
+}
+
+function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, config: ConfigTexts, start: number, end: number): Launch {
+  const { source } = ctx;
+  const inMacro = inRanges(ctx.layout.directives, start);
+  const body = inMacro ? null : enclosingFunctionBody(ctx, start);
+  const pointerTarget = inMacro || written.templateArgs ? null : resolveFunctionPointer(ctx, written.name, start, body);
+  const callee = pointerTarget ?? written;
+  const scope = constantScope(ctx, body);
+  const { lookup } = scope;
+  const explain = (text: string) => explainIn(ctx, scope, text);
+  const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
+  const dim = (text: string | undefined): ResolvedValue<Dim3> => {
+    if (text === undefined) return unresolved(text, 'not given');
+    if (inMacro) return unresolved(text, 'in a macro body: the arguments are known only where the macro is used');
+    const value = dim3In(scope, text);
+    const note = explain(text);
+    return { text: text.trim(), value, note: value ? note : note ?? 'not a compile-time constant here' };
+  };
+  let dynamicSmem: ResolvedValue<number>;
+  if (config.smem === undefined || config.smem.trim() === '') dynamicSmem = { text: '0', value: inMacro ? null : 0, note: 'not given (0)' };
+  else if (inMacro) dynamicSmem = unresolved(config.smem, 'in a macro body: the arguments are known only where the macro is used');
+  else {
+    const value = evaluateInteger(config.smem.trim(), lookup);
+    const note = explain(config.smem);
+    dynamicSmem = { text: config.smem.trim(), value, note: value === null ? note ?? 'not a compile-time constant here' : note };
+  }
+  const nameStart = via === 'chevrons' ? written.start : start;
+  const nameEnd = via === 'chevrons' ? written.nameEnd : start + via.length;
+  return {
+    via,
+    kernelName: callee.name,
+    baseName: lastComponent(callee.name),
+    templateArgs: callee.templateArgs,
+    span: spanOf(source, start, end),
+    nameSpan: spanOf(source, nameStart, nameEnd),
+    grid: dim(config.grid),
+    block: dim(config.block),
+    dynamicSmem,
+    stream: config.stream?.trim() || null,
+    inMacro,
+    enclosingFunction: body?.name ?? null,
+    calledThrough: pointerTarget ? written.name : null,
+    templateArgValues: callee.templateArgs && !inMacro ? callee.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
+  };
+}
+
+/**
+ * `fp` in `fp<<<...>>>` when it is a function pointer with one visible target:
+ * `auto fp = k;`, `void (*fp)(float*) = &k;`, `decltype(&k) fp = k<float>;`.
+ * Null when there is no such declaration, or when `fp` is assigned again.
+ */
+function resolveFunctionPointer(ctx: LaunchContext, name: string, at: number, body: FunctionBody | null): CalleeName | null {
+  if (!/^[A-Za-z_]\w*$/.test(name)) return null;
+  const masked = ctx.source.masked;
+  const from = body ? body.open : 0;
+  const to = body ? body.close : masked.length;
+  const region = masked.slice(from, at);
+  if (!mayBeDeclaredIn(region, name)) return null;
+  const decl = new RegExp(String.raw`(?:^|[;{}])[^;{}=]*?[\s*(]${name}\s*\)?\s*(?:\([^;{}=]*\))?\s*=\s*&?\s*((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<[^;{}()]*>)?\s*;`, 'g');
+  const found: RegExpExecArray[] = [];
+  for (let m = decl.exec(region); m; m = decl.exec(region)) found.push(m);
+  if (found.length !== 1) return null;
+  const m = found[0];
+  if (!/\bauto\b|\(\s*\*|\bdecltype\b|\*/.test(m[0].slice(0, m[0].indexOf('=')))) {
+    // a typedef'd pointer type (`kernel_t fp = k;`) is fine too, but not `fp = k;` alone
+    if (!/[A-Za-z_]\w*\s+[A-Za-z_]/.test(m[0].slice(0, m[0].indexOf('=')).replace(/^[;{}]/, '').trim())) return null;
+  }
+  const declEnd = from + m.index + m[0].length;
+  if (isReassigned(masked.slice(0, to), name, declEnd, to)) return null;
+  const targetArgs = m[2] ? splitTopLevel(m[2], 1, m[2].length - 1).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ')) : null;
+  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs: targetArgs, start: at, nameEnd: at };
+}
+
+/**
+ * Whether `name` stands somewhere in `region` followed by what a declarator
+ * continues with (`=`, `)`, `(`): most launches name a kernel that the code
+ * before them never declares, and this spares them the declaration pattern.
+ */
+function mayBeDeclaredIn(region: string, name: string): boolean {
+  for (let i = region.indexOf(name); i >= 0; i = region.indexOf(name, i + 1)) {
+    const next = region[skipSpace(region, i + name.length)];
+    if (next === '=' || next === ')' || next === '(') return true;
+  }
+  return false;
+}
+
+/** The constants code in `body` (null: at file scope) can use, and a lookup over them. */
+function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantScope {
+  const key = body ? body.open : -1;
+  let scope = ctx.constantScopes.get(key);
+  if (!scope) {
+    const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
+    scope = { tables, lookup: makeLookup(tables, ctx.fallback), dim3s: new Map(), notes: new Map() };
+    ctx.constantScopes.set(key, scope);
+  }
+  return scope;
+}
+
+function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
+  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false });
+  const shadowed = (table.shadowed ??= new Map());
+  for (const param of body.parameters) {
+    table.constants.delete(param);
+    table.dim3s.delete(param);
+    shadowed.set(param, `\`${param}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`);
+  }
+  return table;
+}
+
+interface FunctionBody {
+  name: string | null;
+  open: number;
+  close: number;
+  /** Names of the function's parameters (they shadow outer constants). */
+  parameters: string[];
+}
+
+/** The outermost brace block around `offset` that is not a namespace or extern "C" block: the function body. */
+function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody | null {
+  const masked = ctx.source.masked;
+  const blocks = ctx.layout.outerBlocks;
+  let lo = 0;
+  let hi = blocks.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (blocks[mid][0] >= offset) hi = mid - 1;
+    else if (blocks[mid][1] < offset) lo = mid + 1;
+    else {
+      found = mid;
+      break;
+    }
+  }
+  if (found < 0) return null;
+  // The block's end is its `}` (what matchingClose finds: both pair every brace), or the end of the text.
+  const [candidate, close] = blocks[found];
+  const cached = ctx.layout.bodies.get(candidate);
+  if (cached) return cached;
+  let j = candidate - 1;
+  while (j >= 0 && (isSpaceAt(masked, j) || isWordCode(masked.charCodeAt(j)))) j--;
+  let name: string | null = null;
+  const parameters: string[] = [];
+  if (masked[j] === ')') {
+    const open = matchingOpen(masked, j);
+    const before = masked.slice(Math.max(0, open - 200), open);
+    name = trailingName(before, true);
+    for (const [a, b] of splitTopLevel(masked, open + 1, j)) {
+      const declarator = masked.slice(a, b).replace(/=.*$/s, '').replace(/\[[^\]]*\]/g, '').trim();
+      const param = trailingName(declarator, false);
+      if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
+    }
+  }
+  const body = { name, open: candidate, close, parameters };
+  ctx.layout.bodies.set(candidate, body);
+  return body;
+}
+
+/**
+ * The name `text` ends with, before trailing blanks: what `/([A-Za-z_]\w*)\s*$/`
+ * captures (with `:` among the word characters when `scoped`), without that
+ * pattern's retries at every position of a long text.
+ */
+function trailingName(text: string, scoped: boolean): string | null {
+  let end = text.length;
+  while (end > 0 && isSpaceAt(text, end - 1)) end--;
+  let start = end;
+  while (start > 0 && (isWordCode(text.charCodeAt(start - 1)) || (scoped && text[start - 1] === ':'))) start--;
+  while (start < end && !isNameStart(text.charCodeAt(start))) start++;
+  return start < end ? text.slice(start, end) : null;
+}
+
+function isNameStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; // A-Z a-z _
+}
+
+
+/**
+ * `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`
+ * calls (and the templated C++ form), which let a kernel's launches use more
+ * than 48 KB of dynamic shared memory.
+ */
+export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions = {}): SmemOptIn[] {
+  const masked = source.masked;
+  const ctx = makeContext(source, options);
+  const { directives } = ctx.layout;
+  const out: SmemOptIn[] = [];
+  const re = /\bcudaFuncSetAttribute\s*(<[^;()]*>)?\s*\(/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const open = m.index + m[0].length - 1;
+    const close = matchingClose(masked, open);
+    if (close < 0 || isDeclaration(masked, m.index)) continue;
+    const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b).trim());
+    if (!/\bcudaFuncAttributeMaxDynamicSharedMemorySize\b/.test(args[1] ?? '')) continue;
+    const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
+    if (!callee) continue;
+    const body = inRanges(directives, m.index) ? null : enclosingFunctionBody(ctx, m.index);
+    const { tables, lookup } = constantScope(ctx, body);
+    const value = inRanges(directives, m.index) ? null : evaluateInteger(args[2] ?? '', lookup);
+    out.push({
+      kernelName: callee.name,
+      baseName: lastComponent(callee.name),
+      bytes: { text: args[2] ?? '', value, note: value === null ? explainNames(args[2] ?? '', tables, lookup, ctx.describe) ?? 'not a compile-time constant here' : null },
+      span: spanOf(source, m.index, close + 1),
+    });
+  }
+  return out;
+}

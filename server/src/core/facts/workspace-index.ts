@@ -1,0 +1,426 @@
+/**
+ * The workspace index: per-file facts (kernels, header declarations included,
+ * object-like `#define`s, consts, enumerators, `#include "..."` lines) keyed by
+ * path. Updating one file re-reads only that file's text; lookups walk a file's
+ * includes transitively, then the rest of the workspace, so a launch in
+ * `main.cu` finds its kernel in `kernels.cuh` and `BLOCK` in `config.h`.
+ *
+ * Pure: the caller reads files (see ../workspace-files.ts) and hands in text.
+ * Paths are plain strings with `/` separators.
+ */
+import type { Kernel, LaunchBounds, SmemOptIn, Span } from '../types';
+import { makeSourceText, spanOf, type SourceText } from '../text/source-text';
+import { findKernels, resolveLaunchBounds } from './kernel-finder';
+import { findSmemOptIns } from './launch-finder';
+import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
+import { findDirectiveRanges } from '../text/preprocessor-lines';
+import type { Lookup } from '../text/const-eval';
+import { ownCopy, plainCopy } from '../incremental/own-copy';
+
+/**
+ * `skipOwnEntry`: the caller analyses the file's current text itself (an open
+ * document); the index's entry for it follows saves and may be older.
+ */
+export interface OwnEntryOption {
+  skipOwnEntry?: boolean;
+}
+
+export interface IncludeLine {
+  /** As written between the quotes or brackets: `../common/config.h`. */
+  target: string;
+  /** `#include <...>`: looked up only in the include directories. */
+  system: boolean;
+  span: Span;
+}
+
+export interface FileFacts {
+  path: string;
+  /** Bumped on every update of this path. */
+  generation: number;
+  kernels: Kernel[];
+  /** File-scope constants: object-like macros, consts, enumerators. */
+  constants: ConstantTable;
+  includes: IncludeLine[];
+  smemOptIns: SmemOptIn[];
+}
+
+/** What the index keeps of a file, as the text passes found it. */
+export interface AnalysedFile {
+  source: SourceText;
+  constants: ConstantTable;
+  kernels: Kernel[];
+  smemOptIns: SmemOptIn[];
+}
+
+export interface KernelRef {
+  kernel: Kernel;
+  path: string;
+}
+
+export interface KernelMatch {
+  /** The kernel a launch runs, or null when none or several match. */
+  kernel: Kernel | null;
+  /** Where the kernel is defined (or declared, when no definition is indexed). */
+  path: string | null;
+  /** Where its `__launch_bounds__` is written (a header declaration may carry it), for related information. */
+  boundsPath: string | null;
+  /** Every kernel with a matching name in the tier that decided (for a note when ambiguous). */
+  candidates: KernelRef[];
+  /** How it was found or why not: `kernels.cuh (included)`, `2 kernels named k`. */
+  note: string;
+}
+
+export interface WorkspaceIndexOptions {
+  /** Directories searched for `#include "..."` after the including file's own (`-I`), relative or absolute. */
+  includeDirs?: readonly string[];
+}
+
+export interface ConstantView {
+  /** Constants of the file's includes (transitively), then ones defined once in the workspace. */
+  lookup: Lookup;
+  /** `BLOCK = 256 (#define, config.h:3)`, or null when the index has no such name. */
+  describe: (name: string) => string | null;
+}
+
+/** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
+const VIEWS_KEPT = 4;
+
+export class WorkspaceIndex {
+  private readonly files = new Map<string, FileFacts>();
+  private readonly includeDirs: string[];
+  private generation = 0;
+  /** Updates and removals per path (see changesOutside). */
+  private readonly changedAt = new Map<string, number>();
+  private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
+  /**
+   * The last constant views handed out (by path and whether its own entry is skipped), until a file
+   * changes: an open document asks for its view on every keystroke, and building one reads every
+   * constant of the workspace. A few only: each holds its own table of the constants the workspace
+   * defines once, and the answers it gave.
+   */
+  private readonly views = new Map<string, ConstantView>();
+  /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
+  private readonly borrowed = new Set<string>();
+
+  constructor(options: WorkspaceIndexOptions = {}) {
+    this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
+  }
+
+  /** Index (or re-index) one file from its text. Other files are not touched. */
+  update(path: string, text: string): FileFacts {
+    const source = makeSourceText(text);
+    const constants = collectConstants(source);
+    const lookup = makeLookup([constants]);
+    // Read for the index alone: its strings are cut from the whole text, which copies let go.
+    return this.set(path, keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), source);
+  }
+
+  /**
+   * Index an open document from its analysis (analyzeDocument's facts), without reading its text
+   * again. The entry holds the analysis's own objects, no copies (a keystroke pays nothing for
+   * them), until `keepCopies` is called for it: call that when the analysis is dropped.
+   */
+  updateFromAnalysis(path: string, analysed: AnalysedFile): FileFacts {
+    const facts = this.set(path, analysed, analysed.source);
+    this.borrowed.add(facts.path);
+    return facts;
+  }
+
+  /**
+   * The analysis `path` was indexed from is dropped (forgotten, out of use): the entry keeps copies
+   * of its kernels, constants and opt-ins instead. The analysis's objects are keys of other caches'
+   * WeakMaps (per-kernel keys, launch targets), which the index would otherwise keep alive for every
+   * indexed file, with the chunk texts their strings were cut from: about 2.5 MB per 10k-line file.
+   * What other files see does not change.
+   */
+  keepCopies(path: string): void {
+    const key = normalizePath(path);
+    const facts = this.files.get(key);
+    if (!facts || !this.borrowed.delete(key)) return;
+    Object.assign(facts, keptCopy(facts));
+    this.forgetDerived(); // they hold the definitions
+  }
+
+  private set(path: string, { constants, kernels, smemOptIns }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
+    const key = normalizePath(path);
+    const origin = baseName(key);
+    const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns };
+    this.files.set(key, facts);
+    this.borrowed.delete(key);
+    this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
+    this.forgetDerived();
+    return facts;
+  }
+
+  remove(path: string): void {
+    const key = normalizePath(path);
+    this.borrowed.delete(key);
+    if (!this.files.delete(key)) return;
+    this.forgetDerived();
+    this.generation++;
+    this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
+  }
+
+  /**
+   * Grows with every update and removal of a file other than `path`: what the index can answer
+   * a document at `path` about the rest of the workspace may have changed.
+   */
+  changesOutside(path: string): number {
+    return this.generation - (this.changedAt.get(normalizePath(path)) ?? 0);
+  }
+
+  get(path: string): FileFacts | undefined {
+    return this.files.get(normalizePath(path));
+  }
+
+  paths(): string[] {
+    return [...this.files.keys()].sort();
+  }
+
+  /** The indexed file an `#include` names, or null (system headers, files outside the index). */
+  resolveInclude(fromPath: string, include: Pick<IncludeLine, 'target' | 'system'>): string | null {
+    const from = normalizePath(fromPath);
+    const dirs = include.system ? this.includeDirs : [dirName(from), ...this.includeDirs];
+    for (const dir of dirs) {
+      const candidate = normalizePath(dir ? `${dir}/${include.target}` : include.target);
+      if (this.files.has(candidate)) return candidate;
+    }
+    if (include.system) return null;
+    // Not beside the file nor under an include directory: a unique indexed file with that tail (a -I we were not told).
+    const tail = '/' + normalizePath(include.target).replace(/^(\.\.\/)+/, '');
+    const matches = [...this.files.keys()].filter((p) => p.endsWith(tail) || p === tail.slice(1));
+    return matches.length === 1 ? matches[0] : null;
+  }
+
+  /** The indexed files `path` includes, directly or not, nearest first; `path` itself is not listed. */
+  includeClosure(path: string): string[] {
+    const start = normalizePath(path);
+    const seen = new Set([start]);
+    const order: string[] = [];
+    const queue = [start];
+    while (queue.length) {
+      const current = queue.shift()!;
+      for (const include of this.files.get(current)?.includes ?? []) {
+        const target = this.resolveInclude(current, include);
+        if (target && !seen.has(target)) {
+          seen.add(target);
+          order.push(target);
+          queue.push(target);
+        }
+      }
+    }
+    return order;
+  }
+
+  /** What is worked out from every file: worked out again when next asked, after a file changed. */
+  private forgetDerived(): void {
+    this.uniqueConstants = null;
+    this.views.clear();
+  }
+
+  /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
+  constantView(path: string, { skipOwnEntry = false }: OwnEntryOption = {}): ConstantView {
+    const key = `${skipOwnEntry ? '-' : '+'}${normalizePath(path)}`;
+    const view = this.views.get(key) ?? this.makeConstantView(path, skipOwnEntry);
+    // The most recently used last; the least recently used goes.
+    this.views.delete(key);
+    this.views.set(key, view);
+    for (const oldest of this.views.keys()) {
+      if (this.views.size <= VIEWS_KEPT) break;
+      this.views.delete(oldest);
+    }
+    return view;
+  }
+
+  private makeConstantView(path: string, skipOwnEntry: boolean): ConstantView {
+    const included = this.includeClosure(path).map((p) => this.files.get(p)!.constants);
+    const here = normalizePath(path);
+    const all = this.workspaceConstants();
+    // A file writes a name once: its own entry is at most one of the name's definitions.
+    const ownAt = (defs: ReadonlyArray<{ path: string }>) => (skipOwnEntry ? defs.findIndex((d) => d.path === here) : -1);
+    /** The workspace's definitions of `name` (without `path`'s own when its entry is skipped). */
+    const definitionsOf = (name: string) => {
+      const defs = all.get(name) ?? [];
+      const own = ownAt(defs);
+      return own < 0 ? defs : defs.filter((_, k) => k !== own);
+    };
+    const workspaceTable: ConstantTable = { constants: new Map(), dim3s: new Map() };
+    for (const [name, defs] of all) {
+      const own = ownAt(defs);
+      if (defs.length - (own < 0 ? 0 : 1) === 1) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
+    }
+    const workspaceLookup = makeLookup([workspaceTable]);
+    const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
+    const lookup = makeLookup(included, fromWorkspace);
+    const describe = (name: string): string | null => {
+      const value = lookup(name);
+      const table = included.find((t) => t.constants.has(name));
+      const def = table?.constants.get(name) ?? workspaceTable.constants.get(name);
+      if (!def) {
+        const count = definitionsOf(name).length;
+        return count > 1 ? `\`${name}\` is defined in ${count} places in the workspace and none is included here` : null;
+      }
+      const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
+      return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
+    };
+    return { lookup, describe };
+  }
+
+  /** The kernel a launch of `name` (`k`, `ns::k`) written in `path` runs: this file, then its includes, then the workspace. */
+  findKernel(path: string, name: string, { skipOwnEntry = false }: OwnEntryOption = {}): KernelMatch {
+    const here = normalizePath(path);
+    const tiers: Array<{ paths: string[]; label: (p: string) => string }> = [
+      ...(skipOwnEntry ? [] : [{ paths: [here], label: () => 'this file' }]),
+      { paths: this.includeClosure(here), label: (p) => `${baseName(p)} (included)` },
+      { paths: this.paths().filter((p) => p !== here), label: (p) => `${p} (in the workspace, not included)` },
+    ];
+    for (const tier of tiers) {
+      const refs: KernelRef[] = [];
+      for (const p of tier.paths) for (const kernel of this.files.get(p)?.kernels ?? []) refs.push({ kernel, path: p });
+      const match = matchKernel(refs, name, tier.label);
+      if (match?.kernel && !match.kernel.isDefinition) return this.withDefinition(match);
+      if (match) return match;
+    }
+    return { kernel: null, path: null, boundsPath: null, candidates: [], note: `no kernel named \`${name}\` in this file, its includes or the workspace` };
+  }
+
+  /** A header declaration completed by its one definition elsewhere in the workspace (body, shared memory). */
+  private withDefinition(match: KernelMatch): KernelMatch {
+    const declared = match.kernel!;
+    const definitions: KernelRef[] = [];
+    for (const [p, facts] of this.files) for (const kernel of facts.kernels) if (kernel.isDefinition && kernel.qualifiedName === declared.qualifiedName) definitions.push({ kernel, path: p });
+    if (definitions.length !== 1) return match;
+    const [definition] = definitions;
+    const ownBounds = definition.kernel.launchBounds;
+    return {
+      ...match,
+      kernel: ownBounds ? definition.kernel : { ...definition.kernel, launchBounds: declared.launchBounds },
+      path: definition.path,
+      boundsPath: ownBounds ? definition.path : match.boundsPath,
+      note: `${match.note}, defined in ${baseName(definition.path)}`,
+    };
+  }
+
+  /** `cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...)` calls in `path` and its includes. */
+  smemOptInsInView(path: string): SmemOptIn[] {
+    return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.files.get(p)?.smemOptIns ?? []);
+  }
+
+  /** The launch bounds of `ref.kernel` with its names resolved in the kernel's own file and includes. */
+  launchBoundsFor(ref: KernelRef, templateArgs: readonly string[] | null, argLookup?: Lookup): LaunchBounds | null {
+    const facts = this.files.get(ref.path);
+    const view = this.constantView(ref.path);
+    const kernelLookup = makeLookup(facts ? [facts.constants] : [], view.lookup);
+    return resolveLaunchBounds(ref.kernel, { templateArgs, argLookup, kernelLookup });
+  }
+
+  private workspaceConstants(): Map<string, Array<{ path: string; def: ConstantDefinition }>> {
+    if (this.uniqueConstants) return this.uniqueConstants;
+    const all = new Map<string, Array<{ path: string; def: ConstantDefinition }>>();
+    for (const [path, facts] of this.files) {
+      for (const def of facts.constants.constants.values()) {
+        const list = all.get(def.name) ?? [];
+        // The same text in two files (a header copied, an #ifndef guard) is one definition.
+        if (!list.some((d) => d.def.expr === def.expr)) list.push({ path, def });
+        all.set(def.name, list);
+      }
+    }
+    this.uniqueConstants = all;
+    return all;
+  }
+}
+
+/**
+ * The one kernel among `refs` a launch of `name` names, merging a header
+ * declaration with its definition. Null when nothing matches; a match with
+ * `kernel: null` when several different kernels do (null beats wrong).
+ */
+export function matchKernel(refs: readonly KernelRef[], name: string, label: (path: string) => string = (p) => p): KernelMatch | null {
+  const wanted = name.replace(/^::/, '');
+  const matching = refs.filter(({ kernel }) => namesSameKernel(kernel.qualifiedName, wanted));
+  if (matching.length === 0) return null;
+  if (matching.length === 1) {
+    // One candidate (most launches): what the general case below gives for it.
+    const [only] = matching;
+    return { kernel: only.kernel, path: only.path, boundsPath: only.kernel.launchBounds ? only.path : null, candidates: matching, note: label(only.path) };
+  }
+  const names = new Set(matching.map((r) => r.kernel.qualifiedName));
+  if (names.size > 1) {
+    return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}` };
+  }
+  const definitions = matching.filter((r) => r.kernel.isDefinition);
+  const bounds = new Set(matching.map((r) => r.kernel.launchBounds?.text.replace(/\s+/g, '')).filter((t) => t !== undefined));
+  if (definitions.length > 1 && bounds.size > 1) {
+    return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${definitions.length} overloads of \`${name}\` with different launch bounds` };
+  }
+  const chosen = definitions[0] ?? matching[0];
+  const withBounds = chosen.kernel.launchBounds ? chosen : matching.find((r) => r.kernel.launchBounds) ?? chosen;
+  const kernel = withBounds === chosen ? chosen.kernel : { ...chosen.kernel, launchBounds: withBounds.kernel.launchBounds };
+  return { kernel, path: chosen.path, boundsPath: kernel.launchBounds ? withBounds.path : null, candidates: matching, note: label(chosen.path) };
+}
+
+/** `ns::k` is `k`, `ns::k` or `outer::ns::k`: one name is the other or ends with `::` and the other. */
+function namesSameKernel(qualified: string, wanted: string): boolean {
+  // Called for every kernel at every launch: compare without building strings.
+  return qualified === wanted || endsWithScoped(qualified, wanted) || endsWithScoped(wanted, qualified);
+}
+
+/** `name` ends with `::` + `tail`. */
+function endsWithScoped(name: string, tail: string): boolean {
+  const at = name.length - tail.length;
+  return at >= 2 && name.charCodeAt(at - 1) === 58 && name.charCodeAt(at - 2) === 58 && name.endsWith(tail);
+}
+
+function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] {
+  const out: IncludeLine[] = [];
+  // `#define`, `#pragma`: most directives. The next `include` of the text is looked for once and
+  // kept, not in a copy of each directive line (nor from each of them to the end of the text).
+  let next = source.text.indexOf('include');
+  for (const [start, end] of findDirectiveRanges(source)) {
+    if (next < start) next = source.text.indexOf('include', start);
+    if (next < 0) break;
+    if (next + 'include'.length > end) continue;
+    const line = source.text.slice(start, end);
+    const m = /^\s*#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)/.exec(line);
+    if (!m) continue;
+    out.push({ target: ownCopy((m[1] ?? m[2]).trim()), system: m[1] === undefined, span: spanOf(source, start + m.index, start + m[0].length) });
+  }
+  return out;
+}
+
+/**
+ * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
+ * objects and the text they were read from.
+ */
+function keptCopy({ kernels, constants, smemOptIns }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
+  const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
+  if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
+  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
+}
+
+function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {
+  return new Map([...map].map(([k, v]) => [ownCopy(k), plainCopy(v)]));
+}
+
+/** `a/./b/../c.h` -> `a/c.h`, backslashes to slashes; keeps a leading `/` or `..`. */
+export function normalizePath(path: string): string {
+  const absolute = path.startsWith('/') || path.startsWith('\\');
+  const parts: string[] = [];
+  for (const part of path.replace(/\\/g, '/').split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..' && parts.length && parts[parts.length - 1] !== '..') parts.pop();
+    else if (part === '..' && absolute) continue;
+    else parts.push(part);
+  }
+  return (absolute ? '/' : '') + parts.join('/');
+}
+
+function dirName(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : i === 0 ? '/' : path.slice(0, i);
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}

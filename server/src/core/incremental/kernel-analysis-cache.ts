@@ -1,0 +1,194 @@
+/**
+ * Results of the per-kernel tree passes (divergence, memory-level
+ * parallelism), kept between versions of one document. A kernel whose text,
+ * launch shapes and file-level context did not change is not analysed again;
+ * if only lines above it moved, its results are shifted to the new lines. The
+ * keystroke path then pays only for the kernel being edited.
+ */
+import type { Kernel, Launch, Span } from '../types';
+import { matchingClose, offsetAt, positionAt, type SourceText } from '../text/source-text';
+import { findDirectiveRanges } from '../text/preprocessor-lines';
+import { detach } from './own-copy';
+
+interface Entry<T> {
+  value: T;
+  line: number;
+  /** The last analysis that used it (see sweep). */
+  usedBy: number;
+}
+
+export class KernelAnalysisCache {
+  private readonly entries = new Map<string, Entry<unknown>>();
+  /** Counts the analyses (sweeps): an entry marked with this one is in use. */
+  private analysis = 0;
+
+  /** The cached value for `key`, shifted to `line`, or undefined. */
+  get<T>(key: string, line: number): T | undefined {
+    const entry = this.entries.get(key) as Entry<T> | undefined;
+    if (!entry) return undefined;
+    entry.usedBy = this.analysis;
+    return entry.line === line ? entry.value : shiftLines(entry.value, line - entry.line);
+  }
+
+  /** Keeps `value`, its strings made its own (see `detach`): a slice of this version's text would keep all of it. */
+  set<T>(key: string, line: number, value: T): void {
+    this.entries.set(key, { value: detach(value), line, usedBy: this.analysis });
+  }
+
+  /** Drop the entries the last analysis did not use (kernels deleted or changed). */
+  sweep(): void {
+    for (const [key, entry] of this.entries) if (entry.usedBy !== this.analysis) this.entries.delete(key);
+    this.analysis++;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * What a kernel's tree passes depend on besides its own text and launches: the
+ * file's directives (macros), its constants (names and values), and the whole
+ * text of the `__device__` functions it calls, directly or through others (a
+ * kernel may take its thread index through one). The pieces come from the
+ * chunks of the file, in order.
+ */
+export interface FileContextParts {
+  directives: string[];
+  deviceFunctions: DeviceFunctionText[];
+}
+
+export interface DeviceFunctionText {
+  /** Null when the header names none the scanner can read: then every kernel depends on it. */
+  name: string | null;
+  /** The line it starts on, when the piece was read. */
+  line: number;
+  /** Its text, blanks squeezed. */
+  text: string;
+}
+
+/** The part of every kernel's context that all share: directives, constants, device functions without a name. */
+export function contextKeyOf(pieces: readonly FileContextParts[], constants: string): string {
+  const unnamed = pieces.flatMap((p) => p.deviceFunctions.filter((d) => d.name === null).map((d) => d.text));
+  return hash([...pieces.flatMap((p) => p.directives), constants, ...unnamed].join('\n'));
+}
+
+/**
+ * The functions a kernel may call: those whose name its body calls, then those their texts call,
+ * and so on; as a key (empty when it calls none). `devices` are the file's `__device__` functions.
+ * The body passes also follow calls into the file's other functions (a `constexpr` one, which
+ * device code calls under `--expt-relaxed-constexpr`; one that a macro marks `__device__`; one of
+ * code that does not compile yet): `others` says which names they may follow and gives each one's
+ * text, or null (then the definition's place and text, from the syntax tree). `usesOthers` says
+ * whether `others` was asked about some called name.
+ */
+export function calleesKey(
+  kernelBody: string,
+  devices: ReadonlyMap<string, string[]>,
+  others?: { mayDefine: (name: string) => boolean; text: (name: string) => string | null },
+): { key: string; usesOthers: boolean } {
+  if (devices.size === 0 && !others) return { key: '', usesOthers: false };
+  const seen = new Set<string>();
+  const texts: string[] = [];
+  let usesOthers = false;
+  const visit = (text: string) => {
+    // `f(`, and `f<T>(` for a template device function.
+    for (const m of text.matchAll(/\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g)) {
+      const name = m[1];
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const bodies = devices.get(name);
+      if (bodies) {
+        for (const body of bodies) {
+          texts.push(body);
+          visit(body);
+        }
+      } else if (others && !NOT_CALLS.has(name) && others.mayDefine(name)) {
+        usesOthers = true;
+        const body = others.text(name);
+        if (body === null) continue;
+        texts.push(`${name}@${body}`);
+        visit(body);
+      }
+    }
+  };
+  visit(kernelBody);
+  return { key: texts.length ? hash(texts.join('\n')) : '', usesOthers };
+}
+
+/** Words written like calls (`if (`, `sizeof(`) that name no function. */
+const NOT_CALLS = new Set(['if', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'alignof', 'decltype', 'static_assert', 'defined', 'do', 'else', 'case', 'throw', 'new', 'delete', 'noexcept', 'typeid', 'alignas']);
+
+export function fileContextParts(source: SourceText): FileContextParts {
+  // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
+  const squeeze = (t: string) => t.replace(/\s+/g, ' ').trim();
+  const directives = findDirectiveRanges(source).map(([a, b]) => squeeze(source.text.slice(a, b)));
+  const deviceFunctions: DeviceFunctionText[] = [];
+  const device = /\b__device__\b/g;
+  for (let m = device.exec(source.masked); m; m = device.exec(source.masked)) {
+    const stop = source.masked.slice(m.index).search(/[;{]/);
+    if (stop < 0) break;
+    const open = m.index + stop;
+    if (source.masked[open] !== '{') continue;
+    const close = matchingClose(source.masked, open);
+    const name = /([A-Za-z_]\w*)\s*\(/.exec(source.masked.slice(m.index, open))?.[1] ?? null;
+    deviceFunctions.push({ name, line: positionAt(source, m.index).line, text: squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)) });
+    if (close > 0) device.lastIndex = close;
+  }
+  return { directives, deviceFunctions };
+}
+
+/** The cache key of one kernel: its text from its first column, its column, its launches' shapes and the file context. */
+export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly Launch[], context: string): string {
+  const start = () => offsetAt(source, kernel.span.start);
+  const end = () => offsetAt(source, kernel.span.end);
+  const shapes = launches
+    .filter((l) => l.baseName === kernel.name)
+    .map((l) => (l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : '?'))
+    .sort()
+    .join(',');
+  let text = kernelTexts.get(kernel);
+  if (text === undefined) kernelTexts.set(kernel, (text = hash(source.text.slice(start(), end()))));
+  return `${kernel.span.start.character}|${shapes}|${context}|${text}`;
+}
+
+/**
+ * The hash of each kernel's text, by kernel: a kernel that a chunk kept from an earlier version
+ * is the same object with the same text, and is not hashed again on every keystroke.
+ */
+const kernelTexts = new WeakMap<Kernel, string>();
+
+/** A 64-bit key for equal-text checks (see hashHalves). */
+export function hash(text: string): string {
+  const [h1, h2] = hashHalves(text);
+  return `${h1.toString(36)}${h2.toString(36)}:${text.length}`;
+}
+
+/** FNV-1a over UTF-16 code units, twice with different seeds: two unsigned 32-bit halves. */
+export function hashHalves(text: string): [number, number] {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  return [h1 >>> 0, h2 >>> 0];
+}
+
+/** A deep copy of plain data with every span's lines moved by `delta`. */
+export function shiftLines<T>(value: T, delta: number): T {
+  if (delta === 0 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => shiftLines(v, delta)) as T;
+  if (isSpan(value)) {
+    return { ...value, start: { ...value.start, line: value.start.line + delta }, end: { ...value.end, line: value.end.line + delta } } as T;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = shiftLines(v, delta);
+  return out as T;
+}
+
+function isSpan(value: object): value is Span {
+  const v = value as Partial<Span>;
+  return typeof v.start?.line === 'number' && typeof v.end?.line === 'number' && typeof v.start?.character === 'number';
+}

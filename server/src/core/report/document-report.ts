@@ -1,0 +1,101 @@
+/**
+ * Everything the editor shows for one document version, computed once from its
+ * facts and kept until the version, the settings, the compiler figures or the
+ * PTX change.
+ */
+import type { DocumentFacts } from '../facts/document-facts';
+import type { Finding, Kernel, MemoryParallelism } from '../types';
+import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
+import { divergenceFindings, refineBranchesWithPtx, type Branch } from '../body/divergence';
+import { occupancyFindings } from './occupancy-findings';
+import { impossibleLaunchFindings } from '../compiler/compiler-findings';
+
+export interface ReportSettings {
+  latencyCycles: number;
+  occupancyWarningBelow: number;
+  divergenceMinCost: number;
+  divergenceEnabled: boolean;
+}
+
+export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceEnabled: true };
+
+export interface DocumentReport {
+  facts: DocumentFacts;
+  archs: string[];
+  /** One per launch, in the order of facts.launches. */
+  analyses: LaunchAnalysis[];
+  /** Launch analyses per kernel of this document, in the order of its kernels. */
+  byKernel: Map<Kernel, LaunchAnalysis[]>;
+  findings: Finding[];
+  /** facts.branches, with the divergent ones' path costs counted in the PTX when it was given. */
+  branches: Branch[];
+}
+
+/** PTX of this document's text (`nvcc -ptx -lineinfo`); `filePath` is the file nvcc compiled. */
+export interface ReportPtx {
+  text: string;
+  filePath: string;
+}
+
+export interface ReportInput {
+  facts: DocumentFacts;
+  archs: string[];
+  figuresFor: FiguresFor;
+  settings?: ReportSettings;
+  /** Findings from the compiler's own output (spills, unmet launch bounds). */
+  compilerFindings?: Finding[];
+  /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
+  ptx?: ReportPtx | null;
+  /**
+   * The report of an earlier version built with the same archs, figures and settings: a launch
+   * it analysed that is still the same object, with the same kernel, bounds and loads, is not analysed again.
+   */
+  previous?: DocumentReport;
+}
+
+/** The latency options each analysis was made with (reuse needs the same). */
+const latencyInputs = new WeakMap<LaunchAnalysis, string>();
+const latencyKey = (l: LatencyOptions) => `${l.latencyCycles}|${l.independentOpsPerWarp}|${l.pending}`;
+
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, previous }: ReportInput): DocumentReport {
+  const earlier = new Map(previous?.analyses.map((a) => [a.launch, a]));
+  const estimates = new Map<string, MemoryParallelism>();
+  for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
+  const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
+  const definedHere = new Set(facts.pendingKernels > 0 ? facts.kernels.filter((k) => k.isDefinition).map((k) => k.qualifiedName) : []);
+  const analyses = facts.launches.map((launch, i) => {
+    const target = facts.launchTargets[i];
+    const kernel = target?.kernel ?? null;
+    const mp = kernel ? estimateOf(kernel) : undefined;
+    const bounds = target?.launchBounds ?? kernel?.launchBounds ?? null;
+    const latency = {
+      latencyCycles: settings.latencyCycles,
+      independentOpsPerWarp: mp && mp.p > 0 ? mp.p : 1,
+      // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
+      pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
+    };
+    const before = earlier.get(launch);
+    if (before && before.kernel === kernel && before.launchBounds === bounds && latencyInputs.get(before) === latencyKey(latency)) return before;
+    const analysis = analyzeLaunch(launch, kernel, bounds, archs, figuresFor, latency);
+    latencyInputs.set(analysis, latencyKey(latency));
+    return analysis;
+  });
+  const byName = new Map<string, LaunchAnalysis[]>();
+  for (const a of analyses) {
+    if (!a.kernel) continue;
+    const group = byName.get(a.kernel.qualifiedName);
+    if (group) group.push(a);
+    else byName.set(a.kernel.qualifiedName, [a]);
+  }
+  const byKernel = new Map<Kernel, LaunchAnalysis[]>();
+  for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
+  const branches = ptx && facts.branches.some((b) => b.kind === 'divergent') ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath) : facts.branches;
+  const findings = [
+    ...facts.findings,
+    ...compilerFindings,
+    ...(settings.divergenceEnabled ? divergenceFindings(branches, { minCostThreshold: settings.divergenceMinCost }) : []),
+    ...impossibleLaunchFindings(analyses),
+    ...occupancyFindings(analyses, settings.occupancyWarningBelow),
+  ];
+  return { facts, archs, analyses, byKernel, findings, branches };
+}

@@ -1,0 +1,496 @@
+/**
+ * The language server: wiring only. Each handler reads the stored facts and
+ * report of a document version and calls a feature module; nothing here parses
+ * or computes.
+ */
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  TextDocumentSyncKind,
+  CodeActionKind,
+  type CodeAction,
+  type CodeActionParams,
+  type CodeLens,
+  type CodeLensParams,
+  type Connection,
+  type Hover,
+  type HoverParams,
+  type InitializeParams,
+  type ServerCapabilities,
+} from 'vscode-languageserver/node';
+import { createCudaParser } from '../core/syntax/cuda-parser';
+import { parseArch } from '../core/gpu/arch-table';
+import { resolveArchs } from '../core/report/launch-analysis';
+import { FiguresRegistry } from '../core/compiler/figures-registry';
+import { mapKernelResources } from '../core/compiler/kernel-resources';
+import { compilerFindings } from '../core/compiler/compiler-findings';
+import type { Finding, Position } from '../core/types';
+import { WorkspaceIndex } from '../core/facts/workspace-index';
+import { BACKGROUND_SLICE_MS, DocumentStore, FIRST_PASS_BUDGET_MS } from './document-store';
+import { readGrammarBytes } from '../files/grammar-files';
+import { makeSafely } from './safely';
+import { DEFAULT_SETTINGS, readSettings, type Settings } from '../settings';
+import { hoverAt } from './hover';
+import { codeLenses } from './code-lens';
+import { codeActions } from './code-actions';
+import { buildDocumentReport, type DocumentReport } from '../core/report/document-report';
+import { chartDataFor } from '../core/report/chart-data';
+import { contains, toDiagnostic } from './lsp-convert';
+import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
+import { readPtxasLog } from '../files/ptxas-log';
+import { CompileService, type DocumentPtx } from '../nvcc/compile-service';
+import { contentHash } from '../nvcc/compile-ptx';
+import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from '../protocol';
+import { memoryUsage } from './memory-usage';
+import type { DocumentFigures } from '../nvcc/compile-scheduler';
+import { IdleCollector } from './idle-collector';
+
+const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
+const DIAGNOSTICS_DELAY_MS = 150;
+const PARTIAL_DIAGNOSTICS_AFTER_MS = 1000;
+const BACKGROUND_START_DELAY_MS = 30;
+const HEADER = /\.(cuh|h|hh|hpp|hxx|inl)$/i;
+
+export interface InitializationOptions {
+  /** VS Code's workspace trust; other editors send nothing and are trusted. */
+  workspaceTrusted?: boolean;
+  /** Where to keep the ptxas figures cache; null: memory only. */
+  cacheDir?: string | null;
+}
+
+export class CudaOccupancyServer {
+  private settings: Settings = DEFAULT_SETTINGS;
+  private settingsGeneration = 0;
+  private readonly safely: ReturnType<typeof makeSafely>;
+  private readonly pendingDiagnostics = new Map<string, NodeJS.Timeout>();
+  /** Documents whose kernel bodies wait for the background pass, in order (see completeInBackground). */
+  private readonly completing: string[] = [];
+  private completionTimer: NodeJS.Timeout | undefined;
+  /** Since when a document's current version has waited for its kernel bodies (see publishDiagnostics). */
+  private readonly pendingSince = new Map<string, { version: number; at: number }>();
+  private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
+  private readonly figures = new FiguresRegistry();
+  private readonly compilerFindings = new Map<string, Finding[]>();
+  /** The latest PTX per document, with the hash of the text it was compiled from. */
+  private readonly ptx = new Map<string, DocumentPtx>();
+  private ptxGeneration = 0;
+  private readonly index = new WorkspaceIndex();
+  private readonly collector = new IdleCollector();
+  private readonly compile: CompileService;
+  private readonly documents: DocumentStore;
+  private logNote: string | null = null;
+  private warnedArchs = '';
+
+  private constructor(
+    private readonly connection: Connection,
+    parser: Awaited<ReturnType<typeof createCudaParser>>,
+    private readonly params: InitializeParams,
+  ) {
+    this.safely = makeSafely((m) => connection.console.error(m));
+    const init = (params.initializationOptions ?? {}) as InitializationOptions;
+    this.documents = new DocumentStore({
+      parser,
+      treePassBudgetMs: FIRST_PASS_BUDGET_MS,
+      onForget: (uri) => {
+        this.reports.delete(uri);
+        this.index.keepCopies(indexKey(uri));
+      },
+      log: (m) => connection.console.warn(m),
+      analyzeOptions: (uri) => {
+        const key = indexKey(uri);
+        return {
+          workspace: this.index,
+          path: key,
+          archs: this.archs().map((arch) => ({ arch, maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin })),
+          divergence: this.settings['divergence.enabled'],
+        };
+      },
+    });
+    this.compile = new CompileService({
+      workspaceRoots: this.workspaceRoots(),
+      trusted: init.workspaceTrusted !== false,
+      isOpen: (uri) => this.documents.has(uri),
+      log: (m) => connection.console.log(m),
+      cacheDir: init.cacheDir,
+      wantsPtx: (uri) => this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false),
+    });
+    this.compile.onResult((result) => this.onCompiled(result));
+    this.compile.onPtx((ptx) => this.onPtx(ptx));
+    this.compile.onStateChange(() => this.sendStatus());
+  }
+
+  static async initialize(connection: Connection, params: InitializeParams): Promise<CudaOccupancyServer> {
+    const parser = await createCudaParser(readGrammarBytes());
+    const server = new CudaOccupancyServer(connection, parser, params);
+    server.register();
+    return server;
+  }
+
+  capabilities(): ServerCapabilities {
+    return {
+      textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
+      hoverProvider: true,
+      codeLensProvider: { resolveProvider: false },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite] },
+    };
+  }
+
+  private register(): void {
+    const c = this.connection;
+    c.onInitialized(() => void this.onInitialized());
+    c.onDidChangeConfiguration(() => void this.reloadSettings());
+    c.onDidOpenTextDocument((p) => {
+      this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
+      this.indexFromAnalysis(p.textDocument.uri);
+      this.scheduleDiagnostics(p.textDocument.uri);
+      this.requestCompile(p.textDocument.uri);
+    });
+    c.onDidChangeTextDocument((p) => {
+      const uri = p.textDocument.uri;
+      this.documents.change(uri, p.textDocument.version, p.contentChanges);
+      this.scheduleDiagnostics(uri);
+      // The debounce is an idle window (see idle-collector.ts).
+      this.collector.idle();
+    });
+    // The workspace index (what other files see of this one) follows saves, not keystrokes.
+    c.onDidSaveTextDocument((p) => {
+      const uri = p.textDocument.uri;
+      this.indexFromAnalysis(uri);
+      if (HEADER.test(uri)) this.invalidateOthers(uri);
+      this.requestCompile(uri);
+    });
+    c.onDidCloseTextDocument((p) => {
+      const uri = p.textDocument.uri;
+      this.documents.close(uri);
+      const file = filePath(uri);
+      if (file) updateFromDisk(this.index, file);
+      else this.index.remove(indexKey(uri));
+      this.compile.close(uri);
+      this.reports.delete(uri);
+      this.ptx.delete(uri);
+      clearTimeout(this.pendingDiagnostics.get(uri));
+      this.pendingDiagnostics.delete(uri);
+      this.pendingSince.delete(uri);
+      void c.sendDiagnostics({ uri, diagnostics: [] });
+    });
+    c.onHover((p) => this.onHover(p));
+    c.onCodeLens((p) => this.onCodeLens(p));
+    c.onCodeAction((p) => this.onCodeAction(p));
+    c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
+    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector : null));
+    c.onShutdown(() => {
+      clearTimeout(this.completionTimer);
+      this.completing.length = 0;
+      this.collector.dispose();
+      this.compile.dispose();
+      this.documents.dispose();
+    });
+  }
+
+  private async onInitialized(): Promise<void> {
+    // Index before the first document is analysed, so its includes resolve from the first hover on.
+    this.safely('workspace index', undefined, () => {
+      const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.index, maxFiles: 2000 });
+      this.connection.console.log(`indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`);
+      this.invalidateOthers(null);
+    });
+    await this.reloadSettings(true);
+  }
+
+  /** What other files see of an open document: its analysed text passes (the first pass of its current version). */
+  private indexFromAnalysis(uri: string): void {
+    this.safely('workspace index', undefined, () => {
+      const facts = this.documents.facts(uri);
+      if (facts) this.index.updateFromAnalysis(indexKey(uri), facts);
+    });
+  }
+
+  private workspaceRoots(): string[] {
+    const folders = this.params.workspaceFolders?.map((f) => f.uri) ?? (this.params.rootUri ? [this.params.rootUri] : []);
+    return folders.map(filePath).filter((p): p is string => p !== null);
+  }
+
+  private async reloadSettings(force = false): Promise<void> {
+    let settings = DEFAULT_SETTINGS;
+    if (this.params.capabilities.workspace?.configuration) {
+      try {
+        const raw = await this.connection.workspace.getConfiguration({ section: 'cudaOccupancy' });
+        const read = readSettings(raw);
+        for (const problem of read.problems) this.connection.console.warn(problem);
+        settings = read.settings;
+      } catch (error) {
+        this.connection.console.warn(`could not read settings, using defaults: ${String(error)}`);
+      }
+    }
+    if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
+    this.settings = settings;
+    this.settingsGeneration++;
+    this.loadPtxasLog();
+    await this.compile.configure(settings, () => this.archs());
+    this.documents.invalidate();
+    this.refreshAll();
+    for (const uri of this.documents.uris()) this.requestCompile(uri);
+  }
+
+  private loadPtxasLog(): void {
+    this.figures.clearLogs();
+    this.logNote = null;
+    const file = this.settings.ptxasLog;
+    if (!file) return;
+    const root = this.workspaceRoots()[0] ?? process.cwd();
+    const full = path.resolve(root, file);
+    try {
+      const kernels = this.index.paths().flatMap((p) => this.index.get(p)?.kernels ?? []);
+      this.figures.setLog(full, readPtxasLog(full, kernels).kernels);
+    } catch (error) {
+      this.logNote = (error as Error).message;
+      this.connection.console.warn(this.logNote);
+    }
+  }
+
+  private archs(): string[] {
+    const requested = this.settings.architectures.length ? this.settings.architectures : this.compile?.archsFromDatabase.length ? this.compile.archsFromDatabase : DEFAULT_ARCHS;
+    const { archs, unknown } = resolveArchs(requested);
+    // Asked on every request: each set of unknown names is reported once.
+    if (unknown.length && unknown.join() !== this.warnedArchs) this.connection.console.warn(`unknown architectures in cudaOccupancy.architectures: ${unknown.join(', ')}`);
+    this.warnedArchs = unknown.join();
+    return archs.length ? archs : DEFAULT_ARCHS;
+  }
+
+  private archSource(): string {
+    if (this.settings.architectures.length) return 'settings';
+    if (this.compile.archsFromDatabase.length) return 'compile_commands.json';
+    return 'default';
+  }
+
+  /** The report of a document's current version, built once per version, settings, figures and PTX. */
+  private report(uri: string): DocumentReport | undefined {
+    const facts = this.documents.facts(uri);
+    if (!facts) return undefined;
+    if (facts.pendingKernels > 0) this.completeInBackground(uri);
+    const archs = this.archs();
+    const inputs = `${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}/${archs.join()}`;
+    const key = `${facts.version}/${inputs}`;
+    const cached = this.reports.get(uri);
+    if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
+    const report = buildDocumentReport({
+      facts,
+      archs,
+      figuresFor: this.figures.figuresFor,
+      settings: {
+        latencyCycles: this.settings.latencyCycles,
+        occupancyWarningBelow: this.settings.occupancyWarningBelow,
+        divergenceMinCost: this.settings['divergence.minCost'],
+        divergenceEnabled: this.settings['divergence.enabled'],
+      },
+      compilerFindings: this.compilerFindings.get(uri) ?? [],
+      ptx: this.ptxFor(uri, facts.source.text),
+      previous: cached && cached.key.endsWith(`/${inputs}`) ? cached.report : undefined,
+    });
+    this.reports.set(uri, { key, report });
+    return report;
+  }
+
+  private onHover(params: HoverParams): Hover | null {
+    return this.safely('hover', null, () => {
+      this.completeKernelAt(params.textDocument.uri, params.position);
+      const report = this.report(params.textDocument.uri);
+      return report ? hoverAt(report, params.position) : null;
+    });
+  }
+
+  /**
+   * A hover in a kernel body the background has not read yet (a newly opened file) reads that
+   * kernel now, rather than answer without its branches.
+   */
+  private completeKernelAt(uri: string, position: Position): void {
+    const facts = this.documents.facts(uri);
+    if (!facts || facts.pendingKernels === 0 || !facts.kernels.some((k) => k.isDefinition && contains(k.span, position))) return;
+    this.documents.complete(uri, 0, position);
+  }
+
+  private onCodeLens(params: CodeLensParams): CodeLens[] {
+    return this.safely('codeLens', [], () => {
+      const report = this.settings['codeLens.enabled'] ? this.report(params.textDocument.uri) : undefined;
+      return report ? codeLenses(report) : [];
+    });
+  }
+
+  private onCodeAction(params: CodeActionParams): CodeAction[] {
+    return this.safely('codeAction', [], () => {
+      const report = this.report(params.textDocument.uri);
+      return report ? codeActions(report, params.range, params.context.diagnostics) : [];
+    });
+  }
+
+  private onChartData(params: ChartDataParams): ChartDataResult {
+    return this.safely('chartData', null, () => {
+      const report = this.report(params.uri);
+      if (!report) return null;
+      const kernel =
+        report.facts.kernels.find((k) => k.qualifiedName === params.kernel) ??
+        [...report.facts.kernels].reverse().find((k) => k.span.start.line <= params.line) ??
+        null;
+      const launch = report.analyses.find((a) => a.launch.span.start.line === params.line && a.kernel) ?? (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
+      const target = kernel ?? launch?.kernel ?? null;
+      if (!target) return null;
+      return chartDataFor({
+        kernel: target.qualifiedName,
+        archs: report.archs,
+        arch: params.arch,
+        figuresFor: (arch) => this.figures.figuresFor(target, launch?.launch ?? null, arch),
+        threadsPerBlock: launch?.threadsPerBlock ?? null,
+        dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
+        staticSharedBytes: target.staticSharedBytes,
+        launchBoundsMaxThreads: launch?.launchBounds?.maxThreadsPerBlock ?? target.launchBounds?.maxThreadsPerBlock ?? null,
+      });
+    });
+  }
+
+  private requestCompile(uri: string): void {
+    const file = filePath(uri);
+    if (file && /\.cu$/i.test(file)) this.compile.request(uri, file);
+  }
+
+  private onCompiled(result: DocumentFigures): void {
+    this.safely('compile result', undefined, () => {
+      const facts = this.documents.facts(result.uri);
+      if (!facts) return;
+      const entries = result.perArch.flatMap((a) => a.entries);
+      const mapped = mapKernelResources({ kernels: facts.kernels, entries, source: 'ptxas', producedAt: result.perArch[0]?.producedAt ?? result.updatedAt });
+      this.figures.setCompiled(result.uri, mapped);
+      if (result.stale) this.figures.markStale(result.uri, result.error ? `last compile failed: ${result.error.text}` : 'last compile failed');
+      this.compilerFindings.set(result.uri, compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)));
+      this.refreshAll();
+    });
+  }
+
+  private onPtx(ptx: DocumentPtx): void {
+    this.safely('ptx result', undefined, () => {
+      if (!this.documents.has(ptx.uri)) return;
+      this.ptx.set(ptx.uri, ptx);
+      this.ptxGeneration++;
+      this.scheduleDiagnostics(ptx.uri);
+    });
+  }
+
+  /** The document's PTX if it was compiled from exactly this text (after an unsaved edit its `.loc` lines no longer match). */
+  private ptxFor(uri: string, text: string): { text: string; filePath: string } | null {
+    const ptx = this.ptx.get(uri);
+    return ptx && ptx.sourceHash === contentHash(text) ? { text: ptx.text, filePath: ptx.path } : null;
+  }
+
+  private invalidateOthers(changed: string | null): void {
+    for (const uri of this.documents.uris()) if (uri !== changed) this.documents.invalidate(uri);
+    this.refreshAll(changed);
+  }
+
+  /** New figures or settings: republish diagnostics and ask the client to re-read lenses. */
+  private refreshAll(except: string | null = null): void {
+    for (const uri of this.documents.uris()) if (uri !== except) this.scheduleDiagnostics(uri);
+    if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    this.sendStatus();
+  }
+
+  private sendStatus(): void {
+    const running = this.compile.running;
+    const trusted = ((this.params.initializationOptions ?? {}) as InitializationOptions).workspaceTrusted !== false;
+    const status: ServerStatus = {
+      state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : trusted ? 'ready' : 'untrusted',
+      archs: this.archs(),
+      archSource: this.archSource(),
+      message: [
+        this.compile.disabledReason,
+        trusted ? null : 'Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands.json; the static analysis keeps working.',
+        this.logNote,
+      ].filter(Boolean).join('\n\n'),
+      compilesRunning: running,
+      analysing: this.completing.length,
+    };
+    void this.connection.sendNotification(STATUS_NOTIFICATION, status);
+  }
+
+  /**
+   * Analyse the kernel bodies a first pass left pending, a slice at a time so that requests
+   * are answered in between, one document after another (each keeps its syntax tree while it
+   * is worked on); then publish its diagnostics again and ask for new lenses.
+   */
+  private completeInBackground(uri: string): void {
+    if (this.completing.includes(uri)) return;
+    this.completing.push(uri);
+    if (this.completing.length === 1) this.sendStatus();
+    // After a pause: the requests that came with the document (a first hover) are answered first.
+    this.completionTimer ??= setTimeout(() => this.completionStep(), BACKGROUND_START_DELAY_MS);
+  }
+
+  private completionStep(): void {
+    this.completionTimer = undefined;
+    const uri = this.completing[0];
+    if (uri === undefined) return;
+    const more = this.documents.has(uri) && this.safely('background analysis', false, () => this.documents.complete(uri, BACKGROUND_SLICE_MS) && (this.documents.facts(uri)?.pendingKernels ?? 0) > 0);
+    if (!more) {
+      this.completing.shift();
+      if (this.documents.has(uri)) {
+        // At once: the version's debounce has passed already (or a hover asked for it).
+        clearTimeout(this.pendingDiagnostics.get(uri));
+        this.pendingDiagnostics.delete(uri);
+        this.publishDiagnostics(uri);
+        if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+      }
+    }
+    if (this.completing.length > 0) this.completionTimer = setTimeout(() => this.completionStep(), 0);
+    else if (!more) {
+      this.sendStatus();
+      this.collector.settled();
+    }
+  }
+
+  private scheduleDiagnostics(uri: string): void {
+    clearTimeout(this.pendingDiagnostics.get(uri));
+    this.pendingDiagnostics.set(
+      uri,
+      setTimeout(() => {
+        this.pendingDiagnostics.delete(uri);
+        this.publishDiagnostics(uri);
+      }, DIAGNOSTICS_DELAY_MS),
+    );
+  }
+
+  /**
+   * Diagnostics of a version are published once its kernel bodies are all analysed (the
+   * background pass publishes them when it ends), so warnings do not arrive in two waves; a
+   * pass that takes longer than PARTIAL_DIAGNOSTICS_AFTER_MS publishes what is known meanwhile.
+   */
+  private publishDiagnostics(uri: string): void {
+    const report = this.safely('diagnostics', undefined, () => this.report(uri));
+    if (!report) return;
+    if (report.facts.pendingKernels > 0) {
+      const since = this.pendingSince.get(uri);
+      if (!since || since.version !== report.facts.version) this.pendingSince.set(uri, { version: report.facts.version, at: Date.now() });
+      else if (Date.now() - since.at >= PARTIAL_DIAGNOSTICS_AFTER_MS) this.sendDiagnostics(uri, report);
+      if (!since || since.version !== report.facts.version) setTimeout(() => this.documents.has(uri) && this.publishDiagnostics(uri), PARTIAL_DIAGNOSTICS_AFTER_MS);
+      return;
+    }
+    this.pendingSince.delete(uri);
+    this.sendDiagnostics(uri, report);
+  }
+
+  private sendDiagnostics(uri: string, report: DocumentReport): void {
+    const diagnostics = report.findings.map((f) => toDiagnostic(f, uri));
+    void this.connection.sendDiagnostics({ uri, version: report.facts.version, diagnostics });
+  }
+}
+
+function filePath(uri: string): string | null {
+  try {
+    return uri.startsWith('file:') ? fileURLToPath(uri) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The workspace index knows files by absolute path; untitled documents by their URI. */
+function indexKey(uri: string): string {
+  const file = filePath(uri);
+  return file ? toIndexPath(file) : uri;
+}

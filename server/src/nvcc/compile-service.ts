@@ -1,0 +1,206 @@
+/**
+ * ptxas figures for saved documents: which nvcc and flags to use (never from
+ * workspace settings or compile_commands.json in an untrusted workspace), the
+ * cache, and the scheduler that debounces, cancels, limits and times out runs.
+ * After a successful figures compile, the same run (same slot, same signal)
+ * compiles the file to PTX with line information for the divergence costs.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
+import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
+import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
+import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from './compile-commands';
+import { ResourceCache } from './resource-cache';
+import { locateNvcc } from './locate-nvcc';
+import type { Settings } from '../settings';
+
+export interface CompileServiceOptions {
+  workspaceRoots: string[];
+  trusted: boolean;
+  isOpen: (uri: string) => boolean;
+  log: (message: string) => void;
+  cacheDir?: string | null;
+  /** Whether a document's PTX is worth compiling (it has divergent branches to price); default: always. */
+  wantsPtx?: (uri: string) => boolean;
+}
+
+/** The PTX of a saved document (`nvcc -ptx -lineinfo`, first target arch) and the content it was compiled from. */
+export interface DocumentPtx {
+  readonly uri: string;
+  /** The file nvcc compiled: the `.file` paths in the PTX name it. */
+  readonly path: string;
+  readonly arch: string;
+  readonly text: string;
+  /** sha256 of the compiled content (`contentHash`): apply the PTX only to a document with this text. */
+  readonly sourceHash: string;
+  readonly producedAt: number;
+}
+
+interface ResolvedFlags {
+  flags: string[];
+  cwd: string | null;
+}
+
+export class CompileService {
+  private scheduler: CompileScheduler | null = null;
+  private settings: Settings | null = null;
+  private database: CompileCommand[] | null = null;
+  private databaseArchs: string[] = [];
+  private readonly cache: ResourceCache<ArchFigures>;
+  private readonly ptxCache: ResourceCache<PtxText>;
+  private readonly resultListeners: Array<(figures: DocumentFigures) => void> = [];
+  private readonly ptxListeners: Array<(ptx: DocumentPtx) => void> = [];
+  private readonly stateListeners: Array<() => void> = [];
+  /** Why compiling is off (nvcc missing, switched off), or null. */
+  disabledReason: string | null = null;
+
+  constructor(private readonly options: CompileServiceOptions) {
+    const dir = options.cacheDir === undefined ? path.join(os.tmpdir(), 'cuda-occupancy-lens-cache') : options.cacheDir;
+    this.cache = new ResourceCache<ArchFigures>({ dir, validate: isArchFigures });
+    // PTX runs to megabytes: fewer kept in memory, and a directory of its own.
+    this.ptxCache = new ResourceCache<PtxText>({ dir: dir ? path.join(dir, 'ptx') : null, maxEntries: 32, validate: isPtxText });
+  }
+
+  /** Architectures named by compile_commands.json (-arch/-gencode), for the default target list. */
+  get archsFromDatabase(): string[] {
+    return this.databaseArchs;
+  }
+
+  get running(): number {
+    return this.scheduler ? this.scheduler.activeCount + this.scheduler.queuedCount : 0;
+  }
+
+  onResult(listener: (figures: DocumentFigures) => void): void {
+    this.resultListeners.push(listener);
+  }
+
+  /** PTX for a document whose figures compile succeeded; not called when the PTX compile fails or is cancelled. */
+  onPtx(listener: (ptx: DocumentPtx) => void): void {
+    this.ptxListeners.push(listener);
+  }
+
+  onStateChange(listener: () => void): void {
+    this.stateListeners.push(listener);
+  }
+
+  async configure(settings: Settings, archs: () => string[]): Promise<void> {
+    this.settings = settings;
+    this.scheduler?.dispose();
+    this.scheduler = null;
+    this.database = null;
+    this.databaseArchs = [];
+    if (this.options.trusted) await this.loadDatabase(settings);
+    if (!settings['nvcc.enabled']) {
+      this.disabledReason = 'nvcc is switched off (cudaOccupancy.nvcc.enabled)';
+      this.changed();
+      return;
+    }
+    this.disabledReason = null;
+    const nvccPath = locateNvcc(this.options.trusted ? settings['nvcc.path'] : '');
+    const scheduler = new CompileScheduler({
+      maxParallel: settings['nvcc.maxParallel'],
+      isOpen: this.options.isOpen,
+      compile: (request, signal) => this.compile(nvccPath, request.path, archs(), signal),
+      afterCompile: (request, result, signal) => this.compileDocumentPtx(nvccPath, request.uri, request.path, result, signal),
+    });
+    scheduler.onResult((figures) => {
+      for (const l of this.resultListeners) l(figures);
+      this.changed();
+    });
+    scheduler.onCompileStart(() => this.changed());
+    scheduler.onCompileEnd(() => this.changed());
+    scheduler.onNvccMissing(() => {
+      this.disabledReason = `nvcc not found (${nvccPath}): register figures come from build logs and annotations only. Set cudaOccupancy.nvcc.path, or install the CUDA toolkit.`;
+      this.options.log(this.disabledReason);
+      this.changed();
+    });
+    this.scheduler = scheduler;
+    this.changed();
+  }
+
+  /** Compile a saved document (debounced; a newer request cancels the older run). */
+  request(uri: string, file: string): void {
+    if (!this.scheduler || this.disabledReason) return;
+    this.scheduler.request(uri, { path: file });
+  }
+
+  close(uri: string): void {
+    this.scheduler?.close(uri);
+  }
+
+  latest(uri: string): DocumentFigures | undefined {
+    return this.scheduler?.latest(uri);
+  }
+
+  dispose(): void {
+    this.scheduler?.dispose();
+    this.scheduler = null;
+  }
+
+  private async compile(nvccPath: string, file: string, archs: string[], signal: AbortSignal): Promise<CompileResourcesResult> {
+    const settings = this.settings!;
+    const flags = this.flagsFor(file);
+    const result = await compileResources({
+      nvccPath,
+      filePath: file,
+      archs,
+      flags: flags.flags,
+      cwd: flags.cwd ?? path.dirname(file),
+      timeoutMs: settings['nvcc.timeoutSeconds'] * 1000,
+      signal,
+      cache: this.cache,
+    });
+    this.options.log(`nvcc ${result.status} for ${file} (${archs.join(', ')}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`);
+    return result;
+  }
+
+  /** `nvcc -ptx -lineinfo` for the first target arch, with the figures compile's flags, after it succeeded. */
+  private async compileDocumentPtx(nvccPath: string, uri: string, file: string, figures: CompileResourcesResult, signal: AbortSignal): Promise<void> {
+    const arch = figures.perArch[0]?.arch;
+    if (figures.status !== 'ok' || !arch || !this.settings || (this.options.wantsPtx && !this.options.wantsPtx(uri))) return;
+    const flags = this.flagsFor(file);
+    this.changed(); // nvcc is running again (the run's end is announced by the scheduler)
+    const result = await compilePtx({
+      nvccPath, filePath: file, arch, flags: flags.flags, cwd: flags.cwd ?? path.dirname(file),
+      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000, signal, cache: this.ptxCache,
+    });
+    this.options.log(`nvcc -ptx ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`);
+    if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
+    const ptx: DocumentPtx = { uri, path: file, arch, text: result.ptx.text, sourceHash: result.sourceHash, producedAt: result.ptx.producedAt };
+    for (const l of this.ptxListeners) l(ptx);
+  }
+
+  private flagsFor(file: string): ResolvedFlags {
+    const settings = this.settings!;
+    if (!this.options.trusted) return { flags: [], cwd: null };
+    return resolveCompileFlags({
+      database: this.database,
+      filePath: file,
+      settings: { includePaths: settings['nvcc.includePaths'], defines: settings['nvcc.defines'], nvccArgs: settings['nvcc.args'], std: settings['nvcc.std'] },
+      workspaceRoot: this.options.workspaceRoots[0] ?? null,
+    });
+  }
+
+  private async loadDatabase(settings: Settings): Promise<void> {
+    try {
+      const file = await findCompileCommandsFile({ workspaceRoots: this.options.workspaceRoots, configuredDir: settings.compileCommandsDir || null });
+      if (!file) return;
+      this.database = await loadCompileCommands(file);
+      this.databaseArchs = [...new Set(this.database.flatMap((entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs))];
+      this.options.log(`using ${file} (${this.database.length} entries${this.databaseArchs.length ? `, archs ${this.databaseArchs.join(', ')}` : ''})`);
+    } catch (error) {
+      this.options.log(`cannot read compile_commands.json: ${(error as Error).message}`);
+    }
+  }
+
+  private changed(): void {
+    for (const l of this.stateListeners) l();
+  }
+}
+
+function isArchFigures(value: unknown): value is ArchFigures {
+  if (!value || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.arch === 'string' && Array.isArray(v.entries) && Array.isArray(v.functions) && Array.isArray(v.modules) && Array.isArray(v.diagnostics) && typeof v.producedAt === 'number' && typeof v.nvccVersion === 'string';
+}
