@@ -13,7 +13,7 @@ import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from '../server-launch.cjs';
 const CORE_ENTRY = `
 export { createCudaParser } from './server/src/core/syntax/cuda-parser';
 export { readGrammarBytes } from './server/src/files/grammar-files';
-export { analyzeDocument } from './server/src/core/facts/document-facts';
+export { analyzeDocument } from './server/src/core/incremental/document-analysis';
 export { DocumentStore, FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './server/src/lsp/document-store';
 export { WorkspaceIndex } from './server/src/core/facts/workspace-index';
 export { toIndexPath } from './server/src/files/workspace-files';

@@ -11,7 +11,7 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
-import { analyzeDocument, type DocumentFacts } from '../../server/src/core/facts/document-facts';
+import { analyzeDocument, type DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import type { CudaParser, Tree } from '../../server/src/core/syntax/cuda-parser';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';

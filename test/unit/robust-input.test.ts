@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from '../../server/src/core/facts/document-facts';
+import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';

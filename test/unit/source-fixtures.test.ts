@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { indexWorkspace, toIndexPath } from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
 import { parseCuda } from '../support/grammar';
-import { analyzeDocument } from '../../server/src/core/facts/document-facts';
+import { analyzeDocument } from '../../server/src/core/incremental/document-analysis';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'sources');
 

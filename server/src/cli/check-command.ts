@@ -8,7 +8,7 @@ import { checkJson, type CheckFile, type CheckInstance } from './check-json';
 import { checkText } from './check-text';
 import { createCudaParser } from '../core/syntax/cuda-parser';
 import { readGrammarBytes } from '../files/grammar-files';
-import { analyzeDocument, type DocumentFacts } from '../core/facts/document-facts';
+import { analyzeDocument, type DocumentFacts } from '../core/incremental/document-analysis';
 import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type ReportPtx } from '../core/report/document-report';
 import { resolveArchs } from '../core/report/launch-analysis';
 import { FiguresRegistry } from '../core/compiler/figures-registry';

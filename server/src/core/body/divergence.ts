@@ -45,6 +45,7 @@ import {
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor, type PtxModule } from '../compiler/ptx-line-costs';
+import { memoByText } from '../incremental/kept-tables';
 
 export type BranchKind = 'divergent' | 'warp-uniform' | 'tail';
 
@@ -236,22 +237,11 @@ interface Verdict {
  * A verdict is shared by the sites that ask for it: nothing changes one, and
  * a branch takes a copy of the part it keeps (`split`, in makeBranch).
  */
-const verdictCache = new Map<string, Verdict>();
-const VERDICT_CACHE_SIZE = 2000;
+const classifySite = memoByText('branch verdicts', verdictKey, computeVerdict);
 
-function classifySite(site: BranchSite, shapes: Dim3[]): Verdict {
+function verdictKey(site: BranchSite, shapes: Dim3[]): string {
   const cases = site.construct === 'switch' ? site.paths.map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`)).join(';') : '';
-  const key = `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(site.condition.sym)}`;
-  const cached = verdictCache.get(key);
-  if (cached) {
-    verdictCache.delete(key);
-    verdictCache.set(key, cached);
-    return cached;
-  }
-  const verdict = computeVerdict(site, shapes);
-  if (verdictCache.size >= VERDICT_CACHE_SIZE) verdictCache.delete(verdictCache.keys().next().value!);
-  verdictCache.set(key, verdict);
-  return verdict;
+  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(site.condition.sym)}`;
 }
 
 function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {

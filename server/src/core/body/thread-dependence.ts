@@ -18,6 +18,8 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
+import { counter, memoByText } from '../incremental/kept-tables';
+import { hiddenMemo } from '../incremental/engine-seams';
 
 export type Axis = 'x' | 'y' | 'z';
 export type DependenceKind = 'uniform' | 'warpUniform' | 'laneVarying' | 'globalIndex';
@@ -110,7 +112,8 @@ export interface DependenceOptions {
 // ---------------------------------------------------------------------------
 // Symbols
 
-let nextId = 1;
+/** Ids of free and opaque values: unique in the process, so values of different analyses never alias. */
+const nextId = counter('symbolic value ids');
 const ZERO: Sym = { op: 'const', value: 0 };
 
 export function constant(value: number): Sym {
@@ -118,11 +121,11 @@ export function constant(value: number): Sym {
 }
 
 function freeSym(name: string, loop: LoopInfo | null = null): Sym {
-  return { op: 'free', id: nextId++, name, loop };
+  return { op: 'free', id: nextId(), name, loop };
 }
 
 function opaqueSym(kind: 'warpUniform' | 'laneVarying', what: string): Sym {
-  return { op: 'opaque', id: nextId++, kind, what };
+  return { op: 'opaque', id: nextId(), kind, what };
 }
 
 function binary(operator: string, left: Sym, right: Sym): Sym {
@@ -161,8 +164,7 @@ const OPAQUE_WARP_FACTS: SymFacts = { ...NO_FACTS, opaqueWarp: true };
  * and its work in each collection. A leaf's facts cost less than a look-up:
  * they are not kept.
  */
-const FACTS = Symbol('facts');
-type WithFacts = { [FACTS]?: SymFacts };
+const innerFacts = hiddenMemo<Sym, SymFacts>('facts');
 
 export function symFacts(sym: Sym): SymFacts {
   switch (sym.op) {
@@ -180,12 +182,10 @@ export function symFacts(sym: Sym): SymFacts {
       return symFacts(sym.arg);
     case 'binary':
     case 'select': {
-      let facts = (sym as WithFacts)[FACTS];
-      if (!facts) {
-        facts = sym.op === 'binary' ? mergeFacts([symFacts(sym.left), symFacts(sym.right)]) : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]);
-        Object.defineProperty(sym, FACTS, { value: facts });
-      }
-      return facts;
+      return (
+        innerFacts.get(sym) ??
+        innerFacts.set(sym, sym.op === 'binary' ? mergeFacts([symFacts(sym.left), symFacts(sym.right)]) : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]))
+      );
     }
     default:
       return NO_FACTS;
@@ -298,12 +298,7 @@ export function structuralKey(sym: Sym): string {
 }
 
 /** JSON.stringify of an operator, written out once per operator (every binary node of every key writes one). */
-const quotedOperators = new Map<string, string>();
-function quoted(operator: string): string {
-  let q = quotedOperators.get(operator);
-  if (q === undefined) quotedOperators.set(operator, (q = JSON.stringify(operator)));
-  return q;
-}
+const quoted: (operator: string) => string = memoByText('quoted operators', (operator: string) => operator, (operator: string) => JSON.stringify(operator));
 
 // ---------------------------------------------------------------------------
 // Evaluation
@@ -542,14 +537,12 @@ interface ThreadCoordinates {
 }
 
 /** threadIdx and the lane id of each thread of a block, by shape (a few shapes per document; kept while there are few). */
-const coordinatesByShape = new Map<string, ThreadCoordinates>();
-
-function threadCoordinates(d: Dim3): ThreadCoordinates {
-  const key = `${d.x},${d.y},${d.z}`;
-  let c = coordinatesByShape.get(key);
-  if (!c) {
+const threadCoordinates = memoByText(
+  'thread coordinates',
+  (d: Dim3) => `${d.x},${d.y},${d.z}`,
+  (d: Dim3): ThreadCoordinates => {
     const size = d.x * d.y * d.z;
-    c = { x: new Float64Array(size), y: new Float64Array(size), z: new Float64Array(size), lane: new Float64Array(size), numbers: new Uint8Array(size) };
+    const c = { x: new Float64Array(size), y: new Float64Array(size), z: new Float64Array(size), lane: new Float64Array(size), numbers: new Uint8Array(size) };
     for (let t = 0; t < size; t++) {
       const idx = { x: t % d.x, y: Math.floor(t / d.x) % d.y, z: Math.floor(t / (d.x * d.y)) };
       c.x[t] = idx.x;
@@ -557,11 +550,9 @@ function threadCoordinates(d: Dim3): ThreadCoordinates {
       c.z[t] = idx.z;
       c.lane[t] = linearThreadIndex(idx, d) % 32;
     }
-    if (coordinatesByShape.size >= 64) coordinatesByShape.clear();
-    coordinatesByShape.set(key, c);
-  }
-  return c;
-}
+    return c;
+  },
+);
 
 function pseudoRandom(id: number, key: number): number {
   let h = (id * 2654435761 + key * 40503 + 12345) >>> 0;
@@ -683,22 +674,18 @@ export function freeSamples(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPo
  * for the kind of values of one shape again and again (each load's address, each join of paths,
  * the same index in each kernel), and one can cost an evaluation of every lane of a block.
  */
-const kindCache = new Map<string, DependenceKind>();
-const KIND_CACHE_SIZE = 2000;
+const evaluatedKindOf = memoByText(
+  'dependence kinds',
+  (sym: Sym, shape: Dim3 | undefined) => `${shape ? `${shape.x}x${shape.y}x${shape.z}` : ''}|${structuralKey(sym)}`,
+  (sym: Sym, shape: Dim3 | undefined) => evaluatedKind(sym, symFacts(sym), shape),
+);
 
 /** The kind of a value: uniform, the same within each warp, a global index, or lane-varying (under `shape`). */
 export function dependenceKind(sym: Sym, shape?: Dim3): DependenceKind {
   const facts = symFacts(sym);
   if (facts.threadAxes.size === 0 && !facts.laneId && !facts.opaqueLane && !facts.opaqueWarp) return 'uniform';
   if (facts.opaqueLane) return 'laneVarying';
-  const key = `${shape ? `${shape.x}x${shape.y}x${shape.z}` : ''}|${structuralKey(sym)}`;
-  let kind = kindCache.get(key);
-  if (kind === undefined) {
-    kind = evaluatedKind(sym, facts, shape);
-    if (kindCache.size >= KIND_CACHE_SIZE) kindCache.delete(kindCache.keys().next().value!);
-    kindCache.set(key, kind);
-  }
-  return kind;
+  return evaluatedKindOf(sym, shape);
 }
 
 function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): DependenceKind {

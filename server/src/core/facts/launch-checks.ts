@@ -6,7 +6,6 @@
  * values cannot be known. Plain `Finding`s with stable codes.
  */
 import type { Finding, Kernel, Launch, LaunchBounds, RelatedLocation, SmemOptIn } from '../types';
-import { sameItems } from '../incremental/same-items';
 
 export const LAUNCH_CHECK_CODES = {
   exceedsBounds: 'launch-exceeds-bounds',
@@ -153,25 +152,6 @@ function checkSharedMemory(launch: Launch, target: LaunchTarget, smemOptIns: rea
   }
   return findings;
 }
-
-/**
- * Every launch's findings, given each launch's target in the same order. A launch's findings are kept
- * by launch object (a chunk an edit did not touch keeps its launches) while its target, the opt-ins in
- * view and the archs stay the same: a keystroke checks again only the launches it changed.
- */
-export function checkLaunches(launches: readonly Launch[], targets: readonly LaunchTarget[], smemOptIns: readonly SmemOptIn[], archs: readonly ArchSmemLimit[] = []): Finding[] {
-  const archsKey = archs.map((a) => `${a.arch}:${a.maxOptInSmemBytes}`).join();
-  return launches.flatMap((launch, k) => {
-    const target = targets[k];
-    const kept = keptChecks.get(launch);
-    if (kept && kept.target === target && kept.archs === archsKey && sameItems(kept.smemOptIns, smemOptIns)) return kept.findings;
-    const findings = checkLaunch({ launch, target, smemOptIns, archs });
-    keptChecks.set(launch, { target, smemOptIns, archs: archsKey, findings });
-    return findings;
-  });
-}
-
-const keptChecks = new WeakMap<Launch, { target: LaunchTarget; smemOptIns: readonly SmemOptIn[]; archs: string; findings: Finding[] }>();
 
 function sameKernel(optIn: SmemOptIn, launch: Launch): boolean {
   if (optIn.kernelName === launch.kernelName) return true;

@@ -8,6 +8,7 @@
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
 import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
+import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
 import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from '../text/constant-table';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
@@ -89,17 +90,11 @@ interface FileLayout {
   bodies: Map<number, FunctionBody>;
 }
 
-const layouts = new WeakMap<SourceText, FileLayout>();
-
-function fileLayout(source: SourceText): FileLayout {
-  let layout = layouts.get(source);
-  if (!layout) {
-    const scopeOpens = new Set(findScopes(source).map((s) => s.open));
-    layout = { directives: findDirectiveRanges(source), outerBlocks: findOuterBlocks(source.masked, scopeOpens), bodies: new Map() };
-    layouts.set(source, layout);
-  }
-  return layout;
-}
+/** The layout of a text, read once per text: the launches of every function body in it share it. */
+const fileLayout = memoByObject('launch-finder layouts', (source: SourceText): FileLayout => {
+  const scopeOpens = new Set(findScopes(source).map((s) => s.open));
+  return { directives: findDirectiveRanges(source), outerBlocks: findOuterBlocks(source.masked, scopeOpens), bodies: new Map() };
+});
 
 /** One forward pass: the `{...}` blocks directly inside the file or a namespace / extern "C" block. */
 function findOuterBlocks(masked: string, scopeOpens: ReadonlySet<number>): Array<[number, number]> {

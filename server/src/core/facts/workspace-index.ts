@@ -15,7 +15,7 @@ import { findSmemOptIns } from './launch-finder';
 import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import type { Lookup } from '../text/const-eval';
-import { ownCopy, plainCopy } from '../incremental/own-copy';
+import { ownCopy, plainCopy } from '../incremental/engine-seams';
 
 /**
  * `skipOwnEntry`: the caller analyses the file's current text itself (an open

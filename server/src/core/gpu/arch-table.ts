@@ -33,6 +33,8 @@
  */
 
 /** The 12 fields of cuda_occupancy.h's `cudaOccDeviceProp`. Sizes in bytes. */
+import { memoByText } from '../incremental/kept-tables';
+
 export interface DeviceProps {
   computeMajor: number;
   computeMinor: number;
@@ -387,15 +389,8 @@ export function archByCapability(major: number, minor: number): ArchRow | undefi
  * surrounding blanks ignored; the `a`/`f` suffix names an arch-specific target with
  * the limits of its base compute capability). Returns the row, or undefined.
  */
-export function parseArch(text: string): ArchRow | undefined {
-  // Asked for every launch and arch of every report: the few names in use are read once.
-  if (parsedArchs.has(text)) return parsedArchs.get(text);
-  const row = readArch(text);
-  if (parsedArchs.size < 256) parsedArchs.set(text, row);
-  return row;
-}
-
-const parsedArchs = new Map<string, ArchRow | undefined>();
+// Asked for every launch and arch of every report: the few names in use are read once.
+export const parseArch: (text: string) => ArchRow | undefined = memoByText('architecture names', (text: string) => text, readArch);
 
 function readArch(text: string): ArchRow | undefined {
   const m = /^(?:sm_?|compute_)?(?:(\d+)\.(\d)|(\d{2,3}))[af]?$/.exec(text.trim().toLowerCase());

@@ -14,7 +14,7 @@ import { findKernels } from '../facts/kernel-finder';
 import { findLaunches, findSmemOptIns } from '../facts/launch-finder';
 import { layoutChunks, type Chunk } from '../text/top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
-import { ownCopy } from './own-copy';
+import { ownCopy } from './engine-seams';
 import { sameItems } from './same-items';
 
 export interface TextFacts {

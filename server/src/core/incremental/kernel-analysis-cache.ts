@@ -8,7 +8,8 @@
 import type { Kernel, Launch, Span } from '../types';
 import { matchingClose, offsetAt, positionAt, type SourceText } from '../text/source-text';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
-import { detach } from './own-copy';
+import { detach } from './engine-seams';
+import { objectTable } from './kept-tables';
 
 interface Entry<T> {
   value: T;
@@ -156,7 +157,7 @@ export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly
  * The hash of each kernel's text, by kernel: a kernel that a chunk kept from an earlier version
  * is the same object with the same text, and is not hashed again on every keystroke.
  */
-const kernelTexts = new WeakMap<Kernel, string>();
+const kernelTexts = objectTable<Kernel, string>('kernel text hashes');
 
 /** A 64-bit key for equal-text checks (see hashHalves). */
 export function hash(text: string): string {

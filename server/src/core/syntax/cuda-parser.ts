@@ -4,6 +4,8 @@
  * the CLI and the tests each load them from where they live.
  */
 import { Language, Parser, type Tree } from 'web-tree-sitter';
+import { memoByObject, once } from '../incremental/kept-tables';
+import { keepAlive } from '../incremental/engine-seams';
 
 export interface GrammarBytes {
   /** web-tree-sitter's runtime, `tree-sitter.wasm`. */
@@ -34,19 +36,14 @@ export interface CudaParser {
 /** Characters handed to an incremental parse per read: about 25% faster than whole-string reads on a 35k-line file. */
 const INCREMENTAL_READ = 256;
 
-let runtimeReady: Promise<void> | null = null;
-const languages = new WeakMap<Uint8Array, Promise<Language>>();
+/** web-tree-sitter's WebAssembly runtime: one per process, started by the first parser's bytes. */
+const runtime = once('tree-sitter runtime', (wasmBinary: Uint8Array) => Parser.init({ wasmBinary } as object));
+const loadLanguage = memoByObject('tree-sitter grammars', (grammar: Uint8Array) => Language.load(grammar));
 
 export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser> {
-  runtimeReady ??= Parser.init({ wasmBinary: bytes.runtime } as object);
-  await runtimeReady;
-  let language = languages.get(bytes.grammar);
-  if (!language) {
-    language = Language.load(bytes.grammar);
-    languages.set(bytes.grammar, language);
-  }
+  await runtime(bytes.runtime);
   const parser = new Parser();
-  parser.setLanguage(await language);
+  parser.setLanguage(await loadLanguage(bytes.grammar));
   keepShapesAlive(parser);
   return {
     parse(text, oldTree) {
@@ -73,22 +70,18 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
 }
 
 /**
- * A syntax tree's nodes, a cursor and a point, kept for as long as the process runs. V8 forgets the
- * hidden class (map) of a kind of object when a full garbage collection finds none of them alive,
- * and then throws away the code it optimized against that class. Between two keystrokes no syntax
- * node is alive, so each full collection used to discard the optimized tree walks (web-tree-sitter's
- * accessors and every pass over the tree), compiled again over the next few keystrokes.
+ * A syntax tree's nodes, a cursor and a point, kept for as long as the process runs (see
+ * engine-seams.ts). Between two keystrokes no syntax node is alive, so each full collection used
+ * to discard the optimized tree walks (web-tree-sitter's accessors and every pass over the tree),
+ * compiled again over the next few keystrokes.
  */
-let shapes: unknown[] | null = null;
-
-function keepShapesAlive(parser: Parser): void {
-  if (shapes) return;
+const keepShapesAlive = once('syntax node shapes', (parser: Parser): void => {
   const tree = parser.parse('int x;');
   if (!tree) return;
   const root = tree.rootNode;
   const cursor = tree.walk();
-  shapes = [tree, root, root.firstChild, root.startPosition, root.endPosition, cursor, cursor.currentNode];
-}
+  keepAlive([tree, root, root.firstChild, root.startPosition, root.endPosition, cursor, cursor.currentNode]);
+});
 
 /**
  * tree-sitter ends rows at `\n` only; LSP and SourceText also end lines at a

@@ -17,6 +17,8 @@
  * keep a `SyntaxViews` for one analysis, not across versions of a document.
  */
 import type { Language, Node as SyntaxNode, Point, Tree } from 'web-tree-sitter';
+import { memoByObject } from '../incremental/kept-tables';
+import { keepAlive } from '../incremental/engine-seams';
 
 export class SyntaxViews {
   private readonly views = new Map<number, NodeView>();
@@ -49,32 +51,15 @@ export class SyntaxViews {
 }
 
 /** Each language's field ids by name, made once (a SyntaxViews is made for each kernel). */
-const fieldIdsByLanguage = new WeakMap<Language, ReadonlyMap<string, number>>();
-
-function fieldIdsOf(language: Language): ReadonlyMap<string, number> {
-  let ids = fieldIdsByLanguage.get(language);
-  if (!ids) {
-    const byName = new Map<string, number>();
-    language.fields.forEach((name, id) => {
-      if (name) byName.set(name, id);
-    });
-    fieldIdsByLanguage.set(language, (ids = byName));
-  }
-  return ids;
-}
-
-/** A node of no tree, for the view `NodeView.keptAlive` holds (a tree keeps its document's text alive). */
-const standInTree = { language: { fields: [] } } as unknown as Tree;
-const standInNode = { id: 0, startIndex: 0, startPosition: { row: 0, column: 0 }, tree: standInTree } as unknown as SyntaxNode;
+const fieldIdsOf = memoByObject('grammar field ids', (language: Language): ReadonlyMap<string, number> => {
+  const byName = new Map<string, number>();
+  language.fields.forEach((name, id) => {
+    if (name) byName.set(name, id);
+  });
+  return byName;
+});
 
 export class NodeView {
-  /**
-   * V8 forgets the hidden class of a kind of object when a full collection finds none alive, and
-   * deoptimizes the code optimized against it (see keepShapesAlive in cuda-parser.ts). Views live
-   * for one analysis: this one is kept between analyses.
-   */
-  static readonly keptAlive: NodeView = new NodeView(standInNode, new SyntaxViews(standInTree));
-
   readonly id: number;
   readonly startIndex: number;
   readonly startPosition: Point;
@@ -164,3 +149,9 @@ export class NodeView {
     return this.views.viewOrNull(this.node.nextNamedSibling);
   }
 }
+
+// Views live for one analysis; one view is kept between analyses so that V8 keeps its hidden class
+// (see engine-seams.ts). Of a node of no tree: a real tree would keep its document's text alive.
+const standInTree = { language: { fields: [] } } as unknown as Tree;
+const standInNode = { id: 0, startIndex: 0, startPosition: { row: 0, column: 0 }, tree: standInTree } as unknown as SyntaxNode;
+keepAlive([new NodeView(standInNode, new SyntaxViews(standInTree))]);

@@ -5,7 +5,8 @@
  * Anything else evaluates to null: null beats wrong.
  */
 
-import { ownCopy } from '../incremental/own-copy';
+import { ownCopy } from '../incremental/engine-seams';
+import { memoByText } from '../incremental/kept-tables';
 
 export type Lookup = (name: string) => number | null;
 
@@ -46,21 +47,9 @@ const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
 /**
  * Token lists by text, shared (they are never changed): the same few hundred
  * texts (`256`, `BLOCK`, `(n + 255) / 256`) are evaluated at every version of a file.
+ * Tokenized from a copy: the identifiers cut from it must not keep the document's text alive.
  */
-const tokenLists = new Map<string, readonly Token[] | null>();
-const MAX_TOKEN_LISTS = 8192;
-
-function tokensOf(text: string): readonly Token[] | null {
-  let tokens = tokenLists.get(text);
-  if (tokens === undefined) {
-    if (tokenLists.size >= MAX_TOKEN_LISTS) tokenLists.clear();
-    // Tokenized from a copy: the key and the identifiers cut from it must not keep the document's text alive.
-    const key = ownCopy(text);
-    tokens = tokenize(key);
-    tokenLists.set(key, tokens);
-  }
-  return tokens;
-}
+const tokensOf: (text: string) => readonly Token[] | null = memoByText('expression tokens', (text: string) => text, (text: string) => tokenize(ownCopy(text)));
 
 function tokenize(text: string): Token[] | null {
   const tokens: Token[] = [];

@@ -7,7 +7,7 @@
 import type { Dim3 } from '../types';
 import { evaluateInteger, type Lookup } from './const-eval';
 import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
-import { ownCopy } from '../incremental/own-copy';
+import { ownCopy } from '../incremental/engine-seams';
 
 export interface ConstantDefinition {
   name: string;

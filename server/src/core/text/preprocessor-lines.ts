@@ -4,15 +4,10 @@
  * one in code.
  */
 import { positionAt, type SourceText } from './source-text';
-
-const directiveRanges = new WeakMap<SourceText, ReadonlyArray<[number, number]>>();
+import { memoByObject } from '../incremental/kept-tables';
 
 /** Sorted [start, end) offset ranges of directive lines: found once per text, shared by the scanners that ask. */
-export function findDirectiveRanges(source: SourceText): ReadonlyArray<[number, number]> {
-  let ranges = directiveRanges.get(source);
-  if (!ranges) directiveRanges.set(source, (ranges = scanDirectiveRanges(source)));
-  return ranges;
-}
+export const findDirectiveRanges: (source: SourceText) => ReadonlyArray<[number, number]> = memoByObject('directive ranges', scanDirectiveRanges);
 
 function scanDirectiveRanges(source: SourceText): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];

@@ -4,6 +4,7 @@
  * real code.
  */
 import { matchingClose, type SourceText } from './source-text';
+import { memoByObject } from '../incremental/kept-tables';
 
 export interface Scope {
   kind: 'namespace' | 'externC';
@@ -14,14 +15,8 @@ export interface Scope {
   close: number;
 }
 
-const foundScopes = new WeakMap<SourceText, readonly Scope[]>();
-
 /** The text's namespace and extern "C" blocks: found once per text, shared by the scanners that ask. */
-export function findScopes(source: SourceText): readonly Scope[] {
-  let scopes = foundScopes.get(source);
-  if (!scopes) foundScopes.set(source, (scopes = scanScopes(source)));
-  return scopes;
-}
+export const findScopes: (source: SourceText) => readonly Scope[] = memoByObject('namespace scopes', scanScopes);
 
 function scanScopes(source: SourceText): Scope[] {
   const scopes: Scope[] = [];

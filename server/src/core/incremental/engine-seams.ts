@@ -1,4 +1,16 @@
 /**
+ * The one seam for what the core does because of how V8 runs it, not because of CUDA. Each trick
+ * here was kept because `npm run bench` measured it paying (docs/performance.md has the figures);
+ * the analysis calls these by name and never repeats the trick itself.
+ * - ownCopy, detach, plainCopy: strings and data kept between versions must not be slices of a
+ *   document's text, or they keep every version's whole text alive.
+ * - keepAlive: objects of a hidden class V8 must not forget (it throws away the code optimized
+ *   against a class when a full collection finds none of its objects alive).
+ * - hiddenMemo: a result memoized on an immutable object, out of sight (not enumerable: JSON,
+ *   spreads and deep equality do not see it); cheaper than a WeakMap look-up on a hot path.
+ */
+
+/**
  * A string that holds no reference to the text it was cut from. V8 represents a
  * slice of 13 characters or more as a view into its parent, so a short name kept
  * in a long-lived cache would otherwise keep a whole document's text alive (every
@@ -46,4 +58,28 @@ export function detach<T>(value: T): T {
  */
 export function plainCopy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
+}
+
+const keptAlive: unknown[] = [];
+
+/** Keep `objects` reachable for as long as the process runs (see the module comment). */
+export function keepAlive(objects: readonly unknown[]): void {
+  keptAlive.push(...objects);
+}
+
+/** A memo stored on its (immutable) object under a private symbol. */
+export interface HiddenMemo<O extends object, V> {
+  get(object: O): V | undefined;
+  set(object: O, value: V): V;
+}
+
+export function hiddenMemo<O extends object, V>(name: string): HiddenMemo<O, V> {
+  const key = Symbol(name);
+  return {
+    get: (object) => (object as Record<symbol, V | undefined>)[key],
+    set: (object, value) => {
+      Object.defineProperty(object, key, { value });
+      return value;
+    },
+  };
 }

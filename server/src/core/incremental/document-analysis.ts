@@ -1,0 +1,402 @@
+/**
+ * A document's facts (facts/document-facts.ts), computed so that an edit pays only for what it
+ * touched: the text passes are kept per chunk (chunked-text-passes.ts), each launch's target and
+ * findings per launch object while what they were read from stays the same, and each kernel's body
+ * passes per kernel (kernel-analysis-cache.ts). The passes themselves compute from scratch; this
+ * module decides what to reuse.
+ *
+ * An editor's first pass may leave kernel bodies for later (a time budget, measured with the clock
+ * the caller gives): `resume` completes the same version, first the kernel a request waits for.
+ */
+import type { Tree } from 'web-tree-sitter';
+import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
+import { contains, lastComponent, makeSourceText, offsetAt, type SourceText } from '../text/source-text';
+import { makeLookup } from '../text/constant-table';
+import type { Lookup } from '../text/const-eval';
+import type { WorkspaceIndex } from '../facts/workspace-index';
+import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
+import { groupBy, launchTarget, type DocumentFacts } from '../facts/document-facts';
+import { collectParseErrors } from '../syntax/parse-errors';
+import { memoryParallelismOf, withinStack } from '../body/body-passes';
+import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from '../body/divergence';
+import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
+import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
+import { calleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { memoWhileSame, objectIds, objectTable } from './kept-tables';
+import { sameItems } from './same-items';
+
+export type { DocumentFacts } from '../facts/document-facts';
+
+export interface AnalyzeInput {
+  uri: string;
+  version: number;
+  text: string;
+  tree: Tree | null;
+  /** Constants from included headers and the rest of the workspace (used after `workspace`'s). */
+  workspaceLookup?: Lookup;
+  /** The workspace index: kernels and constants of included headers and other files. */
+  workspace?: WorkspaceIndex;
+  /** The key `workspace` knows this document by (default: `uri`). */
+  path?: string;
+  /** Target architectures' opt-in shared memory maxima, for `dynamic-smem-over-limit`. */
+  archs?: readonly ArchSmemLimit[];
+  /** Classify thread-index branches (default true). */
+  divergence?: boolean;
+  /** Per-kernel results of the previous versions of this document (see kernel-analysis-cache.ts). */
+  cache?: KernelAnalysisCache;
+  /** Per-chunk text-pass results of the previous versions of this document (see chunked-text-passes.ts). */
+  textCache?: TextPassCache;
+  /**
+   * Milliseconds for the kernel-body passes of kernels not in `cache` (default: no limit). The
+   * rest are counted in `pendingKernels` and analysed by the next call for the same version.
+   * Measured with `clock`; without one there is no budget.
+   */
+  treePassBudgetMs?: number;
+  /** Milliseconds from some fixed point (the server's `performance.now`), for `treePassBudgetMs`. */
+  clock?: () => number;
+}
+
+export function analyzeDocument(input: AnalyzeInput): DocumentFacts {
+  return analyzeResumable(input).facts;
+}
+
+export interface ResumableAnalysis {
+  facts: DocumentFacts;
+  /**
+   * Analyse more of the kernel bodies left pending, for at most `budgetMs`, first the one around
+   * `at` (a hover waits for it): the same version's facts, completed further. Null when nothing is
+   * pending. It reads the syntax tree the analysis was given: drop it when that tree is edited or deleted.
+   */
+  resume: ((budgetMs: number, at?: Position) => ResumableAnalysis) | null;
+}
+
+/** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
+export function analyzeResumable({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache, treePassBudgetMs = Infinity, clock }: AnalyzeInput): ResumableAnalysis {
+  const source = makeSourceText(text, textCache?.layout?.source);
+  const key = path ?? uri;
+  // This document's kernels and constants come from `text`; the index's entry for it may be older.
+  const view = workspace?.constantView(key, { skipOwnEntry: true });
+  const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
+  const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
+  const { constants, bodyContext, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const lookup = makeLookup([constants], outer);
+  const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
+  const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
+  const launchTargets = launches.map((launch) => {
+    const candidates = kernelsByName.get(lastComponent(launch.kernelName)) ?? [];
+    // A launch and kernels kept from the previous version, read with the same constants: the same target.
+    return keptTarget(launch, { environment, key, candidates, lookup, workspace });
+  });
+  const passes: TreePassInput = { source, tree, kernels, launches, lookup, divergence, cache, version, clock: clock ?? (() => 0), memo: { body: bodyContext, keys: new Map(), calls: 0 } };
+  const facts: DocumentFacts = {
+    uri,
+    version,
+    source,
+    constants,
+    kernels,
+    launches,
+    launchTargets,
+    smemOptIns,
+    findings: launchFindings(launches, launchTargets, optInsInView, archs ?? []),
+    ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
+    parseErrors: tree ? collectParseErrors(tree, source) : [],
+  };
+  return resumable(facts, passes);
+}
+
+function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
+  return { facts, resume: facts.pendingKernels > 0 ? (budgetMs, at) => resumable({ ...facts, ...treePasses(passes, budgetMs, at) }, passes) : null };
+}
+
+interface TreePassInput {
+  source: SourceText;
+  tree: Tree | null;
+  kernels: Kernel[];
+  launches: Launch[];
+  lookup: Lookup;
+  divergence: boolean;
+  cache?: KernelAnalysisCache;
+  version: number;
+  clock: () => number;
+  /** What one call works out for the next ones on the same version. */
+  memo: TreePassMemo;
+}
+
+interface TreePassMemo {
+  /**
+   * The file around the kernels (see BodyContext): the file context of every kernel's cache key, the
+   * device functions a kernel's key adds when it calls them, where they start, the names of the
+   * file's functions. Worked out when a kernel body is first read or keyed.
+   */
+  body: () => BodyContext;
+  keys: Map<Kernel, KernelKeys | null>;
+  divergence?: DivergenceContext;
+  /** The file's functions as the body passes follow them, read from the tree when first asked (by a kernel's key or the divergence pass). */
+  functions?: FunctionTable;
+  /** Calls so far on this version (see treePasses). */
+  calls: number;
+}
+
+/**
+ * The passes over kernel bodies (memory-level parallelism, divergence). With a
+ * cache, a kernel whose text, launches and file context did not change takes
+ * its results from the previous version, shifted to its new lines.
+ *
+ * With a time budget, kernels not in the cache are analysed until it is spent;
+ * the others are left `pending` and analysed by the next call for the same
+ * version (their results are kept in the cache under the version's key), so
+ * a first hover on a large file does not wait for every kernel body.
+ */
+function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, clock, memo }: TreePassInput, budgetMs: number, at?: Position): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+  if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
+  const started = clock();
+  const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
+  // A newly opened document has nothing in its cache: the kernels left to later calls need no key yet.
+  const nothingCached = cache?.size === 0;
+  // Each pass analyses at least one kernel per call: repeated calls always finish, and the kernel
+  // a keystroke changed (the only one not in the cache) is always analysed at once. Not the first
+  // call on a newly opened document without a budget: its first kernel is no more wanted than the
+  // others, and a first hover waits for that call; the next calls (the background) take them all.
+  const mustProgress = !(nothingCached && budget <= 0 && memo.calls === 0);
+  memo.calls++;
+  let progressed = false;
+  const inBudget = () => (mustProgress && !progressed) || clock() - started < budget;
+  const definitions = kernels.filter((k) => k.isDefinition);
+  // The kernel around `at` first: the one call it takes is spent on it.
+  const wanted = at ? definitions.find((k) => contains(k.span, at)) : undefined;
+  const inOrder = wanted ? [wanted, ...definitions.filter((k) => k !== wanted)] : definitions;
+  // With a parse error, error recovery can reshape a kernel whose text did not change (an
+  // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
+  // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
+  const launchesOf = groupBy(launches, (l) => l.baseName);
+  const hasError = tree.rootNode.hasError;
+  const keyOf = (k: Kernel): KernelKeys | null => {
+    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, tree, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError) : null);
+    return memo.keys.get(k)!;
+  };
+  // A kernel that cannot be reused across versions is still kept for the next call on this version.
+  const thisVersion = (k: Kernel) => `v${version}|${k.span.start.line}:${k.span.start.character}|${k.name}`;
+  const pending = new Set<Kernel>();
+
+  // Its reasoning names lines, so it is reused only where the kernel did not move.
+  const found = new Map<Kernel, MemoryParallelism>();
+  for (const k of inOrder) {
+    if (nothingCached && !inBudget()) {
+      pending.add(k);
+      continue;
+    }
+    const key = cache ? keyOf(k)?.memoryParallelism ?? `mp|${k.span.start.line}|${thisVersion(k)}` : null;
+    const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
+    if (cached) {
+      found.set(k, cached);
+      continue;
+    }
+    if (!inBudget()) {
+      pending.add(k);
+      continue;
+    }
+    const value = memoryParallelismOf(k, tree, source, lookup);
+    progressed = true;
+    if (key) cache!.set(key, k.span.start.line, value);
+    found.set(k, value);
+  }
+  const memoryParallelism = definitions.filter((k) => found.has(k)).map((k) => found.get(k)!);
+
+  let branches: Branch[] = [];
+  progressed = false;
+  if (divergence) {
+    // Branch costs also follow calls into `__device__` functions, which an error elsewhere can
+    // swallow into an ERROR node while their text (the context key) stays the same.
+    const divKeyOf = hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
+    const definitionsOf = groupBy(definitions, (d) => d.name);
+    // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
+    const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
+    // Where a kernel's branches are kept: across versions under its key, or (branches in a device
+    // function it calls stay where that function is) while the kernel and every device function
+    // start on the same lines; without a key, for the next call on this version.
+    const keysOf = (k: Kernel): [string, string] => {
+      const across = divKeyOf(k);
+      return across ? [across.branchesMoving, across.branchesInPlace] : [`div|${thisVersion(k)}`, `div|${thisVersion(k)}`];
+    };
+    const reused: Branch[] = [];
+    const fresh: Kernel[] = [];
+    for (const k of inOrder) {
+      if (!unique(k)) continue;
+      if (nothingCached) {
+        fresh.push(k);
+        continue;
+      }
+      const [moving, inPlace] = keysOf(k);
+      const cached = cache?.get<Branch[]>(moving, k.span.start.line) ?? cache?.get<Branch[]>(inPlace, k.span.start.line);
+      if (cached) reused.push(...cached);
+      else fresh.push(k);
+    }
+    const shared = definitions.filter((k) => !unique(k));
+    const computed: Branch[] = [];
+    // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
+    const analyse = (batch: Kernel[]) =>
+      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functions: functionsOf(tree, memo) } })), batch), () => []);
+    if (shared.length) {
+      const sharedKey = `div|v${version}|shared`;
+      const kept = cache?.get<Branch[]>(sharedKey, 0);
+      const found = kept ?? analyse(shared);
+      if (!kept) cache?.set(sharedKey, 0, found);
+      computed.push(...found);
+    }
+    const queue = [...fresh];
+    while (queue.length > 0 && inBudget()) {
+      const k = queue.shift()!;
+      const own = analyse([k]);
+      progressed = true;
+      computed.push(...own);
+      // Branches in a __device__ function sit outside the kernel: they do not move with it.
+      const movesWithKernel = own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line);
+      const [moving, inPlace] = keysOf(k);
+      cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
+    }
+    for (const k of queue) pending.add(k);
+    branches = [...reused, ...computed].sort(byPlace);
+  }
+  cache?.sweep();
+  return { memoryParallelism, branches, pendingKernels: pending.size };
+}
+
+/**
+ * Branches in file order; at one place (a device function two kernels reach, or kernels that error
+ * recovery nested), by kernel and construct: whichever came from the cache, the same order a fresh
+ * analysis gives.
+ */
+function byPlace(a: Branch, b: Branch): number {
+  const text = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return (
+    a.span.start.line - b.span.start.line ||
+    a.span.start.character - b.span.start.character ||
+    text(a.kernel, b.kernel) ||
+    text(a.construct, b.construct) ||
+    a.span.end.line - b.span.end.line ||
+    a.span.end.character - b.span.end.character ||
+    text(a.condition, b.condition)
+  );
+}
+
+/** The kernel's text is exactly one syntax node (its definition, possibly in a template) with no error inside. */
+function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolean {
+  const start = offsetAt(source, kernel.span.start);
+  const end = offsetAt(source, kernel.span.end);
+  const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
+  return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
+}
+
+/** A kernel's keys in the cache (see treePasses): its memory parallelism, and its branches across versions or where they are. */
+interface KernelKeys {
+  memoryParallelism: string;
+  branchesMoving: string;
+  branchesInPlace: string;
+}
+
+interface KeptKeys extends KernelKeys {
+  line: number;
+  context: string;
+  devicePlaces: string;
+  callees: string;
+  launches: readonly Launch[];
+}
+
+interface TargetInputs {
+  environment: string;
+  key: string;
+  candidates: readonly Kernel[];
+  lookup: Lookup;
+  workspace?: WorkspaceIndex;
+}
+
+/** A launch kept from the previous version (a chunk the edit did not touch), read with the same constants and candidates: the same target. */
+const keptTarget = memoWhileSame(
+  'launch targets',
+  (kept: TargetInputs, now: TargetInputs) => kept.environment === now.environment && kept.key === now.key && sameItems(kept.candidates, now.candidates),
+  (launch: Launch, { candidates, lookup, key, workspace }: TargetInputs) => launchTarget(launch, candidates, lookup, key, workspace),
+);
+
+interface CheckInputs {
+  target: LaunchTarget;
+  smemOptIns: readonly SmemOptIn[];
+  archs: readonly ArchSmemLimit[];
+  archsKey: string;
+}
+
+/** A launch's findings are kept while its target, the opt-ins in view and the archs stay the same: a keystroke checks only the launches it changed. */
+const keptChecks = memoWhileSame(
+  'launch findings',
+  (kept: CheckInputs, now: CheckInputs) => kept.target === now.target && kept.archsKey === now.archsKey && sameItems(kept.smemOptIns, now.smemOptIns),
+  (launch: Launch, { target, smemOptIns, archs }: CheckInputs) => checkLaunch({ launch, target, smemOptIns, archs }),
+);
+
+function launchFindings(launches: readonly Launch[], targets: readonly LaunchTarget[], smemOptIns: readonly SmemOptIn[], archs: readonly ArchSmemLimit[]) {
+  const archsKey = archs.map((a) => `${a.arch}:${a.maxOptInSmemBytes}`).join();
+  return launches.flatMap((launch, k) => keptChecks(launch, { target: targets[k], smemOptIns, archs, archsKey }));
+}
+
+/**
+ * The keys of a kernel kept from an earlier version, by kernel object (a chunk the edit did not
+ * touch keeps its kernels), while what they are made of stays the same: a keystroke then builds
+ * no key for the kernels it did not change. Not kept for a tree with errors (see treePasses).
+ */
+const keptKeys = objectTable<Kernel, KeptKeys>('kernel cache keys');
+
+function keysFor(kernel: Kernel, source: SourceText, tree: Tree, launches: readonly Launch[], context: string, memo: TreePassMemo, keep: boolean): KernelKeys {
+  const line = kernel.span.start.line;
+  const callees = calleesOf(kernel, source, tree, memo);
+  const kept = keep ? keptKeys.get(kernel) : undefined;
+  const { devicePlaces } = memo.body();
+  if (kept && kept.line === line && kept.context === context && kept.devicePlaces === devicePlaces && kept.callees === callees && sameItems(kept.launches, launches)) return kept;
+  const key = kernelKey(source, kernel, launches, `${context}|${callees}`);
+  const keys: KeptKeys = {
+    memoryParallelism: `mp|${line}|${key}`,
+    branchesMoving: `div|${key}`,
+    branchesInPlace: `div@${line}|${devicePlaces}|${key}`,
+    line,
+    context,
+    devicePlaces,
+    callees,
+    launches,
+  };
+  if (keep) keptKeys.set(kernel, keys);
+  return keys;
+}
+
+/**
+ * calleesKey of a kernel, kept per kernel object while the file's device functions and the names
+ * it may define stay the same, and the kernel calls none of its other functions (those are read
+ * from each version's syntax tree).
+ */
+const keptCallees = objectTable<Kernel, { devicesKey: string; functionNames: ReadonlySet<string>; key: string }>('kernel callee keys');
+
+function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string {
+  const { devicesKey, deviceFunctions, functionNames } = memo.body();
+  const kept = keptCallees.get(kernel);
+  if (kept && kept.devicesKey === devicesKey && kept.functionNames === functionNames) return kept.key;
+  // As the body passes find them: the first definition of the name, where it is and its text.
+  const others = {
+    mayDefine: (name: string) => functionNames.has(name),
+    text: (name: string) => {
+      const node = functionsOf(tree, memo).get(name);
+      return node ? `${node.startPosition.row}:${source.text.slice(node.startIndex, node.endIndex)}` : null;
+    },
+  };
+  // Its body: the header writes the kernel's own name as if called.
+  const body = kernel.bodySpan ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end)) : '';
+  const { key, usesOthers } = calleesKey(body, deviceFunctions, others);
+  if (usesOthers) keptCallees.delete(kernel);
+  else keptCallees.set(kernel, { devicesKey, functionNames, key });
+  return key;
+}
+
+/** The functions the body passes may follow into, one table per version (the tree is read once, when first asked). */
+function functionsOf(tree: Tree, memo: TreePassMemo): FunctionTable {
+  const { functionNames } = memo.body();
+  return (memo.functions ??= lazyFunctions(tree.rootNode, (name) => functionNames.has(name)));
+}
+
+/** A number per function object: an outer lookup passed again is the same lookup. */
+const functionId = objectIds('lookup ids');
+

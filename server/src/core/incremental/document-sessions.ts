@@ -1,0 +1,237 @@
+/**
+ * Open documents' analyses, kept between edits: each document's syntax tree (edited and parsed
+ * again incrementally), the facts of its current version (computed on first use, then only
+ * read), and the per-chunk and per-kernel results an edit does not touch. What to keep of which
+ * document, and for how long, is decided here; the text itself comes from the editor adapter.
+ */
+import type { CudaParser, TextEdit, Tree } from '../syntax/cuda-parser';
+import type { Position } from '../types';
+import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type ResumableAnalysis } from './document-analysis';
+import { KernelAnalysisCache } from './kernel-analysis-cache';
+import { TextPassCache } from './chunked-text-passes';
+
+interface Entry {
+  version: number;
+  text: string;
+  tree: Tree | null;
+  facts: DocumentFacts | null;
+  /** Goes on with the current facts' pending kernel bodies; it reads `tree`, so it goes whenever the tree does. */
+  resume: ResumableAnalysis['resume'];
+  /** Per-kernel results of earlier versions: an edit re-analyses only the kernel it touched. */
+  kernels: KernelAnalysisCache;
+  /** Per-chunk text-pass results of earlier versions: an edit re-reads only the chunk it fell in. */
+  chunks: TextPassCache;
+}
+
+export interface DocumentSessionsOptions {
+  parser: CudaParser;
+  /** Inputs beyond the text and tree: the workspace index, target limits, switches. Called once per analysed version. */
+  analyzeOptions?: (uri: string, text: string) => Partial<Omit<AnalyzeInput, 'uri' | 'version' | 'text' | 'tree'>>;
+  log?: (message: string) => void;
+  /** Milliseconds a version's first analysis spends on kernel bodies it has not seen (default: no limit). */
+  treePassBudgetMs?: number;
+  /** Measures the budgets (the server's `performance.now`); without one, every analysis is complete. */
+  clock?: () => number;
+  /** A document's analysis was forgotten to save memory (it is analysed again when asked): drop what was built on it. */
+  onForget?: (uri: string) => void;
+}
+
+/**
+ * Syntax trees kept for incremental parsing. A 10k-line file's tree takes about
+ * 13 MB of WebAssembly memory (which never shrinks); documents beyond the most
+ * recently analysed two keep their facts and text, and parse from scratch on
+ * their next change.
+ */
+const TREES_KEPT = 2;
+
+/**
+ * Documents whose analysis (facts and the per-chunk and per-kernel results kept
+ * between versions, about 8 MB for a 10k-line file) is kept: the ones in use. The
+ * others keep their text and are analysed again when asked (a first pass).
+ */
+const ANALYSES_KEPT = 4;
+
+/**
+ * What a version's first analysis spends on kernel bodies it has not seen before (the server's
+ * setting): none beyond the one kernel each pass always takes, which is the kernel a keystroke
+ * changed; a newly opened file's kernels all follow in background slices.
+ */
+export const FIRST_PASS_BUDGET_MS = 0;
+/** One background slice of kernel-body analysis (see DocumentSessions.complete). */
+export const BACKGROUND_SLICE_MS = 60;
+
+export class DocumentSessions {
+  private readonly entries = new Map<string, Entry>();
+  /** URIs whose entry holds a tree, least recently analysed first. */
+  private readonly withTrees = new Set<string>();
+  /** URIs whose analysis is kept, least recently used first. */
+  private readonly inUse = new Set<string>();
+
+  constructor(private readonly options: DocumentSessionsOptions) {}
+
+  open(uri: string, version: number, text: string): void {
+    this.drop(uri);
+    this.entries.set(uri, { version, text, tree: null, facts: null, resume: null, kernels: new KernelAnalysisCache(), chunks: new TextPassCache() });
+  }
+
+  /**
+   * The document's new version. `edits` take the old text to the new one, in order (tree-sitter's
+   * edits: offsets and points); null when the change is not known edit by edit (a whole new text):
+   * the next analysis then parses from scratch.
+   */
+  update(uri: string, version: number, text: string, edits: readonly TextEdit[] | null): void {
+    const entry = this.entries.get(uri);
+    if (!entry) return;
+    if (entry.tree && edits) for (const edit of edits) entry.tree.edit(edit);
+    else {
+      entry.tree?.delete();
+      entry.tree = null;
+    }
+    entry.version = version;
+    entry.text = text;
+    entry.facts = null;
+    entry.resume = null;
+  }
+
+  close(uri: string): void {
+    this.drop(uri);
+  }
+
+  has(uri: string): boolean {
+    return this.entries.has(uri);
+  }
+
+  uris(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  text(uri: string): string | undefined {
+    return this.entries.get(uri)?.text;
+  }
+
+  version(uri: string): number | undefined {
+    return this.entries.get(uri)?.version;
+  }
+
+  /**
+   * Facts of the current version, computed on first use. Kernel bodies not seen before are
+   * analysed for at most `treePassBudgetMs`; `pendingKernels` counts the rest (see `complete`).
+   */
+  facts(uri: string): DocumentFacts | undefined {
+    const entry = this.entries.get(uri);
+    if (!entry) return undefined;
+    this.keepAnalysis(uri);
+    if (entry.facts && entry.facts.version === entry.version) return entry.facts;
+    return this.analyze(uri, entry, this.options.treePassBudgetMs ?? Infinity);
+  }
+
+  /** Marks `uri` as in use; forgets the analysis of the least recently used beyond ANALYSES_KEPT. */
+  private keepAnalysis(uri: string): void {
+    this.inUse.delete(uri);
+    this.inUse.add(uri);
+    for (const oldest of this.inUse) {
+      if (this.inUse.size <= ANALYSES_KEPT) break;
+      this.inUse.delete(oldest);
+      const entry = this.entries.get(oldest);
+      if (!entry) continue;
+      entry.facts = null;
+      entry.resume = null;
+      entry.kernels = new KernelAnalysisCache();
+      entry.chunks = new TextPassCache();
+      this.options.onForget?.(oldest);
+    }
+  }
+
+  /**
+   * Analyse more of the current version's pending kernel bodies, for at most `budgetMs`, first the
+   * one around `at` (a request waits for it); the facts then replace the earlier ones of the same
+   * version. False when nothing is pending.
+   */
+  complete(uri: string, budgetMs: number, at?: Position): boolean {
+    const entry = this.entries.get(uri);
+    const facts = entry && this.facts(uri);
+    if (!entry || !facts || facts.pendingKernels === 0) return false;
+    if (!entry.resume) {
+      this.analyze(uri, entry, budgetMs); // its tree was given back: parse and read the text again
+      return true;
+    }
+    const next = entry.resume(budgetMs, at);
+    entry.facts = next.facts;
+    entry.resume = next.resume;
+    return true;
+  }
+
+  private analyze(uri: string, entry: Entry, treePassBudgetMs: number): DocumentFacts {
+    const text = entry.text;
+    const old = entry.tree;
+    // A parse from scratch makes a tree that pushes out the least recently analysed one: pushed out
+    // first, the parser's WebAssembly memory (which never shrinks) peaks one tree lower.
+    if (!old) this.keepTrees(TREES_KEPT - 1);
+    entry.tree = this.parse(text, old);
+    if (old && old !== entry.tree) old.delete();
+    const analysis = analyzeResumable({
+      ...this.options.analyzeOptions?.(uri, text),
+      uri,
+      version: entry.version,
+      text,
+      tree: entry.tree,
+      cache: entry.kernels,
+      textCache: entry.chunks,
+      treePassBudgetMs,
+      clock: this.options.clock,
+    });
+    entry.facts = analysis.facts;
+    entry.resume = analysis.resume;
+    this.keepTree(uri);
+    return entry.facts;
+  }
+
+  private keepTree(uri: string): void {
+    this.withTrees.delete(uri);
+    if (this.entries.get(uri)?.tree) this.withTrees.add(uri);
+    this.keepTrees(TREES_KEPT);
+  }
+
+  /** Gives back the trees of the least recently analysed documents beyond the most recent `count`. */
+  private keepTrees(count: number): void {
+    for (const oldest of this.withTrees) {
+      if (this.withTrees.size <= count) break;
+      const entry = this.entries.get(oldest);
+      entry?.tree?.delete();
+      if (entry) {
+        entry.tree = null;
+        entry.resume = null;
+      }
+      this.withTrees.delete(oldest);
+    }
+  }
+
+  /** Drop the facts of `uri`, or of every document (after a change elsewhere in the workspace or new settings). */
+  invalidate(uri?: string): void {
+    for (const [key, entry] of this.entries) {
+      if (uri !== undefined && key !== uri) continue;
+      entry.facts = null;
+      entry.resume = null;
+    }
+  }
+
+  dispose(): void {
+    for (const uri of [...this.entries.keys()]) this.drop(uri);
+  }
+
+  private parse(text: string, old: Tree | null): Tree | null {
+    try {
+      return this.options.parser.parse(text, old ?? undefined);
+    } catch (error) {
+      this.options.log?.(`parse failed, analysing without a syntax tree: ${String(error)}`);
+      return null;
+    }
+  }
+
+  private drop(uri: string): void {
+    this.withTrees.delete(uri);
+    this.inUse.delete(uri);
+    this.entries.get(uri)?.tree?.delete();
+    this.entries.delete(uri);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Every table the core keeps from one call to the next, in one registry with one policy. The
+ * analysis modules declare a pure function memoized here and read as if they computed from
+ * scratch; this module decides how much is kept.
+ *
+ * The policy:
+ * - A table keyed by text keeps the entries used most recently, up to the capacity set for it in
+ *   CAPACITY below (the one place table sizes are set); the least recently used goes first.
+ * - A table keyed by an object (a version's SourceText, a Kernel or Launch that a chunk kept from
+ *   the previous version) keeps its entry for as long as the object lives, and computes again
+ *   when the inputs it was computed from change.
+ * - Nothing is dropped by time: whether a result is reused never depends on the clock.
+ */
+import { ownCopy } from './engine-seams';
+
+/** Entries kept per text-keyed table. */
+const CAPACITY = {
+  /** `parseArch`: the few architecture names in use, asked for by every launch of every report. */
+  'architecture names': 256,
+  /** `const-eval`: token lists of constant expressions (`256`, `(n + 255) / 256`), shared across versions. */
+  'expression tokens': 8192,
+  /** `structuralKey`: operators written out as JSON (a few dozen exist). */
+  'quoted operators': 256,
+  /** `blockEvaluator`: threadIdx and lane of each thread, per block shape (a few per document; up to 1024 threads each). */
+  'thread coordinates': 64,
+  /** `dependenceKind`: the kind of a symbolic value by its structure and block shape. */
+  'dependence kinds': 2000,
+  /** `classifySite`: branch verdicts by condition structure, cases and block shapes. */
+  'branch verdicts': 2000,
+} as const;
+
+export type TextTableName = keyof typeof CAPACITY;
+
+export interface KeptTableInfo {
+  name: string;
+  keyedBy: 'text' | 'object' | 'process';
+  /** Entries held now; null for an object-keyed table (its entries die with their objects). */
+  size: number | null;
+  capacity: number | null;
+}
+
+interface Registered {
+  info(): KeptTableInfo;
+  clear(): void;
+}
+
+const registry: Registered[] = [];
+
+/** The tables kept now, for memory reports and tests. */
+export function keptTables(): KeptTableInfo[] {
+  return registry.map((t) => t.info());
+}
+
+/** Forget every kept result (a test's fresh start; the next calls compute everything again). */
+export function clearKeptTables(): void {
+  for (const t of registry) t.clear();
+}
+
+/**
+ * `compute` memoized by the text `keyOf` makes of its arguments. Values are shared between
+ * callers: they must never be changed.
+ */
+export function memoByText<A extends unknown[], V>(name: TextTableName, keyOf: (...args: A) => string, compute: (...args: A) => V): (...args: A) => V {
+  const capacity = CAPACITY[name];
+  let entries = new Map<string, V>();
+  registry.push({ info: () => ({ name, keyedBy: 'text', size: entries.size, capacity }), clear: () => (entries = new Map()) });
+  return (...args: A) => {
+    const key = keyOf(...args);
+    const kept = entries.get(key);
+    if (kept !== undefined || entries.has(key)) {
+      // Most recently used last: a Map iterates in insertion order.
+      entries.delete(key);
+      entries.set(key, kept as V);
+      return kept as V;
+    }
+    const value = compute(...args);
+    if (entries.size >= capacity) entries.delete(entries.keys().next().value!);
+    // Its own copy: a key cut from a document would keep the document's whole text alive.
+    entries.set(ownCopy(key), value);
+    return value;
+  };
+}
+
+/** `compute` memoized per object: worked out once per object (a version's text, a grammar), dropped with it. */
+export function memoByObject<O extends object, V>(name: string, compute: (object: O) => V): (object: O) => V {
+  let entries = new WeakMap<O, V>();
+  registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
+  return (object: O) => {
+    if (entries.has(object)) return entries.get(object)!;
+    const value = compute(object);
+    entries.set(object, value);
+    return value;
+  };
+}
+
+/**
+ * `compute` memoized per object while its other inputs stay the same (`same` compares the inputs it
+ * was computed from with the new ones): a launch that a chunk kept from the previous version, read
+ * with the same constants, has the same target, and a keystroke checks only the launches it changed.
+ */
+export function memoWhileSame<O extends object, I, V>(name: string, same: (kept: I, now: I) => boolean, compute: (object: O, inputs: I) => V): (object: O, inputs: I) => V {
+  let entries = new WeakMap<O, { inputs: I; value: V }>();
+  registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
+  return (object: O, inputs: I) => {
+    const kept = entries.get(object);
+    if (kept && same(kept.inputs, inputs)) return kept.value;
+    const value = compute(object, inputs);
+    entries.set(object, { inputs, value });
+    return value;
+  };
+}
+
+/** A table of entries per object, for the incremental layer's own bookkeeping (what it keeps, it decides). */
+export interface ObjectTable<O extends object, V> {
+  get(object: O): V | undefined;
+  set(object: O, value: V): void;
+  delete(object: O): void;
+}
+
+export function objectTable<O extends object, V>(name: string): ObjectTable<O, V> {
+  let entries = new WeakMap<O, V>();
+  registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
+  return {
+    get: (object) => entries.get(object),
+    set: (object, value) => void entries.set(object, value),
+    delete: (object) => void entries.delete(object),
+  };
+}
+
+/** A value made once per process (the parser's WebAssembly runtime), from the first call's arguments. */
+export function once<A extends unknown[], V>(name: string, make: (...args: A) => V): (...args: A) => V {
+  let made: { value: V } | null = null;
+  registry.push({ info: () => ({ name, keyedBy: 'process', size: made ? 1 : 0, capacity: 1 }), clear: () => undefined });
+  return (...args: A) => (made ??= { value: make(...args) }).value;
+}
+
+/** Numbers unique within the process, in order (ids of symbolic values, of lookup functions). */
+export function counter(name: string): () => number {
+  let next = 1;
+  registry.push({ info: () => ({ name, keyedBy: 'process', size: next - 1, capacity: null }), clear: () => undefined });
+  return () => next++;
+}
+
+/** A number per object, the same each time it is asked (a lookup function passed again is the same lookup). */
+export function objectIds(name: string): (object: object) => number {
+  const next = counter(`${name} (count)`);
+  return memoByObject(name, () => next());
+}
