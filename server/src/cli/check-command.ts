@@ -4,25 +4,17 @@ import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
 import { collectSourceFiles } from './source-files';
-import { checkJson, type CheckFile, type CheckInstance } from './check-json';
+import { branchesForCli, checkJson, type CheckFile } from './check-json';
 import { checkText } from './check-text';
-import { createCudaParser } from '../core/syntax/cuda-parser';
 import { readGrammarBytes } from '../files/grammar-files';
-import { analyzeDocument, type DocumentFacts } from '../core/incremental/document-analysis';
-import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type ReportPtx } from '../core/report/document-report';
-import { resolveArchs } from '../core/report/launch-analysis';
-import { FiguresRegistry } from '../core/compiler/figures-registry';
-import { parseArch } from '../core/gpu/arch-table';
-import { branchesForCli } from '../core/body/divergence';
-import { compilerFindings } from '../core/compiler/compiler-findings';
-import { mapKernelResources, parseResourceAnnotation, resourcesForArch, type KernelResources } from '../core/compiler/kernel-resources';
+import { createAnalyzer, DEFAULT_REPORT_SETTINGS, resolveArchs, type DocumentFacts } from '../core/analyzer';
 import { indexWorkspace, toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
 import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
 import { locateNvcc } from '../nvcc/locate-nvcc';
-import type { Finding, Kernel, Severity } from '../core/types';
+import type { Finding, Severity } from '../core/types';
 import type { CheckJson } from './check-json-types';
 import { toSarif } from './sarif';
 import { compareToBaseline, regressionsFail, withRegressions } from './baseline';
@@ -69,34 +61,25 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
   const archs = chooseArchs(flags['--arch'] as string | undefined, database);
 
-  const { index } = indexWorkspace(roots);
-  const parser = await createCudaParser(readGrammarBytes());
-  const limits = archs.map((arch) => ({ arch, maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin }));
+  const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash });
+  indexWorkspace(roots, { index: analyzer.index });
+  analyzer.configure({ archs, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   const analysed: Array<{ file: string; facts: DocumentFacts }> = [];
   try {
     for (const file of files) {
       const text = readSource(file, io.cwd);
-      index.update(toIndexPath(file), text);
-      const tree = parser.parse(text);
-      try {
-        analysed.push({ file, facts: analyzeDocument({ uri: file, version: 1, text, tree, workspace: index, path: toIndexPath(file), archs: limits }) });
-      } finally {
-        tree.delete();
-      }
+      analyzer.index.update(toIndexPath(file), text);
+      analysed.push({ file, facts: analyzer.analyzeFile({ uri: file, text }) });
     }
   } finally {
-    parser.dispose();
+    analyzer.parser.dispose();
   }
 
-  const figures = new FiguresRegistry();
   const notes: string[] = [];
-  const compiled = new Map<string, { kernels: Array<KernelResources<Kernel>>; findings: Finding[] }>();
-  const ptxOf = new Map<string, ReportPtx>();
-  const allKernels = analysed.flatMap((a) => a.facts.kernels);
   if (typeof flags['--ptxas-log'] === 'string') {
     try {
-      const log = readPtxasLog(path.resolve(io.cwd, flags['--ptxas-log'] as string), allKernels);
-      figures.setLog('log', log.kernels);
+      const log = readPtxasLog(path.resolve(io.cwd, flags['--ptxas-log'] as string));
+      analyzer.setLog(path.resolve(io.cwd, flags['--ptxas-log'] as string), log.text, log.producedAt);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
@@ -116,24 +99,21 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
         notes.push(`${path.relative(io.cwd, file) || file}: nvcc ${result.status}${first ? `: ${first.text}` : ''}`);
       }
       if (result.entries.length === 0) continue;
-      const mapped = mapKernelResources({ kernels: facts.kernels, entries: result.entries, source: 'ptxas', producedAt: result.perArch[0]?.producedAt ?? Date.now() });
-      figures.setCompiled(file, mapped);
-      compiled.set(file, { kernels: mapped.kernels, findings: compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)) });
+      analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
       // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
       if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) continue;
       const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000 });
       if (ptx.status !== 'ok') notes.push(`${path.relative(io.cwd, file) || file}: nvcc -ptx ${ptx.status}: ${ptx.error.text} (branch costs stay estimates)`);
-      else if (ptx.sourceHash === contentHash(facts.source.text)) ptxOf.set(file, { text: ptx.ptx.text, filePath: file });
+      else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
     }
   }
 
-  const settings = DEFAULT_REPORT_SETTINGS;
   const checked: CheckFile[] = analysed.map(({ file, facts }) => {
-    const report = buildDocumentReport({ facts, archs, figuresFor: figures.figuresFor, settings, compilerFindings: compiled.get(file)?.findings ?? [], ptx: ptxOf.get(file) });
+    const report = analyzer.reportOf(facts);
     return {
       path: path.relative(io.cwd, file) || file,
       report,
-      instances: (kernel) => instancesOf(kernel, compiled.get(file)?.kernels, archs, figures),
+      instances: (kernel) => analyzer.instancesOf(file, kernel),
       branches: branchesForCli(report.branches),
       latency: report.analyses.map((a) => {
         const entries = a.perArch.filter((p) => p.latency).map((p) => [p.arch, p.latency] as const);
@@ -172,19 +152,6 @@ export function exitCodeFor(findings: readonly Finding[], failOn: string): numbe
   if (failOn === 'never') return 0;
   const worst = Math.max(-1, ...findings.map((x) => RANK[x.severity]));
   return worst >= RANK[failOn as Severity] ? 1 : 0;
-}
-
-function instancesOf(kernel: Kernel, compiled: Array<KernelResources<Kernel>> | undefined, archs: string[], figures: FiguresRegistry): CheckInstance[] {
-  const fromCompiler = compiled?.find((k) => k.kernel === kernel)?.instances ?? [];
-  if (fromCompiler.length) {
-    return fromCompiler.map((i) => ({
-      mangledName: i.mangledName,
-      signature: i.signature,
-      resources: Object.fromEntries(archs.map((arch) => [arch, resourcesForArch(i.resources, arch) ?? figures.figuresFor(kernel, null, arch)])),
-    }));
-  }
-  const annotated = parseResourceAnnotation(kernel.leadingComment);
-  return [{ mangledName: null, signature: null, resources: Object.fromEntries(archs.map((arch) => [arch, (annotated && resourcesForArch(annotated.resources, arch)) ?? figures.figuresFor(kernel, null, arch)])) }];
 }
 
 async function loadDatabase(dir: string | undefined, roots: string[], cwd: string): Promise<CompileCommand[] | null> {

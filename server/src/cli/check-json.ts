@@ -5,6 +5,7 @@
 import type { DocumentReport } from '../core/report/document-report';
 import type { Kernel, Span } from '../core/types';
 import type { KernelFigures } from '../core/report/launch-analysis';
+import type { Branch, BranchKind } from '../core/body/divergence';
 
 export interface CheckFile {
   path: string;
@@ -87,3 +88,25 @@ function resourceJson(f: KernelFigures) {
     stale: f.stale ?? false,
   };
 }
+
+export interface CliBranch {
+  line: number;
+  column: number;
+  kind: BranchKind;
+  condition: string;
+  efficiency: number;
+}
+
+/** `branches` of `cuda-occupancy check --format json`: 1-based positions, one per branch (the worst verdict when a device function is reached from several kernels). */
+export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
+  const byPosition = new Map<string, CliBranch>();
+  for (const b of branches) {
+    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency };
+    const key = `${entry.line}:${entry.column}:${b.construct}`;
+    const prior = byPosition.get(key);
+    if (!prior || BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] || (entry.kind === prior.kind && entry.efficiency < prior.efficiency)) byPosition.set(key, entry);
+  }
+  return [...byPosition.values()].sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+const BRANCH_RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };

@@ -18,24 +18,17 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createCudaParser } from '../core/syntax/cuda-parser';
-import { parseArch } from '../core/gpu/arch-table';
+import { createAnalyzer, BACKGROUND_SLICE_MS, type Analyzer, type DocumentReport } from '../core/analyzer';
 import { resolveArchs } from '../core/report/launch-analysis';
-import { FiguresRegistry } from '../core/compiler/figures-registry';
-import { mapKernelResources } from '../core/compiler/kernel-resources';
-import { compilerFindings } from '../core/compiler/compiler-findings';
-import type { Finding, Position } from '../core/types';
-import { WorkspaceIndex } from '../core/facts/workspace-index';
-import { BACKGROUND_SLICE_MS, DocumentStore, FIRST_PASS_BUDGET_MS } from './document-store';
+import { chartDataFor } from '../core/report/chart-data';
+import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from '../settings';
 import { hoverAt } from './hover';
 import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
-import { buildDocumentReport, type DocumentReport } from '../core/report/document-report';
-import { chartDataFor } from '../core/report/chart-data';
-import { contains, toDiagnostic } from './lsp-convert';
+import { toDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { CompileService, type DocumentPtx } from '../nvcc/compile-service';
@@ -60,7 +53,6 @@ export interface InitializationOptions {
 
 export class CudaOccupancyServer {
   private settings: Settings = DEFAULT_SETTINGS;
-  private settingsGeneration = 0;
   private readonly safely: ReturnType<typeof makeSafely>;
   private readonly pendingDiagnostics = new Map<string, NodeJS.Timeout>();
   /** Documents whose kernel bodies wait for the background pass, in order (see completeInBackground). */
@@ -68,13 +60,6 @@ export class CudaOccupancyServer {
   private completionTimer: NodeJS.Timeout | undefined;
   /** Since when a document's current version has waited for its kernel bodies (see publishDiagnostics). */
   private readonly pendingSince = new Map<string, { version: number; at: number }>();
-  private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
-  private readonly figures = new FiguresRegistry();
-  private readonly compilerFindings = new Map<string, Finding[]>();
-  /** The latest PTX per document, with the hash of the text it was compiled from. */
-  private readonly ptx = new Map<string, DocumentPtx>();
-  private ptxGeneration = 0;
-  private readonly index = new WorkspaceIndex();
   private readonly collector = new IdleCollector();
   private readonly compile: CompileService;
   private readonly documents: DocumentStore;
@@ -83,29 +68,12 @@ export class CudaOccupancyServer {
 
   private constructor(
     private readonly connection: Connection,
-    parser: Awaited<ReturnType<typeof createCudaParser>>,
+    private readonly analyzer: Analyzer,
     private readonly params: InitializeParams,
   ) {
     this.safely = makeSafely((m) => connection.console.error(m));
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
-    this.documents = new DocumentStore({
-      parser,
-      treePassBudgetMs: FIRST_PASS_BUDGET_MS,
-      onForget: (uri) => {
-        this.reports.delete(uri);
-        this.index.keepCopies(indexKey(uri));
-      },
-      log: (m) => connection.console.warn(m),
-      analyzeOptions: (uri) => {
-        const key = indexKey(uri);
-        return {
-          workspace: this.index,
-          path: key,
-          archs: this.archs().map((arch) => ({ arch, maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin })),
-          divergence: this.settings['divergence.enabled'],
-        };
-      },
-    });
+    this.documents = new DocumentStore({ sessions: analyzer.documents });
     this.compile = new CompileService({
       workspaceRoots: this.workspaceRoots(),
       trusted: init.workspaceTrusted !== false,
@@ -120,8 +88,14 @@ export class CudaOccupancyServer {
   }
 
   static async initialize(connection: Connection, params: InitializeParams): Promise<CudaOccupancyServer> {
-    const parser = await createCudaParser(readGrammarBytes());
-    const server = new CudaOccupancyServer(connection, parser, params);
+    const analyzer = await createAnalyzer({
+      grammar: readGrammarBytes(),
+      clock: () => performance.now(),
+      indexKey,
+      contentHash,
+      log: (m) => connection.console.warn(m),
+    });
+    const server = new CudaOccupancyServer(connection, analyzer, params);
     server.register();
     return server;
   }
@@ -163,11 +137,10 @@ export class CudaOccupancyServer {
       const uri = p.textDocument.uri;
       this.documents.close(uri);
       const file = filePath(uri);
-      if (file) updateFromDisk(this.index, file);
-      else this.index.remove(indexKey(uri));
+      if (file) updateFromDisk(this.analyzer.index, file);
+      else this.analyzer.index.remove(indexKey(uri));
       this.compile.close(uri);
-      this.reports.delete(uri);
-      this.ptx.delete(uri);
+      this.analyzer.forget(uri);
       clearTimeout(this.pendingDiagnostics.get(uri));
       this.pendingDiagnostics.delete(uri);
       this.pendingSince.delete(uri);
@@ -190,7 +163,7 @@ export class CudaOccupancyServer {
   private async onInitialized(): Promise<void> {
     // Index before the first document is analysed, so its includes resolve from the first hover on.
     this.safely('workspace index', undefined, () => {
-      const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.index, maxFiles: 2000 });
+      const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.analyzer.index, maxFiles: 2000 });
       this.connection.console.log(`indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`);
       this.invalidateOthers(null);
     });
@@ -201,7 +174,7 @@ export class CudaOccupancyServer {
   private indexFromAnalysis(uri: string): void {
     this.safely('workspace index', undefined, () => {
       const facts = this.documents.facts(uri);
-      if (facts) this.index.updateFromAnalysis(indexKey(uri), facts);
+      if (facts) this.analyzer.index.updateFromAnalysis(indexKey(uri), facts);
     });
   }
 
@@ -224,24 +197,32 @@ export class CudaOccupancyServer {
     }
     if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
     this.settings = settings;
-    this.settingsGeneration++;
-    this.loadPtxasLog();
     await this.compile.configure(settings, () => this.archs());
-    this.documents.invalidate();
+    this.analyzer.configure({
+      archs: this.archs(),
+      divergence: settings['divergence.enabled'],
+      report: {
+        latencyCycles: settings.latencyCycles,
+        occupancyWarningBelow: settings.occupancyWarningBelow,
+        divergenceMinCost: settings['divergence.minCost'],
+        divergenceEnabled: settings['divergence.enabled'],
+      },
+    });
+    this.loadPtxasLog();
     this.refreshAll();
     for (const uri of this.documents.uris()) this.requestCompile(uri);
   }
 
   private loadPtxasLog(): void {
-    this.figures.clearLogs();
+    this.analyzer.clearLogs();
     this.logNote = null;
     const file = this.settings.ptxasLog;
     if (!file) return;
     const root = this.workspaceRoots()[0] ?? process.cwd();
     const full = path.resolve(root, file);
     try {
-      const kernels = this.index.paths().flatMap((p) => this.index.get(p)?.kernels ?? []);
-      this.figures.setLog(full, readPtxasLog(full, kernels).kernels);
+      const log = readPtxasLog(full);
+      this.analyzer.setLog(full, log.text, log.producedAt);
     } catch (error) {
       this.logNote = (error as Error).message;
       this.connection.console.warn(this.logNote);
@@ -263,50 +244,18 @@ export class CudaOccupancyServer {
     return 'default';
   }
 
-  /** The report of a document's current version, built once per version, settings, figures and PTX. */
+  /** The report of a document's current version; kernel bodies still pending go on in the background. */
   private report(uri: string): DocumentReport | undefined {
-    const facts = this.documents.facts(uri);
-    if (!facts) return undefined;
-    if (facts.pendingKernels > 0) this.completeInBackground(uri);
-    const archs = this.archs();
-    const inputs = `${this.settingsGeneration}/${this.figures.generation}/${this.ptxGeneration}/${archs.join()}`;
-    const key = `${facts.version}/${inputs}`;
-    const cached = this.reports.get(uri);
-    if (cached && cached.key === key && cached.report.facts === facts) return cached.report;
-    const report = buildDocumentReport({
-      facts,
-      archs,
-      figuresFor: this.figures.figuresFor,
-      settings: {
-        latencyCycles: this.settings.latencyCycles,
-        occupancyWarningBelow: this.settings.occupancyWarningBelow,
-        divergenceMinCost: this.settings['divergence.minCost'],
-        divergenceEnabled: this.settings['divergence.enabled'],
-      },
-      compilerFindings: this.compilerFindings.get(uri) ?? [],
-      ptx: this.ptxFor(uri, facts.source.text),
-      previous: cached && cached.key.endsWith(`/${inputs}`) ? cached.report : undefined,
-    });
-    this.reports.set(uri, { key, report });
-    return report;
+    if ((this.documents.facts(uri)?.pendingKernels ?? 0) > 0) this.completeInBackground(uri);
+    return this.analyzer.report(uri);
   }
 
   private onHover(params: HoverParams): Hover | null {
     return this.safely('hover', null, () => {
-      this.completeKernelAt(params.textDocument.uri, params.position);
+      this.analyzer.completeAt(params.textDocument.uri, params.position);
       const report = this.report(params.textDocument.uri);
       return report ? hoverAt(report, params.position) : null;
     });
-  }
-
-  /**
-   * A hover in a kernel body the background has not read yet (a newly opened file) reads that
-   * kernel now, rather than answer without its branches.
-   */
-  private completeKernelAt(uri: string, position: Position): void {
-    const facts = this.documents.facts(uri);
-    if (!facts || facts.pendingKernels === 0 || !facts.kernels.some((k) => k.isDefinition && contains(k.span, position))) return;
-    this.documents.complete(uri, 0, position);
   }
 
   private onCodeLens(params: CodeLensParams): CodeLens[] {
@@ -338,7 +287,7 @@ export class CudaOccupancyServer {
         kernel: target.qualifiedName,
         archs: report.archs,
         arch: params.arch,
-        figuresFor: (arch) => this.figures.figuresFor(target, launch?.launch ?? null, arch),
+        figuresFor: (arch) => this.analyzer.figuresFor(target, launch?.launch ?? null, arch),
         threadsPerBlock: launch?.threadsPerBlock ?? null,
         dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
         staticSharedBytes: target.staticSharedBytes,
@@ -354,13 +303,9 @@ export class CudaOccupancyServer {
 
   private onCompiled(result: DocumentFigures): void {
     this.safely('compile result', undefined, () => {
-      const facts = this.documents.facts(result.uri);
-      if (!facts) return;
-      const entries = result.perArch.flatMap((a) => a.entries);
-      const mapped = mapKernelResources({ kernels: facts.kernels, entries, source: 'ptxas', producedAt: result.perArch[0]?.producedAt ?? result.updatedAt });
-      this.figures.setCompiled(result.uri, mapped);
-      if (result.stale) this.figures.markStale(result.uri, result.error ? `last compile failed: ${result.error.text}` : 'last compile failed');
-      this.compilerFindings.set(result.uri, compilerFindings(mapped.kernels, result.perArch.flatMap((a) => a.diagnostics)));
+      if (!this.documents.has(result.uri)) return;
+      const stale = result.stale ? (result.error ? `last compile failed: ${result.error.text}` : 'last compile failed') : null;
+      this.analyzer.setCompiled(result.uri, { perArch: result.perArch, producedAt: result.updatedAt, stale });
       this.refreshAll();
     });
   }
@@ -368,16 +313,9 @@ export class CudaOccupancyServer {
   private onPtx(ptx: DocumentPtx): void {
     this.safely('ptx result', undefined, () => {
       if (!this.documents.has(ptx.uri)) return;
-      this.ptx.set(ptx.uri, ptx);
-      this.ptxGeneration++;
+      this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash });
       this.scheduleDiagnostics(ptx.uri);
     });
-  }
-
-  /** The document's PTX if it was compiled from exactly this text (after an unsaved edit its `.loc` lines no longer match). */
-  private ptxFor(uri: string, text: string): { text: string; filePath: string } | null {
-    const ptx = this.ptx.get(uri);
-    return ptx && ptx.sourceHash === contentHash(text) ? { text: ptx.text, filePath: ptx.path } : null;
   }
 
   private invalidateOthers(changed: string | null): void {

@@ -774,23 +774,3 @@ export function divergenceFindings(branches: readonly Branch[], { minCostThresho
   }
   return findings;
 }
-
-export interface CliBranch {
-  line: number;
-  column: number;
-  kind: BranchKind;
-  condition: string;
-  efficiency: number;
-}
-
-/** `branches` of `cuda-occupancy check --format json`: 1-based positions, one per branch (the worst verdict when a device function is reached from several kernels). */
-export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
-  const byPosition = new Map<string, CliBranch>();
-  for (const b of branches) {
-    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency };
-    const key = `${entry.line}:${entry.column}:${b.construct}`;
-    const prior = byPosition.get(key);
-    if (!prior || RANK[entry.kind] > RANK[prior.kind] || (entry.kind === prior.kind && entry.efficiency < prior.efficiency)) byPosition.set(key, entry);
-  }
-  return [...byPosition.values()].sort((a, b) => a.line - b.line || a.column - b.column);
-}

@@ -4,7 +4,7 @@
  * PTX change.
  */
 import type { DocumentFacts } from '../facts/document-facts';
-import type { Finding, Kernel, MemoryParallelism } from '../types';
+import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
 import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
 import { divergenceFindings, refineBranchesWithPtx, type Branch } from '../body/divergence';
 import { occupancyFindings } from './occupancy-findings';
@@ -46,19 +46,24 @@ export interface ReportInput {
   compilerFindings?: Finding[];
   /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
   ptx?: ReportPtx | null;
-  /**
-   * The report of an earlier version built with the same archs, figures and settings: a launch
-   * it analysed that is still the same object, with the same kernel, bounds and loads, is not analysed again.
-   */
-  previous?: DocumentReport;
+  /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
+  analyze?: LaunchAnalyzer;
 }
 
-/** The latency options each analysis was made with (reuse needs the same). */
-const latencyInputs = new WeakMap<LaunchAnalysis, string>();
-const latencyKey = (l: LatencyOptions) => `${l.latencyCycles}|${l.independentOpsPerWarp}|${l.pending}`;
+export type LaunchAnalyzer = (input: LaunchAnalysisInput) => LaunchAnalysis;
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, previous }: ReportInput): DocumentReport {
-  const earlier = new Map(previous?.analyses.map((a) => [a.launch, a]));
+export interface LaunchAnalysisInput {
+  launch: Launch;
+  kernel: Kernel | null;
+  launchBounds: LaunchBounds | null;
+  archs: readonly string[];
+  figuresFor: FiguresFor;
+  latency: LatencyOptions;
+}
+
+const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency);
+
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne }: ReportInput): DocumentReport {
   const estimates = new Map<string, MemoryParallelism>();
   for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
   const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
@@ -74,11 +79,7 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
       // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
       pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
     };
-    const before = earlier.get(launch);
-    if (before && before.kernel === kernel && before.launchBounds === bounds && latencyInputs.get(before) === latencyKey(latency)) return before;
-    const analysis = analyzeLaunch(launch, kernel, bounds, archs, figuresFor, latency);
-    latencyInputs.set(analysis, latencyKey(latency));
-    return analysis;
+    return analyze({ launch, kernel, launchBounds: bounds, archs, figuresFor, latency });
   });
   const byName = new Map<string, LaunchAnalysis[]>();
   for (const a of analyses) {
