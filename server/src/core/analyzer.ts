@@ -22,6 +22,8 @@ import { compilerFindings } from './compiler/compiler-findings';
 import { parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures } from './compiler/ptxas-output';
 import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type DocumentReport, type ReportPtx, type ReportSettings } from './report/document-report';
 import { resolveArchs, type FiguresFor, type KernelFigures } from './report/launch-analysis';
+import { chartForTarget } from './report/chart-data';
+import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
 
@@ -137,6 +139,12 @@ export class Analyzer {
     const report = reportWithKeptAnalyses(this.reportInput(uri, facts), kept?.key.endsWith(`/${this.generation}/${this.figures.generation}`) ? kept.report : undefined);
     this.reports.set(uri, { key, report });
     return report;
+  }
+
+  /** The occupancy chart a lens or the chart panel asks for (see chartForTarget), or null. */
+  chartData(uri: string, target: { kernel: string; line: number; arch?: string }): ChartData | null {
+    const report = this.report(uri);
+    return report ? chartForTarget(report, target, this.figuresFor) : null;
   }
 
   /** The report of facts from `analyzeFile`. */

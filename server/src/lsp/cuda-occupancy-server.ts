@@ -18,9 +18,7 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createAnalyzer, BACKGROUND_SLICE_MS, type Analyzer, type DocumentReport } from '../core/analyzer';
-import { resolveArchs } from '../core/report/launch-analysis';
-import { chartDataFor } from '../core/report/chart-data';
+import { createAnalyzer, resolveArchs, BACKGROUND_SLICE_MS, type Analyzer, type DocumentReport } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
@@ -274,25 +272,8 @@ export class CudaOccupancyServer {
 
   private onChartData(params: ChartDataParams): ChartDataResult {
     return this.safely('chartData', null, () => {
-      const report = this.report(params.uri);
-      if (!report) return null;
-      const kernel =
-        report.facts.kernels.find((k) => k.qualifiedName === params.kernel) ??
-        [...report.facts.kernels].reverse().find((k) => k.span.start.line <= params.line) ??
-        null;
-      const launch = report.analyses.find((a) => a.launch.span.start.line === params.line && a.kernel) ?? (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
-      const target = kernel ?? launch?.kernel ?? null;
-      if (!target) return null;
-      return chartDataFor({
-        kernel: target.qualifiedName,
-        archs: report.archs,
-        arch: params.arch,
-        figuresFor: (arch) => this.analyzer.figuresFor(target, launch?.launch ?? null, arch),
-        threadsPerBlock: launch?.threadsPerBlock ?? null,
-        dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
-        staticSharedBytes: target.staticSharedBytes,
-        launchBoundsMaxThreads: launch?.launchBounds?.maxThreadsPerBlock ?? target.launchBounds?.maxThreadsPerBlock ?? null,
-      });
+      if ((this.documents.facts(params.uri)?.pendingKernels ?? 0) > 0) this.completeInBackground(params.uri);
+      return this.analyzer.chartData(params.uri, params);
     });
   }
 

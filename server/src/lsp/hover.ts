@@ -1,37 +1,11 @@
-/** Hover: a launch's occupancy report, a kernel's figures and launches, or a thread-index branch's verdict and costs. */
+/** Hover: the core's hover text at a position, as LSP markdown. */
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
-import type { DocumentReport } from '../core/report/document-report';
-import { contains, toRange } from './lsp-convert';
-import { mdText } from '../core/report/format';
-import { launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from '../core/report/launch-report';
-import { branchesAt, branchHoverMarkdown } from '../core/report/branch-report';
+import type { DocumentReport } from '../core/analyzer';
+import { hoverText } from '../core/report/hover-text';
+import type { ReportExtras } from '../core/report/launch-report';
+import { toRange } from './lsp-convert';
 
-export function hoverAt(report: DocumentReport, position: Position, extras: (analysisIndex: number) => ReportExtras = () => ({})): Hover | null {
-  const index = report.analyses.findIndex((a) => contains(a.launch.nameSpan, position) || contains(a.launch.span, position));
-  if (index >= 0) {
-    const analysis = report.analyses[index];
-    return markdown(launchHoverMarkdown(analysis, extras(index)), toRange(analysis.launch.nameSpan));
-  }
-  for (const [kernel, analyses] of report.byKernel) {
-    if (!contains(kernel.nameSpan, position)) continue;
-    const lines = [`**${mdText(kernel.qualifiedName)}**${kernel.launchBounds ? ` · \`${kernel.launchBounds.text}\`` : ''}`];
-    if (analyses.length === 0) {
-      lines.push('No launches of this kernel in view.');
-    } else {
-      lines.push(kernelLensTitle(kernel, analyses));
-      const first = analyses.find((a) => a.perArch.some((x) => x.result)) ?? analyses[0];
-      const table = occupancyTable(first.perArch);
-      if (table) lines.push(`At ${first.threadsPerBlock} threads (line ${first.launch.span.start.line + 1}):\n\n${table}`);
-      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
-      lines.push(`Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`);
-    }
-    return markdown(lines.join('\n\n'), toRange(kernel.nameSpan));
-  }
-  const branches = branchesAt(report.branches, position);
-  if (branches.length > 0) return markdown(branchHoverMarkdown(branches), toRange(branches[0].conditionSpan));
-  return null;
-}
-
-function markdown(value: string, range: Hover['range']): Hover {
-  return { contents: { kind: MarkupKind.Markdown, value }, range };
+export function hoverAt(report: DocumentReport, position: Position, extras?: (analysisIndex: number) => ReportExtras): Hover | null {
+  const text = hoverText(report, position, extras);
+  return text ? { contents: { kind: MarkupKind.Markdown, value: text.markdown }, range: toRange(text.span) } : null;
 }

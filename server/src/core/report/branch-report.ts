@@ -5,7 +5,7 @@
  */
 import type { Branch, BranchKind } from '../body/divergence';
 import type { Position, Span } from '../types';
-import { contains } from '../../lsp/lsp-convert';
+import { contains } from '../text/source-text';
 import { mdText } from './format';
 
 const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };

@@ -5,7 +5,8 @@
  * already knows (the figures callback reads its stored ptxas/log/annotation figures).
  */
 import { archName, parseArch } from '../gpu/arch-table';
-import { needsOptIn, occupancyFor, type KernelFigures } from './launch-analysis';
+import { needsOptIn, occupancyFor, type FiguresFor, type KernelFigures } from './launch-analysis';
+import type { DocumentReport } from './document-report';
 import { maxPotentialBlockSize } from '../gpu/occupancy';
 import { occupancyChartData, type ChartData } from '../gpu/occupancy-sweeps';
 import { figuresLine } from './launch-report';
@@ -90,5 +91,26 @@ export function chartDataFor(input: ChartRequestInput): ChartData | null {
     kernel: input.kernel,
     targets,
     notes,
+  });
+}
+
+/**
+ * The chart a lens or the chart panel asks for: the kernel named (or the one at or above `line`)
+ * and the launch on `line` (or the kernel's first launch with a known block size).
+ */
+export function chartForTarget(report: DocumentReport, target: { kernel: string; line: number; arch?: string }, figuresFor: FiguresFor): ChartData | null {
+  const kernel = report.facts.kernels.find((k) => k.qualifiedName === target.kernel) ?? [...report.facts.kernels].reverse().find((k) => k.span.start.line <= target.line) ?? null;
+  const launch = report.analyses.find((a) => a.launch.span.start.line === target.line && a.kernel) ?? (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
+  const charted = kernel ?? launch?.kernel ?? null;
+  if (!charted) return null;
+  return chartDataFor({
+    kernel: charted.qualifiedName,
+    archs: report.archs,
+    arch: target.arch,
+    figuresFor: (arch) => figuresFor(charted, launch?.launch ?? null, arch),
+    threadsPerBlock: launch?.threadsPerBlock ?? null,
+    dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
+    staticSharedBytes: charted.staticSharedBytes,
+    launchBoundsMaxThreads: launch?.launchBounds?.maxThreadsPerBlock ?? charted.launchBounds?.maxThreadsPerBlock ?? null,
   });
 }

@@ -1,0 +1,26 @@
+/** The code lenses' texts: one over each kernel, one over each launch whose block size is known; each opens the kernel's chart. */
+import type { Span } from '../types';
+import type { DocumentReport } from './document-report';
+import { kernelLensTitle, launchLensTitle } from './launch-report';
+
+export interface Lens {
+  span: Span;
+  title: string;
+  /** The kernel the lens's chart is for, and the line it sits on. */
+  chart: { uri: string; kernel: string; line: number };
+}
+
+export function lenses(report: DocumentReport): Lens[] {
+  const uri = report.facts.uri;
+  const found: Lens[] = [];
+  for (const [kernel, analyses] of report.byKernel) {
+    if (!kernel.isDefinition && analyses.length === 0) continue;
+    const line = kernel.span.start.line;
+    found.push({ span: { start: { line, character: 0 }, end: { line, character: 0 } }, title: kernelLensTitle(kernel, analyses), chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line } });
+  }
+  for (const analysis of report.analyses) {
+    if (analysis.threadsPerBlock === null || !analysis.kernel) continue;
+    found.push({ span: analysis.launch.nameSpan, title: launchLensTitle(analysis), chart: { uri, kernel: analysis.kernel.qualifiedName, line: analysis.launch.span.start.line } });
+  }
+  return found;
+}
