@@ -1,7 +1,12 @@
 /**
- * Custom commands, requests and notifications shared by the server and the
- * client (as vscode-eslint's customMessages.ts and rust-analyzer's lsp_ext.ts).
+ * What the server and the client share, and the only server module the client imports: custom
+ * commands, requests and notifications (as vscode-eslint's customMessages.ts and rust-analyzer's
+ * lsp_ext.ts), the chart data they carry, and the few display conventions the chart shares with
+ * hovers (names of the limits, bytes and percentages written the same way).
  */
+export type { ChartData, ChartPoint, ChartSweep, SweepId } from './core/gpu/occupancy-sweeps';
+export type { LimitingFactor } from './core/gpu/occupancy';
+export { LIMIT_NAMES, bytes, percent } from './core/report/format';
 
 /** Client command a lens runs: opens the occupancy chart for a kernel. Argument: ChartTarget. */
 export const SHOW_CHART_COMMAND = 'cudaOccupancy.showChart';

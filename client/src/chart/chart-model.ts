@@ -3,9 +3,8 @@
  * limiter regions of a sweep, the tooltip lines of a point, axis labels. Shared by the
  * webview script and the tests.
  */
-import type { ChartData, ChartPoint, ChartSweep, SweepId } from '../../../server/src/core/gpu/occupancy-sweeps';
-import type { LimitingFactor } from '../../../server/src/core/gpu/occupancy';
-import { bytes, LIMIT_NAMES, percent } from '../../../server/src/core/report/format';
+import type { ChartData, ChartPoint, ChartSweep, LimitingFactor, SweepId } from '../../../server/src/protocol';
+import { bytes, LIMIT_NAMES, percent } from '../../../server/src/protocol';
 
 /** The theme colour (a VS Code CSS variable) of each limiter's region. */
 export const LIMITER_COLOR_VARS: Record<LimitingFactor, string> = {

@@ -8,8 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { State, type LanguageClient } from 'vscode-languageclient/node';
-import { CHART_DATA_REQUEST, SHOW_CHART_COMMAND, type ChartDataParams, type ChartTarget } from '../../../server/src/protocol';
-import type { ChartData } from '../../../server/src/core/gpu/occupancy-sweeps';
+import { CHART_DATA_REQUEST, SHOW_CHART_COMMAND, type ChartData, type ChartDataParams, type ChartTarget } from '../../../server/src/protocol';
 import { chartHtml } from './chart-html';
 import type { FromView, ToView } from './chart-model';
 

@@ -6,10 +6,9 @@
  * follow it when it changes.
  */
 import { Chart, LinearScale, LineController, LineElement, PointElement, Tooltip, type Plugin, type TooltipItem } from 'chart.js';
-import type { ChartData, ChartSweep, SweepId } from '../../../server/src/core/gpu/occupancy-sweeps';
-import type { LimitingFactor } from '../../../server/src/core/gpu/occupancy';
+import type { ChartData, ChartSweep, LimitingFactor, SweepId } from '../../../server/src/protocol';
 import { axisMax, currentText, LIMITER_COLOR_VARS, limiterRegions, limitersPresent, pointLines, tickText, xText, type FromView, type LimiterRegion, type ToView } from './chart-model';
-import { LIMIT_NAMES } from '../../../server/src/core/report/format';
+import { LIMIT_NAMES } from '../../../server/src/protocol';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, Tooltip);
 

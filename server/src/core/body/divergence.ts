@@ -257,8 +257,8 @@ function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
   return classifyCondition(site.condition.sym, shapes);
 }
 
-const RELATIONAL = new Set(['<', '<=', '>', '>=']);
-const EQUALITY = new Set(['==', '!=']);
+const RELATIONAL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
+const EQUALITY: ReadonlySet<string> = new Set(['==', '!=']);
 const truthy = (v: number) => (v !== 0 ? '1' : '0');
 const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
 

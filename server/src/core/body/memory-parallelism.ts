@@ -26,7 +26,7 @@ export interface MemoryParallelismOptions {
   implicitUnrollLimit?: number;
 }
 
-const LOAD_INTRINSICS = new Set(['__ldg', '__ldca', '__ldcg', '__ldcs', '__ldlu', '__ldcv']);
+const LOAD_INTRINSICS: ReadonlySet<string> = new Set(['__ldg', '__ldca', '__ldcg', '__ldcs', '__ldlu', '__ldcv']);
 const BARRIERS = /^(__syncthreads\w*|__syncwarp|__threadfence\w*|atomic\w+|__nanosleep|cooperative_groups::\w+|grid\.sync|block\.sync|\w+\.sync|__pipeline_wait_prior|cuda::memcpy_async)$/;
 
 /** Where and why counting stops: thrown out of the walk. Not an Error: most walks end in one, and an Error records the stack. */

@@ -591,7 +591,7 @@ function bitwise(int32: (a: number, b: number) => number, int64: (a: bigint, b: 
   };
 }
 
-const BINARY_OPERATORS = new Map<string, BinaryOperator>([
+const BINARY_OPERATORS: ReadonlyMap<string, BinaryOperator> = new Map([
   ['+', (a, b) => a + b],
   ['-', (a, b) => a - b],
   ['*', (a, b) => a * b],
@@ -822,7 +822,7 @@ interface WalkContext {
   views: SyntaxViews;
 }
 
-const LOOP_TYPES = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
+const LOOP_TYPES: ReadonlySet<string> = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
 
 /** Dependence facts for each kernel with a body, from the document's syntax tree. */
 export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], options: DependenceOptions = {}): KernelDependence[] {
@@ -1384,9 +1384,9 @@ function caseStatements(c: NodeView): NodeView[] {
 // --- expressions -----------------------------------------------------------
 
 const ATOMIC = /^atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$/;
-const WARP_UNIFORM_INTRINSICS = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
-const SHUFFLE_RELATIVE = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
-const PASS_THROUGH = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
+const WARP_UNIFORM_INTRINSICS: ReadonlySet<string> = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
+const SHUFFLE_RELATIVE: ReadonlySet<string> = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
+const PASS_THROUGH: ReadonlySet<string> = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
 
 function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   switch (node.type) {
@@ -1511,7 +1511,7 @@ function identifierValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValu
   return fresh;
 }
 
-const BUILTIN_VECTORS = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
+const BUILTIN_VECTORS: ReadonlySet<string> = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
 
 function fieldValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const argument = node.childForFieldName('argument');

@@ -15,7 +15,7 @@ import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { evaluateInteger, sizeofType, type Lookup } from '../text/const-eval';
 
 /** Attributes written as `name(args)` that may stand among a kernel's specifiers. */
-const ATTRIBUTES_WITH_ARGS = new Set(['__launch_bounds__', '__maxnreg__', '__cluster_dims__', '__align__', '__attribute__', '__declspec', 'alignas', '__nv_register_params__']);
+const ATTRIBUTES_WITH_ARGS: ReadonlySet<string> = new Set(['__launch_bounds__', '__maxnreg__', '__cluster_dims__', '__align__', '__attribute__', '__declspec', 'alignas', '__nv_register_params__']);
 
 export interface KernelFinderOptions {
   /** Resolves identifiers in attribute and array-size expressions (macros, constants). */

@@ -197,10 +197,10 @@ function row(spec: RowSpec): ArchRow {
   };
 }
 
-const VOLTA_CARVEOUTS = [0, 8, 16, 32, 64, 96];
-const GA100_CARVEOUTS = [0, 8, 16, 32, 64, 100, 132, 164];
-const GA10X_CARVEOUTS = [0, 8, 16, 32, 64, 100];
-const HOPPER_CARVEOUTS = [0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
+const VOLTA_CARVEOUTS: readonly number[] = [0, 8, 16, 32, 64, 96];
+const GA100_CARVEOUTS: readonly number[] = [0, 8, 16, 32, 64, 100, 132, 164];
+const GA10X_CARVEOUTS: readonly number[] = [0, 8, 16, 32, 64, 100];
+const HOPPER_CARVEOUTS: readonly number[] = [0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
 
 /** Every architecture, in compute-capability order. */
 export const ARCHS: readonly ArchRow[] = Object.freeze([

@@ -25,6 +25,8 @@ const CAPACITY = {
   'thread coordinates': 64,
   /** `dependenceKind`: the kind of a symbolic value by its structure and block shape. */
   'dependence kinds': 2000,
+  /** `isReassigned`: the assignment pattern of a local or dim3 name. */
+  'assignment patterns': 4096,
   /** `classifySite`: branch verdicts by condition structure, cases and block shapes. */
   'branch verdicts': 2000,
 } as const;

@@ -38,7 +38,7 @@ const ONE_WORD = /^\w+$/;
 
 type Token = { kind: 'num'; value: number } | { kind: 'id'; text: string } | { kind: 'op'; text: string };
 
-const OPERATORS = ['<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '::', '+', '-', '*', '/', '%', '(', ')', '?', ':', '<', '>', '&', '|', '^', '~', '!', ','];
+const OPERATORS: readonly string[] = ['<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '::', '+', '-', '*', '/', '%', '(', ')', '?', ':', '<', '>', '&', '|', '^', '~', '!', ','];
 
 // Sticky: each matches exactly at its `lastIndex`.
 const NUMBER = /(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*(\.[0-9]*)?([eE][+-]?[0-9]+)?)([uUlLfF]*)/y;
@@ -101,8 +101,8 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
 }
 
 const INTEGER_TYPES = /^(const\s+)?((unsigned|signed)\s+)?(int|long|long long|short|char|size_t|int32_t|uint32_t|int64_t|uint64_t|unsigned|signed)$/;
-const CAST_TEMPLATES = new Set(['static_cast', 'int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
-const FUNCTIONAL_CASTS = new Set(['int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
+const CAST_TEMPLATES: ReadonlySet<string> = new Set(['static_cast', 'int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
+const FUNCTIONAL_CASTS: ReadonlySet<string> = new Set(['int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
 
 function isOp(t: Token | undefined, op: string): boolean {
   return t !== undefined && t.kind === 'op' && t.text === op;

@@ -7,7 +7,7 @@
 import type { Dim3 } from '../types';
 import { evaluateInteger, type Lookup } from './const-eval';
 import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
-import { ownCopy } from '../incremental/engine-seams';
+import { memoByText } from '../incremental/kept-tables';
 
 export interface ConstantDefinition {
   name: string;
@@ -171,20 +171,14 @@ export function isReassigned(masked: string, name: string, from: number, to: num
 }
 
 /** Patterns by name, built once: the same locals and dim3s are checked in every version of a file. */
-const assignmentPatterns = new Map<string, RegExp>();
-const MAX_ASSIGNMENT_PATTERNS = 4096;
-
-function assignmentPattern(name: string, members: boolean): RegExp {
-  const key = members ? `${name}.` : ownCopy(name);
-  let pattern = assignmentPatterns.get(key);
-  if (!pattern) {
-    if (assignmentPatterns.size >= MAX_ASSIGNMENT_PATTERNS) assignmentPatterns.clear();
+const assignmentPattern = memoByText(
+  'assignment patterns',
+  (name: string, members: boolean) => (members ? `${name}.` : name),
+  (name: string, members: boolean): RegExp => {
     const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
-    pattern = new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
-    assignmentPatterns.set(key, pattern);
-  }
-  return pattern;
-}
+    return new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
+  },
+);
 
 /** The offset of the `}` closing the block that `from` is in, or `to` at file scope. */
 function blockEnd(masked: string, from: number, to: number): number {
@@ -286,8 +280,8 @@ function splitArgs(text: string): string[] {
 }
 
 const NAME_START = /[A-Za-z_]/;
-const RUNTIME_BUILTINS = new Set(['blockDim', 'gridDim', 'threadIdx', 'blockIdx', 'warpSize']);
-const NOT_NAMES = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', 'long', 'short', 'char', 'signed', 'size_t', 'float', 'double', 'const', 'true', 'false', 'x', 'y', 'z']);
+const RUNTIME_BUILTINS: ReadonlySet<string> = new Set(['blockDim', 'gridDim', 'threadIdx', 'blockIdx', 'warpSize']);
+const NOT_NAMES: ReadonlySet<string> = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', 'long', 'short', 'char', 'signed', 'size_t', 'float', 'double', 'const', 'true', 'false', 'x', 'y', 'z']);
 
 /**
  * A note for a value: where each name in `text` got its number
