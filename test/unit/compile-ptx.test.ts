@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { compilePtx, contentHash, isPtxText, looksLikePtx, ptxArguments, type PtxText } from '../../server/src/nvcc/compile-ptx';
 import { compileResources, nvccArguments } from '../../server/src/nvcc/compile-resources';
 import { ResourceCache } from '../../server/src/nvcc/resource-cache';
-import { refineBranchesWithPtx } from '../../server/src/core/body/divergence';
+import { refineBranchesWithPtx } from '../../server/src/core/compiler/ptx-branch-costs';
 import type { CliBranch } from '../../server/src/cli/check-json';
 import { DIVERGENCE_FIXTURES, analyzeSource } from '../support/divergence-fixtures';
 import { checkJsonOf } from '../support/cli-run';

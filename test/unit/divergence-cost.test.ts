@@ -12,7 +12,7 @@ import { constantTripCount, estimateCost } from '../../server/src/core/body/path
 import { collectFunctions } from '../../server/src/core/body/thread-dependence';
 import type { SyntaxNode } from '../../server/src/core/syntax/cuda-parser';
 import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor } from '../../server/src/core/compiler/ptx-line-costs';
-import { refineBranchesWithPtx } from '../../server/src/core/body/divergence';
+import { refineBranchesWithPtx } from '../../server/src/core/compiler/ptx-branch-costs';
 
 async function bodyStatements(text: string): Promise<{ statements: SyntaxNode[]; functions: Map<string, SyntaxNode> }> {
   const tree = await parseCuda(text);

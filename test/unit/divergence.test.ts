@@ -6,7 +6,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { DIVERGENCE_FIXTURES, analyzeSource, runFixture, verdictOnLine, type FixtureRun } from '../support/divergence-fixtures';
-import { divergenceFindings, type Branch } from '../../server/src/core/body/divergence';
+import type { Branch } from '../../server/src/core/body/divergence';
+import { divergenceFindings } from '../../server/src/core/report/divergence-findings';
 import { branchesForCli } from '../../server/src/cli/check-json';
 
 const files = fs.readdirSync(DIVERGENCE_FIXTURES).filter((f) => f.endsWith('.cu')).sort();

@@ -6,7 +6,9 @@
 import type { DocumentFacts } from '../facts/document-facts';
 import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
 import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
-import { divergenceFindings, refineBranchesWithPtx, type Branch } from '../body/divergence';
+import type { Branch } from '../body/divergence';
+import { divergenceFindings } from './divergence-findings';
+import { refineBranchesWithPtx } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 

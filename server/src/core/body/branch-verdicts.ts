@@ -1,0 +1,395 @@
+/**
+ * The verdict on one branch condition: whether the lanes of a warp can disagree on it, for the
+ * block shapes the kernel is launched with. Conditions are evaluated lane by lane for sampled
+ * blocks and loop steps (thread-dependence.ts evaluates the symbolic values); bounds guards on an
+ * index that grows with the thread index are told apart as tails.
+ */
+import type { Dim3 } from '../types';
+import {
+  blockEvaluator,
+  freeSamples,
+  isAffineIndex,
+  isThreadDependent,
+  simulateLoopCounter,
+  LANE_UNKNOWN,
+  INVALID,
+  structuralKey,
+  symFacts,
+  threadValue,
+  type BranchSite,
+  type BlockSample,
+  type Column,
+  type EvalPoint,
+  type Sym,
+  type SymFacts,
+} from './thread-dependence';
+import type { BranchKind, SplitSummary } from './divergence';
+import { memoByText } from '../incremental/kept-tables';
+
+export interface Verdict {
+  kind: BranchKind;
+  /** How the verdict was reached. */
+  basis: 'lanes' | 'data' | 'grid-tail' | 'block-tail';
+  split: SplitSummary | null;
+  /** Mean fraction of a split warp's lanes for which the condition holds. */
+  trueFraction: number | null;
+  /** Sets of outcomes seen together in one warp (switch: case indices; others: '0'/'1'). */
+  outcomeSets: string[][];
+  /** Loop counters whose values were simulated or sampled, and unknowns sampled. */
+  notes: string[];
+  dependsOnShape: boolean;
+}
+
+/**
+ * Verdicts by what decides them: the condition's structure, the block shapes
+ * and, for a switch, its cases. The same conditions recur from kernel to
+ * kernel (`tid == 0`, `i < n`) and from one analysis of a document to the
+ * next, and each costs an enumeration of every lane for many samples.
+ * A verdict is shared by the sites that ask for it: nothing changes one, and
+ * a branch takes a copy of the part it keeps (`split`, in makeBranch).
+ */
+export const classifySite = memoByText('branch verdicts', verdictKey, computeVerdict);
+
+function verdictKey(site: BranchSite, shapes: Dim3[]): string {
+  const cases = site.construct === 'switch' ? site.paths.map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`)).join(';') : '';
+  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(site.condition.sym)}`;
+}
+
+function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
+  if (site.construct === 'switch') {
+    const caseOf = (v: number) => {
+      const i = site.paths.findIndex((p) => p.caseValues?.includes(v));
+      if (i >= 0) return String(i);
+      const d = site.paths.findIndex((p) => p.caseValues === null);
+      return d >= 0 ? String(d) : `v${v}`;
+    };
+    return classifyEnumerated(site.condition.sym, shapes, caseOf);
+  }
+  return classifyCondition(site.condition.sym, shapes);
+}
+
+const RELATIONAL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
+const EQUALITY: ReadonlySet<string> = new Set(['==', '!=']);
+const truthy = (v: number) => (v !== 0 ? '1' : '0');
+const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
+
+function classifyCondition(sym: Sym, shapes: Dim3[]): Verdict {
+  if (sym.op === 'binary' && (sym.operator === '&&' || sym.operator === '||')) {
+    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes));
+    const worst = parts.reduce((a, b) => (RANK[b.kind] > RANK[a.kind] ? b : a));
+    if (worst.kind !== 'divergent') return worst;
+    const whole = classifyEnumerated(sym, shapes, truthy);
+    return whole.kind === 'divergent' ? whole : worst;
+  }
+  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes);
+  if (sym.op === 'binary' && (RELATIONAL.has(sym.operator) || EQUALITY.has(sym.operator))) {
+    const leftDep = isThreadDependent(sym.left);
+    const rightDep = isThreadDependent(sym.right);
+    const thread: Sym = leftDep && rightDep ? { op: 'binary', operator: '-', left: sym.left, right: sym.right } : leftDep ? sym.left : sym.right;
+    const bound: Sym = leftDep && rightDep ? { op: 'const', value: 0 } : leftDep ? sym.right : sym.left;
+    const global = symFacts(thread).blockIdx;
+    // An index that is the same across each warp compares the same way against any uniform bound.
+    if (!isThreadDependent(bound) && sameInEveryWarp(thread, shapes)) return classifyEnumerated(sym, shapes, truthy);
+    if (global) {
+      const tail = tailGuard(thread, bound, sym.operator, shapes);
+      if (tail) return tail;
+    }
+    const enumerated = classifyEnumerated(sym, shapes, truthy);
+    if (enumerated.kind !== 'divergent' || enumerated.basis === 'data') return enumerated;
+    return tailGuard(thread, bound, sym.operator, shapes) ?? enumerated;
+  }
+  return classifyEnumerated(sym, shapes, truthy);
+}
+
+/**
+ * `index < bound` where `index` grows with the thread index and `bound` is a
+ * value the source does not fix (a parameter): a bounds guard, which splits at
+ * most the warp that holds the boundary. A bound that moves with a loop
+ * (`tid < s` in a reduction) sweeps across the warps and is not a guard.
+ */
+function tailGuard(thread: Sym, bound: Sym, operator: string, shapes: Dim3[]): Verdict | null {
+  if (isThreadDependent(bound) || !isAffineIndex(thread)) return null;
+  const boundFacts = symFacts(bound);
+  if (boundFacts.frees.some((f) => f.loop?.role === 'counter')) return null;
+  const facts = symFacts(thread);
+  const global = facts.blockIdx;
+  if (!global && !RELATIONAL.has(operator)) return null;
+  if (!global && boundFacts.frees.length === 0) return null;
+  for (const shape of shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const base = basePoint(shape, { x: 0, y: 0, z: 0 });
+    const sampleSets = facts.frees.map((f) => freeSamples(f, base).slice(0, 2));
+    const evaluate = blockEvaluator(thread, shape);
+    for (let s = 0; s < Math.max(1, ...sampleSets.map((x) => x.length)); s++) {
+      const bindings = new Map(facts.frees.map((f, i) => [f.id, sampleSets[i][Math.min(s, sampleSets[i].length - 1)] ?? 0] as [number, number]));
+      const values: number[] = [];
+      const column = evaluate({ ...base, bindings, warpKey: () => base.warpKey });
+      for (let l = 0; l < size; l++) {
+        const v = threadValue(column, l);
+        if (typeof v !== 'number') return null;
+        values.push(v);
+      }
+      const ranges = global ? chunks(values, 32) : [values];
+      if (!ranges.every(monotone)) return null;
+    }
+  }
+  return { kind: 'tail', basis: global ? 'grid-tail' : 'block-tail', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape: false };
+}
+
+function chunks<T>(values: T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += n) out.push(values.slice(i, i + n));
+  return out;
+}
+
+function monotone(values: number[]): boolean {
+  let up = true;
+  let down = true;
+  for (let i = 1; i < values.length; i++) {
+    if (values[i] < values[i - 1]) up = false;
+    if (values[i] > values[i - 1]) down = false;
+  }
+  return up || down;
+}
+
+const GRID_DIM: Readonly<Dim3> = Object.freeze({ x: 8, y: 8, z: 1 });
+
+function basePoint(shape: Dim3, blockIdx: Dim3): Omit<EvalPoint, 'bindings'> {
+  return { threadIdx: { x: 0, y: 0, z: 0 }, blockIdx, blockDim: shape, gridDim: GRID_DIM, warpKey: 0 };
+}
+
+interface ComboResult {
+  values: Map<string, number>;
+  splitWarps: number[];
+  totalWarps: number;
+  groups: number[] | null;
+}
+
+/** Evaluate the condition for every lane of every warp, for each block shape and each sample of the unknowns it reads. */
+function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => string): Verdict {
+  const facts = symFacts(sym);
+  const notes: string[] = [];
+  let data = false;
+  const outcomeSets = new Map<string, string[]>();
+  const combos: ComboResult[] = [];
+  const simulated = new Set<string>();
+  let trueSum = 0;
+  let trueCount = 0;
+  // One warp's outcomes and their lane counts, reused from warp to warp.
+  const keys: string[] = [];
+  const counts: number[] = [];
+  const blockSamples = blockIdxSamples(facts);
+  for (const shape of shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const warps = Math.ceil(size / 32);
+    const base0 = basePoint(shape, blockSamples[0]);
+    const samples = freeSampleLists(facts, base0);
+    const evaluate = blockEvaluator(sym, shape);
+    for (const { f, values } of samples) {
+      if (f.loop?.role !== 'counter') continue;
+      if (simulateLoopCounter(f, base0)) {
+        simulated.add(f.name);
+        notes.push(`${f.name} takes ${describeValues(values)} with ${formatDim(shape)}-thread blocks`);
+      } else notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
+    }
+    for (const bindings of sampleCombinations(samples)) {
+      for (const blockIdx of blockSamples) {
+        const column = evaluate(blockSample(blockIdx, bindings));
+        const combo: ComboResult = { values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])), splitWarps: [], totalWarps: warps, groups: null };
+        let invalid = false;
+        for (let w = 0; w < warps && !invalid; w++) {
+          keys.length = 0;
+          counts.length = 0;
+          let active = 0;
+          // Neighbouring lanes mostly hold the same value: its outcome's slot is looked up once per run of them.
+          let runValue = 0;
+          let slot = -1;
+          for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
+            const v = threadValue(column, l);
+            if (v === INVALID) {
+              invalid = true;
+              break;
+            }
+            if (v === LANE_UNKNOWN) {
+              data = true;
+              continue;
+            }
+            if (slot < 0 || !Object.is(v, runValue)) {
+              runValue = v;
+              slot = outcomeSlot(keys, counts, outcome(v));
+            }
+            counts[slot]++;
+            active++;
+          }
+          if (invalid) break;
+          const set = [...keys].sort();
+          if (set.length > 0) outcomeSets.set(set.join(','), set);
+          if (keys.length > 1) {
+            combo.splitWarps.push(w);
+            combo.groups ??= [...counts].sort((a, b) => b - a);
+            const ones = keys.indexOf('1');
+            trueSum += (ones >= 0 ? counts[ones] : 0) / active;
+            trueCount++;
+          }
+        }
+        if (!invalid) combos.push(combo);
+      }
+    }
+  }
+  const dependsOnShape = facts.threadAxes.size > 0 || facts.laneId || facts.frees.some((f) => f.loop?.role === 'counter');
+  if (data) {
+    return { kind: 'divergent', basis: 'data', split: { warps: 'warps', groups: null, when: null, dataDependent: true, variesBySteps: false }, trueFraction: null, outcomeSets: [], notes, dependsOnShape: false };
+  }
+  const splitting = combos.filter((c) => c.splitWarps.length > 0);
+  if (splitting.length === 0) return { kind: 'warp-uniform', basis: 'lanes', split: null, trueFraction: null, outcomeSets: [...outcomeSets.values()], notes, dependsOnShape };
+  const sampledInvariant = facts.frees.filter((f) => !f.loop).map((f) => f.name);
+  if (sampledInvariant.length > 0) notes.push(`${sampledInvariant.map((n) => `\`${n}\``).join(', ')} unknown: lanes disagree for some values (e.g. ${sampledInvariant.map((n) => `${n} = ${splitting[0].values.get(n)}`).join(', ')})`);
+  return {
+    kind: 'divergent',
+    basis: 'lanes',
+    split: summarizeSplit(combos, splitting, [...simulated]),
+    trueFraction: trueCount > 0 ? trueSum / trueCount : null,
+    outcomeSets: [...outcomeSets.values()],
+    notes,
+    dependsOnShape,
+  };
+}
+
+/** The index of `key` in a warp's tally, added with a count of 0 when new. */
+function outcomeSlot(keys: string[], counts: number[], key: string): number {
+  const i = keys.indexOf(key);
+  if (i >= 0) return i;
+  keys.push(key);
+  counts.push(0);
+  return keys.length - 1;
+}
+
+/**
+ * Whether `classifyEnumerated(sym, shapes, String)` would find `sym` warp-uniform:
+ * no lane reads per-lane data and, in every pass that stays defined, the lanes
+ * of each warp agree. Only the verdict is needed, so nothing is tallied and the
+ * search stops at the first answer.
+ */
+function sameInEveryWarp(sym: Sym, shapes: Dim3[]): boolean {
+  const facts = symFacts(sym);
+  const blockSamples = blockIdxSamples(facts);
+  for (const shape of shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const evaluate = blockEvaluator(sym, shape);
+    for (const bindings of sampleCombinations(freeSampleLists(facts, basePoint(shape, blockSamples[0])))) {
+      for (const blockIdx of blockSamples) {
+        const verdict = passSplitsAWarp(evaluate(blockSample(blockIdx, bindings)), size);
+        if (verdict === 'data' || verdict === 'split') return false;
+      }
+    }
+  }
+  return true;
+}
+
+/** One pass over a block's threads: `data` when a lane reads per-lane data before any lane is undefined, `invalid` when one is, `split` when a warp's lanes disagree. */
+function passSplitsAWarp(column: Column, size: number): 'data' | 'invalid' | 'split' | 'agree' {
+  let split = false;
+  for (let w = 0; w * 32 < size; w++) {
+    let first: number | null = null;
+    for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
+      const v = threadValue(column, l);
+      if (v === INVALID) return 'invalid';
+      if (v === LANE_UNKNOWN) return 'data';
+      if (first === null) first = v;
+      else if (v !== first && String(v) !== String(first)) split = true;
+    }
+  }
+  return split ? 'split' : 'agree';
+}
+
+/** The enumeration's evaluation of a block: warps are keyed by block so that warp-uniform opaque values differ between blocks. */
+function blockSample(blockIdx: Dim3, bindings: ReadonlyMap<number, number>): BlockSample {
+  return { blockIdx, gridDim: GRID_DIM, bindings, warpKey: (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y) };
+}
+
+function blockIdxSamples(facts: SymFacts): Dim3[] {
+  return facts.blockIdx ? [{ x: 0, y: 0, z: 0 }, { x: 1, y: 1, z: 0 }] : [{ x: 0, y: 0, z: 0 }];
+}
+
+function freeSampleLists(facts: SymFacts, base: Omit<EvalPoint, 'bindings'>): Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }> {
+  return thinSamples(facts.frees.map((f) => ({ f, values: freeSamples(f, base) })), MAX_COMBINATIONS);
+}
+
+function sampleCombinations(samples: Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }>): Array<Map<number, number>> {
+  return cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), MAX_COMBINATIONS);
+}
+
+/**
+ * Combinations of the unknowns' samples evaluated per branch and block shape.
+ * Each combination costs a pass over every lane of every warp, so the samples
+ * are thinned (keeping each list's ends, where splits start and stop) until
+ * their product fits.
+ */
+const MAX_COMBINATIONS = 48;
+
+function thinSamples<T extends { values: number[] }>(samples: T[], cap: number): T[] {
+  const out = samples.map((s) => ({ ...s, values: [...s.values] }));
+  const product = () => out.reduce((p, s) => p * Math.max(1, s.values.length), 1);
+  while (product() > cap) {
+    const widest = out.reduce((a, b) => (b.values.length > a.values.length ? b : a));
+    if (widest.values.length <= 2) break;
+    const keep = Math.max(2, Math.ceil(widest.values.length / 2));
+    widest.values = evenly(widest.values, keep);
+  }
+  return out;
+}
+
+function evenly(values: number[], n: number): number[] {
+  if (values.length <= n) return values;
+  const picked: number[] = [];
+  for (let i = 0; i < n; i++) picked.push(values[Math.round((i * (values.length - 1)) / (n - 1))]);
+  return [...new Set(picked)];
+}
+
+/** The combinations of the lists' bindings, the last list varying fastest, at most `cap`. */
+function cartesian(lists: Array<Array<[number, number]>>, cap: number): Array<Map<number, number>> {
+  const out: Array<Map<number, number>> = [];
+  const pick = (i: number, acc: Map<number, number>): void => {
+    if (out.length >= cap) return;
+    if (i === lists.length) {
+      out.push(new Map(acc));
+      return;
+    }
+    for (const [id, v] of lists[i]) {
+      acc.set(id, v);
+      pick(i + 1, acc);
+    }
+  };
+  pick(0, new Map());
+  return out;
+}
+
+function describeValues(values: number[]): string {
+  if (values.length <= 6) return values.join(', ');
+  return `${values.slice(0, 3).join(', ')}, …, ${values.slice(-2).join(', ')}`;
+}
+
+function summarizeSplit(all: ComboResult[], splitting: ComboResult[], counters: string[]): SplitSummary {
+  const first = splitting.reduce((a, b) => (b.splitWarps.length > a.splitWarps.length ? b : a));
+  const n = first.splitWarps.length;
+  const warps = n === first.totalWarps ? (n === 1 ? 'the warp' : 'every warp') : n === 1 ? `warp ${first.splitWarps[0]} of each block` : `${n} of the ${first.totalWarps} warps of each block`;
+  let when: string | null = null;
+  for (const name of counters) {
+    const split = [...new Set(splitting.map((c) => c.values.get(name)!))];
+    const whole = [...new Set(all.filter((c) => c.splitWarps.length === 0).map((c) => c.values.get(name)!))].filter((v) => !split.includes(v));
+    if (whole.length === 0) continue;
+    const maxSplit = Math.max(...split);
+    const minWhole = Math.min(...whole);
+    when = maxSplit < minWhole ? `${name} < ${minWhole} (${name} = ${describeValues(split.sort((a, b) => b - a))})` : `${name} = ${describeValues(split)}`;
+  }
+  const variesBySteps = splitting.some((c) => c.groups?.join() !== first.groups?.join() || c.splitWarps.join() !== first.splitWarps.join());
+  return { warps, groups: first.groups, when, dataDependent: false, variesBySteps };
+}
+
+// ---------------------------------------------------------------------------
+// Branches
+
+/** `256`, `32×8`, `8×8×4`. */
+export function formatDim(d: Dim3): string {
+  return d.z > 1 ? `${d.x}×${d.y}×${d.z}` : d.y > 1 ? `${d.x}×${d.y}` : `${d.x}`;
+}
