@@ -15,6 +15,7 @@
  * kept as a sentence for the hover.
  */
 import type { SyntaxNode, Tree } from '../syntax/cuda-parser';
+import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
 import type { GlobalLoad, Kernel, MemoryParallelism, Span } from '../types';
 import { offsetAt, type SourceText } from '../text/source-text';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
@@ -32,7 +33,7 @@ const BARRIERS = /^(__syncthreads\w*|__syncwarp|__threadfence\w*|atomic\w+|__nan
 /** Where and why counting stops: thrown out of the walk. Not an Error: most walks end in one, and an Error records the stack. */
 class Stop {
   constructor(
-    readonly node: SyntaxNode,
+    readonly node: NodeView,
     readonly reason: string,
   ) {}
 }
@@ -41,7 +42,7 @@ interface WalkState {
   globals: Set<string>;
   taint: Set<string>;
   loads: GlobalLoad[];
-  useSeen: SyntaxNode | null;
+  useSeen: NodeView | null;
   reasoning: string[];
   restrict: boolean;
   lookup: Lookup;
@@ -84,12 +85,14 @@ export function estimateMemoryParallelism(kernel: Kernel, tree: Tree, source: So
       ? `Global pointers: ${[...state.globals].join(', ')}${state.restrict ? ' (all `__restrict__` or read-only, so stores do not hold loads back)' : ''}.`
       : 'No pointer parameters: no global loads to count.',
   );
-  const body = findBody(tree, offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end));
+  const found = findBody(tree, offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end));
+  // Read through views: the walk reads a loop's body more than once (see syntax-view.ts).
+  const body = found && new SyntaxViews(tree).view(found);
   if (!body) {
     state.reasoning.push('The parser could not read the body, so no loads were counted.');
     return result(null);
   }
-  if (body.hasError) state.reasoning.push('Part of the body did not parse (a gap in tree-sitter-cuda); loads there may be missed.');
+  if (body.node.hasError) state.reasoning.push('Part of the body did not parse (a gap in tree-sitter-cuda); loads there may be missed.');
   try {
     walkStatement(body, state, 1);
   } catch (e) {
@@ -115,11 +118,11 @@ function containing(tree: Tree, start: number, end: number): SyntaxNode | null {
 }
 
 /** A block boundary: loads after it cannot be issued before a use above it. */
-function boundary(state: WalkState, at: SyntaxNode, what: string): void {
+function boundary(state: WalkState, at: NodeView, what: string): void {
   if (state.useSeen) throw new Stop(at, `${what} after the first use of a loaded value (line ${state.useSeen.startPosition.row + 1})`);
 }
 
-function walkStatement(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+function walkStatement(node: NodeView, state: WalkState, multiplicity: number): void {
   // Each property of a syntax node is a call into wasm: read once.
   const type = node.type;
   switch (type) {
@@ -176,7 +179,7 @@ function walkStatement(node: SyntaxNode, state: WalkState, multiplicity: number)
   }
 }
 
-function walkDeclaration(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+function walkDeclaration(node: NodeView, state: WalkState, multiplicity: number): void {
   const text = node.text;
   if (/\b__shared__\b/.test(text)) return;
   for (const child of node.namedChildren) {
@@ -194,13 +197,13 @@ function walkDeclaration(node: SyntaxNode, state: WalkState, multiplicity: numbe
   }
 }
 
-function declaredName(declarator: SyntaxNode | null): string | null {
+function declaredName(declarator: NodeView | null): string | null {
   let d = declarator;
   while (d && d.type !== 'identifier') d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c?.type === 'identifier') ?? null;
   return d?.text ?? null;
 }
 
-function walkExpressionStatement(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+function walkExpressionStatement(node: NodeView, state: WalkState, multiplicity: number): void {
   const type = node.type;
   if (type === 'assignment_expression') {
     const left = node.childForFieldName('left');
@@ -242,7 +245,7 @@ function walkExpressionStatement(node: SyntaxNode, state: WalkState, multiplicit
   if (scan.usesTaint) markUse(state, node);
 }
 
-function walkIf(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+function walkIf(node: NodeView, state: WalkState, multiplicity: number): void {
   const condition = node.childForFieldName('condition');
   if (condition) {
     const scan = scanExpression(condition, state, multiplicity);
@@ -264,12 +267,12 @@ function walkIf(node: SyntaxNode, state: WalkState, multiplicity: number): void 
   boundary(state, node, 'the end of a branch');
 }
 
-function leavesEarly(node: SyntaxNode): boolean {
+function leavesEarly(node: NodeView): boolean {
   const last = node.type === 'compound_statement' ? node.namedChildren.filter((c) => c && c.type !== 'comment').pop() : node;
   return !!last && ['return_statement', 'break_statement', 'continue_statement', 'goto_statement'].includes(last.type);
 }
 
-function walkLoop(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+function walkLoop(node: NodeView, state: WalkState, multiplicity: number): void {
   const type = node.type;
   const body = node.childForFieldName('body');
   const trips = type === 'for_statement' ? tripCount(node, state.lookup) : null;
@@ -317,13 +320,13 @@ function walkLoop(node: SyntaxNode, state: WalkState, multiplicity: number): voi
   if (state.useSeen) throw new Stop(node, 'the end of the first iteration: the next one starts after its loads were used');
 }
 
-function hasInnerBoundary(body: SyntaxNode): boolean {
+function hasInnerBoundary(body: NodeView): boolean {
   return body.descendantsOfType(['if_statement', 'for_statement', 'while_statement', 'do_statement', 'switch_statement', 'return_statement', 'break_statement', 'continue_statement']).length > 0
     || /\b__syncthreads|\b__syncwarp|\batomic[A-Z]/.test(body.text);
 }
 
 /** `for (int j = A; j < B; j += C)` with constant A, B, C: the number of iterations. */
-function tripCount(node: SyntaxNode, lookup: Lookup): number | null {
+function tripCount(node: NodeView, lookup: Lookup): number | null {
   const init = node.childForFieldName('initializer')?.text ?? '';
   const cond = node.childForFieldName('condition')?.text ?? '';
   const update = node.childForFieldName('update')?.text ?? '';
@@ -349,7 +352,7 @@ function tripCount(node: SyntaxNode, lookup: Lookup): number | null {
 }
 
 /** `#pragma unroll [N]` or `_Pragma("unroll [N]")` on the lines right above a loop. */
-function unrollPragma(node: SyntaxNode, source: SourceText): { text: string; factor: number | null } | null {
+function unrollPragma(node: NodeView, source: SourceText): { text: string; factor: number | null } | null {
   const { text, lineStarts } = source;
   const lineText = (row: number) => text.slice(lineStarts[row], row + 1 < lineStarts.length ? lineStarts[row + 1] : text.length).replace(/\r?\n$/, '');
   const row = node.startPosition.row;
@@ -374,9 +377,9 @@ interface Scan {
 }
 
 /** Count the loads in an expression (recording them) and note reads of loaded values. */
-function scanExpression(node: SyntaxNode, state: WalkState, multiplicity: number, isStoreTarget = false): Scan {
+function scanExpression(node: NodeView, state: WalkState, multiplicity: number, isStoreTarget = false): Scan {
   const scan: Scan = { loads: 0, usesTaint: false, namesGlobal: false };
-  const visit = (n: SyntaxNode, addressOnly: boolean) => {
+  const visit = (n: NodeView, addressOnly: boolean) => {
     const type = n.type;
     switch (type) {
       case 'identifier': {
@@ -421,15 +424,15 @@ function scanExpression(node: SyntaxNode, state: WalkState, multiplicity: number
   return scan;
 }
 
-function isMemoryAccess(node: SyntaxNode): boolean {
-  let n: SyntaxNode | null = node;
+function isMemoryAccess(node: NodeView): boolean {
+  let n: NodeView | null = node;
   while (n && n.type === 'field_expression') n = n.childForFieldName('argument');
   return !!n && (n.type === 'subscript_expression' || (n.type === 'pointer_expression' && n.child(0)?.text === '*'));
 }
 
 /** Does the accessed address start from a global pointer (`a[i]`, `(a + k)[i]`, `reinterpret_cast<const float4*>(a)[i]`, `*(a + i)`)? */
-function baseNamesGlobal(node: SyntaxNode, state: WalkState): boolean {
-  let n: SyntaxNode | null = node;
+function baseNamesGlobal(node: NodeView, state: WalkState): boolean {
+  let n: NodeView | null = node;
   while (n && n.type === 'field_expression') n = n.childForFieldName('argument');
   if (!n) return false;
   const base = n.childForFieldName('argument');
@@ -440,7 +443,7 @@ function baseNamesGlobal(node: SyntaxNode, state: WalkState): boolean {
   return [...base.text.matchAll(/[A-Za-z_]\w*/g)].some((m) => state.globals.has(m[0]));
 }
 
-function indexUsesTaint(node: SyntaxNode, state: WalkState): boolean {
+function indexUsesTaint(node: NodeView, state: WalkState): boolean {
   if (node.type === 'subscript_expression') {
     const indices = node.childForFieldName('indices') ?? node.childForFieldName('index');
     const base = node.childForFieldName('argument');
@@ -450,24 +453,24 @@ function indexUsesTaint(node: SyntaxNode, state: WalkState): boolean {
   return !!arg && mentionsTaint(arg, state);
 }
 
-function scanAccessIndices(node: SyntaxNode, state: WalkState, multiplicity: number): void {
-  let n: SyntaxNode | null = node;
+function scanAccessIndices(node: NodeView, state: WalkState, multiplicity: number): void {
+  let n: NodeView | null = node;
   while (n && n.type === 'field_expression') n = n.childForFieldName('argument');
   const indices = n?.type === 'subscript_expression' ? n.childForFieldName('indices') ?? n.childForFieldName('index') : null;
   if (indices) for (const c of indices.namedChildren) if (c) scanExpression(c, state, multiplicity);
 }
 
-function mentionsTaint(node: SyntaxNode, state: WalkState): boolean {
+function mentionsTaint(node: NodeView, state: WalkState): boolean {
   if (state.taint.size === 0) return false; // no subtree walk per access (quadratic on nested subscripts)
   if (node.type === 'identifier') return state.taint.has(node.text);
   return node.descendantsOfType('identifier').some((id) => id !== null && state.taint.has(id.text));
 }
 
-function recordLoad(node: SyntaxNode, state: WalkState, multiplicity: number): void {
+function recordLoad(node: NodeView, state: WalkState, multiplicity: number): void {
   state.loads.push({ text: node.text.replace(/\s+/g, ' '), span: nodeSpan(node), counted: true, multiplicity });
 }
 
-function markUse(state: WalkState, node: SyntaxNode): void {
+function markUse(state: WalkState, node: NodeView): void {
   if (!state.useSeen && state.loads.length > 0) {
     state.useSeen = node;
     state.reasoning.push(`First use of a loaded value at line ${node.startPosition.row + 1} (\`${firstLine(node.text)}\`); loads in the same straight-line block are still issued before it.`);
@@ -481,7 +484,7 @@ function firstLine(text: string): string {
   return line.length > 60 ? line.slice(0, 57) + '...' : line;
 }
 
-function nodeSpan(node: SyntaxNode): Span {
+function nodeSpan(node: NodeView): Span {
   const { startPosition: start, endPosition: end } = node;
   return {
     start: { line: start.row, character: start.column },

@@ -136,6 +136,13 @@ export class NodeView {
   }
 
   /** Read when asked: the walks ask for these at a few places (an operator token, the statements after an early exit). */
+  /** The named descendants of these types, in order (web-tree-sitter's descendantsOfType). */
+  descendantsOfType(types: string | readonly string[]): NodeView[] {
+    const found: NodeView[] = [];
+    for (const n of this.node.descendantsOfType(types as string | string[])) if (n) found.push(this.views.view(n));
+    return found;
+  }
+
   child(index: number): NodeView | null {
     return this.views.viewOrNull(this.node.child(index));
   }
