@@ -31,7 +31,7 @@ const PROFILE = argv.includes('--profile');
 const ONLY = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',') ?? null;
 const runs = (section) => !ONLY || ONLY.includes(section);
 
-/** The server's diagnostics debounce (DIAGNOSTICS_DELAY_MS in server/src/cuda-occupancy-server.ts). */
+/** The server's diagnostics debounce (DIAGNOSTICS_DELAY_MS in server/src/lsp/cuda-occupancy-server.ts). */
 const DEBOUNCE_MS = 150;
 /** The issue's hover target: p99 at most this, at any size. */
 const HOVER_TARGET_MS = 10;
@@ -111,41 +111,37 @@ function oneCharChange(at, insert) {
 // --------------------------------------------------------------------------------------- analysis cost
 
 /**
- * What the server computes for a newly opened document, as it does it (keep in step with the server):
- * on didOpen DocumentStore.facts (parse, the text passes, kernel bodies within the first-pass budget) and
- * WorkspaceIndex.updateFromAnalysis; the report for the first hover; then DocumentStore.complete in background slices
+ * What the server computes for a newly opened document, through the same facade (core/analyzer.ts):
+ * on didOpen the document's first facts (parse, the text passes, kernel bodies within the first-pass
+ * budget) and the workspace index's entry; the report for the first hover; then background slices
  * until no kernel body is pending, after which the diagnostics are published (toDiagnostic). With
  * `complete: false` it stops after the first pass.
  */
 function makeOpenDocument(core, parser) {
   const uri = 'file:///bench/generated.cu';
   const key = core.toIndexPath('/bench/generated.cu');
-  const figures = new core.FiguresRegistry();
-  const archs = core.resolveArchs(ARCHS).archs;
-  const limits = archs.map((arch) => ({ arch, maxOptInSmemBytes: core.parseArch(arch).device.sharedMemPerBlockOptin }));
   return (text, { divergence, complete = true }) => {
-    const index = new core.WorkspaceIndex();
-    const store = new core.DocumentStore({ parser, treePassBudgetMs: core.FIRST_PASS_BUDGET_MS, analyzeOptions: () => ({ workspace: index, path: key, archs: limits, divergence }) });
-    const settings = { ...core.DEFAULT_REPORT_SETTINGS, divergenceEnabled: divergence };
+    const analyzer = new core.Analyzer(parser, { clock: () => performance.now(), indexKey: () => key });
+    analyzer.configure({ archs: ARCHS, divergence, report: { ...core.DEFAULT_REPORT_SETTINGS, divergenceEnabled: divergence } });
+    const documents = analyzer.documents;
     try {
       const t0 = performance.now();
-      store.open(uri, 'cuda-cpp', 1, text);
-      const first = store.facts(uri);
+      documents.open(uri, 1, text);
+      const first = documents.facts(uri);
       const t1 = performance.now();
-      index.updateFromAnalysis(key, first);
+      analyzer.index.updateFromAnalysis(key, first);
       const t2 = performance.now();
-      core.buildDocumentReport({ facts: first, archs, figuresFor: figures.figuresFor, settings, compilerFindings: [] });
+      analyzer.report(uri);
       const t3 = performance.now();
       if (!complete) return { pendingAfterFirst: first.pendingKernels, firstFactsMs: t1 - t0, indexMs: t2 - t1, reportMs: t3 - t2, firstPassMs: t3 - t0 };
       let slices = 0;
-      while (store.complete(uri, core.BACKGROUND_SLICE_MS)) slices++;
-      const facts = store.facts(uri);
-      const report = core.buildDocumentReport({ facts, archs, figuresFor: figures.figuresFor, settings, compilerFindings: [] });
-      report.findings.map((f) => core.toDiagnostic(f, uri));
+      while (documents.complete(uri, core.BACKGROUND_SLICE_MS)) slices++;
+      const facts = documents.facts(uri);
+      analyzer.report(uri).findings.map((f) => core.toDiagnostic(f, uri));
       const t4 = performance.now();
       return { facts, pendingAfterFirst: first.pendingKernels, slices, firstFactsMs: t1 - t0, indexMs: t2 - t1, reportMs: t3 - t2, firstPassMs: t3 - t0, backgroundMs: t4 - t3, completeMs: t4 - t0 };
     } finally {
-      store.dispose();
+      documents.dispose();
     }
   };
 }
@@ -153,7 +149,7 @@ function makeOpenDocument(core, parser) {
 async function benchAnalysis(bundle) {
   const core = bundle.module;
   log('\n## Analysis cost (in process: the core bundled from server/src, doing what the server does for a newly opened document)');
-  log(`   first pass = DocumentStore.facts (parse, text passes, kernel bodies for ${core.FIRST_PASS_BUDGET_MS} ms) + WorkspaceIndex.updateFromAnalysis + report: what a first hover waits for`);
+  log(`   first pass = the document's first facts (parse, text passes, kernel bodies for ${core.FIRST_PASS_BUDGET_MS} ms) + its workspace index entry + report: what a first hover waits for`);
   log(`   each size is measured after a warm-up of the same runs (at least 5, for ${BUDGET.analysisWarmUpMs / 1000} s), once the JIT has tiered up; a server that starts cold is the cold-start target`);
   log(`   complete   = first pass + the background slices (${core.BACKGROUND_SLICE_MS} ms each) until every kernel body is read + diagnostics: when diagnostics are published`);
   const parser = await core.createCudaParser(core.readGrammarBytes(join(root, 'dist', 'wasm')));

@@ -11,7 +11,7 @@
 // (npm run bench, memory). 1 GB is still ten times that live set.
 //
 // --expose-gc: the server runs full collections itself in windows it knows are idle (an edit's
-// debounce, the end of a background analysis; server/src/idle-collector.ts), so that V8 seldom
+// debounce, the end of a background analysis; server/src/lsp/idle-collector.ts), so that V8 seldom
 // finishes one of its own right when a hover arrives: hover p99 at 10k lines went from 14-19 ms
 // to about 5 ms (npm run bench, keystroke). Without the option the server works as before.
 //

@@ -8,13 +8,13 @@ import { createRequire, SourceMap } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { SERVER_ENV, SERVER_NODE_ARGS, shebangFor } from '../server-launch.cjs';
 
-// What the server computes per document version, and the ptxas path. Kept in step with
-// server/src/cuda-occupancy-server.ts (report) and document-store.ts (facts): see perVersion in bench.mjs.
+// What the server computes per document version (through the facade, core/analyzer.ts: see
+// makeOpenDocument in bench.mjs), and the ptxas path.
 const CORE_ENTRY = `
 export { createCudaParser } from './server/src/core/syntax/cuda-parser';
 export { readGrammarBytes } from './server/src/files/grammar-files';
 export { analyzeDocument } from './server/src/core/incremental/document-analysis';
-export { DocumentStore, FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './server/src/lsp/document-store';
+export { Analyzer, FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './server/src/core/analyzer';
 export { WorkspaceIndex } from './server/src/core/facts/workspace-index';
 export { toIndexPath } from './server/src/files/workspace-files';
 export { buildDocumentReport, DEFAULT_REPORT_SETTINGS } from './server/src/core/report/document-report';

@@ -83,7 +83,7 @@ export interface Branch {
 export interface DivergenceOptions {
   /** Constants from included headers and the workspace. */
   lookup?: Lookup;
-  /** All constants in view, the file's own included (as analyzeDocument builds them): used as is, instead of `lookup`. */
+  /** All constants in view, the file's own included (as the document analysis builds them): used as is, instead of `lookup`. */
   fileLookup?: Lookup;
   /** The file's functions as the walk follows them (lazyFunctions), when the caller has them (analyzeDocument narrows them to the names the text passes saw defined, and its kernel keys read them too). */
   functions?: FunctionTable;

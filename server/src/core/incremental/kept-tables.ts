@@ -5,7 +5,7 @@
  *
  * The policy:
  * - A table keyed by text keeps the entries used most recently, up to the capacity set for it in
- *   CAPACITY below (the one place table sizes are set); the least recently used goes first.
+ *   CAPACITY below (the one place table sizes are set); what was not used for longest goes first.
  * - A table keyed by an object (a version's SourceText, a Kernel or Launch that a chunk kept from
  *   the previous version) keeps its entry for as long as the object lives, and computes again
  *   when the inputs it was computed from change.
@@ -59,26 +59,46 @@ export function clearKeptTables(): void {
 }
 
 /**
- * `compute` memoized by the text `keyOf` makes of its arguments. Values are shared between
- * callers: they must never be changed.
+ * `compute` memoized by the text `keyOf` makes of its arguments (one or two). Values are shared
+ * between callers: they must never be changed.
+ *
+ * Kept in two generations, as an approximate LRU that costs one look-up per hit on the hot paths
+ * that use it (every operator of every symbolic key): new and recently used entries go to the
+ * young one; when it holds half the capacity it becomes the old one, and the previous old one is
+ * dropped, with whatever was not used since.
  */
-export function memoByText<A extends unknown[], V>(name: TextTableName, keyOf: (...args: A) => string, compute: (...args: A) => V): (...args: A) => V {
-  const capacity = CAPACITY[name];
-  let entries = new Map<string, V>();
-  registry.push({ info: () => ({ name, keyedBy: 'text', size: entries.size, capacity }), clear: () => (entries = new Map()) });
-  return (...args: A) => {
-    const key = keyOf(...args);
-    const kept = entries.get(key);
-    if (kept !== undefined || entries.has(key)) {
-      // Most recently used last: a Map iterates in insertion order.
-      entries.delete(key);
-      entries.set(key, kept as V);
-      return kept as V;
+export function memoByText<A, V>(name: TextTableName, keyOf: (a: A) => string, compute: (a: A) => V): (a: A) => V;
+export function memoByText<A, B, V>(name: TextTableName, keyOf: (a: A, b: B) => string, compute: (a: A, b: B) => V): (a: A, b: B) => V;
+export function memoByText<A, B, V>(name: TextTableName, keyOf: (a: A, b: B) => string, compute: (a: A, b: B) => V): (a: A, b: B) => V {
+  const half = Math.max(1, Math.floor(CAPACITY[name] / 2));
+  let young = new Map<string, V>();
+  let old = new Map<string, V>();
+  registry.push({
+    info: () => ({ name, keyedBy: 'text', size: young.size + old.size, capacity: CAPACITY[name] }),
+    clear: () => {
+      young = new Map();
+      old = new Map();
+    },
+  });
+  const keep = (key: string, value: V) => {
+    if (young.size >= half) {
+      old = young;
+      young = new Map();
     }
-    const value = compute(...args);
-    if (entries.size >= capacity) entries.delete(entries.keys().next().value!);
+    young.set(key, value);
+  };
+  return (a: A, b: B) => {
+    const key = keyOf(a, b);
+    const hit = young.get(key);
+    if (hit !== undefined || young.has(key)) return hit as V;
+    if (old.has(key)) {
+      const value = old.get(key) as V;
+      keep(key, value);
+      return value;
+    }
+    const value = compute(a, b);
     // Its own copy: a key cut from a document would keep the document's whole text alive.
-    entries.set(ownCopy(key), value);
+    keep(ownCopy(key), value);
     return value;
   };
 }
@@ -88,7 +108,8 @@ export function memoByObject<O extends object, V>(name: string, compute: (object
   let entries = new WeakMap<O, V>();
   registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
   return (object: O) => {
-    if (entries.has(object)) return entries.get(object)!;
+    const kept = entries.get(object);
+    if (kept !== undefined || entries.has(object)) return kept as V;
     const value = compute(object);
     entries.set(object, value);
     return value;
