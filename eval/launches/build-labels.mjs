@@ -38,7 +38,7 @@ if (args.includes('--compile')) {
     const cwd = path.join(corpus, entry.project);
     const argv = nvccArgs(entry, cwd);
     const out = path.join(logsDir, entry.project, logName(entry.file));
-    if (existsSync(out) && !args.includes('--force') && !readFileSync(out, 'utf8').includes('fatal')) continue;
+    if (existsSync(out) && !args.includes('--force') && !/fatal|error/.test(readFileSync(out, 'utf8'))) continue;
     mkdirSync(path.dirname(out), { recursive: true });
     const t0 = Date.now();
     const r = spawnSync(nvcc, argv, { cwd, encoding: 'utf8', maxBuffer: 256 << 20 });
@@ -201,7 +201,7 @@ for (const name of readdirSync(srcDir).filter((n) => n.endsWith('.txt')).sort())
       current = {
         project, file: pos[1], complete: pos.includes('complete'),
         context: kv.context ? kv.context.split(',') : [],
-        macroBodyLines: kv.macrobody ? kv.macrobody.split(',').map(Number) : [],
+        macroBodyLines: kv.macrobody ? kv.macrobody.split(',').flatMap((r) => { const [a, b] = r.split('-').map(Number); return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i); }) : [],
         note: kv.note, launches: [],
       };
       if (!existsSync(path.join(corpus, project, current.file))) problems.push(`${where}: no file ${project}/${current.file}`);
@@ -247,7 +247,7 @@ for (const name of readdirSync(srcDir).filter((n) => n.endsWith('.txt')).sort())
         const re = new RegExp(kv.truth);
         const hit = entries.filter((e) => re.test(e.demangled));
         if (hit.length === 0) problems.push(`${where}: truth /${kv.truth}/ matches nothing in ${logFile}`);
-        else l.truth = { log: logFile, filter: kv.truth, instances: hit.map(({ mangled, demangled, regs, smem, barriers }) => ({ mangled, demangled, regs, smem, barriers })) };
+        else l.truth = { log: logFile, filter: kv.truth, instances: hit.map(({ mangled, regs, smem, barriers }) => ({ mangled, regs, smem, barriers })) };
       }
     } else if (kv.notruth) l.noTruthWhy = kv.notruth;
     current.launches.push(l);
