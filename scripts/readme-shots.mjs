@@ -80,7 +80,13 @@ const started = spawnSync('bash', [path.join(rigScripts, 'start-code-server.sh')
 if (started.status !== 0) { console.error(started.stderr); process.exit(1); }
 const [pid, url] = started.stdout.trim().split(/\s+/);
 log('code-server', pid, url);
-const stopServer = () => { try { process.kill(-Number(pid), 'SIGTERM'); } catch {} };
+const stopServer = () => {
+  try {
+    process.kill(-Number(pid), 'SIGTERM');
+  } catch {
+    // already gone
+  }
+};
 
 const pwDir = process.env.RIG_PW_DIR || path.join(rig, 'pw');
 let pw;

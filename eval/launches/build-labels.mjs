@@ -48,7 +48,7 @@ if (args.includes('--compile')) {
   }
 }
 
-export function nvccArgs(entry, cwd) {
+export function nvccArgs(entry, _cwd) {
   const defaults = compileTable.defaults?.[entry.project] ?? {};
   const includes = entry.include ?? defaults.include ?? [];
   const stubs = entry.stubs ?? defaults.stubs ?? [];

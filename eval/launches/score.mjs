@@ -53,7 +53,7 @@ const projects = [...new Set(labels.files.map((f) => f.project))].filter((p) => 
 // ---- helpers ----
 const baseName = (name) => {
   if (!name) return '';
-  let s = String(name);
+  const s = String(name);
   // drop template arguments (balanced <...>) and anything after the name
   let out = '';
   let depth = 0;

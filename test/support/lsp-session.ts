@@ -30,6 +30,7 @@ export interface SessionOptions {
 }
 
 /** scripts/server-launch.cjs: how the server process is started, read back from a bundle's shebang. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script of the build, read as it ships
 const { launchFromShebang } = require(path.join(REPO_ROOT, 'scripts', 'server-launch.cjs')) as {
   launchFromShebang(firstLine: string): { env: Record<string, string>; args: string[] };
 };

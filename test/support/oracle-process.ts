@@ -33,7 +33,7 @@ export function buildOracle(): OracleBuild {
   } catch (e) {
     const stderr = String((e as { stderr?: Buffer }).stderr ?? '');
     if (/cuda_occupancy\.h not found|compiler .* not found/.test(stderr)) return { ok: false, reason: stderr.trim() };
-    throw new Error(`building the oracle failed: ${stderr.trim()}`);
+    throw new Error(`building the oracle failed: ${stderr.trim()}`, { cause: e });
   }
   return { ok: true, binary };
 }

@@ -20,7 +20,8 @@ import {
 export type OracleAnswer = Record<string, unknown>;
 
 /** A parsed value; bigint: an integer literal beyond 2^53; Number object: an integral float literal the oracle does not take as an integer. */
-type Json = null | boolean | number | bigint | Number | string | Json[] | { [key: string]: Json }; // eslint-disable-line @typescript-eslint/ban-types
+// eslint-disable-next-line @typescript-eslint/no-wrapper-object-types -- a Number object marks an integral float (see above)
+type Json = null | boolean | number | bigint | Number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 class QueryError extends Error {}
@@ -602,7 +603,6 @@ function parseJsonLikeOracle(text: string): unknown {
     // strtod reports ERANGE for overflow and for results that underflow to subnormal or zero.
     const underflow = Math.abs(d) < 2.2250738585072014e-308 && /[1-9]/.test(tok.split(/[eE]/)[0]);
     if (!Number.isFinite(d) || underflow) fail(`number out of range: ${tok}`);
-    // eslint-disable-next-line no-new-wrappers
     return Number.isInteger(d) && Math.abs(d) >= 9.0e15 ? new Number(d) : d;
   };
   const parseValue = (depth: number): unknown => {

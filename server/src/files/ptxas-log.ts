@@ -15,7 +15,7 @@ export function readPtxasLog(file: string): LogText {
   try {
     stat = statSync(file);
   } catch (error) {
-    throw new Error(`cannot read ptxas log ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new Error(`cannot read ptxas log ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
   }
   if (stat.size > MAX_LOG_BYTES) throw new Error(`ptxas log ${file} is larger than 64 MB`);
   return { text: readFileSync(file, 'utf8'), producedAt: stat.mtimeMs };

@@ -73,7 +73,7 @@ export function parseCompileCommands(text: string, databaseDir: string): Compile
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new Error(`compile_commands.json is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`compile_commands.json is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (!Array.isArray(data)) throw new Error('compile_commands.json is not a JSON array');
   const out: CompileCommand[] = [];

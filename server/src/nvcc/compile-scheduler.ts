@@ -237,12 +237,11 @@ export class CompileScheduler {
     this.runningCount++;
     const request = state.request;
     for (const listener of this.startListeners) safely(() => listener(request));
-    let result: CompileResourcesResult | null = null;
+    let result: CompileResourcesResult | null;
     try {
       result = await this.options.compile(request, controller.signal);
-    } catch (error) {
-      result = null;
-      void error;
+    } catch {
+      result = null; // a compile that throws is a compile that gave nothing
     } finally {
       this.runningCount--;
       state.running = null;

@@ -331,7 +331,7 @@ function readSharedDeclaration(source: SourceText, text: string, start: number, 
   // The same for every declarator of the declaration.
   const written = source.text.slice(start, end).replace(/\s+/g, ' ');
   const span = spanOf(source, start, end);
-  for (const declarator of firstDeclarator[2].split(/,(?![^\[]*\])/)) {
+  for (const declarator of firstDeclarator[2].split(/,(?![^[]*\])/)) {
     const d = /^\s*(\*?)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)/.exec(declarator);
     if (!d) continue;
     const extents: string[] = [];
