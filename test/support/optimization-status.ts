@@ -1,7 +1,7 @@
 /**
  * Whether a tree walk stays optimized across full collections when nothing it walked is alive: V8
  * forgets the hidden class of a kind of object when a full collection finds none alive, and
- * deoptimizes the code optimized against it (see keepShapesAlive in cuda-parser.ts).
+ * deoptimizes the code optimized against it (see core/incremental/engine-seams.ts).
  */
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

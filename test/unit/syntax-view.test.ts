@@ -1,14 +1,11 @@
 /**
- * Views of syntax nodes (syntax-view.ts): what a view reads is what its node gives, each node has
- * one view however it is reached, and a walk over views stays optimized when no view of a tree is
- * alive (the views of an analysis die with it).
+ * Views of syntax nodes (syntax-view.ts): what a view reads is what its node gives, and each node
+ * has one view however it is reached. (That a walk over views stays optimized is engine-seams.test.ts's.)
  */
 import * as assert from 'node:assert/strict';
-import * as path from 'node:path';
 import { parseCuda } from '../support/grammar';
 import type { SyntaxNode } from '../../server/src/core/syntax/cuda-parser';
 import { SyntaxViews, type NodeView } from '../../server/src/core/syntax/syntax-view';
-import { assertWalkStaysOptimized } from '../support/optimization-status';
 
 const SOURCE = `__global__ void k(float* a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x, j = 2;
@@ -69,15 +66,5 @@ describe('syntax views', () => {
     assert.throws(() => views.view(other.rootNode), /another tree/, 'node ids are unique within one tree only');
     other.delete();
     tree.delete();
-  });
-
-  it('keep a walk over views optimized across full collections when no view of a tree is alive', function () {
-    this.timeout(60000);
-    // As syntax-node-shapes.test.ts does for web-tree-sitter's nodes.
-    assertWalkStaysOptimized({
-      requires: `const { SyntaxViews } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'core', 'syntax', 'syntax-view.js'))});`,
-      count: "function count(v) { let n = v.type.length + v.endIndex; for (const c of v.namedChildren) n += count(c); return n + (v.childForFieldName('body') ? 1 : 0); }",
-      root: 'new SyntaxViews(tree).view(tree.rootNode)',
-    });
   });
 });

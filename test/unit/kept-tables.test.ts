@@ -1,0 +1,64 @@
+/** The registry of what the core keeps between calls (core/incremental/kept-tables.ts) and its one policy. */
+import * as assert from 'node:assert/strict';
+import { clearKeptTables, keptTables, memoByObject, memoByText, memoWhileSame } from '../../server/src/core/incremental/kept-tables';
+import { parseArch } from '../../server/src/core/gpu/arch-table';
+// The facade loads every stage of the pipeline, and so registers every table.
+import '../../server/src/core/analyzer';
+
+describe('kept tables', () => {
+  it('lists every table the core keeps, with its size and capacity', () => {
+    parseArch('sm_80');
+    const names = keptTables().map((t) => t.name);
+    for (const name of ['architecture names', 'expression tokens', 'branch verdicts', 'dependence kinds', 'directive ranges', 'launch targets', 'launch findings', 'tree-sitter runtime']) {
+      assert.ok(names.includes(name), `${name} is not registered: ${names.join(', ')}`);
+    }
+    const arch = keptTables().find((t) => t.name === 'architecture names')!;
+    assert.equal(arch.keyedBy, 'text');
+    assert.ok(arch.size! >= 1 && arch.size! <= arch.capacity!);
+  });
+
+  it('computes a text-keyed value once, and keeps at most its capacity, dropping what was not used for longest', () => {
+    let computed = 0;
+    // 'quoted operators' holds 256: two generations of 128.
+    const quote = memoByText('quoted operators', (s: string) => s, (s: string) => (computed++, `"${s}"`));
+    assert.equal(quote('a'), '"a"');
+    assert.equal(quote('a'), '"a"');
+    assert.equal(computed, 1);
+    for (let k = 0; k < 300; k++) {
+      quote(`x${k}`);
+      quote('a'); // used all along: never dropped
+    }
+    const before = computed;
+    quote('a');
+    quote('x299');
+    assert.equal(computed, before, 'the most recently used are kept');
+    quote('x0');
+    assert.equal(computed, before + 1, 'the least recently used was dropped');
+    const table = keptTables().filter((t) => t.name === 'quoted operators');
+    assert.ok(table.every((t) => t.size! <= t.capacity!));
+  });
+
+  it('keeps an object-keyed value while the object lives and its inputs stay the same', () => {
+    let computed = 0;
+    const lengthOf = memoByObject('test lengths', (xs: number[]) => (computed++, xs.length));
+    const xs = [1, 2, 3];
+    assert.equal(lengthOf(xs), 3);
+    assert.equal(lengthOf(xs), 3);
+    assert.equal(computed, 1);
+    const scaled = memoWhileSame('test scaled', (a: number, b: number) => a === b, (xs: number[], k: number) => (computed++, xs.map((x) => x * k)));
+    assert.deepEqual(scaled(xs, 2), [2, 4, 6]);
+    assert.deepEqual(scaled(xs, 2), [2, 4, 6]);
+    assert.equal(computed, 2);
+    assert.deepEqual(scaled(xs, 3), [3, 6, 9]);
+    assert.equal(computed, 3);
+  });
+
+  it('forgets everything on clear, and the next calls compute again', () => {
+    let computed = 0;
+    const twice = memoByText('expression tokens', (s: string) => `test:${s}`, (s: string) => (computed++, s + s));
+    twice('ab');
+    clearKeptTables();
+    twice('ab');
+    assert.equal(computed, 2);
+  });
+});
