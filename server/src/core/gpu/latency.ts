@@ -103,3 +103,42 @@ export function latencyHiding(input: LatencyInput): LatencyEstimate {
     ),
   };
 }
+
+/** The bandwidth-bound reading on a named part, at its low and its high published latency. */
+export interface PartLatencyRange {
+  part: string;
+  /** Warps needed at the low and the high latency (equal with one published figure). */
+  warpsNeeded: { low: number; high: number };
+  warpsResident: number;
+  latencyCycles: { low: number; high: number };
+  /** The part's share of DRAM bandwidth per SM, in 128-byte warp requests per cycle. */
+  rate: number;
+  independentOpsPerWarp: number;
+  /** Where the latencies come from. */
+  latencyNote: string;
+}
+
+/**
+ * Little's law on a named part: W = ceil(L × r / p) with r from the part's own bandwidth, SMs and
+ * boost clock, at the low and the high published latency. Null when the part lacks a figure it
+ * needs (its clock, its bandwidth, or a published latency: null beats wrong).
+ */
+export function partLatencyRange(
+  part: { name: string; sms: number; boostClockMHz: number | null; dramBandwidthGBs: number | null; latency: { lowCycles: number; highCycles: number; note: string } | null },
+  warpsResident: number,
+  independentOpsPerWarp = 1,
+): PartLatencyRange | null {
+  if (part.boostClockMHz === null || part.dramBandwidthGBs === null || part.latency === null) return null;
+  const p = independentOpsPerWarp > 0 ? independentOpsPerWarp : 1;
+  const rate = (part.dramBandwidthGBs * 1e9) / (part.sms * part.boostClockMHz * 1e6 * WARP_REQUEST_BYTES);
+  const needed = (l: number) => Math.max(0, Math.ceil((l * rate) / p - 1e-9));
+  return {
+    part: part.name,
+    warpsNeeded: { low: needed(part.latency.lowCycles), high: needed(part.latency.highCycles) },
+    warpsResident,
+    latencyCycles: { low: part.latency.lowCycles, high: part.latency.highCycles },
+    rate,
+    independentOpsPerWarp: p,
+    latencyNote: part.latency.note,
+  };
+}

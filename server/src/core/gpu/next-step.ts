@@ -175,3 +175,22 @@ export function launchBoundsRegisterCap(device: DeviceProps, maxThreads: number,
   if (!slots.ok || slots.value.blockLimitWarps < blocks || slots.value.blockLimitBlocks < blocks) return null;
   return lastTrue(1, MAX_REGS_PER_THREAD, fits) ?? null;
 }
+
+/**
+ * The most registers per thread at which the SM still holds at least `warpsNeeded` warps (at the
+ * query's block size and shared memory): what a kernel could spend on unrolling or ILP before it
+ * loses latency hiding ("aim for a full gap, not a full stadium"). Null when even the query's own
+ * registers hold fewer warps.
+ */
+export function registerHeadroom(query: OccupancyQuery, warpsNeeded: number): number | null {
+  const warpsAt = (numRegs: number) => {
+    const r = occupancy({ ...query, numRegs });
+    return r.ok ? r.value.activeWarps : 0;
+  };
+  const own = query.numRegs ?? 0;
+  if (warpsAt(own) < warpsNeeded) return null;
+  // Resident warps only fall as registers grow: the first count that holds too few ends the search.
+  let best = own;
+  for (let regs = own + 1; regs <= 255 && warpsAt(regs) >= warpsNeeded; regs++) best = regs;
+  return best;
+}
