@@ -104,6 +104,18 @@ void run(float* p) {
     assert.deepEqual(edit?.range, { start: { line: 3, character: 13 }, end: { line: 3, character: 15 } });
   });
 
+  it('offers the same actions for any range that overlaps the launch: a whole line, or lines around it', async () => {
+    const { uri, position } = open(TILE_SUM);
+    const titlesFor = async (range: { start: { line: number; character: number }; end: { line: number; character: number } }) =>
+      (await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range, context: { diagnostics: [] } })).map((a) => a.title);
+    const atCursor = await titlesFor({ start: position, end: position });
+    assert.ok(atCursor.length > 0);
+    // Line 8 is `  tile_sum<256><<<120, 256, 0, st>>>(in, out, n);`: the launch starts at column 2.
+    assert.deepEqual(await titlesFor({ start: { line: 7, character: 0 }, end: { line: 8, character: 0 } }), atCursor, 'the whole line');
+    assert.deepEqual(await titlesFor({ start: { line: 5, character: 0 }, end: { line: 9, character: 0 } }), atCursor, 'lines around the launch');
+    assert.deepEqual(await titlesFor({ start: { line: 0, character: 0 }, end: { line: 6, character: 0 } }), [], 'lines above it');
+  });
+
   it('marks a launch above __launch_bounds__ as an error with the bound as related information', async () => {
     const { uri } = open(`__global__ void __launch_bounds__(128) scale_rows(float* m) {}
 void run(float* m) { scale_rows<<<64, 256>>>(m); }

@@ -4,7 +4,7 @@
  * block size with the best occupancy, the dynamic shared memory opt-in, and a
  * `-maxrregcount` for the whole file.
  */
-import { CodeActionKind, type CodeAction, type Diagnostic, type Range, type TextEdit } from 'vscode-languageserver/node';
+import { CodeActionKind, type CodeAction, type Diagnostic, type Position, type Range, type TextEdit } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/report/document-report';
 import type { LaunchAnalysis } from '../core/report/launch-analysis';
 import { offsetAt, positionAt } from '../core/text/source-text';
@@ -17,8 +17,7 @@ export function codeActions(report: DocumentReport, range: Range, diagnostics: r
   const uri = report.facts.uri;
   const actions: CodeAction[] = [];
   for (const analysis of report.analyses) {
-    const span = analysis.launch.span;
-    if (!contains(span, range.start) && !contains(span, range.end)) continue;
+    if (!overlaps(analysis.launch.span, range)) continue;
     actions.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
   }
   for (const diagnostic of diagnostics) {
@@ -29,6 +28,17 @@ export function codeActions(report: DocumentReport, range: Range, diagnostics: r
   }
   return actions.map((a) => (a.edit ? { ...a, edit: { changes: { [uri]: a.edit.changes![uri] } } } : a));
 }
+
+/**
+ * Whether the requested range and the launch share a position, ends included: a cursor inside
+ * or at either end of the launch, a selection inside it, and a range around it (a whole line,
+ * as Neovim sends for `vim.lsp.buf.code_action()`) all count.
+ */
+function overlaps(span: { start: Position; end: Position }, range: Range): boolean {
+  return !before(range.end, span.start) && !before(span.end, range.start);
+}
+
+const before = (a: Position, b: Position) => a.line < b.line || (a.line === b.line && a.character < b.character);
 
 function first(analysis: LaunchAnalysis) {
   return analysis.perArch.find((p) => p.result && p.nextStep);
