@@ -45,6 +45,7 @@ import {
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor, type PtxModule } from '../compiler/ptx-line-costs';
+import { oneLineOfCode } from '../text/one-line';
 
 export type BranchKind = 'divergent' | 'warp-uniform' | 'tail';
 
@@ -595,9 +596,7 @@ interface CostSetup {
   views: SyntaxViews;
 }
 
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
-}
+const oneLine = oneLineOfCode;
 
 function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: CostSetup, source: SourceText): Branch {
   const spanOf = (node: SyntaxNode) => withinLines(source, spanOfNode(node));

@@ -18,6 +18,7 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
+import { oneLineOfCode } from '../text/one-line';
 
 export type Axis = 'x' | 'y' | 'z';
 export type DependenceKind = 'uniform' | 'warpUniform' | 'laneVarying' | 'globalIndex';
@@ -971,7 +972,7 @@ export function spanOfNode(node: Pick<SyntaxNode, 'startPosition' | 'endPosition
 }
 
 function originOf(node: NodeView): ValueOrigin {
-  return { text: node.text.replace(/\s+/g, ' ').trim(), span: spanOfNode(node) };
+  return { text: oneLineOfCode(node.text), span: spanOfNode(node) };
 }
 
 function uniformValue(sym: Sym): ThreadValue {

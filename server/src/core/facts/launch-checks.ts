@@ -7,6 +7,7 @@
  */
 import type { Finding, Kernel, Launch, LaunchBounds, RelatedLocation, SmemOptIn } from '../types';
 import { sameItems } from '../incremental/same-items';
+import { oneLineOfCode } from '../text/one-line';
 
 export const LAUNCH_CHECK_CODES = {
   exceedsBounds: 'launch-exceeds-bounds',
@@ -189,7 +190,7 @@ function formatBlock(block: { x: number; y: number; z: number }): string {
 }
 
 function compact(text: string): string {
-  return text.replace(/\s+/g, ' ').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
+  return oneLineOfCode(text).replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
 }
 
 /** `1024 B`, `48 KB`, `100.5 KB`. */
