@@ -13,7 +13,19 @@ export interface ReportExtras {
   now?: number;
 }
 
+/** The launch's heading, markdown: "**k\<256\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory". */
 export function launchTitle(analysis: LaunchAnalysis): string {
+  const { name, shape } = titleParts(analysis);
+  return `**${mdText(name)}**: ${shape}`;
+}
+
+/** The same heading as plain text, for a terminal: "k<256>: 256 threads, 8 warps per block, 0 B dynamic shared memory". */
+export function launchTitleText(analysis: LaunchAnalysis): string {
+  const { name, shape } = titleParts(analysis);
+  return `${name}: ${shape}`;
+}
+
+function titleParts(analysis: LaunchAnalysis): { name: string; shape: string } {
   const l = analysis.launch;
   const name = l.templateArgs ? `${l.kernelName}<${l.templateArgs.join(', ')}>` : l.kernelName;
   const block = l.block.value;
@@ -22,7 +34,7 @@ export function launchTitle(analysis: LaunchAnalysis): string {
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
     : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
-  return `**${mdText(name)}**: ${shape}, ${smem}`;
+  return { name, shape: `${shape}, ${smem}` };
 }
 
 /** The ceilings table: one column per architecture, the binding limit marked. */
