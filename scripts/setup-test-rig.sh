@@ -40,7 +40,7 @@ rig_in_place() {
 
 # The quick answer on a second run: the stamp says this recipe, and the pieces are still there.
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$RECIPE" ]] && rig_in_place; then
-  say "ready in $RIG_DIR ($RECIPE; checked in $((SECONDS - started)) s)"
+  say "ready in $RIG_DIR ($RECIPE): nothing to install"
   exit 0
 fi
 
