@@ -168,6 +168,22 @@ describe('check: text output', function () {
     }
   });
 
+  it('gives what got worse against a baseline as finding lines too', async () => {
+    const tree = sourceTree({ 'k.cu': '// occupancy: regs=32\n__global__ void k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<1, 256>>>(p); }\n' });
+    try {
+      assert.equal((await runCli(['baseline', 'write', 'base.json', '--no-nvcc', 'k.cu'], tree)).code, 0);
+      writeFileSync(path.join(tree, 'k.cu'), readFileSync(path.join(tree, 'k.cu'), 'utf8').replace('regs=32', 'regs=64'));
+      const run = await runCli(['check', '--no-nvcc', '-q', '--baseline', 'base.json', 'k.cu'], tree);
+      assert.deepEqual(lines(run.out).slice(-3), [
+        'against the baseline:',
+        "k.cu:2:17: warning: k on sm_80 uses 64 registers per thread, 32 more than the baseline's 32. [baseline-more-registers]",
+        'k.cu:3:22: warning: The launch k<<<..., 256x1x1>>> on sm_80 reaches 50% occupancy (4 blocks, 32 warps per SM, limited by registers), down from 100% occupancy (8 blocks, 64 warps per SM, limited by warps and registers) in the baseline. [baseline-lower-occupancy]',
+      ]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
   it("sums nvcc's failures up once on stderr, with the first error of each file on --verbose", async () => {
     const failing = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-nvcc', 'nvcc-fail');
     const run = await runCli(['check', '--nvcc', failing, '-q', '--fail-on', 'never', 'examples'], REPO_ROOT);

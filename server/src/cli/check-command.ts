@@ -5,7 +5,7 @@ import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
 import { collectSourceFiles } from './source-files';
 import { checkJson, type CheckFile, type CheckInstance } from './check-json';
-import { checkText, compileFailureLines, type CompileFailure } from './check-text';
+import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import { createCudaParser } from '../core/syntax/cuda-parser';
 import { readGrammarBytes } from '../files/grammar-files';
 import { analyzeDocument, type DocumentFacts } from '../core/facts/document-facts';
@@ -166,7 +166,7 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   else if (format === 'sarif') io.out(JSON.stringify(toSarif(json, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
   else {
     io.out(checkText(run.archs, run.files, io.cwd, { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true }));
-    if (baseline) io.out(regressions.length ? `against the baseline:\n${regressions.map((r) => `  ${r.severity} ${r.code} ${r.file}:${r.line}: ${r.message}`).join('\n')}\n` : 'against the baseline: nothing got worse\n');
+    if (baseline) io.out(regressions.length ? `against the baseline:\n${regressions.map((r) => `${displayPath(r.file, io.cwd)}:${r.line}:${r.column}: ${r.severity}: ${r.message} [${r.code}]`).join('\n')}\n` : 'against the baseline: nothing got worse\n');
   }
   const failing = exitCodeFor(run.files.flatMap((f) => f.report.findings), run.failOn) === 1 || regressionsFail(regressions, run.failOn);
   return failing ? 1 : 0;
