@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// readme-shots.mjs: the README's screenshots, taken in a real VS Code (code-server from the shared rig,
+// readme-shots.mjs: the README's screenshots, taken in a real VS Code (code-server from the test rig, `npm run test:setup`,
 // rendered by Debian's Chromium through playwright-core) with the packaged extension installed.
 //
 //   npm run package   (while README.md's relative image links stop vsce, package with
@@ -8,7 +8,7 @@
 //       [--rig /tmp/rig] [--port 8093] [--out docs/images] [--only lens,hover,quick-fix,chart,diagnostics] [--keep]
 //
 // It copies examples/ to a temporary folder (the repository's examples are never touched), writes the user
-// settings (no git prompt, no start page, no minimap), starts code-server with start-code-server.sh, opens
+// settings (no git prompt, no start page, no minimap), installs the vsix into a private code-server and starts it, opens
 // examples/nbody.cu and reduce.cu, waits for the ptxas figures (the lens turns from "occupancy needs register
 // figures" into "sm_80 50% ..."), and writes PNGs of a 1400x900 window: lens.png and chart.png cropped to the
 // top, hover.png, quick-fix.png, diagnostics.png. SHOTS_DEBUG=1 adds screenshots of the folding step.
@@ -16,7 +16,7 @@
 // Needs nvcc on PATH for the ptxas figures.
 
 import { createRequire } from 'node:module';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +37,6 @@ const outDir = path.resolve(args.out || path.join(repo, 'docs/images'));
 const only = args.only ? new Set(args.only.split(',')) : null;
 const want = (name) => !only || only.has(name);
 const W = 1400, H = 900;
-const rigScripts = fs.existsSync(path.join(repo, '../shared/vscode-rig')) ? path.join(repo, '../shared/vscode-rig') : '/work/shared/vscode-rig';
 if (!fs.existsSync(vsix)) { console.error(`no ${vsix}: run npm run package first`); process.exit(2); }
 fs.mkdirSync(outDir, { recursive: true });
 
@@ -75,18 +74,28 @@ fs.writeFileSync(path.join(data, 'User', 'settings.json'), JSON.stringify({
 }, null, 2));
 
 // 2. code-server with the vsix installed
-const started = spawnSync('bash', [path.join(rigScripts, 'start-code-server.sh'), '--rig', rig, '--port', port, '--data', data, '--vsix', vsix],
-  { encoding: 'utf8' });
-if (started.status !== 0) { console.error(started.stderr); process.exit(1); }
-const [pid, url] = started.stdout.trim().split(/\s+/);
-log('code-server', pid, url);
+// (a config file and XDG folders of its own, so nothing lands in ~; its own process group, so
+// that its file watchers stop with it)
+const codeServer = path.join(rig, 'cs', 'node_modules', '.bin', 'code-server');
+const home = path.join(tmp, 'run', 'home');
+const csEnv = { ...process.env, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_CACHE_HOME: path.join(home, 'cache') };
+const config = path.join(tmp, 'run', 'code-server.yaml');
+fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+const common = ['--config', config, '--user-data-dir', data, '--extensions-dir', path.join(tmp, 'run', 'extensions')];
+const installed = spawnSync(codeServer, [...common, '--force', '--install-extension', vsix], { encoding: 'utf8', env: csEnv });
+if (installed.status !== 0) { console.error(installed.stderr || installed.stdout); process.exit(1); }
+const server = spawn(codeServer, [...common, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust'],
+  { detached: true, stdio: ['ignore', fs.openSync(path.join(tmp, 'run', 'code-server.log'), 'a'), 'ignore'], env: csEnv });
+const url = `http://127.0.0.1:${port}`;
 const stopServer = () => {
   try {
-    process.kill(-Number(pid), 'SIGTERM');
+    process.kill(-server.pid, 'SIGTERM');
   } catch {
     // already gone
   }
 };
+for (let i = 0; i < 600 && !(await fetch(`${url}/healthz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+log('code-server', server.pid, url);
 
 const pwDir = process.env.RIG_PW_DIR || path.join(rig, 'pw');
 let pw;

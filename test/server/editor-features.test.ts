@@ -48,6 +48,8 @@ describe('editor features (bundled server, untitled documents)', function () {
       [
         '**tile_sum\\<256\\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory',
         '',
+        'Figures: 40 registers, 1 KB static smem (annotation, sm_80 and sm_90).',
+        '',
         '| | sm_80 | sm_90 |',
         '|---|---|---|',
         '| occupancy | **75%** (48 / 64 warps) | **75%** (48 / 64 warps) |',
@@ -58,13 +60,33 @@ describe('editor features (bundled server, untitled documents)', function () {
         '| block slots | 32 blocks | 32 blocks |',
         '| barriers | no limit | 64 blocks |',
         '',
-        'Figures: 40 registers, 1 KB static smem (annotation, sm_80 and sm_90).',
-        '',
         '**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%) on sm_80. Try `__launch_bounds__(256, 8)` (ptxas may spill to meet it).',
         '',
-        "**Latency (estimate, sm_80):** 48 warps resident. About 38 are needed to keep DRAM busy (bandwidth-bound: L ≈ 470 cycles, 1 load in flight per warp, A100 SXM4 40GB), so latency is covered. Issue-bound, 1880 would be needed. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
+        "**Latency (estimate, sm_80):** 48 warps resident. About 38 are needed to keep DRAM busy (bandwidth-bound: L ≈ 470 cycles, 1 load in flight per warp, A100 SXM4 40GB), so latency is covered. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
       ].join('\n'),
     );
+  });
+
+  it('names the issue-bound reading, as the upper bound, only where an SM could hold the warps it asks for', async () => {
+    // sm_80 at 470 cycles: 1880 warps at one load in flight, 59 at 32 (`#pragma unroll` over 32 independent loads).
+    const { uri, position } = open(`// occupancy: regs=16
+__global__ void gather32(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 32; ++k) s += in[i + k * n];
+  out[i] = s;
+}
+void run(const float* in, float* out, int n) {
+  gath|er32<<<120, 256>>>(in, out, n);
+}
+`);
+    await session.waitForDiagnostics(uri);
+    const hover = await session.hover(uri, position);
+    const text = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
+    const latency = text.split('\n\n').find((p) => p.startsWith('**Latency'));
+    assert.ok(latency, text);
+    assert.equal(latency, "**Latency (estimate, sm_80):** 64 warps resident. About 2 are needed to keep DRAM busy (bandwidth-bound: L ≈ 470 cycles, 32 loads in flight per warp, A100 SXM4 40GB), so latency is covered. Issue-bound, the upper bound for a load on every instruction: 59 (covered). Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.");
   });
 
   it('shows a lens over the kernel and over the launch', async () => {
@@ -102,6 +124,18 @@ void run(float* p) {
     assert.match(resize.title, /^Use \d+ threads per block \(the best occupancy for wide on sm_80: 50%, now 46\.9%\)$/);
     const edit = resize.edit?.changes?.[uri]?.[0];
     assert.deepEqual(edit?.range, { start: { line: 3, character: 13 }, end: { line: 3, character: 15 } });
+  });
+
+  it('offers the same actions for any range that overlaps the launch: a whole line, or lines around it', async () => {
+    const { uri, position } = open(TILE_SUM);
+    const titlesFor = async (range: { start: { line: number; character: number }; end: { line: number; character: number } }) =>
+      (await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range, context: { diagnostics: [] } })).map((a) => a.title);
+    const atCursor = await titlesFor({ start: position, end: position });
+    assert.ok(atCursor.length > 0);
+    // Line 8 is `  tile_sum<256><<<120, 256, 0, st>>>(in, out, n);`: the launch starts at column 2.
+    assert.deepEqual(await titlesFor({ start: { line: 7, character: 0 }, end: { line: 8, character: 0 } }), atCursor, 'the whole line');
+    assert.deepEqual(await titlesFor({ start: { line: 5, character: 0 }, end: { line: 9, character: 0 } }), atCursor, 'lines around the launch');
+    assert.deepEqual(await titlesFor({ start: { line: 0, character: 0 }, end: { line: 6, character: 0 } }), [], 'lines above it');
   });
 
   it('marks a launch above __launch_bounds__ as an error with the bound as related information', async () => {

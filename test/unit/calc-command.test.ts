@@ -41,6 +41,37 @@ describe('cuda-occupancy calc', () => {
     assert.match(r.out, /\[H100 SXM5\]/);
   });
 
+  it('leads the latency estimate with the bandwidth-bound reading, and labels the issue-bound one as the upper bound it is', async () => {
+    const r = await run(['--arch', 'sm_90', '--block', '256', '--regs', '64', '--smem', '4096']);
+    assert.deepEqual(r.out.split('\n').slice(-4), [
+      "Latency hiding, Little's law W = ceil(L x r / p) (L = 480 cycles, p = 1 independent load per warp):",
+      '  bandwidth-bound: needs 49 warps (r = 0.1/cycle), 32 resident, 65.3% covered [H100 SXM5]: what a memory-bound kernel needs to keep DRAM busy',
+      '  issue-bound:     needs 1920 warps (r = 4/cycle), 32 resident, 1.7% covered: the upper bound, for a load on every instruction: more than the 64 warps an SM holds, so only ILP closes it',
+      '',
+    ]);
+  });
+
+  it('prints no next step at 100% occupancy', async () => {
+    const r = await run(['--arch', 'sm_90', '--block', '256', '--regs', '16', '--ilp', '32']);
+    assert.equal(r.out, [
+      'sm_90 (Hopper): 256 threads/block, 16 registers/thread, 0 B static + 0 B dynamic shared memory',
+      'Occupancy: 100% (64 of 64 warps per SM)',
+      'Active blocks per SM: 8 (8 warps each)',
+      'Block limits per SM:',
+      '  registers                16',
+      '  shared memory           228',
+      '  warps                     8  <- binding',
+      '  block slots              32',
+      '  barriers                 64',
+      '  virtual resources  no limit',
+      'Allocated per block: 4096 registers, 1024 B shared memory',
+      "Latency hiding, Little's law W = ceil(L x r / p) (L = 480 cycles, p = 32 independent loads per warp):",
+      '  bandwidth-bound: needs 2 warps (r = 0.1/cycle), 64 resident, 100% covered [H100 SXM5]: what a memory-bound kernel needs to keep DRAM busy',
+      '  issue-bound:     needs 60 warps (r = 4/cycle), 64 resident, 100% covered: the upper bound, for a load on every instruction',
+      '',
+    ].join('\n'));
+  });
+
   it('--json prints the protocol answer plus nextStep and latency', async () => {
     const r = await run(['--arch=9.0', '--block=256', '--regs=64', '--smem=4096', '--json']);
     const answer = JSON.parse(r.out);

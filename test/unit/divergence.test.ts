@@ -87,6 +87,13 @@ describe('divergence: verdicts and wording', () => {
     assert.ok(b.assumptions.some((a) => a.startsWith('path costs are estimates')));
   });
 
+  it('quotes a condition continued over lines with a backslash as the code it is, on one line', async () => {
+    const b = only(await analyzeSource(kernel('  int t = threadIdx.x \\\n    + 0;\n  if (t % 2 \\\n      == 0) buf[t] += buf[t + 1] * 0.5f;', 'k<<<1, 256>>>(b, n);')));
+    assert.equal(b.condition, 't % 2 == 0');
+    assert.equal(b.source.text, 'int t = threadIdx.x + 0;');
+    assert.match(b.explanation, /^`t % 2 == 0` splits every warp/);
+  });
+
   it('says nothing alarming about `if (i < n)` on a global index: tail guard', async () => {
     const b = only(await analyzeSource(kernel('  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) buf[i] = 0;')));
     assert.equal(b.kind, 'tail');

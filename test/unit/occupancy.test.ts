@@ -16,8 +16,8 @@ function occ(name: string, q: Omit<OccupancyQuery, 'device'>): OccupancyResult {
   return r.value;
 }
 
-// The worked examples of ../shared/oracle/README.md, each computed by hand there.
-describe('occupancy: the oracle README worked examples', () => {
+// Worked examples, each computed by hand from the header's rules (docs/occupancy-model.md).
+describe('occupancy: worked examples', () => {
   it('example 1: sm_90, 256 threads, 64 registers, 4 KB static: 4 blocks, limited by registers', () => {
     const r = occ('sm_90', { blockSize: 256, numRegs: 64, sharedSizeBytes: 4096 });
     assert.equal(r.blockLimitRegs, 4);

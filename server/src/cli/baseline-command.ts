@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { runCheck } from './check-command';
+import { compileFailureLines } from './check-text';
 import { checkJson } from './check-json';
 import type { CheckJson } from './check-json-types';
 import { writeBaseline, type Baseline } from './baseline';
@@ -22,7 +23,7 @@ export type RunCheck = (flagsAndPaths: string[], io: CliIO) => Promise<{ json: C
 /** check-command's analysis as the JSON object; its notes (nvcc missing, compile failures) go to stderr as check prints them. */
 export const checkAsJson: RunCheck = async (flagsAndPaths, io) => {
   const run = await runCheck(flagsAndPaths, io);
-  for (const note of run.notes) io.err(`cuda-occupancy: ${note}\n`);
+  for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, false)]) io.err(`cuda-occupancy: ${note}\n`);
   return { json: checkJson(run.archs, run.files) as CheckJson };
 };
 

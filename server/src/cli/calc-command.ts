@@ -6,7 +6,8 @@
  *   calc --jsonl      (oracle protocol: one JSON query per stdin line, one answer per line)
  *
  * Text output: occupancy, active blocks and warps per SM, every block limit with the
- * binding ones marked, the next step and the latency-hiding estimate. `--json` prints the
+ * binding ones marked, the next step (below 100%) and the latency-hiding estimate, the
+ * bandwidth-bound reading first. `--json` prints the
  * same answer the oracle protocol gives for these flags, plus `nextStep` and `latency`.
  */
 
@@ -16,6 +17,7 @@ import { latencyHiding, type LatencyEstimate, type LatencyReading } from '../cor
 import { nextStep, type NextStep } from '../core/gpu/next-step';
 import { INT_MAX, type OccupancyQuery, type OccupancyResult } from '../core/gpu/occupancy';
 import { answerQuery, answerQueryLine, isSkippedLine } from './oracle-protocol';
+import { issueBoundMatters } from '../core/report/launch-report';
 import { UsageError, type CliIO } from './cli-io';
 
 interface CalcOptions {
@@ -179,19 +181,28 @@ function formatText(o: CalcOptions, r: OccupancyResult, step: NextStep, latency:
   }
   lines.push(`Allocated per block: ${r.allocatedRegistersPerBlock} registers, ${r.allocatedSharedMemPerBlock} B shared memory`);
 
-  lines.push(`Next step (for ${step.registers.targetBlocks} blocks per SM):`);
-  const regs = step.registers.maxRegsPerThread;
-  lines.push(`  registers: ${regs === null ? 'fewer registers alone do not get there' : `at most ${regs} per thread`}`);
-  const smem = step.sharedMemory.maxSharedMemPerBlock;
-  lines.push(`  shared memory: ${smem === null ? 'less shared memory alone does not get there' : `at most ${smem} B per block (static + dynamic)`}`);
-  const b = step.blockSize;
-  const sizes = [b.smaller, b.larger].filter((x) => x !== null).map((x) => `${x.blockSize} (${x.activeWarps} warps)`);
-  lines.push(`  block size: ${sizes.length > 0 ? `nearest sizes with more warps: ${sizes.join(', ')}` : 'no block size gives more resident warps'}`);
+  // At 100% there is no next occupancy level to reach.
+  if (r.occupancy < 1) {
+    lines.push(`Next step (for ${step.registers.targetBlocks} blocks per SM):`);
+    const regs = step.registers.maxRegsPerThread;
+    lines.push(`  registers: ${regs === null ? 'fewer registers alone do not get there' : `at most ${regs} per thread`}`);
+    const smem = step.sharedMemory.maxSharedMemPerBlock;
+    lines.push(`  shared memory: ${smem === null ? 'less shared memory alone does not get there' : `at most ${smem} B per block (static + dynamic)`}`);
+    const b = step.blockSize;
+    const sizes = [b.smaller, b.larger].filter((x) => x !== null).map((x) => `${x.blockSize} (${x.activeWarps} warps)`);
+    lines.push(`  block size: ${sizes.length > 0 ? `nearest sizes with more warps: ${sizes.join(', ')}` : 'no block size gives more resident warps'}`);
+  }
 
-  const l = latency.issueBound.assumptions;
-  lines.push(`Latency hiding (L = ${l.latencyCycles} cycles, p = ${l.independentOpsPerWarp} independent loads per warp):`);
-  lines.push(`  issue-bound:     ${readingText(latency.issueBound)}`);
-  lines.push(`  bandwidth-bound: ${readingText(latency.bandwidthBound)} [${latency.bandwidthBound.assumptions.referencePart}]`);
+  // The reading that decides first: bandwidth-bound, for a memory-bound kernel. Issue-bound (a
+  // load on every instruction) is the upper bound, and says so, with whether an SM could hold it.
+  const l = latency.bandwidthBound.assumptions;
+  const p = l.independentOpsPerWarp;
+  lines.push(`Latency hiding, Little's law W = ceil(L x r / p) (L = ${l.latencyCycles} cycles, p = ${p} independent load${p === 1 ? '' : 's'} per warp):`);
+  lines.push(`  bandwidth-bound: ${readingText(latency.bandwidthBound)} [${l.referencePart}]: what a memory-bound kernel needs to keep DRAM busy`);
+  const upper = issueBoundMatters(latency.issueBound, r.maxWarpsPerMultiprocessor)
+    ? 'the upper bound, for a load on every instruction'
+    : `the upper bound, for a load on every instruction: more than the ${r.maxWarpsPerMultiprocessor} warps an SM holds, so only ILP closes it`;
+  lines.push(`  issue-bound:     ${readingText(latency.issueBound)}: ${upper}`);
   return `${lines.join('\n')}\n`;
 }
 

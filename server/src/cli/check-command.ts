@@ -5,7 +5,7 @@ import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
 import { collectSourceFiles } from './source-files';
 import { branchesForCli, checkJson, type CheckFile } from './check-json';
-import { checkText } from './check-text';
+import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import { readGrammarBytes } from '../files/grammar-files';
 import { createAnalyzer, DEFAULT_REPORT_SETTINGS, resolveArchs, type DocumentFacts } from '../core/analyzer';
 import { indexWorkspace, toIndexPath } from '../files/workspace-files';
@@ -31,10 +31,13 @@ const FLAGS = {
   '--fail-on': 'string',
   '--timeout': 'string',
   '--baseline': 'string',
+  '--quiet': 'boolean',
+  '--verbose': 'boolean',
   '--help': 'boolean',
 } as const;
+const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] FILE_OR_DIR...`;
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [-q|--quiet | -v|--verbose] FILE_OR_DIR...`;
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1, hint: 0 };
 const DEFAULT_ARCH = 'sm_80';
@@ -42,13 +45,15 @@ const DEFAULT_ARCH = 'sm_80';
 export interface CheckRun {
   archs: string[];
   files: CheckFile[];
-  /** Lines for stderr: nvcc missing, compile failures (the analysis still ran). */
+  /** Lines for stderr: nvcc missing (the analysis still ran). */
   notes: string[];
+  /** nvcc runs that failed, for one summary on stderr. */
+  compileFailures: CompileFailure[];
 }
 
 /** Analyse the files named in `args` (check's flags and paths), as `check` does, without printing. */
 export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { failOn: string }> {
-  const { flags, positional } = parseArgs(args, { ...FLAGS }, { '-h': '--help' });
+  const { flags, positional } = parseArgs(args, { ...FLAGS }, ALIASES);
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
   if (!['error', 'warning', 'never'].includes(failOn)) throw new UsageError(`--fail-on must be error, warning or never, got ${failOn}`);
   if (positional.length === 0) throw new UsageError(`no files given\n${CHECK_USAGE}`);
@@ -76,6 +81,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   }
 
   const notes: string[] = [];
+  const compileFailures: CompileFailure[] = [];
   if (typeof flags['--ptxas-log'] === 'string') {
     try {
       const log = readPtxasLog(path.resolve(io.cwd, flags['--ptxas-log'] as string));
@@ -94,16 +100,13 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
         notes.push(`nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`);
         break;
       }
-      if (result.status !== 'ok') {
-        const first = result.firstError;
-        notes.push(`${path.relative(io.cwd, file) || file}: nvcc ${result.status}${first ? `: ${first.text}` : ''}`);
-      }
+      if (result.status !== 'ok') compileFailures.push({ file, what: 'nvcc', status: result.status, firstError: result.firstError?.text ?? null });
       if (result.entries.length === 0) continue;
       analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
       // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
       if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) continue;
       const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000 });
-      if (ptx.status !== 'ok') notes.push(`${path.relative(io.cwd, file) || file}: nvcc -ptx ${ptx.status}: ${ptx.error.text} (branch costs stay estimates)`);
+      if (ptx.status !== 'ok') compileFailures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (branch costs stay estimates)` });
       else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
     }
   }
@@ -121,7 +124,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
       }),
     };
   });
-  return { archs, files: checked, notes, failOn };
+  return { archs, files: checked, notes, compileFailures, failOn };
 }
 
 export async function checkCommand(args: string[], io: CliIO): Promise<number> {
@@ -129,20 +132,21 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
     io.out(CHECK_USAGE + '\n');
     return 0;
   }
-  const { flags } = parseArgs(args, { ...FLAGS }, { '-h': '--help' });
+  const { flags } = parseArgs(args, { ...FLAGS }, ALIASES);
+  if (flags['--quiet'] && flags['--verbose']) throw new UsageError('--quiet and --verbose exclude each other');
   const format = (flags['--format'] as string | undefined) ?? 'text';
   if (!['text', 'json', 'sarif'].includes(format)) throw new UsageError(`--format must be text, json or sarif, got ${format}`);
   const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
   const run = await runCheck(args, io);
-  for (const note of run.notes) io.err(`cuda-occupancy: ${note}\n`);
+  for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)]) io.err(`cuda-occupancy: ${note}\n`);
   let json = checkJson(run.archs, run.files) as CheckJson;
   const regressions = baseline ? compareToBaseline(json, baseline) : [];
   if (baseline) json = withRegressions(json, regressions);
   if (format === 'json') io.out(JSON.stringify(json, null, 2) + '\n');
   else if (format === 'sarif') io.out(JSON.stringify(toSarif(json, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
   else {
-    io.out(checkText(run.archs, run.files, io.cwd));
-    if (baseline) io.out(regressions.length ? `against the baseline:\n${regressions.map((r) => `  ${r.severity} ${r.code} ${r.file}:${r.line}: ${r.message}`).join('\n')}\n` : 'against the baseline: nothing got worse\n');
+    io.out(checkText(run.archs, run.files, io.cwd, { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true }));
+    if (baseline) io.out(regressions.length ? `against the baseline:\n${regressions.map((r) => `${displayPath(r.file, io.cwd)}:${r.line}:${r.column}: ${r.severity}: ${r.message} [${r.code}]`).join('\n')}\n` : 'against the baseline: nothing got worse\n');
   }
   const failing = exitCodeFor(run.files.flatMap((f) => f.report.findings), run.failOn) === 1 || regressionsFail(regressions, run.failOn);
   return failing ? 1 : 0;

@@ -1,5 +1,5 @@
 /**
- * The object `cuda-occupancy check --format json` prints (../shared/cli-contract.md), as the
+ * The object `cuda-occupancy check --format json` prints (docs/cli-json.md), as the
  * modules that post-process it (SARIF, baselines) read it. Only the fields they use are typed
  * precisely; the contract lets fields be added, so every object stays open. Lines and columns
  * are 1-based.

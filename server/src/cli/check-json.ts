@@ -1,5 +1,5 @@
 /**
- * `cuda-occupancy check --format json`: the shape of ../shared/cli-contract.md,
+ * `cuda-occupancy check --format json`: the shape docs/cli-json.md promises,
  * built from document reports. Lines and columns are 1-based here.
  */
 import type { DocumentReport } from '../core/report/document-report';

@@ -1,33 +1,191 @@
-/** `cuda-occupancy check --format text`: per file, kernels and launches, architectures side by side. */
+/**
+ * `cuda-occupancy check --format text`: what a terminal and an editor's problem matcher read.
+ *
+ * First the findings, one per line as gcc and clang print theirs,
+ *
+ *     examples/reduce.cu:39:3: error: pair_mix is launched with 256 threads ... [launch-exceeds-bounds]
+ *     examples/reduce.cu:25:17: note: the kernel's __launch_bounds__(128)
+ *
+ * (hints and related locations are `note:` lines, which `$gcc` leaves alone), then per file its
+ * kernels with what ptxas said per architecture and its launches with their occupancy per
+ * architecture, then one summary line. `--quiet` keeps the findings and the summary; `--verbose`
+ * adds the files with no kernels or launches and the kernels' declarations. Plain text
+ * throughout: no markdown.
+ */
 import * as path from 'node:path';
-import type { CheckFile } from './check-json';
-import { LIMIT_NAMES, percent } from '../core/report/format';
-import { launchTitle } from '../core/report/launch-report';
+import type { CheckFile, CheckInstance } from './check-json';
+import type { Finding, Kernel, Severity } from '../core/types';
+import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
+import { LIMIT_NAMES, bytes, percent } from '../core/report/format';
+import { launchTitleText } from '../core/report/launch-report';
 
-export function checkText(archs: string[], files: CheckFile[], cwd: string): string {
+export interface CheckTextOptions {
+  /** Findings and the summary only. */
+  quiet?: boolean;
+  /** Also the files with no kernels or launches, and kernel declarations (explicit instantiations, prototypes). */
+  verbose?: boolean;
+}
+
+/** A failed nvcc run: the file, what ran (`nvcc`, `nvcc -ptx`), how it ended and its first error. */
+export interface CompileFailure {
+  /** Absolute path. */
+  file: string;
+  what: string;
+  status: string;
+  firstError: string | null;
+}
+
+const SEVERITY_WORD: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'note', hint: 'note' };
+
+/**
+ * A path as a terminal can open it: relative to the working directory when the file lies
+ * under it, absolute when the relative path would have to climb out of it.
+ */
+export function displayPath(file: string, cwd: string): string {
+  const absolute = path.resolve(cwd, file);
+  const relative = path.relative(cwd, absolute);
+  if (relative === '') return absolute;
+  if (relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return absolute;
+  return relative;
+}
+
+export function checkText(archs: string[], files: CheckFile[], cwd: string, options: CheckTextOptions = {}): string {
   const out: string[] = [];
-  for (const { path: file, report } of files) {
-    out.push(`${path.relative(cwd, file) || file}`);
-    for (const k of report.facts.kernels) {
-      const bounds = k.launchBounds ? ` ${k.launchBounds.text}` : '';
-      out.push(`  kernel ${k.qualifiedName} (line ${k.nameSpan.start.line + 1})${bounds}${k.isDefinition ? '' : ' [declaration]'}`);
-    }
-    for (const a of report.analyses) {
-      out.push(`  launch line ${a.launch.span.start.line + 1}: ${launchTitle(a).replace(/\*\*/g, '')}`);
-      for (const p of a.perArch) {
-        if (p.result) {
-          const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-          out.push(`    ${p.arch.padEnd(7)} ${percent(p.result.occupancy).padStart(6)}  ${String(p.result.activeBlocksPerMultiprocessor).padStart(2)} blocks/SM  ${String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${p.figures.numRegs} regs, ${p.figures.source}]`);
-        } else {
-          out.push(`    ${p.arch.padEnd(7)}      -  ${p.reason}`);
-        }
-      }
-    }
-    for (const f of report.findings) {
-      out.push(`  ${f.severity} ${f.code} line ${f.span.start.line + 1}: ${f.message}`);
-    }
-    if (report.facts.kernels.length === 0 && report.analyses.length === 0) out.push('  no kernels or launches');
+  for (const file of files) out.push(...findingLines(file, cwd));
+  if (!options.quiet) {
+    for (const file of files) out.push(...fileDetail(file, archs, cwd, options));
   }
-  out.push(`architectures: ${archs.join(', ')}`);
-  return out.join('\n') + '\n';
+  out.push(summaryLine(files));
+  return `${out.join('\n')}\n`;
+}
+
+/** `path:line:col: severity: message [code]`, then a `note:` line per related location; in source order. */
+function findingLines(file: CheckFile, cwd: string): string[] {
+  const shown = displayPath(file.path, cwd);
+  const findings = [...file.report.findings].sort(bySpan);
+  const lines: string[] = [];
+  for (const f of findings) {
+    lines.push(`${shown}:${f.span.start.line + 1}:${f.span.start.character + 1}: ${SEVERITY_WORD[f.severity]}: ${f.message} [${f.code}]`);
+    for (const r of f.related) {
+      const where = r.uri ? displayPath(fromUri(r.uri), cwd) : shown;
+      lines.push(`${where}:${r.span.start.line + 1}:${r.span.start.character + 1}: note: ${r.message}`);
+    }
+  }
+  return lines;
+}
+
+function bySpan(a: Finding, b: Finding): number {
+  return a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character;
+}
+
+function fromUri(uriOrPath: string): string {
+  if (!uriOrPath.startsWith('file://')) return uriOrPath;
+  return decodeURIComponent(new URL(uriOrPath).pathname);
+}
+
+/** A file's kernels (ptxas figures per arch) and launches (occupancy per arch). */
+function fileDetail(file: CheckFile, archs: string[], cwd: string, options: CheckTextOptions): string[] {
+  const { report } = file;
+  const kernels = report.facts.kernels;
+  const shown = displayPath(file.path, cwd);
+  if (kernels.length === 0 && report.analyses.length === 0) return options.verbose ? [`${shown}: no kernels or launches`] : [];
+  const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}`];
+  for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true));
+  for (const analysis of report.analyses) lines.push(...launchLines(analysis));
+  return lines;
+}
+
+function kernelLines(kernel: Kernel, instances: CheckInstance[], archs: string[], verbose: boolean): string[] {
+  const bounds = kernel.launchBounds ? ` ${kernel.launchBounds.text}` : '';
+  const dynamic = kernel.sharedDeclarations.some((d) => d.isExtern) ? ', extern __shared__ (dynamic shared memory set at launch)' : '';
+  if (!kernel.isDefinition) return verbose ? [`  kernel ${kernel.qualifiedName} (line ${kernel.nameSpan.start.line + 1})${bounds} [declaration]`] : [];
+  const lines = [`  kernel ${kernel.qualifiedName} (line ${kernel.nameSpan.start.line + 1})${bounds}${dynamic}`];
+  const named = instances.length > 1 || instances.some((i) => i.signature !== null && kernel.templateParams !== null);
+  for (const instance of instances) {
+    const indent = named ? '      ' : '    ';
+    if (named) lines.push(`    ${instanceName(instance, kernel)}`);
+    for (const arch of archs) {
+      const f = instance.resources[arch];
+      if (f) lines.push(`${indent}${arch.padEnd(7)} ${figuresText(f, kernel)}`);
+    }
+  }
+  return lines;
+}
+
+/** `block_sum<256>` from `void block_sum<256>(float const*, float*, int)`. */
+function instanceName(instance: CheckInstance, kernel: Kernel): string {
+  const signature = instance.signature;
+  if (!signature) return instance.mangledName ?? kernel.qualifiedName;
+  let depth = 0;
+  for (let i = signature.length - 1; i >= 0; i--) {
+    const c = signature[i];
+    if (c === ')') depth++;
+    else if (c === '(' && --depth === 0) return signature.slice(0, i).replace(/^void\s+/, '');
+  }
+  return signature;
+}
+
+/** "56 registers, 0 B static smem, 0 B stack, no spills [ptxas]": what the compiler (or a log, or an annotation) said. */
+function figuresText(f: KernelFigures, kernel: Kernel): string {
+  const source = `[${f.source}${f.stale ? ', stale' : ''}]`;
+  if (f.numRegs === null) {
+    const smem = kernel.staticSharedBytes !== null ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';
+    return `registers unknown${smem}${f.note ? `: ${f.note}` : ''} ${source}`;
+  }
+  const parts = [`${f.numRegs} registers`, `${bytes(f.sharedSizeBytes ?? kernel.staticSharedBytes ?? 0)} static smem`];
+  if (f.stackFrameBytes !== null) parts.push(`${bytes(f.stackFrameBytes)} stack`);
+  if (f.spillStoreBytes !== null || f.spillLoadBytes !== null) {
+    const stores = f.spillStoreBytes ?? 0;
+    const loads = f.spillLoadBytes ?? 0;
+    parts.push(stores === 0 && loads === 0 ? 'no spills' : `${bytes(stores)} spill stores, ${bytes(loads)} spill loads`);
+  }
+  return `${parts.join(', ')} ${source}`;
+}
+
+function launchLines(analysis: LaunchAnalysis): string[] {
+  const lines = [`  launch line ${analysis.launch.span.start.line + 1}: ${launchTitleText(analysis)}`];
+  for (const p of analysis.perArch) {
+    if (p.result) {
+      const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
+      const blocks = p.result.activeBlocksPerMultiprocessor;
+      const perSm = `${String(blocks).padStart(2)} ${blocks === 1 ? 'block/SM ' : 'blocks/SM'}`;
+      lines.push(`    ${p.arch.padEnd(7)} ${percent(p.result.occupancy).padStart(6)}  ${perSm}  ${String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${p.figures.numRegs} regs, ${p.figures.source}]`);
+    } else {
+      lines.push(`    ${p.arch.padEnd(7)}      -  ${p.reason}`);
+    }
+  }
+  return lines;
+}
+
+/** "12 files, 40 kernels, 61 launches: 2 errors, 5 warnings; occupancy on 48 of 61 launches" */
+export function summaryLine(files: readonly CheckFile[]): string {
+  const kernels = files.reduce((n, f) => n + f.report.facts.kernels.filter((k) => k.isDefinition).length, 0);
+  const launches = files.flatMap((f) => f.report.analyses);
+  const findings = files.flatMap((f) => f.report.findings);
+  const of = (severities: Severity[]) => findings.filter((f) => severities.includes(f.severity)).length;
+  const notes = of(['info', 'hint']);
+  const tally = [count(of(['error']), 'error'), count(of(['warning']), 'warning'), ...(notes ? [count(notes, 'note')] : [])].join(', ');
+  const withOccupancy = launches.filter((a) => a.perArch.some((p) => p.result)).length;
+  const occupancy = launches.length ? `; occupancy on ${withOccupancy} of ${count(launches.length, 'launch')}` : '';
+  return `${count(files.length, 'file')}, ${count(kernels, 'kernel')}, ${count(launches.length, 'launch')}: ${tally}${occupancy}`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${n === 1 ? noun : noun.endsWith('ch') ? `${noun}es` : `${noun}s`}`;
+}
+
+/**
+ * nvcc's failures for stderr, once per run and not once per attempt: one line saying how many
+ * files failed, and with `verbose` a line per file with its first error (`path: nvcc failed: ...`).
+ */
+export function compileFailureLines(failures: readonly CompileFailure[], cwd: string, verbose: boolean): string[] {
+  const files = [...new Set(failures.map((f) => f.file))];
+  if (files.length === 0) return [];
+  if (!verbose) return [`nvcc failed for ${count(files.length, 'file')}: first error in each with --verbose`];
+  const lines = [`nvcc failed for ${count(files.length, 'file')}; the first error in each:`];
+  for (const file of files) {
+    const first = failures.find((f) => f.file === file && f.firstError) ?? failures.find((f) => f.file === file)!;
+    lines.push(`${displayPath(file, cwd)}: ${first.what} ${first.status}${first.firstError ? `: ${first.firstError}` : ''}`);
+  }
+  return lines;
 }

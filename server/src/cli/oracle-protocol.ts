@@ -1,9 +1,9 @@
 /**
- * The occupancy oracle's line protocol (../shared/oracle/README.md), answered by our own
- * calculator: one JSON query object in, one answer object out, with the oracle's fields,
- * defaults, aliases, validation and error texts. `cuda-occupancy calc --jsonl` and the
- * differential test both go through `answerQueryLine`, so what the test proves is what
- * the CLI prints.
+ * The calculator's line protocol (docs/cli-json.md, `calc --jsonl`): one JSON query object
+ * in, one answer object out, with cuda_occupancy.h's field names, and the defaults, aliases,
+ * validation and error texts of the occupancy oracle this protocol was first written to match.
+ * `cuda-occupancy calc --jsonl` and the differential test (against the header itself) both go
+ * through `answerQueryLine`, so what the test proves is what the CLI prints.
  *
  * Modes: occupancy (default), maxPotentialBlockSize, availableDynamicSmem, archInfo,
  * listArchs, version. `verbose: true` adds the oracle's `effective` object.

@@ -1,6 +1,7 @@
 /** The extension in a real VS Code: open an example, read the lens and the hover our server gives. */
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { measureHover, probesAvailable } from './dom-probe';
 
 async function poll<T>(what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 30000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -113,5 +114,43 @@ describe('a quick fix in VS Code', () => {
     const occAfter = /\| occupancy \| \*\*([\d.]+)%\*\*/.exec(after)![1];
     assert.ok(regsAfter < regsBefore, `${regsBefore} -> ${regsAfter}`);
     assert.ok(Number(occAfter) > Number(occBefore), `${occBefore}% -> ${occAfter}%`);
+  });
+});
+
+describe('a long hover in the VS Code window', () => {
+  // A launch at 75% with a next step and a latency estimate: the longest hover a launch gets.
+  const TILE_SUM = `// occupancy: regs=40 smem=1024
+template <int BS>
+__global__ void tile_sum(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * BS + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+void run(const float* in, float* out, int n, cudaStream_t st) {
+  tile_sum<256><<<120, 256, 0, st>>>(in, out, n);
+}
+`;
+
+  it('shows the figures line without scrolling, at the default window size', async function () {
+    if (!probesAvailable()) this.skip();
+    this.timeout(90000);
+    const folder = vscode.workspace.workspaceFolders![0];
+    const uri = vscode.Uri.joinPath(folder.uri, 'hover-fit.cu');
+    await vscode.workspace.fs.writeFile(uri, Buffer.from(TILE_SUM));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc);
+    const at = new vscode.Position(7, 5);
+    await poll('the full hover (with the latency estimate)', async () => {
+      const t = hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
+      return t.includes('**Latency') ? t : undefined;
+    });
+    // Its diagnostics (a latency hint at these figures) come first in the hover, above ours: the worst case.
+    await poll('diagnostics on the launch', () => (vscode.languages.getDiagnostics(uri).some((d) => d.source === 'cuda-occupancy') ? true : undefined), 10000).catch(() => undefined);
+    editor.selection = new vscode.Selection(at, at);
+    await vscode.commands.executeCommand('editor.action.showHover');
+    const hover = await measureHover({ waitFor: 'Latency', line: 'Figures:', screenshot: 'hover-fit.png' });
+    console.log(`      hover in a ${hover.window.width}x${hover.window.height} window: ${hover.contentHeight} px of content, ${hover.visibleBottom - hover.visibleTop} px shown, ${hover.scrollHidden} px behind the scroll bar (${hover.screenshot})`);
+    assert.ok(hover.lineTop !== null && hover.lineBottom !== null, `no "Figures:" line in the hover:\n${hover.text}`);
+    assert.ok(hover.lineTop >= hover.visibleTop && hover.lineBottom <= hover.visibleBottom,
+      `the figures line (${hover.lineTop}-${hover.lineBottom}) is cut off: the hover shows ${hover.visibleTop}-${hover.visibleBottom}\n${hover.text}`);
   });
 });

@@ -20,6 +20,7 @@ import type { Lookup } from '../text/const-eval';
 import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
+import { oneLineOfCode } from '../text/one-line';
 import { classifySite, formatDim, type Verdict } from './branch-verdicts';
 import { explain, suggest } from './branch-prose';
 
@@ -193,9 +194,7 @@ interface CostSetup {
   views: SyntaxViews;
 }
 
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
-}
+const oneLine = oneLineOfCode;
 
 function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: CostSetup, source: SourceText): Branch {
   const spanOf = (node: SyntaxNode) => withinLines(source, spanOfNode(node));

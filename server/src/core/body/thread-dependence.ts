@@ -12,6 +12,7 @@ import type { Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
 import { applyUnary, binary, constant, freeSym, isThreadDependent, opaqueSym, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
+import { oneLineOfCode } from '../text/one-line';
 
 export * from './symbolic-values';
 export * from './lane-evaluation';
@@ -219,7 +220,7 @@ export function spanOfNode(node: Pick<SyntaxNode, 'startPosition' | 'endPosition
 }
 
 function originOf(node: NodeView): ValueOrigin {
-  return { text: node.text.replace(/\s+/g, ' ').trim(), span: spanOfNode(node) };
+  return { text: oneLineOfCode(node.text), span: spanOfNode(node) };
 }
 
 function uniformValue(sym: Sym): ThreadValue {

@@ -6,6 +6,7 @@
  * values cannot be known. Plain `Finding`s with stable codes.
  */
 import type { Finding, Kernel, Launch, LaunchBounds, RelatedLocation, SmemOptIn } from '../types';
+import { oneLineOfCode } from '../text/one-line';
 
 export const LAUNCH_CHECK_CODES = {
   exceedsBounds: 'launch-exceeds-bounds',
@@ -169,7 +170,7 @@ function formatBlock(block: { x: number; y: number; z: number }): string {
 }
 
 function compact(text: string): string {
-  return text.replace(/\s+/g, ' ').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
+  return oneLineOfCode(text).replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
 }
 
 /** `1024 B`, `48 KB`, `100.5 KB`. */

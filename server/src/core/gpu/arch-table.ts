@@ -2,7 +2,7 @@
  * One row per compute capability NVIDIA documents from 5.0 to 12.1: the figures the
  * occupancy calculator, the next-step search and the latency estimate need.
  *
- * Sources (ids as in ../shared/oracle/archs.json, which lists them with URLs and doubts):
+ * Sources (the ids each row's `sources` names; its `notes` say where they disagree or are unsure):
  * - PG13: CUDA Programming Guide (CUDA 13.x), 5.1 Compute Capabilities, Tables 30-32
  *   https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html
  * - PG-legacy: CUDA C++ Programming Guide (legacy edition), chapter 20 Compute Capabilities

@@ -8,9 +8,10 @@
  * branch, including the per-arch constants the header hard-codes by compute capability
  * (so a caller-supplied device, not only a row of arch-table.ts, gets the header's
  * answer, errors included). The differential test compares this file with the header
- * itself (through ../shared/oracle) on tens of thousands of queries.
+ * itself (test/oracle/occupancy-reference.cpp, compiled against the toolkit's header) on
+ * tens of thousands of queries.
  *
- * Steps (see ../shared/oracle/README.md, "What the header computes"):
+ * Steps (docs/occupancy-model.md explains each figure):
  *  1. input checks (CUDA_OCC_ERROR_INVALID_INPUT / CUDA_OCC_ERROR_UNKNOWN_DEVICE);
  *  2. registers: per-warp rounding to 256, the hardware check over all sub-partitions,
  *     warps per sub-partition, partitioned global caching (5.2/5.3/6.x), and on 6.0 the

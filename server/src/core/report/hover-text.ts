@@ -26,9 +26,10 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
     } else {
       lines.push(kernelLensTitle(kernel, analyses));
       const first = analyses.find((a) => a.perArch.some((x) => x.result)) ?? analyses[0];
+      // Above the table, as on a launch: a long hover is cut off at the bottom.
+      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
       const table = occupancyTable(first.perArch);
       if (table) lines.push(`At ${first.threadsPerBlock} threads (line ${first.launch.span.start.line + 1}):\n\n${table}`);
-      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
       lines.push(`Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`);
     }
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };

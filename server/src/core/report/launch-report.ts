@@ -5,6 +5,7 @@
 import type { Kernel } from '../types';
 import type { ArchOccupancy, KernelFigures, LaunchAnalysis } from './launch-analysis';
 import type { OccupancyResult } from '../gpu/occupancy';
+import type { LatencyReading } from '../gpu/latency';
 import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } from './format';
 
 export interface ReportExtras {
@@ -13,7 +14,19 @@ export interface ReportExtras {
   now?: number;
 }
 
+/** The launch's heading, markdown: "**k\<256\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory". */
 export function launchTitle(analysis: LaunchAnalysis): string {
+  const { name, shape } = titleParts(analysis);
+  return `**${mdText(name)}**: ${shape}`;
+}
+
+/** The same heading as plain text, for a terminal: "k<256>: 256 threads, 8 warps per block, 0 B dynamic shared memory". */
+export function launchTitleText(analysis: LaunchAnalysis): string {
+  const { name, shape } = titleParts(analysis);
+  return `${name}: ${shape}`;
+}
+
+function titleParts(analysis: LaunchAnalysis): { name: string; shape: string } {
   const l = analysis.launch;
   const name = l.templateArgs ? `${l.kernelName}<${l.templateArgs.join(', ')}>` : l.kernelName;
   const block = l.block.value;
@@ -22,7 +35,7 @@ export function launchTitle(analysis: LaunchAnalysis): string {
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
     : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
-  return `**${mdText(name)}**: ${shape}, ${smem}`;
+  return { name, shape: `${shape}, ${smem}` };
 }
 
 /** The ceilings table: one column per architecture, the binding limit marked. */
@@ -68,14 +81,18 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
   return `${parts.join(', ')} (${origin})${f.stale && f.note ? `: ${f.note}` : ''}`;
 }
 
+/**
+ * The hover on a launch. The figures line comes right under the title, before the table: VS Code
+ * caps a hover's height (250 px in a default window), so what comes after the table can be
+ * cut off, and where the numbers come from must not be.
+ */
 export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtras = {}): string {
-  const parts = [launchTitle(analysis)];
+  const parts = [launchTitle(analysis), `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`];
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
   const missing = analysis.perArch.filter((a) => !a.result && a.reason);
   for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
-  parts.push(`Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`);
   const next = nextStepLine(analysis);
   if (next) parts.push(next);
   const latency = latencyLine(analysis);
@@ -145,7 +162,12 @@ export function nextStepLine(analysis: LaunchAnalysis): string | null {
   return `**Next step:** ${steps.join(' ')}`;
 }
 
-/** "**Latency (estimate):** 48 warps resident. About 17 are needed to keep DRAM busy ..." */
+/**
+ * "**Latency (estimate, sm_80):** 48 warps resident. About 38 are needed to keep DRAM busy ...":
+ * the bandwidth-bound reading, which decides for a memory-bound kernel. The issue-bound reading
+ * (a load on every instruction) is an upper bound, and is named only where occupancy could reach
+ * it: mostly it asks for more warps (1,880 on sm_80) than an SM holds, and would flag every kernel.
+ */
 export function latencyLine(analysis: LaunchAnalysis): string | null {
   if (analysis.latencyPending && analysis.perArch.some((x) => x.result && x.result.activeWarps > 0)) {
     return '**Latency (estimate):** waiting for the analysis of this kernel\'s loads (it runs in the background on a first open).';
@@ -155,5 +177,13 @@ export function latencyLine(analysis: LaunchAnalysis): string | null {
   const { bandwidthBound: b, issueBound: i } = p.latency!;
   const verdict = b.deficitWarps > 0 ? `${b.deficitWarps} short: about ${percent(b.coveredFraction)} of the latency is covered` : 'so latency is covered';
   const p_ = b.assumptions.independentOpsPerWarp;
-  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. About ${b.warpsNeeded} are needed to keep DRAM busy (bandwidth-bound: L ≈ ${b.assumptions.latencyCycles} cycles, ${p_} load${p_ === 1 ? '' : 's'} in flight per warp, ${b.assumptions.referencePart ?? 'reference part'}), ${verdict}. Issue-bound, ${i.warpsNeeded} would be needed. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+  const upper = issueBoundMatters(i, p.result!.maxWarpsPerMultiprocessor)
+    ? ` Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`
+    : '';
+  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. About ${b.warpsNeeded} are needed to keep DRAM busy (bandwidth-bound: L ≈ ${b.assumptions.latencyCycles} cycles, ${p_} load${p_ === 1 ? '' : 's'} in flight per warp, ${b.assumptions.referencePart ?? 'reference part'}), ${verdict}.${upper} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+}
+
+/** The issue-bound reading says something occupancy can act on only when an SM could hold the warps it asks for. */
+export function issueBoundMatters(issueBound: LatencyReading, maxWarpsPerMultiprocessor: number): boolean {
+  return issueBound.warpsNeeded <= maxWarpsPerMultiprocessor;
 }

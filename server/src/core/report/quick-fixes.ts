@@ -5,7 +5,7 @@
  * `-maxrregcount` for the whole file. Plain data: lsp/code-actions.ts makes
  * LSP code actions of them, with edits in this document.
  */
-import type { Span } from '../types';
+import type { Position, Span } from '../types';
 import type { DocumentReport } from './document-report';
 import type { LaunchAnalysis } from './launch-analysis';
 import { contains, offsetAt, positionAt } from '../text/source-text';
@@ -40,8 +40,7 @@ export interface FindingInView {
 export function quickFixes(report: DocumentReport, span: Span, findings: readonly FindingInView[]): QuickFix[] {
   const fixes: QuickFix[] = [];
   for (const analysis of report.analyses) {
-    const launch = analysis.launch.span;
-    if (!contains(launch, span.start) && !contains(launch, span.end)) continue;
+    if (!overlaps(analysis.launch.span, span)) continue;
     fixes.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
   }
   for (const finding of findings) {
@@ -52,6 +51,17 @@ export function quickFixes(report: DocumentReport, span: Span, findings: readonl
   }
   return fixes;
 }
+
+/**
+ * Whether the requested range and the launch share a position, ends included: a cursor inside
+ * or at either end of the launch, a selection inside it, and a range around it (a whole line,
+ * as Neovim sends for `vim.lsp.buf.code_action()`) all count.
+ */
+function overlaps(launch: Span, range: Span): boolean {
+  return !before(range.end, launch.start) && !before(launch.end, range.start);
+}
+
+const before = (a: Position, b: Position) => a.line < b.line || (a.line === b.line && a.character < b.character);
 
 function first(analysis: LaunchAnalysis) {
   return analysis.perArch.find((p) => p.result && p.nextStep);
