@@ -1,4 +1,7 @@
-/** The status bar's picker: choose the target architectures, written to `cudaOccupancy.architectures`. */
+/**
+ * The status bar's picker: choose the target architectures and the named GPUs launches are shown on,
+ * written to `cudaOccupancy.architectures` and `cudaOccupancy.gpus`.
+ */
 import * as vscode from 'vscode';
 import type { ClientContext } from './client-context';
 
@@ -24,11 +27,24 @@ export function registerArchitecturePicker(ctx: ClientContext): void {
       const config = vscode.workspace.getConfiguration('cudaOccupancy');
       const current = new Set(config.get<string[]>('architectures') ?? []);
       const shown = ctx.statusBar.archs();
-      const items = CHOICES.map((c) => ({ label: c.arch, description: c.detail, picked: current.size ? current.has(c.arch) : shown.includes(c.arch) }));
-      const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Target architectures for occupancy', placeHolder: 'None picked: take them from compile_commands.json, else sm_80 and sm_90' });
+      const currentGpus = new Set(config.get<string[]>('gpus') ?? []);
+      const shownGpus = ctx.statusBar.gpus();
+      type Item = vscode.QuickPickItem & { setting?: 'architectures' | 'gpus' };
+      const items: Item[] = [
+        { label: 'Architectures', kind: vscode.QuickPickItemKind.Separator },
+        ...CHOICES.map((c) => ({ label: c.arch, description: c.detail, picked: current.size ? current.has(c.arch) : shown.includes(c.arch), setting: 'architectures' as const })),
+        { label: 'GPUs (waves, tail, clusters, latency range)', kind: vscode.QuickPickItemKind.Separator },
+        ...ctx.statusBar.gpuChoices().map((g) => ({ label: g.name, description: g.arch, picked: currentGpus.size ? currentGpus.has(g.name) : shownGpus.includes(g.name), setting: 'gpus' as const })),
+      ];
+      const picked = await vscode.window.showQuickPick(items, {
+        canPickMany: true,
+        title: 'Target architectures and GPUs for occupancy',
+        placeHolder: 'No architecture picked: from compile_commands.json, else sm_80 and sm_90; no GPU: one per architecture',
+      });
       if (!picked) return;
       const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-      await config.update('architectures', picked.map((p) => p.label), target);
+      await config.update('architectures', picked.filter((p) => p.setting === 'architectures').map((p) => p.label), target);
+      await config.update('gpus', picked.filter((p) => p.setting === 'gpus').map((p) => p.label), target);
     }),
   );
 }

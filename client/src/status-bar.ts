@@ -26,6 +26,15 @@ export class StatusBar implements vscode.Disposable {
     return this.status?.archs ?? [];
   }
 
+  /** The named GPUs launches are shown on now, and every GPU the server knows. */
+  gpus(): string[] {
+    return this.status?.gpus ?? [];
+  }
+
+  gpuChoices(): Array<{ name: string; arch: string }> {
+    return this.status?.gpuChoices ?? [];
+  }
+
   setServerStatus(status: ServerStatus): void {
     this.status = status;
     this.render();
@@ -41,10 +50,11 @@ export class StatusBar implements vscode.Disposable {
     if (this.clientNote && this.clientState !== 'running') tooltip.appendMarkdown(`${this.clientNote}\n\n`);
     if (this.status) {
       tooltip.appendMarkdown(`Architectures: ${this.status.archs.join(', ')} (${this.status.archSource})\n\n`);
+      if (this.status.gpus?.length) tooltip.appendMarkdown(`GPUs: ${this.status.gpus.join(', ')}\n\n`);
       if (this.status.analysing > 0) tooltip.appendMarkdown(`Analysing the kernel bodies of ${this.status.analysing} newly opened file${this.status.analysing > 1 ? 's' : ''}; diagnostics follow.\n\n`);
       if (this.status.message) tooltip.appendMarkdown(`${this.status.message}\n\n`);
     }
-    tooltip.appendMarkdown('Click to choose target architectures.');
+    tooltip.appendMarkdown('Click to choose target architectures and GPUs.');
     this.item.tooltip = tooltip;
     this.item.backgroundColor = state === 'stopped' || state === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }

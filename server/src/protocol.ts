@@ -25,6 +25,10 @@ export interface ServerStatus {
   archs: string[];
   /** Where the architectures came from: settings, compile_commands.json, CMake, default. */
   archSource: string;
+  /** The named GPUs launches are shown on (cudaOccupancy.gpus, or one per target architecture). */
+  gpus?: string[];
+  /** Every GPU the server knows, for the picker. */
+  gpuChoices?: Array<{ name: string; arch: string }>;
   message: string;
   compilesRunning: number;
   /** Open documents whose kernel bodies are being analysed in the background (their diagnostics follow). */

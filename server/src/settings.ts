@@ -38,6 +38,12 @@ export const SETTINGS_SCHEMA = {
   'divergence.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Find branches that diverge inside a warp on threadIdx.' }),
   'divergence.minCost': spec<number>({ default: 4, type: 'number', minimum: 0, maximum: 100000, description: 'Warn on a divergent branch only when the warp pays at least this many extra issue slots (from the PTX when nvcc has compiled the file, else estimated from the syntax).' }),
   'codeLens.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Show occupancy code lenses over kernels and launches.' }),
+  gpus: spec<string[]>({
+    default: [],
+    type: 'array',
+    description: 'Named GPUs to show waves, tail, cluster limits and the latency range on (`A100 SXM4 80GB`, `H100`, `RTX 4090`, ...). Empty: one common part per target architecture.',
+  }),
+  gridFindings: spec<boolean>({ default: true, type: 'boolean', description: 'Hint at grids the source fixes that leave SMs idle (`small-grid`) or run a mostly empty last wave (`tail-effect`).' }),
 };
 
 export type SettingKey = keyof typeof SETTINGS_SCHEMA;

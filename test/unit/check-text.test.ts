@@ -30,6 +30,7 @@ const SIZES_CUH = '#pragma once\nconstexpr int kThreads = 256;\n';
 
 const ERROR_LINE = "src/tile.cu:13:3: error: scale_rows is launched with 256 threads per block, but its `__launch_bounds__(128)` allows at most 128: this launch fails with cudaErrorInvalidValue / too many resources requested. [launch-exceeds-bounds]";
 const BOUND_NOTE = 'src/tile.cu:9:17: note: `__launch_bounds__(128)` of scale_rows';
+const SMALL_GRID_NOTE = "src/tile.cu:12:3: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
 const LATENCY_NOTE = 'src/tile.cu:12:3: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
 
 /** The `$gcc` problem matcher's pattern (ms-vscode.cpptools, contributes.problemMatchers "gcc"). */
@@ -53,6 +54,7 @@ describe('check: text output', function () {
     assert.equal(run.err, '');
     assert.deepEqual(lines(run.out), [
       LATENCY_NOTE,
+      SMALL_GRID_NOTE,
       ERROR_LINE,
       BOUND_NOTE,
       'src/tile.cu: 2 kernels, 2 launches',
@@ -65,16 +67,18 @@ describe('check: text output', function () {
       '  launch line 12: tile_sum<256>: 256 threads, 8 warps per block, 0 B dynamic shared memory',
       '    sm_80      75%   6 blocks/SM  48/64 warps  limited by registers  [40 regs, annotation]',
       '    sm_90      75%   6 blocks/SM  48/64 warps  limited by registers  [40 regs, annotation]',
+      '    120 blocks = 0.19 of a wave on the A100 SXM4 80GB (6 blocks per SM × 108 SMs = 648 per wave): 12 SMs run 2 and 96 SMs run 1, of the 6 each could hold. The grid, not occupancy, limits this launch.',
+      '    120 blocks = 0.15 of a wave on the H100 SXM5 (6 blocks per SM × 132 SMs = 792 per wave): 120 SMs run 1, of the 6 each could hold; 12 SMs stay idle. The grid, not occupancy, limits this launch.',
       '  launch line 13: scale_rows: 256 threads, 8 warps per block, 0 B dynamic shared memory',
       '    sm_80        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
       '    sm_90        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
-      '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 1 note; occupancy on 1 of 2 launches',
+      '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches',
     ]);
   });
 
   it('-q prints the findings and the summary only; --verbose adds the files with no kernels or launches', async () => {
     const quiet = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', '-q', 'src'], dir);
-    assert.deepEqual(lines(quiet.out), [LATENCY_NOTE, ERROR_LINE, BOUND_NOTE, '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 1 note; occupancy on 1 of 2 launches']);
+    assert.deepEqual(lines(quiet.out), [LATENCY_NOTE, SMALL_GRID_NOTE, ERROR_LINE, BOUND_NOTE, '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches']);
     assert.deepEqual(lines((await runCli(['check', '--no-nvcc', '--quiet', 'src'], dir)).out), [ERROR_LINE, BOUND_NOTE, '2 files, 2 kernels, 2 launches: 1 error, 0 warnings; occupancy on 1 of 2 launches']);
 
     const verbose = await runCli(['check', '--no-nvcc', '--verbose', 'src'], dir);
@@ -89,6 +93,8 @@ describe('check: text output', function () {
       '    sm_80   32 registers, 0 B static smem [annotation]',
       '  launch line 12: tile_sum<256>: 256 threads, 8 warps per block, 0 B dynamic shared memory',
       '    sm_80      75%   6 blocks/SM  48/64 warps  limited by registers  [40 regs, annotation]',
+      '    120 blocks = 0.19 of a wave on the A100 SXM4 80GB (6 blocks per SM × 108 SMs = 648 per wave): 12 SMs run 2 and 96 SMs run 1, of the 6 each could hold. The grid, not occupancy, limits this launch.',
+      '    Latency on the A100 SXM4 80GB: 31–67 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 1 load in flight per warp); 48 resident, covered at the low latency, 71.6% at the high.',
       '  launch line 13: scale_rows: 256 threads, 8 warps per block, 0 B dynamic shared memory',
       '    sm_80        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
       '2 files, 2 kernels, 2 launches: 1 error, 0 warnings; occupancy on 1 of 2 launches',

@@ -4,6 +4,9 @@ import { analyzeSnippet } from '../support/analyze-snippet';
 import { analyzeLaunch, type KernelFigures } from '../../server/src/core/report/launch-analysis';
 import { findGpuPart } from '../../server/src/core/gpu/gpu-parts';
 import { ceilDivision, gridFindings, launchOnGpus } from '../../server/src/core/report/launch-on-gpus';
+import { buildDocumentReport } from '../../server/src/core/report/document-report';
+import { hoverText } from '../../server/src/core/report/hover-text';
+import { checkJsonOf, runCli, sourceTree as workspace } from '../support/cli-run';
 
 const figures = (numRegs: number): KernelFigures => ({ numRegs, sharedSizeBytes: 0, spillStoreBytes: 0, spillLoadBytes: 0, stackFrameBytes: 0, barriers: 0, source: 'annotation' });
 
@@ -51,5 +54,40 @@ describe('a launch on named GPUs', () => {
     assert.deepEqual(ceilDivision('div_up(count, 512)'), { variable: 'count', perBlock: 512 });
     assert.equal(ceilDivision('(n + 254) / 256'), null);
     assert.equal(ceilDivision('n / 256'), null);
+  });
+});
+
+describe('launches on named GPUs in the CLI and the hover', () => {
+  const SOURCE = `// occupancy: regs=32
+__global__ void scale(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] *= 2.f; }
+void run(float* x) {
+  scale<<<270, 1024>>>(x);
+}
+`;
+
+  it('check --gpu shows each launch on the named parts, with waves, and hints at the tail', async () => {
+    const dir = workspace({ 'scale.cu': SOURCE });
+    const json = await checkJsonOf(['--no-nvcc', '--arch', 'sm_80,sm_90', '--gpu', 'a100,h100', 'scale.cu'], dir);
+    const [launch] = json.files[0].launches;
+    assert.deepEqual(launch.gpus!.map((g) => [g.part, g.arch, g.blocksPerSm, g.waves!.wavesRun]), [
+      ['A100 SXM4 80GB', 'sm_80', 2, 2],
+      ['H100 SXM5', 'sm_90', 2, 2],
+    ]);
+    assert.deepEqual(json.files[0].diagnostics.map((d: { code: string }) => d.code), ['tail-effect']);
+    const text = await runCli(['check', '--no-nvcc', '--arch', 'sm_80', '--gpu', 'a100', 'scale.cu'], dir);
+    assert.match(text.out, /^ {4}270 blocks = 1\.25 waves on the A100 SXM4 80GB \(2 blocks per SM × 108 SMs = 216 per wave\): the last wave runs 25% full, and about 38% of the block slots idle over the run\. A grid of 432 blocks fills whole waves\.$/m);
+  });
+
+  it('check --gpu refuses a part it does not know, and names the ones it does', async () => {
+    const run = await runCli(['check', '--no-nvcc', '--gpu', 'teapot', 'scale.cu'], workspace({ 'scale.cu': SOURCE }));
+    assert.equal(run.code, 2);
+    assert.match(run.err, /unknown GPU teapot \(known: A100 SXM4 40GB, A100 SXM4 80GB, .*GeForce RTX 5090\)/);
+  });
+
+  it('the hover on a launch says how its grid runs on each part', async () => {
+    const facts = await analyzeSnippet(SOURCE);
+    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100')!] });
+    const hover = hoverText(report, facts.launches[0].nameSpan.start)!;
+    assert.ok(hover.markdown.includes('270 blocks = 1.25 waves on the A100 SXM4 80GB (2 blocks per SM × 108 SMs = 216 per wave): the last wave runs 25% full'), hover.markdown);
   });
 });

@@ -7,7 +7,7 @@ import { collectSourceFiles } from './source-files';
 import { branchesForCli, checkJson, type CheckFile } from './check-json';
 import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import { readGrammarBytes } from '../files/grammar-files';
-import { createAnalyzer, DEFAULT_REPORT_SETTINGS, resolveArchs, type DocumentFacts } from '../core/analyzer';
+import { createAnalyzer, DEFAULT_REPORT_SETTINGS, GPU_PARTS, resolveArchs, type DocumentFacts } from '../core/analyzer';
 import { indexWorkspace, toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
@@ -23,6 +23,7 @@ import { VERSION } from '../version';
 
 const FLAGS = {
   '--arch': 'string',
+  '--gpu': 'string',
   '--format': 'string',
   '--nvcc': 'string',
   '--no-nvcc': 'boolean',
@@ -37,7 +38,7 @@ const FLAGS = {
 } as const;
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [-q|--quiet | -v|--verbose] FILE_OR_DIR...`;
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [-q|--quiet | -v|--verbose] FILE_OR_DIR...`;
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1, hint: 0 };
 const DEFAULT_ARCH = 'sm_80';
@@ -68,7 +69,9 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
 
   const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash });
   indexWorkspace(roots, { index: analyzer.index });
-  analyzer.configure({ archs, divergence: true, report: DEFAULT_REPORT_SETTINGS });
+  const gpus = typeof flags['--gpu'] === 'string' ? (flags['--gpu'] as string).split(',').map((s) => s.trim()).filter(Boolean) : [];
+  analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
+  if (analyzer.gpus.unknown.length) throw new UsageError(`unknown GPU ${analyzer.gpus.unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
   const analysed: Array<{ file: string; facts: DocumentFacts }> = [];
   try {
     for (const file of files) {

@@ -72,7 +72,23 @@ export interface CheckJsonLaunch {
   dynamicSmemExpr?: string | null;
   /** Per arch: the calculator's answer, or null when no occupancy can be claimed. */
   occupancy: Record<string, CheckJsonOccupancy | null>;
+  /** The launch on each named GPU of its architectures (`--gpu`, or one part per architecture). */
+  gpus?: CheckJsonGpu[];
   [extra: string]: unknown;
+}
+
+export interface CheckJsonGpu {
+  part: string;
+  arch: string;
+  sms: number;
+  blocksPerSm: number;
+  gridBlocks: number | null;
+  waves: { blocksPerWave: number; waves: number; wavesRun: number; lastWaveBlocks: number; lastWaveFill: number; idleFraction: number; idleSms: number } | null;
+  perElement: { variable: string; perBlock: number; elementsPerWave: number } | null;
+  sizedFromDevice: boolean;
+  cluster: { clusterBlocks: number; maxActiveClusters: number; estimate: true; assumptions: string[] } | null;
+  latency: { warpsNeeded: { low: number; high: number }; warpsResident: number; latencyCycles: { low: number; high: number }; rate: number; independentOpsPerWarp: number; sources: string } | null;
+  registerHeadroom: number | null;
 }
 
 export interface CheckJsonOccupancy {

@@ -6,6 +6,7 @@ import type { DocumentReport } from '../core/report/document-report';
 import type { Kernel, Span } from '../core/types';
 import type { KernelFigures } from '../core/report/launch-analysis';
 import type { Branch, BranchKind } from '../core/body/divergence';
+import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 
 export interface CheckFile {
   path: string;
@@ -67,11 +68,44 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
           kernelFound: a.kernel !== null,
           occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
           latency: file.latency?.[index] ?? null,
+          gpus: (report.gpus[index] ?? []).map(gpuJson),
         })),
         branches: file.branches ?? [],
         diagnostics: report.findings.map((f) => ({ ...at(f.span), severity: f.severity, code: f.code, message: f.message })),
       };
     }),
+  };
+}
+
+/** A launch on one named GPU: waves and tail, the cluster limit, the latency range (launch-on-gpus.ts). */
+function gpuJson(g: LaunchOnGpu) {
+  return {
+    part: g.part.name,
+    arch: g.arch,
+    sms: g.part.sms,
+    blocksPerSm: g.blocksPerSm,
+    gridBlocks: g.gridBlocks,
+    waves: g.waves && {
+      blocksPerWave: g.waves.blocksPerWave,
+      waves: g.waves.waves,
+      wavesRun: g.waves.wavesRun,
+      lastWaveBlocks: g.waves.lastWaveBlocks,
+      lastWaveFill: g.waves.lastWaveFill,
+      idleFraction: g.waves.idleFraction,
+      idleSms: g.waves.idleSms,
+    },
+    perElement: g.perElement,
+    sizedFromDevice: g.sizedFromDevice,
+    cluster: g.cluster && { clusterBlocks: g.cluster.clusterBlocks, maxActiveClusters: g.cluster.maxActiveClusters, estimate: true, assumptions: g.cluster.assumptions },
+    latency: g.latency && {
+      warpsNeeded: g.latency.warpsNeeded,
+      warpsResident: g.latency.warpsResident,
+      latencyCycles: g.latency.latencyCycles,
+      rate: g.latency.rate,
+      independentOpsPerWarp: g.latency.independentOpsPerWarp,
+      sources: g.latency.latencyNote,
+    },
+    registerHeadroom: g.registerHeadroom,
   };
 }
 

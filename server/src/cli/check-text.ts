@@ -18,6 +18,8 @@ import type { Finding, Kernel, Severity } from '../core/types';
 import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
 import { LIMIT_NAMES, bytes, percent } from '../core/report/format';
 import { launchTitleText } from '../core/report/launch-report';
+import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
+import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 
 export interface CheckTextOptions {
   /** Findings and the summary only. */
@@ -91,7 +93,7 @@ function fileDetail(file: CheckFile, archs: string[], cwd: string, options: Chec
   if (kernels.length === 0 && report.analyses.length === 0) return options.verbose ? [`${shown}: no kernels or launches`] : [];
   const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}`];
   for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true));
-  for (const analysis of report.analyses) lines.push(...launchLines(analysis));
+  report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
   return lines;
 }
 
@@ -155,6 +157,12 @@ function launchLines(analysis: LaunchAnalysis): string[] {
     }
   }
   return lines;
+}
+
+/** Waves and tail and the cluster limit of a launch on one named GPU, as plain text; with `verbose`, the latency range too. */
+function gpuTextLines(g: LaunchOnGpu, verbose: boolean): string[] {
+  const plain = (text: string | null) => (text ? [`    ${text.replace(/`/g, '')}`] : []);
+  return [...plain(wavesText(g)), ...plain(clusterText(g)), ...(verbose ? plain(latencyRangeText(g, null)) : [])];
 }
 
 /** "12 files, 40 kernels, 61 launches: 2 errors, 5 warnings; occupancy on 48 of 61 launches" */

@@ -23,9 +23,11 @@ import { parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures } fro
 import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type DocumentReport, type ReportPtx, type ReportSettings } from './report/document-report';
 import { resolveArchs, type FiguresFor, type KernelFigures } from './report/launch-analysis';
 import { chartForTarget } from './report/chart-data';
+import { partsForArchs, type GpuPart } from './gpu/gpu-parts';
 import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
+export { GPU_PARTS, findGpuPart, type GpuPart } from './gpu/gpu-parts';
 
 export type { DocumentFacts } from './incremental/document-analysis';
 export type { DocumentReport, ReportSettings } from './report/document-report';
@@ -51,6 +53,8 @@ export interface AnalyzerOptions {
 export interface AnalysisSettings {
   /** Target architectures (`sm_80`); unknown names are dropped (see `resolveArchs`). */
   archs: readonly string[];
+  /** Named GPUs (gpu-parts.ts) to show launches on; empty: each target architecture's default part. */
+  gpus?: readonly string[];
   /** Classify branches on a thread index. */
   divergence: boolean;
   report: ReportSettings;
@@ -88,6 +92,8 @@ export class Analyzer {
   private readonly compiled = new Map<string, { kernels: Array<KernelResources<Kernel>>; findings: Finding[] }>();
   private readonly ptx = new Map<string, CompiledPtx>();
   private settings: AnalysisSettings = { archs: ['sm_80', 'sm_90'], divergence: true, report: DEFAULT_REPORT_SETTINGS };
+  private parts: readonly GpuPart[] = partsForArchs(['sm_80', 'sm_90'], []).parts;
+  private unknownGpus: readonly string[] = [];
   /** Changes with the settings, the figures and the PTX: a report of another generation is built again. */
   private generation = 0;
   private readonly reports = new Map<string, { key: string; report: DocumentReport }>();
@@ -110,9 +116,18 @@ export class Analyzer {
   }
 
   configure(settings: AnalysisSettings): void {
-    this.settings = { ...settings, archs: resolveArchs(settings.archs).archs };
+    const archs = resolveArchs(settings.archs).archs;
+    const { parts, unknown } = partsForArchs(archs, settings.gpus ?? []);
+    this.settings = { ...settings, archs };
+    this.parts = parts;
+    this.unknownGpus = unknown;
     this.generation++;
     this.documents.invalidate();
+  }
+
+  /** The named GPUs launches are shown on, and the names in the settings no part answers to. */
+  get gpus(): { parts: readonly GpuPart[]; unknown: readonly string[] } {
+    return { parts: this.parts, unknown: this.unknownGpus };
   }
 
   get archs(): readonly string[] {
@@ -235,6 +250,7 @@ export class Analyzer {
       settings: this.settings.report,
       compilerFindings: this.compiled.get(uri)?.findings ?? [],
       ptx: this.ptxFor(uri, facts.source.text),
+      parts: this.parts,
     };
   }
 

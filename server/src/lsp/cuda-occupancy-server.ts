@@ -18,7 +18,7 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createAnalyzer, resolveArchs, BACKGROUND_SLICE_MS, type Analyzer, type DocumentReport } from '../core/analyzer';
+import { createAnalyzer, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type DocumentReport } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
@@ -198,14 +198,18 @@ export class CudaOccupancyServer {
     await this.compile.configure(settings, () => this.archs());
     this.analyzer.configure({
       archs: this.archs(),
+      gpus: settings.gpus,
       divergence: settings['divergence.enabled'],
       report: {
         latencyCycles: settings.latencyCycles,
         occupancyWarningBelow: settings.occupancyWarningBelow,
         divergenceMinCost: settings['divergence.minCost'],
         divergenceEnabled: settings['divergence.enabled'],
+        gridFindings: settings.gridFindings,
       },
     });
+    const { unknown } = this.analyzer.gpus;
+    if (unknown.length) this.connection.console.warn(`unknown GPUs in cudaOccupancy.gpus: ${unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
     this.loadPtxasLog();
     this.refreshAll();
     for (const uri of this.documents.uris()) this.requestCompile(uri);
@@ -318,6 +322,8 @@ export class CudaOccupancyServer {
       state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : trusted ? 'ready' : 'untrusted',
       archs: this.archs(),
       archSource: this.archSource(),
+      gpus: this.analyzer.gpus.parts.map((p) => p.name),
+      gpuChoices: GPU_PARTS.map((p) => ({ name: p.name, arch: p.arch })),
       message: [
         this.compile.disabledReason,
         trusted ? null : 'Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands.json; the static analysis keeps working.',

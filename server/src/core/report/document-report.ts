@@ -11,12 +11,16 @@ import { divergenceFindings } from './divergence-findings';
 import { refineBranchesWithPtx } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
+import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
+import type { GpuPart } from '../gpu/gpu-parts';
 
 export interface ReportSettings {
   latencyCycles: number;
   occupancyWarningBelow: number;
   divergenceMinCost: number;
   divergenceEnabled: boolean;
+  /** `small-grid` and `tail-effect` hints on grids the source fixes (default on). */
+  gridFindings?: boolean;
 }
 
 export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceEnabled: true };
@@ -31,6 +35,8 @@ export interface DocumentReport {
   findings: Finding[];
   /** facts.branches, with the divergent ones' path costs counted in the PTX when it was given. */
   branches: Branch[];
+  /** Per launch (in the order of `analyses`): the launch on each named GPU of its architectures. */
+  gpus: LaunchOnGpu[][];
 }
 
 /** PTX of this document's text (`nvcc -ptx -lineinfo`); `filePath` is the file nvcc compiled. */
@@ -50,6 +56,8 @@ export interface ReportInput {
   ptx?: ReportPtx | null;
   /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
   analyze?: LaunchAnalyzer;
+  /** Named GPUs to show each launch on (waves, clusters, the latency range); default none. */
+  parts?: readonly GpuPart[];
 }
 
 export type LaunchAnalyzer = (input: LaunchAnalysisInput) => LaunchAnalysis;
@@ -65,7 +73,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne, parts = [] }: ReportInput): DocumentReport {
   const estimates = new Map<string, MemoryParallelism>();
   for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
   const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
@@ -83,6 +91,10 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     };
     return analyze({ launch, kernel, launchBounds: bounds, archs, figuresFor, latency });
   });
+  const gpus = analyses.map((a) => {
+    const mp = a.kernel ? estimateOf(a.kernel) : undefined;
+    return parts.length > 0 ? launchOnGpus(a, parts, mp && mp.p > 0 ? mp.p : 1) : [];
+  });
   const byName = new Map<string, LaunchAnalysis[]>();
   for (const a of analyses) {
     if (!a.kernel) continue;
@@ -99,6 +111,7 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     ...(settings.divergenceEnabled ? divergenceFindings(branches, { minCostThreshold: settings.divergenceMinCost }) : []),
     ...impossibleLaunchFindings(analyses),
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
+    ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
   ];
-  return { facts, archs, analyses, byKernel, findings, branches };
+  return { facts, archs, analyses, byKernel, findings, branches, gpus };
 }

@@ -5,6 +5,7 @@ import type { DocumentReport } from './document-report';
 import { mdText } from './format';
 import { launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
+import { gpuLines } from './gpu-text';
 
 /** Markdown for the hover at a place, and the span it is about. */
 export interface HoverText {
@@ -16,7 +17,9 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
   const index = report.analyses.findIndex((a) => contains(a.launch.nameSpan, position) || contains(a.launch.span, position));
   if (index >= 0) {
     const analysis = report.analyses[index];
-    return { markdown: launchHoverMarkdown(analysis, extras(index)), span: analysis.launch.nameSpan };
+    const more = extras(index);
+    const onGpus = gpuLines(report.gpus[index] ?? [], (arch) => analysis.perArch.find((p) => p.arch === arch)?.figures.numRegs ?? null);
+    return { markdown: launchHoverMarkdown(analysis, { ...more, lines: [...onGpus, ...(more.lines ?? [])] }), span: analysis.launch.nameSpan };
   }
   for (const [kernel, analyses] of report.byKernel) {
     if (!contains(kernel.nameSpan, position)) continue;

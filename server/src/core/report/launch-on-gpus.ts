@@ -87,12 +87,14 @@ export const GRID_FINDING_CODES = { smallGrid: 'small-grid', tailEffect: 'tail-e
 /**
  * Hints for grids the source fixes: a grid that leaves SMs idle, and a tail that idles a material
  * share of the GPU (the last wave under half full, over at most a few waves, where it matters).
- * A grid sized from the device, or from a run-time size, gets none.
+ * A grid sized from the device, or from a run-time size, gets none, and so does a launch of one
+ * block: that is a design (a final reduction, a serial step), not an oversight.
  */
 export function gridFindings(analysis: LaunchAnalysis, onGpus: readonly LaunchOnGpu[]): Finding[] {
   const findings: Finding[] = [];
-  const first = onGpus.find((g) => g.waves);
-  if (!first?.waves) return findings;
+  // The part that leaves SMs idle, else the first with waves: one finding per launch, not per part.
+  const first = onGpus.find((g) => g.waves && g.waves.idleSms > 0) ?? onGpus.find((g) => g.waves);
+  if (!first?.waves || first.gridBlocks === null || first.gridBlocks < 2) return findings;
   const w = first.waves;
   const span = analysis.launch.span;
   const name = analysis.launch.kernelName;

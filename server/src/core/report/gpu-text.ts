@@ -1,0 +1,60 @@
+/** The hover's and the CLI's words for a launch on named GPUs (see launch-on-gpus.ts). */
+import type { LaunchOnGpu } from './launch-on-gpus';
+import { wholeWavesGrid } from '../gpu/waves';
+import { percent } from './format';
+
+const count = (n: number) => n.toLocaleString('en-US');
+const blocksText = (n: number) => `${count(n)} block${n === 1 ? '' : 's'}`;
+
+/** One line per part: waves and tail, or waves per element, or one full wave. Null when there is nothing to say. */
+export function wavesText(g: LaunchOnGpu): string | null {
+  const on = `on the ${g.part.name} (${g.blocksPerSm} blocks per SM × ${g.part.sms} SMs = ${count(g.blocksPerSm * g.part.sms)} per wave)`;
+  if (g.sizedFromDevice) return `The grid is sized from the device: one full wave ${on}, no tail.`;
+  if (g.perElement) return `\`${g.perElement.variable}\` sets the grid: one wave per ${count(g.perElement.elementsPerWave)} elements of \`${g.perElement.variable}\` ${on}.`;
+  const w = g.waves;
+  // One block is a design (a final reduction, a serial step): nothing to say about waves.
+  if (!w || g.gridBlocks === null || g.gridBlocks === 1) return null;
+  if (w.wavesRun === 1 && w.lastWaveFill < 1) {
+    const spread = w.spread.map((s) => `${count(s.sms)} SM${s.sms === 1 ? '' : 's'} run${s.sms === 1 ? 's' : ''} ${s.blocks}`).join(' and ');
+    const idle = w.idleSms > 0 ? `; ${count(w.idleSms)} SMs stay idle` : '';
+    const share = w.waves < 0.01 ? 'under 1% of a wave' : `${w.waves.toFixed(2)} of a wave`;
+    return `${blocksText(g.gridBlocks)} = ${share} ${on}: ${spread}, of the ${g.blocksPerSm} each could hold${idle}. The grid, not occupancy, limits this launch.`;
+  }
+  if (w.lastWaveFill === 1) return `${blocksText(g.gridBlocks)} = ${w.wavesRun} full wave${w.wavesRun === 1 ? '' : 's'} ${on}.`;
+  const whole = wholeWavesGrid(g.gridBlocks, g.blocksPerSm, g.part.sms);
+  return `${blocksText(g.gridBlocks)} = ${w.waves.toFixed(2)} waves ${on}: the last wave runs ${percent(Math.round(w.lastWaveFill * 1000) / 1000)} full, and about ${Math.round(w.idleFraction * 100)}% of the block slots idle over the run. A grid of ${count(whole)} blocks fills whole waves.`;
+}
+
+/** The cluster limit, as the estimate it is. */
+export function clusterText(g: LaunchOnGpu): string | null {
+  const c = g.cluster;
+  if (!c) return null;
+  return `Clusters of ${c.clusterBlocks} blocks: about ${count(c.maxActiveClusters)} active at once on the ${g.part.name} (${count(c.blocksInClusters)} blocks, against ${count(c.blocksWithoutClusters)} without clusters). An estimate: ${c.assumptions.join('; ')}.`;
+}
+
+/** Little's law on the part, over its published latencies, and the registers a kernel could spend. */
+export function latencyRangeText(g: LaunchOnGpu, numRegs: number | null): string | null {
+  const l = g.latency;
+  if (!l) return null;
+  const needed = l.warpsNeeded.low === l.warpsNeeded.high ? `${l.warpsNeeded.low}` : `${l.warpsNeeded.low}–${l.warpsNeeded.high}`;
+  const cycles = l.latencyCycles.low === l.latencyCycles.high ? `${l.latencyCycles.low}` : `${l.latencyCycles.low}–${l.latencyCycles.high}`;
+  const covered = l.warpsResident >= l.warpsNeeded.high
+    ? 'covered even at the high latency'
+    : l.warpsResident >= l.warpsNeeded.low
+      ? `covered at the low latency, ${percent(Math.round((l.warpsResident / l.warpsNeeded.high) * 1000) / 1000)} at the high`
+      : `short: ${percent(Math.round((l.warpsResident / l.warpsNeeded.low) * 1000) / 1000)} of the low latency covered`;
+  let text = `Latency on the ${g.part.name}: ${needed} warps needed to keep DRAM busy (bandwidth-bound, L = ${cycles} cycles as published, ${l.independentOpsPerWarp} load${l.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${l.warpsResident} resident, ${covered}.`;
+  if (g.registerHeadroom !== null && numRegs !== null && g.registerHeadroom > numRegs) {
+    text += ` Aim for a full gap, not a full stadium: the kernel could use up to ${g.registerHeadroom} registers per thread (now ${numRegs}) on unrolling or ILP and still hold the ${l.warpsNeeded.high} warps.`;
+  }
+  return text;
+}
+
+/** Every line of a launch on its parts, in the order the hover shows them. */
+export function gpuLines(onGpus: readonly LaunchOnGpu[], numRegs: (arch: string) => number | null): string[] {
+  const lines: string[] = [];
+  for (const g of onGpus) {
+    for (const line of [wavesText(g), clusterText(g), latencyRangeText(g, numRegs(g.arch))]) if (line) lines.push(line);
+  }
+  return lines;
+}
