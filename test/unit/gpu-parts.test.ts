@@ -29,6 +29,9 @@ describe('GPU parts', () => {
 
   it('find a part by its name or an alias, case and blanks ignored', () => {
     assert.equal(findGpuPart('h100')?.name, 'H100 SXM5');
+    assert.equal(findGpuPart('a100')?.name, 'A100 SXM4 40GB');
+    assert.equal(findGpuPart('A100 80GB')?.name, undefined);
+    assert.equal(findGpuPart('a100-80gb')?.name, 'A100 SXM4 80GB');
     assert.equal(findGpuPart('NVIDIA A100 SXM4 40GB')?.name, 'A100 SXM4 40GB');
     assert.equal(findGpuPart('rtx 4090')?.name, 'GeForce RTX 4090');
     assert.equal(findGpuPart('geforce rtx 5090')?.name, 'GeForce RTX 5090');
@@ -36,16 +39,16 @@ describe('GPU parts', () => {
   });
 
   it('give one default part per target architecture, or the named ones', () => {
-    assert.equal(defaultGpuPart('sm_80')?.name, 'A100 SXM4 80GB');
+    assert.equal(defaultGpuPart('sm_80')?.name, 'A100 SXM4 40GB');
     assert.equal(defaultGpuPart('9.0')?.name, 'H100 SXM5');
     assert.equal(defaultGpuPart('sm_75'), undefined);
-    assert.deepEqual(partsForArchs(['sm_80', 'sm_90'], []).parts.map((p) => p.name), ['A100 SXM4 80GB', 'H100 SXM5']);
+    assert.deepEqual(partsForArchs(['sm_80', 'sm_90'], []).parts.map((p) => p.name), ['A100 SXM4 40GB', 'H100 SXM5']);
     assert.deepEqual(partsForArchs(['sm_80', 'sm_90'], ['a30', 'h200', 'teapot']), { parts: [findGpuPart('a30')!, findGpuPart('h200')!], unknown: ['teapot'] });
   });
 
   it("bound the bandwidth-bound latency reading by the part's published latencies, and give nothing without its figures", () => {
     // A100 SXM4 80GB: 2,039 GB/s over 108 SMs at 1,410 MHz = 0.1046 requests of 128 B per cycle per SM.
-    const range = partLatencyRange(findGpuPart('a100')!, 32, 2)!;
+    const range = partLatencyRange(findGpuPart('a100-80gb')!, 32, 2)!;
     assert.ok(Math.abs(range.rate - 2039e9 / (108 * 1410e6 * 128)) < 1e-12);
     assert.deepEqual(range.warpsNeeded, { low: Math.ceil((290 * range.rate) / 2), high: Math.ceil((640 * range.rate) / 2) });
     assert.deepEqual(range.warpsNeeded, { low: 16, high: 34 });

@@ -15,7 +15,7 @@ async function onA100(source: string, numRegs = 32) {
   const launch = facts.launches[0];
   const kernel = facts.launchTargets[0].kernel;
   const analysis = analyzeLaunch(launch, kernel, kernel?.launchBounds ?? null, ['sm_80'], () => figures(numRegs));
-  return { analysis, gpus: launchOnGpus(analysis, [findGpuPart('a100')!]) };
+  return { analysis, gpus: launchOnGpus(analysis, [findGpuPart('a100-80gb')!]) };
 }
 
 describe('a launch on named GPUs', () => {
@@ -67,14 +67,14 @@ void run(float* x) {
 
   it('check --gpu shows each launch on the named parts, with waves, and hints at the tail', async () => {
     const dir = workspace({ 'scale.cu': SOURCE });
-    const json = await checkJsonOf(['--no-nvcc', '--arch', 'sm_80,sm_90', '--gpu', 'a100,h100', 'scale.cu'], dir);
+    const json = await checkJsonOf(['--no-nvcc', '--arch', 'sm_80,sm_90', '--gpu', 'a100-80gb,h100', 'scale.cu'], dir);
     const [launch] = json.files[0].launches;
     assert.deepEqual(launch.gpus!.map((g) => [g.part, g.arch, g.blocksPerSm, g.waves!.wavesRun]), [
       ['A100 SXM4 80GB', 'sm_80', 2, 2],
       ['H100 SXM5', 'sm_90', 2, 2],
     ]);
     assert.deepEqual(json.files[0].diagnostics.map((d: { code: string }) => d.code), ['tail-effect']);
-    const text = await runCli(['check', '--no-nvcc', '--arch', 'sm_80', '--gpu', 'a100', 'scale.cu'], dir);
+    const text = await runCli(['check', '--no-nvcc', '--arch', 'sm_80', '--gpu', 'a100-80gb', 'scale.cu'], dir);
     assert.match(text.out, /^ {4}270 blocks = 1\.25 waves on the A100 SXM4 80GB \(2 blocks per SM × 108 SMs = 216 per wave\): the last wave runs 25% full, and about 38% of the block slots idle over the run\. A grid of 432 blocks fills whole waves\.$/m);
   });
 
@@ -86,8 +86,8 @@ void run(float* x) {
 
   it('the hover on a launch says how its grid runs on each part', async () => {
     const facts = await analyzeSnippet(SOURCE);
-    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100')!] });
+    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
     const hover = hoverText(report, facts.launches[0].nameSpan.start)!;
-    assert.ok(hover.markdown.includes('270 blocks = 1.25 waves on the A100 SXM4 80GB (2 blocks per SM × 108 SMs = 216 per wave): the last wave runs 25% full'), hover.markdown);
+    assert.ok(hover.markdown.includes('**On the A100 SXM4 80GB:** 270 blocks = 1.25 waves (2 blocks per SM × 108 SMs = 216 per wave): the last wave runs 25% full'), hover.markdown);
   });
 });

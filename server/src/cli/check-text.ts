@@ -162,7 +162,8 @@ function launchLines(analysis: LaunchAnalysis): string[] {
 /** Waves and tail and the cluster limit of a launch on one named GPU, as plain text; with `verbose`, the latency range too. */
 function gpuTextLines(g: LaunchOnGpu, verbose: boolean): string[] {
   const plain = (text: string | null) => (text ? [`    ${text.replace(/`/g, '')}`] : []);
-  return [...plain(wavesText(g)), ...plain(clusterText(g)), ...(verbose ? plain(latencyRangeText(g, null)) : [])];
+  const latency = latencyRangeText(g, null);
+  return [...plain(wavesText(g)), ...plain(clusterText(g)), ...(verbose && latency ? plain(`Latency on the ${g.part.name}: ${latency}`) : [])];
 }
 
 /** "12 files, 40 kernels, 61 launches: 2 errors, 5 warnings; occupancy on 48 of 61 launches" */

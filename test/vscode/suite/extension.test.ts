@@ -141,7 +141,7 @@ void run(const float* in, float* out, int n, cudaStream_t st) {
     const at = new vscode.Position(7, 5);
     await poll('the full hover (with the latency estimate)', async () => {
       const t = hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
-      return t.includes('**Latency') ? t : undefined;
+      return t.includes('Latency (estimate') ? t : undefined;
     });
     // Its diagnostics (a latency hint at these figures) come first in the hover, above ours: the worst case.
     await poll('diagnostics on the launch', () => (vscode.languages.getDiagnostics(uri).some((d) => d.source === 'cuda-occupancy') ? true : undefined), 10000).catch(() => undefined);

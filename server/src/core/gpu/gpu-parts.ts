@@ -54,12 +54,12 @@ const HOPPER_LATENCY = { lowCycles: 480, highCycles: 830, note: '480 (LUO24, H80
 
 export const GPU_PARTS: readonly GpuPart[] = [
   {
-    name: 'A100 SXM4 40GB', aliases: ['a100-40gb', 'a100sxm4-40gb'], arch: 'sm_80',
+    name: 'A100 SXM4 40GB', aliases: ['a100', 'a100-40gb', 'a100sxm4', 'a100sxm4-40gb'], arch: 'sm_80',
     sms: 108, boostClockMHz: 1410, dramBandwidthGBs: 1555, l2Bytes: 40 * MB, gpcs: 7, latency: AMPERE_GA100_LATENCY,
     sources: { sms: 'A100-WP', boostClockMHz: 'A100-WP', dramBandwidthGBs: 'A100-WP', l2Bytes: 'A100-WP', gpcs: 'A100-WP (7 of 8 GPCs)', latency: 'ABD22, CNC23' },
   },
   {
-    name: 'A100 SXM4 80GB', aliases: ['a100', 'a100-80gb', 'a100sxm4', 'a100sxm4-80gb'], arch: 'sm_80',
+    name: 'A100 SXM4 80GB', aliases: ['a100-80gb', 'a100sxm4-80gb'], arch: 'sm_80',
     sms: 108, boostClockMHz: 1410, dramBandwidthGBs: 2039, l2Bytes: 40 * MB, gpcs: 7, latency: AMPERE_GA100_LATENCY,
     sources: { sms: 'A100-WP', boostClockMHz: 'A100-WP', dramBandwidthGBs: 'A100-WP (datasheet)', l2Bytes: 'A100-WP', gpcs: 'A100-WP (7 of 8 GPCs)', latency: 'ABD22, CNC23' },
   },
@@ -130,12 +130,12 @@ export const GPU_PARTS: readonly GpuPart[] = [
   },
 ];
 
-/** One common part per architecture, when the settings name none. */
+/** One common part per architecture, when the settings name none: the arch table's reference part. */
 const DEFAULT_PART: Readonly<Record<string, string>> = {
-  sm_80: 'A100 SXM4 80GB',
+  sm_80: 'A100 SXM4 40GB',
   sm_86: 'GeForce RTX 3090',
   sm_87: 'Jetson AGX Orin 64GB',
-  sm_89: 'L40S',
+  sm_89: 'GeForce RTX 4090',
   sm_90: 'H100 SXM5',
   sm_100: 'B200',
   sm_120: 'GeForce RTX 5090',

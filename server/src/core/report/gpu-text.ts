@@ -6,9 +6,12 @@ import { percent } from './format';
 const count = (n: number) => n.toLocaleString('en-US');
 const blocksText = (n: number) => `${count(n)} block${n === 1 ? '' : 's'}`;
 
-/** One line per part: waves and tail, or waves per element, or one full wave. Null when there is nothing to say. */
-export function wavesText(g: LaunchOnGpu): string | null {
-  const on = `on the ${g.part.name} (${g.blocksPerSm} blocks per SM × ${g.part.sms} SMs = ${count(g.blocksPerSm * g.part.sms)} per wave)`;
+/**
+ * One line per part: waves and tail, or waves per element, or one full wave. Null when there is
+ * nothing to say. `named`: say which part (the CLI's lines); the hover names it in a heading.
+ */
+export function wavesText(g: LaunchOnGpu, named = true): string | null {
+  const on = `${named ? `on the ${g.part.name} ` : ''}(${g.blocksPerSm} blocks per SM × ${g.part.sms} SMs = ${count(g.blocksPerSm * g.part.sms)} per wave)`;
   if (g.sizedFromDevice) return `The grid is sized from the device: one full wave ${on}, no tail.`;
   if (g.perElement) return `\`${g.perElement.variable}\` sets the grid: one wave per ${count(g.perElement.elementsPerWave)} elements of \`${g.perElement.variable}\` ${on}.`;
   const w = g.waves;
@@ -26,10 +29,10 @@ export function wavesText(g: LaunchOnGpu): string | null {
 }
 
 /** The cluster limit, as the estimate it is. */
-export function clusterText(g: LaunchOnGpu): string | null {
+export function clusterText(g: LaunchOnGpu, named = true): string | null {
   const c = g.cluster;
   if (!c) return null;
-  return `Clusters of ${c.clusterBlocks} blocks: about ${count(c.maxActiveClusters)} active at once on the ${g.part.name} (${count(c.blocksInClusters)} blocks, against ${count(c.blocksWithoutClusters)} without clusters). An estimate: ${c.assumptions.join('; ')}.`;
+  return `Clusters of ${c.clusterBlocks} blocks: about ${count(c.maxActiveClusters)} active at once${named ? ` on the ${g.part.name}` : ''} (${count(c.blocksInClusters)} blocks, against ${count(c.blocksWithoutClusters)} without clusters). An estimate: ${c.assumptions.join('; ')}.`;
 }
 
 /** Little's law on the part, over its published latencies, and the registers a kernel could spend. */
@@ -43,18 +46,26 @@ export function latencyRangeText(g: LaunchOnGpu, numRegs: number | null): string
     : l.warpsResident >= l.warpsNeeded.low
       ? `covered at the low latency, ${percent(Math.round((l.warpsResident / l.warpsNeeded.high) * 1000) / 1000)} at the high`
       : `short: ${percent(Math.round((l.warpsResident / l.warpsNeeded.low) * 1000) / 1000)} of the low latency covered`;
-  let text = `Latency on the ${g.part.name}: ${needed} warps needed to keep DRAM busy (bandwidth-bound, L = ${cycles} cycles as published, ${l.independentOpsPerWarp} load${l.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${l.warpsResident} resident, ${covered}.`;
+  let text = `${needed} warps needed to keep DRAM busy (bandwidth-bound, L = ${cycles} cycles as published, ${l.independentOpsPerWarp} load${l.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${l.warpsResident} resident, ${covered}.`;
   if (g.registerHeadroom !== null && numRegs !== null && g.registerHeadroom > numRegs) {
     text += ` Aim for a full gap, not a full stadium: the kernel could use up to ${g.registerHeadroom} registers per thread (now ${numRegs}) on unrolling or ILP and still hold the ${l.warpsNeeded.high} warps.`;
   }
   return text;
 }
 
-/** Every line of a launch on its parts, in the order the hover shows them. */
-export function gpuLines(onGpus: readonly LaunchOnGpu[], numRegs: (arch: string) => number | null): string[] {
+/**
+ * The hover's paragraph per part, in markdown: waves, clusters and the latency range under the
+ * part's name. `onArch` gives the kernel's registers on an architecture and, where it matters,
+ * the issue-bound reading's sentence.
+ */
+export function gpuLines(onGpus: readonly LaunchOnGpu[], onArch: (arch: string) => { numRegs: number | null; issueBound: string | null }): string[] {
   const lines: string[] = [];
   for (const g of onGpus) {
-    for (const line of [wavesText(g), clusterText(g), latencyRangeText(g, numRegs(g.arch))]) if (line) lines.push(line);
+    const { numRegs, issueBound } = onArch(g.arch);
+    const range = latencyRangeText(g, numRegs);
+    const latency = range && `Latency (estimate): ${range}${issueBound ? ` ${issueBound}` : ''} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+    const said = [wavesText(g, false), clusterText(g, false), latency].filter((t): t is string => t !== null);
+    if (said.length) lines.push(`**On the ${g.part.name}:** ${said.join(' ')}`);
   }
   return lines;
 }

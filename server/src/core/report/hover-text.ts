@@ -3,7 +3,7 @@ import type { Position, Span } from '../types';
 import { contains } from '../text/source-text';
 import type { DocumentReport } from './document-report';
 import { mdText } from './format';
-import { launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
+import { issueBoundMatters, launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
 import { gpuLines } from './gpu-text';
 
@@ -18,8 +18,17 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
   if (index >= 0) {
     const analysis = report.analyses[index];
     const more = extras(index);
-    const onGpus = gpuLines(report.gpus[index] ?? [], (arch) => analysis.perArch.find((p) => p.arch === arch)?.figures.numRegs ?? null);
-    return { markdown: launchHoverMarkdown(analysis, { ...more, lines: [...onGpus, ...(more.lines ?? [])] }), span: analysis.launch.nameSpan };
+    const onGpus = gpuLines(report.gpus[index] ?? [], (arch) => {
+      const p = analysis.perArch.find((x) => x.arch === arch);
+      const i = p?.latency?.issueBound;
+      const matters = i && p.result && issueBoundMatters(i, p.result.maxWarpsPerMultiprocessor);
+      return {
+        numRegs: p?.figures.numRegs ?? null,
+        issueBound: matters ? `Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).` : null,
+      };
+    });
+    const latencyOnGpus = (report.gpus[index] ?? []).some((g) => g.latency !== null);
+    return { markdown: launchHoverMarkdown(analysis, { ...more, latencyOnGpus, lines: [...onGpus, ...(more.lines ?? [])] }), span: analysis.launch.nameSpan };
   }
   for (const [kernel, analyses] of report.byKernel) {
     if (!contains(kernel.nameSpan, position)) continue;

@@ -42,7 +42,8 @@ export function launchOnGpus(analysis: LaunchAnalysis, parts: readonly GpuPart[]
     const gridBlocks = grid ? grid.x * grid.y * grid.z : null;
     const perElement = gridBlocks === null ? ceilDivision(analysis.launch.grid.text) : null;
     const clusterBlocks = clusterSizeOf(analysis);
-    const latency = partLatencyRange(part, result.activeWarps, independentOpsPerWarp);
+    // p waits for the kernel body's analysis: no latency figures before it is in.
+    const latency = analysis.latencyPending ? null : partLatencyRange(part, result.activeWarps, independentOpsPerWarp);
     const query = occupancyQuery(row, onArch.figures, analysis.threadsPerBlock, analysis.dynamicSmemBytes ?? 0, analysis.kernel);
     found.push({
       part,

@@ -11,6 +11,8 @@ import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } f
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
   lines?: string[];
+  /** The latency estimate is given on named GPUs (in `lines`), with their own figures: no per-architecture one. */
+  latencyOnGpus?: boolean;
   now?: number;
 }
 
@@ -95,7 +97,7 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   const next = nextStepLine(analysis);
   if (next) parts.push(next);
-  const latency = latencyLine(analysis);
+  const latency = extras.latencyOnGpus ? null : latencyLine(analysis);
   if (latency) parts.push(latency);
   parts.push(...(extras.lines ?? []));
   return parts.join('\n\n');
