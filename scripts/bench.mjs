@@ -2,7 +2,7 @@
 // cancels in the ratios. A benchmark, not a test: it prints a table, one PASS/FAIL line per target and a
 // summary, writes .bench/results.json, and exits 0 whatever the figures (1 only when it cannot run).
 //
-//   node scripts/bench.mjs [--quick] [--profile] [--only=analysis,keystroke,cold,memory,ptxas,vsix]
+//   node scripts/bench.mjs [--quick] [--profile] [--only=analysis,keystroke,cold,memory,ptxas,vsix,real]
 //
 // --quick    smaller sample budgets (a smoke run, figures noisier)
 // --profile  also CPU-profile the server on the keystroke path (node --cpu-prof on an unminified bundle)
@@ -22,6 +22,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateCudaSource, makeRandom } from './bench/generate-cuda.mjs';
 import { buildCore, buildProfilingServer, sourceLocator } from './bench/bundle.mjs';
 import { LspClient } from './bench/lsp-client.mjs';
+import { corpusDir, corpusFiles, realCudaSource } from './bench/real-cuda.mjs';
 import { formatProfileRows, profileInProcess, summarizeProfile } from './bench/profile.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -391,10 +392,9 @@ const collectOwnGarbage = collectOwnYoungGeneration();
  * until publishDiagnostics for that version; after it, a hover on that (analysed) version. Then hovers
  * sent right after an edit. Null when the first diagnostics do not come within `openTimeoutMs`.
  */
-async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTINGS, nodeArgs = [], openTimeoutMs, budget }) {
-  const generated = source(lines);
-  writeSource(join('docs', `keystroke-${lines}.cu`), generated);
-  const uri = docUri(`keystroke-${lines}.cu`);
+async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTINGS, nodeArgs = [], openTimeoutMs, budget, generated = source(lines), name = `keystroke-${lines}.cu` }) {
+  writeSource(join('docs', name), generated);
+  const uri = docUri(name);
   const client = await LspClient.start({ serverPath, rootDir: join(tmp, 'workspace'), nodeArgs, settings, waitReady: true });
   try {
     const opened = performance.now();
@@ -767,6 +767,78 @@ async function profileServer() {
   });
 }
 
+// ------------------------------------------------------------------------------------------ real code
+
+/**
+ * The same targets on real code: documents of about 10k and 25k lines joined from the development
+ * corpus, edited where a client edits (a character at the start of a random line), a first open,
+ * the complete analysis against the parse, and the CLI over each whole project against the parse
+ * of its bytes on one core. Skipped, with one line, when there is no corpus.
+ */
+async function benchRealCode(core) {
+  log('\n## Real code (the development corpus)');
+  const dir = corpusDir(root);
+  if (!dir) {
+    log('  skipped: no development corpus (set CUDA_DEV_CORPUS, or make ../dev-corpus as eval/README.md says)');
+    for (const name of ['real code: keystroke -> diagnostics p99 at 10k lines (minus debounce)', 'real code: keystroke -> diagnostics p99 at 25k lines (minus debounce)']) {
+      targets.push({ name, value: null, limit: name.includes('25k') ? 120 : 50, unit: 'ms', pass: null, judgedOn: null, note: 'no corpus' });
+    }
+    return;
+  }
+  results.real = { keystroke: [], analysis: [], cli: [] };
+  const parser = core ? await core.module.createCudaParser(core.module.readGrammarBytes(join(root, 'dist', 'wasm'))) : null;
+  for (const [lines, limit] of [[10000, 50], [25000, 120]]) {
+    const generated = realCudaSource(dir, lines, makeRandom(lines));
+    // In process: the parse alone, and what a newly opened file's diagnostics wait for.
+    if (parser && core) {
+      const openDocument = makeOpenDocument(core.module, parser);
+      const parseMs = [];
+      const completeMs = [];
+      for (let k = 0; k < (QUICK ? 3 : 5); k++) {
+        const t0 = performance.now();
+        parser.parse(generated.text).delete();
+        parseMs.push(performance.now() - t0);
+        completeMs.push(openDocument(generated.text, { divergence: true }).completeMs);
+      }
+      const ratio = round(median(completeMs) / median(parseMs), 2);
+      results.real.analysis.push({ lines: generated.lineCount, files: generated.files, parseMs: round(median(parseMs)), completeMs: round(median(completeMs)), ratio });
+      log(`  ${generated.lineCount} lines of ${generated.files} files: parse ${ms(median(parseMs))} ms, first open to diagnostics (complete analysis) ${ms(median(completeMs))} ms = ${ratio}x the parse`);
+      target(`real code: first open to diagnostics / parse at ${Math.round(lines / 1000)}k lines`, ratio, 1.5, 'x', { judgedOn: 'median of the in-process runs' });
+    }
+    const row = await keystrokeRun({ lines, generated, name: `real-${lines}.cu`, openTimeoutMs: 60000, budget: { ...BUDGET, keystrokeEdits: QUICK ? 40 : 200 } });
+    row.real = true;
+    results.real.keystroke.push(row);
+    if (row.timedOut) {
+      log(`  ${row.lines} lines: no diagnostics within ${row.openTimeoutMs / 1000} s of didOpen`);
+      continue;
+    }
+    logKeystroke(row, ' (real code, edits at the start of random lines)');
+    target(`real code: keystroke -> diagnostics p99 at ${Math.round(lines / 1000)}k lines (minus debounce)`, row.diagnosticsMinusDebounce.p99, limit, 'ms', { judgedOn: `p99 of ${row.edits} edits`, note: `raw p99 ${ms(row.diagnosticsRaw.p99)} ms, p50 ${ms(row.diagnosticsMinusDebounce.p50)} ms` });
+    target(`real code: hover p99 at ${Math.round(lines / 1000)}k lines`, row.hoverAnalysed.p99, HOVER_TARGET_MS, 'ms', { judgedOn: `p99 of ${row.hoverAnalysed.samples} hovers` });
+  }
+  // The CLI over whole projects, against tree-sitter parsing the same bytes on one core.
+  const cli = join(root, 'dist', 'cli', 'cuda-occupancy.js');
+  for (const project of readdirSync(dir).sort()) {
+    const files = corpusFiles(dir, project);
+    if (files.length === 0) continue;
+    const bytes = files.reduce((n, f) => n + statSync(f).size, 0);
+    let parseMs = null;
+    if (parser) {
+      const t0 = performance.now();
+      for (const f of files) parser.parse(readFileSync(f, 'utf8')).delete();
+      parseMs = performance.now() - t0;
+    }
+    const t0 = performance.now();
+    const run = spawnSync(process.execPath, [cli, 'check', '--no-nvcc', '--format', 'json', '--fail-on', 'never', join(dir, project)], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const cliMs = performance.now() - t0;
+    const ratio = parseMs ? round(cliMs / parseMs, 2) : null;
+    results.real.cli.push({ project, files: files.length, bytes, cliMs: round(cliMs), parseMs: parseMs && round(parseMs), ratio, status: run.status });
+    log(`  check --no-nvcc ${project}: ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB in ${ms(cliMs)} ms (${(files.length / (cliMs / 1000)).toFixed(0)} files/s, ${(bytes / 1e6 / (cliMs / 1000)).toFixed(2)} MB/s); the parse alone ${parseMs ? `${ms(parseMs)} ms (${(bytes / 1e6 / (parseMs / 1000)).toFixed(2)} MB/s)` : 'not measured'}${ratio ? `: ${ratio}x` : ''}`);
+    if (ratio !== null) target(`real code: check --no-nvcc / parse, ${project}`, ratio, 2, 'x', { judgedOn: 'one run, the CLI process against the parse of the same files in this process', note: `${files.length} files, ${(bytes / 1e6).toFixed(2)} MB` });
+  }
+  parser?.dispose();
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 async function main() {
@@ -776,7 +848,7 @@ async function main() {
   log(`node ${results.meta.node}, ${results.meta.cpus} CPUs (${results.meta.cpuModel}), load average ${results.meta.loadAverageAtStart.join(' ')}${QUICK ? ', --quick' : ''}`);
   log(`inputs: generated by scripts/bench/generate-cuda.mjs into ${tmp}`);
 
-  const core = runs('analysis') || runs('ptxas') ? await buildCore({ root, outDir: tmp }) : null;
+  const core = runs('analysis') || runs('ptxas') || runs('real') ? await buildCore({ root, outDir: tmp }) : null;
   // The .vsix first, while the tree holds nothing of ours.
   if (runs('vsix')) benchVsix();
   if (runs('analysis')) await benchAnalysis(core);
@@ -785,6 +857,7 @@ async function main() {
   if (runs('cold')) await benchColdStart();
   if (runs('memory')) await benchMemory();
   if (runs('ptxas')) await benchPtxas(core.module);
+  if (runs('real')) await benchRealCode(core);
   if (PROFILE) await profileServer();
 
   results.meta.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
