@@ -30,7 +30,7 @@ describe('nvcc argument policy', () => {
       ['-Xlinker', ['-Xlinker', '-o/ws/x']], ['-Xnvlink', ['-Xnvlink', '-o,/ws/x']],
     ];
     for (const [name, args] of spellings) {
-      for (const origin of ['user', 'workspace settings', 'compile_commands.json'] as const) {
+      for (const origin of ['user settings', 'workspace settings', 'compile_commands.json'] as const) {
         it(`${name} (${origin})`, () => {
           const result = applyArgumentPolicy(['-DA', ...args, '-DB'], origin, NONE);
           assert.deepEqual(result.args, ['-DA', '-DB']);
@@ -57,7 +57,7 @@ describe('nvcc argument policy', () => {
           assert.deepEqual(result.dropped.map((d) => [d.text, d.origin]), [[args.join(' '), origin]]);
           assert.match(result.dropped[0].reason, /not in cudaOccupancy\.nvcc\.allowedCompilers/);
         }
-        assert.deepEqual(applyArgumentPolicy(args, 'user', NONE).args, args);
+        assert.deepEqual(applyArgumentPolicy(args, 'user settings', NONE).args, args);
       });
     }
 
@@ -80,7 +80,7 @@ describe('nvcc argument policy', () => {
       for (const args of [['-Xcompiler', '-B/ws/evil'], ['--compiler-options=-fplugin=/ws/x.so'], ['-forward-unknown-to-host-compiler'], ['@/ws/opts.rsp']]) {
         assert.deepEqual(kept(args, 'workspace settings'), [], args.join(' '));
         assert.deepEqual(kept(args, 'compile_commands.json'), [], args.join(' '));
-        assert.deepEqual(kept(args, 'user'), args, args.join(' '));
+        assert.deepEqual(kept(args, 'user settings'), args, args.join(' '));
       }
     });
   });

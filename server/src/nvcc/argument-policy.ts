@@ -14,7 +14,7 @@
 import * as path from 'node:path';
 
 /** Who wrote an argument: the user (user settings, the CLI's own options), or the workspace. */
-export type ArgumentOrigin = 'user' | 'workspace settings' | 'compile_commands.json';
+export type ArgumentOrigin = 'user settings' | 'workspace settings' | 'compile_commands.json';
 
 export interface DroppedArgument {
   /** The option as written, with its value (`-ccbin /tmp/x/gcc`). */
@@ -147,7 +147,7 @@ export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOri
     const arg = args[i];
     const parsed = typeof arg === 'string' ? parseOption(arg) : null;
     if (!parsed) {
-      if (typeof arg === 'string' && arg.startsWith('@') && origin !== 'user') {
+      if (typeof arg === 'string' && arg.startsWith('@') && origin !== 'user settings') {
         dropped.push({ text: arg, origin, reason: 'a response file can hold any option' });
         continue;
       }
@@ -172,7 +172,7 @@ export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOri
       continue;
     }
     if (NAMES_COMPILER.has(name)) {
-      if (origin === 'user') kept.push(...written);
+      if (origin === 'user settings') kept.push(...written);
       else {
         const allowed = value === null ? null : allowedCompilerPath(value, cwd, policy);
         if (allowed) kept.push(`--compiler-bindir=${allowed}`);
@@ -181,7 +181,7 @@ export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOri
       continue;
     }
     if (TO_HOST_COMPILER.has(name)) {
-      if (origin === 'user') kept.push(...written);
+      if (origin === 'user settings') kept.push(...written);
       else dropped.push({ text, origin, reason: 'host compiler options can name programs to run' });
       continue;
     }

@@ -285,7 +285,7 @@ export function resolveCompileFlags(options: {
 }): CompileFlags {
   const policy = options.policy ?? NO_COMPILERS;
   const entry = options.database ? findCompileCommand(options.database, options.filePath) : null;
-  const nvccArgs = applyArgumentPolicy((options.settings.nvccArgs ?? []).filter((a) => typeof a === 'string'), options.nvccArgsOrigin ?? 'user', policy, options.workspaceRoot ?? null);
+  const nvccArgs = applyArgumentPolicy((options.settings.nvccArgs ?? []).filter((a) => typeof a === 'string'), options.nvccArgsOrigin ?? 'user settings', policy, options.workspaceRoot ?? null);
   if (entry) {
     const fromDatabase = extractNvccFlags(entry);
     const reduced = applyArgumentPolicy(fromDatabase.flags, 'compile_commands.json', policy, entry.directory);
