@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { REPO_ROOT, SERVER_BUNDLE } from '../support/lsp-session';
 
-const RIG = path.resolve(REPO_ROOT, '..', 'shared', 'vscode-rig', 'nvim-lsp.sh');
+/** The rig's driver: $NVIM_LSP_RIG, else ../shared/vscode-rig beside the checkout (a worktree elsewhere sets it). */
+const RIG = process.env.NVIM_LSP_RIG ?? path.resolve(REPO_ROOT, '..', 'shared', 'vscode-rig', 'nvim-lsp.sh');
 const NVIM = process.env.NVIM_BIN || 'nvim';
 const FILE = path.join(REPO_ROOT, 'examples', 'reduce.cu');
 
