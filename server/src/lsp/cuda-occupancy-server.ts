@@ -275,7 +275,8 @@ export class CudaOccupancyServer {
   private onCodeAction(params: CodeActionParams): CodeAction[] {
     return this.safely('codeAction', [], () => {
       const report = this.report(params.textDocument.uri);
-      return report ? codeActions(report, params.range, params.context.diagnostics) : [];
+      const disabledSupport = this.params.capabilities.textDocument?.codeAction?.disabledSupport === true;
+      return report ? codeActions(report, params.range, params.context.diagnostics, { ...this.analyzer.quickFixContext(params.textDocument.uri), disabledSupport }) : [];
     });
   }
 
