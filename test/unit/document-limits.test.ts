@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { longestLine, tooLargeToAnalyse } from '../../server/src/document-limits';
+import { longestLine, tooLargeAfterEdit, tooLargeToAnalyse } from '../../server/src/document-limits';
 import { runCli } from '../support/cli-run';
 
 describe('document size limits', () => {
@@ -26,6 +26,19 @@ describe('document size limits', () => {
     }
     assert.deepEqual(longestLine('ab\r\ncd\nefgh', 3), { line: 2, length: 4 });
     assert.equal(longestLine('ab\r\ncd\nefg', 3), null);
+  });
+
+  it('after an edit, looks only at the lines it wrote, and finds the same verdict', () => {
+    const line = 'x'.repeat(60_000);
+    const before = `a\n${line}\nb\n${line}\nc\n`;
+    // Deleting the newline between two long lines joins them into one of 120,001 characters.
+    const joinAt = before.indexOf('\nb\n') ;
+    const after = before.slice(0, joinAt) + before.slice(joinAt + 3);
+    assert.equal(tooLargeAfterEdit(after, joinAt, joinAt), tooLargeToAnalyse(after));
+    assert.match(tooLargeAfterEdit(after, joinAt, joinAt) ?? '', /line 2 is 120,000 characters long/);
+    assert.equal(tooLargeAfterEdit(before, 0, 1), null);
+    const typed = `${before}${'y'.repeat(100_001)}`;
+    assert.equal(tooLargeAfterEdit(typed, before.length, typed.length), tooLargeToAnalyse(typed));
   });
 
   it('skips, in the CLI, a 50 MB file and a 5 MB line with one line each, and checks the rest', async function () {

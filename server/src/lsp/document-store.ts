@@ -7,7 +7,7 @@ import type { TextEdit } from '../core/syntax/cuda-parser';
 import type { Position } from '../core/types';
 import { DocumentSessions, type DocumentSessionsOptions } from '../core/incremental/document-sessions';
 import type { DocumentFacts } from '../core/incremental/document-analysis';
-import { DEFAULT_DOCUMENT_LIMITS, tooLargeToAnalyse, type DocumentLimits } from '../document-limits';
+import { DEFAULT_DOCUMENT_LIMITS, tooLargeAfterEdit, tooLargeToAnalyse, type DocumentLimits } from '../document-limits';
 
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from '../core/incremental/document-sessions';
 
@@ -49,8 +49,11 @@ export class DocumentStore {
    * change from the last one, `limits` the same version under new limits (only a change of verdict acts).
    */
   private analyse(uri: string, version: number, text: string, how: 'open' | 'limits' | TextEdit[] | null): void {
-    const reason = tooLargeToAnalyse(text, this.limits());
     const was = this.oversize.get(uri);
+    // One edit of a document within the limits: only the lines it wrote need a look.
+    const reason = Array.isArray(how) && how.length === 1 && was === undefined
+      ? tooLargeAfterEdit(text, how[0].startIndex, how[0].newEndIndex, this.limits())
+      : tooLargeToAnalyse(text, this.limits());
     if (reason) {
       this.oversize.set(uri, reason);
       if (how === 'open' || was === undefined) this.sessions.close(uri);
