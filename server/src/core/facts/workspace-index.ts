@@ -93,6 +93,9 @@ export interface ConstantView {
   describe: (name: string) => string | null;
 }
 
+/** What every launch the launch finder finds contains. */
+const MAY_LAUNCH = /<<|cudaLaunch|cuLaunchKernel/;
+
 /** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
 const VIEWS_KEPT = 4;
 
@@ -123,7 +126,9 @@ export class WorkspaceIndex {
     const constants = collectConstants(source);
     const lookup = makeLookup([constants]);
     // Read for the index alone: its strings are cut from the whole text, which copies let go.
-    return this.set(path, { ...keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), launches: findLaunches(source, { fileConstants: constants }) }, source);
+    // Launches are looked for only where one may be (most headers have none: a third of the time of an index).
+    const launches = MAY_LAUNCH.test(source.masked) ? findLaunches(source, { fileConstants: constants }) : [];
+    return this.set(path, { ...keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), launches }, source);
   }
 
   /**
