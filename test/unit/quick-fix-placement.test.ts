@@ -84,6 +84,18 @@ describe('quick fix placement', () => {
       assert.equal(await optedIn('void run(float* p) {\n  auto go = [&] { big<<<1, 256, 65536>>>(p); };\n  go();\n}\n'), `void run(float* p) {\n  auto go = [&] { ${SET} big<<<1, 256, 65536>>>(p); };\n  go();\n}\n`);
     });
 
+    it('is not offered where the launch names no one function: a template with deduced arguments, an overloaded name', async () => {
+      const template = await fixesOf('template <typename T> __global__ void big(T* p) { extern __shared__ float s[]; s[0] = p[0]; }\nvoid run(float* p) {\n  big<<<1, 256, 65536>>>(p);\n}\n');
+      assert.match(byTitle(template.fixes, 'Opt in')[0]?.disabled ?? '', /^big is a template whose arguments this launch deduces/);
+      const explicit = await fixesOf('template <typename T> __global__ void big(T* p) { extern __shared__ float s[]; s[0] = p[0]; }\nvoid run(float* p) {\n  big<float><<<1, 256, 65536>>>(p);\n}\n');
+      assert.match(byTitle(explicit.fixes, 'Opt in')[0]?.title ?? '', /insert `cudaFuncSetAttribute\(big<float>, /);
+      const overloaded = await fixesOf(`${BIG}__global__ void big(int* p) {}\nvoid run(float* p) {\n  big<<<1, 256, 65536>>>(p);\n}\n`);
+      const fix = byTitle(overloaded.fixes, 'Opt in')[0];
+      assert.ok(!fix || /^big is overloaded/.test(fix.disabled ?? ''), fix?.title);
+      const declared = await fixesOf(`__global__ void big(float*);\n${BIG}void run(float* p) {\n  big<<<1, 256, 65536>>>(p);\n}\n`);
+      assert.equal(byTitle(declared.fixes, 'Opt in')[0]?.disabled, undefined, 'a declaration and its definition are not overloads');
+    });
+
     it('keeps the file\'s line endings (CRLF, CR)', async () => {
       assert.equal(await optedIn('void run(float* p) {\n  big<<<1, 256, 65536>>>(p);\n}\n', '\r\n'), `void run(float* p) {\r\n  ${SET}\r\n  big<<<1, 256, 65536>>>(p);\r\n}\r\n`);
       assert.equal(await optedIn('void run(float* p, int n) {\n  if (n)\n    big<<<1, 256, 65536>>>(p);\n}\n', '\r\n'), `void run(float* p, int n) {\r\n  if (n) {\r\n    ${SET}\r\n    big<<<1, 256, 65536>>>(p);\r\n  }\r\n}\r\n`);

@@ -147,6 +147,7 @@ export class Analyzer {
     const key = normalizePath(this.keyOf(uri));
     return {
       otherLaunches: (kernel) => this.index.launchesNamed(kernel.name).filter((l) => l.path !== key).map((l) => ({ path: l.path, line: l.launch.line, threads: l.launch.threads })),
+      kernelsNamed: (qualifiedName) => this.index.paths().filter((p) => p !== key).flatMap((p) => this.index.get(p)?.kernels.filter((k) => k.qualifiedName === qualifiedName) ?? []),
       macroBody: (name) => {
         for (const path of this.index.includeClosure(key)) {
           const def = this.index.get(path)?.constants.constants.get(name);

@@ -132,6 +132,9 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
       if (atBlockLevel()) {
         control = null;
         beginStatement();
+      } else if (!stack.some((f) => f.control === 'for')) {
+        // A `;` inside brackets is a `for` header's, or the brackets are not balanced (code being typed).
+        return comma('unbalanced brackets before the launch');
       }
       continue;
     }

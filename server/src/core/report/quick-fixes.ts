@@ -48,6 +48,8 @@ export interface QuickFixContext {
   otherLaunches?: (kernel: Kernel) => ReadonlyArray<{ path: string; line: number; threads: number | null }>;
   /** The body of an object-like macro in view of the document (its own `#define`s and its includes'), or null. */
   macroBody?: (name: string) => string | null;
+  /** The kernels of other files of the workspace index with this qualified name (overloads, declarations). */
+  kernelsNamed?: (qualifiedName: string) => readonly Kernel[];
 }
 
 /** The findings in view of the request, as the editor sends them back. */
@@ -67,7 +69,7 @@ export function quickFixes(report: DocumentReport, span: Span, findings: readonl
   for (const finding of findings) {
     if (finding.code !== 'dynamic-smem-needs-opt-in') continue;
     const analysis = report.analyses.find((a) => contains(a.launch.span, finding.span.start));
-    const fix = analysis && optInAction(report, analysis, { code: finding.code, span: finding.span });
+    const fix = analysis && optInAction(report, analysis, { code: finding.code, span: finding.span }, context);
     if (fix) fixes.push(fix);
   }
   return fixes;
@@ -279,7 +281,7 @@ const WARP_SIZE = 32;
  * launch runs (insertion-point.ts): before the launch's statement, in braces with it when that statement is a
  * brace-less body, else a comma expression around the launch. New lines end as the file's do.
  */
-function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: { code: string; span: Span }): QuickFix | null {
+function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: { code: string; span: Span }, context: QuickFixContext): QuickFix | null {
   const bytesNeeded = analysis.dynamicSmemBytes;
   if (bytesNeeded === null || analysis.launch.inMacro) return null;
   const source = report.facts.source;
@@ -291,6 +293,10 @@ function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: 
   // A template launched with deduced arguments names no one function: `cudaFuncSetAttribute(k, ...)` would not compile.
   if (analysis.kernel?.templateParams && !analysis.launch.templateArgs) {
     return { title, kind: 'quickfix', fixes: finding, disabled: `${analysis.launch.kernelName} is a template whose arguments this launch deduces: call cudaFuncSetAttribute on the instantiation it launches (\`${analysis.launch.kernelName}<...>\`)` };
+  }
+  // An overloaded name does not say which function either.
+  if (analysis.kernel && isOverloaded(report, analysis.kernel, context)) {
+    return { title, kind: 'quickfix', fixes: finding, disabled: `${analysis.launch.kernelName} is overloaded: call cudaFuncSetAttribute on the overload this launch runs (cast the name to its function pointer type)` };
   }
   const point = insertionPointFor(source, findDirectiveRanges(source), start, end);
   const insert = (offset: number, newText: string): SourceEdit => ({ span: { start: positionAt(source, offset), end: positionAt(source, offset) }, newText });
@@ -322,6 +328,19 @@ function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: 
     isPreferred: true,
     edits,
   };
+}
+
+/** Whether kernels of `kernel`'s qualified name, here or elsewhere in the workspace, take different parameters. */
+function isOverloaded(report: DocumentReport, kernel: Kernel, context: QuickFixContext): boolean {
+  const same = [...report.facts.kernels, ...(context.kernelsNamed?.(kernel.qualifiedName) ?? [])].filter((k) => k.qualifiedName === kernel.qualifiedName);
+  return new Set(same.map(parameterTypes)).size > 1;
+}
+
+/** A kernel's parameter list without parameter names and default arguments (a declaration and its definition agree). */
+function parameterTypes(kernel: Kernel): string {
+  return kernel.parameters
+    .map((p) => p.replace(/=[\s\S]*$/, '').replace(/\s+/g, ' ').trim().replace(/(\S)\s*\b[A-Za-z_]\w*$/, (all, before: string) => (/[\w*&\]]/.test(before) ? before : all)))
+    .join(',');
 }
 
 /** The line end of the line holding `offset` (`\r\n`, `\r` or `\n`); the file's first one when that line has none. */
