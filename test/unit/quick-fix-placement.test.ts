@@ -96,6 +96,25 @@ describe('quick fix placement', () => {
       assert.equal(byTitle(declared.fixes, 'Opt in')[0]?.disabled, undefined, 'a declaration and its definition are not overloads');
     });
 
+    it('reads blocks before the launch right: a loop macro\'s, try and catch, if constexpr, and a lambda called in the statement', async () => {
+      assert.equal(
+        await optedIn('#define FOR_EACH(i, n) for (int i = 0; i < (n); ++i)\nvoid run(float* p) {\n  FOR_EACH(i, 4) { p[i] = 0; }\n  big<<<1, 256, 65536>>>(p);\n}\n'),
+        `#define FOR_EACH(i, n) for (int i = 0; i < (n); ++i)\nvoid run(float* p) {\n  FOR_EACH(i, 4) { p[i] = 0; }\n  ${SET}\n  big<<<1, 256, 65536>>>(p);\n}\n`,
+      );
+      assert.equal(
+        await optedIn('void run(float* p) {\n  try { p[0] = 0; } catch (...) { p[0] = 1; }\n  big<<<1, 256, 65536>>>(p);\n}\n'),
+        `void run(float* p) {\n  try { p[0] = 0; } catch (...) { p[0] = 1; }\n  ${SET}\n  big<<<1, 256, 65536>>>(p);\n}\n`,
+      );
+      assert.equal(
+        await optedIn('template <bool B> void run(float* p) {\n  if constexpr (B)\n    big<<<1, 256, 65536>>>(p);\n}\n'),
+        `template <bool B> void run(float* p) {\n  if constexpr (B) {\n    ${SET}\n    big<<<1, 256, 65536>>>(p);\n  }\n}\n`,
+      );
+      assert.equal(
+        await optedIn('void run(float* p) {\n  int r = [&] { return 1; }() + (big<<<1, 256, 65536>>>(p), 0);\n}\n'),
+        `void run(float* p) {\n  ${SET}\n  int r = [&] { return 1; }() + (big<<<1, 256, 65536>>>(p), 0);\n}\n`,
+      );
+    });
+
     it('keeps the file\'s line endings (CRLF, CR)', async () => {
       assert.equal(await optedIn('void run(float* p) {\n  big<<<1, 256, 65536>>>(p);\n}\n', '\r\n'), `void run(float* p) {\r\n  ${SET}\r\n  big<<<1, 256, 65536>>>(p);\r\n}\r\n`);
       assert.equal(await optedIn('void run(float* p, int n) {\n  if (n)\n    big<<<1, 256, 65536>>>(p);\n}\n', '\r\n'), `void run(float* p, int n) {\r\n  if (n) {\r\n    ${SET}\r\n    big<<<1, 256, 65536>>>(p);\r\n  }\r\n}\r\n`);

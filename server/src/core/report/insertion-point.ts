@@ -25,12 +25,13 @@ export type InsertionPoint =
     }
   | { kind: 'comma'; start: number; end: number; why: string };
 
-const CONTROL_WITH_HEADER = new Set(['if', 'for', 'while', 'switch']);
-const CONTROL_WITHOUT_HEADER = new Set(['else', 'do']);
+const CONTROL_WITH_HEADER = new Set(['if', 'for', 'while', 'switch', 'catch']);
+const CONTROL_WITHOUT_HEADER = new Set(['else', 'do', 'try']);
 
 interface Frame {
-  /** The character that opened it. */
+  /** The character that opened it, and where. */
   open: string;
+  openAt: number;
   /** The keyword before a `(` (`if`, `for`, `while`, `switch`), when it is a control header. */
   control: string | null;
   /** A `?`, a ternary `:`, `&&` or `||` at this level since the last `,` (the operand after it runs conditionally). */
@@ -55,7 +56,9 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
   let control: { kind: string; afterHeader: number } | null = null;
   /** A nested `{` at block level that opened a compound statement (its `}` ends a statement). */
   const compound: boolean[] = [];
-  const stack: Frame[] = [{ open: '{', control: null, conditional: false, ternaries: 0 }];
+  /** The last `(...)` closed at block level. */
+  let lastParen: { open: number; close: number } | null = null;
+  const stack: Frame[] = [{ open: '{', openAt: block, control: null, conditional: false, ternaries: 0 }];
   const top = () => stack[stack.length - 1];
   const atBlockLevel = () => stack.length === 1;
   const beginStatement = () => {
@@ -82,9 +85,10 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
           control = { kind: word, afterHeader: j };
           beginStatement();
         } else if (CONTROL_WITH_HEADER.has(word)) {
-          const open = skipBlanks(masked, j);
+          let open = skipBlanks(masked, j);
+          if (word === 'if' && masked.startsWith('constexpr', open)) open = skipBlanks(masked, open + 'constexpr'.length);
           if (masked[open] === '(') {
-            stack.push({ open: '(', control: word, conditional: false, ternaries: 0 });
+            stack.push({ open: '(', openAt: open, control: word, conditional: false, ternaries: 0 });
             i = open;
             continue;
           }
@@ -107,17 +111,20 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
       continue;
     }
     if (c === '(' || c === '[') {
-      stack.push({ open: c, control: null, conditional: false, ternaries: 0 });
+      stack.push({ open: c, openAt: i, control: null, conditional: false, ternaries: 0 });
       continue;
     }
     if (c === '{') {
-      if (atBlockLevel()) compound.push(i === statementStart);
-      stack.push({ open: '{', control: null, conditional: false, ternaries: 0 });
+      // A compound statement: at a statement's start, or after `name(...)` (a loop macro, `FOR_EACH(i, n) {`; or a
+      // function's body where the brackets before it are not balanced). After `](...)` or `=` it is a lambda or an initializer.
+      if (atBlockLevel()) compound.push(i === statementStart || isAfterCall(masked, i, lastParen));
+      stack.push({ open: '{', openAt: i, control: null, conditional: false, ternaries: 0 });
       continue;
     }
     if (c === ')' || c === ']' || c === '}') {
       if (stack.length === 1) return comma('unbalanced brackets before the launch');
       const frame = stack.pop()!;
+      if (c === ')' && atBlockLevel()) lastParen = { open: frame.openAt, close: i };
       if (atBlockLevel() && frame.control && c === ')') {
         // A control header ends: the next statement is its body.
         control = { kind: frame.control, afterHeader: i + 1 };
@@ -132,9 +139,10 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
       if (atBlockLevel()) {
         control = null;
         beginStatement();
-      } else if (!stack.some((f) => f.control === 'for')) {
-        // A `;` inside brackets is a `for` header's, or the brackets are not balanced (code being typed).
-        return comma('unbalanced brackets before the launch');
+      } else if (top().open !== '{') {
+        // A `;` inside brackets (not in a nested block) is a `for` header's, or the brackets are not balanced (code being typed).
+        const innerBlock = stack.map((f) => f.open).lastIndexOf('{');
+        if (!stack.slice(innerBlock + 1).some((f) => f.control === 'for')) return comma('unbalanced brackets before the launch');
       }
       continue;
     }
@@ -168,6 +176,16 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
   // Braces on both sides of a preprocessor line could end up in different branches.
   if (directives.some(([a, b]) => b > control!.afterHeader && a < statementEnd)) return comma('a preprocessor line lies inside the statement');
   return { kind: 'statement', statementStart, ownLine, braces: { afterHeader: control.afterHeader, statementEnd, kind: control.kind } };
+}
+
+/** Whether the `{` at `open` follows `name(...)` or `name<...>(...)` (a lambda's parameters follow `]`). */
+function isAfterCall(masked: string, open: number, lastParen: { open: number; close: number } | null): boolean {
+  let p = open - 1;
+  while (p >= 0 && /\s/.test(masked[p])) p--;
+  if (masked[p] !== ')' || !lastParen || lastParen.close !== p) return false;
+  let q = lastParen.open - 1;
+  while (q >= 0 && /\s/.test(masked[q])) q--;
+  return q >= 0 && (isIdentCharAt(masked, q) || masked[q] === '>');
 }
 
 function skipBlanks(masked: string, i: number): number {

@@ -68,7 +68,9 @@ export function quickFixes(report: DocumentReport, span: Span, findings: readonl
   }
   for (const finding of findings) {
     if (finding.code !== 'dynamic-smem-needs-opt-in') continue;
-    const analysis = report.analyses.find((a) => contains(a.launch.span, finding.span.start));
+    // The launch the finding is on: the one starting where it starts (launch spans of broken code can overlap).
+    const at = (a: LaunchAnalysis) => a.launch.span.start.line === finding.span.start.line && a.launch.span.start.character === finding.span.start.character;
+    const analysis = report.analyses.find(at) ?? report.analyses.find((a) => contains(a.launch.span, finding.span.start));
     const fix = analysis && optInAction(report, analysis, { code: finding.code, span: finding.span }, context);
     if (fix) fixes.push(fix);
   }
