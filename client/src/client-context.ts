@@ -9,6 +9,7 @@ import { StatusBar } from './status-bar';
 import { registerChart } from './chart/chart-panel';
 import { registerArchitecturePicker } from './architecture-picker';
 import { registerNvccArgumentCommand } from './nvcc-argument-command';
+import { settingsOrigins } from './settings-origins';
 import { MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type MemoryUsage, type ServerStatus } from '../../server/src/protocol';
 
 export class ClientContext {
@@ -46,6 +47,7 @@ export class ClientContext {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       synchronize: { configurationSection: 'cudaOccupancy' },
       initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
+      middleware: { workspace: settingsOrigins },
       errorHandler: this.errorHandler(),
     };
     this.client = new LanguageClient('cudaOccupancy', 'CUDA Occupancy Lens', serverOptions, clientOptions);

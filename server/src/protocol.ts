@@ -7,6 +7,8 @@
 export type { ChartData, ChartPoint, ChartSweep, SweepId } from './core/gpu/occupancy-sweeps';
 export type { LimitingFactor } from './core/gpu/occupancy';
 export { LIMIT_NAMES, bytes, percent } from './core/report/format';
+/** The settings schema, for the client's settings-origins middleware (which keys only the user may set). */
+export { SETTINGS_SCHEMA, WORKSPACE_KEYS_FIELD, userOnlyKeys } from './settings';
 
 /** Client command a lens runs: opens the occupancy chart for a kernel. Argument: ChartTarget. */
 export const SHOW_CHART_COMMAND = 'cudaOccupancy.showChart';

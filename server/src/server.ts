@@ -1,10 +1,14 @@
 /**
  * `cuda-occupancy-lsp`: the language server's entry point. Speaks LSP over
- * stdio (`--stdio`), Node IPC (`--node-ipc`) or a socket, as
- * vscode-languageserver's createConnection reads from the arguments.
+ * stdio (`--stdio`), Node IPC (`--node-ipc`) or a socket, with the framing
+ * checked (lsp/framing-guard.ts: a framing error closes the connection and the
+ * process exits non-zero, for the client to restart it) and the lifecycle
+ * enforced (lsp/lifecycle-gate.ts).
  */
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { CudaOccupancyServer } from './lsp/cuda-occupancy-server';
+import { openTransport } from './lsp/transport';
+import { LifecycleGate } from './lsp/lifecycle-gate';
 import { VERSION } from './version';
 
 const args = process.argv.slice(2);
@@ -12,15 +16,37 @@ if (args.includes('--version')) {
   process.stdout.write(`cuda-occupancy-lsp ${VERSION}\n`);
   process.exit(0);
 }
-if (args.includes('--help') || !args.some((a) => a === '--stdio' || a === '--node-ipc' || a.startsWith('--socket') || a.startsWith('--pipe'))) {
+const transport = args.includes('--help') ? null : openTransport(args);
+if (!transport) {
   process.stderr.write('usage: cuda-occupancy-lsp --stdio | --node-ipc | --socket=PORT | --pipe=NAME\n');
   process.exit(args.includes('--help') ? 0 : 2);
 }
+if (transport.kind === 'stdio') {
+  // stdout carries the protocol: anything printed goes to stderr.
+  for (const name of ['log', 'info', 'warn', 'error', 'debug'] as const) console[name] = (...items: unknown[]) => process.stderr.write(`${items.map(String).join(' ')}\n`);
+}
 
-const connection = createConnection(ProposedFeatures.all);
+const gate = new LifecycleGate(transport.reader, transport.writer);
+const exit = (code: number) => {
+  // The protocol's exit code: 0 after a shutdown request, 1 otherwise.
+  process.exit(code);
+};
+transport.reader.onError((error) => {
+  process.stderr.write(`[error] cuda-occupancy-lsp: cannot read the client's messages (${error.message}): closing the connection\n`);
+  exit(1);
+});
+transport.reader.onClose(() => exit(gate.shutdownReceived ? 0 : 1));
+
+const connection = createConnection(ProposedFeatures.all, gate, transport.writer);
 let server: CudaOccupancyServer | undefined;
 connection.onInitialize(async (params) => {
-  server = await CudaOccupancyServer.initialize(connection, params);
+  try {
+    server = await CudaOccupancyServer.initialize(connection, params);
+  } catch (error) {
+    gate.initializeFailed();
+    throw error;
+  }
+  gate.initialized();
   return { capabilities: server.capabilities(), serverInfo: { name: 'cuda-occupancy-lsp', version: VERSION } };
 });
 process.on('uncaughtException', (error) => connection.console.error(`[error] uncaught: ${error.stack ?? error.message}`));

@@ -13,6 +13,13 @@ interface SettingSpec<T> {
   maximum?: number;
   /** Settings that name programs or flags to run: ignored in an untrusted workspace. */
   runsCode?: boolean;
+  /** Settings that name a file to read: ignored in an untrusted workspace when the workspace sets them. */
+  readsFiles?: boolean;
+  /**
+   * The user's alone (package.json scope "machine"): a value the workspace or a folder sets is ignored,
+   * whatever the trust (the allow-list of compilers, the limits that protect the machine).
+   */
+  userOnly?: boolean;
 }
 
 const spec = <T>(s: SettingSpec<T>) => s;
@@ -23,16 +30,18 @@ export const SETTINGS_SCHEMA = {
     type: 'array',
     description: 'Target architectures (sm_80, sm_90, 9.0, ...). Empty: taken from compile_commands.json (-arch/-gencode) or CMake\'s CUDA_ARCHITECTURES, else sm_80 and sm_90.',
   }),
-  'nvcc.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Run nvcc in the background after each save to read register and shared-memory figures from ptxas.' }),
-  'nvcc.path': spec<string>({ default: '', type: 'string', description: 'Path to nvcc. Empty: $CUDA_HOME/bin, /usr/local/cuda/bin, then PATH.', runsCode: true }),
-  'nvcc.args': spec<string[]>({ default: [], type: 'array', description: 'Extra nvcc arguments, one per item (e.g. -maxrregcount=64, --expt-relaxed-constexpr).', runsCode: true }),
+  'nvcc.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Run nvcc in the background when a file is opened and after each save to read register and shared-memory figures from ptxas.' }),
+  'nvcc.path': spec<string>({ default: '', type: 'string', description: 'Path to nvcc. Empty: $CUDA_HOME/bin, /usr/local/cuda/bin, then PATH. Set in the workspace settings, it is used only when it matches `cudaOccupancy.nvcc.allowedCompilers`.', runsCode: true }),
+  'nvcc.args': spec<string[]>({ default: [], type: 'array', description: 'Extra nvcc arguments, one per item (e.g. -maxrregcount=64, --expt-relaxed-constexpr). Options that write files or run programs (-o, -keep, -keep-dir, --run, -odir, -MF, --options-file) are always dropped; from the workspace settings, -ccbin and host-compiler options are dropped unless the compiler matches `cudaOccupancy.nvcc.allowedCompilers`.', runsCode: true }),
+  'nvcc.allowedCompilers': spec<string[]>({ default: [], type: 'array', description: 'Absolute-path globs (`*`, `?`, `**`) of the compilers that compile_commands.json and workspace settings may name (`-ccbin`, `--compiler-bindir`, `cudaOccupancy.nvcc.path`), e.g. `/usr/bin/g++-*`. User settings only: a workspace cannot widen it. Empty: such options are dropped, with a log line each.', userOnly: true }),
+  'nvcc.memoryLimitMB': spec<number>({ default: 4096, type: 'number', minimum: 256, maximum: 262144, description: 'The address space each process of an nvcc run may use (nvcc, its front end, cicc, ptxas), in MB. User settings only.', userOnly: true }),
   'nvcc.includePaths': spec<string[]>({ default: [], type: 'array', description: 'Include directories passed as -I when the file has no compile_commands.json entry.', runsCode: true }),
   'nvcc.defines': spec<string[]>({ default: [], type: 'array', description: 'Macros passed as -D (NAME or NAME=VALUE) when the file has no compile_commands.json entry.', runsCode: true }),
   'nvcc.std': spec<string>({ default: '', type: 'string', description: 'C++ standard for nvcc (-std=c++17). Empty: nvcc\'s default.', runsCode: true }),
   'nvcc.timeoutSeconds': spec<number>({ default: 60, type: 'number', minimum: 1, maximum: 600, description: 'Stop an nvcc run after this many seconds.' }),
   'nvcc.maxParallel': spec<number>({ default: 2, type: 'number', minimum: 1, maximum: 16, description: 'At most this many nvcc runs at once.' }),
   compileCommandsDir: spec<string>({ default: '', type: 'string', description: 'Directory holding compile_commands.json. Empty: the workspace root, then build/.', runsCode: true }),
-  ptxasLog: spec<string>({ default: '', type: 'string', description: 'A build log holding `nvcc -Xptxas -v` output to read figures from (e.g. build/ptxas.log).' }),
+  ptxasLog: spec<string>({ default: '', type: 'string', description: 'A build log holding `nvcc -Xptxas -v` output to read figures from (e.g. build/ptxas.log). Ignored in an untrusted workspace when set in the workspace settings.', readsFiles: true }),
   latencyCycles: spec<number>({ default: 0, type: 'number', minimum: 0, maximum: 10000, description: 'Global-memory latency in cycles for the latency-hiding estimate. 0: the per-architecture default from published microbenchmarks.' }),
   occupancyWarningBelow: spec<number>({ default: 0, type: 'number', minimum: 0, maximum: 100, description: 'Report launches whose occupancy is below this percentage (a hint). 0: off.' }),
   'divergence.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Find branches that diverge inside a warp on threadIdx.' }),
@@ -44,6 +53,9 @@ export const SETTINGS_SCHEMA = {
     description: 'Named GPUs to show waves, tail, cluster limits and the latency range on (`A100 SXM4 80GB`, `H100`, `RTX 4090`, ...). Empty: one common part per target architecture.',
   }),
   gridFindings: spec<boolean>({ default: true, type: 'boolean', description: 'Hint at grids the source fixes that leave SMs idle (`small-grid`) or run a mostly empty last wave (`tail-effect`).' }),
+  'limits.fileMB': spec<number>({ default: 64, type: 'number', minimum: 1, maximum: 1024, description: 'The largest file read from disk (build log, compile_commands.json, headers of the workspace index), in MB; a larger one is skipped and reported. Only regular files are read. User settings only.', userOnly: true }),
+  'limits.documentMB': spec<number>({ default: 16, type: 'number', minimum: 1, maximum: 256, description: 'Documents larger than this (in MB) are not analysed: they get one information diagnostic instead. User settings only.', userOnly: true }),
+  'limits.lineLength': spec<number>({ default: 100000, type: 'number', minimum: 1000, maximum: 10000000, description: 'Documents with a line longer than this many characters (generated or minified code) are not analysed: they get one information diagnostic instead. User settings only.', userOnly: true }),
 };
 
 export type SettingKey = keyof typeof SETTINGS_SCHEMA;
@@ -54,11 +66,27 @@ export const DEFAULT_SETTINGS: Settings = Object.fromEntries(
 ) as Settings;
 
 /**
+ * Where a client says which settings the workspace sets: in its `workspace/configuration` answer for
+ * `cudaOccupancy`, the keys (without the section) whose value comes from workspace or folder settings.
+ * VS Code's client sends it (client/src/settings-origins.ts); other clients send nothing, and their
+ * values count as the user's (docs/security.md says what their configurations must then keep out).
+ */
+export const WORKSPACE_KEYS_FIELD = '$workspaceKeys';
+
+export interface ReadSettings {
+  settings: Settings;
+  problems: string[];
+  /** Keys whose value comes from the workspace, or null when the client did not say. */
+  fromWorkspace: ReadonlySet<SettingKey> | null;
+}
+
+/**
  * Settings from a client's `workspace/configuration` answer (nested objects or
  * dotted keys), each checked against the schema: a wrong type falls back to the
- * default and is reported, never thrown.
+ * default and is reported, never thrown. A user-only setting the workspace sets
+ * falls back to the default too (reported).
  */
-export function readSettings(raw: unknown): { settings: Settings; problems: string[] } {
+export function readSettings(raw: unknown): ReadSettings {
   const problems: string[] = [];
   const settings: Record<string, unknown> = { ...DEFAULT_SETTINGS };
   const flat = flatten(raw);
@@ -68,7 +96,42 @@ export function readSettings(raw: unknown): { settings: Settings; problems: stri
     if (isOfType(value, s)) settings[key] = s.type === 'number' ? clamp(value as number, s) : value;
     else problems.push(`cudaOccupancy.${key}: expected ${s.type}${s.type === 'array' ? ' of strings' : ''}, got ${JSON.stringify(value)}; using ${JSON.stringify(s.default)}`);
   }
+  const fromWorkspace = workspaceKeys(raw);
+  for (const key of fromWorkspace ?? []) {
+    if (!(SETTINGS_SCHEMA[key] as SettingSpec<unknown>).userOnly) continue;
+    settings[key] = SETTINGS_SCHEMA[key].default;
+    problems.push(`cudaOccupancy.${key} is set in the workspace settings: ignored (user settings only)`);
+  }
+  return { settings: settings as Settings, problems, fromWorkspace };
+}
+
+/**
+ * Settings as an untrusted workspace may have them: files the workspace names (a build log) are not read.
+ * Keys whose origin the client did not tell count as the workspace's. Pure.
+ */
+export function withoutUntrustedFiles(read: ReadSettings): { settings: Settings; problems: string[] } {
+  const settings: Record<string, unknown> = { ...read.settings };
+  const problems: string[] = [];
+  for (const key of Object.keys(SETTINGS_SCHEMA) as SettingKey[]) {
+    if (!(SETTINGS_SCHEMA[key] as SettingSpec<unknown>).readsFiles) continue;
+    if (JSON.stringify(settings[key]) === JSON.stringify(SETTINGS_SCHEMA[key].default)) continue;
+    if (read.fromWorkspace && !read.fromWorkspace.has(key)) continue;
+    settings[key] = SETTINGS_SCHEMA[key].default;
+    problems.push(`cudaOccupancy.${key} is ignored in an untrusted workspace`);
+  }
   return { settings: settings as Settings, problems };
+}
+
+function workspaceKeys(raw: unknown): Set<SettingKey> | null {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  const listed = (raw as Record<string, unknown>)[WORKSPACE_KEYS_FIELD];
+  if (!Array.isArray(listed)) return null;
+  return new Set(listed.filter((k): k is SettingKey => typeof k === 'string' && k in SETTINGS_SCHEMA));
+}
+
+/** Keys the user alone may set (package.json scope "machine"). */
+export function userOnlyKeys(): SettingKey[] {
+  return (Object.keys(SETTINGS_SCHEMA) as SettingKey[]).filter((k) => (SETTINGS_SCHEMA[k] as SettingSpec<unknown>).userOnly);
 }
 
 /** Settings that may not come from an untrusted workspace's own files. */
@@ -109,6 +172,7 @@ export function packageJsonProperties(): Record<string, object> {
       if (spec.minimum !== undefined) entry.minimum = spec.minimum;
       if (spec.maximum !== undefined) entry.maximum = spec.maximum;
       if (spec.runsCode) entry.scope = 'machine-overridable';
+      if (spec.userOnly) entry.scope = 'machine';
       return [`cudaOccupancy.${key}`, entry];
     }),
   );

@@ -239,7 +239,7 @@ void run(float* p) {
     const optIn = actions.find((a) => a.title.startsWith('Opt in'));
     assert.ok(optIn);
     assert.deepEqual(optIn.edit?.changes?.[uri], [
-      { range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } }, newText: '    cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n' },
+      { range: { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } }, newText: 'cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n    ' },
     ]);
   });
 

@@ -39,3 +39,14 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** Whether a process is running: alive and not a zombie (a killed orphan waits for init to reap it, which in some containers never comes). */
+export function running(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}

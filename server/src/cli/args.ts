@@ -2,16 +2,17 @@
 import { UsageError } from './cli-io';
 
 export interface FlagSpec {
-  [flag: string]: 'string' | 'boolean';
+  /** `list`: a string option that may be given several times (its values in order). */
+  [flag: string]: 'string' | 'boolean' | 'list';
 }
 
 export interface ParsedArgs {
-  flags: Record<string, string | boolean>;
+  flags: Record<string, string | boolean | string[]>;
   positional: string[];
 }
 
 export function parseArgs(args: string[], spec: FlagSpec, aliases: Record<string, string> = {}): ParsedArgs {
-  const flags: Record<string, string | boolean> = {};
+  const flags: ParsedArgs['flags'] = {};
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -34,7 +35,8 @@ export function parseArgs(args: string[], spec: FlagSpec, aliases: Record<string
     } else {
       const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
       if (value === undefined || (eq < 0 && value.startsWith('--'))) throw new UsageError(`option ${rawName} needs a value`);
-      flags[name] = value;
+      if (kind === 'list') flags[name] = [...((flags[name] as string[] | undefined) ?? []), value];
+      else flags[name] = value;
     }
   }
   return { flags, positional };

@@ -1,16 +1,21 @@
 /** Reading a baseline file for `check --baseline FILE`. */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from './cli-io';
 import { BaselineError, parseBaseline, type Baseline } from './baseline';
+import { readBoundedFileSync } from '../files/bounded-read';
 
-/** Read and validate `--baseline FILE`; a missing or bad file is a usage error (exit 2) with one clear line. */
-export function loadBaseline(file: string, cwd: string): Baseline {
+const MAX_BASELINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Read and validate `--baseline FILE`: a regular file (a FIFO or a device is refused without blocking) of at
+ * most 64 MB. A missing or bad file is a usage error (exit 2) with one clear line.
+ */
+export function loadBaseline(file: string, cwd: string, maxBytes = MAX_BASELINE_BYTES): Baseline {
   let text: string;
   try {
-    text = readFileSync(path.resolve(cwd, file), 'utf8');
+    text = readBoundedFileSync(path.resolve(cwd, file), { maxBytes, what: 'baseline' }).text;
   } catch (error) {
-    throw new UsageError(`cannot read baseline ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new UsageError((error as Error).message.replace(path.resolve(cwd, file), file));
   }
   try {
     return parseBaseline(text);
@@ -19,4 +24,3 @@ export function loadBaseline(file: string, cwd: string): Baseline {
     throw error;
   }
 }
-

@@ -1,5 +1,5 @@
 /** `cuda-occupancy check FILE_OR_DIR...`: the editor's analysis for terminals and CI. */
-import { readFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
@@ -13,7 +13,11 @@ import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
 import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
-import { locateNvcc } from '../nvcc/locate-nvcc';
+import { expandHome, findOnPath, locateNvcc } from '../nvcc/locate-nvcc';
+import { droppedLine, type ArgumentPolicy } from '../nvcc/argument-policy';
+import { FileReadError, readBoundedFileSync } from '../files/bounded-read';
+import { DEFAULT_DOCUMENT_LIMITS, tooLargeToAnalyse, tooManyBytes } from '../document-limits';
+import { DEFAULT_SETTINGS } from '../settings';
 import type { Finding, Severity } from '../core/types';
 import type { CheckJson } from './check-json-types';
 import { toSarif } from './sarif';
@@ -34,11 +38,14 @@ const FLAGS = {
   '--baseline': 'string',
   '--quiet': 'boolean',
   '--verbose': 'boolean',
+  '--allow-compiler': 'list',
   '--help': 'boolean',
 } as const;
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [-q|--quiet | -v|--verbose] FILE_OR_DIR...`;
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [-q|--quiet | -v|--verbose] FILE_OR_DIR...
+  --allow-compiler GLOB  a host compiler compile_commands.json may name (-ccbin, --compiler-bindir), as an absolute-path glob
+                         (e.g. /usr/bin/g++-*); repeatable. Without it such options are dropped, with a line each.`;
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1, hint: 0 };
 const DEFAULT_ARCH = 'sm_80';
@@ -66,7 +73,9 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   const roots = [...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p)))];
   const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
   const archs = chooseArchs(flags['--arch'] as string | undefined, database);
+  const policy: ArgumentPolicy = { allowedCompilers: expandHome((flags['--allow-compiler'] as string[] | undefined) ?? []), findOnPath: (name) => findOnPath(name) };
 
+  const notes: string[] = [];
   const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash });
   indexWorkspace(roots, { index: analyzer.index });
   const gpus = typeof flags['--gpu'] === 'string' ? (flags['--gpu'] as string).split(',').map((s) => s.trim()).filter(Boolean) : [];
@@ -76,6 +85,11 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   try {
     for (const file of files) {
       const text = readSource(file, io.cwd);
+      const tooLarge = typeof text === 'number' ? tooManyBytes(text) : tooLargeToAnalyse(text);
+      if (tooLarge !== null || typeof text === 'number') {
+        notes.push(`${path.relative(io.cwd, file) || file}: ${tooLarge}; skipped`);
+        continue;
+      }
       analyzer.index.update(toIndexPath(file), text);
       analysed.push({ file, facts: analyzer.analyzeFile({ uri: file, text }) });
     }
@@ -83,7 +97,6 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
     analyzer.parser.dispose();
   }
 
-  const notes: string[] = [];
   const compileFailures: CompileFailure[] = [];
   if (typeof flags['--ptxas-log'] === 'string') {
     try {
@@ -95,10 +108,17 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   }
   if (!flags['--no-nvcc']) {
     const nvccPath = locateNvcc(flags['--nvcc'] as string | undefined);
+    const memoryLimitBytes = DEFAULT_SETTINGS['nvcc.memoryLimitMB'] * 1024 * 1024;
+    const logged = new Set<string>();
     for (const { file, facts } of analysed) {
       if (!file.endsWith('.cu') || !facts.kernels.some((k) => k.isDefinition)) continue;
-      const compileFlags = resolveCompileFlags({ database, filePath: file, settings: {} });
-      const result = await compileResources({ nvccPath, filePath: file, archs, flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000 });
+      const compileFlags = resolveCompileFlags({ database, filePath: file, settings: {}, policy });
+      for (const dropped of compileFlags.dropped ?? []) {
+        const line = droppedLine(dropped);
+        if (!logged.has(line)) notes.push(line);
+        logged.add(line);
+      }
+      const result = await compileResources({ nvccPath, filePath: file, archs, flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000, memoryLimitBytes });
       if (result.status === 'missing') {
         notes.push(`nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`);
         break;
@@ -108,7 +128,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
       analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
       // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
       if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) continue;
-      const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000 });
+      const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000, memoryLimitBytes });
       if (ptx.status !== 'ok') compileFailures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (branch costs stay estimates)` });
       else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
     }
@@ -167,8 +187,9 @@ async function loadDatabase(dir: string | undefined, roots: string[], cwd: strin
   try {
     return await loadCompileCommands(file);
   } catch (error) {
-    if (dir !== undefined) throw new UsageError(`cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    return null;
+    if (dir === undefined) return null;
+    if (error instanceof FileReadError) throw new UsageError(error.message.replace(file, path.relative(cwd, file) || file));
+    throw new UsageError(`cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
 
@@ -185,11 +206,14 @@ function chooseArchs(flag: string | undefined, database: CompileCommand[] | null
   return archs;
 }
 
-function readSource(file: string, cwd: string): string {
+/** A source's text, or its size when it is larger than the document limit (it is then skipped, not read). */
+function readSource(file: string, cwd: string): string | number {
   let buffer: Buffer;
   try {
-    buffer = readFileSync(file);
+    buffer = readBoundedFileSync(file, { maxBytes: DEFAULT_DOCUMENT_LIMITS.maxBytes }).bytes;
   } catch (error) {
+    if (error instanceof FileReadError && error.code === 'too-large') return statSync(file).size;
+    if (error instanceof FileReadError && error.code === 'not-regular') throw new UsageError(error.message.replace(file, path.relative(cwd, file) || file));
     throw new UsageError(`cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
   if (buffer.subarray(0, 8000).includes(0)) throw new UsageError(`${path.relative(cwd, file) || file} is not a text file`);

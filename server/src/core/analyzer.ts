@@ -11,7 +11,7 @@
 import type { Finding, Kernel, Position } from './types';
 import { contains } from './text/source-text';
 import { createCudaParser, type CudaParser, type GrammarBytes } from './syntax/cuda-parser';
-import { WorkspaceIndex } from './facts/workspace-index';
+import { normalizePath, WorkspaceIndex } from './facts/workspace-index';
 import { parseArch } from './gpu/arch-table';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './incremental/document-analysis';
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
@@ -24,6 +24,7 @@ import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type DocumentReport, type
 import { resolveArchs, type FiguresFor, type KernelFigures } from './report/launch-analysis';
 import { chartForTarget } from './report/chart-data';
 import { partsForArchs, type GpuPart } from './gpu/gpu-parts';
+import type { QuickFixContext } from './report/quick-fixes';
 import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
@@ -154,6 +155,22 @@ export class Analyzer {
     const report = reportWithKeptAnalyses(this.reportInput(uri, facts), kept?.key.endsWith(`/${this.generation}/${this.figures.generation}`) ? kept.report : undefined);
     this.reports.set(uri, { key, report });
     return report;
+  }
+
+  /** What a quick fix in `uri` needs of the rest of the workspace: other files' launches of a kernel, and the macros its includes define. */
+  quickFixContext(uri: string): QuickFixContext {
+    const key = normalizePath(this.keyOf(uri));
+    return {
+      otherLaunches: (kernel) => this.index.launchesNamed(kernel.name).filter((l) => l.path !== key).map((l) => ({ path: l.path, line: l.launch.line, threads: l.launch.threads })),
+      kernelsNamed: (qualifiedName) => this.index.paths().filter((p) => p !== key).flatMap((p) => this.index.get(p)?.kernels.filter((k) => k.qualifiedName === qualifiedName) ?? []),
+      macroBody: (name) => {
+        for (const path of this.index.includeClosure(key)) {
+          const def = this.index.get(path)?.constants.constants.get(name);
+          if (def?.kind === 'define') return def.expr;
+        }
+        return null;
+      },
+    };
   }
 
   /** The occupancy chart a lens or the chart panel asks for (see chartForTarget), or null. */

@@ -1,7 +1,7 @@
 /** An existing build log that holds `nvcc -Xptxas -v` output (CMake builds often do), read for its figures. */
-import { readFileSync, statSync } from 'node:fs';
+import { readBoundedFileSync } from './bounded-read';
 
-const MAX_LOG_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
 
 export interface LogText {
   text: string;
@@ -9,14 +9,11 @@ export interface LogText {
   producedAt: number;
 }
 
-/** Read a log; throws an Error with a one-line message when it cannot be read. */
-export function readPtxasLog(file: string): LogText {
-  let stat;
-  try {
-    stat = statSync(file);
-  } catch (error) {
-    throw new Error(`cannot read ptxas log ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
-  }
-  if (stat.size > MAX_LOG_BYTES) throw new Error(`ptxas log ${file} is larger than 64 MB`);
-  return { text: readFileSync(file, 'utf8'), producedAt: stat.mtimeMs };
+/**
+ * Read a log: a regular file (a FIFO or a device is refused without blocking) of at most `maxBytes`.
+ * Throws an Error with a one-line message when it cannot be read.
+ */
+export function readPtxasLog(file: string, maxBytes = DEFAULT_MAX_LOG_BYTES): LogText {
+  const read = readBoundedFileSync(file, { maxBytes, what: 'ptxas log' });
+  return { text: read.text, producedAt: read.stat.mtimeMs };
 }

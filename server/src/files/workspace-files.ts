@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorkspaceIndex } from '../core/facts/workspace-index';
+import { readBoundedFileSync } from './bounded-read';
 
 export const SOURCE_EXTENSIONS: readonly string[] = ['.cu', '.cuh', '.h', '.hpp', '.hh', '.hxx', '.inl', '.cuinl'];
 
@@ -21,6 +22,8 @@ export interface ScanOptions {
   maxFileBytes?: number;
   /** Stop after this many files. Default 5000. */
   maxFiles?: number;
+  /** Stop after reading this many directories. Default 20000. */
+  maxDirectories?: number;
   extensions?: readonly string[];
 }
 
@@ -30,14 +33,23 @@ export interface ScanResult {
   truncated: boolean;
 }
 
-/** The source files under `roots` (files or directories), sorted. */
+/**
+ * The source files under `roots` (files or directories), sorted. Directories are walked by their real paths:
+ * each is read once however many links lead to it (a link loop, `a -> .`, ends there), and a linked directory
+ * whose real path lies outside every root (a link to `/`) is not followed. Linked files are followed to what
+ * they name; only regular files are listed.
+ */
 export function listSourceFiles(roots: readonly string[], options: ScanOptions = {}): ScanResult {
   const maxBytes = options.maxFileBytes ?? 1024 * 1024;
   const maxFiles = options.maxFiles ?? 5000;
+  const maxDirectories = options.maxDirectories ?? 20_000;
   const extensions = new Set(options.extensions ?? SOURCE_EXTENSIONS);
   const skippedDirs = new Set(SKIPPED_DIRECTORIES);
   const files: string[] = [];
   const skipped: ScanResult['skipped'] = [];
+  const visited = new Set<string>();
+  const realRoots = roots.map((r) => realPath(r)).filter((r): r is string => r !== null);
+  const insideRoots = (real: string) => realRoots.some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
   let truncated = false;
   const visit = (p: string, depth: number) => {
     if (truncated) return;
@@ -51,6 +63,21 @@ export function listSourceFiles(roots: readonly string[], options: ScanOptions =
     if (stat.isDirectory()) {
       if (depth > 0 && (skippedDirs.has(path.basename(p)) || path.basename(p).startsWith('.'))) return;
       if (depth > 32) return;
+      const real = realPath(p);
+      if (real === null) return;
+      if (visited.has(real)) {
+        if (depth > 0) skipped.push({ path: p, reason: 'a directory already read (a link loop or a second link to it)' });
+        return;
+      }
+      if (depth > 0 && !insideRoots(real)) {
+        skipped.push({ path: p, reason: `a link to ${real}, outside the workspace` });
+        return;
+      }
+      if (visited.size >= maxDirectories) {
+        truncated = true;
+        return;
+      }
+      visited.add(real);
       let entries: string[];
       try {
         entries = fs.readdirSync(p).sort();
@@ -76,19 +103,30 @@ export function listSourceFiles(roots: readonly string[], options: ScanOptions =
   return { files: [...new Set(files)].sort(), skipped, truncated };
 }
 
+function realPath(p: string): string | null {
+  try {
+    return fs.realpathSync.native(p);
+  } catch {
+    return null;
+  }
+}
+
 /** Index every source file under `roots`. Paths are indexed as `path.resolve` gives them, with `/` separators. */
 export function indexWorkspace(roots: readonly string[], options: ScanOptions & { index?: WorkspaceIndex; includeDirs?: readonly string[] } = {}): { index: WorkspaceIndex; scan: ScanResult } {
   const index = options.index ?? new WorkspaceIndex({ includeDirs: (options.includeDirs ?? []).map(toIndexPath) });
   const scan = listSourceFiles(roots, options);
-  for (const file of scan.files) updateFromDisk(index, file);
+  for (const file of scan.files) updateFromDisk(index, file, options.maxFileBytes);
   return { index, scan };
 }
 
-/** Re-read one file into the index (after a change on disk); removes it when it is gone. */
-export function updateFromDisk(index: WorkspaceIndex, file: string): boolean {
+/**
+ * Re-read one file into the index (after a change on disk); removes it when it is gone, is not a regular
+ * file, or is larger than `maxBytes` (default 1 MiB, as the scan's).
+ */
+export function updateFromDisk(index: WorkspaceIndex, file: string, maxBytes = 1024 * 1024): boolean {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readBoundedFileSync(file, { maxBytes }).text;
   } catch {
     index.remove(toIndexPath(file));
     return false;

@@ -1,14 +1,21 @@
 /** Code actions: the core's quick fixes for a requested range, as LSP code actions with edits in the document. */
 import { CodeActionKind, type CodeAction, type Diagnostic, type Range } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/analyzer';
-import { quickFixes, type QuickFix } from '../core/report/quick-fixes';
+import { quickFixes, type QuickFix, type QuickFixContext } from '../core/report/quick-fixes';
 import { toRange } from './lsp-convert';
 
 export { ADD_NVCC_ARGUMENT_COMMAND } from '../core/report/quick-fixes';
 
-export function codeActions(report: DocumentReport, range: Range, diagnostics: readonly Diagnostic[]): CodeAction[] {
+export interface CodeActionOptions extends QuickFixContext {
+  /** The client shows actions that are not offered, greyed out with why (`codeAction.disabledSupport`); else they are left out. */
+  disabledSupport?: boolean;
+}
+
+export function codeActions(report: DocumentReport, range: Range, diagnostics: readonly Diagnostic[], options: CodeActionOptions = {}): CodeAction[] {
   const inView = diagnostics.map((d) => ({ code: d.code, span: d.range }));
-  return quickFixes(report, range, inView).map((fix) => toCodeAction(fix, report.facts.uri, diagnostics));
+  return quickFixes(report, range, inView, options)
+    .filter((fix) => !fix.disabled || options.disabledSupport)
+    .map((fix) => toCodeAction(fix, report.facts.uri, diagnostics));
 }
 
 function toCodeAction(fix: QuickFix, uri: string, diagnostics: readonly Diagnostic[]): CodeAction {
@@ -18,6 +25,7 @@ function toCodeAction(fix: QuickFix, uri: string, diagnostics: readonly Diagnost
     const { code, span } = fix.fixes;
     action.diagnostics = diagnostics.filter((d) => d.code === code && d.range.start.line === span.start.line && d.range.start.character === span.start.character);
   }
+  if (fix.disabled) action.disabled = { reason: fix.disabled };
   if (fix.edits) action.edit = { changes: { [uri]: fix.edits.map((e) => ({ range: toRange(e.span), newText: e.newText })) } };
   if (fix.command) action.command = fix.command;
   return action;

@@ -22,11 +22,12 @@ import { createAnalyzer, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Anal
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
-import { DEFAULT_SETTINGS, readSettings, type Settings } from '../settings';
+import { DEFAULT_SETTINGS, readSettings, withoutUntrustedFiles, type Settings } from '../settings';
+import { documentLimitsOf } from '../document-limits';
 import { hoverAt } from './hover';
 import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
-import { toDiagnostic } from './lsp-convert';
+import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { CompileService, type DocumentPtx } from '../nvcc/compile-service';
@@ -71,7 +72,7 @@ export class CudaOccupancyServer {
   ) {
     this.safely = makeSafely((m) => connection.console.error(m));
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
-    this.documents = new DocumentStore({ sessions: analyzer.documents });
+    this.documents = new DocumentStore({ sessions: analyzer.documents, limits: () => documentLimitsOf(this.settings) });
     this.compile = new CompileService({
       workspaceRoots: this.workspaceRoots(),
       trusted: init.workspaceTrusted !== false,
@@ -119,7 +120,10 @@ export class CudaOccupancyServer {
     });
     c.onDidChangeTextDocument((p) => {
       const uri = p.textDocument.uri;
-      this.documents.change(uri, p.textDocument.version, p.contentChanges);
+      if (!this.documents.change(uri, p.textDocument.version, p.contentChanges)) {
+        c.console.warn(`ignored a change of ${uri} to version ${p.textDocument.version}: not newer than the document's`);
+        return;
+      }
       this.scheduleDiagnostics(uri);
       // The debounce is an idle window (see idle-collector.ts).
       this.collector.idle();
@@ -135,7 +139,7 @@ export class CudaOccupancyServer {
       const uri = p.textDocument.uri;
       this.documents.close(uri);
       const file = filePath(uri);
-      if (file) updateFromDisk(this.analyzer.index, file);
+      if (file) updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
       else this.analyzer.index.remove(indexKey(uri));
       this.compile.close(uri);
       this.analyzer.forget(uri);
@@ -183,19 +187,24 @@ export class CudaOccupancyServer {
 
   private async reloadSettings(force = false): Promise<void> {
     let settings = DEFAULT_SETTINGS;
+    let fromWorkspace: ReadonlySet<keyof Settings> | null = null;
     if (this.params.capabilities.workspace?.configuration) {
       try {
         const raw = await this.connection.workspace.getConfiguration({ section: 'cudaOccupancy' });
         const read = readSettings(raw);
-        for (const problem of read.problems) this.connection.console.warn(problem);
-        settings = read.settings;
+        // An untrusted workspace's own settings name no file to read (the trusted-only programs and flags: compile-service.ts).
+        const untrusted = this.trusted() ? null : withoutUntrustedFiles(read);
+        for (const problem of [...read.problems, ...(untrusted?.problems ?? [])]) this.connection.console.warn(problem);
+        settings = untrusted?.settings ?? read.settings;
+        fromWorkspace = read.fromWorkspace;
       } catch (error) {
         this.connection.console.warn(`could not read settings, using defaults: ${String(error)}`);
       }
     }
     if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
     this.settings = settings;
-    await this.compile.configure(settings, () => this.archs());
+    this.documents.recheckLimits();
+    await this.compile.configure(settings, () => this.archs(), fromWorkspace);
     this.analyzer.configure({
       archs: this.archs(),
       gpus: settings.gpus,
@@ -223,7 +232,7 @@ export class CudaOccupancyServer {
     const root = this.workspaceRoots()[0] ?? process.cwd();
     const full = path.resolve(root, file);
     try {
-      const log = readPtxasLog(full);
+      const log = readPtxasLog(full, this.settings['limits.fileMB'] * 1024 * 1024);
       this.analyzer.setLog(full, log.text, log.producedAt);
     } catch (error) {
       this.logNote = (error as Error).message;
@@ -270,7 +279,8 @@ export class CudaOccupancyServer {
   private onCodeAction(params: CodeActionParams): CodeAction[] {
     return this.safely('codeAction', [], () => {
       const report = this.report(params.textDocument.uri);
-      return report ? codeActions(report, params.range, params.context.diagnostics) : [];
+      const disabledSupport = this.params.capabilities.textDocument?.codeAction?.disabledSupport === true;
+      return report ? codeActions(report, params.range, params.context.diagnostics, { ...this.analyzer.quickFixContext(params.textDocument.uri), disabledSupport }) : [];
     });
   }
 
@@ -283,7 +293,7 @@ export class CudaOccupancyServer {
 
   private requestCompile(uri: string): void {
     const file = filePath(uri);
-    if (file && /\.cu$/i.test(file)) this.compile.request(uri, file);
+    if (file && /\.cu$/i.test(file) && !this.documents.tooLarge(uri)) this.compile.request(uri, file);
   }
 
   private onCompiled(result: DocumentFigures): void {
@@ -315,9 +325,13 @@ export class CudaOccupancyServer {
     this.sendStatus();
   }
 
+  private trusted(): boolean {
+    return ((this.params.initializationOptions ?? {}) as InitializationOptions).workspaceTrusted !== false;
+  }
+
   private sendStatus(): void {
     const running = this.compile.running;
-    const trusted = ((this.params.initializationOptions ?? {}) as InitializationOptions).workspaceTrusted !== false;
+    const trusted = this.trusted();
     const status: ServerStatus = {
       state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : trusted ? 'ready' : 'untrusted',
       archs: this.archs(),
@@ -387,6 +401,11 @@ export class CudaOccupancyServer {
    * pass that takes longer than PARTIAL_DIAGNOSTICS_AFTER_MS publishes what is known meanwhile.
    */
   private publishDiagnostics(uri: string): void {
+    const tooLarge = this.documents.tooLarge(uri);
+    if (tooLarge) {
+      void this.connection.sendDiagnostics({ uri, version: this.documents.version(uri), diagnostics: [tooLargeDiagnostic(tooLarge)] });
+      return;
+    }
     const report = this.safely('diagnostics', undefined, () => this.report(uri));
     if (!report) return;
     if (report.facts.pendingKernels > 0) {

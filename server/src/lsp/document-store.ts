@@ -7,27 +7,71 @@ import type { TextEdit } from '../core/syntax/cuda-parser';
 import type { Position } from '../core/types';
 import { DocumentSessions, type DocumentSessionsOptions } from '../core/incremental/document-sessions';
 import type { DocumentFacts } from '../core/incremental/document-analysis';
+import { DEFAULT_DOCUMENT_LIMITS, tooLargeAfterEdit, tooLargeToAnalyse, type DocumentLimits } from '../document-limits';
 
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from '../core/incremental/document-sessions';
 
-export type DocumentStoreOptions = { sessions: DocumentSessions } | (Omit<DocumentSessionsOptions, 'clock'> & { clock?: () => number });
+export type DocumentStoreOptions = ({ sessions: DocumentSessions } | (Omit<DocumentSessionsOptions, 'clock'> & { clock?: () => number })) & {
+  /** The size limits (read on every change, so that settings apply at once); default DEFAULT_DOCUMENT_LIMITS. */
+  limits?: () => DocumentLimits;
+};
 
 export class DocumentStore {
   private readonly documents = new Map<string, TextDocument>();
   private readonly sessions: DocumentSessions;
+  /** Documents over the size limits, with why: they are kept as text only, never analysed. */
+  private readonly oversize = new Map<string, string>();
+  private readonly limits: () => DocumentLimits;
 
   constructor(options: DocumentStoreOptions) {
     this.sessions = 'sessions' in options ? options.sessions : new DocumentSessions({ clock: () => performance.now(), ...options });
+    this.limits = options.limits ?? (() => DEFAULT_DOCUMENT_LIMITS);
   }
 
   open(uri: string, languageId: string, version: number, text: string): void {
     this.documents.set(uri, TextDocument.create(uri, languageId, version, text));
-    this.sessions.open(uri, version, text);
+    this.oversize.delete(uri);
+    this.analyse(uri, version, text, 'open');
   }
 
-  change(uri: string, version: number, changes: TextDocumentContentChangeEvent[]): void {
+  /** Why the document is not analysed (`too large to analyse: ...`), or null. */
+  tooLarge(uri: string): string | null {
+    return this.oversize.get(uri) ?? null;
+  }
+
+  /** The limits changed: documents that now fit are analysed, documents that no longer fit dropped. */
+  recheckLimits(): void {
+    for (const [uri, document] of this.documents) this.analyse(uri, document.version, document.getText(), 'limits');
+  }
+
+  /**
+   * Hands a version to the sessions, unless it is over the limits: `open` a first version, edits the
+   * change from the last one, `limits` the same version under new limits (only a change of verdict acts).
+   */
+  private analyse(uri: string, version: number, text: string, how: 'open' | 'limits' | TextEdit[] | null): void {
+    const was = this.oversize.get(uri);
+    // One edit of a document within the limits: only the lines it wrote need a look.
+    const reason = Array.isArray(how) && how.length === 1 && was === undefined
+      ? tooLargeAfterEdit(text, how[0].startIndex, how[0].newEndIndex, this.limits())
+      : tooLargeToAnalyse(text, this.limits());
+    if (reason) {
+      this.oversize.set(uri, reason);
+      if (how === 'open' || was === undefined) this.sessions.close(uri);
+      return;
+    }
+    this.oversize.delete(uri);
+    if (how === 'open' || was !== undefined) this.sessions.open(uri, version, text);
+    else if (how !== 'limits') this.sessions.update(uri, version, text, how);
+  }
+
+  /**
+   * Applies a version's changes. A version not newer than the document's is stale (a client bug, or
+   * messages out of order): ignored, and false returned.
+   */
+  change(uri: string, version: number, changes: TextDocumentContentChangeEvent[]): boolean {
     let document = this.documents.get(uri);
-    if (!document) return;
+    if (!document) return false;
+    if (!Number.isInteger(version) || version <= document.version) return false;
     let edits: TextEdit[] | null = [];
     for (const change of changes) {
       if ('range' in change) {
@@ -50,11 +94,13 @@ export class DocumentStore {
       }
     }
     this.documents.set(uri, document);
-    this.sessions.update(uri, version, document.getText(), edits);
+    this.analyse(uri, version, document.getText(), edits);
+    return true;
   }
 
   close(uri: string): void {
     this.documents.delete(uri);
+    this.oversize.delete(uri);
     this.sessions.close(uri);
   }
 
@@ -88,6 +134,7 @@ export class DocumentStore {
 
   dispose(): void {
     this.documents.clear();
+    this.oversize.clear();
     this.sessions.dispose();
   }
 }

@@ -31,3 +31,8 @@ export function toDiagnostic(finding: Finding, uri: string): Diagnostic {
 function asUri(pathOrUri: string): string {
   return /^[a-z][a-z0-9+.-]*:/i.test(pathOrUri) && !/^[a-z]:[\\/]/i.test(pathOrUri) ? pathOrUri : pathToFileURL(pathOrUri).href;
 }
+
+/** The one diagnostic of a document over the size limits (document-limits.ts), at its start. */
+export function tooLargeDiagnostic(message: string): Diagnostic {
+  return { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: DiagnosticSeverity.Information, code: 'too-large-to-analyse', source: 'cuda-occupancy', message };
+}

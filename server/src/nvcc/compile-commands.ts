@@ -6,6 +6,8 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { applyArgumentPolicy, type ArgumentOrigin, type ArgumentPolicy, type DroppedArgument } from './argument-policy';
+import { readBoundedFile } from '../files/bounded-read';
 
 export interface CompileCommand {
   /** The working directory of the compile. */
@@ -24,6 +26,8 @@ export interface CompileFlags {
   /** Directory to run nvcc in. */
   readonly cwd: string | null;
   readonly origin: 'compile_commands' | 'settings';
+  /** Options the argument policy removed (see argument-policy.ts), for one log line each. */
+  readonly dropped?: readonly DroppedArgument[];
 }
 
 export interface FlagSettings {
@@ -35,7 +39,7 @@ export interface FlagSettings {
 }
 
 const DATABASE = 'compile_commands.json';
-const MAX_DATABASE_BYTES = 256 * 1024 * 1024;
+const MAX_DATABASE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Where compile_commands.json is: the configured directory if set (only there), else each workspace
@@ -60,11 +64,13 @@ export async function findCompileCommandsFile(options: { workspaceRoots: readonl
   return null;
 }
 
-/** Reads and validates a compilation database. Throws with a one-line message on unreadable or invalid input. */
-export async function loadCompileCommands(file: string): Promise<CompileCommand[]> {
-  const stat = await fs.stat(file);
-  if (stat.size > MAX_DATABASE_BYTES) throw new Error(`${file} is larger than ${MAX_DATABASE_BYTES} bytes`);
-  return parseCompileCommands(await fs.readFile(file, 'utf8'), path.dirname(file));
+/**
+ * Reads and validates a compilation database: a regular file of at most `maxBytes` (default 64 MiB). Throws
+ * with a one-line message on unreadable, special, oversized or invalid input.
+ */
+export async function loadCompileCommands(file: string, maxBytes = MAX_DATABASE_BYTES): Promise<CompileCommand[]> {
+  const read = await readBoundedFile(file, { maxBytes, what: 'compile_commands.json' });
+  return parseCompileCommands(read.text, path.dirname(file));
 }
 
 /** Parses the JSON text of a compilation database; entries that are not well-formed are skipped. Pure. */
@@ -160,7 +166,8 @@ const DROP_WITH_VALUE = new Set([
   '-keep-dir', '-split-compile', '--split-compile', '--cuda-gpu-arch', '--offload-arch', '-target', '--target',
 ]);
 const ARCH_FLAGS = new Set(['-arch', '--gpu-architecture', '-code', '--gpu-code', '-gencode', '--generate-code', '--cuda-gpu-arch', '--offload-arch']);
-const PATH_FLAGS = new Set(['-I', '--include-path', '-isystem', '-include', '--pre-include', '-iquote', '-idirafter', '-ccbin', '--compiler-bindir']);
+/** Resolved against the command's directory. (A compiler path is resolved by the argument policy, which checks it.) */
+const PATH_FLAGS = new Set(['-I', '--include-path', '-isystem', '-include', '--pre-include', '-iquote', '-idirafter']);
 
 /**
  * Reduces a compile command to the nvcc flags worth keeping, resolving relative paths against the
@@ -264,15 +271,26 @@ export function flagsFromSettings(settings: FlagSettings, baseDir: string | null
   return { flags, archs, cwd: baseDir, origin: 'settings' };
 }
 
-/** The flags for a file: its database entry when there is one, else the settings; extra nvccArgs always apply. */
+/** Allows no compiler the workspace names. */
+export const NO_COMPILERS: ArgumentPolicy = { allowedCompilers: [] };
+
+/**
+ * The flags for a file: its database entry when there is one, else the settings; extra nvccArgs always apply.
+ * Both go through the argument policy (argument-policy.ts): the database's as compile_commands.json's, the
+ * settings' as `nvccArgsOrigin` says (default: the user's).
+ */
 export function resolveCompileFlags(options: {
   database: readonly CompileCommand[] | null; filePath: string; settings: FlagSettings; workspaceRoot?: string | null;
+  policy?: ArgumentPolicy; nvccArgsOrigin?: ArgumentOrigin;
 }): CompileFlags {
+  const policy = options.policy ?? NO_COMPILERS;
   const entry = options.database ? findCompileCommand(options.database, options.filePath) : null;
+  const nvccArgs = applyArgumentPolicy((options.settings.nvccArgs ?? []).filter((a) => typeof a === 'string'), options.nvccArgsOrigin ?? 'user settings', policy, options.workspaceRoot ?? null);
   if (entry) {
     const fromDatabase = extractNvccFlags(entry);
-    const extra = flagsFromSettings({ nvccArgs: options.settings.nvccArgs });
-    return { ...fromDatabase, flags: [...fromDatabase.flags, ...extra.flags] };
+    const reduced = applyArgumentPolicy(fromDatabase.flags, 'compile_commands.json', policy, entry.directory);
+    const extra = flagsFromSettings({ nvccArgs: nvccArgs.args });
+    return { ...fromDatabase, flags: [...reduced.args, ...extra.flags], dropped: [...reduced.dropped, ...nvccArgs.dropped] };
   }
-  return flagsFromSettings(options.settings, options.workspaceRoot ?? null);
+  return { ...flagsFromSettings({ ...options.settings, nvccArgs: nvccArgs.args }, options.workspaceRoot ?? null), dropped: nvccArgs.dropped };
 }

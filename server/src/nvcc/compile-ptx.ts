@@ -13,6 +13,8 @@ import * as path from 'node:path';
 import { nvccVersion, runNvcc } from './nvcc-runner';
 import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
 import { findFirstCompilerError, type CompilerMessage } from './compile-resources';
+import { readBoundedFile } from '../files/bounded-read';
+import { isValidPtxEntry } from './cache-validation';
 
 /** What the cache stores. */
 export interface PtxText {
@@ -40,6 +42,10 @@ export interface CompilePtxOptions {
   /** The largest PTX file read back; default 32 MiB. */
   readonly maxPtxBytes?: number;
   readonly now?: () => number;
+  /** The address space each process of the nvcc run may use, in bytes (see runNvcc); none when omitted. */
+  readonly memoryLimitBytes?: number;
+  /** The largest source file read (for the hash and the cache key); default 64 MiB. */
+  readonly maxFileBytes?: number;
 }
 
 export type CompilePtxFailureStatus =
@@ -105,9 +111,9 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
 
   let content: Buffer;
   try {
-    content = await fs.readFile(options.filePath);
+    content = (await readBoundedFile(options.filePath, { maxBytes: options.maxFileBytes ?? 64 * 1024 * 1024 })).bytes;
   } catch (error) {
-    return fail('failed', message(`cannot read ${options.filePath}: ${(error as Error).message}`));
+    return fail('failed', message((error as Error).message));
   }
   sourceHash = contentHash(content);
 
@@ -128,6 +134,7 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
     const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
     const run = await runNvcc({
       nvccPath: options.nvccPath, args, cwd: options.cwd ?? path.dirname(options.filePath), timeoutMs: options.timeoutMs, signal: options.signal, env,
+      memoryLimitBytes: options.memoryLimitBytes,
     });
     compileMs = run.durationMs;
     log = run.stderr + run.stdout;
@@ -137,16 +144,14 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
       return fail('failed', findFirstCompilerError(run.stderr + (run.stdout ? `\n${run.stdout}` : '')) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`));
     }
     const limit = options.maxPtxBytes ?? DEFAULT_MAX_PTX;
-    let size: number;
+    let text: string;
     try {
-      const stat = await fs.stat(output);
-      if (!stat.isFile()) return fail('invalid-output', message('nvcc wrote no PTX file'));
-      size = stat.size;
-    } catch {
+      text = (await readBoundedFile(output, { maxBytes: limit })).text;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'too-large') return fail('too-large', message(`the PTX is over the ${limit}-byte limit`));
       return fail('invalid-output', message('nvcc wrote no PTX file'));
     }
-    if (size > limit) return fail('too-large', message(`the PTX is ${size} bytes, over the ${limit}-byte limit`));
-    const text = await fs.readFile(output, 'utf8');
     if (!looksLikePtx(text)) return fail('invalid-output', message('nvcc\'s output is not PTX (no .version and .target lines)'));
     const ptx: PtxText = { arch: options.arch, text, nvccVersion: versionText, producedAt: now() };
     if (key && options.cache) await options.cache.set(key, ptx);
@@ -171,9 +176,7 @@ export function looksLikePtx(text: string): boolean {
 
 /** The cache's validator: a value read back from disk is not trusted. */
 export function isPtxText(value: unknown): value is PtxText {
-  if (!value || typeof value !== 'object') return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.arch === 'string' && typeof v.text === 'string' && typeof v.nvccVersion === 'string' && typeof v.producedAt === 'number' && looksLikePtx(v.text);
+  return isValidPtxEntry(value) && looksLikePtx(value.text);
 }
 
 function message(text: string): CompilerMessage {

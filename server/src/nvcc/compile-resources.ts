@@ -12,6 +12,7 @@ import {
 } from '../core/compiler/ptxas-output';
 import { nvccVersion, runNvcc, type NvccRunResult } from './nvcc-runner';
 import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+import { readBoundedFile } from '../files/bounded-read';
 
 /** What one architecture's compile yields; also what the cache stores. */
 export interface ArchFigures {
@@ -56,6 +57,10 @@ export interface CompileResourcesOptions {
   readonly tempRoot?: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly now?: () => number;
+  /** The address space each process of an nvcc run may use, in bytes (see runNvcc); none when omitted. */
+  readonly memoryLimitBytes?: number;
+  /** The largest source file read (for the cache key); default 64 MiB. */
+  readonly maxFileBytes?: number;
 }
 
 export type CompileStatus = 'ok' | 'failed' | 'missing' | 'timed-out' | 'cancelled' | 'failed-to-start';
@@ -114,9 +119,9 @@ export async function compileResources(options: CompileResourcesOptions): Promis
 
   let content: Buffer;
   try {
-    content = await fs.readFile(options.filePath);
+    content = (await readBoundedFile(options.filePath, { maxBytes: options.maxFileBytes ?? 64 * 1024 * 1024 })).bytes;
   } catch (error) {
-    return finish({ status: 'failed', failedArchs: archs, nvccVersion: versionText, firstError: message(`cannot read ${options.filePath}: ${(error as Error).message}`) });
+    return finish({ status: 'failed', failedArchs: archs, nvccVersion: versionText, firstError: message((error as Error).message) });
   }
 
   const mayHaveKernels = content.includes('__global__') || content.includes('__launch_bounds__');
@@ -208,7 +213,7 @@ async function compileOnce(options: CompileResourcesOptions & {
     const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
     const run = await runNvcc({
       nvccPath: options.nvccPath, args, cwd: options.cwd ?? path.dirname(options.filePath), timeoutMs: options.timeoutMs,
-      signal: options.signal, env,
+      signal: options.signal, env, memoryLimitBytes: options.memoryLimitBytes,
     });
     const command = [options.nvccPath, ...args];
     if (run.status !== 'exited') {

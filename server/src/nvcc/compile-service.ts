@@ -1,25 +1,28 @@
 /**
- * ptxas figures for saved documents: which nvcc and flags to use (never from
- * workspace settings or compile_commands.json in an untrusted workspace), the
- * cache, and the scheduler that debounces, cancels, limits and times out runs.
+ * ptxas figures for opened and saved documents: which nvcc and flags to use (never from
+ * workspace settings or compile_commands.json in an untrusted workspace; a compiler the
+ * workspace names only when the user's allow-list has it, see argument-policy.ts), the
+ * per-user cache, and the scheduler that debounces, cancels, limits and times out runs.
  * After a successful figures compile, the same run (same slot, same signal)
  * compiles the file to PTX with line information for the divergence costs.
  */
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
-import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from './compile-commands';
-import { ResourceCache } from './resource-cache';
-import { locateNvcc } from './locate-nvcc';
-import type { Settings } from '../settings';
+import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand, type CompileFlags } from './compile-commands';
+import { defaultCacheDir, ResourceCache } from './resource-cache';
+import { chooseNvcc, expandHome, findOnPath } from './locate-nvcc';
+import { droppedLine, type ArgumentPolicy } from './argument-policy';
+import { isValidArchFigures } from './cache-validation';
+import type { SettingKey, Settings } from '../settings';
 
 export interface CompileServiceOptions {
   workspaceRoots: string[];
   trusted: boolean;
   isOpen: (uri: string) => boolean;
   log: (message: string) => void;
+  /** Where to keep the figures cache; default: the per-user cache directory (defaultCacheDir); null: memory only. */
   cacheDir?: string | null;
   /** Whether a document's PTX is worth compiling (it has divergent branches to price); default: always. */
   wantsPtx?: (uri: string) => boolean;
@@ -52,14 +55,20 @@ export class CompileService {
   private readonly resultListeners: Array<(figures: DocumentFigures) => void> = [];
   private readonly ptxListeners: Array<(ptx: DocumentPtx) => void> = [];
   private readonly stateListeners: Array<() => void> = [];
+  /** Keys whose values the workspace sets (see readSettings), or null when the client did not say. */
+  private fromWorkspace: ReadonlySet<SettingKey> | null = null;
+  private policy: ArgumentPolicy = { allowedCompilers: [] };
+  /** Dropped options already logged (one line each, until the settings change). */
+  private readonly loggedDrops = new Set<string>();
   /** Why compiling is off (nvcc missing, switched off), or null. */
   disabledReason: string | null = null;
 
   constructor(private readonly options: CompileServiceOptions) {
-    const dir = options.cacheDir === undefined ? path.join(os.tmpdir(), 'cuda-occupancy-lens-cache') : options.cacheDir;
-    this.cache = new ResourceCache<ArchFigures>({ dir, validate: isArchFigures });
+    const dir = options.cacheDir === undefined ? defaultCacheDir() : options.cacheDir;
+    const onProblem = (message: string) => options.log(`${message} (figures are cached in memory only)`);
+    this.cache = new ResourceCache<ArchFigures>({ dir, validate: (v): v is ArchFigures => isValidArchFigures(v), maxEntryBytes: 8 * 1024 * 1024, onProblem });
     // PTX runs to megabytes: fewer kept in memory, and a directory of its own.
-    this.ptxCache = new ResourceCache<PtxText>({ dir: dir ? path.join(dir, 'ptx') : null, maxEntries: 32, validate: isPtxText });
+    this.ptxCache = new ResourceCache<PtxText>({ dir: dir ? path.join(dir, 'ptx') : null, maxEntries: 32, validate: isPtxText, onProblem });
   }
 
   /** Architectures named by compile_commands.json (-arch/-gencode), for the default target list. */
@@ -84,8 +93,12 @@ export class CompileService {
     this.stateListeners.push(listener);
   }
 
-  async configure(settings: Settings, archs: () => string[]): Promise<void> {
+  /** `fromWorkspace`: the keys whose values come from workspace settings (null: not told, all the user's). */
+  async configure(settings: Settings, archs: () => string[], fromWorkspace: ReadonlySet<SettingKey> | null = null): Promise<void> {
     this.settings = settings;
+    this.fromWorkspace = fromWorkspace;
+    this.policy = { allowedCompilers: expandHome(settings['nvcc.allowedCompilers']), findOnPath: (name) => findOnPath(name) };
+    this.loggedDrops.clear();
     this.scheduler?.dispose();
     this.scheduler = null;
     this.database = null;
@@ -97,7 +110,14 @@ export class CompileService {
       return;
     }
     this.disabledReason = null;
-    const nvccPath = locateNvcc(this.options.trusted ? settings['nvcc.path'] : '');
+    const chosen = chooseNvcc({
+      configured: this.options.trusted ? settings['nvcc.path'] : '',
+      fromWorkspace: fromWorkspace?.has('nvcc.path') ?? false,
+      allowedCompilers: settings['nvcc.allowedCompilers'],
+      cwd: this.options.workspaceRoots[0] ?? null,
+    });
+    if (chosen.note) this.options.log(chosen.note);
+    const nvccPath = chosen.nvccPath;
     const scheduler = new CompileScheduler({
       maxParallel: settings['nvcc.maxParallel'],
       isOpen: this.options.isOpen,
@@ -150,6 +170,8 @@ export class CompileService {
       timeoutMs: settings['nvcc.timeoutSeconds'] * 1000,
       signal,
       cache: this.cache,
+      memoryLimitBytes: settings['nvcc.memoryLimitMB'] * 1024 * 1024,
+      maxFileBytes: settings['limits.fileMB'] * 1024 * 1024,
     });
     this.options.log(`nvcc ${result.status} for ${file} (${archs.join(', ')}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`);
     return result;
@@ -164,6 +186,7 @@ export class CompileService {
     const result = await compilePtx({
       nvccPath, filePath: file, arch, flags: flags.flags, cwd: flags.cwd ?? path.dirname(file),
       timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000, signal, cache: this.ptxCache,
+      memoryLimitBytes: this.settings['nvcc.memoryLimitMB'] * 1024 * 1024, maxFileBytes: this.settings['limits.fileMB'] * 1024 * 1024,
     });
     this.options.log(`nvcc -ptx ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`);
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
@@ -174,19 +197,33 @@ export class CompileService {
   private flagsFor(file: string): ResolvedFlags {
     const settings = this.settings!;
     if (!this.options.trusted) return { flags: [], cwd: null };
-    return resolveCompileFlags({
+    const resolved = resolveCompileFlags({
       database: this.database,
       filePath: file,
       settings: { includePaths: settings['nvcc.includePaths'], defines: settings['nvcc.defines'], nvccArgs: settings['nvcc.args'], std: settings['nvcc.std'] },
       workspaceRoot: this.options.workspaceRoots[0] ?? null,
+      policy: this.policy,
+      nvccArgsOrigin: this.fromWorkspace?.has('nvcc.args') ? 'workspace settings' : 'user settings',
     });
+    this.logDropped(resolved);
+    return resolved;
+  }
+
+  /** One log line per dropped option (and not again for the next compile). */
+  private logDropped(flags: CompileFlags): void {
+    for (const dropped of flags.dropped ?? []) {
+      const line = droppedLine(dropped);
+      if (this.loggedDrops.has(line)) continue;
+      this.loggedDrops.add(line);
+      this.options.log(line);
+    }
   }
 
   private async loadDatabase(settings: Settings): Promise<void> {
     try {
       const file = await findCompileCommandsFile({ workspaceRoots: this.options.workspaceRoots, configuredDir: settings.compileCommandsDir || null });
       if (!file) return;
-      this.database = await loadCompileCommands(file);
+      this.database = await loadCompileCommands(file, settings['limits.fileMB'] * 1024 * 1024);
       this.databaseArchs = [...new Set(this.database.flatMap((entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs))];
       this.options.log(`using ${file} (${this.database.length} entries${this.databaseArchs.length ? `, archs ${this.databaseArchs.join(', ')}` : ''})`);
     } catch (error) {
@@ -197,10 +234,4 @@ export class CompileService {
   private changed(): void {
     for (const l of this.stateListeners) l();
   }
-}
-
-function isArchFigures(value: unknown): value is ArchFigures {
-  if (!value || typeof value !== 'object') return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.arch === 'string' && Array.isArray(v.entries) && Array.isArray(v.functions) && Array.isArray(v.modules) && Array.isArray(v.diagnostics) && typeof v.producedAt === 'number' && typeof v.nvccVersion === 'string';
 }

@@ -1,9 +1,15 @@
 /**
- * Runs nvcc as an untrusted neighbour: an argument array and never a shell, a time limit, cancellation,
- * bounded output, and on timeout or cancel the whole process group is killed (nvcc's cudafe++, cicc,
- * ptxas and host compiler children included). A missing binary is a typed result, not an exception.
+ * Runs nvcc as an untrusted neighbour: an argument array and never a shell, a time limit, a memory limit on
+ * every process of the run, cancellation, bounded output, and on timeout or cancel every process of the run is
+ * killed: its process group (nvcc's cudafe++, cicc, ptxas and host compiler children), and what left it
+ * (process-tree.ts: descendants, and processes carrying the run's marker, such as a child that called setsid).
+ * A missing binary is a typed result, not an exception.
  */
 import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { findOnPath } from './locate-nvcc';
+import { newRunMarker, RUN_MARKER_VARIABLE, runProcesses, signalAll } from './process-tree';
 
 export interface RunNvccOptions {
   readonly nvccPath: string;
@@ -17,6 +23,10 @@ export interface RunNvccOptions {
   readonly maxOutputBytes?: number;
   /** Time between SIGTERM and SIGKILL of the group. Default 1000 ms. */
   readonly killGraceMs?: number;
+  /** The address space (RLIMIT_AS) each process of the run may use, in bytes; none when omitted. */
+  readonly memoryLimitBytes?: number;
+  /** How the memory limit is set: `prlimit` when it is installed, else a fixed `sh` script (see limitedCommand). */
+  readonly limiter?: 'auto' | 'prlimit' | 'sh';
 }
 
 export type NvccRunStatus =
@@ -87,11 +97,16 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       return finishEarly('failed-to-start', 'invalid nvcc path or argument');
     }
 
+    const executable = resolveExecutable(options.nvccPath, options.env ?? process.env, options.cwd);
+    if (!executable.path) return finishEarly('missing', executable.error);
+    const command = limitedCommand(executable.path, options.args, options.memoryLimitBytes, options.limiter ?? 'auto');
+    const marker = newRunMarker();
+
     let child;
     try {
-      child = spawn(options.nvccPath, [...options.args], {
+      child = spawn(command.file, command.args, {
         cwd: options.cwd,
-        env: options.env ?? process.env,
+        env: { ...(options.env ?? process.env), [RUN_MARKER_VARIABLE]: marker },
         shell: false,
         detached: !isWindows, // its own process group, so the whole tree can be killed
         windowsHide: true,
@@ -131,11 +146,18 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
 
     const pid = child.pid;
     if (pid !== undefined && !isWindows) liveGroups.add(pid);
+    let exited = false;
+    /** Every process of the run: the group, and those that left it (while the first process lives, its descendants too). */
+    const killRun = (signal: NodeJS.Signals): void => {
+      if (pid === undefined) return;
+      killTree(pid, signal);
+      signalAll(runProcesses(exited ? undefined : pid, marker), signal);
+    };
 
     const stop = (): void => {
       if (pid === undefined) return;
-      killTree(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killTree(pid, 'SIGKILL'), grace);
+      killRun('SIGTERM');
+      killTimer = setTimeout(() => killRun('SIGKILL'), grace);
       // If a grandchild keeps the pipes open despite everything, settle anyway.
       forceTimer = setTimeout(() => settle(null, 'SIGKILL'), grace + 2000);
     };
@@ -160,8 +182,9 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       options.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) {
         liveGroups.delete(pid);
-        // Leave no grandchildren behind, even after a normal exit of nvcc itself.
+        // Leave no grandchildren behind, even after a normal exit of nvcc itself (a compiler leaves none).
         if (!isWindows && (timedOut || cancelled)) killTree(pid, 'SIGKILL');
+        if (!isWindows) signalAll(runProcesses(undefined, marker), 'SIGKILL');
       }
       clearTimeout(killTimer);
       child.stdout?.destroy();
@@ -190,8 +213,9 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
     });
     // nvcc exited but something it started still holds the pipes: give it a moment, then end the group.
     child.on('exit', (code, signal) => {
+      exited = true;
       exitTimer = setTimeout(() => {
-        if (pid !== undefined) killTree(pid, 'SIGKILL');
+        if (pid !== undefined) killRun('SIGKILL');
         settle(code, signal);
       }, grace);
     });
@@ -200,6 +224,43 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       settle(code, signal);
     });
   });
+}
+
+/**
+ * The program to spawn, as an absolute path: a bare name is looked up on PATH (absolute entries only), a
+ * relative path resolved against `cwd`. A missing or non-executable file is reported here, since the limiter
+ * would otherwise be the one to fail.
+ */
+export function resolveExecutable(program: string, env: NodeJS.ProcessEnv, cwd?: string): { path: string | null; error: string | null } {
+  if (isWindows) return { path: program, error: null };
+  const found = program.includes('/') ? path.resolve(cwd ?? process.cwd(), program) : findOnPath(program, env);
+  if (!found) return { path: null, error: `spawn ${program} ENOENT` };
+  try {
+    if (!statSync(found).isFile()) return { path: null, error: `spawn ${program} EACCES (not a file)` };
+    accessSync(found, constants.X_OK);
+  } catch (error) {
+    return { path: null, error: `spawn ${program} ${(error as NodeJS.ErrnoException).code ?? 'ENOENT'}` };
+  }
+  return { path: found, error: null };
+}
+
+let prlimitPath: string | null | undefined;
+
+/**
+ * The command that runs `file args` with RLIMIT_AS set to `limitBytes` for it and every process it starts
+ * (limits are inherited): `prlimit --as=N -- file args...` where util-linux's prlimit is installed, else
+ * `/bin/sh -c 'ulimit -v "$1" || exit 125; shift; exec "$@"' limit KB file args...`. The script is fixed;
+ * the file and the arguments reach it as positional parameters, which the shell passes to exec without
+ * reading them (no expansion, no word splitting). Without a limit (or on Windows), the file itself.
+ */
+export function limitedCommand(file: string, args: readonly string[], limitBytes: number | undefined, limiter: 'auto' | 'prlimit' | 'sh' = 'auto'): { file: string; args: string[] } {
+  if (!limitBytes || !Number.isFinite(limitBytes) || limitBytes <= 0 || isWindows) return { file, args: [...args] };
+  const bytes = Math.floor(limitBytes);
+  if (limiter !== 'sh') {
+    prlimitPath ??= findOnPath('prlimit') ?? ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => resolveExecutable(p, {}).path) ?? null;
+    if (prlimitPath) return { file: prlimitPath, args: [`--as=${bytes}`, '--', file, ...args] };
+  }
+  return { file: '/bin/sh', args: ['-c', 'ulimit -v "$1" || exit 125; shift; exec "$@"', 'cuda-occupancy-limit', String(Math.ceil(bytes / 1024)), file, ...args] };
 }
 
 export interface NvccVersion {

@@ -154,3 +154,42 @@ void run(const float* in, float* out, int n, cudaStream_t st) {
       `the figures line (${hover.lineTop}-${hover.lineBottom}) is cut off: the hover shows ${hover.visibleTop}-${hover.visibleBottom}\n${hover.text}`);
   });
 });
+
+describe('settings a workspace writes', () => {
+  it('runs no nvcc the workspace settings name, and takes the limits from user settings only', async function () {
+    this.timeout(180000);
+    if (process.env.CUDA_OCC_EXPECT_NVCC === '0' || !vscode.workspace.isTrusted) this.skip();
+    const fs = await import('node:fs');
+    const folder = vscode.workspace.workspaceFolders![0];
+    const file = (name: string) => vscode.Uri.joinPath(folder.uri, name).fsPath;
+    fs.writeFileSync(file('workspace-nvcc.sh'), `#!/bin/sh\necho ran > '${file('ran-workspace-nvcc')}'\nexit 1\n`, { mode: 0o755 });
+    fs.mkdirSync(file('.vscode'), { recursive: true });
+    // nvcc.path from the workspace runs only when the user's allow-list has it; the limits are the user's alone
+    // (scope machine); the architecture (an ordinary setting) shows that the server read this file.
+    fs.writeFileSync(file('.vscode/settings.json'), JSON.stringify({
+      'cudaOccupancy.nvcc.path': file('workspace-nvcc.sh'),
+      'cudaOccupancy.nvcc.allowedCompilers': [file('*')],
+      'cudaOccupancy.limits.lineLength': 1000,
+      'cudaOccupancy.architectures': ['sm_75'],
+    }));
+    const text = `__global__ void __launch_bounds__(64) wide(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { wide<<<1, 128>>>(p); /* ${'x'.repeat(2000)} */ }\n`;
+    fs.writeFileSync(file('ws-settings.cu'), text);
+    try {
+      await poll('the workspace settings', () => (vscode.workspace.getConfiguration('cudaOccupancy').get<string[]>('architectures')?.[0] === 'sm_75' ? true : undefined));
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file('ws-settings.cu')));
+      await vscode.window.showTextDocument(doc);
+      const at = new vscode.Position(1, text.split('\n')[1].indexOf('wide') + 1);
+      // Figures from ptxas for sm_75: a compile ran after the server read the workspace's settings, with the default nvcc.
+      const hover = await poll('ptxas figures for sm_75', async () => {
+        const t = hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
+        return /\(ptxas, sm_75/.test(t) ? t : undefined;
+      }, 150000);
+      assert.match(hover, /wide/);
+      assert.equal(fs.existsSync(file('ran-workspace-nvcc')), false, 'the nvcc named in the workspace settings ran');
+      const diagnostics = vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === 'cuda-occupancy');
+      assert.ok(diagnostics.some((d) => d.code === 'launch-exceeds-bounds') && !diagnostics.some((d) => d.code === 'too-large-to-analyse'), JSON.stringify(diagnostics.map((d) => d.code)));
+    } finally {
+      for (const name of ['.vscode/settings.json', 'workspace-nvcc.sh', 'ws-settings.cu', 'ran-workspace-nvcc']) fs.rmSync(file(name), { force: true });
+    }
+  });
+});

@@ -8,10 +8,10 @@
  * Pure: the caller reads files (see ../workspace-files.ts) and hands in text.
  * Paths are plain strings with `/` separators.
  */
-import type { Kernel, LaunchBounds, SmemOptIn, Span } from '../types';
+import type { Kernel, Launch, LaunchBounds, SmemOptIn, Span } from '../types';
 import { makeSourceText, spanOf, type SourceText } from '../text/source-text';
 import { findKernels, resolveLaunchBounds } from './kernel-finder';
-import { findSmemOptIns } from './launch-finder';
+import { findLaunches, findSmemOptIns } from './launch-finder';
 import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import type { Lookup } from '../text/const-eval';
@@ -42,6 +42,16 @@ export interface FileFacts {
   constants: ConstantTable;
   includes: IncludeLine[];
   smemOptIns: SmemOptIn[];
+  /** The file's launches, as much as a quick fix needs of other files' (see IndexedLaunch). */
+  launches: IndexedLaunch[];
+}
+
+/** A launch as the index keeps it: the kernel it names, its line, and its threads per block when the source fixes them. */
+export interface IndexedLaunch {
+  kernelName: string;
+  /** 0-based. */
+  line: number;
+  threads: number | null;
 }
 
 /** What the index keeps of a file, as the text passes found it. */
@@ -50,6 +60,7 @@ export interface AnalysedFile {
   constants: ConstantTable;
   kernels: Kernel[];
   smemOptIns: SmemOptIn[];
+  launches?: readonly Launch[];
 }
 
 export interface KernelRef {
@@ -82,6 +93,9 @@ export interface ConstantView {
   describe: (name: string) => string | null;
 }
 
+/** What every launch the launch finder finds contains. */
+const MAY_LAUNCH = /<<|cudaLaunch|cuLaunchKernel/;
+
 /** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
 const VIEWS_KEPT = 4;
 
@@ -112,7 +126,9 @@ export class WorkspaceIndex {
     const constants = collectConstants(source);
     const lookup = makeLookup([constants]);
     // Read for the index alone: its strings are cut from the whole text, which copies let go.
-    return this.set(path, keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), source);
+    // Launches are looked for only where one may be (most headers have none: a third of the time of an index).
+    const launches = MAY_LAUNCH.test(source.masked) ? findLaunches(source, { fileConstants: constants }) : [];
+    return this.set(path, { ...keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), launches }, source);
   }
 
   /**
@@ -141,11 +157,11 @@ export class WorkspaceIndex {
     this.forgetDerived(); // they hold the definitions
   }
 
-  private set(path: string, { constants, kernels, smemOptIns }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
+  private set(path: string, { constants, kernels, smemOptIns, launches }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
     const key = normalizePath(path);
     const origin = baseName(key);
     const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
-    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns };
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns, launches: indexedLaunches(launches ?? []) };
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
@@ -302,6 +318,14 @@ export class WorkspaceIndex {
     };
   }
 
+  /** Launches in the indexed files of a kernel named `name` (by its last component: a quick fix's warning may over-approximate). */
+  launchesNamed(name: string): Array<{ path: string; launch: IndexedLaunch }> {
+    const base = name.replace(/^.*::/, '');
+    const out: Array<{ path: string; launch: IndexedLaunch }> = [];
+    for (const [p, facts] of this.files) for (const launch of facts.launches) if (launch.kernelName.replace(/^.*::/, '') === base) out.push({ path: p, launch });
+    return out;
+  }
+
   /** `cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...)` calls in `path` and its includes. */
   smemOptInsInView(path: string): SmemOptIn[] {
     return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.files.get(p)?.smemOptIns ?? []);
@@ -397,6 +421,13 @@ function keptCopy({ kernels, constants, smemOptIns }: Pick<FileFacts, 'kernels' 
   const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
   if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
   return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
+}
+
+/** The launches as the index keeps them: fresh strings and numbers, nothing of the analysis they came from. */
+function indexedLaunches(launches: readonly Launch[]): IndexedLaunch[] {
+  return launches
+    .filter((l) => !l.inMacro)
+    .map((l) => ({ kernelName: ownCopy(l.kernelName), line: l.span.start.line, threads: l.block.value ? l.block.value.x * l.block.value.y * l.block.value.z : null }));
 }
 
 function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {

@@ -4,11 +4,21 @@
  * block size with the best occupancy, the dynamic shared memory opt-in, and a
  * `-maxrregcount` for the whole file. Plain data: lsp/code-actions.ts makes
  * LSP code actions of them, with edits in this document.
+ *
+ * No fix changes what the program does beyond what its title says: the opt-in
+ * goes where it runs exactly when the launch runs (insertion-point.ts), every
+ * edit keeps the file's line endings, a bound goes before the declarator's
+ * name (qualified names included) and keeps a cluster argument, no bound is
+ * added beside a macro that may supply one (the fix says why instead), a bound
+ * that another launch of the kernel would exceed says so in its title, and
+ * launches of one thread or one warp keep their block size.
  */
-import type { Position, Span } from '../types';
+import type { Kernel, Position, Span } from '../types';
 import type { DocumentReport } from './document-report';
 import type { LaunchAnalysis } from './launch-analysis';
-import { contains, offsetAt, positionAt } from '../text/source-text';
+import { contains, isIdentCharAt, offsetAt, positionAt, type SourceText } from '../text/source-text';
+import { findDirectiveRanges } from '../text/preprocessor-lines';
+import { insertionPointFor } from './insertion-point';
 import { percent } from './format';
 
 /** The client command that adds an argument to `cudaOccupancy.nvcc.args`. */
@@ -28,6 +38,18 @@ export interface QuickFix {
   command?: { title: string; command: string; arguments: unknown[] };
   /** The finding this fixes (its code and span), for the editor to tie them together. */
   fixes?: { code: string; span: Span };
+  /** Why the fix is not offered (no edits then): shown by editors that show such fixes greyed out. */
+  disabled?: string;
+}
+
+/** What a fix needs to know beyond the document: the rest of the workspace. */
+export interface QuickFixContext {
+  /** Launches of `kernel` in the other files of the workspace index (the file's path, 0-based line, threads per block). */
+  otherLaunches?: (kernel: Kernel) => ReadonlyArray<{ path: string; line: number; threads: number | null }>;
+  /** The body of an object-like macro in view of the document (its own `#define`s and its includes'), or null. */
+  macroBody?: (name: string) => string | null;
+  /** The kernels of other files of the workspace index with this qualified name (overloads, declarations). */
+  kernelsNamed?: (qualifiedName: string) => readonly Kernel[];
 }
 
 /** The findings in view of the request, as the editor sends them back. */
@@ -37,16 +59,18 @@ export interface FindingInView {
 }
 
 /** The fixes for launches that `span` overlaps, and for the findings in view. */
-export function quickFixes(report: DocumentReport, span: Span, findings: readonly FindingInView[]): QuickFix[] {
+export function quickFixes(report: DocumentReport, span: Span, findings: readonly FindingInView[], context: QuickFixContext = {}): QuickFix[] {
   const fixes: QuickFix[] = [];
   for (const analysis of report.analyses) {
     if (!overlaps(analysis.launch.span, span)) continue;
-    fixes.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
+    fixes.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis, context), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
   }
   for (const finding of findings) {
     if (finding.code !== 'dynamic-smem-needs-opt-in') continue;
-    const analysis = report.analyses.find((a) => contains(a.launch.span, finding.span.start));
-    const fix = analysis && optInAction(report, analysis, { code: finding.code, span: finding.span });
+    // The launch the finding is on: the one starting where it starts (launch spans of broken code can overlap).
+    const at = (a: LaunchAnalysis) => a.launch.span.start.line === finding.span.start.line && a.launch.span.start.character === finding.span.start.character;
+    const analysis = report.analyses.find(at) ?? report.analyses.find((a) => contains(a.launch.span, finding.span.start));
+    const fix = analysis && optInAction(report, analysis, { code: finding.code, span: finding.span }, context);
     if (fix) fixes.push(fix);
   }
   return fixes;
@@ -96,8 +120,12 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
   return actions;
 }
 
-/** `__launch_bounds__(threads, blocks + 1)`: asks ptxas for the register cap at which one more block fits. */
-function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis): QuickFix[] {
+/**
+ * `__launch_bounds__(threads, blocks + 1)`: asks ptxas for the register cap at which one more block fits. Placed
+ * before the declarator's name (`ns::k` whole), keeping a third (cluster) argument; not offered beside a
+ * macro that may supply bounds already; a warning in the title when another launch of the kernel would exceed it.
+ */
+function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis, context: QuickFixContext): QuickFix[] {
   const kernel = analysis.kernel;
   const p = first(analysis);
   const threads = analysis.threadsPerBlock;
@@ -105,24 +133,131 @@ function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis): 
   const cap = p.atRegisterCap;
   if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs) return [];
   const target = cap.activeBlocks;
-  const text = `__launch_bounds__(${threads}, ${target})`;
-  const edit: SourceEdit = kernel.launchBounds
-    ? { span: kernel.launchBounds.span, newText: text }
-    : { span: { start: kernel.nameSpan.start, end: kernel.nameSpan.start }, newText: `${text} ` };
-  return [
-    {
-      title: `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`,
-      kind: 'quickfix',
-      edits: [edit],
-    },
-  ];
+  const cluster = kernel.launchBounds?.args[2]?.trim();
+  const text = `__launch_bounds__(${threads}, ${target}${cluster ? `, ${cluster}` : ''})`;
+  const title = `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`;
+  if (!kernel.launchBounds) {
+    const macro = macroSupplyingBounds(report.facts.source, kernel, (name) => context.macroBody?.(name) ?? localMacro(report, name));
+    if (macro) return [{ title, kind: 'quickfix', disabled: macro }];
+  }
+  const source = report.facts.source;
+  const at = positionAt(source, declaratorStart(source, offsetAt(source, kernel.nameSpan.start)));
+  const edit: SourceEdit = kernel.launchBounds ? { span: kernel.launchBounds.span, newText: text } : { span: { start: at, end: at }, newText: `${text} ` };
+  const over = launchesOver(report, analysis, kernel, threads, context);
+  return [{ title: over ? `${title} ⚠ ${over}` : title, kind: 'quickfix', edits: [edit] }];
 }
 
-/** Replace a literal block size with the one that maximises occupancy (within the kernel's launch bounds). */
+/** Where a declarator starts: before the qualifiers of its name (`ns::`, `Outer<T>::`, a leading `::`). */
+function declaratorStart(source: SourceText, nameStart: number): number {
+  const masked = source.masked;
+  let start = nameStart;
+  for (;;) {
+    let i = start;
+    while (i > 0 && /\s/.test(masked[i - 1])) i--;
+    if (masked[i - 1] !== ':' || masked[i - 2] !== ':') return start;
+    i -= 2;
+    start = i;
+    while (i > 0 && /\s/.test(masked[i - 1])) i--;
+    if (masked[i - 1] === '>') {
+      // `Outer<T>::`: back over the template arguments.
+      let depth = 0;
+      let j = i - 1;
+      for (; j >= 0; j--) {
+        if (masked[j] === '>') depth++;
+        else if (masked[j] === '<' && --depth === 0) break;
+        else if (masked[j] === ';' || masked[j] === '{' || masked[j] === '}') return start;
+      }
+      i = j;
+      while (i > 0 && /\s/.test(masked[i - 1])) i--;
+    }
+    let j = i;
+    while (j > 0 && isIdentCharAt(masked, j - 1)) j--;
+    if (j === i) return start; // `::k`: the global scope
+    start = j;
+  }
+}
+
+/** Words that may stand between a kernel's first specifier and its name without supplying bounds. */
+const KNOWN_HEADER_WORDS: ReadonlySet<string> = new Set([
+  '__global__', '__device__', '__host__', '__forceinline__', '__noinline__', '__inline__', 'inline', 'static', 'extern', 'void',
+  'constexpr', 'template', 'typename', 'class', 'struct', 'noexcept', '__launch_bounds__', '__cluster_dims__', '__maxnreg__',
+  '__attribute__', '__declspec', '__restrict__', 'alignas', 'friend', 'virtual', 'explicit',
+]);
+
+/** Why no `__launch_bounds__` may be added to `kernel`: a word in its header that is (or may be) a macro supplying one. */
+function macroSupplyingBounds(source: SourceText, kernel: Kernel, macroBody: (name: string) => string | null): string | null {
+  const masked = source.masked;
+  let i = offsetAt(source, kernel.headerSpan.start);
+  const end = declaratorStart(source, offsetAt(source, kernel.nameSpan.start));
+  const text = masked.slice(i, end);
+  // `template <...>` before the specifiers names parameters, not macros.
+  const template = /^\s*template\s*</.exec(text);
+  if (template) {
+    let depth = 0;
+    for (let k = i + template[0].length - 1; k < end; k++) {
+      if (masked[k] === '<') depth++;
+      else if (masked[k] === '>' && --depth === 0) {
+        i = k + 1;
+        break;
+      }
+    }
+  }
+  for (; i < end; i++) {
+    const c = masked[i];
+    if (c === '(' || c === '[') {
+      // The arguments of an attribute (`__launch_bounds__(...)`, `[[...]]`, `__attribute__((...))`).
+      let depth = 0;
+      for (; i < end; i++) {
+        if (masked[i] === '(' || masked[i] === '[') depth++;
+        else if ((masked[i] === ')' || masked[i] === ']') && --depth === 0) break;
+      }
+      continue;
+    }
+    if (!isIdentCharAt(masked, i) || isIdentCharAt(masked, i - 1) || /\d/.test(c)) continue;
+    let j = i;
+    while (j < end && isIdentCharAt(masked, j)) j++;
+    const word = masked.slice(i, j);
+    i = j - 1;
+    if (KNOWN_HEADER_WORDS.has(word)) continue;
+    const body = macroBody(word);
+    if (body === null) return `\`${word}\` in the header of ${kernel.name} is a macro whose definition is not in view: it may supply \`__launch_bounds__\` already, and a second one would not compile`;
+    if (/\b__launch_bounds__\b/.test(body)) return `\`${word}\` already supplies \`${body.trim()}\` to ${kernel.name}: change the bound in its definition (a second one would not compile)`;
+  }
+  return null;
+}
+
+/** An object-like `#define` of the document itself. */
+function localMacro(report: DocumentReport, name: string): string | null {
+  const def = report.facts.constants.constants.get(name);
+  return def && def.kind === 'define' ? def.expr : null;
+}
+
+/** The other launches of `kernel` that a bound of `threads` threads would make fail, as a warning, or null. */
+function launchesOver(report: DocumentReport, analysis: LaunchAnalysis, kernel: Kernel, threads: number, context: QuickFixContext): string | null {
+  const here = report.analyses
+    .filter((a) => a !== analysis && a.kernel && a.kernel.nameSpan === kernel.nameSpan && a.threadsPerBlock !== null && a.threadsPerBlock > threads)
+    .map((a) => `${a.threadsPerBlock} threads at line ${a.launch.span.start.line + 1}`);
+  const elsewhere = (context.otherLaunches?.(kernel) ?? [])
+    .filter((l) => l.threads !== null && l.threads > threads)
+    .map((l) => `${l.threads} threads at ${baseName(l.path)}:${l.line + 1}`);
+  const over = [...here, ...elsewhere];
+  if (over.length === 0) return null;
+  const shown = over.slice(0, 3).join(', ') + (over.length > 3 ? `, and ${over.length - 3} more` : '');
+  return `${over.length === 1 ? 'another launch' : `${over.length} other launches`} of ${kernel.name} would fail with this bound (${shown})`;
+}
+
+function baseName(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1);
+}
+
+/**
+ * Replace a literal block size with the one that maximises occupancy (within the kernel's launch bounds). Not
+ * for a block of one thread or one warp: such a launch is small by design (a setup kernel, a reduction's tail).
+ */
 function blockSizeActions(report: DocumentReport, analysis: LaunchAnalysis): QuickFix[] {
   const p = first(analysis);
   const block = analysis.launch.block;
-  if (!p || !/^\d+$/.test(block.text.trim())) return [];
+  if (!p || !/^\d+$/.test(block.text.trim()) || (analysis.threadsPerBlock !== null && analysis.threadsPerBlock <= WARP_SIZE)) return [];
   const best = p.nextStep!.blockSize.best;
   const bound = analysis.launchBounds?.maxThreadsPerBlock ?? null;
   if (!best || (bound !== null && best.blockSize > bound) || best.blockSize === analysis.threadsPerBlock) return [];
@@ -151,22 +286,89 @@ function maxrregcountActions(analysis: LaunchAnalysis): QuickFix[] {
   ];
 }
 
-function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: { code: string; span: Span }): QuickFix | null {
+const WARP_SIZE = 32;
+
+/**
+ * `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)` where it runs exactly when the
+ * launch runs (insertion-point.ts): before the launch's statement, in braces with it when that statement is a
+ * brace-less body, else a comma expression around the launch. New lines end as the file's do.
+ */
+function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: { code: string; span: Span }, context: QuickFixContext): QuickFix | null {
   const bytesNeeded = analysis.dynamicSmemBytes;
   if (bytesNeeded === null || analysis.launch.inMacro) return null;
   const source = report.facts.source;
   const start = offsetAt(source, analysis.launch.span.start);
-  const lineStart = source.text.lastIndexOf('\n', start - 1) + 1;
-  const indent = /^[ \t]*/.exec(source.text.slice(lineStart))![0];
+  const end = offsetAt(source, analysis.launch.span.end);
   const kernelExpr = analysis.launch.templateArgs ? `${analysis.launch.kernelName}<${analysis.launch.templateArgs.join(', ')}>` : analysis.launch.kernelName;
-  const at = positionAt(source, lineStart);
+  const call = `cudaFuncSetAttribute(${kernelExpr}, cudaFuncAttributeMaxDynamicSharedMemorySize, ${bytesNeeded})`;
+  const title = `Opt in to ${bytesNeeded} bytes of dynamic shared memory: insert \`${call};\``;
+  // A template launched with deduced arguments names no one function: `cudaFuncSetAttribute(k, ...)` would not compile.
+  if (analysis.kernel?.templateParams && !analysis.launch.templateArgs) {
+    return { title, kind: 'quickfix', fixes: finding, disabled: `${analysis.launch.kernelName} is a template whose arguments this launch deduces: call cudaFuncSetAttribute on the instantiation it launches (\`${analysis.launch.kernelName}<...>\`)` };
+  }
+  // An overloaded name does not say which function either.
+  if (analysis.kernel && isOverloaded(report, analysis.kernel, context)) {
+    return { title, kind: 'quickfix', fixes: finding, disabled: `${analysis.launch.kernelName} is overloaded: call cudaFuncSetAttribute on the overload this launch runs (cast the name to its function pointer type)` };
+  }
+  const point = insertionPointFor(source, findDirectiveRanges(source), start, end);
+  const insert = (offset: number, newText: string): SourceEdit => ({ span: { start: positionAt(source, offset), end: positionAt(source, offset) }, newText });
+  let edits: SourceEdit[];
+  let where: string;
+  if (point.kind === 'comma') {
+    edits = [insert(point.start, `(${call}, `), insert(point.end, ')')];
+    where = `around the launch, as \`(${call}, launch)\``;
+  } else {
+    const eol = lineEndAt(source.text, point.statementStart);
+    const indent = indentOf(source.text, point.statementStart);
+    const before = point.ownLine ? `${call};${eol}${indent}` : `${call}; `;
+    if (!point.braces) {
+      edits = [insert(point.statementStart, before)];
+      where = 'before the launch\'s statement';
+    } else {
+      const headerLine = indentOf(source.text, point.braces.afterHeader);
+      const close = point.ownLine ? `${eol}${headerLine}}` : ' }';
+      edits = point.braces.afterHeader === point.statementStart
+        ? [insert(point.statementStart, `{ ${before}`), insert(point.braces.statementEnd, close)]
+        : [insert(point.braces.afterHeader, ' {'), insert(point.statementStart, before), insert(point.braces.statementEnd, close)];
+      where = `before the launch, in braces with it (the body of the \`${point.braces.kind}\`)`;
+    }
+  }
   return {
-    title: `Opt in to ${bytesNeeded} bytes of dynamic shared memory: insert \`cudaFuncSetAttribute(${kernelExpr}, cudaFuncAttributeMaxDynamicSharedMemorySize, ${bytesNeeded});\``,
+    title: `${title} ${where}`,
     kind: 'quickfix',
     fixes: finding,
     isPreferred: true,
-    edits: [{ span: { start: at, end: at }, newText: `${indent}cudaFuncSetAttribute(${kernelExpr}, cudaFuncAttributeMaxDynamicSharedMemorySize, ${bytesNeeded});\n` }],
+    edits,
   };
+}
+
+/** Whether kernels of `kernel`'s qualified name, here or elsewhere in the workspace, take different parameters. */
+function isOverloaded(report: DocumentReport, kernel: Kernel, context: QuickFixContext): boolean {
+  const same = [...report.facts.kernels, ...(context.kernelsNamed?.(kernel.qualifiedName) ?? [])].filter((k) => k.qualifiedName === kernel.qualifiedName);
+  return new Set(same.map(parameterTypes)).size > 1;
+}
+
+/** A kernel's parameter list without parameter names and default arguments (a declaration and its definition agree). */
+function parameterTypes(kernel: Kernel): string {
+  return kernel.parameters
+    .map((p) => p.replace(/=[\s\S]*$/, '').replace(/\s+/g, ' ').trim().replace(/(\S)\s*\b[A-Za-z_]\w*$/, (all, before: string) => (/[\w*&\]]/.test(before) ? before : all)))
+    .join(',');
+}
+
+/** The line end of the line holding `offset` (`\r\n`, `\r` or `\n`); the file's first one when that line has none. */
+function lineEndAt(text: string, offset: number): string {
+  const lf = text.indexOf('\n', offset);
+  const cr = text.indexOf('\r', offset);
+  if (cr >= 0 && (lf < 0 || cr < lf)) return text[cr + 1] === '\n' ? '\r\n' : '\r';
+  if (lf >= 0) return '\n';
+  const first = /\r\n|\r|\n/.exec(text);
+  return first ? first[0] : '\n';
+}
+
+/** The blanks that start the line holding `offset`. */
+function indentOf(text: string, offset: number): string {
+  const lineStart = Math.max(text.lastIndexOf('\n', offset - 1), text.lastIndexOf('\r', offset - 1)) + 1;
+  return /^[ \t]*/.exec(text.slice(lineStart))![0];
 }
 
 /** The range of the block argument inside `<<<grid, block, ...>>>` (or the API call's argument list). */

@@ -1,0 +1,45 @@
+/**
+ * The server's end of the connection, from its command line (`--stdio`, `--node-ipc`, `--socket=PORT`,
+ * `--pipe=NAME`), as vscode-languageserver would open it, except that byte streams pass the framing guard
+ * first (framing-guard.ts), and the caller gets the reader and writer to put the lifecycle gate between them.
+ */
+import * as net from 'node:net';
+import { IPCMessageReader, IPCMessageWriter, StreamMessageReader, StreamMessageWriter, type MessageReader, type MessageWriter } from 'vscode-languageserver/node';
+import { framingGuard } from './framing-guard';
+
+export interface Transport {
+  reader: MessageReader;
+  writer: MessageWriter;
+  /** The byte stream read, when there is one (its end is the connection's end). */
+  input: NodeJS.ReadableStream | null;
+  kind: 'stdio' | 'node-ipc' | 'socket' | 'pipe';
+}
+
+export function openTransport(argv: readonly string[]): Transport | null {
+  const value = (name: string): string | null => {
+    for (let i = 0; i < argv.length; i++) {
+      if (argv[i] === name) return argv[i + 1] ?? null;
+      if (argv[i].startsWith(`${name}=`)) return argv[i].slice(name.length + 1);
+    }
+    return null;
+  };
+  if (argv.includes('--node-ipc')) return { reader: new IPCMessageReader(process), writer: new IPCMessageWriter(process), input: null, kind: 'node-ipc' };
+  if (argv.includes('--stdio')) return fromStreams(process.stdin, process.stdout, 'stdio');
+  const port = value('--socket');
+  if (port !== null && /^\d+$/.test(port)) {
+    const socket = net.createConnection(Number(port), '127.0.0.1');
+    return fromStreams(socket, socket, 'socket');
+  }
+  const pipe = value('--pipe');
+  if (pipe) {
+    const socket = net.createConnection(pipe);
+    return fromStreams(socket, socket, 'pipe');
+  }
+  return null;
+}
+
+function fromStreams(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, kind: Transport['kind']): Transport {
+  const guarded = framingGuard();
+  input.pipe(guarded);
+  return { reader: new StreamMessageReader(guarded), writer: new StreamMessageWriter(output), input, kind };
+}
