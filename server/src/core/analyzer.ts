@@ -307,6 +307,10 @@ export class Analyzer {
       figuresFor: this.figuresFor,
       settings: this.settings.report,
       compilerFindings: [...this.compilerFindingsFor(path), ...this.failureFindingsFor(path, facts)],
+      instancesOf: (kernel: Kernel) => {
+        const definition = this.definitionOf(path, kernel);
+        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ signature: i.signature, resources: i.resources }));
+      },
       ptx: this.ptxFor(uri, facts.source.text),
       parts: this.parts,
     };

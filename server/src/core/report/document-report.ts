@@ -5,7 +5,7 @@
  */
 import type { DocumentFacts } from '../facts/document-facts';
 import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
-import { analyzeLaunch, type FiguresFor, type FigureSite, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
+import { analyzeLaunch, type FiguresFor, type FigureSite, type KernelFigures, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
 import { findTypeAliases, type TypeAliases } from '../compiler/launch-instances';
 import type { Branch } from '../body/divergence';
 import { divergenceFindings } from './divergence-findings';
@@ -40,6 +40,14 @@ export interface DocumentReport {
   branches: Branch[];
   /** Per launch (in the order of `analyses`): the launch on each named GPU of its architectures. */
   gpus: LaunchOnGpu[][];
+  /** The compiled instances of each kernel of this document (from every unit that compiled it), for kernels shown without a launch. */
+  compiled: Map<Kernel, CompiledInstance[]>;
+}
+
+/** A compiled instance of a kernel: its signature and its figures per target architecture. */
+export interface CompiledInstance {
+  signature: string | null;
+  resources: Record<string, KernelFigures>;
 }
 
 /** PTX of this document's text (`nvcc -ptx -lineinfo`); `filePath` is the file nvcc compiled. */
@@ -63,6 +71,8 @@ export interface ReportInput {
   parts?: readonly GpuPart[];
   /** The key the workspace index knows this document by (default: its URI): the unit its launches are compiled in. */
   path?: string;
+  /** The compiled instances of a kernel of this document (default: none). */
+  instancesOf?: (kernel: Kernel) => CompiledInstance[];
 }
 
 export type LaunchAnalyzer = (input: LaunchAnalysisInput) => LaunchAnalysis;
@@ -80,7 +90,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne, parts = [], path = facts.uri }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
   let aliases: TypeAliases | undefined;
   const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
@@ -123,5 +133,7 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
     ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
   ];
-  return { facts, path, archs, analyses, byKernel, findings, branches, gpus };
+  const compiled = new Map<Kernel, CompiledInstance[]>();
+  if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
+  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled };
 }

@@ -5,6 +5,7 @@
 import type { Kernel } from '../types';
 import type { ArchOccupancy, CompileNote, KernelFigures, LaunchAnalysis } from './launch-analysis';
 import type { BudgetLevel } from '../gpu/register-budget';
+import type { CompiledInstance } from './document-report';
 import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
 import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } from './format';
@@ -171,14 +172,15 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
 }
 
 /** "sm_80 75% · sm_90 75% at 256 threads · limited by registers (40/thread) · 1 KB smem" */
-export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[]): string {
+export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[], compiled: readonly CompiledInstance[] = []): string {
   const resolved = analyses.filter((a) => a.perArch.some((x) => x.result));
   if (resolved.length === 0) {
     const spread = analyses.find((a) => a.perArch.some((x) => x.spread));
     if (spread) return `${spreadText(spread)} at ${spread.threadsPerBlock} threads`;
     const count = analyses.length;
     const bounds = kernel.launchBounds ? ` · ${kernel.launchBounds.text}` : '';
-    return count === 0 ? `no launches in view${bounds}` : `${count} launch${count === 1 ? '' : 'es'} in view · occupancy needs ${analyses.some((a) => a.threadsPerBlock !== null) ? 'register figures' : 'a static block size'}${bounds}`;
+    const figures = compiled.length ? ` · ${compiledText(compiled)}` : '';
+    return count === 0 ? `no launches in view${figures}${bounds}` : `${count} launch${count === 1 ? '' : 'es'} in view · occupancy needs ${analyses.some((a) => a.threadsPerBlock !== null) ? 'register figures' : 'a static block size'}${figures}${bounds}`;
   }
   const sizes = [...new Set(resolved.map((a) => a.threadsPerBlock))].sort((x, y) => (x ?? 0) - (y ?? 0));
   const shown = resolved[0];
@@ -192,6 +194,26 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
   const smem = first.figures.sharedSizeBytes ?? kernel.staticSharedBytes;
   const at = sizes.length > 1 ? `at ${sizes[0]}–${sizes[sizes.length - 1]} threads (showing ${shown.threadsPerBlock})` : `at ${shown.threadsPerBlock} threads`;
   return `${occ} ${at} · limited by ${limiter}${detail}${smem ? ` · ${bytes(smem)} smem` : ''}`;
+}
+
+/** "2 instantiations compiled: 16–48 regs (ptxas, sm_80)": what the units that compile a kernel made of it. */
+export function compiledText(compiled: readonly CompiledInstance[]): string {
+  const figures = compiled.flatMap((i) => Object.entries(i.resources).map(([arch, f]) => ({ arch, f }))).filter((x) => x.f.numRegs !== null);
+  if (figures.length === 0) return '';
+  const regs = rangeText(figures.map((x) => x.f.numRegs!));
+  const archs = [...new Set(figures.map((x) => x.arch))];
+  const what = compiled.length === 1 ? 'compiled' : `${compiled.length} instantiations compiled`;
+  return `${what}: ${regs} regs (${[...new Set(figures.map((x) => x.f.source))].join(', ')}, ${listAnd(archs)}${figures.some((x) => x.f.stale) ? ', stale' : ''})`;
+}
+
+/** One line per compiled instance (the first few): "`gemm<float, 4>`: 16 registers, 0 B static smem on sm_80". */
+export function compiledLines(compiled: readonly CompiledInstance[], limit = 8): string[] {
+  const lines = compiled.slice(0, limit).map((i) => {
+    const perArch = Object.entries(i.resources).filter(([, f]) => f.numRegs !== null).map(([arch, f]) => `${f.numRegs} registers, ${bytes(f.sharedSizeBytes ?? 0)} static smem on ${arch}`);
+    return `- \`${i.signature ?? '?'}\`: ${perArch.join('; ') || 'no figures'}`;
+  });
+  if (compiled.length > limit) lines.push(`- and ${compiled.length - limit} more`);
+  return lines;
 }
 
 /** "sm_80 50–75% · over 24 instantiations (32–56 regs)": the occupancy spread of the instances a launch could run. */
