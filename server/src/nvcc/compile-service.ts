@@ -52,6 +52,8 @@ export class CompileService {
   private readonly resultListeners: Array<(figures: DocumentFigures) => void> = [];
   private readonly ptxListeners: Array<(ptx: DocumentPtx) => void> = [];
   private readonly stateListeners: Array<() => void> = [];
+  private readonly startListeners: Array<(uri: string, archs: string[]) => void> = [];
+  private readonly endListeners: Array<(uri: string) => void> = [];
   /** Why compiling is off (nvcc missing, switched off), or null. */
   disabledReason: string | null = null;
 
@@ -84,6 +86,21 @@ export class CompileService {
     this.stateListeners.push(listener);
   }
 
+  /** A document's figures compile starts (ptxas runs for `archs` until its result or its end). */
+  onCompileStart(listener: (uri: string, archs: string[]) => void): void {
+    this.startListeners.push(listener);
+  }
+
+  /** A document's run ends, whatever the outcome (after its result, if one came). */
+  onCompileEnd(listener: (uri: string) => void): void {
+    this.endListeners.push(listener);
+  }
+
+  /** The source files compile_commands.json lists (absolute), for the translation units that include a header. */
+  databaseFiles(): string[] {
+    return this.database?.map((entry) => entry.file) ?? [];
+  }
+
   async configure(settings: Settings, archs: () => string[]): Promise<void> {
     this.settings = settings;
     this.scheduler?.dispose();
@@ -108,8 +125,14 @@ export class CompileService {
       for (const l of this.resultListeners) l(figures);
       this.changed();
     });
-    scheduler.onCompileStart(() => this.changed());
-    scheduler.onCompileEnd(() => this.changed());
+    scheduler.onCompileStart((request) => {
+      for (const l of this.startListeners) l(request.uri, archs());
+      this.changed();
+    });
+    scheduler.onCompileEnd((request) => {
+      for (const l of this.endListeners) l(request.uri);
+      this.changed();
+    });
     scheduler.onNvccMissing(() => {
       this.disabledReason = `nvcc not found (${nvccPath}): register figures come from build logs and annotations only. Set cudaOccupancy.nvcc.path, or install the CUDA toolkit.`;
       this.options.log(this.disabledReason);
