@@ -308,6 +308,7 @@ export class Analyzer {
       settings: this.settings.report,
       compilerFindings: [...this.compilerFindingsFor(path), ...this.failureFindingsFor(path, facts)],
       instancesOf: (kernel: Kernel) => {
+        if (!this.figures.hasCompiled) return [];
         const definition = this.definitionOf(path, kernel);
         return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ signature: i.signature, resources: i.resources }));
       },

@@ -90,6 +90,11 @@ export class FiguresRegistry {
     this.generation++;
   }
 
+  /** Some unit has compiled figures (else no kernel has any, and reports need not ask). */
+  get hasCompiled(): boolean {
+    return this.units.size > 0;
+  }
+
   stateOf(unit: string): UnitState | null {
     return this.states.get(unit)?.state ?? null;
   }
