@@ -69,6 +69,14 @@ void run(char* x, float* y, int n) {
     assert.deepEqual(launches.map((l) => l.runs), [[], []]);
   });
 
+  it('maps a kernel of an anonymous namespace, as the kernel finder names it, to the name nvcc mangles for it', async () => {
+    const facts = await analyzeSnippet('namespace outer { namespace {\ntemplate <int N> __global__ void hidden(float* x) { x[threadIdx.x] = N; }\n}\nvoid run(float* x) { hidden<4><<<1, 64>>>(x); }\n}\n');
+    const entry = { ...entries[0], mangledName: '_ZN5outer39_GLOBAL__N__b434eccc_7_anon_cu_5cebd1d66hiddenILi4EEEvPf', isEntry: true };
+    const [hidden] = mapKernelResources({ kernels: facts.kernels, entries: [entry], source: 'ptxas' }).kernels;
+    assert.deepEqual(hidden.instances.map((i) => i.signature), ['void outer::(anonymous namespace)::hidden<4>(float*)']);
+    assert.equal(matchInstances(hidden.instances, launchTemplateArgs(facts.launches[0])).instances.length, 1);
+  });
+
   it('leaves out aliases a launch may not see: alias templates, names written twice, names of template parameters', () => {
     const aliases = findTypeAliases(`
 using real = float;

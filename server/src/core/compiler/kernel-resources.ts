@@ -149,8 +149,9 @@ export function preferResources(a: ResourceFigures | null, b: ResourceFigures | 
 // ---------------------------------------------------------------------------
 // Which source kernel a demangled entry belongs to.
 
+/** Drops anonymous namespaces, however the source side spells them (`(anonymous namespace)`, `(anonymousnamespace)`). */
 function stripAnonymous(name: string): string {
-  return name.split('::').filter((part) => part !== '(anonymous namespace)' && part !== '').join('::');
+  return name.split('::').filter((part) => part.replace(/\s+/g, '') !== '(anonymousnamespace)' && part !== '').join('::');
 }
 
 /** Index of the source kernel an entry compiles, or -1. */
