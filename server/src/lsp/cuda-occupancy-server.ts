@@ -321,14 +321,15 @@ export class CudaOccupancyServer {
     const facts = this.documents.facts(uri);
     const units = new Set<string>();
     if (HEADER.test(file)) {
-      const kernelNames = (facts?.kernels ?? this.analyzer.index.get(key)?.kernels ?? []).filter((k) => k.isDefinition).map((k) => k.name);
+      // Its kernels, and the kernels it launches (a header of host wrappers): the units that name them compile them.
+      const defined = (facts?.kernels ?? this.analyzer.index.get(key)?.kernels ?? []).filter((k) => k.isDefinition).map((k) => k.name);
+      const kernelNames = [...defined, ...(facts?.launches ?? []).map((l) => l.baseName)];
       const includers = this.analyzer.index.includersOf(key);
       for (const unit of unitsForHeader({ includers, databaseFiles: new Set(this.compile.databaseFiles().map(toIndexPath)), kernelNames })) units.add(unit);
     }
     for (const target of facts?.launchTargets ?? []) {
       const defined = target.kernelPath;
       if (defined && defined !== key && /\.cu$/i.test(defined)) units.add(defined);
-      // A launch of a header's kernel from a header: the units that include the launching header compile it.
     }
     return [...units];
   }
