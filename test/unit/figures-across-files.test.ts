@@ -59,6 +59,18 @@ describe('figures for kernels wherever they are defined', () => {
     ]);
   });
 
+  it('a launch of an instance no unit compiled says so, and claims nothing', async () => {
+    const analyzer = await workspace();
+    compiled(analyzer, 'main.cu');
+    const text = '#include "kernels.cuh"\nvoid more(float* x, int n) { tile<64, true><<<n / 64, 64>>>(x, n); }\n';
+    analyzer.index.update(at('more.cu'), text);
+    const r = analyzer.reportOf(analyzer.analyzeFile({ uri: at('more.cu'), text }));
+    assert.deepEqual(occupancies(r), [['void more(float* x, int n) { tile<64, true><<<n / 64, 64>>>(x, n); }', 'none: registers per thread not known']]);
+    const hover = hoverText(r, r.analyses[0].launch.nameSpan.start)!.markdown;
+    assert.match(hover, /Figures: registers unknown for sm_80: ptxas compiled main\.cu, with no instance of this kernel that fits this launch\./);
+    assert.match(hover, /registers per thread\. Its static shared memory is not known from the source and is counted as 0: more would lower these\.$/);
+  });
+
   it('opening the header shows the figures its kernels got from the units that include it', async () => {
     const analyzer = await workspace();
     compiled(analyzer, 'main.cu');

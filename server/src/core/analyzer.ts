@@ -277,14 +277,6 @@ export class Analyzer {
     this.generation++;
   }
 
-  /** Forget a translation unit's figures and compile state (a file that is gone). */
-  forgetCompiled(uri: string): void {
-    const unit = this.keyOf(uri);
-    this.figures.forget(unit);
-    this.compiled.delete(unit);
-    this.failures.delete(unit);
-  }
-
   /** Forget what was kept for a closed document (its figures stay: other files' launches may use its kernels). */
   forget(uri: string): void {
     this.reports.delete(uri);

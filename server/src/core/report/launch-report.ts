@@ -78,7 +78,7 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
     const compile = f.compile;
     if (compile?.state === 'running') return `registers not known yet for {archs}${smem} (${runningText(compile, now)})`;
     if (compile?.state === 'failed') return `registers unknown for {archs}${smem}: ${failedText(compile)}`;
-    if (compile?.state === 'no-instance') return `registers unknown for {archs}${smem}: ptxas compiled ${compile.unit} but no instance of this kernel that fits here${f.note ? ` (${f.note})` : ''}`;
+    if (compile?.state === 'no-instance') return `registers unknown for {archs}${smem}: ptxas compiled ${baseName(compile.unit)}, with no instance of this kernel that fits this launch${f.note ? ` (${f.note})` : ''}`;
     return `registers unknown for {archs}${smem}${f.note ? ` (${f.note})` : ''}: save with nvcc available, pass a build log, or add \`// occupancy: regs=N\` above the kernel`;
   }
   const spread = f.instances && f.instances.length > 1 ? f.instances : null;
@@ -134,7 +134,11 @@ export function budgetLines(analysis: LaunchAnalysis): string[] {
     groups.set(text, [...(groups.get(text) ?? []), p.arch]);
   }
   const smem = analysis.dynamicSmemBytes ? ` and ${bytes(analysis.dynamicSmemBytes)} of dynamic shared memory` : '';
-  return [...groups].map(([text, archs]) => `**Register budget** at ${analysis.threadsPerBlock} threads${smem} (${listAnd(archs)}): ${text}.`);
+  const k = analysis.kernel;
+  const unknownStatic = k && k.staticSharedBytes === null && k.sharedDeclarations.some((d) => !d.isExtern)
+    ? ' Its static shared memory is not known from the source and is counted as 0: more would lower these.'
+    : '';
+  return [...groups].map(([text, archs]) => `**Register budget** at ${analysis.threadsPerBlock} threads${smem} (${listAnd(archs)}): ${text}.${unknownStatic}`);
 }
 
 /** One architecture's line when there is no single occupancy: the spread of the instances that could run, or the register budget. */
