@@ -2,15 +2,15 @@
  * The register budget of a launch without register figures: for each occupancy level reachable at
  * its block size and shared memory, the most registers per thread that reach it. Checked against
  * the calculator two ways: our occupancy model at every register count (at each level's count the
- * level is reached, one more and it is not), and NVIDIA's cuda_occupancy.h itself (the oracle,
- * ../shared/oracle) over every architecture, block size and shared-memory size below.
+ * level is reached, one more and it is not), and NVIDIA's cuda_occupancy.h itself (the reference
+ * driver, test/oracle/occupancy-reference.cpp) over every architecture, block size and shared-memory size below.
  */
 import * as assert from 'node:assert/strict';
 import { ARCHS, archName, parseArch } from '../../server/src/core/gpu/arch-table';
-import { occupancy } from '../../server/src/core/gpu/occupancy';
+import { occupancy, resolveAttributes, resolveState } from '../../server/src/core/gpu/occupancy';
 import { registerBudget } from '../../server/src/core/gpu/register-budget';
 import { budgetText } from '../../server/src/core/report/launch-report';
-import { buildOracle, runOracle } from '../support/oracle-process';
+import { buildOracle, inputWords, runOracle } from '../support/oracle-process';
 
 const device = (arch: string) => parseArch(arch)!.device;
 
@@ -63,8 +63,16 @@ describe('register budget', () => {
           for (const [sharedSizeBytes, dynamicSmemBytes] of [[0, 0], [1024, 0], [4096, 8192]]) cases.push({ arch: archName(row), blockSize, sharedSizeBytes, dynamicSmemBytes });
         }
       }
-      const lines = cases.flatMap((c) => Array.from({ length: 255 }, (_, r) => JSON.stringify({ ...c, numRegs: r + 1 })));
-      const answers = (await runOracle(binary, lines)).map((l) => JSON.parse(l) as { ok: boolean; activeBlocksPerMultiprocessor: number });
+      // One question per register count: the header's occupancy at the inputs our calculator resolves for it.
+      const lines = cases.flatMap((c) => Array.from({ length: 255 }, (_, r) => {
+        const query = { device: device(c.arch), sharedSizeBytes: c.sharedSizeBytes, numRegs: r + 1 };
+        const words = inputWords({ device: query.device, attributes: resolveAttributes(query), state: resolveState({}) });
+        return `occupancy ${words.join(' ')} ${c.blockSize} ${c.dynamicSmemBytes}`;
+      }));
+      const answers = (await runOracle(binary, lines)).map((l) => {
+        const [status, blocks] = l.split(' ').map(Number);
+        return { ok: status === 0, activeBlocksPerMultiprocessor: blocks };
+      });
       let checked = 0;
       cases.forEach((c, k) => {
         const levels = registerBudget({ device: device(c.arch), blockSize: c.blockSize, sharedSizeBytes: c.sharedSizeBytes, dynamicSmemBytes: c.dynamicSmemBytes });
