@@ -112,6 +112,15 @@ describe('figures for kernels wherever they are defined', () => {
     assert.deepEqual(report(analyzer, 'sample.cu').findings.filter((f) => f.code === 'nvcc-failed'), []);
   });
 
+  it('a header whose including units failed carries the diagnostic too, until one of them compiles', async () => {
+    const analyzer = await workspace();
+    analyzer.setCompileState(at('main.cu'), { state: 'failed', error: { text: 'main.cu(2): error: something', message: 'something', file: 'main.cu', line: 2 } });
+    const failed = report(analyzer, 'kernels.cuh').findings.filter((f) => f.code === 'nvcc-failed');
+    assert.deepEqual(failed.map((f) => f.message.split(':')[0]), ['nvcc failed (compiling main.cu), so register figures are missing']);
+    compiled(analyzer, 'fill.cu');
+    assert.deepEqual(report(analyzer, 'kernels.cuh').findings.filter((f) => f.code === 'nvcc-failed'), []);
+  });
+
   it('while ptxas runs, the hover says so, with the register budget at the launch\'s block size', async () => {
     const analyzer = await workspace();
     analyzer.setCompileState(at('main.cu'), { state: 'running', archs: ['sm_80'], since: Date.now() - 3000 });

@@ -326,7 +326,7 @@ export class Analyzer {
 
   /**
    * `nvcc-failed` at the top of a file whose compile failed; for a file nvcc does not compile itself
-   * (a header), when every unit that covers it and has a state failed.
+   * (a header), when the units that include it failed and none compiled.
    */
   private failureFindingsFor(path: string, facts: DocumentFacts): Finding[] {
     const newline = facts.source.text.search(/\r?\n/);
@@ -335,7 +335,7 @@ export class Analyzer {
     if (this.failures.has(path)) unit = path;
     else if (!this.figures.stateOf(path)) {
       const states = this.figures.statesCovering(path);
-      if (states.length && states.every((s) => s.state.state === 'failed')) unit = states[0].unit;
+      if (states.length && states.every((s) => s.state.state === 'failed') && !this.figures.compiledCovering(path)) unit = states[0].unit;
     }
     if (unit === null) return [];
     const error = this.failures.get(unit) ?? null;

@@ -90,6 +90,12 @@ export class FiguresRegistry {
     this.generation++;
   }
 
+  /** A unit that covers `path` (it, or one that includes it) last compiled without failing. */
+  compiledCovering(path: string): boolean {
+    for (const entry of this.units.values()) if (!entry.stale && entry.covers.has(path)) return true;
+    return false;
+  }
+
   /** Some unit has compiled figures (else no kernel has any, and reports need not ask). */
   get hasCompiled(): boolean {
     return this.units.size > 0;
