@@ -43,7 +43,7 @@ export class StatusBar implements vscode.Disposable {
   private render(): void {
     const archs = this.status?.archs.join(' ') ?? '';
     const state = this.clientState !== 'running' ? this.clientState : this.status?.state ?? 'ready';
-    const icon = state === 'compiling' ? '$(sync~spin)' : state === 'starting' ? '$(loading~spin)' : state === 'stopped' || state === 'error' ? '$(error)' : state === 'nvcc-missing' || state === 'untrusted' ? '$(warning)' : '$(pulse)';
+    const icon = state === 'compiling' ? '$(sync~spin)' : state === 'starting' ? '$(loading~spin)' : state === 'stopped' || state === 'error' ? '$(error)' : state === 'nvcc-missing' || state === 'nvcc-failed' || state === 'untrusted' ? '$(warning)' : '$(pulse)';
     this.item.text = `${icon} CUDA ${archs}`.trim();
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.appendMarkdown(`**CUDA Occupancy Lens**: ${state}\n\n`);

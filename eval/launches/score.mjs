@@ -128,6 +128,7 @@ function expectedOccupancies(queries) {
 // ---- scoring ----
 const COUNTERS = ['labels', 'inactive', 'found', 'knowable', 'right', 'wrong', 'unresolved', 'candSites', 'candShown', 'candSingleIn', 'candSingleOut',
   'unknownSites', 'claimedUnknown', 'dynKnown', 'dynRight', 'dynWrong', 'truth', 'truthFound', 'occShown', 'occCheckable', 'occRight', 'occWrong',
+  'blockTruth', 'occAny', 'rangeShown', 'rangeCheckable', 'rangeWrong',
   'reports', 'falseLaunches', 'macroBodyReports', 'inactiveReports', 'files', 'filesMissing'];
 const zero = () => Object.fromEntries(COUNTERS.map((k) => [k, 0]));
 
@@ -212,10 +213,34 @@ function score(project, run) {
         else { c.dynWrong++; d.dyn = `WRONG dyn ${r.dynamicSmemBytes} (label ${l.dynamicSmemBytes})`; }
       }
       const occ = r.occupancy?.[ARCH] ?? null;
+      const range = occ ? null : r.occupancyRange?.[ARCH] ?? null;
       if (l.truth) {
         c.truthFound++;
         if (occ) c.occShown++;
         d.occ = occ ? occ.occupancy : null;
+        // The goal's denominator: a compiled kernel (truth) and a block size the tool resolved; shown = an occupancy or a range.
+        if (r.block) {
+          c.blockTruth++;
+          if (occ || range) c.occAny++;
+          else d.occOutcome = 'no occupancy with a resolved block';
+        }
+        if (range) {
+          c.rangeShown++;
+          d.occRange = `${range.minOccupancy}-${range.maxOccupancy} over ${range.instances}`;
+          // Right when every instance the site can launch (the truth) has an occupancy within the range.
+          const rblock = l.block ?? (r.block && l.candidates?.some((x) => sameDims(x, r.block)) ? r.block : null);
+          const rdyn = l.dynamicSmemBytes ?? (l.dynamicSmemCandidates?.includes(r.dynamicSmemBytes) ? r.dynamicSmemBytes : null);
+          if (rblock && rdyn !== null && rdyn !== undefined) {
+            c.rangeCheckable++;
+            const threads = rblock.x * (rblock.y ?? 1) * (rblock.z ?? 1);
+            const exp = expectedOccupancies(l.truth.instances.map((t) => ({ key: `${threads}/${t.regs}/${t.smem}/${rdyn}`, block: threads, regs: t.regs, smem: t.smem, dyn: rdyn }))).filter(Boolean);
+            const outside = exp.filter((e) => e.occupancy < range.minOccupancy - 1e-9 || e.occupancy > range.maxOccupancy + 1e-9);
+            if (outside.length) {
+              c.rangeWrong++;
+              d.occOutcome = `WRONG range ${range.minOccupancy}-${range.maxOccupancy} (truth ${[...new Set(exp.map((e) => e.occupancy))].join('/')})`;
+            }
+          }
+        }
         // checkable: the block is known (label, or the tool's single value when it is one of the candidates) and so is the dynamic smem
         const block = l.block ?? (r.block && l.candidates?.some((x) => sameDims(x, r.block)) ? r.block : null);
         const dyn = l.dynamicSmemBytes ?? (l.dynamicSmemCandidates?.includes(r.dynamicSmemBytes) ? r.dynamicSmemBytes : null);
@@ -291,6 +316,10 @@ if (flag('--json')) {
     ['occShown', (c) => c.occShown],
     ['occOK', (c) => c.occRight],
     ['occBAD', (c) => c.occWrong],
+    ['range', (c) => c.rangeShown],
+    ['rangeBAD', (c) => c.rangeWrong],
+    ['blkTruth', (c) => c.blockTruth],
+    ['occAny', (c) => c.occAny],
     ['false', (c) => c.falseLaunches],
     ['macroBody', (c) => c.macroBodyReports],
     ['inactive', (c) => c.inactiveReports],
@@ -316,7 +345,7 @@ if (flag('--json')) {
         if (r.error) continue;
         for (const d of r.details) {
           if (['right', 'null-ok'].includes(d.outcome) && !d.occOutcome && !d.dyn) continue;
-          console.log(`  ${p}/${d.file}:${d.line} ${d.kernel}: ${d.outcome} label=${d.label}${d.tool !== undefined ? ` tool=${d.tool}` : ''}${d.blockExpr ? ` expr=${JSON.stringify(d.blockExpr)}` : ''}${d.dyn ? ` ${d.dyn}` : ''}${d.occOutcome ? ` ${d.occOutcome}` : ''}`);
+          console.log(`  ${p}/${d.file}:${d.line} ${d.kernel}: ${d.outcome} label=${d.label}${d.tool !== undefined ? ` tool=${d.tool}` : ''}${d.blockExpr ? ` expr=${JSON.stringify(d.blockExpr)}` : ''}${d.dyn ? ` ${d.dyn}` : ''}${d.occRange ? ` range=${d.occRange}` : ''}${d.occOutcome ? ` ${d.occOutcome}` : ''}`);
         }
         for (const n of r.notes ?? []) console.log(`  note: ${n}`);
       }
@@ -327,5 +356,7 @@ knowable = sites whose block the source fixes; right/WRONG/unres = the tool's bl
 cand = sites with a few possible blocks; candShown = the tool listed exactly that set; candOne = it gave one of them;
 unknown = sites with a runtime block; claimed = the tool gave a number there anyway; dynOK/bad = dynamic smem where the label knows it;
 truth = sites with ptxas figures; occShown = found ones with an occupancy; occOK/occBAD = compared with calc on the truth figures (when block and smem are known);
+range/rangeBAD = found ones with an occupancy range instead (several instances could run), and those where an instance the site can launch falls outside it;
+blkTruth = found sites with ptxas figures whose block the tool resolved; occAny = those showing an occupancy or a range (the goal: 90%);
 false = reported launches on no labelled site in fully labelled files; macroBody/inactive = reports on a macro's body line / in an inactive #if branch.`);
 }

@@ -23,7 +23,7 @@ export interface ChartTarget {
 export const STATUS_NOTIFICATION = 'cudaOccupancy/status';
 
 export interface ServerStatus {
-  state: 'ready' | 'compiling' | 'nvcc-missing' | 'untrusted' | 'error';
+  state: 'ready' | 'compiling' | 'nvcc-missing' | 'nvcc-failed' | 'untrusted' | 'error';
   archs: string[];
   /** Where the architectures came from: settings, compile_commands.json, CMake, default. */
   archSource: string;
@@ -35,6 +35,8 @@ export interface ServerStatus {
   compilesRunning: number;
   /** Open documents whose kernel bodies are being analysed in the background (their diagnostics follow). */
   analysing: number;
+  /** Translation units whose last compile failed (`message` says why and what to set). */
+  compileFailures?: number;
 }
 
 /**

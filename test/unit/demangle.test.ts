@@ -46,6 +46,15 @@ describe('demangler', () => {
     assert.deepEqual(demangle('_ZN3lib2v27combineIfL2Op0EL4Mode2EEEvPT_RKS4_S2_')?.templateArgs, ['float', '(Op)0', '(Mode)2']);
   });
 
+  it('reads the expressions of dependent signatures: dependent names, sizeof, decltype, operators in array bounds', () => {
+    const sfinae = demangle('_Z6sfinaeIfEvPT_N10enable_if_IXsr12is_primitiveIS0_EE5valueEiE4typeE');
+    assert.deepEqual(sfinae?.templateArgs, ['float']);
+    assert.deepEqual(sfinae?.parameters, ['float*', 'enable_if_<is_primitive<float>::value, int>::type']);
+    assert.equal(demangle('_Z8plus_oneILi3EEvPAplT_Li1E_i')?.signature, 'void plus_one<3>(int (*) [(3)+(1)])');
+    assert.equal(demangle('_Z5sizedIdEvPAstT__c')?.signature, 'void sized<double>(char (*) [sizeof (double)])');
+    assert.equal(demangle('_Z4declIfEvPT_DTplcvS0__ELi1EE')?.signature, 'void decl<float>(float*, decltype (((float)())+(1)))');
+  });
+
   it('returns extern "C" names as they are', () => {
     const c = demangle('saxpy_c');
     assert.deepEqual([c?.name, c?.qualifiedName, c?.parameters, c?.externC], ['saxpy_c', 'saxpy_c', null, true]);

@@ -1,5 +1,6 @@
 /** `cuda-occupancy check FILE_OR_DIR...`: the editor's analysis for terminals and CI. */
 import { statSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
@@ -7,12 +8,12 @@ import { collectSourceFiles } from './source-files';
 import { branchesForCli, checkJson, type CheckFile } from './check-json';
 import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import { readGrammarBytes } from '../files/grammar-files';
-import { createAnalyzer, DEFAULT_REPORT_SETTINGS, GPU_PARTS, resolveArchs, type DocumentFacts } from '../core/analyzer';
+import { createAnalyzer, DEFAULT_REPORT_SETTINGS, GPU_PARTS, looksCompiledAtRunTime, resolveArchs, type Analyzer, type DocumentFacts } from '../core/analyzer';
 import { indexWorkspace, toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
-import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
+import { findCompileCommandsFile, flagsFromSettings, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
 import { expandHome, findOnPath, locateNvcc } from '../nvcc/locate-nvcc';
 import { droppedLine, type ArgumentPolicy } from '../nvcc/argument-policy';
 import { FileReadError, readBoundedFileSync } from '../files/bounded-read';
@@ -39,11 +40,15 @@ const FLAGS = {
   '--quiet': 'boolean',
   '--verbose': 'boolean',
   '--allow-compiler': 'list',
+  '-I': 'list',
+  '-D': 'list',
+  '--std': 'string',
+  '--jobs': 'string',
   '--help': 'boolean',
 } as const;
-const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose' };
+const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [-q|--quiet | -v|--verbose] FILE_OR_DIR...
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --allow-compiler GLOB  a host compiler compile_commands.json may name (-ccbin, --compiler-bindir), as an absolute-path glob
                          (e.g. /usr/bin/g++-*); repeatable. Without it such options are dropped, with a line each.`;
 
@@ -61,27 +66,34 @@ export interface CheckRun {
 
 /** Analyse the files named in `args` (check's flags and paths), as `check` does, without printing. */
 export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { failOn: string }> {
-  const { flags, positional } = parseArgs(args, { ...FLAGS }, ALIASES);
+  const { flags, lists, positional, rest } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
   if (!['error', 'warning', 'never'].includes(failOn)) throw new UsageError(`--fail-on must be error, warning or never, got ${failOn}`);
   if (positional.length === 0) throw new UsageError(`no files given\n${CHECK_USAGE}`);
   if (flags['--nvcc'] !== undefined && flags['--no-nvcc']) throw new UsageError('--nvcc and --no-nvcc exclude each other');
   const timeoutSeconds = flags['--timeout'] === undefined ? 120 : Number(flags['--timeout']);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout needs a positive number of seconds, got ${flags['--timeout']}`);
+  const jobs = flags['--jobs'] === undefined ? Math.max(1, Math.min(4, os.availableParallelism?.() ?? os.cpus().length)) : Number(flags['--jobs']);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs needs a positive whole number, got ${flags['--jobs']}`);
+  // Like a compiler: -I, -D and --std, then nvcc's own arguments after `--`; added to the flags compile_commands.json gives a file.
+  const compilerFlags = [
+    ...flagsFromSettings({ includePaths: (lists['-I'] ?? []).map((dir) => path.resolve(io.cwd, dir)), defines: lists['-D'] ?? [], std: (flags['--std'] as string | undefined) ?? '' }).flags,
+    ...rest,
+  ];
 
   const files = collectSourceFiles(positional, io.cwd);
   const roots = [...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p)))];
   const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
   const archs = chooseArchs(flags['--arch'] as string | undefined, database);
-  const policy: ArgumentPolicy = { allowedCompilers: expandHome((flags['--allow-compiler'] as string[] | undefined) ?? []), findOnPath: (name) => findOnPath(name) };
+  const policy: ArgumentPolicy = { allowedCompilers: expandHome(lists['--allow-compiler'] ?? []), findOnPath: (name) => findOnPath(name) };
 
   const notes: string[] = [];
-  const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash });
+  const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash, surface: 'cli' });
   indexWorkspace(roots, { index: analyzer.index });
   const gpus = typeof flags['--gpu'] === 'string' ? (flags['--gpu'] as string).split(',').map((s) => s.trim()).filter(Boolean) : [];
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   if (analyzer.gpus.unknown.length) throw new UsageError(`unknown GPU ${analyzer.gpus.unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
-  const analysed: Array<{ file: string; facts: DocumentFacts }> = [];
+  const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
   try {
     for (const file of files) {
       const text = readSource(file, io.cwd);
@@ -91,7 +103,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
         continue;
       }
       analyzer.index.update(toIndexPath(file), text);
-      analysed.push({ file, facts: analyzer.analyzeFile({ uri: file, text }) });
+      analysed.push({ file, text, facts: analyzer.analyzeFile({ uri: file, text }) });
     }
   } finally {
     analyzer.parser.dispose();
@@ -108,30 +120,13 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   }
   if (!flags['--no-nvcc']) {
     const nvccPath = locateNvcc(flags['--nvcc'] as string | undefined);
+    // Every .cu file given is a translation unit: its figures go to the kernels it defines and to those of
+    // the headers it includes, wherever they are launched (a .cu that only launches is compiled too).
+    const units = analysed.filter(({ file }) => file.endsWith('.cu'));
     const memoryLimitBytes = DEFAULT_SETTINGS['nvcc.memoryLimitMB'] * 1024 * 1024;
-    const logged = new Set<string>();
-    for (const { file, facts } of analysed) {
-      if (!file.endsWith('.cu') || !facts.kernels.some((k) => k.isDefinition)) continue;
-      const compileFlags = resolveCompileFlags({ database, filePath: file, settings: {}, policy });
-      for (const dropped of compileFlags.dropped ?? []) {
-        const line = droppedLine(dropped);
-        if (!logged.has(line)) notes.push(line);
-        logged.add(line);
-      }
-      const result = await compileResources({ nvccPath, filePath: file, archs, flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000, memoryLimitBytes });
-      if (result.status === 'missing') {
-        notes.push(`nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`);
-        break;
-      }
-      if (result.status !== 'ok') compileFailures.push({ file, what: 'nvcc', status: result.status, firstError: result.firstError?.text ?? null });
-      if (result.entries.length === 0) continue;
-      analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
-      // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
-      if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) continue;
-      const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: compileFlags.flags, cwd: compileFlags.cwd ?? path.dirname(file), timeoutMs: timeoutSeconds * 1000, memoryLimitBytes });
-      if (ptx.status !== 'ok') compileFailures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (branch costs stay estimates)` });
-      else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
-    }
+    const compiled = await compileUnits({ units, analyzer, nvccPath, archs, database, extraFlags: compilerFlags, timeoutMs: timeoutSeconds * 1000, jobs, policy, memoryLimitBytes });
+    notes.push(...compiled.notes);
+    compileFailures.push(...compiled.failures);
   }
 
   const checked: CheckFile[] = analysed.map(({ file, facts }) => {
@@ -155,7 +150,7 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
     io.out(CHECK_USAGE + '\n');
     return 0;
   }
-  const { flags } = parseArgs(args, { ...FLAGS }, ALIASES);
+  const { flags } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   if (flags['--quiet'] && flags['--verbose']) throw new UsageError('--quiet and --verbose exclude each other');
   const format = (flags['--format'] as string | undefined) ?? 'text';
   if (!['text', 'json', 'sarif'].includes(format)) throw new UsageError(`--format must be text, json or sarif, got ${format}`);
@@ -179,6 +174,67 @@ export function exitCodeFor(findings: readonly Finding[], failOn: string): numbe
   if (failOn === 'never') return 0;
   const worst = Math.max(-1, ...findings.map((x) => RANK[x.severity]));
   return worst >= RANK[failOn as Severity] ? 1 : 0;
+}
+
+interface CompileUnitsInput {
+  units: Array<{ file: string; text: string; facts: DocumentFacts }>;
+  analyzer: Analyzer;
+  nvccPath: string;
+  archs: string[];
+  database: CompileCommand[] | null;
+  /** -I, -D, --std and the arguments after `--`. */
+  extraFlags: string[];
+  timeoutMs: number;
+  jobs: number;
+  /** Which host compilers compile_commands.json may name; other options that write or run are dropped. */
+  policy: ArgumentPolicy;
+  memoryLimitBytes: number;
+}
+
+/**
+ * Compiles the units, `jobs` at a time, and hands each one's figures (or its failure) to the
+ * analyzer; returns the notes for stderr. A file that looks like kernel source compiled at run time
+ * (no #include, no host code) and fails is passed over quietly.
+ */
+async function compileUnits({ units, analyzer, nvccPath, archs, database, extraFlags, timeoutMs, jobs, policy, memoryLimitBytes }: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
+  const failures: CompileFailure[] = [];
+  const dropped = new Set<string>();
+  let missing = false;
+  const queue = [...units];
+  const compileOne = async ({ file, text, facts }: CompileUnitsInput['units'][number]): Promise<void> => {
+    const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
+    for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
+    const runIn = flags.cwd ?? path.dirname(file);
+    const result = await compileResources({ nvccPath, filePath: file, archs, flags: flags.flags, cwd: runIn, timeoutMs, memoryLimitBytes });
+    if (result.status === 'missing') {
+      missing = true;
+      queue.length = 0;
+      return;
+    }
+    if (result.status !== 'ok') {
+      if (looksCompiledAtRunTime(text)) return;
+      const first = result.firstError;
+      failures.push({ file, what: 'nvcc', status: result.status, firstError: first?.text ?? null });
+      analyzer.setCompileState(file, { state: 'failed', error: first ? { text: first.text, message: first.message, file: first.file, line: first.line } : null });
+    }
+    if (result.entries.length === 0 && result.status !== 'ok') return;
+    analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
+    // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
+    if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) return;
+    const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: flags.flags, cwd: runIn, timeoutMs, memoryLimitBytes });
+    if (ptx.status !== 'ok') failures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (branch costs stay estimates)` });
+    else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
+  };
+  const worker = async () => {
+    for (let unit = queue.shift(); unit; unit = queue.shift()) await compileOne(unit);
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, Math.max(1, units.length)) }, worker));
+  // In the order the files were given, whatever order the compiles finished in.
+  const order = new Map(units.map((u, i) => [u.file, i]));
+  failures.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0));
+  const notes = [...dropped];
+  if (missing) notes.push(`nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`);
+  return { notes, failures };
 }
 
 async function loadDatabase(dir: string | undefined, roots: string[], cwd: string): Promise<CompileCommand[] | null> {

@@ -4,7 +4,7 @@
  */
 import type { DocumentReport } from '../core/report/document-report';
 import type { Kernel, Span } from '../core/types';
-import type { KernelFigures } from '../core/report/launch-analysis';
+import type { InstanceSpread, KernelFigures } from '../core/report/launch-analysis';
 import type { Branch, BranchKind } from '../core/body/divergence';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 
@@ -67,6 +67,10 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
           stream: a.launch.stream,
           kernelFound: a.kernel !== null,
           occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
+          // Several compiled instances could run (template arguments of the enclosing template, or deduced): their spread.
+          occupancyRange: a.perArch.some((p) => p.spread) ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.spread ? rangeJson(p.spread) : null])) : null,
+          // No register figures, block size known: for each occupancy level, the most registers per thread that reach it.
+          registerBudget: a.perArch.some((p) => p.budget) ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.budget?.map((l) => ({ occupancy: l.occupancy, activeBlocksPerMultiprocessor: l.activeBlocks, maxRegsPerThread: l.maxRegsPerThread })) ?? null])) : null,
           latency: file.latency?.[index] ?? null,
           gpus: (report.gpus[index] ?? []).map(gpuJson),
         })),
@@ -106,6 +110,18 @@ function gpuJson(g: LaunchOnGpu) {
       sources: g.latency.latencyNote,
     },
     registerHeadroom: g.registerHeadroom,
+  };
+}
+
+function rangeJson(s: InstanceSpread) {
+  return {
+    instances: s.instances,
+    minOccupancy: s.minOccupancy,
+    maxOccupancy: s.maxOccupancy,
+    minActiveBlocksPerMultiprocessor: s.minActiveBlocks,
+    maxActiveBlocksPerMultiprocessor: s.maxActiveBlocks,
+    minRegs: s.minRegs,
+    maxRegs: s.maxRegs,
   };
 }
 

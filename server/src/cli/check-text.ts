@@ -17,7 +17,7 @@ import type { CheckFile, CheckInstance } from './check-json';
 import type { Finding, Kernel, Severity } from '../core/types';
 import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
 import { LIMIT_NAMES, bytes, percent } from '../core/report/format';
-import { launchTitleText } from '../core/report/launch-report';
+import { launchTitleText, noOccupancyText, registersShort } from '../core/report/launch-report';
 import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 
@@ -151,9 +151,9 @@ function launchLines(analysis: LaunchAnalysis): string[] {
       const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
       const blocks = p.result.activeBlocksPerMultiprocessor;
       const perSm = `${String(blocks).padStart(2)} ${blocks === 1 ? 'block/SM ' : 'blocks/SM'}`;
-      lines.push(`    ${p.arch.padEnd(7)} ${percent(p.result.occupancy).padStart(6)}  ${perSm}  ${String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${p.figures.numRegs} regs, ${p.figures.source}]`);
+      lines.push(`    ${p.arch.padEnd(7)} ${percent(p.result.occupancy).padStart(6)}  ${perSm}  ${String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${registersShort(p)}, ${p.figures.source}]`);
     } else {
-      lines.push(`    ${p.arch.padEnd(7)}      -  ${p.reason}`);
+      lines.push(`    ${p.arch.padEnd(7)}      -  ${noOccupancyText(p)}`);
     }
   }
   return lines;

@@ -96,6 +96,15 @@ const CATALOG: readonly RuleInfo[] = [
     tags: ['cuda', 'performance', 'divergence'],
   },
   {
+    id: 'nvcc-failed',
+    name: 'NvccFailed',
+    short: 'nvcc could not compile the file, so its kernels have no register figures.',
+    full: 'Register and shared-memory figures come from ptxas, run on the file with its build flags (from compile_commands.json or the settings). When nvcc fails, usually on a header it cannot find or a macro the build defines, no occupancy is claimed for the kernels it would have compiled. The diagnostic sits at the top of the file (and of the headers whose kernels wait for it) and quotes nvcc\'s first error.',
+    fix: 'Give nvcc what the build gives it: the include folders (`cudaOccupancy.nvcc.includePaths`, or `-I DIR` on the command line), the macros (`cudaOccupancy.nvcc.defines`, `-D NAME=VALUE`), or point the tool at the build\'s `compile_commands.json` (`cudaOccupancy.compileCommandsDir`, `-p DIR`).',
+    level: 'note',
+    tags: ['cuda', 'configuration', 'nvcc'],
+  },
+  {
     id: 'register-spill',
     name: 'RegisterSpill',
     short: 'ptxas spilled registers to local memory.',

@@ -16,9 +16,10 @@ import { parseArch } from './gpu/arch-table';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './incremental/document-analysis';
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
 import { reportWithKeptAnalyses } from './incremental/kept-reports';
-import { FiguresRegistry } from './compiler/figures-registry';
-import { mapKernelResources, parseResourceAnnotation, resourcesForArch, type KernelResources } from './compiler/kernel-resources';
+import { FiguresRegistry, type CompiledKernel } from './compiler/figures-registry';
+import { mapKernelResources, parseResourceAnnotation, resourcesForArch, unknownResources } from './compiler/kernel-resources';
 import { compilerFindings } from './compiler/compiler-findings';
+import { compileFailureFinding, describeCompileFailure, type CompileError, type Surface } from './compiler/compile-failure';
 import { parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures } from './compiler/ptxas-output';
 import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type DocumentReport, type ReportPtx, type ReportSettings } from './report/document-report';
 import { resolveArchs, type FiguresFor, type KernelFigures } from './report/launch-analysis';
@@ -29,6 +30,8 @@ import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
 export { GPU_PARTS, findGpuPart, type GpuPart } from './gpu/gpu-parts';
+export { describeCompileFailure, looksCompiledAtRunTime } from './compiler/compile-failure';
+export type { CompileError } from './compiler/compile-failure';
 
 export type { DocumentFacts } from './incremental/document-analysis';
 export type { DocumentReport, ReportSettings } from './report/document-report';
@@ -49,6 +52,8 @@ export interface AnalyzerOptions {
   /** sha256 (or any collision-safe hash) of a text, to apply PTX only to the text it was compiled from. */
   contentHash?: (text: string) => string;
   log?: (message: string) => void;
+  /** Who shows the figures: what a failed compile's hint tells the user to set (the editor's settings, the CLI's flags). Default: editor. */
+  surface?: Surface;
 }
 
 export interface AnalysisSettings {
@@ -74,6 +79,11 @@ export interface CompiledPtx extends ReportPtx {
   sourceHash: string;
 }
 
+/** What nvcc is doing for a translation unit: compiling (for these architectures, since when), or failed (its first error). */
+export type CompileState =
+  | { state: 'running'; archs: readonly string[]; since: number }
+  | { state: 'failed'; error: CompileError | null };
+
 /** A compiled instance of a kernel and its figures per target architecture. */
 export interface KernelInstanceFigures {
   mangledName: string | null;
@@ -90,7 +100,10 @@ export class Analyzer {
   /** Open documents (editors): their texts, trees and facts, kept between edits. */
   readonly documents: DocumentSessions;
   private readonly figures = new FiguresRegistry();
-  private readonly compiled = new Map<string, { kernels: Array<KernelResources<Kernel>>; findings: Finding[] }>();
+  /** Per translation unit (index path): ptxas's findings, per file of the kernels they are about. */
+  private readonly compiled = new Map<string, Map<string, Finding[]>>();
+  /** Per translation unit: its compile failed with this error (shown at the top of the file and in its headers). */
+  private readonly failures = new Map<string, CompileError | null>();
   private readonly ptx = new Map<string, CompiledPtx>();
   private settings: AnalysisSettings = { archs: ['sm_80', 'sm_90'], divergence: true, report: DEFAULT_REPORT_SETTINGS };
   private parts: readonly GpuPart[] = partsForArchs(['sm_80', 'sm_90'], []).parts;
@@ -184,46 +197,81 @@ export class Analyzer {
     return buildDocumentReport(this.reportInput(facts.uri, facts));
   }
 
-  /** ptxas figures and diagnostics of one compiled file, mapped to its kernels by mangled name. */
+  /**
+   * ptxas figures and diagnostics of one compiled translation unit (`uri`), mapped by mangled name
+   * to the kernels written in it and in the headers it includes (`kernels`: the unit's own, default
+   * those its analysis or the index knows; the headers' come from the index).
+   */
   setCompiled(uri: string, compiled: CompiledFile, kernels: readonly Kernel[] = this.kernelsOf(uri)): void {
+    const unit = this.keyOf(uri);
+    const refs = this.kernelsCompiledBy(unit, kernels);
     const entries = compiled.perArch.flatMap((a) => a.entries);
-    const mapped = mapKernelResources({ kernels: [...kernels], entries, source: 'ptxas', producedAt: compiled.perArch[0]?.producedAt ?? compiled.producedAt });
-    this.figures.setCompiled(uri, mapped);
-    if (compiled.stale !== undefined && compiled.stale !== null) this.figures.markStale(uri, compiled.stale);
-    this.compiled.set(uri, {
-      kernels: mapped.kernels,
-      findings: compilerFindings(
-        mapped.kernels,
-        compiled.perArch.flatMap((a) => a.diagnostics),
-      ),
-    });
+    const mapped = mapKernelResources({ kernels: refs.map((r) => r.kernel), entries, source: 'ptxas', producedAt: compiled.perArch[0]?.producedAt ?? compiled.producedAt });
+    const byFile: CompiledKernel[] = mapped.kernels.map((k, i) => ({ ...k, path: refs[i].path }));
+    this.figures.setCompiled(unit, byFile, [unit, ...this.index.includeClosure(unit)]);
+    if (compiled.stale !== undefined && compiled.stale !== null) this.figures.markStale(unit, compiled.stale);
+    const diagnostics = compiled.perArch.flatMap((a) => a.diagnostics);
+    const findings = new Map<string, Finding[]>();
+    for (const path of new Set(byFile.map((k) => k.path))) {
+      const found = compilerFindings(byFile.filter((k) => k.path === path), diagnostics);
+      if (found.length) findings.set(path, found);
+    }
+    this.compiled.set(unit, findings);
   }
 
-  /** The compiled instances of a file's kernels (one per template instantiation ptxas reported). */
-  compiledKernels(uri: string): ReadonlyArray<KernelResources<Kernel>> {
-    return this.compiled.get(uri)?.kernels ?? [];
+  /**
+   * What nvcc is doing for a translation unit: running (hovers say so until it answers), failed
+   * (its first error goes to the hover's figures line and to one diagnostic at the top of the file
+   * and of the headers whose kernels wait for it), or nothing more to say (null: done).
+   */
+  setCompileState(uri: string, state: CompileState | null): void {
+    const unit = this.keyOf(uri);
+    const covers = [unit, ...this.index.includeClosure(unit)];
+    if (state?.state === 'failed') {
+      const text = describeCompileFailure(state.error, this.options.surface ?? 'editor');
+      this.failures.set(unit, state.error);
+      this.figures.setState(unit, { state: 'failed', message: text.summary, hint: text.hint }, covers);
+    } else {
+      this.failures.delete(unit);
+      this.figures.setState(unit, state ? { state: 'running', archs: [...state.archs], since: state.since } : null, covers);
+    }
+  }
+
+  /** The translation units whose compile failed, with the error. */
+  compileFailures(): Array<{ path: string; error: CompileError | null }> {
+    return [...this.failures].map(([path, error]) => ({ path, error }));
+  }
+
+  /** What a unit's compile is doing, as last set (null: nothing to say). */
+  compileState(uri: string): CompileState | null {
+    const unit = this.keyOf(uri);
+    const state = this.figures.stateOf(unit);
+    if (!state) return null;
+    return state.state === 'running' ? { state: 'running', archs: state.archs, since: state.since } : { state: 'failed', error: this.failures.get(unit) ?? null };
   }
 
   /**
    * A kernel's compiled instances with their figures per target architecture: one per template
-   * instantiation ptxas reported for `uri`, else one without a mangled name (annotation or unknown).
+   * instantiation ptxas reported, from every translation unit that compiled the kernel (the file
+   * it is written in, or one that includes it), else one without a mangled name (annotation or unknown).
    */
   instancesOf(uri: string, kernel: Kernel): KernelInstanceFigures[] {
     const archs = this.settings.archs;
-    const compiled = this.compiledKernels(uri).find((k) => k.kernel === kernel)?.instances ?? [];
+    const definition = this.definitionOf(this.keyOf(uri), kernel);
+    const compiled = this.figures.instancesOf(definition.path, definition.kernel, this.keyOf(uri));
+    const annotated = parseResourceAnnotation(kernel.leadingComment);
+    const fallback = (arch: string) => (annotated && resourcesForArch(annotated.resources, arch)) ?? this.figuresFor(kernel, null, arch, { kernelPath: definition.path, unit: this.keyOf(uri) });
     if (compiled.length) {
       return compiled.map((i) => ({
         mangledName: i.mangledName,
         signature: i.signature,
-        resources: Object.fromEntries(archs.map((arch) => [arch, resourcesForArch(i.resources, arch) ?? this.figuresFor(kernel, null, arch)])),
+        resources: Object.fromEntries(archs.map((arch) => [arch, resourcesForArch(i.resources, arch) ?? (annotated && resourcesForArch(annotated.resources, arch)) ?? { ...unknownResources(), ...this.compileNoteFor(definition.path, arch) }])),
       }));
     }
-    const annotated = parseResourceAnnotation(kernel.leadingComment);
-    const resources = archs.map((arch) => [arch, (annotated && resourcesForArch(annotated.resources, arch)) ?? this.figuresFor(kernel, null, arch)]);
-    return [{ mangledName: null, signature: null, resources: Object.fromEntries(resources) }];
+    return [{ mangledName: null, signature: null, resources: Object.fromEntries(archs.map((arch) => [arch, fallback(arch)])) }];
   }
 
-  readonly figuresFor: FiguresFor = (kernel, launch, arch) => this.figures.figuresFor(kernel, launch, arch);
+  readonly figuresFor: FiguresFor = (kernel, launch, arch, site) => this.figures.figuresFor(kernel, launch, arch, site);
 
   /**
    * Figures from a build log's `-Xptxas -v` text, mapped to the workspace's kernels (replaces the
@@ -260,15 +308,78 @@ export class Analyzer {
   }
 
   private reportInput(uri: string, facts: DocumentFacts) {
+    const path = this.keyOf(uri);
     return {
       facts,
+      path,
       archs: [...this.settings.archs],
       figuresFor: this.figuresFor,
       settings: this.settings.report,
-      compilerFindings: this.compiled.get(uri)?.findings ?? [],
+      compilerFindings: [...this.compilerFindingsFor(path), ...this.failureFindingsFor(path, facts)],
+      instancesOf: (kernel: Kernel) => {
+        if (!this.figures.hasCompiled) return [];
+        const definition = this.definitionOf(path, kernel);
+        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ signature: i.signature, resources: i.resources }));
+      },
       ptx: this.ptxFor(uri, facts.source.text),
       parts: this.parts,
     };
+  }
+
+  /** ptxas's findings about the kernels written in `path`, from every unit that compiled them (once each). */
+  private compilerFindingsFor(path: string): Finding[] {
+    const seen = new Set<string>();
+    const out: Finding[] = [];
+    for (const byFile of this.compiled.values()) {
+      for (const f of byFile.get(path) ?? []) {
+        const key = `${f.code}|${f.span.start.line}:${f.span.start.character}|${f.message}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(f);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * `nvcc-failed` at the top of a file whose compile failed; for a file nvcc does not compile itself
+   * (a header), when the units that include it failed and none compiled.
+   */
+  private failureFindingsFor(path: string, facts: DocumentFacts): Finding[] {
+    const newline = facts.source.text.search(/\r?\n/);
+    const firstLine = { start: { line: 0, character: 0 }, end: { line: 0, character: newline < 0 ? facts.source.text.length : newline } };
+    let unit: string | null = null;
+    if (this.failures.has(path)) unit = path;
+    else if (!this.figures.stateOf(path)) {
+      const states = this.figures.statesCovering(path);
+      if (states.length && states.every((s) => s.state.state === 'failed') && !this.figures.compiledCovering(path)) unit = states[0].unit;
+    }
+    if (unit === null) return [];
+    const error = this.failures.get(unit) ?? null;
+    const text = describeCompileFailure(error, this.options.surface ?? 'editor');
+    return [compileFailureFinding({ error, text, firstLine, unit: unit === path ? null : unit, relatedPath: (file) => (file.startsWith('/') ? file : null) })];
+  }
+
+  /** What nvcc is doing for the kernels written in `path` (for an instance missing an architecture). */
+  private compileNoteFor(path: string, arch: string): Partial<KernelFigures> {
+    const compile = this.figures.compileNote({ kernelPath: path }, arch);
+    return compile ? { compile } : {};
+  }
+
+  /** The kernels a unit compiles: its own (definitions first), then those defined in the files it includes. */
+  private kernelsCompiledBy(unit: string, own: readonly Kernel[]): Array<{ kernel: Kernel; path: string }> {
+    const refs = [...own].sort((a, b) => Number(b.isDefinition) - Number(a.isDefinition)).map((kernel) => ({ kernel, path: unit }));
+    for (const path of this.index.includeClosure(unit)) {
+      for (const kernel of this.index.get(path)?.kernels ?? []) if (kernel.isDefinition) refs.push({ kernel, path });
+    }
+    return refs;
+  }
+
+  /** Where a kernel of `path` is defined: itself, or for a declaration its one definition in the workspace. */
+  private definitionOf(path: string, kernel: Kernel): { path: string; kernel: Kernel } {
+    if (kernel.isDefinition) return { path, kernel };
+    const match = this.index.findKernel(path, kernel.qualifiedName);
+    return match.kernel?.isDefinition && match.path && match.kernel.qualifiedName === kernel.qualifiedName ? { path: match.path, kernel: match.kernel } : { path, kernel };
   }
 
   private ptxFor(uri: string, text: string): ReportPtx | null {

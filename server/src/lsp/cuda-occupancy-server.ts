@@ -3,8 +3,9 @@
  * report of a document version and calls a feature module; nothing here parses
  * or computes.
  */
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   TextDocumentSyncKind,
   CodeActionKind,
@@ -18,7 +19,7 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createAnalyzer, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type DocumentReport } from '../core/analyzer';
+import { createAnalyzer, describeCompileFailure, looksCompiledAtRunTime, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type CompileState, type DocumentReport } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
@@ -36,6 +37,7 @@ import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type Cha
 import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
+import { unitsForHeader } from '../files/translation-units';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
@@ -64,6 +66,13 @@ export class CudaOccupancyServer {
   private readonly documents: DocumentStore;
   private logNote: string | null = null;
   private warnedArchs = '';
+  /**
+   * Translation units compiled for open documents without being open themselves (the `.cu` files
+   * that include an open header, or define a kernel an open file launches), and who wants each.
+   */
+  private readonly backgroundUnits = new Map<string, Set<string>>();
+  /** Each unit's last outcome (failed or fine), to go back to when a run is cancelled. */
+  private readonly lastOutcome = new Map<string, CompileState | null>();
 
   private constructor(
     private readonly connection: Connection,
@@ -76,12 +85,14 @@ export class CudaOccupancyServer {
     this.compile = new CompileService({
       workspaceRoots: this.workspaceRoots(),
       trusted: init.workspaceTrusted !== false,
-      isOpen: (uri) => this.documents.has(uri),
+      isOpen: (uri) => this.documents.has(uri) || this.backgroundUnits.has(uri),
       log: (m) => connection.console.log(m),
       cacheDir: init.cacheDir,
       wantsPtx: (uri) => this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false),
     });
     this.compile.onResult((result) => this.onCompiled(result));
+    this.compile.onCompileStart((uri, archs) => this.onCompileStart(uri, archs));
+    this.compile.onCompileEnd((uri) => this.onCompileEnd(uri));
     this.compile.onPtx((ptx) => this.onPtx(ptx));
     this.compile.onStateChange(() => this.sendStatus());
   }
@@ -141,7 +152,8 @@ export class CudaOccupancyServer {
       const file = filePath(uri);
       if (file) updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
       else this.analyzer.index.remove(indexKey(uri));
-      this.compile.close(uri);
+      this.releaseUnits(uri);
+      if (!this.backgroundUnits.has(uri)) this.compile.close(uri);
       this.analyzer.forget(uri);
       clearTimeout(this.pendingDiagnostics.get(uri));
       this.pendingDiagnostics.delete(uri);
@@ -205,6 +217,7 @@ export class CudaOccupancyServer {
     this.settings = settings;
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
+    this.indexDatabaseFiles();
     this.analyzer.configure({
       archs: this.archs(),
       gpus: settings.gpus,
@@ -291,18 +304,113 @@ export class CudaOccupancyServer {
     });
   }
 
+  /**
+   * Compile what an open document's figures need: the document itself when it is a `.cu`; for a
+   * header, the units that include it (and launch or instantiate its kernels); and the `.cu` files
+   * that define the kernels it launches. Units that are not open compile in the background.
+   */
   private requestCompile(uri: string): void {
     const file = filePath(uri);
-    if (file && /\.cu$/i.test(file) && !this.documents.tooLarge(uri)) this.compile.request(uri, file);
+    if (!file) return;
+    if (this.documents.tooLarge(uri)) return;
+    if (/\.cu$/i.test(file)) this.compile.request(uri, file);
+    this.safely('translation units', undefined, () => {
+      for (const unit of this.unitsFor(uri, file)) {
+        const unitUri = pathToFileURL(unit).href;
+        if (unitUri === uri || this.documents.has(unitUri)) continue;
+        const wanting = this.backgroundUnits.get(unitUri) ?? new Set<string>();
+        wanting.add(uri);
+        this.backgroundUnits.set(unitUri, wanting);
+        this.compile.request(unitUri, unit);
+      }
+    });
+  }
+
+  /** The translation units (paths) whose compiles give an open document's kernels and launches their figures, besides itself. */
+  private unitsFor(uri: string, file: string): string[] {
+    const key = indexKey(uri);
+    const facts = this.documents.facts(uri);
+    const units = new Set<string>();
+    if (HEADER.test(file)) {
+      // Its kernels, and the kernels it launches (a header of host wrappers): the units that name them compile them.
+      const defined = (facts?.kernels ?? this.analyzer.index.get(key)?.kernels ?? []).filter((k) => k.isDefinition).map((k) => k.name);
+      const kernelNames = [...defined, ...(facts?.launches ?? []).map((l) => l.baseName)];
+      const includers = this.analyzer.index.includersOf(key);
+      for (const unit of unitsForHeader({ includers, databaseFiles: new Set(this.compile.databaseFiles().map(toIndexPath)), kernelNames })) units.add(unit);
+    }
+    for (const target of facts?.launchTargets ?? []) {
+      const defined = target.kernelPath;
+      if (defined && defined !== key && /\.cu$/i.test(defined)) units.add(defined);
+    }
+    return [...units];
+  }
+
+  /** A document closed: the background units it alone wanted stop compiling. */
+  private releaseUnits(uri: string): void {
+    for (const [unit, wanting] of this.backgroundUnits) {
+      if (!wanting.delete(uri) || wanting.size > 0) continue;
+      this.backgroundUnits.delete(unit);
+      if (!this.documents.has(unit)) this.compile.close(unit);
+    }
+  }
+
+  /** Files compile_commands.json lists but the workspace scan did not reach: indexed, so headers find the units that include them. */
+  private indexDatabaseFiles(): void {
+    this.safely('workspace index', undefined, () => {
+      let added = 0;
+      for (const file of this.compile.databaseFiles()) {
+        if (added >= 2000) break;
+        if (this.analyzer.index.get(toIndexPath(file))) continue;
+        if (updateFromDisk(this.analyzer.index, file)) added++;
+      }
+    });
+  }
+
+  private onCompileStart(uri: string, archs: string[]): void {
+    this.safely('compile start', undefined, () => {
+      this.analyzer.setCompileState(uri, { state: 'running', archs, since: Date.now() });
+      this.refreshFigures();
+    });
+  }
+
+  /** A run ended without a result (cancelled by a newer save, closed): back to what the last result said. */
+  private onCompileEnd(uri: string): void {
+    this.safely('compile end', undefined, () => {
+      if (this.analyzer.compileState(uri)?.state !== 'running') return;
+      this.analyzer.setCompileState(uri, this.lastOutcome.get(uri) ?? null);
+      this.refreshFigures();
+    });
   }
 
   private onCompiled(result: DocumentFigures): void {
     this.safely('compile result', undefined, () => {
-      if (!this.documents.has(result.uri)) return;
+      if (!this.documents.has(result.uri) && !this.backgroundUnits.has(result.uri)) return;
       const stale = result.stale ? (result.error ? `last compile failed: ${result.error.text}` : 'last compile failed') : null;
       this.analyzer.setCompiled(result.uri, { perArch: result.perArch, producedAt: result.updatedAt, stale });
+      const error = result.error;
+      const failed = result.last.status !== 'ok' && !this.compiledAtRunTime(result.uri, result.path);
+      const outcome: CompileState | null = failed ? { state: 'failed', error: error ? { text: error.text, message: error.message, file: error.file, line: error.line } : null } : null;
+      this.lastOutcome.set(result.uri, outcome);
+      this.analyzer.setCompileState(result.uri, outcome);
       this.refreshAll();
     });
+  }
+
+  /** Kernel source a program compiles at run time (no #include, no host code): its failed compile is not shown. */
+  private compiledAtRunTime(uri: string, file: string): boolean {
+    const open = this.documents.facts(uri)?.source.text;
+    if (open !== undefined) return looksCompiledAtRunTime(open);
+    try {
+      return looksCompiledAtRunTime(readFileSync(file, 'utf8'));
+    } catch {
+      return false;
+    }
+  }
+
+  /** Compile states changed: hovers read them when asked; lenses and the status bar are told now. */
+  private refreshFigures(): void {
+    if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    this.sendStatus();
   }
 
   private onPtx(ptx: DocumentPtx): void {
@@ -332,8 +440,13 @@ export class CudaOccupancyServer {
   private sendStatus(): void {
     const running = this.compile.running;
     const trusted = this.trusted();
+    const failures = this.analyzer.compileFailures();
+    const failed = failures.map(({ path: file, error }) => {
+      const text = describeCompileFailure(error, 'editor');
+      return `nvcc failed for ${path.basename(file)}: ${text.summary}${text.hint ? `; ${text.hint}` : ''}`;
+    });
     const status: ServerStatus = {
-      state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : trusted ? 'ready' : 'untrusted',
+      state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : !trusted ? 'untrusted' : failures.length ? 'nvcc-failed' : 'ready',
       archs: this.archs(),
       archSource: this.archSource(),
       gpus: this.analyzer.gpus.parts.map((p) => p.name),
@@ -341,10 +454,13 @@ export class CudaOccupancyServer {
       message: [
         this.compile.disabledReason,
         trusted ? null : 'Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands.json; the static analysis keeps working.',
+        ...failed.slice(0, 3),
+        failed.length > 3 ? `and ${failed.length - 3} more files` : null,
         this.logNote,
       ].filter(Boolean).join('\n\n'),
       compilesRunning: running,
       analysing: this.completing.length,
+      compileFailures: failures.length,
     };
     void this.connection.sendNotification(STATUS_NOTIFICATION, status);
   }

@@ -60,6 +60,8 @@ export class CompileService {
   private policy: ArgumentPolicy = { allowedCompilers: [] };
   /** Dropped options already logged (one line each, until the settings change). */
   private readonly loggedDrops = new Set<string>();
+  private readonly startListeners: Array<(uri: string, archs: string[]) => void> = [];
+  private readonly endListeners: Array<(uri: string) => void> = [];
   /** Why compiling is off (nvcc missing, switched off), or null. */
   disabledReason: string | null = null;
 
@@ -91,6 +93,21 @@ export class CompileService {
 
   onStateChange(listener: () => void): void {
     this.stateListeners.push(listener);
+  }
+
+  /** A document's figures compile starts (ptxas runs for `archs` until its result or its end). */
+  onCompileStart(listener: (uri: string, archs: string[]) => void): void {
+    this.startListeners.push(listener);
+  }
+
+  /** A document's run ends, whatever the outcome (after its result, if one came). */
+  onCompileEnd(listener: (uri: string) => void): void {
+    this.endListeners.push(listener);
+  }
+
+  /** The source files compile_commands.json lists (absolute), for the translation units that include a header. */
+  databaseFiles(): string[] {
+    return this.database?.map((entry) => entry.file) ?? [];
   }
 
   /** `fromWorkspace`: the keys whose values come from workspace settings (null: not told, all the user's). */
@@ -128,8 +145,14 @@ export class CompileService {
       for (const l of this.resultListeners) l(figures);
       this.changed();
     });
-    scheduler.onCompileStart(() => this.changed());
-    scheduler.onCompileEnd(() => this.changed());
+    scheduler.onCompileStart((request) => {
+      for (const l of this.startListeners) l(request.uri, archs());
+      this.changed();
+    });
+    scheduler.onCompileEnd((request) => {
+      for (const l of this.endListeners) l(request.uri);
+      this.changed();
+    });
     scheduler.onNvccMissing(() => {
       this.disabledReason = `nvcc not found (${nvccPath}): register figures come from build logs and annotations only. Set cudaOccupancy.nvcc.path, or install the CUDA toolkit.`;
       this.options.log(this.disabledReason);

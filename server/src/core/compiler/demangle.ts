@@ -1,7 +1,8 @@
 /**
  * A demangler for the part of the Itanium C++ ABI that CUDA kernel names use:
  * plain and nested names, namespaces (anonymous ones too), template arguments
- * (types, integer/bool/enum literals, packs, template template arguments),
+ * (types, integer/bool/enum literals, packs, template template arguments, the expressions of
+ * dependent signatures: `is_primitive<T>::value`, `sizeof`, `decltype`, operators in array bounds),
  * builtin and qualified types, pointers, references, arrays, function types,
  * substitutions, template parameters, std:: abbreviations and lambdas.
  *
@@ -99,6 +100,13 @@ const BUILTINS: Record<string, string> = {
 const D_BUILTINS: Record<string, string> = {
   d: 'decimal64', e: 'decimal128', f: 'decimal32', h: 'half', i: 'char32_t', s: 'char16_t',
   u: 'char8_t', a: 'auto', c: 'decltype(auto)', n: 'decltype(nullptr)',
+};
+
+/** Operators of expressions in names (array bounds, decltype, template arguments), by their two-letter codes. */
+const UNARY_OPERATORS: Readonly<Record<string, string>> = { ng: '-', ps: '+', nt: '!', co: '~', de: '*' };
+const BINARY_OPERATORS: Readonly<Record<string, string>> = {
+  pl: '+', mi: '-', ml: '*', dv: '/', rm: '%', an: '&', or: '|', eo: '^', ls: '<<', rs: '>>',
+  lt: '<', gt: '>', le: '<=', ge: '>=', eq: '==', ne: '!=', aa: '&&', oo: '||',
 };
 
 /** Literal suffixes c++filt prints after an integer of this builtin type; absent means `(type)value`. */
@@ -384,15 +392,112 @@ class Parser {
     return this.parseType();
   }
 
-  /** The few expressions template arguments of kernels use: `&function` and literals. */
+  /**
+   * The expressions kernel names carry: literals, template parameters, `&function`, dependent names
+   * (`sr`: `is_primitive<T>::value`), `sizeof`, casts and the arithmetic, comparison and logical
+   * operators (in array bounds, `decltype` and template arguments), printed as c++filt prints them:
+   * `(3)+(1)`, `-(2)`, `sizeof (double)`, `(float)()`.
+   */
   private parseExpression(): Node {
-    if (this.eat('ad')) {
-      const operand = this.parseExpression();
-      return text(`&(${printNode(operand)})`);
+    this.enter();
+    try {
+      return this.parseExpressionInner();
+    } finally {
+      this.leave();
     }
-    if (this.peek() === 'L') return this.parseExprPrimary();
-    if (this.peek() === 'T') return this.parseTemplateParam();
+  }
+
+  private parseExpressionInner(): Node {
+    const c = this.peek();
+    if (c === 'L') return this.parseExprPrimary();
+    if (c === 'T') return this.parseTemplateParam();
+    if (this.eat('fp')) {
+      this.parseCvQualifiers();
+      const n = this.peek() === '_' ? 1 : this.number() + 2;
+      this.expect('_');
+      return text(`{parm#${n}}`);
+    }
+    if (this.peek() === 's' && this.peek(1) === 'r') return this.parseUnresolvedName();
+    if (this.eat('st')) return text(`sizeof (${printNode(this.parseType())})`);
+    if (this.eat('sz')) return text(`sizeof (${printNode(this.parseExpression())})`);
+    if (this.eat('at')) return text(`alignof (${printNode(this.parseType())})`);
+    if (this.eat('cv')) {
+      const type = printNode(this.parseType());
+      if (this.eat('_')) {
+        const list: Node[] = [];
+        while (!this.eat('E')) {
+          if (this.pos >= this.input.length) fail();
+          list.push(this.parseExpression());
+        }
+        return text(`(${type})(${list.map(printNode).join(', ')})`);
+      }
+      return text(`(${type})(${printNode(this.parseExpression())})`);
+    }
+    const code = this.input.slice(this.pos, this.pos + 2);
+    if (code === 'ad') {
+      this.pos += 2;
+      return text(`&(${printNode(this.parseExpression())})`);
+    }
+    const unary = UNARY_OPERATORS[code];
+    if (unary) {
+      this.pos += 2;
+      return text(`${unary}(${printNode(this.parseExpression())})`);
+    }
+    const binary = BINARY_OPERATORS[code];
+    if (binary) {
+      this.pos += 2;
+      const left = printNode(this.parseExpression());
+      const right = printNode(this.parseExpression());
+      return text(`(${left})${binary}(${right})`);
+    }
+    if (code === 'qu') {
+      this.pos += 2;
+      const [a, b, d] = [this.parseExpression(), this.parseExpression(), this.parseExpression()].map(printNode);
+      return text(`(${a})?(${b}) : (${d})`);
+    }
     return fail();
+  }
+
+  /**
+   * A dependent name: `sr <unresolved-type> <base-unresolved-name>`,
+   * `srN <unresolved-type> <unresolved-qualifier-level>+ E <base-unresolved-name>`,
+   * `sr <unresolved-qualifier-level>+ E <base-unresolved-name>`.
+   */
+  private parseUnresolvedName(): Node {
+    this.expect('sr');
+    const parts: string[] = [];
+    if (this.eat('N')) {
+      parts.push(printNode(this.parseUnresolvedType()));
+      while (!this.eat('E')) {
+        if (this.pos >= this.input.length) fail();
+        parts.push(printNode(this.parseSimpleId()));
+      }
+    } else if (this.peek() === 'T' || this.peek() === 'D' || this.peek() === 'S') {
+      parts.push(printNode(this.parseUnresolvedType()));
+    } else {
+      do parts.push(printNode(this.parseSimpleId()));
+      while (!this.eat('E') && this.pos < this.input.length);
+    }
+    parts.push(printNode(this.parseSimpleId()));
+    return text(parts.join('::'));
+  }
+
+  /** A template parameter, `decltype` or substitution, with its template arguments (a substitution candidate). */
+  private parseUnresolvedType(): Node {
+    let node: Node;
+    if (this.peek() === 'T') node = this.parseTemplateParam();
+    else if (this.peek() === 'D') node = this.parseDType();
+    else node = this.parseSubstitution();
+    if (this.peek() === 'I') node = { kind: 'template', name: node, args: this.parseTemplateArgs() };
+    this.subs.push(node);
+    return node;
+  }
+
+  /** `<source-name> [<template-args>]`. */
+  private parseSimpleId(): Node {
+    const name = this.parseSourceName();
+    if (this.peek() !== 'I') return name;
+    return { kind: 'template', name, args: this.parseTemplateArgs() };
   }
 
   // L <type> <value> E | L _Z <encoding> E
@@ -504,6 +609,7 @@ class Parser {
         this.pos++;
         let dim = '';
         if (/[0-9]/.test(this.peek())) dim = String(this.number());
+        else if (this.peek() !== '_') dim = printNode(this.parseExpression());
         this.expect('_');
         return this.pushSub({ kind: 'array', inner: this.parseType(), dim });
       }
@@ -570,6 +676,13 @@ class Parser {
       const x = this.eat('x') ? 'x' : '';
       this.expect('_');
       return text(`_Float${bits}${x}`);
+    }
+    if (c === 't' || c === 'T') {
+      // Dt / DT <expression> E: decltype (expression)
+      this.pos++;
+      const expr = this.parseExpression();
+      this.expect('E');
+      return this.pushSub(text(`decltype (${printNode(expr)})`));
     }
     if (D_BUILTINS[c]) {
       this.pos++;

@@ -1,19 +1,28 @@
 /**
- * Where a kernel's register and shared-memory figures come from, in order of
- * trust: ptxas run on the saved file, a build log, an annotation in a comment
- * above the kernel (`// occupancy: regs=64 smem=8192`); else unknown.
- * `generation` changes whenever figures change, so cached reports are rebuilt.
+ * Where a kernel's register and shared-memory figures come from, in order of trust: ptxas run on
+ * the translation units that compile it, a build log, an annotation in a comment above the kernel
+ * (`// occupancy: regs=64 smem=8192`); else unknown, with what the compiler is doing about it
+ * (running, or failed and why).
+ *
+ * Compiled figures are kept per translation unit (the `.cu` nvcc compiled) and per kernel
+ * definition (the file a kernel is written in, and its name and parameters there): a unit's ptxas
+ * entries belong to the kernels defined in it and in the headers it includes, so a header's
+ * kernel gets figures from every unit that instantiates it, and a kernel never takes the figures
+ * of a same-named kernel of another file. `generation` changes whenever figures or compile
+ * states change, so cached reports are rebuilt.
  */
 import type { Kernel, Launch } from '../types';
-import { UNKNOWN_FIGURES, type FiguresFor, type KernelFigures } from '../report/launch-analysis';
+import { UNKNOWN_FIGURES, type CompileNote, type FiguresFor, type FigureSite, type KernelFigures } from '../report/launch-analysis';
 import {
   parseResourceAnnotation,
   pickInstance,
   preferResources,
   resourcesForArch,
+  type KernelInstance,
   type KernelResources,
-  type MapKernelResourcesResult,
+  type ResourceFigures,
 } from './kernel-resources';
+import { matchInstances } from './launch-instances';
 
 /** Template arguments of a launch as the demangler spells them, numbers resolved where the source allows. */
 export function launchTemplateArgs(launch: Launch | null): string[] | null {
@@ -21,28 +30,89 @@ export function launchTemplateArgs(launch: Launch | null): string[] | null {
   return launch.templateArgs.map((text, k) => (launch.templateArgValues?.[k] != null ? String(launch.templateArgValues[k]) : text));
 }
 
+/** A kernel written in a file, with the instances one translation unit compiled of it. */
+export interface CompiledKernel extends KernelResources<Kernel> {
+  /** The index path of the file the kernel is written in. */
+  path: string;
+}
+
+/** The identity of a kernel definition across analyses of its file: path, name and parameters. */
+export function definitionKey(path: string, kernel: Pick<Kernel, 'qualifiedName' | 'parameters'>): string {
+  return `${path}\u0000${kernel.qualifiedName}(${kernel.parameters.map((p) => p.replace(/\s+/g, ' ').trim()).join(',')})`;
+}
+
+/** What a compile of a unit is doing: ptxas running for some architectures since a time, or the compile failed. */
+export type UnitState =
+  | { state: 'running'; archs: readonly string[]; since: number }
+  | { state: 'failed'; message: string; hint: string | null };
+
+interface Unit {
+  kernels: Map<string, CompiledKernel>;
+  stale: boolean;
+  note: string | null;
+  /** The unit and the files it includes. */
+  covers: ReadonlySet<string>;
+}
+
+interface UnitStatus {
+  state: UnitState;
+  /** The unit and the files it includes: the kernels whose figures wait for it. */
+  covers: ReadonlySet<string>;
+}
+
 export class FiguresRegistry {
-  /** Compiled figures per source file (key: path or URI), from ptxas or a log. */
-  private readonly compiled = new Map<string, { kernels: Array<KernelResources<Kernel>>; stale: boolean; note: string | null }>();
+  /** Compiled figures per translation unit (key: its index path). */
+  private readonly units = new Map<string, Unit>();
+  private readonly states = new Map<string, UnitStatus>();
   private readonly logs = new Map<string, Array<KernelResources<Kernel>>>();
   generation = 0;
 
-  /** Figures from ptxas for the kernels of one file. */
-  setCompiled(key: string, result: MapKernelResourcesResult<Kernel>): void {
-    this.compiled.set(key, { kernels: result.kernels, stale: false, note: null });
+  /** Figures from ptxas for a unit: the kernels of the unit and of its headers, each with the instances the unit compiled. */
+  setCompiled(unit: string, kernels: readonly CompiledKernel[], covers: readonly string[] = [unit]): void {
+    const byKey = new Map<string, CompiledKernel>();
+    for (const k of kernels) if (k.instances.length) byKey.set(definitionKey(k.path, k.kernel), k);
+    this.units.set(unit, { kernels: byKey, stale: false, note: null, covers: new Set([unit, ...covers]) });
     this.generation++;
   }
 
-  /** Keep the last figures of a file but mark them stale (a failed compile, a changed file). */
-  markStale(key: string, note: string | null): void {
-    const entry = this.compiled.get(key);
+  /** Keep the last figures of a unit but mark them stale (a failed compile, a changed file). */
+  markStale(unit: string, note: string | null): void {
+    const entry = this.units.get(unit);
     if (!entry) return;
-    this.compiled.set(key, { ...entry, stale: true, note });
+    this.units.set(unit, { ...entry, stale: true, note });
     this.generation++;
   }
 
-  forget(key: string): void {
-    if (this.compiled.delete(key)) this.generation++;
+  /** What the unit's compile is doing now (null: nothing to say: done, or never asked). */
+  setState(unit: string, state: UnitState | null, covers: readonly string[] = [unit]): void {
+    if (state) this.states.set(unit, { state, covers: new Set([unit, ...covers]) });
+    else if (!this.states.delete(unit)) return;
+    this.generation++;
+  }
+
+  /** A unit that covers `path` (it, or one that includes it) last compiled without failing. */
+  compiledCovering(path: string): boolean {
+    for (const entry of this.units.values()) if (!entry.stale && entry.covers.has(path)) return true;
+    return false;
+  }
+
+  /** Some unit has compiled figures (else no kernel has any, and reports need not ask). */
+  get hasCompiled(): boolean {
+    return this.units.size > 0;
+  }
+
+  stateOf(unit: string): UnitState | null {
+    return this.states.get(unit)?.state ?? null;
+  }
+
+  /** The states of the units that compile the kernels of `path` (it, or a unit that includes it). */
+  statesCovering(path: string): Array<{ unit: string; state: UnitState }> {
+    return [...this.states].filter(([, s]) => s.covers.has(path)).map(([unit, s]) => ({ unit, state: s.state }));
+  }
+
+  forget(unit: string): void {
+    const had = this.units.delete(unit);
+    if (this.states.delete(unit) || had) this.generation++;
   }
 
   /** Figures read from a build log (replaces the previous log's). */
@@ -58,23 +128,100 @@ export class FiguresRegistry {
     }
   }
 
-  readonly figuresFor: FiguresFor = (kernel, launch, arch) => {
-    if (!kernel) return { ...UNKNOWN_FIGURES, note: 'kernel not found' };
-    let best: KernelFigures | null = null;
-    for (const entry of this.compiled.values()) {
-      const figures = this.fromResources(entry.kernels, kernel, launch, arch);
-      if (figures) best = preferResources(best, entry.stale ? { ...figures, stale: true, note: entry.note } : figures);
+  /**
+   * Every compiled instance of the kernel written in `path`, over all units (one per mangled
+   * name: from `preferUnit` when it compiled the kernel, else the freshest), with the unit's stale
+   * mark on its figures.
+   */
+  instancesOf(path: string, kernel: Pick<Kernel, 'qualifiedName' | 'parameters'>, preferUnit: string | null = null): KernelInstance[] {
+    const key = definitionKey(path, kernel);
+    const preferred = preferUnit !== null ? this.units.get(preferUnit) : undefined;
+    const own = preferred?.kernels.get(key);
+    if (own) return own.instances.map((i) => markedInstance(i, preferred!));
+    const byName = new Map<string, KernelInstance>();
+    for (const unit of this.units.values()) {
+      const compiled = unit.kernels.get(key);
+      if (!compiled) continue;
+      for (const instance of compiled.instances) {
+        const marked = markedInstance(instance, unit);
+        const prior = byName.get(instance.mangledName ?? '');
+        byName.set(instance.mangledName ?? '', prior ? fresher(prior, marked) : marked);
+      }
     }
-    for (const kernels of this.logs.values()) best = preferResources(best, this.fromResources(kernels, kernel, launch, arch));
+    return [...byName.values()];
+  }
+
+  readonly figuresFor: FiguresFor = (kernel, launch, arch, site) => {
+    if (!kernel) return { ...UNKNOWN_FIGURES, note: 'kernel not found' };
+    let best: KernelFigures | null = site ? this.compiledFigures(kernel, launch, arch, site) : null;
+    for (const kernels of this.logs.values()) best = preferResources(best, this.fromLog(kernels, kernel, launch, arch)) as KernelFigures | null;
     const annotation = parseResourceAnnotation(kernel.leadingComment);
-    if (annotation) best = preferResources(best, resourcesForArch(annotation.resources, arch));
-    return best ?? UNKNOWN_FIGURES;
+    if (annotation) best = preferResources(best, resourcesForArch(annotation.resources, arch)) as KernelFigures | null;
+    const compile = site ? this.compileNote(site, arch) ?? (best ? null : this.noInstanceNote(site)) : null;
+    if (!best) return compile ? { ...UNKNOWN_FIGURES, compile } : UNKNOWN_FIGURES;
+    return compile && (compile.state === 'running' || best.source === 'unknown' || best.stale) ? { ...best, compile } : best;
   };
 
-  private fromResources(kernels: ReadonlyArray<KernelResources<Kernel>>, kernel: Kernel, launch: Launch | null, arch: string): KernelFigures | null {
+  /** The instance (or instances) of the launch among what the units compiled of the kernel written in `site.kernelPath`. */
+  private compiledFigures(kernel: Kernel, launch: Launch | null, arch: string, site: FigureSite): KernelFigures | null {
+    const pool = this.instancesOf(site.kernelPath, kernel, site.unit ?? null).filter((i) => resourcesForArch(i.resources, arch));
+    if (pool.length === 0) return null;
+    const args = launchTemplateArgs(launch);
+    const needsAliases = args?.some((a) => /[A-Za-z_]/.test(a)) ?? false;
+    const { instances } = matchInstances(pool, args, needsAliases && site.aliases ? site.aliases() : undefined);
+    if (instances.length === 0) return null;
+    const figures = instances.map((i) => ({ signature: i.signature, figures: resourcesForArch(i.resources, arch)! }));
+    if (figures.length === 1) return figures[0].figures;
+    // Several could run: the figures of the one with the most registers, and all of theirs.
+    const most = figures.reduce((a, b) => ((b.figures.numRegs ?? -1) > (a.figures.numRegs ?? -1) ? b : a));
+    return { ...most.figures, instances: figures };
+  }
+
+  /** Figures of a build log: matched by name (a log does not say which file a kernel came from). */
+  private fromLog(kernels: ReadonlyArray<KernelResources<Kernel>>, kernel: Kernel, launch: Launch | null, arch: string): ResourceFigures | null {
     const match = kernels.find((k) => k.kernel.qualifiedName === kernel.qualifiedName && k.instances.length > 0);
     if (!match) return null;
     const instance = pickInstance(match.instances, launchTemplateArgs(launch));
     return instance ? resourcesForArch(instance.resources, arch) : null;
   }
+
+  /** A unit that covers the kernel's file compiled, with no instance of it for the launch (the launching unit first). */
+  private noInstanceNote(site: FigureSite): CompileNote | null {
+    const own = site.unit ? this.units.get(site.unit) : undefined;
+    if (own && own.covers.has(site.kernelPath)) return { state: 'no-instance', unit: site.unit! };
+    for (const [unit, entry] of this.units) if (entry.covers.has(site.kernelPath)) return { state: 'no-instance', unit };
+    return null;
+  }
+
+  /** ptxas running for the kernel's units (the launching one or one that includes the kernel's file), else the failure of every one that failed. */
+  compileNote(site: FigureSite, arch: string): CompileNote | null {
+    const relevant = this.statesCovering(site.kernelPath);
+    const own = site.unit ? this.states.get(site.unit) : undefined;
+    if (own && !relevant.some((r) => r.unit === site.unit)) relevant.push({ unit: site.unit!, state: own.state });
+    const running = relevant.filter((r) => r.state.state === 'running' && (r.state.archs.length === 0 || r.state.archs.includes(arch)));
+    if (running.length) {
+      const first = running.reduce((a, b) => ((a.state as { since: number }).since <= (b.state as { since: number }).since ? a : b));
+      const state = first.state as Extract<UnitState, { state: 'running' }>;
+      return { state: 'running', unit: first.unit, archs: [...state.archs], since: state.since };
+    }
+    const failed = relevant.filter((r) => r.state.state === 'failed');
+    if (failed.length === 0) return null;
+    // The launching unit's failure first: it is the one the user is looking at.
+    const shown = failed.find((f) => f.unit === site.unit) ?? failed[0];
+    const state = shown.state as Extract<UnitState, { state: 'failed' }>;
+    return { state: 'failed', unit: shown.unit, message: state.message, hint: state.hint };
+  }
+}
+
+function markedInstance(instance: KernelInstance, unit: Unit): KernelInstance {
+  if (!unit.stale) return instance;
+  const resources = Object.fromEntries(Object.entries(instance.resources).map(([arch, f]) => [arch, { ...f, stale: true, note: unit.note }]));
+  return { ...instance, resources };
+}
+
+/** Of two compiles of one instance, the fresh one, else the newer. */
+function fresher(a: KernelInstance, b: KernelInstance): KernelInstance {
+  const fa = Object.values(a.resources)[0];
+  const fb = Object.values(b.resources)[0];
+  return preferResources(fa ?? null, fb ?? null) === fb ? b : a;
 }

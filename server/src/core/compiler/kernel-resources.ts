@@ -5,6 +5,10 @@
  */
 import { demangle, type DemangledName } from './demangle';
 import type { PtxasFunctionFigures } from './ptxas-output';
+import { normalizeType } from './template-args';
+import { matchInstances, type TypeAliases } from './launch-instances';
+
+export { normalizeTemplateArg, splitTemplateArgsText } from './template-args';
 
 /** Where a figure comes from, most trusted first. */
 export type ResourceSource = 'ptxas' | 'log' | 'annotation' | 'unknown';
@@ -145,8 +149,9 @@ export function preferResources(a: ResourceFigures | null, b: ResourceFigures | 
 // ---------------------------------------------------------------------------
 // Which source kernel a demangled entry belongs to.
 
+/** Drops anonymous namespaces, however the source side spells them (`(anonymous namespace)`, `(anonymousnamespace)`). */
 function stripAnonymous(name: string): string {
-  return name.split('::').filter((part) => part !== '(anonymous namespace)' && part !== '').join('::');
+  return name.split('::').filter((part) => part.replace(/\s+/g, '') !== '(anonymousnamespace)' && part !== '').join('::');
 }
 
 /** Index of the source kernel an entry compiles, or -1. */
@@ -195,19 +200,6 @@ function parameterType(declaration: string): string {
   return m[3] ? `${m[1]}(${m[3]})` : m[1];
 }
 
-/** A spelling-insensitive form of a C++ type: `const float *` and `float const*` agree. */
-function normalizeType(type: string): string {
-  let t = ` ${type.replace(/\s+/g, ' ').trim()} `;
-  t = t.replace(/\bstd::size_t\b|\bsize_t\b/g, 'unsigned long')
-    .replace(/\bunsigned\s*(?=[*&,>)]|\s*$)/g, 'unsigned int ')
-    .replace(/\bsigned int\b/g, 'int')
-    .replace(/\blong int\b/g, 'long')
-    .replace(/\bshort int\b/g, 'short');
-  // Move a leading const/volatile after the first type name: `const T*` -> `T const*`.
-  t = t.replace(/^ (const|volatile) ([\w:]+(?:<[^>]*>)?)/, ' $2 $1');
-  return t.replace(/\s+/g, '').replace(/^\bconst\b/, '');
-}
-
 // ---------------------------------------------------------------------------
 // The instance a launch uses.
 
@@ -215,63 +207,12 @@ function normalizeType(type: string): string {
  * The instance a launch of `k<float, 256>` uses. `templateArgs` is the launch's argument list (already
  * split, as the launch finder gives it), the text between `<` and `>`, or the whole `k<...>` text.
  * Without arguments, the only instance; with arguments, the instance whose arguments match them
- * (missing trailing arguments are taken as defaults). Null when no instance or several match.
+ * (missing trailing arguments are taken as defaults). Null when no instance or several match (see
+ * matchInstances for all the instances a launch can run).
  */
-export function pickInstance(instances: readonly KernelInstance[], templateArgs: readonly string[] | string | null | undefined): KernelInstance | null {
-  const compiled = instances.filter((i) => i.mangledName !== null);
-  const pool = compiled.length ? compiled : instances;
-  const wanted = typeof templateArgs === 'string' ? splitTemplateArgsText(templateArgs) : templateArgs ?? null;
-  if (!wanted || wanted.length === 0) {
-    if (pool.length === 1) return pool[0];
-    const plain = pool.filter((i) => i.templateArgs.length === 0);
-    return plain.length === 1 ? plain[0] : null;
-  }
-  const normalized = wanted.map(normalizeTemplateArg);
-  const exact = pool.filter((i) => i.templateArgs.length === normalized.length && i.templateArgs.every((a, k) => normalizeTemplateArg(a) === normalized[k]));
-  if (exact.length === 1) return exact[0];
-  if (exact.length > 1) return null;
-  const prefix = pool.filter((i) => i.templateArgs.length > normalized.length && normalized.every((a, k) => normalizeTemplateArg(i.templateArgs[k]) === a));
-  return prefix.length === 1 ? prefix[0] : null;
-}
-
-/** `k<float, A<int, 2>>`, `<float, 256>` or `float, 256` -> `['float', 'A<int, 2>']`, split at top-level commas. */
-export function splitTemplateArgsText(text: string): string[] {
-  let body = text.trim();
-  const open = body.indexOf('<');
-  if (open >= 0 && body.endsWith('>')) body = body.slice(open + 1, -1);
-  const args: string[] = [];
-  let angles = 0;
-  let brackets = 0; // (), [], {}: inside them `<` and `>` are operators
-  let start = 0;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c === '(' || c === '[' || c === '{') brackets++;
-    else if (c === ')' || c === ']' || c === '}') brackets--;
-    else if (brackets === 0 && c === '<') angles++;
-    else if (brackets === 0 && c === '>') angles--;
-    else if (c === ',' && angles === 0 && brackets === 0) {
-      args.push(body.slice(start, i).trim());
-      start = i + 1;
-    }
-  }
-  const last = body.slice(start).trim();
-  if (last || args.length) args.push(last);
-  return args.filter((a) => a.length > 0);
-}
-
-/** A comparable form of a template argument: integer suffixes and casts dropped, types normalised. */
-export function normalizeTemplateArg(arg: string): string {
-  let a = arg.trim().replace(/\s+/g, ' ');
-  const cast = /^\(([^()]+)\)\s*(-?\d+)$/.exec(a); // (char)65, (Op)1
-  if (cast) a = cast[2];
-  const integer = /^([-+]?)\s*(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)?$/.exec(a);
-  if (integer) {
-    const digits = integer[2].replace(/^0[bB]/, '');
-    const value = /^0[xX]/.test(integer[2]) ? BigInt(integer[2]) : /^0[bB]/.test(integer[2]) ? BigInt(`0b${digits}`) : BigInt(integer[2]);
-    return (integer[1] === '-' ? -value : value).toString();
-  }
-  if (/^'.'$/.test(a)) return String(a.charCodeAt(1));
-  return normalizeType(a.replace(/^::/, '').replace(/> >/g, '>>'));
+export function pickInstance(instances: readonly KernelInstance[], templateArgs: readonly string[] | string | null | undefined, aliases?: TypeAliases): KernelInstance | null {
+  const match = matchInstances(instances, templateArgs, aliases);
+  return match.instances.length === 1 ? match.instances[0] : null;
 }
 
 // ---------------------------------------------------------------------------

@@ -37,6 +37,11 @@ export interface LaunchTarget {
   kernelUri: string | null;
   /** The kernel's launch bounds resolved for this launch's template arguments. */
   launchBounds: LaunchBounds | null;
+  /**
+   * The index path of the file the kernel is written in (its definition's when the workspace knows
+   * it), or null with no kernel: whose compiled figures the launch reads.
+   */
+  kernelPath?: string | null;
   /** How the kernel was found, or why not. */
   note: string;
 }

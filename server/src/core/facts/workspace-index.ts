@@ -115,6 +115,10 @@ export class WorkspaceIndex {
   private readonly views = new Map<string, ConstantView>();
   /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
   private readonly borrowed = new Set<string>();
+  /** The indexed paths by file name (for includes found by their tail), worked out when first asked after a change. */
+  private byName: Map<string, string[]> | null = null;
+  /** Who includes each file directly (see includersOf), worked out when first asked after a change. */
+  private includedBy: Map<string, string[]> | null = null;
 
   constructor(options: WorkspaceIndexOptions = {}) {
     this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
@@ -205,7 +209,7 @@ export class WorkspaceIndex {
     if (include.system) return null;
     // Not beside the file nor under an include directory: a unique indexed file with that tail (a -I we were not told).
     const tail = '/' + normalizePath(include.target).replace(/^(\.\.\/)+/, '');
-    const matches = [...this.files.keys()].filter((p) => p.endsWith(tail) || p === tail.slice(1));
+    const matches = this.filesNamed(baseName(tail)).filter((p) => p.endsWith(tail) || p === tail.slice(1));
     return matches.length === 1 ? matches[0] : null;
   }
 
@@ -229,10 +233,57 @@ export class WorkspaceIndex {
     return order;
   }
 
+  private filesNamed(name: string): string[] {
+    if (!this.byName) {
+      this.byName = new Map();
+      for (const p of this.files.keys()) {
+        const list = this.byName.get(baseName(p));
+        if (list) list.push(p);
+        else this.byName.set(baseName(p), [p]);
+      }
+    }
+    return this.byName.get(name) ?? [];
+  }
+
+  /**
+   * The indexed files that include `path`, directly or not, nearest first (`path` itself is not
+   * listed): the translation units that may compile a header's kernels are among them.
+   */
+  includersOf(path: string): string[] {
+    if (!this.includedBy) {
+      const by = new Map<string, string[]>();
+      for (const [file, facts] of this.files) {
+        for (const include of facts.includes) {
+          const target = this.resolveInclude(file, include);
+          if (!target || target === file) continue;
+          const list = by.get(target) ?? [];
+          if (!list.includes(file)) list.push(file);
+          by.set(target, list);
+        }
+      }
+      this.includedBy = by;
+    }
+    const start = normalizePath(path);
+    const seen = new Set([start]);
+    const order: string[] = [];
+    const queue = [start];
+    while (queue.length) {
+      for (const includer of this.includedBy.get(queue.shift()!) ?? []) {
+        if (seen.has(includer)) continue;
+        seen.add(includer);
+        order.push(includer);
+        queue.push(includer);
+      }
+    }
+    return order;
+  }
+
   /** What is worked out from every file: worked out again when next asked, after a file changed. */
   private forgetDerived(): void {
     this.uniqueConstants = null;
     this.views.clear();
+    this.includedBy = null;
+    this.byName = null;
   }
 
   /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */

@@ -10,10 +10,10 @@ import { objectTable } from './kept-tables';
 
 export function reportWithKeptAnalyses(input: Omit<ReportInput, 'analyze'>, previous: DocumentReport | undefined): DocumentReport {
   const earlier = new Map(previous?.analyses.map((a) => [a.launch, a]));
-  const analyze: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency }) => {
+  const analyze: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => {
     const before = earlier.get(launch);
     if (before && before.kernel === kernel && before.launchBounds === launchBounds && latencyInputs.get(before) === latencyKey(latency)) return before;
-    const analysis = analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency);
+    const analysis = analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
     latencyInputs.set(analysis, latencyKey(latency));
     return analysis;
   };

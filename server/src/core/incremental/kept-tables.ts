@@ -29,6 +29,8 @@ const CAPACITY = {
   'assignment patterns': 4096,
   /** `classifySite`: branch verdicts by condition structure, cases and block shapes. */
   'branch verdicts': 2000,
+  /** `registerBudget`: a launch's budget by architecture, block size and shared memory (a few per document). */
+  'register budgets': 512,
 } as const;
 
 export type TextTableName = keyof typeof CAPACITY;

@@ -107,7 +107,7 @@ export function chartForTarget(report: DocumentReport, target: { kernel: string;
     kernel: charted.qualifiedName,
     archs: report.archs,
     arch: target.arch,
-    figuresFor: (arch) => figuresFor(charted, launch?.launch ?? null, arch),
+    figuresFor: (arch) => figuresFor(charted, launch?.launch ?? null, arch, launch?.site ?? { kernelPath: report.path, unit: report.path }),
     threadsPerBlock: launch?.threadsPerBlock ?? null,
     dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
     staticSharedBytes: charted.staticSharedBytes,

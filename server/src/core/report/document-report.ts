@@ -5,7 +5,8 @@
  */
 import type { DocumentFacts } from '../facts/document-facts';
 import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
-import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
+import { analyzeLaunch, type FiguresFor, type FigureSite, type KernelFigures, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
+import { findTypeAliases, type TypeAliases } from '../compiler/launch-instances';
 import type { Branch } from '../body/divergence';
 import { divergenceFindings } from './divergence-findings';
 import { refineBranchesWithPtx } from '../compiler/ptx-branch-costs';
@@ -27,6 +28,8 @@ export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occup
 
 export interface DocumentReport {
   facts: DocumentFacts;
+  /** The key the workspace index knows the document by: the unit its launches are compiled in. */
+  path: string;
   archs: string[];
   /** One per launch, in the order of facts.launches. */
   analyses: LaunchAnalysis[];
@@ -37,6 +40,14 @@ export interface DocumentReport {
   branches: Branch[];
   /** Per launch (in the order of `analyses`): the launch on each named GPU of its architectures. */
   gpus: LaunchOnGpu[][];
+  /** The compiled instances of each kernel of this document (from every unit that compiled it), for kernels shown without a launch. */
+  compiled: Map<Kernel, CompiledInstance[]>;
+}
+
+/** A compiled instance of a kernel: its signature and its figures per target architecture. */
+export interface CompiledInstance {
+  signature: string | null;
+  resources: Record<string, KernelFigures>;
 }
 
 /** PTX of this document's text (`nvcc -ptx -lineinfo`); `filePath` is the file nvcc compiled. */
@@ -58,6 +69,10 @@ export interface ReportInput {
   analyze?: LaunchAnalyzer;
   /** Named GPUs to show each launch on (waves, clusters, the latency range); default none. */
   parts?: readonly GpuPart[];
+  /** The key the workspace index knows this document by (default: its URI): the unit its launches are compiled in. */
+  path?: string;
+  /** The compiled instances of a kernel of this document (default: none). */
+  instancesOf?: (kernel: Kernel) => CompiledInstance[];
 }
 
 export type LaunchAnalyzer = (input: LaunchAnalysisInput) => LaunchAnalysis;
@@ -69,11 +84,15 @@ export interface LaunchAnalysisInput {
   archs: readonly string[];
   figuresFor: FiguresFor;
   latency: LatencyOptions;
+  /** Where the kernel is written and the launch compiled, for its figures (null without a kernel). */
+  site: FigureSite | null;
 }
 
-const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency);
+const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne, parts = [] }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
+  let aliases: TypeAliases | undefined;
+  const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
   for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
   const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
@@ -89,7 +108,8 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
       // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
       pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
     };
-    return analyze({ launch, kernel, launchBounds: bounds, archs, figuresFor, latency });
+    const site: FigureSite | null = kernel ? { kernelPath: target.kernelPath ?? path, unit: path, aliases: aliasesOf } : null;
+    return analyze({ launch, kernel, launchBounds: bounds, archs, figuresFor, latency, site });
   });
   const gpus = analyses.map((a) => {
     const mp = a.kernel ? estimateOf(a.kernel) : undefined;
@@ -113,5 +133,7 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
     ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
   ];
-  return { facts, archs, analyses, byKernel, findings, branches, gpus };
+  const compiled = new Map<Kernel, CompiledInstance[]>();
+  if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
+  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled };
 }

@@ -3,7 +3,7 @@ import type { Position, Span } from '../types';
 import { contains } from '../text/source-text';
 import type { DocumentReport } from './document-report';
 import { mdText } from './format';
-import { issueBoundMatters, launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
+import { compiledLines, compiledText, issueBoundMatters, launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
 import { gpuLines } from './gpu-text';
 
@@ -33,10 +33,12 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
   for (const [kernel, analyses] of report.byKernel) {
     if (!contains(kernel.nameSpan, position)) continue;
     const lines = [`**${mdText(kernel.qualifiedName)}**${kernel.launchBounds ? ` · \`${kernel.launchBounds.text}\`` : ''}`];
+    const compiled = report.compiled.get(kernel) ?? [];
     if (analyses.length === 0) {
       lines.push('No launches of this kernel in view.');
+      if (compiled.some((i) => Object.values(i.resources).some((f) => f.numRegs !== null))) lines.push(`${compiledText(compiled).replace(/^./, (c) => c.toUpperCase())}:\n\n${compiledLines(compiled).join('\n')}`);
     } else {
-      lines.push(kernelLensTitle(kernel, analyses));
+      lines.push(kernelLensTitle(kernel, analyses, compiled));
       const first = analyses.find((a) => a.perArch.some((x) => x.result)) ?? analyses[0];
       // Above the table, as on a launch: a long hover is cut off at the bottom.
       lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);

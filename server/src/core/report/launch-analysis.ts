@@ -9,11 +9,53 @@ import { archName, parseArch, type ArchRow } from '../gpu/arch-table';
 import { occupancy, type OccupancyQuery, type OccupancyResult } from '../gpu/occupancy';
 import { nextStep, launchBoundsRegisterCap, type NextStep } from '../gpu/next-step';
 import { latencyHiding, type LatencyEstimate } from '../gpu/latency';
+import { registerBudget, type BudgetLevel } from '../gpu/register-budget';
+import { memoByText } from '../incremental/kept-tables';
 import type { ResourceFigures, ResourceSource } from '../compiler/kernel-resources';
+import type { TypeAliases } from '../compiler/launch-instances';
+import { percent } from './format';
 
 export type FigureSource = ResourceSource;
+
+/** What nvcc is doing about a kernel's figures: ptxas running (since when, ms since epoch), or the compile failed. */
+export type CompileNote =
+  | { state: 'running'; unit: string; archs: string[]; since: number }
+  | { state: 'failed'; unit: string; message: string; hint: string | null }
+  /** ptxas compiled the units that cover the kernel, but none has an instance of it that fits the launch. */
+  | { state: 'no-instance'; unit: string };
+
 /** Registers and shared memory of one compiled kernel instance on one architecture. */
-export type KernelFigures = ResourceFigures;
+export interface KernelFigures extends ResourceFigures {
+  /**
+   * The launch can run any of several compiled instances (its template arguments depend on the
+   * enclosing template, or are deduced from the call): the figures of each. The figures above
+   * are then those of the one with the most registers.
+   */
+  instances?: ReadonlyArray<{ signature: string | null; figures: ResourceFigures }>;
+  /** nvcc is compiling the figures (they are missing or stale meanwhile), or it failed. */
+  compile?: CompileNote | null;
+}
+
+/** Where a launch's kernel is written and where the launch is compiled, for the figures (see FiguresRegistry). */
+export interface FigureSite {
+  /** The index path of the file the kernel is written in (its definition when one is known). */
+  kernelPath: string;
+  /** The translation unit the launch is compiled in: the launching file. */
+  unit?: string | null;
+  /** The launching file's type aliases (`using scalar_t = float;`), read when a launch's arguments name types. */
+  aliases?: () => TypeAliases;
+}
+
+/** Several compiled instances could run: how far their figures and occupancy spread. */
+export interface InstanceSpread {
+  instances: number;
+  minRegs: number;
+  maxRegs: number;
+  minOccupancy: number;
+  maxOccupancy: number;
+  minActiveBlocks: number;
+  maxActiveBlocks: number;
+}
 
 export interface ArchOccupancy {
   arch: string;
@@ -30,6 +72,13 @@ export interface ArchOccupancy {
   launchBoundsCapForNext: number | null;
   /** Little's-law estimate at the resident warps (null without a result). */
   latency: LatencyEstimate | null;
+  /**
+   * The launch can run any of several compiled instances: their spread. `result` is then set only
+   * when they all reach the same occupancy (the figures of the one with the most registers).
+   */
+  spread: InstanceSpread | null;
+  /** Registers unknown, block size known: for each occupancy level, the most registers per thread that reach it. */
+  budget: readonly BudgetLevel[] | null;
 }
 
 export interface LaunchAnalysis {
@@ -42,6 +91,8 @@ export interface LaunchAnalysis {
   threadsPerBlock: number | null;
   dynamicSmemBytes: number | null;
   perArch: ArchOccupancy[];
+  /** Where the kernel is written and the launch compiled: whose figures these are (null without a kernel). */
+  site: FigureSite | null;
 }
 
 export interface LatencyOptions {
@@ -54,7 +105,7 @@ export interface LatencyOptions {
 }
 
 /** Figures for a kernel instance on an arch; the caller decides where they come from. */
-export type FiguresFor = (kernel: Kernel | null, launch: Launch | null, arch: string) => KernelFigures;
+export type FiguresFor = (kernel: Kernel | null, launch: Launch | null, arch: string, site?: FigureSite | null) => KernelFigures;
 
 export const UNKNOWN_FIGURES: KernelFigures = {
   numRegs: null,
@@ -78,6 +129,7 @@ export function analyzeLaunch(
   archs: readonly string[],
   figuresFor: FiguresFor,
   latency: LatencyOptions = {},
+  site: FigureSite | null = null,
 ): LaunchAnalysis {
   const threads = threadsOf(launch);
   const dynamicSmemBytes = launch.dynamicSmem.value;
@@ -91,11 +143,12 @@ export function analyzeLaunch(
     latencyPending: latency.pending === true,
     threadsPerBlock: threads,
     dynamicSmemBytes,
+    site,
     perArch: archs.map((arch) => {
-      const figures = figuresFor(kernel, launch, arch);
+      const figures = figuresFor(kernel, launch, arch, site);
       if (!fails) return occupancyFor(arch, figures, threads, dynamicSmemBytes ?? 0, kernel, latency);
       const row = parseArch(arch);
-      return { arch: row ? archName(row) : arch, figures, result: null, reason: `the launch fails: ${threads} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
+      return { arch: row ? archName(row) : arch, figures, result: null, reason: `the launch fails: ${threads} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
     }),
   };
 }
@@ -118,14 +171,22 @@ export function occupancyQuery(row: ArchRow, figures: KernelFigures, threads: nu
 export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
   const row = parseArch(arch);
   const name = row ? archName(row) : arch;
-  const none = { nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
+  const none = { nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
   if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}`, ...none };
   if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
-  if (figures.numRegs === null) return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none };
+  if (figures.numRegs === null) {
+    const budget = keptBudget(row, occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel));
+    return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none, budget: budget.length ? budget : null };
+  }
   const query = occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel);
   const outcome = occupancy(query);
   if (!outcome.ok) return { arch: name, figures, result: null, reason: outcome.error, ...none };
   const result = outcome.value;
+  const spread = figures.instances && figures.instances.length > 1 ? spreadOf(row, figures, threads, dynamicSmemBytes, kernel) : null;
+  if (spread && (spread.minActiveBlocks !== spread.maxActiveBlocks || spread.minOccupancy !== spread.maxOccupancy)) {
+    const reason = `${spread.instances} compiled instantiations could run here (${spread.minRegs}–${spread.maxRegs} registers): ${percent(spread.minOccupancy)}–${percent(spread.maxOccupancy)}`;
+    return { arch: name, figures, result: null, reason, ...none, spread };
+  }
   const next = result.activeBlocksPerMultiprocessor > 0 ? nextStep(query) : null;
   const capRegs = next?.registers.maxRegsPerThread ?? null;
   const atCap = capRegs !== null ? occupancy({ ...query, numRegs: capRegs }) : null;
@@ -141,8 +202,42 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
     latency: result.activeWarps > 0 && !latency.pending
       ? latencyHiding({ arch: row, warpsResident: result.activeWarps, independentOpsPerWarp: latency.independentOpsPerWarp, latencyCycles: latency.latencyCycles || undefined })
       : null,
+    spread,
+    budget: null,
   };
 }
+
+/** A launch's register budget, kept by what it depends on: many launches share a block size and shared memory. */
+const keptBudget = memoByText(
+  'register budgets',
+  (row: ArchRow, q: OccupancyQuery) => `${archName(row)}|${q.blockSize}|${q.sharedSizeBytes}|${q.dynamicSmemBytes}|${q.shmemLimitConfig}|${q.numBlockBarriers}`,
+  (row: ArchRow, q: OccupancyQuery): readonly BudgetLevel[] => {
+    const { numRegs: _unknown, ...rest } = q;
+    return registerBudget(rest, row.maxRegsPerThread);
+  },
+);
+
+/** The occupancy of each instance that could run, and how far they spread (null when one does not compute). */
+function spreadOf(row: ArchRow, figures: KernelFigures, threads: number, dynamicSmemBytes: number, kernel: Kernel | null): InstanceSpread | null {
+  const results: OccupancyResult[] = [];
+  const regs: number[] = [];
+  for (const { figures: f } of figures.instances ?? []) {
+    if (f.numRegs === null) return null;
+    const outcome = occupancy(occupancyQuery(row, f, threads, dynamicSmemBytes, kernel));
+    if (!outcome.ok) return null;
+    results.push(outcome.value);
+    regs.push(f.numRegs);
+  }
+  const occ = results.map((r) => r.occupancy);
+  const blocks = results.map((r) => r.activeBlocksPerMultiprocessor);
+  return {
+    instances: results.length,
+    minRegs: Math.min(...regs), maxRegs: Math.max(...regs),
+    minOccupancy: Math.min(...occ), maxOccupancy: Math.max(...occ),
+    minActiveBlocks: Math.min(...blocks), maxActiveBlocks: Math.max(...blocks),
+  };
+}
+
 
 /** A launch above the 48 KB default needs the opt-in (and fails without it; launch-checks reports that). */
 export function needsOptIn(row: ArchRow, staticSmem: number, dynamicSmem: number): boolean {

@@ -3,7 +3,9 @@
  * plain data. The hover, the code lens and the CLI's text format share them.
  */
 import type { Kernel } from '../types';
-import type { ArchOccupancy, KernelFigures, LaunchAnalysis } from './launch-analysis';
+import type { ArchOccupancy, CompileNote, KernelFigures, LaunchAnalysis } from './launch-analysis';
+import type { BudgetLevel } from '../gpu/register-budget';
+import type { CompiledInstance } from './document-report';
 import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
 import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } from './format';
@@ -73,14 +75,82 @@ export function figuresLine(perArch: ReadonlyArray<Pick<ArchOccupancy, 'arch' | 
 function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): string {
   if (f.source === 'unknown' || f.numRegs === null) {
     const smem = kernel?.staticSharedBytes ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';
+    const compile = f.compile;
+    if (compile?.state === 'running') return `registers not known yet for {archs}${smem} (${runningText(compile, now)})`;
+    if (compile?.state === 'failed') return `registers unknown for {archs}${smem}: ${failedText(compile)}`;
+    if (compile?.state === 'no-instance') return `registers unknown for {archs}${smem}: ptxas compiled ${baseName(compile.unit)}, with no instance of this kernel that fits this launch${f.note ? ` (${f.note})` : ''}`;
     return `registers unknown for {archs}${smem}${f.note ? ` (${f.note})` : ''}: save with nvcc available, pass a build log, or add \`// occupancy: regs=N\` above the kernel`;
   }
-  const smem = f.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0;
-  const parts = [`${f.numRegs} registers`, `${bytes(smem)} static smem`];
-  if (f.spillStoreBytes) parts.push(`${f.spillStoreBytes} B spill stores`);
+  const spread = f.instances && f.instances.length > 1 ? f.instances : null;
+  const regs = spread ? rangeText(spread.map((i) => i.figures.numRegs ?? 0)) : `${f.numRegs}`;
+  const smem = spread
+    ? rangeText(spread.map((i) => i.figures.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0), bytes)
+    : bytes(f.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0);
+  const parts = [`${regs} registers`, `${smem} static smem`];
+  if (spread) parts[0] = `${regs} registers over ${spread.length} instantiations that could run here`;
+  if (f.spillStoreBytes && !spread) parts.push(`${f.spillStoreBytes} B spill stores`);
   const when = ago(f.producedAt, now);
   const origin = [f.source, '{archs}', when, f.stale ? 'stale' : null].filter(Boolean).join(', ');
-  return `${parts.join(', ')} (${origin})${f.stale && f.note ? `: ${f.note}` : ''}`;
+  const compile = f.compile?.state === 'running' ? `; ${runningText(f.compile, now)}` : f.stale && f.compile?.state === 'failed' ? `: ${failedText(f.compile)}` : f.stale && f.note ? `: ${f.note}` : '';
+  return `${parts.join(', ')} (${origin})${compile}`;
+}
+
+/** "ptxas running for sm_80, 3 s" */
+function runningText(c: Extract<CompileNote, { state: 'running' }>, now: number): string {
+  const seconds = Math.max(0, Math.round((now - c.since) / 1000));
+  return `ptxas running for ${c.archs.length ? listAnd([...c.archs]) : 'the target architectures'}${c.unit ? ` on ${baseName(c.unit)}` : ''}, ${seconds} s`;
+}
+
+/** "nvcc failed on main.cu: `cublas_v2.h`: no such file; set ..." */
+function failedText(c: Extract<CompileNote, { state: 'failed' }>): string {
+  return `nvcc failed on ${baseName(c.unit)}: ${c.message}${c.hint ? `; ${c.hint}` : ''}`;
+}
+
+/** `40–56`, or `40` when all are the same. */
+function rangeText(values: readonly number[], format: (n: number) => string = String): string {
+  const min = Math.min(...values);
+  const max = Math.max(...values);
+  return min === max ? format(min) : `${format(min)}–${format(max)}`;
+}
+
+function baseName(path: string): string {
+  return path.slice(path.replace(/\\/g, '/').lastIndexOf('/') + 1);
+}
+
+/**
+ * "100% ≤ 32 · 75% ≤ 40 · 50% ≤ 64 registers per thread": for each occupancy level reachable at
+ * the launch's block size and shared memory, the most registers per thread that reach it.
+ */
+export function budgetText(levels: readonly BudgetLevel[]): string {
+  return `${levels.map((l) => `${percent(l.occupancy)} ≤ ${l.maxRegsPerThread}`).join(' · ')} registers per thread`;
+}
+
+/** The register budget lines of a launch without register figures, one per group of architectures with the same budget. */
+export function budgetLines(analysis: LaunchAnalysis): string[] {
+  const groups = new Map<string, string[]>();
+  for (const p of analysis.perArch) {
+    if (!p.budget) continue;
+    const text = budgetText(p.budget);
+    groups.set(text, [...(groups.get(text) ?? []), p.arch]);
+  }
+  const smem = analysis.dynamicSmemBytes ? ` and ${bytes(analysis.dynamicSmemBytes)} of dynamic shared memory` : '';
+  const k = analysis.kernel;
+  const unknownStatic = k && k.staticSharedBytes === null && k.sharedDeclarations.some((d) => !d.isExtern)
+    ? ' Its static shared memory is not known from the source and is counted as 0: more would lower these.'
+    : '';
+  return [...groups].map(([text, archs]) => `**Register budget** at ${analysis.threadsPerBlock} threads${smem} (${listAnd(archs)}): ${text}.${unknownStatic}`);
+}
+
+/** One architecture's line when there is no single occupancy: the spread of the instances that could run, or the register budget. */
+export function noOccupancyText(p: ArchOccupancy): string {
+  if (p.budget) return `${p.reason}; ${budgetText(p.budget).replace(/ registers per thread$/, '')} registers per thread`;
+  return p.reason ?? 'no occupancy';
+}
+
+/** "56 regs" or "40–56 regs over 24 instantiations", for a result's figures. */
+export function registersShort(p: Pick<ArchOccupancy, 'figures' | 'spread'>): string {
+  if (p.spread) return `${p.spread.minRegs === p.spread.maxRegs ? p.spread.minRegs : `${p.spread.minRegs}–${p.spread.maxRegs}`} regs over ${p.spread.instances} instantiations`;
+  return `${p.figures.numRegs} regs`;
 }
 
 /**
@@ -89,10 +159,12 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
  * cut off, and where the numbers come from must not be.
  */
 export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtras = {}): string {
-  const parts = [launchTitle(analysis), `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`];
+  // Without register figures, the register budget follows where they come from.
+  const parts = [launchTitle(analysis), `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`, ...budgetLines(analysis)];
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
-  const missing = analysis.perArch.filter((a) => !a.result && a.reason);
+  // Unknown registers: the figures line says why, and the budget follows.
+  const missing = analysis.perArch.filter((a) => !a.result && a.reason && !(a.figures.numRegs === null && a.budget));
   for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   const next = nextStepLine(analysis);
@@ -104,33 +176,76 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
 }
 
 /** "sm_80 75% · sm_90 75% at 256 threads · limited by registers (40/thread) · 1 KB smem" */
-export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[]): string {
+export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[], compiled: readonly CompiledInstance[] = []): string {
   const resolved = analyses.filter((a) => a.perArch.some((x) => x.result));
   if (resolved.length === 0) {
+    const spread = analyses.find((a) => a.perArch.some((x) => x.spread));
+    if (spread) return `${spreadText(spread)} at ${spread.threadsPerBlock} threads`;
     const count = analyses.length;
     const bounds = kernel.launchBounds ? ` · ${kernel.launchBounds.text}` : '';
-    return count === 0 ? `no launches in view${bounds}` : `${count} launch${count === 1 ? '' : 'es'} in view · occupancy needs ${analyses.some((a) => a.threadsPerBlock !== null) ? 'register figures' : 'a static block size'}${bounds}`;
+    const figures = compiled.length ? ` · ${compiledText(compiled)}` : '';
+    return count === 0 ? `no launches in view${figures}${bounds}` : `${count} launch${count === 1 ? '' : 'es'} in view · occupancy needs ${analyses.some((a) => a.threadsPerBlock !== null) ? 'register figures' : 'a static block size'}${figures}${bounds}`;
   }
   const sizes = [...new Set(resolved.map((a) => a.threadsPerBlock))].sort((x, y) => (x ?? 0) - (y ?? 0));
   const shown = resolved[0];
   const occ = shown.perArch.filter((a) => a.result).map((a) => `${a.arch} ${percent(a.result!.occupancy)}`).join(' · ');
   const first = shown.perArch.find((a) => a.result)!;
   const limiter = first.result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  const regs = [...new Set(shown.perArch.filter((a) => a.result).map((a) => a.figures.numRegs).filter((n): n is number => n !== null))].sort((a, b) => a - b);
+  const regs = [...new Set(shown.perArch.filter((a) => a.result).flatMap((a) => (a.spread ? [a.spread.minRegs, a.spread.maxRegs] : [a.figures.numRegs])).filter((n): n is number => n !== null))].sort((a, b) => a - b);
   const regText = regs.length > 1 ? `${regs[0]}–${regs[regs.length - 1]}` : `${regs[0]}`;
-  const detail = first.result!.limitingFactors.includes('registers') && regs.length ? ` (${regText}/thread)` : '';
+  const instances = first.spread ? `, ${first.spread.instances} instantiations` : '';
+  const detail = first.result!.limitingFactors.includes('registers') && regs.length ? ` (${regText}/thread${instances})` : first.spread ? ` (${first.spread.instances} instantiations)` : '';
   const smem = first.figures.sharedSizeBytes ?? kernel.staticSharedBytes;
   const at = sizes.length > 1 ? `at ${sizes[0]}–${sizes[sizes.length - 1]} threads (showing ${shown.threadsPerBlock})` : `at ${shown.threadsPerBlock} threads`;
   return `${occ} ${at} · limited by ${limiter}${detail}${smem ? ` · ${bytes(smem)} smem` : ''}`;
+}
+
+/** "2 instantiations compiled: 16–48 regs (ptxas, sm_80)": what the units that compile a kernel made of it. */
+export function compiledText(compiled: readonly CompiledInstance[]): string {
+  const figures = compiled.flatMap((i) => Object.entries(i.resources).map(([arch, f]) => ({ arch, f }))).filter((x) => x.f.numRegs !== null);
+  if (figures.length === 0) return '';
+  const regs = rangeText(figures.map((x) => x.f.numRegs!));
+  const archs = [...new Set(figures.map((x) => x.arch))];
+  const what = compiled.length === 1 ? 'compiled' : `${compiled.length} instantiations compiled`;
+  return `${what}: ${regs} regs (${[...new Set(figures.map((x) => x.f.source))].join(', ')}, ${listAnd(archs)}${figures.some((x) => x.f.stale) ? ', stale' : ''})`;
+}
+
+/** One line per compiled instance (the first few): "`gemm<float, 4>`: 16 registers, 0 B static smem on sm_80". */
+export function compiledLines(compiled: readonly CompiledInstance[], limit = 8): string[] {
+  const lines = compiled.slice(0, limit).map((i) => {
+    const perArch = Object.entries(i.resources).filter(([, f]) => f.numRegs !== null).map(([arch, f]) => `${f.numRegs} registers, ${bytes(f.sharedSizeBytes ?? 0)} static smem on ${arch}`);
+    return `- \`${i.signature ?? '?'}\`: ${perArch.join('; ') || 'no figures'}`;
+  });
+  if (compiled.length > limit) lines.push(`- and ${compiled.length - limit} more`);
+  return lines;
+}
+
+/** "sm_80 50–75% · over 24 instantiations (32–56 regs)": the occupancy spread of the instances a launch could run. */
+function spreadText(analysis: LaunchAnalysis): string {
+  const withSpread = analysis.perArch.filter((a) => a.spread);
+  const occ = withSpread.map((a) => `${a.arch} ${a.spread!.minOccupancy === a.spread!.maxOccupancy ? percent(a.spread!.minOccupancy) : `${percent(a.spread!.minOccupancy)}–${percent(a.spread!.maxOccupancy)}`}`).join(' · ');
+  const s = withSpread[0].spread!;
+  return `${occ} over ${s.instances} instantiations (${s.minRegs === s.maxRegs ? s.minRegs : `${s.minRegs}–${s.maxRegs}`} regs)`;
 }
 
 export function launchLensTitle(analysis: LaunchAnalysis): string {
   const with_ = analysis.perArch.filter((a) => a.result);
   const failing = analysis.perArch.find((a) => a.reason?.startsWith('the launch fails'));
   if (failing) return `${analysis.threadsPerBlock} threads · ${failing.reason!.replace(/`/g, '')}`;
-  if (with_.length === 0) return `${analysis.threadsPerBlock} threads · occupancy needs register figures`;
+  if (with_.length === 0) {
+    if (analysis.perArch.some((a) => a.spread)) return `${analysis.threadsPerBlock} threads · ${spreadText(analysis)}`;
+    const compile = analysis.perArch.map((a) => a.figures.compile).find((c) => c);
+    const state = compile?.state === 'running' ? 'ptxas running' : compile?.state === 'failed' ? 'nvcc failed' : 'registers unknown';
+    const budget = analysis.perArch.find((a) => a.budget);
+    if (budget) {
+      const [top, next] = budget.budget!;
+      return `${analysis.threadsPerBlock} threads · ${state} · ${budget.arch} ${percent(top.occupancy)} needs ≤ ${top.maxRegsPerThread} regs${next ? `, ${percent(next.occupancy)} ≤ ${next.maxRegsPerThread}` : ''}`;
+    }
+    return `${analysis.threadsPerBlock} threads · occupancy needs register figures`;
+  }
   const limiter = with_[0].result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  return `${with_.map((a) => `${a.arch} ${percent(a.result!.occupancy)} (${a.result!.activeBlocksPerMultiprocessor} blocks/SM)`).join(' · ')} · limited by ${limiter}`;
+  const instances = with_[0].spread ? ` · all ${with_[0].spread.instances} instantiations` : '';
+  return `${with_.map((a) => `${a.arch} ${percent(a.result!.occupancy)} (${a.result!.activeBlocksPerMultiprocessor} blocks/SM)`).join(' · ')} · limited by ${limiter}${instances}`;
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {

@@ -16,7 +16,7 @@ export function lenses(report: DocumentReport): Lens[] {
   for (const [kernel, analyses] of report.byKernel) {
     if (!kernel.isDefinition && analyses.length === 0) continue;
     const line = kernel.span.start.line;
-    found.push({ span: { start: { line, character: 0 }, end: { line, character: 0 } }, title: kernelLensTitle(kernel, analyses), chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line } });
+    found.push({ span: { start: { line, character: 0 }, end: { line, character: 0 } }, title: kernelLensTitle(kernel, analyses, report.compiled.get(kernel)), chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line } });
   }
   for (const analysis of report.analyses) {
     if (analysis.threadsPerBlock === null || !analysis.kernel) continue;
