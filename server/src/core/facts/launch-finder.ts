@@ -10,7 +10,7 @@ import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, spa
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
-import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from '../text/constant-table';
+import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
 
 export interface LaunchFinderOptions {
@@ -39,8 +39,10 @@ interface LaunchContext {
   fileConstants: ConstantTable;
   fallback: Lookup;
   describe: (name: string) => string | null;
-  /** The constants in view inside each function body (key: its `{`), or at file scope (key -1), made once. */
-  constantScopes: Map<number, ConstantScope>;
+  /** The constants in view inside each function body (key: its `{`, and the declarations in view), or at file scope (key -1), made once. */
+  constantScopes: Map<string, ConstantScope>;
+  /** Each function body's own constants (key: its `{`). */
+  functionTables: Map<number, ConstantTable>;
 }
 
 interface ConstantScope {
@@ -78,6 +80,7 @@ function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchCo
     fallback: options.fallback ?? (() => null),
     describe: options.describe ?? (() => null),
     constantScopes: new Map(),
+    functionTables: new Map(),
   };
 }
 
@@ -332,7 +335,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   const body = inMacro ? null : enclosingFunctionBody(ctx, start);
   const pointerTarget = inMacro || written.templateArgs ? null : resolveFunctionPointer(ctx, written.name, start, body);
   const callee = pointerTarget ?? written;
-  const scope = constantScope(ctx, body);
+  const scope = constantScope(ctx, body, start);
   const { lookup } = scope;
   const explain = (text: string) => explainIn(ctx, scope, text);
   const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
@@ -411,12 +414,25 @@ function mayBeDeclaredIn(region: string, name: string): boolean {
   return false;
 }
 
-/** The constants code in `body` (null: at file scope) can use, and a lookup over them. */
-function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantScope {
-  const key = body ? body.open : -1;
+/**
+ * The constants code at `at` in `body` (null: at file scope) can use, and a lookup over them: one
+ * scope per function, and one per set of declarations in view where the function declares a name
+ * in several blocks.
+ */
+function constantScope(ctx: LaunchContext, body: FunctionBody | null, at: number): ConstantScope {
+  let functionTable: ConstantTable | undefined;
+  let key = body ? `${body.open}` : '-1';
+  if (body) {
+    functionTable = ctx.functionTables.get(body.open);
+    if (!functionTable) {
+      functionTable = functionConstants(ctx, body);
+      ctx.functionTables.set(body.open, functionTable);
+    }
+    if (functionTable.scoped) key += `@${scopeKeyAt(functionTable, at)}`;
+  }
   let scope = ctx.constantScopes.get(key);
   if (!scope) {
-    const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
+    const tables = functionTable ? [tableAt(functionTable, at), ctx.fileConstants] : [ctx.fileConstants];
     scope = { tables, lookup: makeLookup(tables, ctx.fallback), dim3s: new Map(), notes: new Map() };
     ctx.constantScopes.set(key, scope);
   }
@@ -424,12 +440,13 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantS
 }
 
 function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
-  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false });
+  const parameters = body.parameters.map((name) => ({ name, why: `\`${name}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time` }));
+  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false, parameters });
   const shadowed = (table.shadowed ??= new Map());
-  for (const param of body.parameters) {
-    table.constants.delete(param);
-    table.dim3s.delete(param);
-    shadowed.set(param, `\`${param}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`);
+  for (const { name, why } of parameters) {
+    table.constants.delete(name);
+    table.dim3s.delete(name);
+    shadowed.set(name, why);
   }
   return table;
 }
@@ -521,7 +538,7 @@ export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions 
     const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
     if (!callee) continue;
     const body = inRanges(directives, m.index) ? null : enclosingFunctionBody(ctx, m.index);
-    const { tables, lookup } = constantScope(ctx, body);
+    const { tables, lookup } = constantScope(ctx, body, m.index);
     const value = inRanges(directives, m.index) ? null : evaluateInteger(args[2] ?? '', lookup);
     out.push({
       kernelName: callee.name,
