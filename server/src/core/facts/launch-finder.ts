@@ -6,8 +6,9 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
-import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, offsetAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
+import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
 import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
 import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
@@ -30,7 +31,10 @@ const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; 
 export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
   const context = makeContext(source, options);
   const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
-  return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  // Not the launches in `#if` branches that are certainly off (`#if 0`): they never run.
+  const off = findInactiveRanges(source).certain;
+  const live = off.length ? launches.filter((l) => !isInactive(off, offsetAt(source, l.span.start))) : launches;
+  return live.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
 }
 
 interface LaunchContext {
@@ -224,19 +228,30 @@ function skipSpace(masked: string, i: number): number {
   return i;
 }
 
-/** `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)` and the cooperative form. */
+/**
+ * `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)`, the cooperative form, and the
+ * driver API's `cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, args, extra)`.
+ */
 function findApiLaunches(ctx: LaunchContext): Launch[] {
   const { source } = ctx;
   const masked = source.masked;
   const launches: Launch[] = [];
-  const re = /\b(cudaLaunchKernel|cudaLaunchCooperativeKernel)\s*(<[^;()]*>)?\s*\(/g;
+  const re = /\b(cudaLaunchKernel|cudaLaunchCooperativeKernel|cuLaunchKernel)\s*(<[^;()]*>)?\s*\(/g;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
-    const api = LAUNCH_APIS[m[1]];
     const open = m.index + m[0].length - 1;
     const close = matchingClose(masked, open);
     if (close < 0) continue;
     if (isDeclaration(masked, m.index)) continue;
     const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b));
+    if (m[1] === 'cuLaunchKernel') {
+      // A CUfunction: the name of the variable that holds it.
+      const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
+      if (!callee || args.length < 9) continue;
+      const dims = (from: number) => `{${args.slice(from, from + 3).map((a) => a.trim()).join(', ')}}`;
+      launches.push(makeLaunch(ctx, 'cuLaunchKernel', callee, { grid: dims(1), block: dims(4), smem: args[7], stream: args[8] }, m.index, close + 1));
+      continue;
+    }
+    const api = LAUNCH_APIS[m[1]];
     const callee = kernelFromFunctionArgument(args[api.func] ?? '', m.index);
     if (!callee) continue;
     launches.push(makeLaunch(ctx, api.via, callee, { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] }, m.index, close + 1));

@@ -7,9 +7,10 @@
  * chunk is read again.
  */
 import type { Kernel, Launch, SmemOptIn } from '../types';
-import { isWordCode, type SourceText } from '../text/source-text';
+import { isWordCode, offsetAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
-import { collectConstantDefinitions, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
+import { collectConstantDefinitions, decideBranches, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
+import { findInactiveRanges, isInactive, type InactiveRanges } from '../text/preprocessor-branches';
 import { findKernels } from '../facts/kernel-finder';
 import { findLaunches, findSmemOptIns } from '../facts/launch-finder';
 import { layoutChunks, type Chunk } from '../text/top-level-chunks';
@@ -142,7 +143,9 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     return { chunk, entry };
   });
   const entries = parts.map((p) => p.entry);
-  const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
+  // The file's `#if` branches that are off: their launches are not reported, their definitions not read.
+  const inactive = findInactiveRanges(source);
+  const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, definitions: entry.definitions, moved: chunk.line - entry.line })), inactive);
   // Hashed: it is compared once per chunk and per launch, and the constants of a large file written out run
   // long (45,000 characters for the 1,600 constants of the 35k-line bench file).
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
@@ -179,7 +182,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
       };
     }
     facts.kernels.push(...entry.results.kernels);
-    facts.launches.push(...entry.results.launches);
+    if (inactive.certain.length === 0) facts.launches.push(...entry.results.launches);
+    else for (const launch of entry.results.launches) if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
     facts.smemOptIns.push(...entry.results.smemOptIns);
   }
   cache.sweep();
@@ -396,20 +400,29 @@ function chunkSource(source: SourceText, chunk: Chunk, text: string, masked: str
  * defined twice is ambiguous, and a file-scope `dim3` assigned again in a
  * later chunk (`b.x = 512;` in some function) has no known value.
  */
-function mergeConstants(source: SourceText, tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>): ConstantTable {
+function mergeConstants(
+  source: SourceText,
+  tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; definitions: readonly ConstantDefinition[]; moved: number }>,
+  inactive: InactiveRanges,
+): ConstantTable {
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
-  for (const { chunk, table, moved: lines } of tables) {
+  const decide = inactive.certain.length > 0 || inactive.assumed.length > 0;
+  const definitions: ConstantDefinition[] = [];
+  for (const { chunk, table, definitions: written, moved: lines } of tables) {
     for (const def of table.constants.values()) {
       const moved = { ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines };
       constants.set(def.name, constants.has(def.name) ? { ...moved, expr: '' } : moved);
     }
+    if (decide) for (const def of written) definitions.push({ ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines });
     for (const def of table.dim3s.values()) {
       const offset = def.offset + chunk.start;
       const known = def.args.length > 0 && !dim3s.has(def.name) && !(atFileScope(def, source, chunk) && isReassigned(source.masked, def.name, chunk.end, source.masked.length, true));
       dim3s.set(def.name, { name: def.name, args: known ? def.args : [], offset });
     }
   }
+  // A chunk decides the branches it holds whole; the file decides those that run over several chunks.
+  if (decide) decideBranches(constants, definitions, inactive);
   return { constants, dim3s, shadowed: new Map() };
 }
 

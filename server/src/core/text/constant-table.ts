@@ -8,6 +8,7 @@ import type { Dim3 } from '../types';
 import { evaluateInteger, type Lookup } from './const-eval';
 import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
 import { findScopes, scopesAt } from './scopes';
+import { findInactiveRanges, isInactive, type InactiveRanges } from './preprocessor-branches';
 import { memoByText } from '../incremental/kept-tables';
 
 export interface ConstantDefinition {
@@ -238,6 +239,11 @@ export function collectConstantDefinitions(
     add(def);
     addQualified(def);
   }
+  // Definitions in `#if` branches that are off: dropped, and where a name is defined in several branches, the one a build without `-D` flags compiles.
+  if (localsMustBeConst) {
+    const inactive = findInactiveRanges(source);
+    if (inactive.certain.length || inactive.assumed.length) decideBranches(constants, definitions, inactive);
+  }
   const table: ConstantTable = { constants, dim3s, shadowed };
   if (scoped) {
     const byName = new Map<string, ScopedDeclaration[]>();
@@ -247,6 +253,32 @@ export function collectConstantDefinitions(
     if (byName.size) table.scoped = byName;
   }
   return { table, definitions };
+}
+
+/**
+ * `constants` (read as if every branch were on) with the definitions that `inactive`'s branches hold
+ * (offsets of `definitions` less `base`) decided: a definition in a branch that is certainly off is
+ * no definition; of several definitions of one name, the one not off in a build without `-D` flags,
+ * when there is exactly one.
+ */
+export function decideBranches(constants: Map<string, ConstantDefinition>, definitions: readonly ConstantDefinition[], inactive: InactiveRanges, base = 0): void {
+  const byName = new Map<string, ConstantDefinition[]>();
+  for (const def of definitions) {
+    if (def.kind === 'local') continue;
+    const list = byName.get(def.name);
+    if (list) list.push(def);
+    else byName.set(def.name, [def]);
+  }
+  for (const [name, defs] of byName) {
+    const live = defs.filter((d) => !isInactive(inactive.certain, d.offset - base));
+    if (live.length === defs.length && defs.length === 1) continue;
+    if (live.length === 0) {
+      constants.delete(name);
+      continue;
+    }
+    const chosen = live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base));
+    constants.set(name, chosen.length === 1 ? chosen[0] : { ...live[live.length - 1], expr: '' });
+  }
 }
 
 /** The offset of the first whole-word `name` at or after `from`. */
@@ -304,8 +336,10 @@ export function tableAt(table: ConstantTable, offset: number): ConstantTable {
     shadowed.delete(name);
     let best: ScopedDeclaration | null = null;
     for (const d of list) if (d.offset < offset && offset <= d.until && (!best || d.offset > best.offset)) best = d;
-    if (best?.def) constants.set(name, best.def);
-    else if (best?.dim3) dim3s.set(name, best.dim3);
+    // Declared twice in one block: only `#if`/`#else` branches make that legal, and which one compiles is not known here.
+    const twice = best !== null && list.some((d) => d !== best && d.offset >= 0 && d.offset < offset && d.until === best!.until);
+    if (best?.def) constants.set(name, twice ? { ...best.def, expr: '' } : best.def);
+    else if (best?.dim3) dim3s.set(name, twice ? { ...best.dim3, args: [] } : best.dim3);
     else if (best?.shadow) shadowed.set(name, best.shadow);
   }
   return { constants, dim3s, shadowed };
