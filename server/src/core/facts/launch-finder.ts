@@ -6,7 +6,8 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
-import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, offsetAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, makeSourceText, matchingClose, offsetAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { expandUse, findMacroUses, launchingMacros, type MacroDefinition } from '../text/macros';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
 import { memoByObject } from '../incremental/kept-tables';
@@ -21,6 +22,10 @@ export interface LaunchFinderOptions {
   fallback?: Lookup;
   /** Says where the fallback found a name (`BLOCK = 256 (#define, config.h:3)`), for notes. */
   describe?: (name: string) => string | null;
+  /** Function-like macros in view (the file's, then its includes'): a use of one that launches is read as the launches it expands to. */
+  macros?: ReadonlyMap<string, MacroDefinition>;
+  /** Tables read after the file's, before the fallback: at a macro's use, the use's function's and file's constants. */
+  scopeTables?: readonly ConstantTable[];
 }
 
 const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
@@ -30,7 +35,7 @@ const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; 
 
 export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
   const context = makeContext(source, options);
-  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
+  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context), ...findMacroLaunches(context)];
   // Not the launches in `#if` branches that are certainly off (`#if 0`): they never run.
   const off = findInactiveRanges(source).certain;
   const live = off.length ? launches.filter((l) => !isInactive(off, offsetAt(source, l.span.start))) : launches;
@@ -47,6 +52,8 @@ interface LaunchContext {
   constantScopes: Map<string, ConstantScope>;
   /** Each function body's own constants (key: its `{`). */
   functionTables: Map<number, ConstantTable>;
+  macros: ReadonlyMap<string, MacroDefinition>;
+  scopeTables: readonly ConstantTable[];
 }
 
 interface ConstantScope {
@@ -77,14 +84,17 @@ function explainIn(ctx: LaunchContext, scope: ConstantScope, text: string): stri
 }
 
 function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchContext {
+  const fileConstants = options.fileConstants ?? collectConstants(source);
   return {
     source,
     layout: fileLayout(source),
-    fileConstants: options.fileConstants ?? collectConstants(source),
+    fileConstants,
     fallback: options.fallback ?? (() => null),
     describe: options.describe ?? (() => null),
     constantScopes: new Map(),
     functionTables: new Map(),
+    macros: options.macros ?? fileConstants.macros ?? NO_MACROS,
+    scopeTables: options.scopeTables ?? [],
   };
 }
 
@@ -179,7 +189,7 @@ interface CalleeName {
 /** Read `ns::k<float, 256>` backwards from the offset of `<<<`. */
 function readCalleeBackward(masked: string, before: number): CalleeName | null {
   let i = before - 1;
-  while (i >= 0 && isSpaceAt(masked, i)) i--;
+  while (i >= 0 && isBlankOrContinuation(masked, i)) i--;
   let templateArgs: string[] | null = null;
   let nameEnd = i + 1;
   if (masked[i] === '>') {
@@ -192,9 +202,9 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
       } else if (masked[j] === ';' || masked[j] === '{' || masked[j] === '}') return null;
     }
     if (j < 0) return null;
-    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\s+/g, ' '));
+    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\\\r?\n/g, ' ').replace(/\s+/g, ' ').trim());
     i = j - 1;
-    while (i >= 0 && isSpaceAt(masked, i)) i--;
+    while (i >= 0 && isBlankOrContinuation(masked, i)) i--;
     nameEnd = i + 1;
   }
   if (masked[i] === ')') {
@@ -212,6 +222,11 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
   const name = masked.slice(start, nameEnd).replace(/\s+/g, '');
   if (!/^(::)?[A-Za-z_][\w]*(::[A-Za-z_]\w*)*$/.test(name)) return null;
   return { name: name.replace(/^::/, ''), templateArgs, start, nameEnd };
+}
+
+/** A blank, or the `\\` of a macro body's line continuation (a launch's name and its `<<<` on two lines of a `#define`). */
+function isBlankOrContinuation(masked: string, i: number): boolean {
+  return isSpaceAt(masked, i) || (masked.charCodeAt(i) === 92 && /^\\\r?\n/.test(masked.slice(i, i + 3)));
 }
 
 function matchingOpen(masked: string, close: number): number {
@@ -257,6 +272,43 @@ function findApiLaunches(ctx: LaunchContext): Launch[] {
     launches.push(makeLaunch(ctx, api.via, callee, { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] }, m.index, close + 1));
   }
   return launches;
+}
+
+const NO_MACROS: ReadonlyMap<string, MacroDefinition> = new Map();
+
+/** The macros among those in view whose uses expand to a launch: worked out once per table of macros. */
+const launchingMacrosOf = memoByObject('launching macros', (macros: ReadonlyMap<string, MacroDefinition>) => launchingMacros(macros, mayLaunch));
+
+/** A macro body that may hold a launch (a chevron, a launch API). */
+function mayLaunch(body: string): boolean {
+  return body.includes('<<') || /\bcu(?:da)?Launch/.test(body);
+}
+
+/**
+ * The launches macro uses expand to: each use of a macro whose body (or a macro it uses) launches,
+ * expanded with its arguments and read as code written at the use, with the constants in view
+ * there. Each launch is reported at the use (a use that launches twice gives two launches there).
+ */
+function findMacroLaunches(ctx: LaunchContext): Launch[] {
+  if (ctx.macros.size === 0) return [];
+  const launching = launchingMacrosOf(ctx.macros);
+  if (launching.size === 0) return [];
+  const out: Launch[] = [];
+  for (const use of findMacroUses(ctx.source, launching)) {
+    const expanded = expandUse(launching.get(use.name)!, use.args, ctx.macros);
+    if (!expanded) continue;
+    const body = enclosingFunctionBody(ctx, use.start);
+    const scope = constantScope(ctx, body, use.start);
+    // Statements (a use in a function body) are read as a block of their own: their declarations are locals.
+    const inner = makeSourceText(body ? `{\n${expanded}\n}` : expanded);
+    const span = spanOf(ctx.source, use.start, use.end);
+    const nameSpan = spanOf(ctx.source, use.start, use.nameEnd);
+    for (const launch of findLaunches(inner, { fallback: ctx.fallback, describe: ctx.describe, scopeTables: scope.tables })) {
+      if (launch.inMacro) continue;
+      out.push({ ...launch, span, nameSpan, through: { kind: 'macro', name: use.name }, enclosingFunction: body?.name ?? launch.enclosingFunction });
+    }
+  }
+  return out;
 }
 
 /** `cudaLaunchKernelEx(&config, kernel, args...)` with `config.blockDim = ...` assigned nearby. */
@@ -447,7 +499,7 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null, at: number
   }
   let scope = ctx.constantScopes.get(key);
   if (!scope) {
-    const tables = functionTable ? [tableAt(functionTable, at), ctx.fileConstants] : [ctx.fileConstants];
+    const tables = functionTable ? [tableAt(functionTable, at), ctx.fileConstants, ...ctx.scopeTables] : [ctx.fileConstants, ...ctx.scopeTables];
     scope = { tables, lookup: makeLookup(tables, ctx.fallback), dim3s: new Map(), notes: new Map() };
     ctx.constantScopes.set(key, scope);
   }

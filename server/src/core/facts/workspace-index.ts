@@ -15,6 +15,7 @@ import { findSmemOptIns } from './launch-finder';
 import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import type { Lookup } from '../text/const-eval';
+import type { MacroDefinition } from '../text/macros';
 import { ownCopy, plainCopy } from '../incremental/engine-seams';
 
 /**
@@ -78,6 +79,8 @@ export interface WorkspaceIndexOptions {
 export interface ConstantView {
   /** Constants of the file's includes (transitively), then ones defined once in the workspace. */
   lookup: Lookup;
+  /** Function-like macros of the file's includes (nearest first), then ones defined once in the workspace. */
+  macros: ReadonlyMap<string, MacroDefinition>;
   /** `BLOCK = 256 (#define, config.h:3)`, or null when the index has no such name. */
   describe: (name: string) => string | null;
 }
@@ -92,6 +95,7 @@ export class WorkspaceIndex {
   /** Updates and removals per path (see changesOutside). */
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
+  private uniqueMacros: Map<string, Array<{ path: string; def: MacroDefinition }>> | null = null;
   /**
    * The last constant views handed out (by path and whether its own entry is skipped), until a file
    * changes: an open document asks for its view on every keystroke, and building one reads every
@@ -145,7 +149,9 @@ export class WorkspaceIndex {
     const key = normalizePath(path);
     const origin = baseName(key);
     const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
-    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns };
+    const table: ConstantTable = { ...constants, constants: own };
+    if (constants.macros) table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: table, includes: findIncludes(source), smemOptIns };
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
@@ -186,7 +192,8 @@ export class WorkspaceIndex {
       const candidate = normalizePath(dir ? `${dir}/${include.target}` : include.target);
       if (this.files.has(candidate)) return candidate;
     }
-    if (include.system) return null;
+    // A system include of a workspace path (`<proj/util/x.cuh>`) may name one of its files too; `<vector>` never does.
+    if (include.system && !include.target.includes('/')) return null;
     // Not beside the file nor under an include directory: a unique indexed file with that tail (a -I we were not told).
     const tail = '/' + normalizePath(include.target).replace(/^(\.\.\/)+/, '');
     const matches = [...this.files.keys()].filter((p) => p.endsWith(tail) || p === tail.slice(1));
@@ -216,6 +223,7 @@ export class WorkspaceIndex {
   /** What is worked out from every file: worked out again when next asked, after a file changed. */
   private forgetDerived(): void {
     this.uniqueConstants = null;
+    this.uniqueMacros = null;
     this.views.clear();
   }
 
@@ -264,7 +272,34 @@ export class WorkspaceIndex {
       const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
       return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
     };
-    return { lookup, describe };
+    return { lookup, describe, macros: this.macrosInView(here, included) };
+  }
+
+  /** The macros of `included` (nearest first), then those the rest of the workspace defines once (not `path`'s own). */
+  private macrosInView(path: string, included: readonly ConstantTable[]): ReadonlyMap<string, MacroDefinition> {
+    const macros = new Map<string, MacroDefinition>();
+    for (const table of included) for (const [name, def] of table.macros ?? []) if (!macros.has(name)) macros.set(name, def);
+    for (const [name, defs] of this.workspaceMacros()) {
+      if (macros.has(name)) continue;
+      const others = defs.filter((d) => d.path !== path);
+      if (others.length === 1) macros.set(name, others[0].def);
+    }
+    return macros;
+  }
+
+  /** Every function-like macro of the workspace by name, one entry per different body. */
+  private workspaceMacros(): Map<string, Array<{ path: string; def: MacroDefinition }>> {
+    if (this.uniqueMacros) return this.uniqueMacros;
+    const all = new Map<string, Array<{ path: string; def: MacroDefinition }>>();
+    for (const [path, facts] of this.files) {
+      for (const def of facts.constants.macros?.values() ?? []) {
+        const list = all.get(def.name) ?? [];
+        if (!list.some((d) => d.def.body === def.body)) list.push({ path, def });
+        all.set(def.name, list);
+      }
+    }
+    this.uniqueMacros = all;
+    return all;
   }
 
   /** The kernel a launch of `name` (`k`, `ns::k`) written in `path` runs: this file, then its includes, then the workspace. */
@@ -396,6 +431,7 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
 function keptCopy({ kernels, constants, smemOptIns }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
   const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
   if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
+  if (constants.macros) table.macros = copyMap(constants.macros);
   return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
 }
 

@@ -9,8 +9,9 @@
 import type { Kernel, Launch, SmemOptIn } from '../types';
 import { isWordCode, offsetAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
-import { collectConstantDefinitions, decideBranches, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
+import { collectConstantDefinitions, decideBranches, decideMacroBranches, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
 import { findInactiveRanges, isInactive, type InactiveRanges } from '../text/preprocessor-branches';
+import type { MacroDefinition } from '../text/macros';
 import { findKernels } from '../facts/kernel-finder';
 import { findLaunches, findSmemOptIns } from '../facts/launch-finder';
 import { layoutChunks, type Chunk } from '../text/top-level-chunks';
@@ -53,7 +54,9 @@ export interface TextPassInput {
   outer?: Lookup;
   /** Says where `outer` found a name, for notes. */
   describe?: (name: string) => string | null;
-  /** Changes whenever `outer` or `describe` may answer differently (the workspace index's generation). */
+  /** Function-like macros from outside the file (included headers), after the file's own. */
+  outerMacros?: ReadonlyMap<string, MacroDefinition>;
+  /** Changes whenever `outer`, `describe` or `outerMacros` may answer differently (the workspace index's generation). */
   outerKey: string;
   cache?: TextPassCache;
 }
@@ -115,7 +118,7 @@ export class TextPassCache {
   }
 }
 
-export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
+export function runTextPasses({ source, outer, describe, outerMacros, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
   const previous = cache.layout;
   const { chunks, previousIndex } = layoutChunks(source, previous);
   // The chunks read for the first time, as pieces of the document: the passes below read the same
@@ -150,6 +153,8 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   // long (45,000 characters for the 1,600 constants of the 35k-line bench file).
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
   const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
+  // The file's function-like macros, then those of its includes (outerMacros changes with outerKey).
+  const macros = !outerMacros?.size ? constants.macros : !constants.macros ? outerMacros : new Map([...outerMacros, ...constants.macros]);
   const lookup = makeLookup([constants], outer);
   // Constants count by name and value, not by where they are: typing in a `const` line, or a line break above
   // one, invalidates no kernel; a change to what the workspace answers (a header saved) invalidates them all.
@@ -168,7 +173,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
       const read = piece();
-      entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe) };
+      entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe, macros) };
       entry.environment = environment;
     } else if (entry.results.line !== chunk.line) {
       // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
@@ -178,7 +183,7 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
       entry.results = {
         line: chunk.line,
         kernels: shiftLines(entry.results.kernels, delta),
-        ...(citesLines ? findCalls(piece(), constants, outer, describe) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
+        ...(citesLines ? findCalls(piece(), constants, outer, describe, macros) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
       };
     }
     facts.kernels.push(...entry.results.kernels);
@@ -285,9 +290,9 @@ function replacedEntries(previous: readonly ChunkEntry[], previousIndex: readonl
   return { removed: previous.filter((_, k) => !kept[k]), added: entries.filter((_, k) => previousIndex[k] < 0) };
 }
 
-function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe']): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
+function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe'], macros: ReadonlyMap<string, MacroDefinition> | undefined): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
   return {
-    launches: findLaunches(piece, { fileConstants: constants, fallback: outer, describe }),
+    launches: findLaunches(piece, { fileConstants: constants, fallback: outer, describe, macros }),
     smemOptIns: findSmemOptIns(piece, { fileConstants: constants, fallback: outer }),
   };
 }
@@ -423,7 +428,28 @@ function mergeConstants(
   }
   // A chunk decides the branches it holds whole; the file decides those that run over several chunks.
   if (decide) decideBranches(constants, definitions, inactive);
-  return { constants, dim3s, shadowed: new Map() };
+  const table: ConstantTable = { constants, dim3s, shadowed: new Map() };
+  const macros = mergeMacros(tables, inactive);
+  if (macros) table.macros = macros;
+  return table;
+}
+
+/** The chunks' function-like macros as one table (see mergeConstants). */
+function mergeMacros(tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>, inactive: InactiveRanges): Map<string, MacroDefinition> | undefined {
+  let macros: Map<string, MacroDefinition> | undefined;
+  let all: MacroDefinition[] | undefined;
+  for (const { chunk, table, moved: lines } of tables) {
+    if (!table.macros) continue;
+    macros ??= new Map();
+    for (const def of table.macros.values()) {
+      const moved = { ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines };
+      const prior = macros.get(def.name);
+      macros.set(def.name, prior && prior.body !== def.body ? { ...moved, body: '' } : moved);
+      (all ??= []).push(moved);
+    }
+  }
+  if (macros && all && (inactive.certain.length || inactive.assumed.length)) decideMacroBranches(macros, all, inactive);
+  return macros;
 }
 
 /** The definition sits outside every brace of its chunk. */

@@ -9,13 +9,15 @@ import { evaluateInteger, type Lookup } from './const-eval';
 import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
 import { findScopes, scopesAt } from './scopes';
 import { findInactiveRanges, isInactive, type InactiveRanges } from './preprocessor-branches';
+import { collectMacros, type MacroDefinition } from './macros';
 import { memoByText } from '../incremental/kept-tables';
 
 export interface ConstantDefinition {
   name: string;
   /** The expression text, evaluated lazily (it may name other constants). */
   expr: string;
-  kind: 'define' | 'const' | 'enumerator' | 'local';
+  /** `macro`: a function-like macro, in a chunk's definitions only (they key what its uses expand to); the table keeps it in `macros`. */
+  kind: 'define' | 'const' | 'enumerator' | 'local' | 'macro';
   offset: number;
   /** 0-based line of the definition. */
   line?: number;
@@ -40,6 +42,8 @@ export interface ConstantTable {
   shadowed?: Map<string, string>;
   /** In a function body: the names declared more than once (in several blocks), each declaration with where it is in view (see tableAt). */
   scoped?: Map<string, ScopedDeclaration[]>;
+  /** At file scope: the function-like macros (`#define LAUNCH(k, b) ...`), for the launches their uses expand to. */
+  macros?: Map<string, MacroDefinition>;
 }
 
 const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|long|short|char|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|std::size_t|auto)`;
@@ -239,12 +243,21 @@ export function collectConstantDefinitions(
     add(def);
     addQualified(def);
   }
-  // Definitions in `#if` branches that are off: dropped, and where a name is defined in several branches, the one a build without `-D` flags compiles.
+  let macros: Map<string, MacroDefinition> | undefined;
   if (localsMustBeConst) {
+    for (const def of collectMacros(source, from, to)) {
+      definitions.push({ name: def.name, expr: `(${def.params.join(',')}${def.variadic ? ',...' : ''})${def.body}`, kind: 'macro', offset: def.offset, line: def.line });
+      (macros ??= new Map()).set(def.name, macros.has(def.name) && macros.get(def.name)!.body !== def.body ? { ...def, body: '' } : def);
+    }
+    // Definitions in `#if` branches that are off: dropped, and where a name is defined in several branches, the one a build without `-D` flags compiles.
     const inactive = findInactiveRanges(source);
-    if (inactive.certain.length || inactive.assumed.length) decideBranches(constants, definitions, inactive);
+    if (inactive.certain.length || inactive.assumed.length) {
+      decideBranches(constants, definitions, inactive);
+      if (macros) decideMacroBranches(macros, collectMacros(source, from, to), inactive);
+    }
   }
   const table: ConstantTable = { constants, dim3s, shadowed };
+  if (macros) table.macros = macros;
   if (scoped) {
     const byName = new Map<string, ScopedDeclaration[]>();
     for (const { name, why } of parameters) byName.set(name, [{ offset: -1, until: to, shadow: why }]);
@@ -264,7 +277,7 @@ export function collectConstantDefinitions(
 export function decideBranches(constants: Map<string, ConstantDefinition>, definitions: readonly ConstantDefinition[], inactive: InactiveRanges, base = 0): void {
   const byName = new Map<string, ConstantDefinition[]>();
   for (const def of definitions) {
-    if (def.kind === 'local') continue;
+    if (def.kind === 'local' || def.kind === 'macro') continue;
     const list = byName.get(def.name);
     if (list) list.push(def);
     else byName.set(def.name, [def]);
@@ -278,6 +291,22 @@ export function decideBranches(constants: Map<string, ConstantDefinition>, defin
     }
     const chosen = live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base));
     constants.set(name, chosen.length === 1 ? chosen[0] : { ...live[live.length - 1], expr: '' });
+  }
+}
+
+/** decideBranches for function-like macros: `definitions` every one written, `macros` the table read as if every branch were on. */
+export function decideMacroBranches(macros: Map<string, MacroDefinition>, definitions: readonly MacroDefinition[], inactive: InactiveRanges, base = 0): void {
+  const byName = new Map<string, MacroDefinition[]>();
+  for (const def of definitions) byName.set(def.name, [...(byName.get(def.name) ?? []), def]);
+  for (const [name, defs] of byName) {
+    const live = defs.filter((d) => !isInactive(inactive.certain, d.offset - base));
+    if (live.length === 0) {
+      macros.delete(name);
+      continue;
+    }
+    const chosen = new Set((live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base))).map((d) => d.body));
+    const last = live[live.length - 1];
+    macros.set(name, chosen.size === 1 ? live.find((d) => chosen.has(d.body))! : { ...last, body: '' });
   }
 }
 
