@@ -6,8 +6,9 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
-import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, makeSourceText, matchingClose, offsetAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, makeSourceText, matchingClose, offsetAt, positionAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
 import { expandUse, findMacroUses, launchingMacros, type MacroDefinition } from '../text/macros';
+import { findWrapperCalls, kernelIn, relevantArguments, resolveWrapperCall, wrapperAt, wrappersByName, wrappersKey, type CallScope, type KernelBinding, type WrapperDefinition, type WrapperRef, type WrapperStep } from './launch-wrappers';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
 import { memoByObject } from '../incremental/kept-tables';
@@ -26,6 +27,14 @@ export interface LaunchFinderOptions {
   macros?: ReadonlyMap<string, MacroDefinition>;
   /** Tables read after the file's, before the fallback: at a macro's use, the use's function's and file's constants. */
   scopeTables?: readonly ConstantTable[];
+  /** Launch wrappers in view (the file's, its includes', the workspace's), by name: their calls are launches too. */
+  wrappers?: ReadonlyMap<string, readonly WrapperRef[]>;
+}
+
+/** The launches of a text, and the wrappers its functions are (see launch-wrappers.ts). */
+export interface LaunchFacts {
+  launches: Launch[];
+  wrappers: WrapperDefinition[];
 }
 
 const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
@@ -34,13 +43,75 @@ const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; 
 };
 
 export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
-  const context = makeContext(source, options);
-  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context), ...findMacroLaunches(context)];
-  // Not the launches in `#if` branches that are certainly off (`#if 0`): they never run.
-  const off = findInactiveRanges(source).certain;
-  const live = off.length ? launches.filter((l) => !isInactive(off, offsetAt(source, l.span.start))) : launches;
-  return live.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  return findLaunchFacts(source, options).launches;
 }
+
+/**
+ * The launches of a whole text: those written in it (macro uses included), and the calls of the
+ * wrappers in view and of those its own functions are, each read where it is written.
+ */
+export function findLaunchFacts(source: SourceText, options: LaunchFinderOptions = {}): LaunchFacts {
+  const fileConstants = options.fileConstants ?? collectConstants(source);
+  const direct = findDirectLaunches(source, { ...options, fileConstants });
+  const outer = options.wrappers ?? NO_WRAPPERS;
+  let derived: WrapperDefinition[] = [];
+  let calls: LaunchFacts = { launches: [], wrappers: [] };
+  // A function that calls a wrapper with its own parameters is a wrapper too: a few rounds, until no new one is found.
+  for (let round = 0, key = ''; round < 4; round++) {
+    const own = [...direct.wrappers, ...derived];
+    if (own.length === 0 && outer.size === 0) break;
+    calls = findCallLaunches(source, { ...options, fileConstants, wrappers: withOwnWrappers(outer, own, fileConstants, options.fallback) });
+    const next = wrappersKey(calls.wrappers);
+    if (next === key) break;
+    key = next;
+    derived = calls.wrappers;
+  }
+  return { launches: sortLaunches([...direct.launches, ...calls.launches]), wrappers: [...direct.wrappers, ...derived] };
+}
+
+/** `outer` with `own` (definitions of this text, read with its constants) added. */
+export function withOwnWrappers(outer: ReadonlyMap<string, readonly WrapperRef[]>, own: readonly WrapperDefinition[], fileConstants: ConstantTable, fallback: Lookup | undefined): ReadonlyMap<string, readonly WrapperRef[]> {
+  if (own.length === 0) return outer;
+  const merged = new Map<string, WrapperRef[]>([...outer].map(([k, v]) => [k, [...v]]));
+  // The text's own definitions of a name hide the workspace's (an included header's are the same ones, indexed).
+  for (const name of new Set(own.map((d) => d.name))) merged.delete(name);
+  return wrappersByName(own, [fileConstants], makeLookup([fileConstants], fallback), merged);
+}
+
+/** The launches written in the text (chevrons, launch APIs, macro uses), and the wrappers they make of their functions. */
+export function findDirectLaunches(source: SourceText, options: LaunchFinderOptions = {}): LaunchFacts {
+  const context = makeContext(source, options);
+  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context), ...findMacroLaunches(context, 'direct')];
+  const wrappers: WrapperDefinition[] = [];
+  for (const p of context.parametric) {
+    const def = wrapperAt(source, p.at, p.step, [p.step.kernel, p.step.block, p.step.smem]);
+    if (def) wrappers.push(def);
+  }
+  return { launches: live(source, launches), wrappers };
+}
+
+/**
+ * The launches the calls of `options.wrappers` in the text make (in macro uses too), and the
+ * wrappers the calls that pass their own function's parameters on make of that function.
+ */
+export function findCallLaunches(source: SourceText, options: LaunchFinderOptions): LaunchFacts {
+  const context = makeContext(source, options);
+  const found = findWrapperLaunches(context);
+  const fromMacros = findMacroLaunches(context, 'calls');
+  return { launches: live(source, [...found.launches, ...fromMacros]), wrappers: [...found.wrappers, ...context.derived] };
+}
+
+/** Not the launches in `#if` branches that are certainly off (`#if 0`): they never run. */
+function live(source: SourceText, launches: Launch[]): Launch[] {
+  const off = findInactiveRanges(source).certain;
+  return sortLaunches(off.length ? launches.filter((l) => !isInactive(off, offsetAt(source, l.span.start))) : launches);
+}
+
+function sortLaunches(launches: Launch[]): Launch[] {
+  return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+const NO_WRAPPERS: ReadonlyMap<string, readonly WrapperRef[]> = new Map();
 
 interface LaunchContext {
   source: SourceText;
@@ -54,6 +125,11 @@ interface LaunchContext {
   functionTables: Map<number, ConstantTable>;
   macros: ReadonlyMap<string, MacroDefinition>;
   scopeTables: readonly ConstantTable[];
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>;
+  /** Launches whose kernel, block or shared memory may name their function's parameters: wrapper candidates. */
+  parametric: Array<{ at: number; step: WrapperStep & { kind: 'launch' } }>;
+  /** Wrappers that wrapper calls in macro expansions made of the use's function. */
+  derived: WrapperDefinition[];
 }
 
 interface ConstantScope {
@@ -95,6 +171,9 @@ function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchCo
     functionTables: new Map(),
     macros: options.macros ?? fileConstants.macros ?? NO_MACROS,
     scopeTables: options.scopeTables ?? [],
+    wrappers: options.wrappers ?? NO_WRAPPERS,
+    parametric: [],
+    derived: [],
   };
 }
 
@@ -289,9 +368,9 @@ function mayLaunch(body: string): boolean {
  * expanded with its arguments and read as code written at the use, with the constants in view
  * there. Each launch is reported at the use (a use that launches twice gives two launches there).
  */
-function findMacroLaunches(ctx: LaunchContext): Launch[] {
-  if (ctx.macros.size === 0) return [];
-  const launching = launchingMacrosOf(ctx.macros);
+function findMacroLaunches(ctx: LaunchContext, mode: 'direct' | 'calls'): Launch[] {
+  if (ctx.macros.size === 0 || (mode === 'calls' && ctx.wrappers.size === 0)) return [];
+  const launching = mode === 'direct' ? launchingMacrosOf(ctx.macros) : callingMacros(ctx.macros, ctx.wrappers);
   if (launching.size === 0) return [];
   const out: Launch[] = [];
   for (const use of findMacroUses(ctx.source, launching)) {
@@ -303,12 +382,76 @@ function findMacroLaunches(ctx: LaunchContext): Launch[] {
     const inner = makeSourceText(body ? `{\n${expanded}\n}` : expanded);
     const span = spanOf(ctx.source, use.start, use.end);
     const nameSpan = spanOf(ctx.source, use.start, use.nameEnd);
-    for (const launch of findLaunches(inner, { fallback: ctx.fallback, describe: ctx.describe, scopeTables: scope.tables })) {
+    const options: LaunchFinderOptions = { fallback: ctx.fallback, describe: ctx.describe, scopeTables: scope.tables, macros: NO_MACROS, wrappers: ctx.wrappers };
+    const found = mode === 'direct' ? findDirectLaunches(inner, options).launches : findCallLaunches(inner, options).launches;
+    for (const launch of found) {
       if (launch.inMacro) continue;
-      out.push({ ...launch, span, nameSpan, through: { kind: 'macro', name: use.name }, enclosingFunction: body?.name ?? launch.enclosingFunction });
+      out.push({ ...launch, span, nameSpan, through: launch.through ?? { kind: 'macro', name: use.name }, enclosingFunction: body?.name ?? launch.enclosingFunction });
     }
   }
   return out;
+}
+
+/** The macros whose expansion may call one of `wrappers`. */
+function callingMacros(macros: ReadonlyMap<string, MacroDefinition>, wrappers: ReadonlyMap<string, readonly WrapperRef[]>): Map<string, MacroDefinition> {
+  const names = [...wrappers.keys()];
+  return launchingMacros(macros, (body) => names.some((n) => body.includes(n)));
+}
+
+/** The calls of wrappers in the text, each read as the launches it makes, reported at the call. */
+function findWrapperLaunches(ctx: LaunchContext): LaunchFacts {
+  const out: LaunchFacts = { launches: [], wrappers: [] };
+  if (ctx.wrappers.size === 0) return out;
+  const { source } = ctx;
+  for (const call of findWrapperCalls(source, ctx.wrappers)) {
+    const body = enclosingFunctionBody(ctx, call.start);
+    const scope = constantScope(ctx, body, call.start);
+    const callScope: CallScope = {
+      tables: scope.tables,
+      lookup: scope.lookup,
+      line: positionAt(source, call.start).line,
+      kernelOf: (text) => kernelArgument(ctx, text, call.start, body, scope.lookup),
+    };
+    const span = spanOf(source, call.start, call.end);
+    const nameSpan = spanOf(source, call.start, call.nameEnd);
+    for (const r of resolveWrapperCall(call, ctx.wrappers, callScope)) {
+      // A call of a wrapper that calls the launching one, telling nothing that one's call does not (the kernel a name there, nothing known), is no launch of its own.
+      if (r.nested && r.kernel.name === r.writtenKernel && r.block.value === null && r.dynamicSmem.value === null && r.kernel.templateArgs === null) continue;
+      out.launches.push({
+        via: r.via,
+        kernelName: r.kernel.name,
+        baseName: lastComponent(r.kernel.name),
+        templateArgs: r.kernel.templateArgs,
+        span,
+        nameSpan,
+        grid: r.grid,
+        block: r.block,
+        dynamicSmem: r.dynamicSmem,
+        stream: r.stream,
+        inMacro: false,
+        enclosingFunction: body?.name ?? null,
+        calledThrough: r.kernel.calledThrough,
+        templateArgValues: r.kernel.templateArgValues,
+        through: { kind: 'wrapper', name: call.written },
+      });
+    }
+    // A call that passes its own function's parameters on to what the wrapper launches with: that function is a wrapper too.
+    const relevant = relevantArguments(call, ctx.wrappers);
+    if (relevant.length) {
+      const def = wrapperAt(source, call.start, { kind: 'call', callee: call.written, templateArgs: call.templateArgs, ctorArgs: call.ctorArgs, args: call.args }, relevant);
+      if (def) out.wrappers.push(def);
+    }
+  }
+  return out;
+}
+
+/** A call's argument naming a kernel: `k<T, 128>`, `&k`, or a local that holds one (`auto kernel = k<256>;`). */
+function kernelArgument(ctx: LaunchContext, text: string, at: number, body: FunctionBody | null, lookup: Lookup): KernelBinding | null {
+  const written = kernelIn(text, lookup);
+  if (!written || written.templateArgs || written.name.includes('::')) return written;
+  const target = resolveFunctionPointer(ctx, written.name, at, body);
+  if (!target) return written;
+  return { name: target.name, templateArgs: target.templateArgs, templateArgValues: target.templateArgs ? target.templateArgs.map((a) => evaluateInteger(a, lookup)) : null, calledThrough: written.name };
 }
 
 /** `cudaLaunchKernelEx(&config, kernel, args...)` with `config.blockDim = ...` assigned nearby. */
@@ -423,6 +566,11 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   }
   const nameStart = via === 'chevrons' ? written.start : start;
   const nameEnd = via === 'chevrons' ? written.nameEnd : start + via.length;
+  const block = dim(config.block);
+  // What a call could set: a block or shared memory not known here, or a kernel that is a parameter.
+  if (!inMacro && body && (block.value === null || dynamicSmem.value === null || (!callee.name.includes('::') && (body.name === null || body.parameters.includes(callee.name))))) {
+    ctx.parametric.push({ at: start, step: { kind: 'launch', via, kernel: callee.name, templateArgs: callee.templateArgs, grid: config.grid, block: config.block, smem: config.smem, stream: config.stream } });
+  }
   return {
     via,
     kernelName: callee.name,
@@ -431,7 +579,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     span: spanOf(source, start, end),
     nameSpan: spanOf(source, nameStart, nameEnd),
     grid: dim(config.grid),
-    block: dim(config.block),
+    block,
     dynamicSmem,
     stream: config.stream?.trim() || null,
     inMacro,

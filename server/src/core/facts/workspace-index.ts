@@ -11,7 +11,8 @@
 import type { Kernel, LaunchBounds, SmemOptIn, Span } from '../types';
 import { makeSourceText, spanOf, type SourceText } from '../text/source-text';
 import { findKernels, resolveLaunchBounds } from './kernel-finder';
-import { findSmemOptIns } from './launch-finder';
+import { findLaunchFacts, findSmemOptIns } from './launch-finder';
+import { wrappersByName, type WrapperDefinition, type WrapperRef } from './launch-wrappers';
 import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import type { Lookup } from '../text/const-eval';
@@ -43,6 +44,8 @@ export interface FileFacts {
   constants: ConstantTable;
   includes: IncludeLine[];
   smemOptIns: SmemOptIn[];
+  /** The launch wrappers its functions are (see launch-wrappers.ts). */
+  wrappers: WrapperDefinition[];
 }
 
 /** What the index keeps of a file, as the text passes found it. */
@@ -51,6 +54,7 @@ export interface AnalysedFile {
   constants: ConstantTable;
   kernels: Kernel[];
   smemOptIns: SmemOptIn[];
+  wrappers?: WrapperDefinition[];
 }
 
 export interface KernelRef {
@@ -81,6 +85,8 @@ export interface ConstantView {
   lookup: Lookup;
   /** Function-like macros of the file's includes (nearest first), then ones defined once in the workspace. */
   macros: ReadonlyMap<string, MacroDefinition>;
+  /** Launch wrappers of the file's includes, then ones only one file of the workspace defines, by name. */
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>;
   /** `BLOCK = 256 (#define, config.h:3)`, or null when the index has no such name. */
   describe: (name: string) => string | null;
 }
@@ -116,7 +122,9 @@ export class WorkspaceIndex {
     const constants = collectConstants(source);
     const lookup = makeLookup([constants]);
     // Read for the index alone: its strings are cut from the whole text, which copies let go.
-    return this.set(path, keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), source);
+    // Only a file that writes a launch can define a wrapper of its own.
+    const wrappers = mayLaunch(source.masked) || constants.macros ? findLaunchFacts(source, { fileConstants: constants }).wrappers : [];
+    return this.set(path, keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }), wrappers }), source);
   }
 
   /**
@@ -145,13 +153,13 @@ export class WorkspaceIndex {
     this.forgetDerived(); // they hold the definitions
   }
 
-  private set(path: string, { constants, kernels, smemOptIns }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
+  private set(path: string, { constants, kernels, smemOptIns, wrappers = [] }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
     const key = normalizePath(path);
     const origin = baseName(key);
     const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
     const table: ConstantTable = { ...constants, constants: own };
     if (constants.macros) table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
-    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: table, includes: findIncludes(source), smemOptIns };
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: table, includes: findIncludes(source), smemOptIns, wrappers: wrappers.map((w) => ({ ...w, origin })) };
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
@@ -261,6 +269,7 @@ export class WorkspaceIndex {
     const workspaceLookup = makeLookup([workspaceTable]);
     const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
     const lookup = makeLookup(included, fromWorkspace);
+    const includedPaths = this.includeClosure(path);
     const describe = (name: string): string | null => {
       const value = lookup(name);
       const table = included.find((t) => t.constants.has(name));
@@ -272,7 +281,30 @@ export class WorkspaceIndex {
       const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
       return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
     };
-    return { lookup, describe, macros: this.macrosInView(here, included) };
+    return { lookup, describe, macros: this.macrosInView(here, included), wrappers: this.wrappersInView(here, includedPaths, lookup) };
+  }
+
+  /**
+   * The wrappers of the files `path` includes, then those of a name only one other file defines
+   * (a wrapper in a header the file reaches through a `-I` the index was not told). Each is read
+   * with its own file's constants, then what `path` sees.
+   */
+  private wrappersInView(path: string, included: readonly string[], lookup: Lookup): ReadonlyMap<string, readonly WrapperRef[]> {
+    const out = new Map<string, WrapperRef[]>();
+    const add = (p: string, names: ReadonlySet<string> | null) => {
+      const facts = this.files.get(p);
+      if (!facts?.wrappers.length) return;
+      const refs = wrappersByName(facts.wrappers.filter((w) => !names || names.has(w.name)), [facts.constants], makeLookup([facts.constants], lookup));
+      for (const [name, list] of refs) if (!out.has(name) || names === null) out.set(name, [...(out.get(name) ?? []), ...list]);
+    };
+    for (const p of included) add(p, null);
+    const byName = new Map<string, Set<string>>();
+    for (const [p, facts] of this.files) {
+      if (p === path || included.includes(p)) continue;
+      for (const w of facts.wrappers) byName.set(w.name, (byName.get(w.name) ?? new Set()).add(p));
+    }
+    for (const [name, paths] of byName) if (!out.has(name) && paths.size === 1) add([...paths][0], new Set([name]));
+    return out;
   }
 
   /** The macros of `included` (nearest first), then those the rest of the workspace defines once (not `path`'s own). */
@@ -428,11 +460,16 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
  * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
  * objects and the text they were read from.
  */
-function keptCopy({ kernels, constants, smemOptIns }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
+function keptCopy({ kernels, constants, smemOptIns, wrappers }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'> {
   const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
   if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
   if (constants.macros) table.macros = copyMap(constants.macros);
-  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
+  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns), wrappers: plainCopy(wrappers) };
+}
+
+/** A launch written in the text (before reading it as one). */
+function mayLaunch(masked: string): boolean {
+  return masked.includes('<<') || /\bcu(?:da)?Launch/.test(masked);
 }
 
 function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {

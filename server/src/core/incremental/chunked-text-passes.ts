@@ -13,7 +13,8 @@ import { collectConstantDefinitions, decideBranches, decideMacroBranches, isReas
 import { findInactiveRanges, isInactive, type InactiveRanges } from '../text/preprocessor-branches';
 import type { MacroDefinition } from '../text/macros';
 import { findKernels } from '../facts/kernel-finder';
-import { findLaunches, findSmemOptIns } from '../facts/launch-finder';
+import { findCallLaunches, findDirectLaunches, findSmemOptIns, withOwnWrappers } from '../facts/launch-finder';
+import { movedWrapper, wrappersKey, type WrapperDefinition, type WrapperRef } from '../facts/launch-wrappers';
 import { layoutChunks, type Chunk } from '../text/top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { ownCopy } from './engine-seams';
@@ -27,6 +28,8 @@ export interface TextFacts {
   kernels: Kernel[];
   launches: Launch[];
   smemOptIns: SmemOptIn[];
+  /** The launch wrappers the file's functions are (see launch-wrappers.ts): the workspace index keeps them for other files. */
+  wrappers: WrapperDefinition[];
   /**
    * What the kernel-body passes need besides each kernel's text, worked out the first time they ask
    * and kept: a newly opened file's first pass reads no kernel body, and a first hover waits for it.
@@ -56,6 +59,8 @@ export interface TextPassInput {
   describe?: (name: string) => string | null;
   /** Function-like macros from outside the file (included headers), after the file's own. */
   outerMacros?: ReadonlyMap<string, MacroDefinition>;
+  /** Launch wrappers from outside the file (included headers, the workspace), by name. */
+  outerWrappers?: ReadonlyMap<string, readonly WrapperRef[]>;
   /** Changes whenever `outer`, `describe` or `outerMacros` may answer differently (the workspace index's generation). */
   outerKey: string;
   cache?: TextPassCache;
@@ -67,6 +72,17 @@ interface ChunkResults {
   kernels: Kernel[];
   launches: Launch[];
   smemOptIns: SmemOptIn[];
+  /** The wrappers the chunk's own launches make of their functions. */
+  wrappers: WrapperDefinition[];
+}
+
+/** The launches the chunk's calls of wrappers make, for the wrappers in view that `key` names. */
+interface ChunkCalls {
+  key: string;
+  line: number;
+  launches: Launch[];
+  /** The wrappers these calls make of the functions they are in. */
+  wrappers: WrapperDefinition[];
 }
 
 interface ChunkEntry {
@@ -85,6 +101,8 @@ interface ChunkEntry {
   unread?: SourceText;
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
+  /** Its wrapper calls' launches, once read. */
+  calls?: ChunkCalls;
   /** The chunk's part of the constants keys, for the line it was on when they were summed (see constantsKey). */
   sums?: ConstantSums;
   environment: string | null;
@@ -118,7 +136,7 @@ export class TextPassCache {
   }
 }
 
-export function runTextPasses({ source, outer, describe, outerMacros, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
+export function runTextPasses({ source, outer, describe, outerMacros, outerWrappers, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
   const previous = cache.layout;
   const { chunks, previousIndex } = layoutChunks(source, previous);
   // The chunks read for the first time, as pieces of the document: the passes below read the same
@@ -166,7 +184,7 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerKey, 
   const kept = keptBody ? { body: keptBody, sameConstants: previous!.constantsPart === constantsPart, edit: replacedEntries(previous!.entries, previousIndex, entries) } : undefined;
   const placed = parts.map(({ chunk, entry }) => ({ entry, moved: chunk.line - entry.line }));
   const body = lazyBodyContext(placed, constantsPart, kept);
-  const facts: TextFacts = { constants, environment, bodyContext: body.get, kernels: [], launches: [], smemOptIns: [] };
+  const facts: TextFacts = { constants, environment, bodyContext: body.get, kernels: [], launches: [], smemOptIns: [], wrappers: [] };
   cache.layout = { source, chunks, entries, body, constantsPart };
   for (const { chunk, entry } of parts) {
     // Read from the entry's copy of the chunk (see above).
@@ -178,21 +196,110 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerKey, 
     } else if (entry.results.line !== chunk.line) {
       // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
       const delta = chunk.line - entry.results.line;
-      const { launches, smemOptIns } = entry.results;
-      const citesLines = [...launches.flatMap((l) => [l.grid.note, l.block.note, l.dynamicSmem.note]), ...smemOptIns.map((o) => o.bytes.note)].some((note) => note !== null && /\bline \d/.test(note));
+      const { launches, smemOptIns, wrappers } = entry.results;
       entry.results = {
         line: chunk.line,
         kernels: shiftLines(entry.results.kernels, delta),
-        ...(citesLines ? findCalls(piece(), constants, outer, describe, macros) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
+        ...(citesLines(launches) || smemOptIns.some((o) => citesLine(o.bytes.note)) ? findCalls(piece(), constants, outer, describe, macros) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta), wrappers: movedWrappers(wrappers, delta) }),
       };
     }
     facts.kernels.push(...entry.results.kernels);
-    if (inactive.certain.length === 0) facts.launches.push(...entry.results.launches);
-    else for (const launch of entry.results.launches) if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
     facts.smemOptIns.push(...entry.results.smemOptIns);
+    facts.wrappers.push(...entry.results.wrappers);
+  }
+  const calls = readWrapperCalls(parts, { source, constants, outer, describe, macros, environment, outerWrappers, piece: (chunk, entry) => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked) }, facts.wrappers);
+  facts.wrappers.push(...calls.wrappers);
+  for (const [k, { entry }] of parts.entries()) {
+    const own = calls.byChunk[k];
+    const launches = own.length ? [...entry.results!.launches, ...own].sort(byPlace) : entry.results!.launches;
+    if (inactive.certain.length === 0) facts.launches.push(...launches);
+    else for (const launch of launches) if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
   }
   cache.sweep();
   return facts;
+}
+
+function byPlace(a: Launch, b: Launch): number {
+  return a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character;
+}
+
+function citesLine(note: string | null): boolean {
+  return note !== null && /\bline \d/.test(note);
+}
+
+function citesLines(launches: readonly Launch[]): boolean {
+  return launches.some((l) => citesLine(l.grid.note) || citesLine(l.block.note) || citesLine(l.dynamicSmem.note));
+}
+
+function movedWrappers(wrappers: readonly WrapperDefinition[], delta: number): WrapperDefinition[] {
+  return wrappers.map((w) => movedWrapper(w, delta));
+}
+
+interface CallContext {
+  source: SourceText;
+  constants: ConstantTable;
+  outer: Lookup | undefined;
+  describe: TextPassInput['describe'];
+  macros: ReadonlyMap<string, MacroDefinition> | undefined;
+  environment: string;
+  outerWrappers: ReadonlyMap<string, readonly WrapperRef[]> | undefined;
+  piece: (chunk: Chunk, entry: ChunkEntry) => SourceText;
+}
+
+/**
+ * The launches each chunk's calls of wrappers make, and the wrappers those calls make of their
+ * functions: read with the wrappers in view (the workspace's and the file's), again with the ones
+ * found, until no new one is (a wrapper that calls a wrapper). Kept per chunk while the wrappers in
+ * view and the chunk's environment stay the same; a chunk that names none of them reads nothing.
+ */
+function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry }>, ctx: CallContext, direct: readonly WrapperDefinition[]): { byChunk: Launch[][]; wrappers: WrapperDefinition[] } {
+  const none = { byChunk: parts.map(() => []), wrappers: [] };
+  const outerWrappers = ctx.outerWrappers ?? new Map<string, readonly WrapperRef[]>();
+  if (direct.length === 0 && outerWrappers.size === 0) {
+    for (const { entry } of parts) entry.calls = undefined;
+    return none;
+  }
+  let derived: WrapperDefinition[] = [];
+  let result: { byChunk: Launch[][]; wrappers: WrapperDefinition[] } = none;
+  for (let round = 0, previous = ''; round < 4; round++) {
+    const own = [...direct, ...derived];
+    const inView = withOwnWrappers(outerWrappers, own, ctx.constants, ctx.outer);
+    if (inView.size === 0) break;
+    const key = `${ctx.environment}|${hash(wrappersKey(own))}|${inView.size}`;
+    const names = triggerNames(inView, ctx.macros);
+    const byChunk: Launch[][] = [];
+    const found: WrapperDefinition[] = [];
+    for (const { chunk, entry } of parts) {
+      if (!names.some((n) => entry.masked.includes(n))) {
+        byChunk.push([]);
+        continue;
+      }
+      let calls = entry.calls;
+      if (!calls || calls.key !== key) {
+        const read = findCallLaunches(ctx.piece(chunk, entry), { fileConstants: ctx.constants, fallback: ctx.outer, describe: ctx.describe, macros: ctx.macros, wrappers: inView });
+        calls = { key, line: chunk.line, launches: read.launches, wrappers: read.wrappers };
+      } else if (calls.line !== chunk.line) {
+        const delta = chunk.line - calls.line;
+        calls = citesLines(calls.launches) ? { ...calls, ...findCallLaunches(ctx.piece(chunk, entry), { fileConstants: ctx.constants, fallback: ctx.outer, describe: ctx.describe, macros: ctx.macros, wrappers: inView }), line: chunk.line } : { key, line: chunk.line, launches: shiftLines(calls.launches, delta), wrappers: movedWrappers(calls.wrappers, delta) };
+      }
+      entry.calls = calls;
+      byChunk.push(calls.launches);
+      found.push(...calls.wrappers);
+    }
+    result = { byChunk, wrappers: found };
+    const next = wrappersKey(found);
+    if (next === previous) break;
+    previous = next;
+    derived = found;
+  }
+  return result;
+}
+
+/** The names a chunk must write for its calls to be read: the wrappers', and those of the macros that call one. */
+function triggerNames(wrappers: ReadonlyMap<string, readonly WrapperRef[]>, macros: ReadonlyMap<string, MacroDefinition> | undefined): string[] {
+  const names = [...wrappers.keys()];
+  if (macros) for (const [name, def] of macros) if (names.some((n) => def.body.includes(n))) names.push(name);
+  return names;
 }
 
 type KeptBodyContext = { body: BodyContext; sameConstants: boolean; edit: { removed: ChunkEntry[]; added: ChunkEntry[] } };
@@ -290,9 +397,11 @@ function replacedEntries(previous: readonly ChunkEntry[], previousIndex: readonl
   return { removed: previous.filter((_, k) => !kept[k]), added: entries.filter((_, k) => previousIndex[k] < 0) };
 }
 
-function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe'], macros: ReadonlyMap<string, MacroDefinition> | undefined): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
+function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe'], macros: ReadonlyMap<string, MacroDefinition> | undefined): Pick<ChunkResults, 'launches' | 'smemOptIns' | 'wrappers'> {
+  const { launches, wrappers } = findDirectLaunches(piece, { fileConstants: constants, fallback: outer, describe, macros });
   return {
-    launches: findLaunches(piece, { fileConstants: constants, fallback: outer, describe, macros }),
+    launches,
+    wrappers,
     smemOptIns: findSmemOptIns(piece, { fileConstants: constants, fallback: outer }),
   };
 }

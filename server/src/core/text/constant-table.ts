@@ -17,7 +17,7 @@ export interface ConstantDefinition {
   /** The expression text, evaluated lazily (it may name other constants). */
   expr: string;
   /** `macro`: a function-like macro, in a chunk's definitions only (they key what its uses expand to); the table keeps it in `macros`. */
-  kind: 'define' | 'const' | 'enumerator' | 'local' | 'macro';
+  kind: 'define' | 'const' | 'enumerator' | 'local' | 'macro' | 'argument';
   offset: number;
   /** 0-based line of the definition. */
   line?: number;
@@ -576,5 +576,5 @@ function innermostNaming(tables: readonly ConstantTable[], name: string): Consta
 }
 
 function kindWord(kind: ConstantDefinition['kind']): string {
-  return kind === 'define' ? '#define' : kind === 'enumerator' ? 'enumerator' : kind === 'local' ? 'local' : 'const';
+  return kind === 'define' ? '#define' : kind === 'enumerator' ? 'enumerator' : kind === 'local' ? 'local' : kind === 'argument' ? 'argument at the call' : 'const';
 }
