@@ -97,6 +97,7 @@ const VIEWS_KEPT = 4;
 export class WorkspaceIndex {
   private readonly files = new Map<string, FileFacts>();
   private readonly includeDirs: string[];
+  private includeDirsFor: (path: string) => readonly string[] = () => [];
   private generation = 0;
   /** Updates and removals per path (see changesOutside). */
   private readonly changedAt = new Map<string, number>();
@@ -192,14 +193,26 @@ export class WorkspaceIndex {
     return [...this.files.keys()].sort();
   }
 
+  /**
+   * Directories searched for the includes of each file after its own folder and the index's
+   * include directories: the `-I` folders of its compile command. Set by whoever reads them.
+   */
+  setIncludeDirs(dirsFor: (path: string) => readonly string[]): void {
+    this.includeDirsFor = dirsFor;
+    this.forgetDerived();
+  }
+
+  /** Where an `#include` of `fromPath` may name a file, nearest first: beside it (`"..."` only), then the include directories. */
+  includeCandidates(fromPath: string, include: Pick<IncludeLine, 'target' | 'system'>): string[] {
+    const from = normalizePath(fromPath);
+    const own = this.includeDirsFor(from).map(normalizePath);
+    const dirs = include.system ? [...this.includeDirs, ...own] : [dirName(from), ...this.includeDirs, ...own];
+    return [...new Set(dirs.map((dir) => normalizePath(dir ? `${dir}/${include.target}` : include.target)))];
+  }
+
   /** The indexed file an `#include` names, or null (system headers, files outside the index). */
   resolveInclude(fromPath: string, include: Pick<IncludeLine, 'target' | 'system'>): string | null {
-    const from = normalizePath(fromPath);
-    const dirs = include.system ? this.includeDirs : [dirName(from), ...this.includeDirs];
-    for (const dir of dirs) {
-      const candidate = normalizePath(dir ? `${dir}/${include.target}` : include.target);
-      if (this.files.has(candidate)) return candidate;
-    }
+    for (const candidate of this.includeCandidates(fromPath, include)) if (this.files.has(candidate)) return candidate;
     // A system include of a workspace path (`<proj/util/x.cuh>`) may name one of its files too; `<vector>` never does.
     if (include.system && !include.target.includes('/')) return null;
     // Not beside the file nor under an include directory: a unique indexed file with that tail (a -I we were not told).
