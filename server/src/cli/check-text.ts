@@ -14,6 +14,15 @@ export function checkText(archs: string[], files: CheckFile[], cwd: string): str
     }
     for (const a of report.analyses) {
       out.push(`  launch line ${a.launch.span.start.line + 1}: ${launchTitle(a).replace(/\*\*/g, '')}`);
+      if (a.candidates) {
+        for (const c of a.candidates) {
+          for (const p of c.perArch) {
+            const cell = p.result ? `${percent(p.result.occupancy).padStart(6)}  ${String(p.result.activeBlocksPerMultiprocessor).padStart(2)} blocks/SM  limited by ${p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')}` : `     -  ${p.reason}`;
+            out.push(`    ${String(c.threadsPerBlock).padStart(5)} threads  ${p.arch.padEnd(7)} ${cell}`);
+          }
+        }
+        continue;
+      }
       for (const p of a.perArch) {
         if (p.result) {
           const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');

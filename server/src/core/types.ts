@@ -112,6 +112,11 @@ export interface Launch {
    * macro or a call of the wrapper, with its arguments: `{ kind: 'macro', name: 'LAUNCH_TILE' }`.
    */
   through?: { kind: 'macro' | 'wrapper'; name: string } | null;
+  /**
+   * When the block is not one known value but one of a few the source fixes (a ternary on a
+   * run-time condition, an if-chain or a `switch` setting a local): each of them, fewest threads first.
+   */
+  candidates?: Dim3[] | null;
 }
 
 export type Severity = 'error' | 'warning' | 'info' | 'hint';

@@ -11,6 +11,7 @@ import { expandUse, findMacroUses, launchingMacros, type MacroDefinition } from 
 import { findWrapperCalls, kernelIn, relevantArguments, resolveWrapperCall, wrapperAt, wrappersByName, wrappersKey, type CallScope, type KernelBinding, type WrapperDefinition, type WrapperRef, type WrapperStep } from './launch-wrappers';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
+import { blockCandidates } from './block-candidates';
 import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
 import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
@@ -567,6 +568,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   const nameStart = via === 'chevrons' ? written.start : start;
   const nameEnd = via === 'chevrons' ? written.nameEnd : start + via.length;
   const block = dim(config.block);
+  const candidates = block.value === null && !inMacro && config.block !== undefined ? blockCandidates(config.block, scope.tables, lookup, source.masked, start) : null;
   // What a call could set: a block or shared memory not known here, or a kernel that is a parameter.
   if (!inMacro && body && (block.value === null || dynamicSmem.value === null || (!callee.name.includes('::') && (body.name === null || body.parameters.includes(callee.name))))) {
     ctx.parametric.push({ at: start, step: { kind: 'launch', via, kernel: callee.name, templateArgs: callee.templateArgs, grid: config.grid, block: config.block, smem: config.smem, stream: config.stream } });
@@ -586,6 +588,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     enclosingFunction: body?.name ?? null,
     calledThrough: pointerTarget ? written.name : null,
     templateArgValues: callee.templateArgs && !inMacro ? callee.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
+    ...(candidates ? { candidates } : {}),
   };
 }
 

@@ -3,9 +3,9 @@
  * plain data. The hover, the code lens and the CLI's text format share them.
  */
 import type { Kernel } from '../types';
-import type { ArchOccupancy, KernelFigures, LaunchAnalysis } from './launch-analysis';
+import type { ArchOccupancy, CandidateOccupancy, KernelFigures, LaunchAnalysis } from './launch-analysis';
 import type { OccupancyResult } from '../gpu/occupancy';
-import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } from './format';
+import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, percent } from './format';
 
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
@@ -18,9 +18,12 @@ export function launchTitle(analysis: LaunchAnalysis): string {
   const name = l.templateArgs ? `${l.kernelName}<${l.templateArgs.join(', ')}>` : l.kernelName;
   const block = l.block.value;
   const threads = analysis.threadsPerBlock;
+  const candidates = analysis.candidates;
   const shape = block && threads !== null
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
-    : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
+    : candidates
+      ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
+      : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
   return `**${mdText(name)}**: ${shape}, ${smem}`;
 }
@@ -68,11 +71,28 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
   return `${parts.join(', ')} (${origin})${f.stale && f.note ? `: ${f.note}` : ''}`;
 }
 
+/**
+ * One row per candidate block size, one column per architecture: occupancy, blocks per SM and the
+ * binding limit, or why there is none.
+ */
+export function candidatesTable(candidates: readonly CandidateOccupancy[]): string {
+  if (candidates.length === 0) return '';
+  const archs = candidates[0].perArch.map((a) => a.arch);
+  const header = `| block | ${archs.join(' | ')} |\n|---|${archs.map(() => '---').join('|')}|`;
+  const cell = (a: ArchOccupancy) =>
+    a.result
+      ? `**${percent(a.result.occupancy)}** (${a.result.activeBlocksPerMultiprocessor} block${a.result.activeBlocksPerMultiprocessor === 1 ? '' : 's'}/SM, ${a.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ') || 'no limit'})`
+      : a.reason?.startsWith('the launch fails') ? 'fails: above the launch bounds' : a.figures.numRegs === null ? 'registers unknown' : 'no occupancy';
+  const rows = candidates.map((c) => `| ${dim3Text(c.block)}${c.block.y !== 1 || c.block.z !== 1 ? ` (${c.threadsPerBlock})` : ''} | ${c.perArch.map(cell).join(' | ')} |`);
+  return [header, ...rows].join('\n');
+}
+
 export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtras = {}): string {
   const parts = [launchTitle(analysis)];
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
-  const missing = analysis.perArch.filter((a) => !a.result && a.reason);
+  if (analysis.candidates) parts.push(candidatesTable(analysis.candidates));
+  const missing = analysis.candidates ? [] : analysis.perArch.filter((a) => !a.result && a.reason);
   for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   parts.push(`Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`);

@@ -44,6 +44,16 @@ export interface ConstantTable {
   scoped?: Map<string, ScopedDeclaration[]>;
   /** At file scope: the function-like macros (`#define LAUNCH(k, b) ...`), for the launches their uses expand to. */
   macros?: Map<string, MacroDefinition>;
+  /** In a function body: locals assigned again after their declaration, with their initializer and the part of the body they live in (see value-sets.ts). */
+  reassigned?: Map<string, ReassignedLocal[]>;
+}
+
+export interface ReassignedLocal {
+  /** The initializer as written. */
+  init: string;
+  /** Where the declaration ends, and the `}` closing its block. */
+  from: number;
+  until: number;
 }
 
 const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|long|short|char|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|std::size_t|auto)`;
@@ -170,6 +180,7 @@ export function collectConstantDefinitions(
   }
 
   const shadowed = new Map<string, string>();
+  const reassigned: Record<string, ReassignedLocal[]> = {};
   if (!localsMustBeConst) {
     PLAIN_VAR.lastIndex = from;
     for (let m = masked.includes('=', from) ? PLAIN_VAR.exec(masked) : null; m; m = PLAIN_VAR.exec(masked)) {
@@ -178,6 +189,8 @@ export function collectConstantDefinitions(
         const why = `\`${m[1]}\` is assigned again after its declaration, so its value here is not known statically`;
         shadowed.set(m[1], why);
         declare(m[1], at, { shadow: why }, true);
+        const from = m.index + m[0].length;
+        (reassigned[m[1]] ??= []).push({ init: m[2].trim(), from, until: blockEnd(masked, from, to) });
         continue;
       }
       add({ name: m[1], expr: m[2].trim(), kind: 'local', offset: at });
@@ -258,6 +271,8 @@ export function collectConstantDefinitions(
   }
   const table: ConstantTable = { constants, dim3s, shadowed };
   if (macros) table.macros = macros;
+  const names = Object.keys(reassigned);
+  if (names.length) table.reassigned = new Map(names.map((n) => [n, reassigned[n]]));
   if (scoped) {
     const byName = new Map<string, ScopedDeclaration[]>();
     for (const { name, why } of parameters) byName.set(name, [{ offset: -1, until: to, shadow: why }]);
@@ -371,7 +386,9 @@ export function tableAt(table: ConstantTable, offset: number): ConstantTable {
     else if (best?.dim3) dim3s.set(name, twice ? { ...best.dim3, args: [] } : best.dim3);
     else if (best?.shadow) shadowed.set(name, best.shadow);
   }
-  return { constants, dim3s, shadowed };
+  const out: ConstantTable = { constants, dim3s, shadowed };
+  if (table.reassigned) out.reassigned = table.reassigned;
+  return out;
 }
 
 /** Which of the table's scoped declarations `offset` sees, as a key: equal keys, equal tables. */
@@ -422,6 +439,11 @@ const assignmentPattern = memoByText(
     return new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
   },
 );
+
+/** What changes `name`: `name = …`, `name op= …`, `++name`, `name--`, `&name`. */
+export function assignmentPatternOf(name: string): RegExp {
+  return assignmentPattern(name, false);
+}
 
 /** The offset of the `}` closing the block that `from` is in, or `to` at file scope. */
 function blockEnd(masked: string, from: number, to: number): number {
