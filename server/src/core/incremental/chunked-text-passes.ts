@@ -10,7 +10,7 @@ import type { Kernel, Launch, SmemOptIn } from '../types';
 import { isWordCode, offsetAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
 import { collectConstantDefinitions, decideBranches, decideMacroBranches, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
-import { findInactiveRanges, isInactive, type InactiveRanges } from '../text/preprocessor-branches';
+import { findInactiveRanges, hasConditionals, isInactive, NO_INACTIVE_RANGES, type InactiveRanges } from '../text/preprocessor-branches';
 import type { MacroDefinition } from '../text/macros';
 import { findKernels } from '../facts/kernel-finder';
 import { findCallLaunches, findDirectLaunches, findSmemOptIns, withOwnWrappers } from '../facts/launch-finder';
@@ -101,6 +101,8 @@ interface ChunkEntry {
   unread?: SourceText;
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
+  /** The chunk holds an `#if`, `#el…` or `#endif` line (the file's off branches are worked out only when one does). */
+  conditionals: boolean;
   /** Its wrapper calls' launches, once read. */
   calls?: ChunkCalls;
   /** The chunk's part of the constants keys, for the line it was on when they were summed (see constantsKey). */
@@ -165,7 +167,8 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerWrapp
   });
   const entries = parts.map((p) => p.entry);
   // The file's `#if` branches that are off: their launches are not reported, their definitions not read.
-  const inactive = findInactiveRanges(source);
+  // Only a file with a conditional has any (each chunk says whether it holds one: the file is not scanned again).
+  const inactive = entries.some((e) => e.conditionals) ? findInactiveRanges(source) : NO_INACTIVE_RANGES;
   const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, definitions: entry.definitions, moved: chunk.line - entry.line })), inactive);
   // Hashed: it is compared once per chunk and per launch, and the constants of a large file written out run
   // long (45,000 characters for the 1,600 constants of the 35k-line bench file).
@@ -205,19 +208,22 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerWrapp
     }
     facts.kernels.push(...entry.results.kernels);
     facts.smemOptIns.push(...entry.results.smemOptIns);
-    facts.wrappers.push(...entry.results.wrappers);
+    if (entry.results.wrappers.length) facts.wrappers.push(...entry.results.wrappers);
   }
   const calls = readWrapperCalls(parts, { source, constants, outer, describe, macros, environment, outerWrappers, piece: (chunk, entry) => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked) }, facts.wrappers);
-  facts.wrappers.push(...calls.wrappers);
-  for (const [k, { entry }] of parts.entries()) {
-    const own = calls.byChunk[k];
-    const launches = own.length ? [...entry.results!.launches, ...own].sort(byPlace) : entry.results!.launches;
+  if (calls) facts.wrappers.push(...calls.wrappers);
+  for (let k = 0; k < parts.length; k++) {
+    const own = calls?.byChunk[k];
+    const written = parts[k].entry.results!.launches;
+    const launches = own?.length ? [...written, ...own].sort(byPlace) : written;
     if (inactive.certain.length === 0) facts.launches.push(...launches);
     else for (const launch of launches) if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
   }
   cache.sweep();
   return facts;
 }
+
+const NO_WRAPPERS: ReadonlyMap<string, readonly WrapperRef[]> = new Map();
 
 function byPlace(a: Launch, b: Launch): number {
   return a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character;
@@ -252,15 +258,15 @@ interface CallContext {
  * found, until no new one is (a wrapper that calls a wrapper). Kept per chunk while the wrappers in
  * view and the chunk's environment stay the same; a chunk that names none of them reads nothing.
  */
-function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry }>, ctx: CallContext, direct: readonly WrapperDefinition[]): { byChunk: Launch[][]; wrappers: WrapperDefinition[] } {
-  const none = { byChunk: parts.map(() => []), wrappers: [] };
-  const outerWrappers = ctx.outerWrappers ?? new Map<string, readonly WrapperRef[]>();
+function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry }>, ctx: CallContext, direct: readonly WrapperDefinition[]): { byChunk: Launch[][]; wrappers: WrapperDefinition[] } | null {
+  const outerWrappers = ctx.outerWrappers ?? NO_WRAPPERS;
+  // No wrapper in view (most files): no call to read, nothing kept.
   if (direct.length === 0 && outerWrappers.size === 0) {
-    for (const { entry } of parts) entry.calls = undefined;
-    return none;
+    for (const { entry } of parts) if (entry.calls) entry.calls = undefined;
+    return null;
   }
   let derived: WrapperDefinition[] = [];
-  let result: { byChunk: Launch[][]; wrappers: WrapperDefinition[] } = none;
+  let result: { byChunk: Launch[][]; wrappers: WrapperDefinition[] } | null = null;
   for (let round = 0, previous = ''; round < 4; round++) {
     const own = [...direct, ...derived];
     const inView = withOwnWrappers(outerWrappers, own, ctx.constants, ctx.outer);
@@ -498,6 +504,7 @@ function newEntry(piece: SourceText, line: number): ChunkEntry {
     unread: { text: piece.text, masked: piece.masked, lineStarts: piece.lineStarts, firstLine: piece.firstLine },
     results: null,
     environment: null,
+    conditionals: hasConditionals(piece),
   };
 }
 

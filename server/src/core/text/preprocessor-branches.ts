@@ -60,8 +60,9 @@ interface Group {
 
 function scanInactiveRanges(source: SourceText): InactiveRanges {
   const { masked } = source;
-  // Most chunks have no conditional at all.
-  if (!/^[ \t]*#[ \t]*(?:if|el|endif)/m.test(masked)) return NO_INACTIVE_RANGES;
+  // Most chunks have no conditional at all: a look at each directive's first word (the directives are found once per text).
+  const directives = findDirectiveRanges(source);
+  if (!directives.some(([start]) => isConditional(masked, start))) return NO_INACTIVE_RANGES;
   const readings: [Reading, Reading] = [
     { macros: new Map(), unknown: new Set(), assumeUndefined: false },
     { macros: new Map(), unknown: new Set(), assumeUndefined: true },
@@ -82,7 +83,7 @@ function scanInactiveRanges(source: SourceText): InactiveRanges {
     if (and(g.parent[0], g.current[0]) === false && g.parent[0] !== false) certain.push([g.start, end]);
     if (and(g.parent[1], g.current[1]) === false && g.parent[1] !== false) assumed.push([g.start, end]);
   };
-  for (const [start, end] of findDirectiveRanges(source)) {
+  for (const [start, end] of directives) {
     const line = masked.slice(start, end).replace(/\\\r?\n/g, ' ');
     const d = /^\s*#\s*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif|define|undef)\b\s*(.*?)\s*$/s.exec(line);
     if (!d) continue;
@@ -129,6 +130,21 @@ function scanInactiveRanges(source: SourceText): InactiveRanges {
   for (const g of stack) close(g, masked.length);
   const byStart = (a: [number, number], b: [number, number]) => a[0] - b[0];
   return { certain: certain.sort(byStart), assumed: assumed.sort(byStart) };
+}
+
+/** The text has an `#if…`, `#el…` or `#endif` line. */
+export function hasConditionals(source: SourceText): boolean {
+  const { masked } = source;
+  return findDirectiveRanges(source).some(([start]) => isConditional(masked, start));
+}
+
+/** The directive at `start` is `#if…`, `#el…` or `#endif`. */
+function isConditional(masked: string, start: number): boolean {
+  let i = masked.indexOf('#', start) + 1;
+  while (masked.charCodeAt(i) === 32 || masked.charCodeAt(i) === 9) i++;
+  const c = masked.charCodeAt(i);
+  // `i`f…, `e`l… / `e`ndif (not `e`rror)
+  return (c === 105 && masked.charCodeAt(i + 1) === 102) || (c === 101 && (masked.startsWith('el', i) || masked.startsWith('endif', i)));
 }
 
 /** Whether the condition of an `#if`/`#ifdef`/`#ifndef` (or the `#elif` forms) holds, or null when unknown. */
