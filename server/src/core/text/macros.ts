@@ -39,7 +39,8 @@ export function collectMacros(source: SourceText, from = 0, to = source.masked.l
   if (!masked.includes('define', from)) return out;
   for (const [start, end] of findDirectiveRanges(source)) {
     if (end <= from || start >= to) continue;
-    const m = FUNCTION_DEFINE.exec(masked.slice(start, Math.min(end, start + 200)));
+    FUNCTION_DEFINE.lastIndex = start;
+    const m = FUNCTION_DEFINE.exec(masked);
     if (!m) continue;
     const paramsOpen = start + m[0].length - 1;
     const paramsClose = masked.indexOf(')', paramsOpen);
@@ -59,7 +60,7 @@ export function collectMacros(source: SourceText, from = 0, to = source.masked.l
 }
 
 /** `#define NAME(`: the name and its parameter list's `(`, with no blank between. */
-const FUNCTION_DEFINE = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(/;
+const FUNCTION_DEFINE = /[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(/y;
 
 /** The macros among `macros` whose expansion may launch a kernel: `launches` says it of a body, directly; a macro that uses one of them launches too. */
 export function launchingMacros(macros: ReadonlyMap<string, MacroDefinition>, launches: (body: string) => boolean): Map<string, MacroDefinition> {
