@@ -46,6 +46,31 @@ describe('constants as written in real code', () => {
     assert.deepEqual(blocks(text), ['4: 256x2x1', '7: null']);
   });
 
+  it('reads `auto b = dim3(...)` when another name is assigned a dim3 after it', () => {
+    const text = [
+      'void host(float* p, int n) {',
+      '  auto tile = dim3(32, 4);',
+      '  dim3 rows;',
+      '  rows = dim3(64);',
+      '  tile_kernel<<<n, tile>>>(p);',
+      '  rows_kernel<<<n, rows>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(blocks(text), ['5: 32x4x1', '6: null']);
+  });
+
+  it('reads `T const N` of a type name, and leaves one of a class template unknown', () => {
+    const text = [
+      'void host(float* p) {',
+      '  idx_t const kRows = 96;',
+      '  rows_kernel<<<1, kRows>>>(p);',
+      '  Scaled<8> const kScaled = 128;',
+      '  scaled_kernel<<<1, kScaled>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(blocks(text), ['3: 96x1x1', '5: null']);
+  });
+
   it('reads a namespace-qualified constant when the plain name is defined in two namespaces', () => {
     const text = [
       'namespace gate { constexpr int threads = 256; }',

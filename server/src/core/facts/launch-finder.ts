@@ -658,13 +658,13 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null, at: number
 }
 
 function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
-  const parameters = body.parameters.map((name) => ({ name, why: `\`${name}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time` }));
-  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false, parameters });
+  const why = (name: string) => `\`${name}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`;
+  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false, parameters: body.parameters, parameterNote: why });
   const shadowed = (table.shadowed ??= new Map());
-  for (const { name, why } of parameters) {
+  for (const name of body.parameters) {
     table.constants.delete(name);
     table.dim3s.delete(name);
-    shadowed.set(name, why);
+    shadowed.set(name, why(name));
   }
   return table;
 }

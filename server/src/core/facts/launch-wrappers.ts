@@ -343,8 +343,8 @@ export function wrapperAt(source: SourceText, at: number, step: WrapperStep, rel
   for (const c of constructors ?? []) for (const [member] of c.members) names.add(member);
   const relevant = [...new Set(relevantTexts.flatMap((t) => namesIn(t).filter((n) => names.has(n))))];
   if (relevant.length === 0) return null;
-  const parameters = fn.params.map((p) => ({ name: p.name, why: `\`${p.name}\` is a parameter of \`${fn.written}\`` }));
-  const table = tableAt(collectConstants(source, fn.open, fn.close, { localsMustBeConst: false, parameters }), at);
+  const parameters = fn.params.map((p) => p.name).filter((n) => n !== '');
+  const table = tableAt(collectConstants(source, fn.open, fn.close, { localsMustBeConst: false, parameters, parameterNote: (n) => `\`${n}\` is a parameter of \`${fn.written}\`` }), at);
   for (const p of [...fn.params, ...fn.templateParams]) {
     table.constants.delete(p.name);
     table.dim3s.delete(p.name);

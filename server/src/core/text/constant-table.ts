@@ -7,7 +7,7 @@
 import type { Dim3 } from '../types';
 import { evaluateInteger, type Lookup } from './const-eval';
 import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
-import { findScopes, scopesAt } from './scopes';
+import { findScopes, scopesAt, type Scope } from './scopes';
 import { findInactiveRanges, isInactive, type InactiveRanges } from './preprocessor-branches';
 import { collectMacros, type MacroDefinition } from './macros';
 import { memoByText } from '../incremental/kept-tables';
@@ -71,7 +71,8 @@ const ANY_TYPE = String.raw`(?:${INTEGER_TYPE}(?![\w:])|${NAMED_TYPE})`;
 
 // Built once (collectConstants runs for every chunk and function body); global: each scan sets `lastIndex`.
 const CONST_VAR = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${ANY_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
-const CONST_VAR_LEADING = new RegExp(String.raw`\b${ANY_TYPE}\s+(?:const|constexpr)\s+(?:static\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;`, 'g');
+// Sticky: tried at each `const` that follows a type's word (see constAfterType).
+const CONST_VAR_LEADING = /(?:const|constexpr)\s+(?:static\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;/y;
 const PLAIN_VAR = new RegExp(String.raw`(?:^|[;{}])\s*${ANY_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
 const ANY_VAR = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${ANY_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
 
@@ -95,8 +96,12 @@ export interface ScopedDeclaration {
 export interface CollectOptions {
   /** Only `const`/`constexpr` locals count (file scope); false in a function body, where unreassigned locals count too. */
   localsMustBeConst?: boolean;
-  /** The function's parameters, with why each is unknown: in view in the whole body, unless a block declares the name again. */
-  parameters?: ReadonlyArray<{ name: string; why: string }>;
+  /** The function's parameters: in view in the whole body, unless a block declares the name again. */
+  parameters?: readonly string[];
+  /** Why a parameter's value is unknown, for notes. */
+  parameterNote?: (name: string) => string;
+  /** (Internal) the names whose every declaration is listed, with where it is in view: those declared more than once. */
+  declareOnly?: ReadonlySet<string>;
 }
 
 export function collectConstants(source: SourceText, from = 0, to = source.masked.length, options: CollectOptions = {}): ConstantTable {
@@ -112,29 +117,41 @@ export function collectConstantDefinitions(
   source: SourceText,
   from = 0,
   to = source.masked.length,
-  { localsMustBeConst = true, parameters = [] }: CollectOptions = {},
+  options: CollectOptions = {},
 ): { table: ConstantTable; definitions: ConstantDefinition[] } {
+  const { localsMustBeConst = true, parameters = [], parameterNote = (name) => `\`${name}\` is a parameter`, declareOnly } = options;
   const masked = source.masked.slice(0, to);
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
   const definitions: ConstantDefinition[] = [];
-  // In a function body: every declaration by where its name stands (several patterns read one).
-  const scoped = localsMustBeConst ? null : new Map<number, { name: string } & ScopedDeclaration>();
+  // In a function body, where each name is first declared, and the names declared again elsewhere: those are
+  // read once more, every declaration listed by where its name stands (several patterns read one). Most bodies have none.
+  const firstAt = localsMustBeConst || declareOnly ? null : new Map<string, number>(parameters.map((p) => [p, -1]));
+  const again = new Set<string>();
+  const note = (name: string, at: number) => {
+    if (!firstAt) return;
+    const first = firstAt.get(name);
+    if (first === undefined) firstAt.set(name, at);
+    else if (first !== at) again.add(name);
+  };
+  const scoped = declareOnly ? new Map<number, { name: string } & ScopedDeclaration>() : null;
   const declare = (name: string, at: number, what: Omit<ScopedDeclaration, 'offset' | 'until'>, strong: boolean) => {
-    if (!scoped) return;
+    note(name, at);
+    if (!scoped || !declareOnly!.has(name)) return;
     const prior = scoped.get(at);
     if (prior && (!strong || prior.name !== name)) return;
-    scoped.set(at, { name, offset: at, until: prior?.until ?? blockEnd(masked, at, to), ...what });
+    scoped.set(at, { name, offset: at, until: -1, ...what });
   };
   const add = (def: ConstantDefinition) => {
     def.line = positionAt(source, def.offset).line;
     definitions.push(def);
     if (!constants.has(def.name)) constants.set(def.name, def);
     else constants.set(def.name, { ...def, expr: '' }); // defined twice: ambiguous
-    if (def.kind !== 'define') declare(def.name, def.offset, { def }, true);
+    if (def.kind !== 'define' && (firstAt || scoped)) declare(def.name, def.offset, { def }, true);
   };
   // Namespace-qualified names (`cfg::threads`) of file-scope constants: read as written even where the plain name is ambiguous.
-  const scopes = localsMustBeConst && masked.includes('namespace', from) ? findScopes(source).filter((s) => s.kind === 'namespace' && s.close > from && s.open < to) : [];
+  // The namespaces are found once per text (the kernel and launch finders read them too).
+  const scopes = localsMustBeConst ? namespacesIn(findScopes(source), from, to) : NO_SCOPES;
   const addQualified = (def: ConstantDefinition) => {
     if (scopes.length === 0) return;
     const names = scopesAt(scopes, def.offset).map((s) => s.name);
@@ -172,9 +189,13 @@ export function collectConstantDefinitions(
       addQualified(def);
     }
   }
-  CONST_VAR_LEADING.lastIndex = from;
-  for (let m = hasConst && hasConstAfterType(masked, from, firstConst) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
-    const def: ConstantDefinition = { name: m[1], expr: (m[2] ?? m[3]).trim(), kind: 'const', offset: wordAt(masked, m[1], m.index) };
+  // `int const N = 4;`, `uint32_t constexpr N = 4;`: tried at each `const` written after a word (few are).
+  for (let i = hasConst && hasConstAfterType(masked, from, firstConst) ? firstConst : -1; i >= 0; i = masked.indexOf('const', i + 5)) {
+    if (!constAfterType(masked, from, i)) continue;
+    CONST_VAR_LEADING.lastIndex = i;
+    const m = CONST_VAR_LEADING.exec(masked);
+    if (!m) continue;
+    const def: ConstantDefinition = { name: m[1], expr: (m[2] ?? m[3]).trim(), kind: 'const', offset: wordAt(masked, m[1], i) };
     add(def);
     addQualified(def);
   }
@@ -198,9 +219,13 @@ export function collectConstantDefinitions(
     // Any other local declaration (`int bs;`, `for (int t = ...)`, `int bs = f();` read later) hides outer constants.
     ANY_VAR.lastIndex = from;
     for (let m = ANY_VAR.exec(masked); m; m = ANY_VAR.exec(masked)) {
-      const why = `\`${m[1]}\` is a local variable whose value is not known statically`;
-      if (!constants.has(m[1]) && !shadowed.has(m[1])) shadowed.set(m[1], why);
-      declare(m[1], wordAt(masked, m[1], m.index), { shadow: why }, false);
+      if (!constants.has(m[1]) && !shadowed.has(m[1])) shadowed.set(m[1], unknownLocal(m[1]));
+      // The match ends after the name and the blanks after it.
+      let end = m.index + m[0].length;
+      while (isSpaceAt(masked, end - 1)) end--;
+      const at = end - m[1].length;
+      note(m[1], at);
+      if (scoped && declareOnly!.has(m[1]) && !scoped.has(at)) scoped.set(at, { name: m[1], offset: at, until: -1, shadow: unknownLocal(m[1]) });
     }
   }
 
@@ -243,9 +268,17 @@ export function collectConstantDefinitions(
     const args = splitTopLevel(masked, innerStart, innerStart + inner.length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
     dim3At(m[1], args, wordAt(masked, m[1], m.index), m.index + m[0].length);
   }
-  // `auto block = dim3(threads);`
-  AUTO_DIM3.lastIndex = from;
-  for (let m = hasDim3 && masked.includes('auto', from) ? AUTO_DIM3.exec(masked) : null; m; m = AUTO_DIM3.exec(masked)) {
+  // `auto block = dim3(threads);`: read back from each `= dim3` (few are written).
+  for (let at = hasDim3 ? masked.indexOf('dim3', from) : -1; at >= 0; at = masked.indexOf('dim3', at + 4)) {
+    let e = at - 1;
+    while (e >= from && isSpaceAt(masked, e)) e--;
+    if (masked.charCodeAt(e) !== 61 /* = */) continue;
+    // Only `auto name =` (or `auto const name =`) before this `= dim3`: not another declaration's.
+    const start = masked.lastIndexOf('auto', e);
+    if (start < from || isIdentCharAt(masked, start - 1) || !AUTO_HEAD.test(masked.slice(start, e))) continue;
+    AUTO_DIM3.lastIndex = start;
+    const m = AUTO_DIM3.exec(masked);
+    if (!m) continue;
     const innerStart = m.index + m[0].lastIndexOf(m[2]);
     const args = splitTopLevel(masked, innerStart, innerStart + m[2].length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
     dim3At(m[1], args, wordAt(masked, m[1], m.index), m.index + m[0].length);
@@ -273,14 +306,25 @@ export function collectConstantDefinitions(
   if (macros) table.macros = macros;
   const names = Object.keys(reassigned);
   if (names.length) table.reassigned = new Map(names.map((n) => [n, reassigned[n]]));
-  if (scoped) {
-    const byName = new Map<string, ScopedDeclaration[]>();
-    for (const { name, why } of parameters) byName.set(name, [{ offset: -1, until: to, shadow: why }]);
-    for (const { name, ...d } of scoped.values()) byName.set(name, [...(byName.get(name) ?? []), d]);
-    for (const [name, list] of byName) if (list.length < 2) byName.delete(name);
-    if (byName.size) table.scoped = byName;
-  }
+  if (again.size) table.scoped = scopedDeclarations(source, from, to, options, again);
+  if (scoped) table.scoped = listed(scoped, masked, to, parameters.filter((p) => declareOnly!.has(p)), parameterNote);
   return { table, definitions };
+}
+
+/** The declarations of `names` in a function body, each with where it is in view (read once more, listing them). */
+function scopedDeclarations(source: SourceText, from: number, to: number, options: CollectOptions, names: ReadonlySet<string>): Map<string, ScopedDeclaration[]> | undefined {
+  return collectConstantDefinitions(source, from, to, { ...options, declareOnly: names }).table.scoped;
+}
+
+function listed(scoped: ReadonlyMap<number, { name: string } & ScopedDeclaration>, masked: string, to: number, parameters: readonly string[], parameterNote: (name: string) => string): Map<string, ScopedDeclaration[]> {
+  const byName = new Map<string, ScopedDeclaration[]>();
+  for (const name of parameters) byName.set(name, [{ offset: -1, until: to, shadow: parameterNote(name) }]);
+  for (const d of scoped.values()) {
+    const list = byName.get(d.name) ?? [];
+    list.push({ offset: d.offset, until: blockEnd(masked, d.offset, to), def: d.def, dim3: d.dim3, shadow: d.shadow });
+    byName.set(d.name, list);
+  }
+  return byName;
 }
 
 /**
@@ -323,6 +367,10 @@ export function decideMacroBranches(macros: Map<string, MacroDefinition>, defini
     const last = live[live.length - 1];
     macros.set(name, chosen.size === 1 ? live.find((d) => chosen.has(d.body))! : { ...last, body: '' });
   }
+}
+
+function unknownLocal(name: string): string {
+  return `\`${name}\` is a local variable whose value is not known statically`;
 }
 
 /** The offset of the first whole-word `name` at or after `from`. */
@@ -407,21 +455,43 @@ export function scopeKeyAt(table: ConstantTable, offset: number): string {
 const DEFINE = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
 const ENUM = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
 const DIM3 = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
-const AUTO_DIM3 = /\b(?:const\s+)?auto\s+(?:const\s+)?([A-Za-z_]\w*)\s*=\s*dim3\s*[({]([^;]*)[)}]\s*;/g;
+const AUTO_DIM3 = /auto\s+(?:const\s+)?([A-Za-z_]\w*)\s*=\s*dim3\s*[({]([^;]*)[)}]\s*;/y;
+/** What stands between `auto` and the `=` of an `auto name = dim3(…)`. */
+const AUTO_HEAD = /^auto\s+(?:const\s+)?[A-Za-z_]\w*\s*$/;
 
-/**
- * A word, blanks, `const` or `constexpr`, a blank, somewhere at or after `from` (the first `const`
- * there is at `first`): what CONST_VAR_LEADING needs (`int const N`, `uint32_t constexpr N`).
- */
+/** A `const` that constAfterType accepts, at or after `first` (the first `const` at or after `from`). */
 function hasConstAfterType(masked: string, from: number, first: number): boolean {
-  for (let i = first; i >= 0; i = masked.indexOf('const', i + 5)) {
-    if (!isSpaceAt(masked, i + 5) && !(masked.startsWith('expr', i + 5) && isSpaceAt(masked, i + 9))) continue;
-    let j = i - 1;
-    while (j >= from && isSpaceAt(masked, j)) j--;
-    if (j < i - 1 && j >= from && isIdentCharAt(masked, j)) return true;
-  }
+  for (let i = first; i >= 0; i = masked.indexOf('const', i + 5)) if (constAfterType(masked, from, i)) return true;
   return false;
 }
+
+const NO_SCOPES: readonly Scope[] = [];
+
+/** The namespace blocks among `scopes` that overlap [from, to), or NO_SCOPES. */
+function namespacesIn(scopes: readonly Scope[], from: number, to: number): readonly Scope[] {
+  if (scopes.length === 0) return NO_SCOPES;
+  const found = scopes.filter((s) => s.kind === 'namespace' && s.close > from && s.open < to);
+  return found.length ? found : NO_SCOPES;
+}
+
+/**
+ * At `i`, `const` or `constexpr` then a blank, after a type's word and blanks, at or after `from`:
+ * where CONST_VAR_LEADING may match (`int const N`, `uint32_t constexpr N`, `cfg::idx_t const N`).
+ */
+function constAfterType(masked: string, from: number, i: number): boolean {
+  if (!isSpaceAt(masked, i + 5) && !(masked.startsWith('expr', i + 5) && isSpaceAt(masked, i + 9))) return false;
+  if (isIdentCharAt(masked, i - 1)) return false;
+  let j = i - 1;
+  while (j >= from && isSpaceAt(masked, j)) j--;
+  if (j === i - 1 || j < from || !isIdentCharAt(masked, j)) return false;
+  let k = j;
+  while (k > from && isIdentCharAt(masked, k - 1)) k--;
+  const word = masked.slice(k, j + 1);
+  return /^[A-Za-z_]/.test(word) && !NOT_TYPE_WORDS.has(word);
+}
+
+/** NOT_TYPES, as a set of words. */
+const NOT_TYPE_WORDS: ReadonlySet<string> = new Set(NOT_TYPES.split('|'));
 
 /** `name = …`, `name += …`, `name++`, `&name`, or (for dim3) `name.x = …` after `from`. */
 export function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
