@@ -76,6 +76,22 @@ describe('chunked text passes', () => {
     assert.ok(movedEnds > 0, 'some edit moved a chunk end (else this checks nothing)');
   });
 
+  it('drops a launch an edit puts in an `#if 0` of a file that had no conditional, and reports it again once the edit is undone', () => {
+    const unit = (k: number) => `__global__ void k${k}(float* p) { p[threadIdx.x] = ${k}.0f; }\nvoid run${k}(float* p) {\n  k${k}<<<1, ${32 * (1 + (k % 4))}>>>(p);\n}\n`;
+    const text = Array.from({ length: 40 }, (_, k) => unit(k)).join('\n');
+    const cache = new TextPassCache();
+    const names = (f: TextFacts) => f.launches.map((l) => l.kernelName);
+    assert.equal(passes(text, cache).launches.length, 40);
+    const off = text.replace('  k30<<<1, 96>>>(p);', '#if 0\n  k30<<<1, 96>>>(p);\n#endif');
+    const edited = passes(off, cache, cache.layout!.source);
+    assert.ok(cache.layout!.chunks.length > 1, 'several chunks (else this checks nothing)');
+    assert.deepEqual(names(edited), names(passes(text)).filter((n) => n !== 'k30'));
+    assert.deepEqual(plain(edited), plain(passes(off)));
+    const undone = passes(text, cache, cache.layout!.source);
+    assert.equal(undone.launches.length, 40);
+    assert.deepEqual(plain(undone), plain(passes(text)));
+  });
+
   it('gives after any edits what a fresh run over the final text gives', async () => {
     await checkProperty(
       'text passes: incremental = fresh',

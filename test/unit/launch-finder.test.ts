@@ -35,6 +35,21 @@ describe('launch-finder', () => {
     ]);
   });
 
+  it("reads the driver API's cuLaunchKernel: grid and block as three numbers each", () => {
+    const text = [
+      'void run(CUfunction scan, CUstream s, void** args, int n) {',
+      '  const int threads = 128;',
+      '  cuLaunchKernel(scan, (n + threads - 1) / threads, 1, 1, threads, 2, 1, 4096, s, args, NULL);',
+      '  cuLaunchKernel(scan, 1, 1, 1, n, 1, 1, 0, s, args, nullptr);',
+      '}',
+      'CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream s, void** p, void** e);',
+    ].join('\n');
+    assert.deepEqual(summary(text), [
+      { via: 'cuLaunchKernel', kernel: 'scan', args: null, block: { x: 128, y: 2, z: 1 }, smem: 4096, line: 2 },
+      { via: 'cuLaunchKernel', kernel: 'scan', args: null, block: null, smem: 0, line: 3 },
+    ]);
+  });
+
   it('reads cudaLaunchKernelEx with config fields assigned nearby', () => {
     const text = [
       'void f(float* p) {',

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkspaceIndex, normalizePath } from '../../server/src/core/facts/workspace-index';
-import { indexWorkspace, listSourceFiles, toIndexPath } from '../../server/src/files/workspace-files';
+import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, listSourceFiles, toIndexPath } from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
 
 const CONFIG_H = '#pragma once\n#define BLOCK 256\nconstexpr int kSmallBlock = BLOCK / 2;\n';
@@ -130,6 +130,29 @@ describe('workspace-index', () => {
       assert.deepEqual(scan.skipped.map((s) => path.relative(root, s.path)), [path.join('src', 'huge.cuh')]);
       const { index } = indexWorkspace([root], { maxFileBytes: 1000 });
       assert.equal(index.constantView(toIndexPath(path.join(root, 'src', 'main.cu'))).lookup('BLOCK'), 256);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('follows includes out of the indexed folders: beside the file, then in its -I folders, transitively', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'occ-inc-'));
+    try {
+      for (const dir of ['kernels', 'common', 'include/tiles']) fs.mkdirSync(path.join(root, dir), { recursive: true });
+      fs.writeFileSync(path.join(root, 'common', 'sizes.h'), '#pragma once\n#define TILE 32\n');
+      fs.writeFileSync(path.join(root, 'include', 'layers.h'), '#pragma once\n#include <tiles/shape.h>\nconstexpr int kRows = TILE / 4;\n');
+      fs.writeFileSync(path.join(root, 'include', 'tiles', 'shape.h'), '#pragma once\nconstexpr int kCols = 64;\n');
+      const main = path.join(root, 'kernels', 'norm.cu');
+      fs.writeFileSync(main, '#include "../common/sizes.h"\n#include "layers.h"\n#include <vector>\nvoid host() { k<<<1, dim3(TILE, kRows)>>>(); }\n');
+      const { index } = indexWorkspace([path.join(root, 'kernels')]);
+      index.setIncludeDirs((file) => (file === toIndexPath(main) ? [toIndexPath(path.join(root, 'include'))] : []));
+      assert.equal(index.constantView(toIndexPath(main)).lookup('TILE'), null);
+      const added = indexIncludedFiles(index).map((f) => path.relative(toIndexPath(root), f));
+      assert.deepEqual(added, ['common/sizes.h', 'include/layers.h']);
+      // `layers.h` has no -I folder of its own: `<tiles/shape.h>` stays unread.
+      const view = index.constantView(toIndexPath(main));
+      assert.deepEqual([view.lookup('TILE'), view.lookup('kRows'), view.lookup('kCols')], [32, 8, null]);
+      assert.deepEqual(includeDirsOfFlags(['-I', 'include', '-Ithird/x', '-isystem', '/opt/sys', '--include-path=gen', '-DX=1'], '/ws'), ['/ws/include', '/ws/third/x', '/opt/sys', '/ws/gen']);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

@@ -9,7 +9,7 @@ import { branchesForCli, checkJson, type CheckFile } from './check-json';
 import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import { readGrammarBytes } from '../files/grammar-files';
 import { createAnalyzer, DEFAULT_REPORT_SETTINGS, GPU_PARTS, looksCompiledAtRunTime, resolveArchs, type Analyzer, type DocumentFacts } from '../core/analyzer';
-import { indexWorkspace, toIndexPath } from '../files/workspace-files';
+import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
@@ -90,6 +90,9 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   const notes: string[] = [];
   const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash, surface: 'cli' });
   indexWorkspace(roots, { index: analyzer.index });
+  // Headers outside the checked folders: included beside a file (`"../x.h"`) or from its compile command's -I folders.
+  analyzer.index.setIncludeDirs(includeDirsFromDatabase(database));
+  indexIncludedFiles(analyzer.index);
   const gpus = typeof flags['--gpu'] === 'string' ? (flags['--gpu'] as string).split(',').map((s) => s.trim()).filter(Boolean) : [];
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   if (analyzer.gpus.unknown.length) throw new UsageError(`unknown GPU ${analyzer.gpus.unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
@@ -260,6 +263,21 @@ function chooseArchs(flag: string | undefined, database: CompileCommand[] | null
   if (unknown.length) throw new UsageError(`unknown architecture ${unknown.join(', ')} (use e.g. sm_80, sm_90a, 9.0)`);
   if (archs.length === 0) throw new UsageError('--arch names no architecture');
   return archs;
+}
+
+/** Each file's include folders, from its compile_commands.json entry (none without one). */
+function includeDirsFromDatabase(database: CompileCommand[] | null): (file: string) => readonly string[] {
+  if (!database) return () => [];
+  const known = new Map<string, readonly string[]>();
+  return (file) => {
+    let dirs = known.get(file);
+    if (!dirs) {
+      const flags = resolveCompileFlags({ database, filePath: file, settings: {} });
+      dirs = flags.origin === 'compile_commands' ? includeDirsOfFlags(flags.flags, flags.cwd) : [];
+      known.set(file, dirs);
+    }
+    return dirs;
+  };
 }
 
 /** A source's text, or its size when it is larger than the document limit (it is then skipped, not read). */

@@ -73,6 +73,13 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
           registerBudget: a.perArch.some((p) => p.budget) ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.budget?.map((l) => ({ occupancy: l.occupancy, activeBlocksPerMultiprocessor: l.activeBlocks, maxRegsPerThread: l.maxRegsPerThread })) ?? null])) : null,
           latency: file.latency?.[index] ?? null,
           gpus: (report.gpus[index] ?? []).map(gpuJson),
+          // Each candidate is a dim3 (like `block`) with its threads and occupancy.
+          blockCandidates: a.candidates?.map((c) => ({
+            ...c.block,
+            threadsPerBlock: c.threadsPerBlock,
+            occupancy: Object.fromEntries(c.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
+          })) ?? null,
+          through: a.launch.through ?? null,
         })),
         branches: file.branches ?? [],
         diagnostics: report.findings.map((f) => ({ ...at(f.span), severity: f.severity, code: f.code, message: f.message })),

@@ -146,6 +146,16 @@ function figuresText(f: KernelFigures, kernel: Kernel): string {
 
 function launchLines(analysis: LaunchAnalysis): string[] {
   const lines = [`  launch line ${analysis.launch.span.start.line + 1}: ${launchTitleText(analysis)}`];
+  // A block that is one of a few values the source fixes: a row per candidate and architecture.
+  if (analysis.candidates) {
+    for (const c of analysis.candidates) {
+      for (const p of c.perArch) {
+        const cell = p.result ? `${percent(p.result.occupancy).padStart(6)}  ${String(p.result.activeBlocksPerMultiprocessor).padStart(2)} blocks/SM  limited by ${p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')}` : `     -  ${noOccupancyText(p)}`;
+        lines.push(`    ${String(c.threadsPerBlock).padStart(5)} threads  ${p.arch.padEnd(7)} ${cell}`);
+      }
+    }
+    return lines;
+  }
   for (const p of analysis.perArch) {
     if (p.result) {
       const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');

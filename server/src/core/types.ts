@@ -107,6 +107,16 @@ export interface Launch {
   templateArgValues?: Array<number | null> | null;
   /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
   calledThrough?: string | null;
+  /**
+   * The launch is written in a macro's body or a wrapper function's and read here, at a use of the
+   * macro or a call of the wrapper, with its arguments: `{ kind: 'macro', name: 'LAUNCH_TILE' }`.
+   */
+  through?: { kind: 'macro' | 'wrapper'; name: string } | null;
+  /**
+   * When the block is not one known value but one of a few the source fixes (a ternary on a
+   * run-time condition, an if-chain or a `switch` setting a local): each of them, fewest threads first.
+   */
+  candidates?: Dim3[] | null;
 }
 
 export type Severity = 'error' | 'warning' | 'info' | 'hint';

@@ -139,3 +139,60 @@ export function updateFromDisk(index: WorkspaceIndex, file: string, maxBytes = 1
 export function toIndexPath(file: string): string {
   return path.resolve(file).split(path.sep).join('/');
 }
+
+/**
+ * Index, from disk, the headers that indexed files include and the index lacks: an `#include
+ * "..."` beside the including file or in its include directories (WorkspaceIndex.setIncludeDirs),
+ * an `#include <dir/x.h>` there too; then what those include, at most `maxFiles` in all. Headers
+ * outside the checked folders (`#include "../common/config.h"`, `-I include`) then resolve.
+ * Not the toolkit's or the system's headers: only the project's constants matter here.
+ */
+export function indexIncludedFiles(index: WorkspaceIndex, options: { maxFiles?: number; maxFileBytes?: number } = {}): string[] {
+  const maxFiles = options.maxFiles ?? 2000;
+  const maxBytes = options.maxFileBytes ?? 1024 * 1024;
+  const queue = index.paths();
+  const seen = new Set(queue);
+  const added: string[] = [];
+  while (queue.length && added.length < maxFiles) {
+    const from = queue.shift()!;
+    for (const include of index.get(from)?.includes ?? []) {
+      if (include.system && !include.target.includes('/')) continue;
+      for (const candidate of index.includeCandidates(from, include)) {
+        if (seen.has(candidate)) break;
+        if (TOOLKIT_PATH.test(candidate) || !isSmallFile(candidate, maxBytes)) continue;
+        seen.add(candidate);
+        if (updateFromDisk(index, candidate)) {
+          added.push(candidate);
+          queue.push(candidate);
+        }
+        break;
+      }
+    }
+  }
+  return added;
+}
+
+/** Where toolkits and the system keep their headers (`/usr/local/cuda/include`, `/opt/nvidia/hpc_sdk/...`). */
+const TOOLKIT_PATH = /^\/usr\/(?:local\/)?include\/|\/cuda[-\d.]*\/(?:targets\/[^/]+\/)?include\/|\/(?:nvhpc|hpc_sdk)\/|^\/(?:Library|System)\/|^[A-Za-z]:\/Program Files/;
+
+function isSmallFile(file: string, maxBytes: number): boolean {
+  try {
+    const stat = fs.statSync(file);
+    return stat.isFile() && stat.size <= maxBytes;
+  } catch {
+    return false;
+  }
+}
+
+/** The include folders named by compiler flags: `-I dir`, `-Idir`, `-isystem dir`, `--include-path=dir`, relative ones from `cwd`. */
+export function includeDirsOfFlags(flags: readonly string[], cwd: string | null): string[] {
+  const dirs: string[] = [];
+  const add = (dir: string) => dirs.push(toIndexPath(cwd ? path.resolve(cwd, dir) : path.resolve(dir)));
+  for (let k = 0; k < flags.length; k++) {
+    const flag = flags[k];
+    const joined = /^(?:-I|--include-path=|-isystem=?|-iquote=?)(.+)$/.exec(flag);
+    if (joined && !/^(?:-isystem|-iquote)$/.test(flag)) add(joined[1]);
+    else if ((flag === '-I' || flag === '-isystem' || flag === '-iquote' || flag === '--include-path') && k + 1 < flags.length) add(flags[++k]);
+  }
+  return dirs;
+}

@@ -14,6 +14,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import type { LaunchTarget } from './launch-checks';
 import type { Finding } from '../types';
 import type { Branch } from '../body/divergence';
+import type { WrapperDefinition } from './launch-wrappers';
 
 export interface DocumentFacts {
   uri: string;
@@ -27,6 +28,8 @@ export interface DocumentFacts {
   launchTargets: LaunchTarget[];
   /** `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)` calls in this file (the checks also see its includes'). */
   smemOptIns: SmemOptIn[];
+  /** The launch wrappers this file's functions are (the workspace index keeps them for the files that call them). */
+  wrappers: WrapperDefinition[];
   /** Launch findings that need no compiler (see launch-checks.ts). */
   findings: Finding[];
   /** One entry per kernel definition, in the order of `kernels` (definitions only); empty without a tree. */

@@ -6,11 +6,15 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
-import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, matchingClose, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, makeSourceText, matchingClose, offsetAt, positionAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import { expandUse, findMacroUses, launchingMacros, type MacroDefinition } from '../text/macros';
+import { findWrapperCalls, kernelIn, relevantArguments, resolveWrapperCall, wrapperAt, wrappersByName, wrappersKey, type CallScope, type KernelBinding, type WrapperDefinition, type WrapperRef, type WrapperStep } from './launch-wrappers';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
+import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
+import { blockCandidates } from './block-candidates';
 import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
-import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, type ConstantTable } from '../text/constant-table';
+import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
 
 export interface LaunchFinderOptions {
@@ -20,6 +24,18 @@ export interface LaunchFinderOptions {
   fallback?: Lookup;
   /** Says where the fallback found a name (`BLOCK = 256 (#define, config.h:3)`), for notes. */
   describe?: (name: string) => string | null;
+  /** Function-like macros in view (the file's, then its includes'): a use of one that launches is read as the launches it expands to. */
+  macros?: ReadonlyMap<string, MacroDefinition>;
+  /** Tables read after the file's, before the fallback: at a macro's use, the use's function's and file's constants. */
+  scopeTables?: readonly ConstantTable[];
+  /** Launch wrappers in view (the file's, its includes', the workspace's), by name: their calls are launches too. */
+  wrappers?: ReadonlyMap<string, readonly WrapperRef[]>;
+}
+
+/** The launches of a text, and the wrappers its functions are (see launch-wrappers.ts). */
+export interface LaunchFacts {
+  launches: Launch[];
+  wrappers: WrapperDefinition[];
 }
 
 const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
@@ -28,10 +44,75 @@ const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; 
 };
 
 export function findLaunches(source: SourceText, options: LaunchFinderOptions = {}): Launch[] {
+  return findLaunchFacts(source, options).launches;
+}
+
+/**
+ * The launches of a whole text: those written in it (macro uses included), and the calls of the
+ * wrappers in view and of those its own functions are, each read where it is written.
+ */
+export function findLaunchFacts(source: SourceText, options: LaunchFinderOptions = {}): LaunchFacts {
+  const fileConstants = options.fileConstants ?? collectConstants(source);
+  const direct = findDirectLaunches(source, { ...options, fileConstants });
+  const outer = options.wrappers ?? NO_WRAPPERS;
+  let derived: WrapperDefinition[] = [];
+  let calls: LaunchFacts = { launches: [], wrappers: [] };
+  // A function that calls a wrapper with its own parameters is a wrapper too: a few rounds, until no new one is found.
+  for (let round = 0, key = ''; round < 4; round++) {
+    const own = [...direct.wrappers, ...derived];
+    if (own.length === 0 && outer.size === 0) break;
+    calls = findCallLaunches(source, { ...options, fileConstants, wrappers: withOwnWrappers(outer, own, fileConstants, options.fallback) });
+    const next = wrappersKey(calls.wrappers);
+    if (next === key) break;
+    key = next;
+    derived = calls.wrappers;
+  }
+  return { launches: sortLaunches([...direct.launches, ...calls.launches]), wrappers: [...direct.wrappers, ...derived] };
+}
+
+/** `outer` with `own` (definitions of this text, read with its constants) added. */
+export function withOwnWrappers(outer: ReadonlyMap<string, readonly WrapperRef[]>, own: readonly WrapperDefinition[], fileConstants: ConstantTable, fallback: Lookup | undefined): ReadonlyMap<string, readonly WrapperRef[]> {
+  if (own.length === 0) return outer;
+  const merged = new Map<string, WrapperRef[]>([...outer].map(([k, v]) => [k, [...v]]));
+  // The text's own definitions of a name hide the workspace's (an included header's are the same ones, indexed).
+  for (const name of new Set(own.map((d) => d.name))) merged.delete(name);
+  return wrappersByName(own, [fileConstants], makeLookup([fileConstants], fallback), merged);
+}
+
+/** The launches written in the text (chevrons, launch APIs, macro uses), and the wrappers they make of their functions. */
+export function findDirectLaunches(source: SourceText, options: LaunchFinderOptions = {}): LaunchFacts {
   const context = makeContext(source, options);
-  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context)];
+  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context), ...findMacroLaunches(context, 'direct')];
+  const wrappers: WrapperDefinition[] = [];
+  for (const p of context.parametric) {
+    const def = wrapperAt(source, p.at, p.step, [p.step.kernel, p.step.block, p.step.smem]);
+    if (def) wrappers.push(def);
+  }
+  return { launches: live(source, launches), wrappers };
+}
+
+/**
+ * The launches the calls of `options.wrappers` in the text make (in macro uses too), and the
+ * wrappers the calls that pass their own function's parameters on make of that function.
+ */
+export function findCallLaunches(source: SourceText, options: LaunchFinderOptions): LaunchFacts {
+  const context = makeContext(source, options);
+  const found = findWrapperLaunches(context);
+  const fromMacros = findMacroLaunches(context, 'calls');
+  return { launches: live(source, [...found.launches, ...fromMacros]), wrappers: [...found.wrappers, ...context.derived] };
+}
+
+/** Not the launches in `#if` branches that are certainly off (`#if 0`): they never run. */
+function live(source: SourceText, launches: Launch[]): Launch[] {
+  const off = findInactiveRanges(source).certain;
+  return sortLaunches(off.length ? launches.filter((l) => !isInactive(off, offsetAt(source, l.span.start))) : launches);
+}
+
+function sortLaunches(launches: Launch[]): Launch[] {
   return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
 }
+
+const NO_WRAPPERS: ReadonlyMap<string, readonly WrapperRef[]> = new Map();
 
 interface LaunchContext {
   source: SourceText;
@@ -39,8 +120,17 @@ interface LaunchContext {
   fileConstants: ConstantTable;
   fallback: Lookup;
   describe: (name: string) => string | null;
-  /** The constants in view inside each function body (key: its `{`), or at file scope (key -1), made once. */
-  constantScopes: Map<number, ConstantScope>;
+  /** The constants in view inside each function body (key: its `{`, and the declarations in view), or at file scope (key -1), made once. */
+  constantScopes: Map<string, ConstantScope>;
+  /** Each function body's own constants (key: its `{`). */
+  functionTables: Map<number, ConstantTable>;
+  macros: ReadonlyMap<string, MacroDefinition>;
+  scopeTables: readonly ConstantTable[];
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>;
+  /** Launches whose kernel, block or shared memory may name their function's parameters: wrapper candidates. */
+  parametric: Array<{ at: number; step: WrapperStep & { kind: 'launch' } }>;
+  /** Wrappers that wrapper calls in macro expansions made of the use's function. */
+  derived: WrapperDefinition[];
 }
 
 interface ConstantScope {
@@ -71,13 +161,20 @@ function explainIn(ctx: LaunchContext, scope: ConstantScope, text: string): stri
 }
 
 function makeContext(source: SourceText, options: LaunchFinderOptions): LaunchContext {
+  const fileConstants = options.fileConstants ?? collectConstants(source);
   return {
     source,
     layout: fileLayout(source),
-    fileConstants: options.fileConstants ?? collectConstants(source),
+    fileConstants,
     fallback: options.fallback ?? (() => null),
     describe: options.describe ?? (() => null),
     constantScopes: new Map(),
+    functionTables: new Map(),
+    macros: options.macros ?? fileConstants.macros ?? NO_MACROS,
+    scopeTables: options.scopeTables ?? [],
+    wrappers: options.wrappers ?? NO_WRAPPERS,
+    parametric: [],
+    derived: [],
   };
 }
 
@@ -172,7 +269,7 @@ interface CalleeName {
 /** Read `ns::k<float, 256>` backwards from the offset of `<<<`. */
 function readCalleeBackward(masked: string, before: number): CalleeName | null {
   let i = before - 1;
-  while (i >= 0 && isSpaceAt(masked, i)) i--;
+  while (i >= 0 && isBlankOrContinuation(masked, i)) i--;
   let templateArgs: string[] | null = null;
   let nameEnd = i + 1;
   if (masked[i] === '>') {
@@ -185,9 +282,9 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
       } else if (masked[j] === ';' || masked[j] === '{' || masked[j] === '}') return null;
     }
     if (j < 0) return null;
-    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\s+/g, ' '));
+    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\\\r?\n/g, ' ').replace(/\s+/g, ' ').trim());
     i = j - 1;
-    while (i >= 0 && isSpaceAt(masked, i)) i--;
+    while (i >= 0 && isBlankOrContinuation(masked, i)) i--;
     nameEnd = i + 1;
   }
   if (masked[i] === ')') {
@@ -207,6 +304,11 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
   return { name: name.replace(/^::/, ''), templateArgs, start, nameEnd };
 }
 
+/** A blank, or the `\\` of a macro body's line continuation (a launch's name and its `<<<` on two lines of a `#define`). */
+function isBlankOrContinuation(masked: string, i: number): boolean {
+  return isSpaceAt(masked, i) || (masked.charCodeAt(i) === 92 && /^\\\r?\n/.test(masked.slice(i, i + 3)));
+}
+
 function matchingOpen(masked: string, close: number): number {
   let depth = 0;
   for (let i = close; i >= 0; i--) {
@@ -221,24 +323,136 @@ function skipSpace(masked: string, i: number): number {
   return i;
 }
 
-/** `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)` and the cooperative form. */
+/**
+ * `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)`, the cooperative form, and the
+ * driver API's `cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, args, extra)`.
+ */
 function findApiLaunches(ctx: LaunchContext): Launch[] {
   const { source } = ctx;
   const masked = source.masked;
   const launches: Launch[] = [];
-  const re = /\b(cudaLaunchKernel|cudaLaunchCooperativeKernel)\s*(<[^;()]*>)?\s*\(/g;
+  const re = /\b(cudaLaunchKernel|cudaLaunchCooperativeKernel|cuLaunchKernel)\s*(<[^;()]*>)?\s*\(/g;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
-    const api = LAUNCH_APIS[m[1]];
     const open = m.index + m[0].length - 1;
     const close = matchingClose(masked, open);
     if (close < 0) continue;
     if (isDeclaration(masked, m.index)) continue;
     const args = splitTopLevel(masked, open + 1, close).map(([a, b]) => source.text.slice(a, b));
+    if (m[1] === 'cuLaunchKernel') {
+      // A CUfunction: the name of the variable that holds it.
+      const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
+      if (!callee || args.length < 9) continue;
+      const dims = (from: number) => `{${args.slice(from, from + 3).map((a) => a.trim()).join(', ')}}`;
+      launches.push(makeLaunch(ctx, 'cuLaunchKernel', callee, { grid: dims(1), block: dims(4), smem: args[7], stream: args[8] }, m.index, close + 1));
+      continue;
+    }
+    const api = LAUNCH_APIS[m[1]];
     const callee = kernelFromFunctionArgument(args[api.func] ?? '', m.index);
     if (!callee) continue;
     launches.push(makeLaunch(ctx, api.via, callee, { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] }, m.index, close + 1));
   }
   return launches;
+}
+
+const NO_MACROS: ReadonlyMap<string, MacroDefinition> = new Map();
+
+/** The macros among those in view whose uses expand to a launch: worked out once per table of macros. */
+const launchingMacrosOf = memoByObject('launching macros', (macros: ReadonlyMap<string, MacroDefinition>) => launchingMacros(macros, mayLaunch));
+
+/** A macro body that may hold a launch (a chevron, a launch API). */
+function mayLaunch(body: string): boolean {
+  return body.includes('<<') || /\bcu(?:da)?Launch/.test(body);
+}
+
+/**
+ * The launches macro uses expand to: each use of a macro whose body (or a macro it uses) launches,
+ * expanded with its arguments and read as code written at the use, with the constants in view
+ * there. Each launch is reported at the use (a use that launches twice gives two launches there).
+ */
+function findMacroLaunches(ctx: LaunchContext, mode: 'direct' | 'calls'): Launch[] {
+  if (ctx.macros.size === 0 || (mode === 'calls' && ctx.wrappers.size === 0)) return [];
+  const launching = mode === 'direct' ? launchingMacrosOf(ctx.macros) : callingMacros(ctx.macros, ctx.wrappers);
+  if (launching.size === 0) return [];
+  const out: Launch[] = [];
+  for (const use of findMacroUses(ctx.source, launching)) {
+    const expanded = expandUse(launching.get(use.name)!, use.args, ctx.macros);
+    if (!expanded) continue;
+    const body = enclosingFunctionBody(ctx, use.start);
+    const scope = constantScope(ctx, body, use.start);
+    // Statements (a use in a function body) are read as a block of their own: their declarations are locals.
+    const inner = makeSourceText(body ? `{\n${expanded}\n}` : expanded);
+    const span = spanOf(ctx.source, use.start, use.end);
+    const nameSpan = spanOf(ctx.source, use.start, use.nameEnd);
+    const options: LaunchFinderOptions = { fallback: ctx.fallback, describe: ctx.describe, scopeTables: scope.tables, macros: NO_MACROS, wrappers: ctx.wrappers };
+    const found = mode === 'direct' ? findDirectLaunches(inner, options).launches : findCallLaunches(inner, options).launches;
+    for (const launch of found) {
+      if (launch.inMacro) continue;
+      out.push({ ...launch, span, nameSpan, through: launch.through ?? { kind: 'macro', name: use.name }, enclosingFunction: body?.name ?? launch.enclosingFunction });
+    }
+  }
+  return out;
+}
+
+/** The macros whose expansion may call one of `wrappers`. */
+function callingMacros(macros: ReadonlyMap<string, MacroDefinition>, wrappers: ReadonlyMap<string, readonly WrapperRef[]>): Map<string, MacroDefinition> {
+  const names = [...wrappers.keys()];
+  return launchingMacros(macros, (body) => names.some((n) => body.includes(n)));
+}
+
+/** The calls of wrappers in the text, each read as the launches it makes, reported at the call. */
+function findWrapperLaunches(ctx: LaunchContext): LaunchFacts {
+  const out: LaunchFacts = { launches: [], wrappers: [] };
+  if (ctx.wrappers.size === 0) return out;
+  const { source } = ctx;
+  for (const call of findWrapperCalls(source, ctx.wrappers)) {
+    const body = enclosingFunctionBody(ctx, call.start);
+    const scope = constantScope(ctx, body, call.start);
+    const callScope: CallScope = {
+      tables: scope.tables,
+      lookup: scope.lookup,
+      line: positionAt(source, call.start).line,
+      kernelOf: (text) => kernelArgument(ctx, text, call.start, body, scope.lookup),
+    };
+    const span = spanOf(source, call.start, call.end);
+    const nameSpan = spanOf(source, call.start, call.nameEnd);
+    for (const r of resolveWrapperCall(call, ctx.wrappers, callScope)) {
+      // A call of a wrapper that calls the launching one, telling nothing that one's call does not (the kernel a name there, nothing known), is no launch of its own.
+      if (r.nested && r.kernel.name === r.writtenKernel && r.block.value === null && r.dynamicSmem.value === null && r.kernel.templateArgs === null) continue;
+      out.launches.push({
+        via: r.via,
+        kernelName: r.kernel.name,
+        baseName: lastComponent(r.kernel.name),
+        templateArgs: r.kernel.templateArgs,
+        span,
+        nameSpan,
+        grid: r.grid,
+        block: r.block,
+        dynamicSmem: r.dynamicSmem,
+        stream: r.stream,
+        inMacro: false,
+        enclosingFunction: body?.name ?? null,
+        calledThrough: r.kernel.calledThrough,
+        templateArgValues: r.kernel.templateArgValues,
+        through: { kind: 'wrapper', name: call.written },
+      });
+    }
+    // A call that passes its own function's parameters on to what the wrapper launches with: that function is a wrapper too.
+    const relevant = relevantArguments(call, ctx.wrappers);
+    if (relevant.length) {
+      const def = wrapperAt(source, call.start, { kind: 'call', callee: call.written, templateArgs: call.templateArgs, ctorArgs: call.ctorArgs, args: call.args }, relevant);
+      if (def) out.wrappers.push(def);
+    }
+  }
+  return out;
+}
+
+/** A call's argument naming a kernel: `k<T, 128>`, `&k`, or a local that holds one (`auto kernel = k<256>;`). */
+function kernelArgument(ctx: LaunchContext, text: string, at: number, body: FunctionBody | null, lookup: Lookup): KernelBinding | null {
+  const written = kernelIn(text, lookup);
+  if (!written || written.templateArgs || written.name.includes('::')) return written;
+  const target = resolveFunctionPointer(ctx, written.name, at, body);
+  if (!target) return written;
+  return { name: target.name, templateArgs: target.templateArgs, templateArgValues: target.templateArgs ? target.templateArgs.map((a) => evaluateInteger(a, lookup)) : null, calledThrough: written.name };
 }
 
 /** `cudaLaunchKernelEx(&config, kernel, args...)` with `config.blockDim = ...` assigned nearby. */
@@ -332,7 +546,7 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   const body = inMacro ? null : enclosingFunctionBody(ctx, start);
   const pointerTarget = inMacro || written.templateArgs ? null : resolveFunctionPointer(ctx, written.name, start, body);
   const callee = pointerTarget ?? written;
-  const scope = constantScope(ctx, body);
+  const scope = constantScope(ctx, body, start);
   const { lookup } = scope;
   const explain = (text: string) => explainIn(ctx, scope, text);
   const unresolved = (text: string | undefined, why: string) => ({ text: (text ?? '').trim(), value: null, note: why });
@@ -353,6 +567,12 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
   }
   const nameStart = via === 'chevrons' ? written.start : start;
   const nameEnd = via === 'chevrons' ? written.nameEnd : start + via.length;
+  const block = dim(config.block);
+  const candidates = block.value === null && !inMacro && config.block !== undefined ? blockCandidates(config.block, scope.tables, lookup, source.masked, start) : null;
+  // What a call could set: a block or shared memory not known here, or a kernel that is a parameter.
+  if (!inMacro && body && (block.value === null || dynamicSmem.value === null || (!callee.name.includes('::') && (body.name === null || body.parameters.includes(callee.name))))) {
+    ctx.parametric.push({ at: start, step: { kind: 'launch', via, kernel: callee.name, templateArgs: callee.templateArgs, grid: config.grid, block: config.block, smem: config.smem, stream: config.stream } });
+  }
   return {
     via,
     kernelName: callee.name,
@@ -361,13 +581,14 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     span: spanOf(source, start, end),
     nameSpan: spanOf(source, nameStart, nameEnd),
     grid: dim(config.grid),
-    block: dim(config.block),
+    block,
     dynamicSmem,
     stream: config.stream?.trim() || null,
     inMacro,
     enclosingFunction: body?.name ?? null,
     calledThrough: pointerTarget ? written.name : null,
     templateArgValues: callee.templateArgs && !inMacro ? callee.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
+    ...(candidates ? { candidates } : {}),
   };
 }
 
@@ -411,12 +632,25 @@ function mayBeDeclaredIn(region: string, name: string): boolean {
   return false;
 }
 
-/** The constants code in `body` (null: at file scope) can use, and a lookup over them. */
-function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantScope {
-  const key = body ? body.open : -1;
+/**
+ * The constants code at `at` in `body` (null: at file scope) can use, and a lookup over them: one
+ * scope per function, and one per set of declarations in view where the function declares a name
+ * in several blocks.
+ */
+function constantScope(ctx: LaunchContext, body: FunctionBody | null, at: number): ConstantScope {
+  let functionTable: ConstantTable | undefined;
+  let key = body ? `${body.open}` : '-1';
+  if (body) {
+    functionTable = ctx.functionTables.get(body.open);
+    if (!functionTable) {
+      functionTable = functionConstants(ctx, body);
+      ctx.functionTables.set(body.open, functionTable);
+    }
+    if (functionTable.scoped) key += `@${scopeKeyAt(functionTable, at)}`;
+  }
   let scope = ctx.constantScopes.get(key);
   if (!scope) {
-    const tables = body ? [functionConstants(ctx, body), ctx.fileConstants] : [ctx.fileConstants];
+    const tables = functionTable ? [tableAt(functionTable, at), ctx.fileConstants, ...ctx.scopeTables] : [ctx.fileConstants, ...ctx.scopeTables];
     scope = { tables, lookup: makeLookup(tables, ctx.fallback), dim3s: new Map(), notes: new Map() };
     ctx.constantScopes.set(key, scope);
   }
@@ -424,12 +658,13 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null): ConstantS
 }
 
 function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
-  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false });
+  const why = (name: string) => `\`${name}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`;
+  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false, parameters: body.parameters, parameterNote: why });
   const shadowed = (table.shadowed ??= new Map());
-  for (const param of body.parameters) {
-    table.constants.delete(param);
-    table.dim3s.delete(param);
-    shadowed.set(param, `\`${param}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`);
+  for (const name of body.parameters) {
+    table.constants.delete(name);
+    table.dim3s.delete(name);
+    shadowed.set(name, why(name));
   }
   return table;
 }
@@ -521,7 +756,7 @@ export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions 
     const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
     if (!callee) continue;
     const body = inRanges(directives, m.index) ? null : enclosingFunctionBody(ctx, m.index);
-    const { tables, lookup } = constantScope(ctx, body);
+    const { tables, lookup } = constantScope(ctx, body, m.index);
     const value = inRanges(directives, m.index) ? null : evaluateInteger(args[2] ?? '', lookup);
     out.push({
       kernelName: callee.name,

@@ -11,10 +11,12 @@
 import type { Kernel, Launch, LaunchBounds, SmemOptIn, Span } from '../types';
 import { makeSourceText, spanOf, type SourceText } from '../text/source-text';
 import { findKernels, resolveLaunchBounds } from './kernel-finder';
-import { findLaunches, findSmemOptIns } from './launch-finder';
+import { findLaunchFacts, findSmemOptIns } from './launch-finder';
+import { wrappersByName, type WrapperDefinition, type WrapperRef } from './launch-wrappers';
 import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import type { Lookup } from '../text/const-eval';
+import type { MacroDefinition } from '../text/macros';
 import { ownCopy, plainCopy } from '../incremental/engine-seams';
 
 /**
@@ -44,6 +46,8 @@ export interface FileFacts {
   smemOptIns: SmemOptIn[];
   /** The file's launches, as much as a quick fix needs of other files' (see IndexedLaunch). */
   launches: IndexedLaunch[];
+  /** The launch wrappers its functions are (see launch-wrappers.ts). */
+  wrappers: WrapperDefinition[];
 }
 
 /** A launch as the index keeps it: the kernel it names, its line, and its threads per block when the source fixes them. */
@@ -61,6 +65,7 @@ export interface AnalysedFile {
   kernels: Kernel[];
   smemOptIns: SmemOptIn[];
   launches?: readonly Launch[];
+  wrappers?: WrapperDefinition[];
 }
 
 export interface KernelRef {
@@ -89,12 +94,13 @@ export interface WorkspaceIndexOptions {
 export interface ConstantView {
   /** Constants of the file's includes (transitively), then ones defined once in the workspace. */
   lookup: Lookup;
+  /** Function-like macros of the file's includes (nearest first), then ones defined once in the workspace. */
+  macros: ReadonlyMap<string, MacroDefinition>;
+  /** Launch wrappers of the file's includes, then ones only one file of the workspace defines, by name. */
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>;
   /** `BLOCK = 256 (#define, config.h:3)`, or null when the index has no such name. */
   describe: (name: string) => string | null;
 }
-
-/** What every launch the launch finder finds contains. */
-const MAY_LAUNCH = /<<|cudaLaunch|cuLaunchKernel/;
 
 /** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
 const VIEWS_KEPT = 4;
@@ -102,10 +108,12 @@ const VIEWS_KEPT = 4;
 export class WorkspaceIndex {
   private readonly files = new Map<string, FileFacts>();
   private readonly includeDirs: string[];
+  private includeDirsFor: (path: string) => readonly string[] = () => [];
   private generation = 0;
   /** Updates and removals per path (see changesOutside). */
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
+  private uniqueMacros: Map<string, Array<{ path: string; def: MacroDefinition }>> | null = null;
   /**
    * The last constant views handed out (by path and whether its own entry is skipped), until a file
    * changes: an open document asks for its view on every keystroke, and building one reads every
@@ -130,9 +138,9 @@ export class WorkspaceIndex {
     const constants = collectConstants(source);
     const lookup = makeLookup([constants]);
     // Read for the index alone: its strings are cut from the whole text, which copies let go.
-    // Launches are looked for only where one may be (most headers have none: a third of the time of an index).
-    const launches = MAY_LAUNCH.test(source.masked) ? findLaunches(source, { fileConstants: constants }) : [];
-    return this.set(path, { ...keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }) }), launches }, source);
+    // Launches and wrappers are looked for only where one may be (most headers have none: a third of the time of an index).
+    const found = mayLaunch(source.masked) || constants.macros ? findLaunchFacts(source, { fileConstants: constants }) : { launches: [], wrappers: [] };
+    return this.set(path, { ...keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }), wrappers: found.wrappers }), launches: found.launches }, source);
   }
 
   /**
@@ -161,11 +169,13 @@ export class WorkspaceIndex {
     this.forgetDerived(); // they hold the definitions
   }
 
-  private set(path: string, { constants, kernels, smemOptIns, launches }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
+  private set(path: string, { constants, kernels, smemOptIns, launches, wrappers = [] }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
     const key = normalizePath(path);
     const origin = baseName(key);
     const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
-    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: { ...constants, constants: own }, includes: findIncludes(source), smemOptIns, launches: indexedLaunches(launches ?? []) };
+    const table: ConstantTable = { ...constants, constants: own };
+    if (constants.macros) table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
+    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: table, includes: findIncludes(source), smemOptIns, launches: indexedLaunches(launches ?? []), wrappers: wrappers.map((w) => ({ ...w, origin })) };
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
@@ -198,15 +208,28 @@ export class WorkspaceIndex {
     return [...this.files.keys()].sort();
   }
 
+  /**
+   * Directories searched for the includes of each file after its own folder and the index's
+   * include directories: the `-I` folders of its compile command. Set by whoever reads them.
+   */
+  setIncludeDirs(dirsFor: (path: string) => readonly string[]): void {
+    this.includeDirsFor = dirsFor;
+    this.forgetDerived();
+  }
+
+  /** Where an `#include` of `fromPath` may name a file, nearest first: beside it (`"..."` only), then the include directories. */
+  includeCandidates(fromPath: string, include: Pick<IncludeLine, 'target' | 'system'>): string[] {
+    const from = normalizePath(fromPath);
+    const own = this.includeDirsFor(from).map(normalizePath);
+    const dirs = include.system ? [...this.includeDirs, ...own] : [dirName(from), ...this.includeDirs, ...own];
+    return [...new Set(dirs.map((dir) => normalizePath(dir ? `${dir}/${include.target}` : include.target)))];
+  }
+
   /** The indexed file an `#include` names, or null (system headers, files outside the index). */
   resolveInclude(fromPath: string, include: Pick<IncludeLine, 'target' | 'system'>): string | null {
-    const from = normalizePath(fromPath);
-    const dirs = include.system ? this.includeDirs : [dirName(from), ...this.includeDirs];
-    for (const dir of dirs) {
-      const candidate = normalizePath(dir ? `${dir}/${include.target}` : include.target);
-      if (this.files.has(candidate)) return candidate;
-    }
-    if (include.system) return null;
+    for (const candidate of this.includeCandidates(fromPath, include)) if (this.files.has(candidate)) return candidate;
+    // A system include of a workspace path (`<proj/util/x.cuh>`) may name one of its files too; `<vector>` never does.
+    if (include.system && !include.target.includes('/')) return null;
     // Not beside the file nor under an include directory: a unique indexed file with that tail (a -I we were not told).
     const tail = '/' + normalizePath(include.target).replace(/^(\.\.\/)+/, '');
     const matches = this.filesNamed(baseName(tail)).filter((p) => p.endsWith(tail) || p === tail.slice(1));
@@ -281,6 +304,7 @@ export class WorkspaceIndex {
   /** What is worked out from every file: worked out again when next asked, after a file changed. */
   private forgetDerived(): void {
     this.uniqueConstants = null;
+    this.uniqueMacros = null;
     this.views.clear();
     this.includedBy = null;
     this.byName = null;
@@ -320,6 +344,7 @@ export class WorkspaceIndex {
     const workspaceLookup = makeLookup([workspaceTable]);
     const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
     const lookup = makeLookup(included, fromWorkspace);
+    const includedPaths = this.includeClosure(path);
     const describe = (name: string): string | null => {
       const value = lookup(name);
       const table = included.find((t) => t.constants.has(name));
@@ -331,7 +356,57 @@ export class WorkspaceIndex {
       const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
       return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
     };
-    return { lookup, describe };
+    return { lookup, describe, macros: this.macrosInView(here, included), wrappers: this.wrappersInView(here, includedPaths, lookup) };
+  }
+
+  /**
+   * The wrappers of the files `path` includes, then those of a name only one other file defines
+   * (a wrapper in a header the file reaches through a `-I` the index was not told). Each is read
+   * with its own file's constants, then what `path` sees.
+   */
+  private wrappersInView(path: string, included: readonly string[], lookup: Lookup): ReadonlyMap<string, readonly WrapperRef[]> {
+    const out = new Map<string, WrapperRef[]>();
+    const add = (p: string, names: ReadonlySet<string> | null) => {
+      const facts = this.files.get(p);
+      if (!facts?.wrappers.length) return;
+      const refs = wrappersByName(facts.wrappers.filter((w) => !names || names.has(w.name)), [facts.constants], makeLookup([facts.constants], lookup));
+      for (const [name, list] of refs) if (!out.has(name) || names === null) out.set(name, [...(out.get(name) ?? []), ...list]);
+    };
+    for (const p of included) add(p, null);
+    const byName = new Map<string, Set<string>>();
+    for (const [p, facts] of this.files) {
+      if (p === path || included.includes(p)) continue;
+      for (const w of facts.wrappers) byName.set(w.name, (byName.get(w.name) ?? new Set()).add(p));
+    }
+    for (const [name, paths] of byName) if (!out.has(name) && paths.size === 1) add([...paths][0], new Set([name]));
+    return out;
+  }
+
+  /** The macros of `included` (nearest first), then those the rest of the workspace defines once (not `path`'s own). */
+  private macrosInView(path: string, included: readonly ConstantTable[]): ReadonlyMap<string, MacroDefinition> {
+    const macros = new Map<string, MacroDefinition>();
+    for (const table of included) for (const [name, def] of table.macros ?? []) if (!macros.has(name)) macros.set(name, def);
+    for (const [name, defs] of this.workspaceMacros()) {
+      if (macros.has(name)) continue;
+      const others = defs.filter((d) => d.path !== path);
+      if (others.length === 1) macros.set(name, others[0].def);
+    }
+    return macros;
+  }
+
+  /** Every function-like macro of the workspace by name, one entry per different body. */
+  private workspaceMacros(): Map<string, Array<{ path: string; def: MacroDefinition }>> {
+    if (this.uniqueMacros) return this.uniqueMacros;
+    const all = new Map<string, Array<{ path: string; def: MacroDefinition }>>();
+    for (const [path, facts] of this.files) {
+      for (const def of facts.constants.macros?.values() ?? []) {
+        const list = all.get(def.name) ?? [];
+        if (!list.some((d) => d.def.body === def.body)) list.push({ path, def });
+        all.set(def.name, list);
+      }
+    }
+    this.uniqueMacros = all;
+    return all;
   }
 
   /** The kernel a launch of `name` (`k`, `ns::k`) written in `path` runs: this file, then its includes, then the workspace. */
@@ -468,10 +543,16 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
  * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
  * objects and the text they were read from.
  */
-function keptCopy({ kernels, constants, smemOptIns }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns'> {
+function keptCopy({ kernels, constants, smemOptIns, wrappers }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'> {
   const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
   if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
-  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns) };
+  if (constants.macros) table.macros = copyMap(constants.macros);
+  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns), wrappers: plainCopy(wrappers) };
+}
+
+/** A launch written in the text (before reading it as one). */
+function mayLaunch(masked: string): boolean {
+  return masked.includes('<<') || /\bcu(?:da)?Launch/.test(masked);
 }
 
 /** The launches as the index keeps them: fresh strings and numbers, nothing of the analysis they came from. */

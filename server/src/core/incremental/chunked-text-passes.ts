@@ -7,11 +7,14 @@
  * chunk is read again.
  */
 import type { Kernel, Launch, SmemOptIn } from '../types';
-import { isWordCode, type SourceText } from '../text/source-text';
+import { isWordCode, offsetAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
-import { collectConstantDefinitions, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
+import { collectConstantDefinitions, decideBranches, decideMacroBranches, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
+import { findInactiveRanges, hasConditionals, isInactive, NO_INACTIVE_RANGES, type InactiveRanges } from '../text/preprocessor-branches';
+import type { MacroDefinition } from '../text/macros';
 import { findKernels } from '../facts/kernel-finder';
-import { findLaunches, findSmemOptIns } from '../facts/launch-finder';
+import { findCallLaunches, findDirectLaunches, findSmemOptIns, withOwnWrappers } from '../facts/launch-finder';
+import { movedWrapper, wrappersKey, type WrapperDefinition, type WrapperRef } from '../facts/launch-wrappers';
 import { layoutChunks, type Chunk } from '../text/top-level-chunks';
 import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
 import { ownCopy } from './engine-seams';
@@ -25,6 +28,8 @@ export interface TextFacts {
   kernels: Kernel[];
   launches: Launch[];
   smemOptIns: SmemOptIn[];
+  /** The launch wrappers the file's functions are (see launch-wrappers.ts): the workspace index keeps them for other files. */
+  wrappers: WrapperDefinition[];
   /**
    * What the kernel-body passes need besides each kernel's text, worked out the first time they ask
    * and kept: a newly opened file's first pass reads no kernel body, and a first hover waits for it.
@@ -52,7 +57,11 @@ export interface TextPassInput {
   outer?: Lookup;
   /** Says where `outer` found a name, for notes. */
   describe?: (name: string) => string | null;
-  /** Changes whenever `outer` or `describe` may answer differently (the workspace index's generation). */
+  /** Function-like macros from outside the file (included headers), after the file's own. */
+  outerMacros?: ReadonlyMap<string, MacroDefinition>;
+  /** Launch wrappers from outside the file (included headers, the workspace), by name. */
+  outerWrappers?: ReadonlyMap<string, readonly WrapperRef[]>;
+  /** Changes whenever `outer`, `describe` or `outerMacros` may answer differently (the workspace index's generation). */
   outerKey: string;
   cache?: TextPassCache;
 }
@@ -63,6 +72,17 @@ interface ChunkResults {
   kernels: Kernel[];
   launches: Launch[];
   smemOptIns: SmemOptIn[];
+  /** The wrappers the chunk's own launches make of their functions. */
+  wrappers: WrapperDefinition[];
+}
+
+/** The launches the chunk's calls of wrappers make, for the wrappers in view that `key` names. */
+interface ChunkCalls {
+  key: string;
+  line: number;
+  launches: Launch[];
+  /** The wrappers these calls make of the functions they are in. */
+  wrappers: WrapperDefinition[];
 }
 
 interface ChunkEntry {
@@ -81,6 +101,10 @@ interface ChunkEntry {
   unread?: SourceText;
   /** Results for the environment `environment` names. */
   results: ChunkResults | null;
+  /** The chunk holds an `#if`, `#el…` or `#endif` line (the file's off branches are worked out only when one does). */
+  conditionals: boolean;
+  /** Its wrapper calls' launches, once read. */
+  calls?: ChunkCalls;
   /** The chunk's part of the constants keys, for the line it was on when they were summed (see constantsKey). */
   sums?: ConstantSums;
   environment: string | null;
@@ -114,7 +138,7 @@ export class TextPassCache {
   }
 }
 
-export function runTextPasses({ source, outer, describe, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
+export function runTextPasses({ source, outer, describe, outerMacros, outerWrappers, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
   const previous = cache.layout;
   const { chunks, previousIndex } = layoutChunks(source, previous);
   // The chunks read for the first time, as pieces of the document: the passes below read the same
@@ -142,11 +166,16 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
     return { chunk, entry };
   });
   const entries = parts.map((p) => p.entry);
-  const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, moved: chunk.line - entry.line })));
+  // The file's `#if` branches that are off: their launches are not reported, their definitions not read.
+  // Only a file with a conditional has any (each chunk says whether it holds one: the file is not scanned again).
+  const inactive = entries.some((e) => e.conditionals) ? findInactiveRanges(source) : NO_INACTIVE_RANGES;
+  const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, definitions: entry.definitions, moved: chunk.line - entry.line })), inactive);
   // Hashed: it is compared once per chunk and per launch, and the constants of a large file written out run
   // long (45,000 characters for the 1,600 constants of the 35k-line bench file).
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
   const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
+  // The file's function-like macros, then those of its includes (outerMacros changes with outerKey).
+  const macros = !outerMacros?.size ? constants.macros : !constants.macros ? outerMacros : new Map([...outerMacros, ...constants.macros]);
   const lookup = makeLookup([constants], outer);
   // Constants count by name and value, not by where they are: typing in a `const` line, or a line break above
   // one, invalidates no kernel; a change to what the workspace answers (a header saved) invalidates them all.
@@ -158,32 +187,125 @@ export function runTextPasses({ source, outer, describe, outerKey, cache = new T
   const kept = keptBody ? { body: keptBody, sameConstants: previous!.constantsPart === constantsPart, edit: replacedEntries(previous!.entries, previousIndex, entries) } : undefined;
   const placed = parts.map(({ chunk, entry }) => ({ entry, moved: chunk.line - entry.line }));
   const body = lazyBodyContext(placed, constantsPart, kept);
-  const facts: TextFacts = { constants, environment, bodyContext: body.get, kernels: [], launches: [], smemOptIns: [] };
+  const facts: TextFacts = { constants, environment, bodyContext: body.get, kernels: [], launches: [], smemOptIns: [], wrappers: [] };
   cache.layout = { source, chunks, entries, body, constantsPart };
   for (const { chunk, entry } of parts) {
     // Read from the entry's copy of the chunk (see above).
     const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
       const read = piece();
-      entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe) };
+      entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe, macros) };
       entry.environment = environment;
     } else if (entry.results.line !== chunk.line) {
       // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
       const delta = chunk.line - entry.results.line;
-      const { launches, smemOptIns } = entry.results;
-      const citesLines = [...launches.flatMap((l) => [l.grid.note, l.block.note, l.dynamicSmem.note]), ...smemOptIns.map((o) => o.bytes.note)].some((note) => note !== null && /\bline \d/.test(note));
+      const { launches, smemOptIns, wrappers } = entry.results;
       entry.results = {
         line: chunk.line,
         kernels: shiftLines(entry.results.kernels, delta),
-        ...(citesLines ? findCalls(piece(), constants, outer, describe) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta) }),
+        ...(citesLines(launches) || smemOptIns.some((o) => citesLine(o.bytes.note)) ? findCalls(piece(), constants, outer, describe, macros) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta), wrappers: movedWrappers(wrappers, delta) }),
       };
     }
     facts.kernels.push(...entry.results.kernels);
-    facts.launches.push(...entry.results.launches);
     facts.smemOptIns.push(...entry.results.smemOptIns);
+    if (entry.results.wrappers.length) facts.wrappers.push(...entry.results.wrappers);
+  }
+  const calls = readWrapperCalls(parts, { source, constants, outer, describe, macros, environment, outerWrappers, piece: (chunk, entry) => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked) }, facts.wrappers);
+  if (calls) facts.wrappers.push(...calls.wrappers);
+  for (let k = 0; k < parts.length; k++) {
+    const own = calls?.byChunk[k];
+    const written = parts[k].entry.results!.launches;
+    const launches = own?.length ? [...written, ...own].sort(byPlace) : written;
+    if (inactive.certain.length === 0) facts.launches.push(...launches);
+    else for (const launch of launches) if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
   }
   cache.sweep();
   return facts;
+}
+
+const NO_WRAPPERS: ReadonlyMap<string, readonly WrapperRef[]> = new Map();
+
+function byPlace(a: Launch, b: Launch): number {
+  return a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character;
+}
+
+function citesLine(note: string | null): boolean {
+  return note !== null && /\bline \d/.test(note);
+}
+
+function citesLines(launches: readonly Launch[]): boolean {
+  return launches.some((l) => citesLine(l.grid.note) || citesLine(l.block.note) || citesLine(l.dynamicSmem.note));
+}
+
+function movedWrappers(wrappers: readonly WrapperDefinition[], delta: number): WrapperDefinition[] {
+  return wrappers.map((w) => movedWrapper(w, delta));
+}
+
+interface CallContext {
+  source: SourceText;
+  constants: ConstantTable;
+  outer: Lookup | undefined;
+  describe: TextPassInput['describe'];
+  macros: ReadonlyMap<string, MacroDefinition> | undefined;
+  environment: string;
+  outerWrappers: ReadonlyMap<string, readonly WrapperRef[]> | undefined;
+  piece: (chunk: Chunk, entry: ChunkEntry) => SourceText;
+}
+
+/**
+ * The launches each chunk's calls of wrappers make, and the wrappers those calls make of their
+ * functions: read with the wrappers in view (the workspace's and the file's), again with the ones
+ * found, until no new one is (a wrapper that calls a wrapper). Kept per chunk while the wrappers in
+ * view and the chunk's environment stay the same; a chunk that names none of them reads nothing.
+ */
+function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry }>, ctx: CallContext, direct: readonly WrapperDefinition[]): { byChunk: Launch[][]; wrappers: WrapperDefinition[] } | null {
+  const outerWrappers = ctx.outerWrappers ?? NO_WRAPPERS;
+  // No wrapper in view (most files): no call to read, nothing kept.
+  if (direct.length === 0 && outerWrappers.size === 0) {
+    for (const { entry } of parts) if (entry.calls) entry.calls = undefined;
+    return null;
+  }
+  let derived: WrapperDefinition[] = [];
+  let result: { byChunk: Launch[][]; wrappers: WrapperDefinition[] } | null = null;
+  for (let round = 0, previous = ''; round < 4; round++) {
+    const own = [...direct, ...derived];
+    const inView = withOwnWrappers(outerWrappers, own, ctx.constants, ctx.outer);
+    if (inView.size === 0) break;
+    const key = `${ctx.environment}|${hash(wrappersKey(own))}|${inView.size}`;
+    const names = triggerNames(inView, ctx.macros);
+    const byChunk: Launch[][] = [];
+    const found: WrapperDefinition[] = [];
+    for (const { chunk, entry } of parts) {
+      if (!names.some((n) => entry.masked.includes(n))) {
+        byChunk.push([]);
+        continue;
+      }
+      let calls = entry.calls;
+      if (!calls || calls.key !== key) {
+        const read = findCallLaunches(ctx.piece(chunk, entry), { fileConstants: ctx.constants, fallback: ctx.outer, describe: ctx.describe, macros: ctx.macros, wrappers: inView });
+        calls = { key, line: chunk.line, launches: read.launches, wrappers: read.wrappers };
+      } else if (calls.line !== chunk.line) {
+        const delta = chunk.line - calls.line;
+        calls = citesLines(calls.launches) ? { ...calls, ...findCallLaunches(ctx.piece(chunk, entry), { fileConstants: ctx.constants, fallback: ctx.outer, describe: ctx.describe, macros: ctx.macros, wrappers: inView }), line: chunk.line } : { key, line: chunk.line, launches: shiftLines(calls.launches, delta), wrappers: movedWrappers(calls.wrappers, delta) };
+      }
+      entry.calls = calls;
+      byChunk.push(calls.launches);
+      found.push(...calls.wrappers);
+    }
+    result = { byChunk, wrappers: found };
+    const next = wrappersKey(found);
+    if (next === previous) break;
+    previous = next;
+    derived = found;
+  }
+  return result;
+}
+
+/** The names a chunk must write for its calls to be read: the wrappers', and those of the macros that call one. */
+function triggerNames(wrappers: ReadonlyMap<string, readonly WrapperRef[]>, macros: ReadonlyMap<string, MacroDefinition> | undefined): string[] {
+  const names = [...wrappers.keys()];
+  if (macros) for (const [name, def] of macros) if (names.some((n) => def.body.includes(n))) names.push(name);
+  return names;
 }
 
 type KeptBodyContext = { body: BodyContext; sameConstants: boolean; edit: { removed: ChunkEntry[]; added: ChunkEntry[] } };
@@ -281,9 +403,11 @@ function replacedEntries(previous: readonly ChunkEntry[], previousIndex: readonl
   return { removed: previous.filter((_, k) => !kept[k]), added: entries.filter((_, k) => previousIndex[k] < 0) };
 }
 
-function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe']): Pick<ChunkResults, 'launches' | 'smemOptIns'> {
+function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe'], macros: ReadonlyMap<string, MacroDefinition> | undefined): Pick<ChunkResults, 'launches' | 'smemOptIns' | 'wrappers'> {
+  const { launches, wrappers } = findDirectLaunches(piece, { fileConstants: constants, fallback: outer, describe, macros });
   return {
-    launches: findLaunches(piece, { fileConstants: constants, fallback: outer, describe }),
+    launches,
+    wrappers,
     smemOptIns: findSmemOptIns(piece, { fileConstants: constants, fallback: outer }),
   };
 }
@@ -380,6 +504,7 @@ function newEntry(piece: SourceText, line: number): ChunkEntry {
     unread: { text: piece.text, masked: piece.masked, lineStarts: piece.lineStarts, firstLine: piece.firstLine },
     results: null,
     environment: null,
+    conditionals: hasConditionals(piece),
   };
 }
 
@@ -396,21 +521,51 @@ function chunkSource(source: SourceText, chunk: Chunk, text: string, masked: str
  * defined twice is ambiguous, and a file-scope `dim3` assigned again in a
  * later chunk (`b.x = 512;` in some function) has no known value.
  */
-function mergeConstants(source: SourceText, tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>): ConstantTable {
+function mergeConstants(
+  source: SourceText,
+  tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; definitions: readonly ConstantDefinition[]; moved: number }>,
+  inactive: InactiveRanges,
+): ConstantTable {
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
-  for (const { chunk, table, moved: lines } of tables) {
+  const decide = inactive.certain.length > 0 || inactive.assumed.length > 0;
+  const definitions: ConstantDefinition[] = [];
+  for (const { chunk, table, definitions: written, moved: lines } of tables) {
     for (const def of table.constants.values()) {
       const moved = { ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines };
       constants.set(def.name, constants.has(def.name) ? { ...moved, expr: '' } : moved);
     }
+    if (decide) for (const def of written) definitions.push({ ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines });
     for (const def of table.dim3s.values()) {
       const offset = def.offset + chunk.start;
       const known = def.args.length > 0 && !dim3s.has(def.name) && !(atFileScope(def, source, chunk) && isReassigned(source.masked, def.name, chunk.end, source.masked.length, true));
       dim3s.set(def.name, { name: def.name, args: known ? def.args : [], offset });
     }
   }
-  return { constants, dim3s, shadowed: new Map() };
+  // A chunk decides the branches it holds whole; the file decides those that run over several chunks.
+  if (decide) decideBranches(constants, definitions, inactive);
+  const table: ConstantTable = { constants, dim3s, shadowed: new Map() };
+  const macros = mergeMacros(tables, inactive);
+  if (macros) table.macros = macros;
+  return table;
+}
+
+/** The chunks' function-like macros as one table (see mergeConstants). */
+function mergeMacros(tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>, inactive: InactiveRanges): Map<string, MacroDefinition> | undefined {
+  let macros: Map<string, MacroDefinition> | undefined;
+  let all: MacroDefinition[] | undefined;
+  for (const { chunk, table, moved: lines } of tables) {
+    if (!table.macros) continue;
+    macros ??= new Map();
+    for (const def of table.macros.values()) {
+      const moved = { ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines };
+      const prior = macros.get(def.name);
+      macros.set(def.name, prior && prior.body !== def.body ? { ...moved, body: '' } : moved);
+      (all ??= []).push(moved);
+    }
+  }
+  if (macros && all && (inactive.certain.length || inactive.assumed.length)) decideMacroBranches(macros, all, inactive);
+  return macros;
 }
 
 /** The definition sits outside every brace of its chunk. */

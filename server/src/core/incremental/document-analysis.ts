@@ -78,7 +78,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
   const view = workspace?.constantView(key, { skipOwnEntry: true });
   const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, bodyContext, environment, kernels, launches, smemOptIns } = runTextPasses({ source, outer, describe: view?.describe, outerKey, cache: textCache });
+  const { constants, bodyContext, environment, kernels, launches, smemOptIns, wrappers } = runTextPasses({ source, outer, describe: view?.describe, outerMacros: view?.macros, outerWrappers: view?.wrappers, outerKey, cache: textCache });
   const lookup = makeLookup([constants], outer);
   const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
@@ -97,6 +97,7 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
     launches,
     launchTargets,
     smemOptIns,
+    wrappers,
     findings: launchFindings(launches, launchTargets, optInsInView, archs ?? []),
     ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
     parseErrors: tree ? collectParseErrors(tree, source) : [],

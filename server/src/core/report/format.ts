@@ -36,6 +36,11 @@ export function listAnd(items: string[]): string {
   return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
+export function listOr(items: string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
 export const LIMIT_NAMES: Record<string, string> = {
   registers: 'registers',
   sharedMemory: 'shared memory',

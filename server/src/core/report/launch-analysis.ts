@@ -4,7 +4,7 @@
  * source), the theoretical occupancy with every ceiling, the latency-hiding
  * estimate and the next step. Plain data for the hover, the lens, the CLI.
  */
-import type { Kernel, LaunchBounds, Launch } from '../types';
+import type { Dim3, Kernel, LaunchBounds, Launch } from '../types';
 import { archName, parseArch, type ArchRow } from '../gpu/arch-table';
 import { occupancy, type OccupancyQuery, type OccupancyResult } from '../gpu/occupancy';
 import { nextStep, launchBoundsRegisterCap, type NextStep } from '../gpu/next-step';
@@ -93,6 +93,14 @@ export interface LaunchAnalysis {
   perArch: ArchOccupancy[];
   /** Where the kernel is written and the launch compiled: whose figures these are (null without a kernel). */
   site: FigureSite | null;
+  /** When the block is one of a few the source fixes (Launch.candidates): each with its occupancy per architecture. */
+  candidates: CandidateOccupancy[] | null;
+}
+
+export interface CandidateOccupancy {
+  block: Dim3;
+  threadsPerBlock: number;
+  perArch: ArchOccupancy[];
 }
 
 export interface LatencyOptions {
@@ -134,8 +142,15 @@ export function analyzeLaunch(
   const threads = threadsOf(launch);
   const dynamicSmemBytes = launch.dynamicSmem.value;
   const bound = launchBounds?.maxThreadsPerBlock ?? null;
-  // A launch above its kernel's __launch_bounds__ does not run: no occupancy to claim.
-  const fails = threads !== null && bound !== null && threads > bound;
+  const figures = archs.map((arch) => figuresFor(kernel, launch, arch, site));
+  const perBlock = (count: number | null) =>
+    archs.map((arch, k) => {
+      // A launch above its kernel's __launch_bounds__ does not run: no occupancy to claim.
+      if (count === null || bound === null || count <= bound) return occupancyFor(arch, figures[k], count, dynamicSmemBytes ?? 0, kernel, latency);
+      const row = parseArch(arch);
+      return { arch: row ? archName(row) : arch, figures: figures[k], result: null, reason: `the launch fails: ${count} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
+    });
+  const candidates = threads === null && launch.candidates?.length ? launch.candidates.map((block) => ({ block, threadsPerBlock: block.x * block.y * block.z, perArch: perBlock(block.x * block.y * block.z) })) : null;
   return {
     launch,
     kernel,
@@ -144,12 +159,8 @@ export function analyzeLaunch(
     threadsPerBlock: threads,
     dynamicSmemBytes,
     site,
-    perArch: archs.map((arch) => {
-      const figures = figuresFor(kernel, launch, arch, site);
-      if (!fails) return occupancyFor(arch, figures, threads, dynamicSmemBytes ?? 0, kernel, latency);
-      const row = parseArch(arch);
-      return { arch: row ? archName(row) : arch, figures, result: null, reason: `the launch fails: ${threads} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
-    }),
+    perArch: perBlock(threads),
+    candidates,
   };
 }
 

@@ -3,12 +3,12 @@
  * plain data. The hover, the code lens and the CLI's text format share them.
  */
 import type { Kernel } from '../types';
-import type { ArchOccupancy, CompileNote, KernelFigures, LaunchAnalysis } from './launch-analysis';
+import type { ArchOccupancy, CandidateOccupancy, CompileNote, KernelFigures, LaunchAnalysis } from './launch-analysis';
 import type { BudgetLevel } from '../gpu/register-budget';
 import type { CompiledInstance } from './document-report';
 import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
-import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, mdText, percent } from './format';
+import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, percent } from './format';
 
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
@@ -35,9 +35,12 @@ function titleParts(analysis: LaunchAnalysis): { name: string; shape: string } {
   const name = l.templateArgs ? `${l.kernelName}<${l.templateArgs.join(', ')}>` : l.kernelName;
   const block = l.block.value;
   const threads = analysis.threadsPerBlock;
+  const candidates = analysis.candidates;
   const shape = block && threads !== null
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
-    : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
+    : candidates
+      ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
+      : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
   return { name, shape: `${shape}, ${smem}` };
 }
@@ -158,13 +161,30 @@ export function registersShort(p: Pick<ArchOccupancy, 'figures' | 'spread'>): st
  * caps a hover's height (250 px in a default window), so what comes after the table can be
  * cut off, and where the numbers come from must not be.
  */
+/**
+ * One row per candidate block size, one column per architecture: occupancy, blocks per SM and the
+ * binding limit, or why there is none.
+ */
+export function candidatesTable(candidates: readonly CandidateOccupancy[]): string {
+  if (candidates.length === 0) return '';
+  const archs = candidates[0].perArch.map((a) => a.arch);
+  const header = `| block | ${archs.join(' | ')} |\n|---|${archs.map(() => '---').join('|')}|`;
+  const cell = (a: ArchOccupancy) =>
+    a.result
+      ? `**${percent(a.result.occupancy)}** (${a.result.activeBlocksPerMultiprocessor} block${a.result.activeBlocksPerMultiprocessor === 1 ? '' : 's'}/SM, ${a.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ') || 'no limit'})`
+      : a.reason?.startsWith('the launch fails') ? 'fails: above the launch bounds' : a.figures.numRegs === null ? 'registers unknown' : 'no occupancy';
+  const rows = candidates.map((c) => `| ${dim3Text(c.block)}${c.block.y !== 1 || c.block.z !== 1 ? ` (${c.threadsPerBlock})` : ''} | ${c.perArch.map(cell).join(' | ')} |`);
+  return [header, ...rows].join('\n');
+}
+
 export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtras = {}): string {
   // Without register figures, the register budget follows where they come from.
   const parts = [launchTitle(analysis), `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`, ...budgetLines(analysis)];
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
+  if (analysis.candidates) parts.push(candidatesTable(analysis.candidates));
   // Unknown registers: the figures line says why, and the budget follows.
-  const missing = analysis.perArch.filter((a) => !a.result && a.reason && !(a.figures.numRegs === null && a.budget));
+  const missing = analysis.candidates ? [] : analysis.perArch.filter((a) => !a.result && a.reason && !(a.figures.numRegs === null && a.budget));
   for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   const next = nextStepLine(analysis);

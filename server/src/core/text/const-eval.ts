@@ -260,6 +260,12 @@ class Evaluator {
       }
       if (name === 'true') return 1;
       if (name === 'false') return 0;
+      // A call without arguments: a function that returns a constant (`threads()`, `dh::WarpThreads()`).
+      if (isOp(this.peek(), '(') && isOp(tokens[this.pos + 1], ')')) {
+        this.pos += 2;
+        const v = this.lookup(`${name}()`);
+        return v === null ? this.fail() : v;
+      }
       const v = this.lookup(name);
       return v === null ? this.fail() : v;
     }

@@ -7,13 +7,17 @@
 import type { Dim3 } from '../types';
 import { evaluateInteger, type Lookup } from './const-eval';
 import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
+import { findScopes, scopesAt, type Scope } from './scopes';
+import { findInactiveRanges, isInactive, type InactiveRanges } from './preprocessor-branches';
+import { collectMacros, type MacroDefinition } from './macros';
 import { memoByText } from '../incremental/kept-tables';
 
 export interface ConstantDefinition {
   name: string;
   /** The expression text, evaluated lazily (it may name other constants). */
   expr: string;
-  kind: 'define' | 'const' | 'enumerator' | 'local';
+  /** `macro`: a function-like macro, in a chunk's definitions only (they key what its uses expand to); the table keeps it in `macros`. */
+  kind: 'define' | 'const' | 'enumerator' | 'local' | 'macro' | 'argument';
   offset: number;
   /** 0-based line of the definition. */
   line?: number;
@@ -36,18 +40,71 @@ export interface ConstantTable {
    * further out. The value says why.
    */
   shadowed?: Map<string, string>;
+  /** In a function body: the names declared more than once (in several blocks), each declaration with where it is in view (see tableAt). */
+  scoped?: Map<string, ScopedDeclaration[]>;
+  /** At file scope: the function-like macros (`#define LAUNCH(k, b) ...`), for the launches their uses expand to. */
+  macros?: Map<string, MacroDefinition>;
+  /** In a function body: locals assigned again after their declaration, with their initializer and the part of the body they live in (see value-sets.ts). */
+  reassigned?: Map<string, ReassignedLocal[]>;
+}
+
+export interface ReassignedLocal {
+  /** The initializer as written. */
+  init: string;
+  /** Where the declaration ends, and the `}` closing its block. */
+  from: number;
+  until: number;
 }
 
 const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|long|short|char|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|std::size_t|auto)`;
+/**
+ * Words that stand where a type would but are none (`return x = 1;`, `else y = 2;`), or that the
+ * patterns read apart (`dim3`, the specifiers).
+ */
+const NOT_TYPES = 'return|else|case|goto|throw|delete|using|typedef|new|co_return|co_yield|co_await|do|struct|class|enum|union|namespace|template|typename|public|private|protected|friend|operator|sizeof|static_assert|if|while|for|switch|dim3|const|constexpr|static|inline|volatile|extern|register|mutable|thread_local|default';
+/**
+ * A type named by one (qualified) name: a typedef (`uint`, `idx_t`, `std::uint32_t`), a template
+ * parameter, a class. The value decides what is an integer: `const float f = 0.5f;` has none.
+ */
+const NAMED_TYPE = String.raw`(?:(?!(?:${NOT_TYPES})\b)(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)`;
+const ANY_TYPE = String.raw`(?:${INTEGER_TYPE}(?![\w:])|${NAMED_TYPE})`;
 
 // Built once (collectConstants runs for every chunk and function body); global: each scan sets `lastIndex`.
-const CONST_VAR = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${INTEGER_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
-const CONST_VAR_LEADING = new RegExp(String.raw`\b${INTEGER_TYPE}\s+const\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
-const PLAIN_VAR = new RegExp(String.raw`(?:^|[;{}])\s*${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
-const ANY_VAR = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${INTEGER_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
+const CONST_VAR = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${ANY_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
+// Sticky: tried at each `const` that follows a type's word (see constAfterType).
+const CONST_VAR_LEADING = /(?:const|constexpr)\s+(?:static\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;/y;
+const PLAIN_VAR = new RegExp(String.raw`(?:^|[;{}])\s*${ANY_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
+const ANY_VAR = new RegExp(String.raw`(?:^|[;{}(])\s*(?:const\s+)?${ANY_TYPE}\s+([A-Za-z_]\w*)\s*(?=[;=,)\[{(])`, 'g');
+
+/**
+ * A declaration in a function body and the part of it where it is in view: from its name to the
+ * end of the block it is declared in. A name declared in several blocks (both branches of an
+ * `if`) is read, at each place, from the one in view there (see tableAt).
+ */
+export interface ScopedDeclaration {
+  /** The offset of the declared name (-1: a parameter, in view in the whole body). */
+  offset: number;
+  /** The offset of the `}` closing its block. */
+  until: number;
+  def?: ConstantDefinition;
+  dim3?: Dim3Definition;
+  /** Why its value is not known statically. */
+  shadow?: string;
+}
 
 /** Constants declared in `[from, to)` of the source (the whole file, or one function body). */
-export function collectConstants(source: SourceText, from = 0, to = source.masked.length, options: { localsMustBeConst?: boolean } = {}): ConstantTable {
+export interface CollectOptions {
+  /** Only `const`/`constexpr` locals count (file scope); false in a function body, where unreassigned locals count too. */
+  localsMustBeConst?: boolean;
+  /** The function's parameters: in view in the whole body, unless a block declares the name again. */
+  parameters?: readonly string[];
+  /** Why a parameter's value is unknown, for notes. */
+  parameterNote?: (name: string) => string;
+  /** (Internal) the names whose every declaration is listed, with where it is in view: those declared more than once. */
+  declareOnly?: ReadonlySet<string>;
+}
+
+export function collectConstants(source: SourceText, from = 0, to = source.masked.length, options: CollectOptions = {}): ConstantTable {
   return collectConstantDefinitions(source, from, to, options).table;
 }
 
@@ -60,17 +117,48 @@ export function collectConstantDefinitions(
   source: SourceText,
   from = 0,
   to = source.masked.length,
-  { localsMustBeConst = true }: { localsMustBeConst?: boolean } = {},
+  options: CollectOptions = {},
 ): { table: ConstantTable; definitions: ConstantDefinition[] } {
+  const { localsMustBeConst = true, parameters = [], parameterNote = (name) => `\`${name}\` is a parameter`, declareOnly } = options;
   const masked = source.masked.slice(0, to);
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
   const definitions: ConstantDefinition[] = [];
+  // In a function body, where each name is first declared, and the names declared again elsewhere: those are
+  // read once more, every declaration listed by where its name stands (several patterns read one). Most bodies have none.
+  const firstAt = localsMustBeConst || declareOnly ? null : new Map<string, number>(parameters.map((p) => [p, -1]));
+  const again = new Set<string>();
+  const note = (name: string, at: number) => {
+    if (!firstAt) return;
+    const first = firstAt.get(name);
+    if (first === undefined) firstAt.set(name, at);
+    else if (first !== at) again.add(name);
+  };
+  const scoped = declareOnly ? new Map<number, { name: string } & ScopedDeclaration>() : null;
+  const declare = (name: string, at: number, what: Omit<ScopedDeclaration, 'offset' | 'until'>, strong: boolean) => {
+    note(name, at);
+    if (!scoped || !declareOnly!.has(name)) return;
+    const prior = scoped.get(at);
+    if (prior && (!strong || prior.name !== name)) return;
+    scoped.set(at, { name, offset: at, until: -1, ...what });
+  };
   const add = (def: ConstantDefinition) => {
     def.line = positionAt(source, def.offset).line;
     definitions.push(def);
     if (!constants.has(def.name)) constants.set(def.name, def);
     else constants.set(def.name, { ...def, expr: '' }); // defined twice: ambiguous
+    if (def.kind !== 'define' && (firstAt || scoped)) declare(def.name, def.offset, { def }, true);
+  };
+  // Namespace-qualified names (`cfg::threads`) of file-scope constants: read as written even where the plain name is ambiguous.
+  // The namespaces are found once per text (the kernel and launch finders read them too).
+  const scopes = localsMustBeConst ? namespacesIn(findScopes(source), from, to) : NO_SCOPES;
+  const addQualified = (def: ConstantDefinition) => {
+    if (scopes.length === 0) return;
+    const names = scopesAt(scopes, def.offset).map((s) => s.name);
+    for (let k = names.length - 1, prefix = ''; k >= 0; k--) {
+      prefix = prefix ? `${names[k]}::${prefix}` : names[k];
+      add({ ...def, name: `${prefix}::${def.name}` });
+    }
   };
 
   // Each pattern runs only where the word it needs is written: a function body seldom has a
@@ -89,31 +177,55 @@ export function collectConstantDefinitions(
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
     // `const int A = 1, B = A * 2;`: one declaration, several constants
     const parts = m[3] !== undefined && init.includes(',') ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
-    add({ name: m[2], expr: parts[0] ?? '', kind: 'const', offset: m.index }); // `= ;` half-typed: no parts
+    const at = wordAt(masked, m[2], m.index);
+    const first: ConstantDefinition = { name: m[2], expr: parts[0] ?? '', kind: 'const', offset: at }; // `= ;` half-typed: no parts
+    add(first);
+    addQualified(first);
     for (const part of parts.slice(1)) {
       const d = /^([A-Za-z_]\w*)\s*(?:=\s*(.+)|\{(.*)\})$/s.exec(part.trim());
-      if (d) add({ name: d[1], expr: (d[2] ?? d[3]).trim(), kind: 'const', offset: m.index });
+      if (!d) continue;
+      const def: ConstantDefinition = { name: d[1], expr: (d[2] ?? d[3]).trim(), kind: 'const', offset: wordAt(masked, d[1], at + 1) };
+      add(def);
+      addQualified(def);
     }
   }
-  CONST_VAR_LEADING.lastIndex = from;
-  for (let m = hasConst && hasConstAfterType(masked, from, firstConst) ? CONST_VAR_LEADING.exec(masked) : null; m; m = CONST_VAR_LEADING.exec(masked)) {
-    add({ name: m[1], expr: m[2].trim(), kind: 'const', offset: m.index });
+  // `int const N = 4;`, `uint32_t constexpr N = 4;`: tried at each `const` written after a word (few are).
+  for (let i = hasConst && hasConstAfterType(masked, from, firstConst) ? firstConst : -1; i >= 0; i = masked.indexOf('const', i + 5)) {
+    if (!constAfterType(masked, from, i)) continue;
+    CONST_VAR_LEADING.lastIndex = i;
+    const m = CONST_VAR_LEADING.exec(masked);
+    if (!m) continue;
+    const def: ConstantDefinition = { name: m[1], expr: (m[2] ?? m[3]).trim(), kind: 'const', offset: wordAt(masked, m[1], i) };
+    add(def);
+    addQualified(def);
   }
 
   const shadowed = new Map<string, string>();
+  const reassigned: Record<string, ReassignedLocal[]> = {};
   if (!localsMustBeConst) {
     PLAIN_VAR.lastIndex = from;
     for (let m = masked.includes('=', from) ? PLAIN_VAR.exec(masked) : null; m; m = PLAIN_VAR.exec(masked)) {
+      const at = wordAt(masked, m[1], m.index);
       if (isReassigned(masked, m[1], m.index + m[0].length, to)) {
-        shadowed.set(m[1], `\`${m[1]}\` is assigned again after its declaration, so its value here is not known statically`);
+        const why = `\`${m[1]}\` is assigned again after its declaration, so its value here is not known statically`;
+        shadowed.set(m[1], why);
+        declare(m[1], at, { shadow: why }, true);
+        const from = m.index + m[0].length;
+        (reassigned[m[1]] ??= []).push({ init: m[2].trim(), from, until: blockEnd(masked, from, to) });
         continue;
       }
-      add({ name: m[1], expr: m[2].trim(), kind: 'local', offset: m.index });
+      add({ name: m[1], expr: m[2].trim(), kind: 'local', offset: at });
     }
     // Any other local declaration (`int bs;`, `for (int t = ...)`, `int bs = f();` read later) hides outer constants.
     ANY_VAR.lastIndex = from;
     for (let m = ANY_VAR.exec(masked); m; m = ANY_VAR.exec(masked)) {
-      if (!constants.has(m[1]) && !shadowed.has(m[1])) shadowed.set(m[1], `\`${m[1]}\` is a local variable whose value is not known statically`);
+      if (!constants.has(m[1]) && !shadowed.has(m[1])) shadowed.set(m[1], unknownLocal(m[1]));
+      // The match ends after the name and the blanks after it.
+      let end = m.index + m[0].length;
+      while (isSpaceAt(masked, end - 1)) end--;
+      const at = end - m[1].length;
+      note(m[1], at);
+      if (scoped && declareOnly!.has(m[1]) && !scoped.has(at)) scoped.set(at, { name: m[1], offset: at, until: -1, shadow: unknownLocal(m[1]) });
     }
   }
 
@@ -129,39 +241,257 @@ export function collectConstantDefinitions(
       const e = /^([A-Za-z_]\w*)\s*(?:=\s*(.+))?$/s.exec(item);
       if (!e) continue;
       const expr = e[2]?.trim() ?? (previous === null ? '0' : `(${previous}) + 1`);
-      add({ name: e[1], expr, kind: 'enumerator', offset: a });
-      if (enumName) add({ name: `${enumName}::${e[1]}`, expr, kind: 'enumerator', offset: a });
+      const def: ConstantDefinition = { name: e[1], expr, kind: 'enumerator', offset: a };
+      add(def);
+      addQualified(def);
+      if (enumName) {
+        const scopedName: ConstantDefinition = { name: `${enumName}::${e[1]}`, expr, kind: 'enumerator', offset: a };
+        add(scopedName);
+        addQualified(scopedName);
+      }
       previous = e[1];
     }
   }
 
+  const dim3At = (name: string, args: string[], at: number, end: number) => {
+    const reassigned = isReassigned(masked, name, end, to, true);
+    const known = !dim3s.has(name) && !reassigned;
+    dim3s.set(name, { name, args: known ? args : [], offset: at });
+    // Scoped by its own declaration: assigned again in its block, it has no value there.
+    declare(name, at, reassigned ? { shadow: `\`${name}\` is assigned again after its declaration, so its value here is not known statically` } : { dim3: { name, args, offset: at } }, true);
+  };
+  const hasDim3 = masked.includes('dim3', from);
   DIM3.lastIndex = from;
-  for (let m = masked.includes('dim3', from) ? DIM3.exec(masked) : null; m; m = DIM3.exec(masked)) {
+  for (let m = hasDim3 ? DIM3.exec(masked) : null; m; m = DIM3.exec(masked)) {
     const inner = m[2] ?? m[3] ?? m[4] ?? m[5] ?? '';
     const innerStart = m.index + m[0].indexOf(inner);
     const args = splitTopLevel(masked, innerStart, innerStart + inner.length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
-    const reassigned = isReassigned(masked, m[1], m.index + m[0].length, to, true);
-    if (!dim3s.has(m[1]) && !reassigned) dim3s.set(m[1], { name: m[1], args, offset: m.index });
-    else dim3s.set(m[1], { name: m[1], args: [], offset: m.index });
+    dim3At(m[1], args, wordAt(masked, m[1], m.index), m.index + m[0].length);
   }
-  return { table: { constants, dim3s, shadowed }, definitions };
+  // `auto block = dim3(threads);`: read back from each `= dim3` (few are written).
+  for (let at = hasDim3 ? masked.indexOf('dim3', from) : -1; at >= 0; at = masked.indexOf('dim3', at + 4)) {
+    let e = at - 1;
+    while (e >= from && isSpaceAt(masked, e)) e--;
+    if (masked.charCodeAt(e) !== 61 /* = */) continue;
+    // Only `auto name =` (or `auto const name =`) before this `= dim3`: not another declaration's.
+    const start = masked.lastIndexOf('auto', e);
+    if (start < from || isIdentCharAt(masked, start - 1) || !AUTO_HEAD.test(masked.slice(start, e))) continue;
+    AUTO_DIM3.lastIndex = start;
+    const m = AUTO_DIM3.exec(masked);
+    if (!m) continue;
+    const innerStart = m.index + m[0].lastIndexOf(m[2]);
+    const args = splitTopLevel(masked, innerStart, innerStart + m[2].length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
+    dim3At(m[1], args, wordAt(masked, m[1], m.index), m.index + m[0].length);
+  }
+  // A name declared as a dim3 is not hidden by the general declaration pattern that read it too.
+  for (const name of dim3s.keys()) if (shadowed.get(name)?.endsWith('whose value is not known statically') && !constants.has(name)) shadowed.delete(name);
+  for (const def of functionConstants(source, masked, from)) {
+    add(def);
+    addQualified(def);
+  }
+  let macros: Map<string, MacroDefinition> | undefined;
+  if (localsMustBeConst) {
+    for (const def of collectMacros(source, from, to)) {
+      definitions.push({ name: def.name, expr: `(${def.params.join(',')}${def.variadic ? ',...' : ''})${def.body}`, kind: 'macro', offset: def.offset, line: def.line });
+      (macros ??= new Map()).set(def.name, macros.has(def.name) && macros.get(def.name)!.body !== def.body ? { ...def, body: '' } : def);
+    }
+    // Definitions in `#if` branches that are off: dropped, and where a name is defined in several branches, the one a build without `-D` flags compiles.
+    const inactive = findInactiveRanges(source);
+    if (inactive.certain.length || inactive.assumed.length) {
+      decideBranches(constants, definitions, inactive);
+      if (macros) decideMacroBranches(macros, collectMacros(source, from, to), inactive);
+    }
+  }
+  const table: ConstantTable = { constants, dim3s, shadowed };
+  if (macros) table.macros = macros;
+  const names = Object.keys(reassigned);
+  if (names.length) table.reassigned = new Map(names.map((n) => [n, reassigned[n]]));
+  if (again.size) table.scoped = scopedDeclarations(source, from, to, options, again);
+  if (scoped) table.scoped = listed(scoped, masked, to, parameters.filter((p) => declareOnly!.has(p)), parameterNote);
+  return { table, definitions };
+}
+
+/** The declarations of `names` in a function body, each with where it is in view (read once more, listing them). */
+function scopedDeclarations(source: SourceText, from: number, to: number, options: CollectOptions, names: ReadonlySet<string>): Map<string, ScopedDeclaration[]> | undefined {
+  return collectConstantDefinitions(source, from, to, { ...options, declareOnly: names }).table.scoped;
+}
+
+function listed(scoped: ReadonlyMap<number, { name: string } & ScopedDeclaration>, masked: string, to: number, parameters: readonly string[], parameterNote: (name: string) => string): Map<string, ScopedDeclaration[]> {
+  const byName = new Map<string, ScopedDeclaration[]>();
+  for (const name of parameters) byName.set(name, [{ offset: -1, until: to, shadow: parameterNote(name) }]);
+  for (const d of scoped.values()) {
+    const list = byName.get(d.name) ?? [];
+    list.push({ offset: d.offset, until: blockEnd(masked, d.offset, to), def: d.def, dim3: d.dim3, shadow: d.shadow });
+    byName.set(d.name, list);
+  }
+  return byName;
+}
+
+/**
+ * `constants` (read as if every branch were on) with the definitions that `inactive`'s branches hold
+ * (offsets of `definitions` less `base`) decided: a definition in a branch that is certainly off is
+ * no definition; of several definitions of one name, the one not off in a build without `-D` flags,
+ * when there is exactly one.
+ */
+export function decideBranches(constants: Map<string, ConstantDefinition>, definitions: readonly ConstantDefinition[], inactive: InactiveRanges, base = 0): void {
+  const byName = new Map<string, ConstantDefinition[]>();
+  for (const def of definitions) {
+    if (def.kind === 'local' || def.kind === 'macro') continue;
+    const list = byName.get(def.name);
+    if (list) list.push(def);
+    else byName.set(def.name, [def]);
+  }
+  for (const [name, defs] of byName) {
+    const live = defs.filter((d) => !isInactive(inactive.certain, d.offset - base));
+    if (live.length === defs.length && defs.length === 1) continue;
+    if (live.length === 0) {
+      constants.delete(name);
+      continue;
+    }
+    const chosen = live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base));
+    constants.set(name, chosen.length === 1 ? chosen[0] : { ...live[live.length - 1], expr: '' });
+  }
+}
+
+/** decideBranches for function-like macros: `definitions` every one written, `macros` the table read as if every branch were on. */
+export function decideMacroBranches(macros: Map<string, MacroDefinition>, definitions: readonly MacroDefinition[], inactive: InactiveRanges, base = 0): void {
+  const byName = new Map<string, MacroDefinition[]>();
+  for (const def of definitions) byName.set(def.name, [...(byName.get(def.name) ?? []), def]);
+  for (const [name, defs] of byName) {
+    const live = defs.filter((d) => !isInactive(inactive.certain, d.offset - base));
+    if (live.length === 0) {
+      macros.delete(name);
+      continue;
+    }
+    const chosen = new Set((live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base))).map((d) => d.body));
+    const last = live[live.length - 1];
+    macros.set(name, chosen.size === 1 ? live.find((d) => chosen.has(d.body))! : { ...last, body: '' });
+  }
+}
+
+function unknownLocal(name: string): string {
+  return `\`${name}\` is a local variable whose value is not known statically`;
+}
+
+/** The offset of the first whole-word `name` at or after `from`. */
+function wordAt(masked: string, name: string, from: number): number {
+  for (let i = masked.indexOf(name, from); i >= 0; i = masked.indexOf(name, i + 1)) {
+    if (!isIdentCharAt(masked, i - 1) && !isIdentCharAt(masked, i + name.length)) return i;
+  }
+  return from;
+}
+
+/**
+ * Functions without parameters that return a constant: `constexpr int threads() { return 256; }`,
+ * as constants named `threads()` (const-eval asks for that name at a call). Any other body
+ * (`static int ws() { ...; return ws; }`) is a definition whose value is unknown, so that a second
+ * definition in another `#if` branch makes the name ambiguous rather than wrongly known.
+ */
+function functionConstants(source: SourceText, masked: string, from: number): ConstantDefinition[] {
+  const out: ConstantDefinition[] = [];
+  EMPTY_PARAMS_BODY.lastIndex = from;
+  for (let m = masked.includes('()', from) || masked.includes('( )', from) || masked.includes('void)', from) ? EMPTY_PARAMS_BODY.exec(masked) : null; m; m = EMPTY_PARAMS_BODY.exec(masked)) {
+    let end = m.index;
+    while (end > 0 && isSpaceAt(masked, end - 1)) end--;
+    let start = end;
+    while (start > 0 && (isIdentCharAt(masked, start - 1) || (masked[start - 1] === ':' && masked[start - 2] === ':' && isIdentCharAt(masked, start - 3)))) start -= masked[start - 1] === ':' ? 2 : 1;
+    const name = masked.slice(start, end);
+    if (!/^[A-Za-z_]/.test(name) || FUNCTION_NOT_NAMES.has(name)) continue;
+    // A call followed by a block (`f() {` after `if (g())`) has an operator or `(` before the name, a definition a type.
+    let before = start - 1;
+    while (before >= 0 && isSpaceAt(masked, before)) before--;
+    if (before < 0 || !(isIdentCharAt(masked, before) || masked[before] === '>' || masked[before] === '*' || masked[before] === '&')) continue;
+    const open = m.index + m[0].length - 1;
+    const body = RETURN_ONLY.exec(masked.slice(open, Math.min(masked.length, open + 400)));
+    out.push({ name: `${name}()`, expr: body ? body[1].trim() : '', kind: 'const', offset: start, line: positionAt(source, start).line });
+  }
+  return out;
+}
+
+/** `( )`, `(void)`, trailers, then the body's `{`. Global: searched from `lastIndex`. */
+const EMPTY_PARAMS_BODY = /\(\s*(?:void\s*)?\)\s*(?:const\s*|noexcept\s*|override\s*|final\s*|->\s*[\w:]+\s*)*\{/g;
+const RETURN_ONLY = /^\{\s*return\s+([^;{}]+);\s*\}/;
+const FUNCTION_NOT_NAMES: ReadonlySet<string> = new Set(['if', 'while', 'for', 'switch', 'catch', 'return', 'sizeof', 'decltype', 'noexcept', 'alignof', 'operator', 'else', 'do', 'main']);
+
+/**
+ * The table as code at `offset` sees it: each name declared in several blocks of the function is
+ * read from the declaration in view there, or from outer tables when none is.
+ */
+export function tableAt(table: ConstantTable, offset: number): ConstantTable {
+  if (!table.scoped) return table;
+  const constants = new Map(table.constants);
+  const dim3s = new Map(table.dim3s);
+  const shadowed = new Map(table.shadowed ?? []);
+  for (const [name, list] of table.scoped) {
+    constants.delete(name);
+    dim3s.delete(name);
+    shadowed.delete(name);
+    let best: ScopedDeclaration | null = null;
+    for (const d of list) if (d.offset < offset && offset <= d.until && (!best || d.offset > best.offset)) best = d;
+    // Declared twice in one block: only `#if`/`#else` branches make that legal, and which one compiles is not known here.
+    const twice = best !== null && list.some((d) => d !== best && d.offset >= 0 && d.offset < offset && d.until === best!.until);
+    if (best?.def) constants.set(name, twice ? { ...best.def, expr: '' } : best.def);
+    else if (best?.dim3) dim3s.set(name, twice ? { ...best.dim3, args: [] } : best.dim3);
+    else if (best?.shadow) shadowed.set(name, best.shadow);
+  }
+  const out: ConstantTable = { constants, dim3s, shadowed };
+  if (table.reassigned) out.reassigned = table.reassigned;
+  return out;
+}
+
+/** Which of the table's scoped declarations `offset` sees, as a key: equal keys, equal tables. */
+export function scopeKeyAt(table: ConstantTable, offset: number): string {
+  if (!table.scoped) return '';
+  let key = '';
+  for (const list of table.scoped.values()) {
+    let best = -2;
+    for (const d of list) if (d.offset < offset && offset <= d.until && d.offset > best) best = d.offset;
+    key += `${best},`;
+  }
+  return key;
 }
 
 // Built once, as the patterns above.
 const DEFINE = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
 const ENUM = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
 const DIM3 = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
+const AUTO_DIM3 = /auto\s+(?:const\s+)?([A-Za-z_]\w*)\s*=\s*dim3\s*[({]([^;]*)[)}]\s*;/y;
+/** What stands between `auto` and the `=` of an `auto name = dim3(…)`. */
+const AUTO_HEAD = /^auto\s+(?:const\s+)?[A-Za-z_]\w*\s*$/;
 
-/** A word, blanks, `const`, a blank, somewhere at or after `from` (the first `const` there is at `first`): what CONST_VAR_LEADING needs (`int const N`). */
+/** A `const` that constAfterType accepts, at or after `first` (the first `const` at or after `from`). */
 function hasConstAfterType(masked: string, from: number, first: number): boolean {
-  for (let i = first; i >= 0; i = masked.indexOf('const', i + 5)) {
-    if (!isSpaceAt(masked, i + 5)) continue;
-    let j = i - 1;
-    while (j >= from && isSpaceAt(masked, j)) j--;
-    if (j < i - 1 && j >= from && isIdentCharAt(masked, j)) return true;
-  }
+  for (let i = first; i >= 0; i = masked.indexOf('const', i + 5)) if (constAfterType(masked, from, i)) return true;
   return false;
 }
+
+const NO_SCOPES: readonly Scope[] = [];
+
+/** The namespace blocks among `scopes` that overlap [from, to), or NO_SCOPES. */
+function namespacesIn(scopes: readonly Scope[], from: number, to: number): readonly Scope[] {
+  if (scopes.length === 0) return NO_SCOPES;
+  const found = scopes.filter((s) => s.kind === 'namespace' && s.close > from && s.open < to);
+  return found.length ? found : NO_SCOPES;
+}
+
+/**
+ * At `i`, `const` or `constexpr` then a blank, after a type's word and blanks, at or after `from`:
+ * where CONST_VAR_LEADING may match (`int const N`, `uint32_t constexpr N`, `cfg::idx_t const N`).
+ */
+function constAfterType(masked: string, from: number, i: number): boolean {
+  if (!isSpaceAt(masked, i + 5) && !(masked.startsWith('expr', i + 5) && isSpaceAt(masked, i + 9))) return false;
+  if (isIdentCharAt(masked, i - 1)) return false;
+  let j = i - 1;
+  while (j >= from && isSpaceAt(masked, j)) j--;
+  if (j === i - 1 || j < from || !isIdentCharAt(masked, j)) return false;
+  let k = j;
+  while (k > from && isIdentCharAt(masked, k - 1)) k--;
+  const word = masked.slice(k, j + 1);
+  return /^[A-Za-z_]/.test(word) && !NOT_TYPE_WORDS.has(word);
+}
+
+/** NOT_TYPES, as a set of words. */
+const NOT_TYPE_WORDS: ReadonlySet<string> = new Set(NOT_TYPES.split('|'));
 
 /** `name = …`, `name += …`, `name++`, `&name`, or (for dim3) `name.x = …` after `from`. */
 export function isReassigned(masked: string, name: string, from: number, to: number, members = false): boolean {
@@ -179,6 +509,11 @@ const assignmentPattern = memoByText(
     return new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
   },
 );
+
+/** What changes `name`: `name = …`, `name op= …`, `++name`, `name--`, `&name`. */
+export function assignmentPatternOf(name: string): RegExp {
+  return assignmentPattern(name, false);
+}
 
 /** The offset of the `}` closing the block that `from` is in, or `to` at file scope. */
 function blockEnd(masked: string, from: number, to: number): number {
@@ -248,6 +583,8 @@ export function resolveDim3(text: string, tables: readonly ConstantTable[], look
         if (def.args.length === 1 && args === null) return resolveDim3(def.args[0], tables, lookup);
         break;
       }
+      // The innermost table that declares the name decides (`int block = 256;` here, a `dim3 block` in another function).
+      if (table.constants.has(trimmed) || table.shadowed?.has(trimmed)) break;
     }
   }
   if (args === null) {
@@ -295,8 +632,8 @@ export function explainNames(text: string, tables: readonly ConstantTable[], loo
   for (const match of text.match(NAMES) ?? []) {
     if (written.has(match)) continue;
     written.add(match);
-    // Only `::` can have blanks around it.
-    const name = match.includes(':') ? match.replace(/\s+/g, '') : match;
+    // Only `::` and an empty call's parentheses can have blanks around them.
+    const name = match.includes(':') || match.includes('(') ? match.replace(/\s+/g, '') : match;
     if (NOT_NAMES.has(name)) continue;
     if (RUNTIME_BUILTINS.has(name)) {
       parts.push(`\`${name}\` is known only at run time`);
@@ -322,7 +659,7 @@ export function explainNames(text: string, tables: readonly ConstantTable[], loo
   return parts.length ? parts.join('; ') : null;
 }
 
-const NAMES = /[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*/g;
+const NAMES = /[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*\(\s*\))?/g;
 
 /** The first of `tables` (innermost first) that shadows, defines or declares a dim3 named `name`. */
 function innermostNaming(tables: readonly ConstantTable[], name: string): ConstantTable | undefined {
@@ -331,5 +668,5 @@ function innermostNaming(tables: readonly ConstantTable[], name: string): Consta
 }
 
 function kindWord(kind: ConstantDefinition['kind']): string {
-  return kind === 'define' ? '#define' : kind === 'enumerator' ? 'enumerator' : kind === 'local' ? 'local' : 'const';
+  return kind === 'define' ? '#define' : kind === 'enumerator' ? 'enumerator' : kind === 'local' ? 'local' : kind === 'argument' ? 'argument at the call' : 'const';
 }

@@ -1,0 +1,128 @@
+/**
+ * Block sizes that are one of a few the source fixes: a ternary on a run-time condition, a local
+ * an if-chain or a `switch` changes before the launch. The launch lists them, and the hover and
+ * the CLI show a row per candidate with its occupancy.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { findLaunches } from '../../server/src/core/facts/launch-finder';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { analyzeSnippet } from '../support/analyze-snippet';
+import { buildDocumentReport } from '../../server/src/core/report/document-report';
+import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
+import { launchHoverMarkdown } from '../../server/src/core/report/launch-report';
+import { checkJsonOf, sourceTree } from '../support/cli-run';
+
+/** Each launch's candidate block sizes (threads), or null. */
+const candidates = (text: string) => findLaunches(makeSourceText(text)).map((l) => l.candidates?.map((c) => (c.y === 1 && c.z === 1 ? `${c.x}` : `${c.x}x${c.y}x${c.z}`)) ?? null);
+
+describe('block size candidates', () => {
+  it('reads a local an if-chain shifts, and a dim3 of it', () => {
+    const text = [
+      '#define BASE_THREADS 256',
+      'void host(float* p, int width) {',
+      '  int threads = BASE_THREADS;',
+      '  if (width > 4096 && width <= 8192)',
+      '    threads <<= 1;',
+      '  else if (width > 8192 && width <= 16384)',
+      '    threads <<= 2;',
+      '  else if (width > 16384)',
+      '    throw std::runtime_error("too wide");',
+      '  dim3 block(threads);',
+      '  norm_rows<<<width, block>>>(p);',
+      '  norm_cols<<<width, dim3(threads / 2, 2)>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(candidates(text), [['256', '512', '1024'], ['128x2x1', '256x2x1', '512x2x1']]);
+  });
+
+  it('reads a ternary on a template parameter, a switch over sizes, and a ternary at the launch', () => {
+    const text = [
+      'static const int kSmallBlock = 256;',
+      'template <int K>',
+      'void pick(float* p, int rows, int mode) {',
+      '  const int per_block = (K < 16) ? (K < 8) ? kSmallBlock : 128 : 64;',
+      '  topk_pass<K, per_block><<<rows, per_block>>>(p);',
+      '  int t = 64;',
+      '  switch (mode) {',
+      '    case 0: t = 128; break;',
+      '    case 1:',
+      '    case 2: t = 256; break;',
+      '    default: break;',
+      '  }',
+      '  mode_pass<<<rows, t>>>(p);',
+      '  wide_pass<<<rows, rows > 1000 ? 512 : t>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(candidates(text), [['64', '128', '256'], ['64', '128', '256'], ['64', '128', '256', '512']]);
+  });
+
+  it('gives no set when a loop, a call or an unknown value can change the local, or the set is one value', () => {
+    const text = [
+      'void host(float* p, int n) {',
+      '  int a = 32;',
+      '  for (int i = 0; i < n; ++i) a *= 2;',
+      '  loop_pass<<<n, a>>>(p);',
+      '  int b = 64;',
+      '  tune(&b);',
+      '  tuned_pass<<<n, b>>>(p);',
+      '  int c = 64;',
+      '  if (n > 10) c = n;',
+      '  runtime_pass<<<n, c>>>(p);',
+      '  one_pass<<<n, n > 3 ? 128 : 128>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(candidates(text), [null, null, null, null]);
+  });
+
+  it('shows a row per candidate in the hover, with its occupancy', async () => {
+    const text = [
+      '// occupancy: regs=64',
+      '__global__ void rows_kernel(float* p) { p[threadIdx.x] = 0; }',
+      'void host(float* p, bool wide) {',
+      '  int threads = 256;',
+      '  if (wide) threads = 1024;',
+      '  rows_kernel<<<1, threads>>>(p);',
+      '}',
+    ].join('\n');
+    const facts = await analyzeSnippet(text);
+    const report = buildDocumentReport({ facts, archs: ['sm_80', 'sm_90'], figuresFor: new FiguresRegistry().figuresFor });
+    const markdown = launchHoverMarkdown(report.analyses[0]);
+    assert.equal(
+      markdown.split('\n\n').slice(0, 3).join('\n\n'),
+      [
+        '**rows_kernel**: block size `threads` one of 256 or 1024 threads, which one is decided at run time, 0 B dynamic shared memory',
+        '',
+        'Figures: 64 registers, 0 B static smem (annotation, sm_80 and sm_90).',
+        '',
+        '| block | sm_80 | sm_90 |',
+        '|---|---|---|',
+        '| 256 | **50%** (4 blocks/SM, registers) | **50%** (4 blocks/SM, registers) |',
+        '| 1024 | **50%** (1 block/SM, registers) | **50%** (1 block/SM, registers) |',
+      ].join('\n'),
+    );
+  });
+
+  it('lists the candidates in the JSON of `check`, each with its occupancy per architecture', async () => {
+    const dir = sourceTree({
+      'tiles.cu': ['// occupancy: regs=32', '__global__ void tile(float* p) { p[threadIdx.x] = 1; }', 'void run(float* p, int n) {', '  tile<<<n, n > 64 ? 512 : 128>>>(p);', '}', ''].join('\n'),
+    });
+    try {
+      const json = await checkJsonOf(['--arch', 'sm_80', '--no-nvcc', 'tiles.cu'], dir);
+      const [launch] = json.files[0].launches;
+      assert.equal(launch.block, null);
+      const rows = (launch.blockCandidates as Array<{ x: number; y: number; z: number; threadsPerBlock: number; occupancy: Record<string, { occupancy: number; activeBlocksPerMultiprocessor: number } | null> }>).map((c) => [
+        { x: c.x, y: c.y, z: c.z },
+        c.threadsPerBlock,
+        c.occupancy.sm_80?.occupancy,
+        c.occupancy.sm_80?.activeBlocksPerMultiprocessor,
+      ]);
+      assert.deepEqual(rows, [
+        [{ x: 128, y: 1, z: 1 }, 128, 1, 16],
+        [{ x: 512, y: 1, z: 1 }, 512, 1, 4],
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * Launches written in macro bodies, read at each use of the macro with its arguments and
+ * reported there, with the launched kernel's name.
+ */
+import * as assert from 'node:assert/strict';
+import { findLaunches } from '../../server/src/core/facts/launch-finder';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
+import type { Launch } from '../../server/src/core/types';
+import { analyzeSnippet } from '../support/analyze-snippet';
+
+/** `line: kernel block [through]` for each launch, lines 1-based; `body` marks one reported in a macro body. */
+function describeLaunch(l: Launch): string {
+  const block = l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null';
+  return `${l.span.start.line + 1}: ${l.kernelName} ${block}${l.through ? ` via ${l.through.name}` : ''}${l.inMacro ? ' body' : ''}`;
+}
+const launches = (text: string) => findLaunches(makeSourceText(text)).map(describeLaunch);
+
+describe('launches in macro bodies', () => {
+  it('reads a launch at the use, with a literal dim3 passed through the macro', () => {
+    const text = [
+      '#define RUN_TILED(KERNEL, SHAPE) KERNEL<<<tiles, SHAPE, 0, stream>>>(data)',
+      'void host(float* data, cudaStream_t stream, int tiles) {',
+      '  RUN_TILED(tile_sum, dim3(1, 128));',
+      '  RUN_TILED(tile_max, dim3(32, 4));',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['1: KERNEL null body', '3: tile_sum 1x128x1 via RUN_TILED', '4: tile_max 32x4x1 via RUN_TILED']);
+  });
+
+  it('reads every launch of a use that expands to several, `case` labels and a name apart from its `<<<` included', () => {
+    const text = [
+      '#define STAGE_CASE(K, FIRST_BLOCK, SECOND_BLOCK)          \\',
+      '  case K:                                                 \\',
+      '    gather_stage<K, FIRST_BLOCK>                          \\',
+      '        <<<rows * K, FIRST_BLOCK, 0, stream>>>(in, out);  \\',
+      '    if (K < 8)                                            \\',
+      '      reduce_stage<K><<<rows, SECOND_BLOCK>>>(out);       \\',
+      '    else                                                  \\',
+      '      reduce_wide<K><<<rows, 32>>>(out);                  \\',
+      '    break;',
+      'void host(float* in, float* out, int rows, int width, cudaStream_t stream) {',
+      '  switch (width) {',
+      '    STAGE_CASE(4, 128, 64);',
+      '    STAGE_CASE(16, 256, 128);',
+      '    default: break;',
+      '  }',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), [
+      '3: gather_stage null body',
+      '6: reduce_stage null body',
+      '8: reduce_wide null body',
+      '12: gather_stage 128x1x1 via STAGE_CASE',
+      '12: reduce_stage 64x1x1 via STAGE_CASE',
+      '12: reduce_wide 32x1x1 via STAGE_CASE',
+      '13: gather_stage 256x1x1 via STAGE_CASE',
+      '13: reduce_stage 128x1x1 via STAGE_CASE',
+      '13: reduce_wide 32x1x1 via STAGE_CASE',
+    ]);
+  });
+
+  it('expands nested macros, and reads the constants in view at the use', () => {
+    const text = [
+      '#define ONE_PASS(INDEX_T, THREADS) select_pass<INDEX_T, THREADS><<<grid, THREADS, 0, stream>>>(d, k)',
+      '#define BOTH_WIDTHS(THREADS)                  \\',
+      '  do {                                        \\',
+      '    if (wide) { ONE_PASS(long, THREADS); }    \\',
+      '    else { ONE_PASS(int, THREADS); }          \\',
+      '  } while (0)',
+      'void host(float* d, int k, bool wide, cudaStream_t stream) {',
+      '  auto grid = dim3(k);',
+      '  constexpr int kSmall = 64;',
+      '  if (k <= 32) {',
+      '    BOTH_WIDTHS(kSmall * 2);',
+      '  } else {',
+      '    BOTH_WIDTHS(kSmall);',
+      '  }',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text).filter((l) => !l.endsWith('body')), [
+      '11: select_pass 128x1x1 via BOTH_WIDTHS',
+      '11: select_pass 128x1x1 via BOTH_WIDTHS',
+      '13: select_pass 64x1x1 via BOTH_WIDTHS',
+      '13: select_pass 64x1x1 via BOTH_WIDTHS',
+    ]);
+    const [first] = findLaunches(makeSourceText(text)).filter((l) => l.through);
+    assert.deepEqual(first.templateArgs, ['long', 'kSmall * 2']);
+    assert.deepEqual(first.templateArgValues, [null, 128]);
+    assert.equal(first.enclosingFunction, 'host');
+  });
+
+  it('reads the locals a macro body declares before it launches', () => {
+    const text = [
+      '#define ATTEND(T, THREADS)                                   \\',
+      '  size_t smem = shared_bytes<T>(params, THREADS);            \\',
+      '  dim3 grid(params.heads, params.batch);                     \\',
+      '  attend<T, THREADS><<<grid, THREADS, smem, stream>>>(params)',
+      'void host(const Params& params, cudaStream_t stream, size_t smem) {',
+      '  if (params.len < 64) { ATTEND(float, 64); }',
+      '  else { ATTEND(float, 256); }',
+      '}',
+    ].join('\n');
+    const found = findLaunches(makeSourceText(text)).filter((l) => l.through);
+    assert.deepEqual(found.map((l) => [l.block.value?.x, l.grid.value, l.dynamicSmem.value]), [[64, null, null], [256, null, null]]);
+  });
+
+  it('reads a .cu made only of macro uses that define whole host functions', () => {
+    const text = [
+      '#define DEFINE_SELECT(T, DIR, WIDTH)                               \\',
+      '  void run_select_##T##_##DIR##_##WIDTH(T* in, int rows) {        \\',
+      '    constexpr int kThreads = (WIDTH <= 1024) ? 128 : 64;           \\',
+      '    auto block = dim3(kThreads);                                   \\',
+      '    select_rows<T, DIR, WIDTH, kThreads><<<rows, block>>>(in);      \\',
+      '  }',
+      'DEFINE_SELECT(float, true, 64)',
+      'DEFINE_SELECT(float, false, 2048)',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['5: select_rows null body', '7: select_rows 128x1x1 via DEFINE_SELECT', '8: select_rows 64x1x1 via DEFINE_SELECT']);
+    const [, first] = findLaunches(makeSourceText(text));
+    assert.equal(first.enclosingFunction, 'run_select_float_true_64');
+  });
+
+  it('expands a macro defined in an included header, at a use in an analysed document', async () => {
+    const index = new WorkspaceIndex();
+    index.update('/ws/include/select_impl.cuh', ['#pragma once', '#define SELECT_IMPL(T, WIDTH) \\', '  void run_##T##_##WIDTH(T* p, int n) { pick<T, WIDTH><<<n, 128>>>(p); }', ''].join('\n'));
+    const text = ['#include <include/select_impl.cuh>', 'SELECT_IMPL(float, 32);', 'SELECT_IMPL(float, 64);', ''].join('\n');
+    index.update('/ws/src/select_float.cu', text);
+    const facts = await analyzeSnippet(text, { workspace: index, path: '/ws/src/select_float.cu' });
+    assert.deepEqual(facts.launches.map(describeLaunch), ['2: pick 128x1x1 via SELECT_IMPL', '3: pick 128x1x1 via SELECT_IMPL']);
+  });
+
+  it('reads the macro of the branch a build without -D flags compiles, when two branches define it', () => {
+    const text = [
+      '#ifdef WIDE_TILES',
+      '#define TILE(K) K<<<1, 256>>>()',
+      '#else',
+      '#define TILE(K) K<<<1, 128>>>()',
+      '#endif',
+      'void host() { TILE(fill); }',
+    ].join('\n');
+    assert.deepEqual(launches(text).filter((l) => !l.endsWith('body')), ['6: fill 128x1x1 via TILE']);
+  });
+});

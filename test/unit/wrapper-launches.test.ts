@@ -1,0 +1,152 @@
+/**
+ * Launch wrappers: a function or class that launches the kernel, or with the block size, it is
+ * given. Each call is a launch of the kernel it passes, read with the call's arguments and
+ * reported at the call.
+ */
+import * as assert from 'node:assert/strict';
+import { findLaunches } from '../../server/src/core/facts/launch-finder';
+import { makeSourceText } from '../../server/src/core/text/source-text';
+import { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
+import type { Launch } from '../../server/src/core/types';
+import { analyzeSnippet } from '../support/analyze-snippet';
+
+/** `line: kernel block smem [via wrapper]`, lines 1-based. */
+function describeLaunch(l: Launch): string {
+  const block = l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null';
+  return `${l.span.start.line + 1}: ${l.kernelName} ${block} ${l.dynamicSmem.value ?? 'null'}${l.through ? ` via ${l.through.name}` : ''}`;
+}
+const launches = (text: string) => findLaunches(makeSourceText(text)).map(describeLaunch);
+
+describe('launch wrappers', () => {
+  it("reads a project's own launch(kernel, grid, block, smem, stream, args...) at each call", () => {
+    const text = [
+      'template <typename Kernel, typename... Args>',
+      'void start(Kernel kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args... args) {',
+      '  kernel<<<grid, block, smem, stream>>>(args...);',
+      '}',
+      'void host(float* p, int n, cudaStream_t s) {',
+      '  constexpr int kRows = 8;',
+      '  start(row_sum, dim3(n), dim3(32, kRows), 0, s, p, n);',
+      '  start(col_sum, n, 256, 1024, s, p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['3: kernel null null', '7: row_sum 32x8x1 0 via start', '8: col_sum 256x1x1 1024 via start']);
+    const call = findLaunches(makeSourceText(text))[1];
+    assert.equal(call.block.note, null);
+    assert.equal(findLaunches(makeSourceText(text))[2].block.note, 'block = 256 (argument at the call, line 8)');
+  });
+
+  it('reads a defaulted template block size, overloads by their arguments, and explicit template arguments', () => {
+    const text = [
+      'template <int ITEMS = 4, int THREADS = 256, typename Op>',
+      'inline void for_each(size_t n, cudaStream_t stream, Op op) {',
+      '  const int blocks = (n + ITEMS * THREADS - 1) / (ITEMS * THREADS);',
+      '  for_each_kernel<<<blocks, THREADS, 0, stream>>>(n, op);',
+      '}',
+      'template <int ITEMS = 4, int THREADS = 256, typename Op>',
+      'inline void for_each(size_t n, Op op) {',
+      '  for_each<ITEMS, THREADS>(n, nullptr, op);',
+      '}',
+      'void host(float* p, size_t n, cudaStream_t s) {',
+      '  for_each(n, s, [=] __device__(size_t i) { p[i] = 0; });',
+      '  for_each(n, [=] __device__(size_t i) { p[i] += 1; });',
+      '  for_each<2, 512>(n, s, [=] __device__(size_t i) { p[i] *= 2; });',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), [
+      '4: for_each_kernel null 0',
+      '8: for_each_kernel null 0 via for_each',
+      '11: for_each_kernel 256x1x1 0 via for_each',
+      '12: for_each_kernel 256x1x1 0 via for_each',
+      '13: for_each_kernel 512x1x1 0 via for_each',
+    ]);
+  });
+
+  it('reads a class whose call operator launches with what its constructor was given', () => {
+    const text = [
+      'class Launch {',
+      '  dim3 grid_;',
+      '  dim3 block_;',
+      '  size_t smem_;',
+      '  cudaStream_t stream_;',
+      ' public:',
+      '  Launch(uint32_t g, uint32_t b, size_t smem = 0, cudaStream_t s = nullptr) : grid_{g, 1, 1}, block_{b, 1, 1}, smem_{smem}, stream_{s} {}',
+      '  Launch(dim3 g, dim3 b, size_t smem = 0, cudaStream_t s = nullptr) : grid_{g}, block_{b}, smem_{smem}, stream_{s} {}',
+      '  template <typename K, typename... Args>',
+      '  void operator()(K kernel, Args... args) {',
+      '    if (grid_.x * grid_.y * grid_.z == 0) return;',
+      '    kernel<<<grid_, block_, smem_, stream_>>>(args...);',
+      '  }',
+      '};',
+      'void host(float* p, uint32_t n, cudaStream_t s) {',
+      '  constexpr int kBlock = 128;',
+      '  Launch{n, kBlock, 0, s}(tile_kernel<kBlock>, p, n);',
+      '  const dim3 shape(32, 8, 1);',
+      '  Launch{dim3(n), shape}(shape_kernel, p);',
+      '  auto chosen = pick_kernel<float, 64>;',
+      '  Launch(n, 64, 2048, s)(chosen, p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['12: kernel null null', '17: tile_kernel 128x1x1 0 via Launch', '19: shape_kernel 32x8x1 0 via Launch', '21: pick_kernel 64x1x1 2048 via Launch']);
+    const picked = findLaunches(makeSourceText(text))[3];
+    assert.deepEqual([picked.templateArgs, picked.templateArgValues, picked.calledThrough], [['float', '64'], [null, 64], 'chosen']);
+  });
+
+  it('reads a parameter its wrapper sets only under a condition the call makes false, and a call that leaves defaults to a declaration', () => {
+    const text = [
+      'void Context::run(CUfunction kernel, void** args, int work, int blockSize, unsigned shared) {',
+      '  if (blockSize == -1)',
+      '    blockSize = defaultBlockSize;',
+      '  int grid = (work + blockSize - 1) / blockSize;',
+      '  cuLaunchKernel(kernel, grid, 1, 1, blockSize, 1, 1, shared, stream, args, NULL);',
+      '}',
+      'void Context::clear(void** args, int words) {',
+      '  run(clearKernel, args, words, 128);',
+      '  run(fillKernel, args, words, 256, 4096);',
+      '  run(sumKernel, args, words, -1, 0);',
+      '  run(copyKernel, args, words);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['5: kernel null null', '8: clearKernel 128x1x1 null via run', '9: fillKernel 256x1x1 4096 via run', '10: sumKernel null 0 via run', '11: copyKernel null null via run']);
+  });
+
+  it('does not make a wrapper of a function whose parameters feed only the grid or the kernel\'s template arguments', () => {
+    const text = [
+      'template <typename T>',
+      'void scale(T* p, int n) {',
+      '  scale_kernel<T><<<(n + 255) / 256, 256>>>(p, n);',
+      '}',
+      'void host(float* p, int n) {',
+      '  scale(p, n);',
+      '  scale<float>(p, 2 * n);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['3: scale_kernel 256x1x1 0']);
+  });
+
+  it('reads calls of a wrapper defined in an included header, in an analysed document', async () => {
+    const index = new WorkspaceIndex();
+    const header = [
+      '#pragma once',
+      'template <int THREADS = 256, typename Op>',
+      'void each(size_t n, Op op) { each_kernel<<<(n + THREADS - 1) / THREADS, THREADS>>>(n, op); }',
+      '',
+    ].join('\n');
+    index.update('/ws/include/each.cuh', header);
+    const text = ['#include "../include/each.cuh"', 'void host(float* p, size_t n) {', '  each(n, [=] __device__(size_t i) { p[i] = 0; });', '  each<64>(n, [=] __device__(size_t i) { p[i] = 1; });', '}', ''].join('\n');
+    index.update('/ws/src/host.cu', text);
+    const facts = await analyzeSnippet(text, { workspace: index, path: '/ws/src/host.cu' });
+    assert.deepEqual(facts.launches.map(describeLaunch), ['3: each_kernel 256x1x1 0 via each', '4: each_kernel 64x1x1 0 via each']);
+  });
+
+  it('reads a wrapper called from a macro body at the macro\'s use', () => {
+    const text = [
+      'void launch_rows(void (*k)(float*), int rows, int threads, float* p) { k<<<rows, threads>>>(p); }',
+      '#define ROWS_OF(K, T) launch_rows(K, n, T, p)',
+      'void host(float* p, int n) {',
+      '  ROWS_OF(row_kernel, 128);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['1: k null 0', '4: row_kernel 128x1x1 0 via launch_rows']);
+  });
+});
