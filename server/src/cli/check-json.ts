@@ -65,7 +65,10 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
           dynamicSmemExpr: a.launch.dynamicSmem.text || null,
           stream: a.launch.stream,
           kernelFound: a.kernel !== null,
-          occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
+          // upperBound: the figures were computed without the dynamic shared memory, which is not known
+          // statically (each byte of it can only lower them); fails: the launch cannot run (0 blocks fit).
+          occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null, upperBoundReason: p.upperBound, fails: p.fails } : null])),
+          launchFails: a.perArch.find((p) => p.fails)?.fails ?? null,
           latency: file.latency?.[index] ?? null,
         })),
         branches: file.branches ?? [],

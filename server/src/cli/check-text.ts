@@ -1,8 +1,8 @@
 /** `cuda-occupancy check --format text`: per file, kernels and launches, architectures side by side. */
 import * as path from 'node:path';
 import type { CheckFile } from './check-json';
-import { LIMIT_NAMES, percent } from '../core/report/format';
-import { launchTitle } from '../core/report/launch-report';
+import { LIMIT_NAMES } from '../core/report/format';
+import { blocksPerSm, launchTitle, occupancyPercent } from '../core/report/launch-report';
 
 export function checkText(archs: string[], files: CheckFile[], cwd: string): string {
   const out: string[] = [];
@@ -15,11 +15,12 @@ export function checkText(archs: string[], files: CheckFile[], cwd: string): str
     for (const a of report.analyses) {
       out.push(`  launch line ${a.launch.span.start.line + 1}: ${launchTitle(a).replace(/\*\*/g, '')}`);
       for (const p of a.perArch) {
-        if (p.result) {
+        if (p.result && !p.fails) {
           const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-          out.push(`    ${p.arch.padEnd(7)} ${percent(p.result.occupancy).padStart(6)}  ${String(p.result.activeBlocksPerMultiprocessor).padStart(2)} blocks/SM  ${String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${p.figures.numRegs} regs, ${p.figures.source}]`);
+          const bound = p.upperBound ? `  (upper bound: ${p.upperBound})` : '';
+          out.push(`    ${p.arch.padEnd(7)} ${occupancyPercent(p).padStart(6)}  ${blocksPerSm(p).padStart(2)} blocks/SM  ${(p.upperBound ? '≤ ' : '') + String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${p.figures.numRegs} regs, ${p.figures.source}]${bound}`);
         } else {
-          out.push(`    ${p.arch.padEnd(7)}      -  ${p.reason}`);
+          out.push(`    ${p.arch.padEnd(7)}      -  ${p.fails ?? p.reason}`);
         }
       }
     }

@@ -10,6 +10,7 @@ import { occupancy, type OccupancyQuery, type OccupancyResult } from '../gpu/occ
 import { nextStep, launchBoundsRegisterCap, type NextStep } from '../gpu/next-step';
 import { latencyHiding, type LatencyEstimate } from '../gpu/latency';
 import type { ResourceFigures, ResourceSource } from '../compiler/kernel-resources';
+import { LIMIT_NAMES } from './format';
 
 export type FigureSource = ResourceSource;
 /** Registers and shared memory of one compiled kernel instance on one architecture. */
@@ -22,6 +23,14 @@ export interface ArchOccupancy {
   result: OccupancyResult | null;
   /** Why `result` is null, or a header error. */
   reason: string | null;
+  /**
+   * The launch cannot run on this architecture: why, starting `the launch fails`. Set with a null
+   * result (a block the hardware rejects, a launch above its `__launch_bounds__`) and with a result
+   * that fits no block on an SM (too many resources requested): no occupancy figure is shown for it.
+   */
+  fails: string | null;
+  /** The figure is only an upper bound: why (`dynamic shared memory not known`); null when it is exact. */
+  upperBound: string | null;
   /** What it takes to fit one more block (null without a result). */
   nextStep: NextStep | null;
   /** At the next step's register cap (`nextStep.registers.maxRegsPerThread`): blocks per SM and occupancy there. */
@@ -82,8 +91,10 @@ export function analyzeLaunch(
   const threads = threadsOf(launch);
   const dynamicSmemBytes = launch.dynamicSmem.value;
   const bound = launchBounds?.maxThreadsPerBlock ?? null;
-  // A launch above its kernel's __launch_bounds__ does not run: no occupancy to claim.
-  const fails = threads !== null && bound !== null && threads > bound;
+  // A block the hardware rejects, or a launch above its kernel's __launch_bounds__, does not run:
+  // no occupancy to claim.
+  const rejected = launch.block.value ? rejectedBlock(launch.block.value) : null;
+  const fails = rejected ?? (threads !== null && bound !== null && threads > bound ? `${threads} threads per block is above \`${launchBounds!.text}\`` : null);
   return {
     launch,
     kernel,
@@ -93,11 +104,27 @@ export function analyzeLaunch(
     dynamicSmemBytes,
     perArch: archs.map((arch) => {
       const figures = figuresFor(kernel, launch, arch);
-      if (!fails) return occupancyFor(arch, figures, threads, dynamicSmemBytes ?? 0, kernel, latency);
+      if (!fails) return occupancyFor(arch, figures, threads, dynamicSmemBytes, kernel, latency);
       const row = parseArch(arch);
-      return { arch: row ? archName(row) : arch, figures, result: null, reason: `the launch fails: ${threads} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
+      const reason = `the launch fails: ${fails}`;
+      return { arch: row ? archName(row) : arch, figures, result: null, reason, fails: reason, upperBound: null, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
     }),
   };
+}
+
+/** CUDA's limits on a block, the same on every architecture since sm_20. */
+const MAX_THREADS_PER_BLOCK = 1024;
+const MAX_BLOCK_DIM = { x: 1024, y: 1024, z: 64 } as const;
+
+/** Why the hardware rejects a block of this shape (cudaErrorInvalidConfiguration), or null. */
+function rejectedBlock(block: { x: number; y: number; z: number }): string | null {
+  const threads = block.x * block.y * block.z;
+  if (threads > MAX_THREADS_PER_BLOCK) return `${threads} threads per block is above the limit of ${MAX_THREADS_PER_BLOCK}`;
+  for (const axis of ['x', 'y', 'z'] as const) {
+    if (block[axis] > MAX_BLOCK_DIM[axis]) return `block.${axis} = ${block[axis]} is above the limit of ${MAX_BLOCK_DIM[axis]}`;
+    if (block[axis] < 1) return `block.${axis} = ${block[axis]}: every dimension must be at least 1`;
+  }
+  return null;
 }
 
 /** The calculator's query for a kernel with `figures` at `threads` per block. */
@@ -114,19 +141,32 @@ export function occupancyQuery(row: ArchRow, figures: KernelFigures, threads: nu
   };
 }
 
-/** Occupancy of a kernel with `figures` at `threads` per block on `arch`, with the next step and the latency estimate. */
-export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
+/** Why a figure computed with no dynamic shared memory is only an upper bound. */
+export const UNKNOWN_DYNAMIC_SMEM = 'dynamic shared memory not known';
+
+/**
+ * Occupancy of a kernel with `figures` at `threads` per block on `arch`, with the next step and the
+ * latency estimate. With `dynamicSmemBytes` null (not known statically) the occupancy is computed
+ * without it and is an upper bound (`upperBound`); the next step and the latency estimate, which
+ * would rest on it, are left out.
+ */
+export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number | null, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
   const row = parseArch(arch);
   const name = row ? archName(row) : arch;
-  const none = { nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
+  const none = { fails: null, upperBound: null, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null };
   if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}`, ...none };
   if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
   if (figures.numRegs === null) return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none };
-  const query = occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel);
+  const query = occupancyQuery(row, figures, threads, dynamicSmemBytes ?? 0, kernel);
   const outcome = occupancy(query);
   if (!outcome.ok) return { arch: name, figures, result: null, reason: outcome.error, ...none };
   const result = outcome.value;
-  const next = result.activeBlocksPerMultiprocessor > 0 ? nextStep(query) : null;
+  if (result.activeBlocksPerMultiprocessor === 0) {
+    const limits = result.limitingFactors.map((f) => LIMIT_NAMES[f] ?? f).join(' and ');
+    return { arch: name, figures, result, reason: null, ...none, fails: `the launch fails: not one block fits on an SM (${limits}; too many resources requested for launch)` };
+  }
+  if (dynamicSmemBytes === null) return { arch: name, figures, result, reason: null, ...none, upperBound: UNKNOWN_DYNAMIC_SMEM };
+  const next = nextStep(query);
   const capRegs = next?.registers.maxRegsPerThread ?? null;
   const atCap = capRegs !== null ? occupancy({ ...query, numRegs: capRegs }) : null;
   const atRegisterCap = atCap?.ok ? { numRegs: capRegs!, activeBlocks: atCap.value.activeBlocksPerMultiprocessor, occupancy: atCap.value.occupancy } : null;
@@ -135,6 +175,8 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
     figures,
     result,
     reason: null,
+    fails: null,
+    upperBound: null,
     nextStep: next,
     atRegisterCap,
     launchBoundsCapForNext: atRegisterCap && threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks) : null,

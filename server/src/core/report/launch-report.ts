@@ -20,22 +20,37 @@ export function launchTitle(analysis: LaunchAnalysis): string {
   const threads = analysis.threadsPerBlock;
   const shape = block && threads !== null
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
-    : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
+    : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
   return `**${mdText(name)}**: ${shape}, ${smem}`;
 }
 
+/** An occupancy figure as shown: `75%`, or `≤ 75%` when it is an upper bound. */
+export function occupancyPercent(a: Pick<ArchOccupancy, 'result' | 'upperBound'>): string {
+  return a.result ? `${a.upperBound ? '≤ ' : ''}${percent(a.result.occupancy)}` : '-';
+}
+
+/** Blocks per SM as shown: `8`, or `≤ 8` when the figure is an upper bound. */
+export function blocksPerSm(a: Pick<ArchOccupancy, 'result' | 'upperBound'>): string {
+  return a.result ? `${a.upperBound ? '≤ ' : ''}${a.result.activeBlocksPerMultiprocessor}` : '-';
+}
+
+/** The architectures with an occupancy figure to show: a result, and a launch that can run. */
+export function shownArchs(perArch: readonly ArchOccupancy[]): ArchOccupancy[] {
+  return perArch.filter((a) => a.result && !a.fails);
+}
+
 /** The ceilings table: one column per architecture, the binding limit marked. */
 export function occupancyTable(perArch: readonly ArchOccupancy[]): string {
-  const withResult = perArch.filter((a) => a.result);
+  const withResult = shownArchs(perArch);
   if (withResult.length === 0) return '';
   const header = `| | ${withResult.map((a) => a.arch).join(' | ')} |\n|---|${withResult.map(() => '---').join('|')}|`;
-  const row = (label: string, cell: (r: OccupancyResult) => string) => `| ${label} | ${withResult.map((a) => cell(a.result!)).join(' | ')} |`;
+  const row = (label: string, cell: (r: OccupancyResult, a: ArchOccupancy) => string) => `| ${label} | ${withResult.map((a) => cell(a.result!, a)).join(' | ')} |`;
   const limit = (factor: string, value: (r: OccupancyResult) => number) => (r: OccupancyResult) =>
     r.limitingFactors.includes(factor as never) ? `**${blocks(value(r))}** ◀ limit` : blocks(value(r));
   const rows = [
-    row('occupancy', (r) => `**${percent(r.occupancy)}** (${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`),
-    row('blocks / SM', (r) => `${r.activeBlocksPerMultiprocessor}`),
+    row('occupancy', (r, a) => `**${occupancyPercent(a)}** (${a.upperBound ? '≤ ' : ''}${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`),
+    row('blocks / SM', (_r, a) => blocksPerSm(a)),
     row('registers', limit('registers', (r) => r.blockLimitRegs)),
     row('shared memory', limit('sharedMemory', (r) => r.blockLimitSharedMem)),
     row('warp slots', limit('warps', (r) => r.blockLimitWarps)),
@@ -72,8 +87,12 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   const parts = [launchTitle(analysis)];
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
-  const missing = analysis.perArch.filter((a) => !a.result && a.reason);
-  for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
+  const bounded = shownArchs(analysis.perArch).filter((a) => a.upperBound);
+  for (const [why, archs] of groupBy(bounded, (a) => a.upperBound!)) {
+    parts.push(`Upper bounds for ${listAnd(archs.map((a) => a.arch))}: ${why} (\`${mdCode(analysis.launch.dynamicSmem.text)}\`), and every byte of it per block can only lower them. The next step and the latency estimate need it.`);
+  }
+  const missing = analysis.perArch.filter((a) => a.fails || (!a.result && a.reason));
+  for (const [reason, archs] of groupBy(missing, (a) => a.fails ?? a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   parts.push(`Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`);
   const next = nextStepLine(analysis);
@@ -86,7 +105,7 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
 
 /** "sm_80 75% · sm_90 75% at 256 threads · limited by registers (40/thread) · 1 KB smem" */
 export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[]): string {
-  const resolved = analyses.filter((a) => a.perArch.some((x) => x.result));
+  const resolved = analyses.filter((a) => shownArchs(a.perArch).length > 0);
   if (resolved.length === 0) {
     const count = analyses.length;
     const bounds = kernel.launchBounds ? ` · ${kernel.launchBounds.text}` : '';
@@ -94,10 +113,10 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
   }
   const sizes = [...new Set(resolved.map((a) => a.threadsPerBlock))].sort((x, y) => (x ?? 0) - (y ?? 0));
   const shown = resolved[0];
-  const occ = shown.perArch.filter((a) => a.result).map((a) => `${a.arch} ${percent(a.result!.occupancy)}`).join(' · ');
-  const first = shown.perArch.find((a) => a.result)!;
+  const occ = shownArchs(shown.perArch).map((a) => `${a.arch} ${occupancyPercent(a)}`).join(' · ');
+  const first = shownArchs(shown.perArch)[0];
   const limiter = first.result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  const regs = [...new Set(shown.perArch.filter((a) => a.result).map((a) => a.figures.numRegs).filter((n): n is number => n !== null))].sort((a, b) => a - b);
+  const regs = [...new Set(shownArchs(shown.perArch).map((a) => a.figures.numRegs).filter((n): n is number => n !== null))].sort((a, b) => a - b);
   const regText = regs.length > 1 ? `${regs[0]}–${regs[regs.length - 1]}` : `${regs[0]}`;
   const detail = first.result!.limitingFactors.includes('registers') && regs.length ? ` (${regText}/thread)` : '';
   const smem = first.figures.sharedSizeBytes ?? kernel.staticSharedBytes;
@@ -106,12 +125,18 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
 }
 
 export function launchLensTitle(analysis: LaunchAnalysis): string {
-  const with_ = analysis.perArch.filter((a) => a.result);
-  const failing = analysis.perArch.find((a) => a.reason?.startsWith('the launch fails'));
-  if (failing) return `${analysis.threadsPerBlock} threads · ${failing.reason!.replace(/`/g, '')}`;
+  const with_ = shownArchs(analysis.perArch);
+  const failing = analysis.perArch.find((a) => a.fails);
+  if (failing) return `${analysis.threadsPerBlock} threads · ${failing.fails!.replace(/`/g, '')}`;
   if (with_.length === 0) return `${analysis.threadsPerBlock} threads · occupancy needs register figures`;
   const limiter = with_[0].result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  return `${with_.map((a) => `${a.arch} ${percent(a.result!.occupancy)} (${a.result!.activeBlocksPerMultiprocessor} blocks/SM)`).join(' · ')} · limited by ${limiter}`;
+  const bound = with_.some((a) => a.upperBound) ? ` · upper bound: ${with_.find((a) => a.upperBound)!.upperBound}` : '';
+  return `${with_.map((a) => `${a.arch} ${occupancyPercent(a)} (${blocksPerSm(a)} blocks/SM)`).join(' · ')} · limited by ${limiter}${bound}`;
+}
+
+/** Text for inside a markdown code span. */
+function mdCode(text: string): string {
+  return text.replace(/`/g, "'");
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
@@ -122,7 +147,7 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
 
 /** "**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%). Try `__launch_bounds__(256, 8)` ..." */
 export function nextStepLine(analysis: LaunchAnalysis): string | null {
-  const p = analysis.perArch.find((x) => x.result && x.nextStep);
+  const p = analysis.perArch.find((x) => x.result && x.nextStep && !x.fails && !x.upperBound);
   const threads = analysis.threadsPerBlock;
   if (!p || threads === null) return null;
   const r = p.result!;
