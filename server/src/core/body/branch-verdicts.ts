@@ -8,7 +8,6 @@ import type { Dim3 } from '../types';
 import {
   blockEvaluator,
   freeSamples,
-  isAffineIndex,
   isThreadDependent,
   simulateLoopCounter,
   LANE_UNKNOWN,
@@ -18,6 +17,7 @@ import {
   threadValue,
   type BranchSite,
   type BlockSample,
+  threadCoordinates,
   type Column,
   type EvalPoint,
   type Sym,
@@ -38,6 +38,8 @@ export interface Verdict {
   /** Loop counters whose values were simulated or sampled, and unknowns sampled. */
   notes: string[];
   dependsOnShape: boolean;
+  /** Every warp that splits changes value at most once along each axis of the block (a boundary, not a pattern). */
+  staircase?: boolean;
 }
 
 /**
@@ -68,11 +70,18 @@ function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
   return classifyCondition(site.condition.sym, shapes);
 }
 
-const RELATIONAL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
-const EQUALITY: ReadonlySet<string> = new Set(['==', '!=']);
 const truthy = (v: number) => (v !== 0 ? '1' : '0');
+
+const RELATIONAL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
 const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
 
+/**
+ * A condition's verdict: evaluated lane by lane; where lanes of a warp disagree, a tail when every
+ * split is a boundary (see `isTail`), else divergent. In `a && b` (or `||`) each part that depends on
+ * the thread index is judged on its own: a part that splits warps on its own keeps the whole
+ * divergent (when the whole still splits them), tails and warp-uniform parts make a tail or a
+ * warp-uniform whole.
+ */
 function classifyCondition(sym: Sym, shapes: Dim3[]): Verdict {
   if (sym.op === 'binary' && (sym.operator === '&&' || sym.operator === '||')) {
     const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes));
@@ -82,74 +91,29 @@ function classifyCondition(sym: Sym, shapes: Dim3[]): Verdict {
     return whole.kind === 'divergent' ? whole : worst;
   }
   if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes);
-  if (sym.op === 'binary' && (RELATIONAL.has(sym.operator) || EQUALITY.has(sym.operator))) {
-    const leftDep = isThreadDependent(sym.left);
-    const rightDep = isThreadDependent(sym.right);
-    const thread: Sym = leftDep && rightDep ? { op: 'binary', operator: '-', left: sym.left, right: sym.right } : leftDep ? sym.left : sym.right;
-    const bound: Sym = leftDep && rightDep ? { op: 'const', value: 0 } : leftDep ? sym.right : sym.left;
-    const global = symFacts(thread).blockIdx;
-    // An index that is the same across each warp compares the same way against any uniform bound.
-    if (!isThreadDependent(bound) && sameInEveryWarp(thread, shapes)) return classifyEnumerated(sym, shapes, truthy);
-    if (global) {
-      const tail = tailGuard(thread, bound, sym.operator, shapes);
-      if (tail) return tail;
-    }
-    const enumerated = classifyEnumerated(sym, shapes, truthy);
-    if (enumerated.kind !== 'divergent' || enumerated.basis === 'data') return enumerated;
-    return tailGuard(thread, bound, sym.operator, shapes) ?? enumerated;
-  }
-  return classifyEnumerated(sym, shapes, truthy);
+  const whole = classifyEnumerated(sym, shapes, truthy);
+  if (whole.kind !== 'divergent' || whole.basis === 'data') return whole;
+  if (isTail(sym, whole)) return tailVerdict(symFacts(sym).blockIdx);
+  return whole;
 }
 
 /**
- * `index < bound` where `index` grows with the thread index and `bound` is a
- * value the source does not fix (a parameter): a bounds guard, which splits at
- * most the warp that holds the boundary. A bound that moves with a loop
- * (`tid < s` in a reduction) sweeps across the warps and is not a guard.
+ * A bounds guard: a comparison (`<`, `<=`, `>`, `>=`) that, in every warp it splits, changes value
+ * once along x (and once along y and z: a 2-D edge), at a point the warp's lanes do not fix: on a global index (the boundary falls in one block of the grid along
+ * each axis), or against a value the kernel reads at run time (`tid < n`, a lane-stride loop's end:
+ * each warp splits at most once, at its end). A split point fixed by the compiler or the launch
+ * (`threadIdx.x < 16`, a template parameter, `blockDim.x / 32`) splits the same warps in every
+ * block: divergent.
  */
-function tailGuard(thread: Sym, bound: Sym, operator: string, shapes: Dim3[]): Verdict | null {
-  if (isThreadDependent(bound) || !isAffineIndex(thread)) return null;
-  const boundFacts = symFacts(bound);
-  if (boundFacts.frees.some((f) => f.loop?.role === 'counter')) return null;
-  const facts = symFacts(thread);
-  const global = facts.blockIdx;
-  if (!global && !RELATIONAL.has(operator)) return null;
-  if (!global && boundFacts.frees.length === 0) return null;
-  for (const shape of shapes) {
-    const size = shape.x * shape.y * shape.z;
-    const base = basePoint(shape, { x: 0, y: 0, z: 0 });
-    const sampleSets = facts.frees.map((f) => freeSamples(f, base).slice(0, 2));
-    const evaluate = blockEvaluator(thread, shape);
-    for (let s = 0; s < Math.max(1, ...sampleSets.map((x) => x.length)); s++) {
-      const bindings = new Map(facts.frees.map((f, i) => [f.id, sampleSets[i][Math.min(s, sampleSets[i].length - 1)] ?? 0] as [number, number]));
-      const values: number[] = [];
-      const column = evaluate({ ...base, bindings, warpKey: () => base.warpKey });
-      for (let l = 0; l < size; l++) {
-        const v = threadValue(column, l);
-        if (typeof v !== 'number') return null;
-        values.push(v);
-      }
-      const ranges = global ? chunks(values, 32) : [values];
-      if (!ranges.every(monotone)) return null;
-    }
-  }
+function isTail(sym: Sym, whole: Verdict): boolean {
+  if (!whole.staircase) return false;
+  if (sym.op !== 'binary' || !RELATIONAL.has(sym.operator)) return false;
+  const facts = symFacts(sym);
+  return facts.blockIdx || facts.frees.some((f) => !f.fixed && f.loop?.role !== 'counter');
+}
+
+function tailVerdict(global: boolean): Verdict {
   return { kind: 'tail', basis: global ? 'grid-tail' : 'block-tail', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape: false };
-}
-
-function chunks<T>(values: T[], n: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < values.length; i += n) out.push(values.slice(i, i + n));
-  return out;
-}
-
-function monotone(values: number[]): boolean {
-  let up = true;
-  let down = true;
-  for (let i = 1; i < values.length; i++) {
-    if (values[i] < values[i - 1]) up = false;
-    if (values[i] > values[i - 1]) down = false;
-  }
-  return up || down;
 }
 
 const GRID_DIM: Readonly<Dim3> = Object.freeze({ x: 8, y: 8, z: 1 });
@@ -179,12 +143,16 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
   const keys: string[] = [];
   const counts: number[] = [];
   const blockSamples = blockIdxSamples(facts);
+  const boolean = outcome === truthy;
+  // Boundaries: every split warp changes value once along each axis.
+  let staircase = true;
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
     const base0 = basePoint(shape, blockSamples[0]);
     const samples = freeSampleLists(facts, base0);
     const evaluate = blockEvaluator(sym, shape);
+    const coords = boolean ? threadCoordinates(shape) : null;
     for (const { f, values } of samples) {
       if (f.loop?.role !== 'counter') continue;
       if (simulateLoopCounter(f, base0)) {
@@ -225,6 +193,7 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
           const set = [...keys].sort();
           if (set.length > 0) outcomeSets.set(set.join(','), set);
           if (keys.length > 1) {
+            if (coords && staircase && !isBoundary(column, coords, shape, w * 32, Math.min(size, w * 32 + 32))) staircase = false;
             combo.splitWarps.push(w);
             combo.groups ??= [...counts].sort((a, b) => b - a);
             const ones = keys.indexOf('1');
@@ -252,7 +221,35 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     outcomeSets: [...outcomeSets.values()],
     notes,
     dependsOnShape,
+    staircase: boolean && staircase,
   };
+}
+
+/**
+ * Whether a split warp's condition changes value at most once along x in each row of the block and
+ * once along y (and z) in each column: a boundary, not a pattern (`lane % 2`, a middle range of lanes).
+ */
+function isBoundary(column: Column, coords: ReturnType<typeof threadCoordinates>, shape: Dim3, from: number, to: number): boolean {
+  let rowSwitches = 0;
+  let prev = -1;
+  const columns = shape.x % 32 !== 0 ? new Map<number, { last: number; switches: number }>() : null;
+  for (let l = from; l < to; l++) {
+    const v = threadValue(column, l);
+    if (typeof v !== 'number') return false;
+    const bit = v !== 0 ? 1 : 0;
+    if (l === from || coords.x[l] === 0) rowSwitches = 0;
+    else if (bit !== prev && ++rowSwitches > 1) return false;
+    prev = bit;
+    if (columns) {
+      const c = columns.get(coords.x[l]);
+      if (!c) columns.set(coords.x[l], { last: bit, switches: 0 });
+      else if (c.last !== bit) {
+        if (++c.switches > 1) return false;
+        c.last = bit;
+      }
+    }
+  }
+  return true;
 }
 
 /** The index of `key` in a warp's tally, added with a count of 0 when new. */
@@ -262,44 +259,6 @@ function outcomeSlot(keys: string[], counts: number[], key: string): number {
   keys.push(key);
   counts.push(0);
   return keys.length - 1;
-}
-
-/**
- * Whether `classifyEnumerated(sym, shapes, String)` would find `sym` warp-uniform:
- * no lane reads per-lane data and, in every pass that stays defined, the lanes
- * of each warp agree. Only the verdict is needed, so nothing is tallied and the
- * search stops at the first answer.
- */
-function sameInEveryWarp(sym: Sym, shapes: Dim3[]): boolean {
-  const facts = symFacts(sym);
-  const blockSamples = blockIdxSamples(facts);
-  for (const shape of shapes) {
-    const size = shape.x * shape.y * shape.z;
-    const evaluate = blockEvaluator(sym, shape);
-    for (const bindings of sampleCombinations(freeSampleLists(facts, basePoint(shape, blockSamples[0])))) {
-      for (const blockIdx of blockSamples) {
-        const verdict = passSplitsAWarp(evaluate(blockSample(blockIdx, bindings)), size);
-        if (verdict === 'data' || verdict === 'split') return false;
-      }
-    }
-  }
-  return true;
-}
-
-/** One pass over a block's threads: `data` when a lane reads per-lane data before any lane is undefined, `invalid` when one is, `split` when a warp's lanes disagree. */
-function passSplitsAWarp(column: Column, size: number): 'data' | 'invalid' | 'split' | 'agree' {
-  let split = false;
-  for (let w = 0; w * 32 < size; w++) {
-    let first: number | null = null;
-    for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-      const v = threadValue(column, l);
-      if (v === INVALID) return 'invalid';
-      if (v === LANE_UNKNOWN) return 'data';
-      if (first === null) first = v;
-      else if (v !== first && String(v) !== String(first)) split = true;
-    }
-  }
-  return split ? 'split' : 'agree';
 }
 
 /** The enumeration's evaluation of a block: warps are keyed by block so that warp-uniform opaque values differ between blocks. */

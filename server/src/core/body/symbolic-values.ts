@@ -32,8 +32,12 @@ export type Sym =
   | { op: 'const'; value: number }
   | { op: 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim'; dim: Axis }
   | { op: 'laneId' }
-  /** A uniform value the source does not let us compute. */
-  | { op: 'free'; id: number; name: string; loop: LoopInfo | null }
+  /**
+   * A uniform value the source does not let us compute. `fixed`: set by the compiler or the launch
+   * (a template parameter, a macro, `sizeof`, a function of `blockDim`), the same in every block and
+   * every run with that configuration; otherwise data the kernel reads (a parameter, a load).
+   */
+  | { op: 'free'; id: number; name: string; loop: LoopInfo | null; fixed?: boolean }
   /** A value of known kind but unknown shape: `atomicAdd(...)`'s result, `a[threadIdx.x]`, `__ballot_sync(...)`. */
   | { op: 'opaque'; id: number; kind: 'warpUniform' | 'laneVarying'; what: string }
   | { op: 'binary'; operator: string; left: Sym; right: Sym }
@@ -66,6 +70,17 @@ export function constant(value: number): Sym {
 
 export function freeSym(name: string, loop: LoopInfo | null = null): Sym {
   return { op: 'free', id: nextId(), name, loop };
+}
+
+/** An unknown fixed by the compiler or the launch configuration (see the `free` Sym). */
+export function fixedSym(name: string): Sym {
+  return { op: 'free', id: nextId(), name, loop: null, fixed: true };
+}
+
+/** Whether a uniform value is fixed by the compiler or the launch: built from constants, `blockDim`, `gridDim` and fixed unknowns only. */
+export function isFixedValue(sym: Sym): boolean {
+  const f = symFacts(sym);
+  return !isThreadDependent(sym) && !f.blockIdx && f.frees.every((x) => x.fixed === true);
 }
 
 export function opaqueSym(kind: 'warpUniform' | 'laneVarying', what: string): Sym {
@@ -224,7 +239,7 @@ export function structuralKey(sym: Sym): string {
         if (known !== undefined) return `$${known}`;
         const n = numbers.size;
         numbers.set(s.id, n);
-        return `$${n}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
+        return `$${n}${s.fixed ? '!' : ''}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
       }
       case 'opaque':
         // a warp-uniform value is a hash of its id; a lane-varying one is unknown whatever its id

@@ -10,7 +10,7 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
-import { applyUnary, binary, constant, freeSym, isThreadDependent, opaqueSym, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
+import { applyUnary, binary, constant, fixedSym, freeSym, isFixedValue, isThreadDependent, opaqueSym, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
 
 export * from './symbolic-values';
@@ -110,6 +110,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
       views,
     };
     const env: Env = new Map();
+    for (const name of templateValueParameters(definition)) env.set(name, uniformValue(fixedSym(name)));
     for (const name of parameterNames(definition)) env.set(name, { sym: freeSym(name), origin: null });
     walkStatement(body, env, ctx);
     results.push({ kernel: kernel.name, body: body.node, variables: env, sites: dedupeSites(ctx.sites), usesMultiDimensionalBlock: ctx.multiDimensional });
@@ -202,6 +203,23 @@ function parameterNames(definition: NodeView): string[] {
   const params = d?.childForFieldName('parameters');
   if (!params) return [];
   return params.namedChildren.filter((p) => p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
+}
+
+/**
+ * The value parameters of the template a function definition belongs to (`N` in
+ * `template <typename T, int N>`): fixed by the compiler, one value per instantiation.
+ */
+function templateValueParameters(definition: NodeView): string[] {
+  const template = definition.parent?.type === 'template_declaration' ? definition.parent : null;
+  const list = template?.childForFieldName('parameters') ?? template?.namedChildren.find((c) => c.type === 'template_parameter_list') ?? null;
+  if (!list) return [];
+  const names: string[] = [];
+  for (const p of list.namedChildren) {
+    if (p.type !== 'parameter_declaration' && p.type !== 'optional_parameter_declaration' && p.type !== 'variadic_parameter_declaration') continue;
+    const name = declaratorName(p.childForFieldName('declarator') ?? p.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ?? null);
+    if (name) names.push(name);
+  }
+  return names;
 }
 
 function declaratorName(node: NodeView | null): string | null {
@@ -647,6 +665,8 @@ function caseStatements(c: NodeView): NodeView[] {
 const ATOMIC = /^atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$/;
 const WARP_UNIFORM_INTRINSICS: ReadonlySet<string> = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
 const SHUFFLE_RELATIVE: ReadonlySet<string> = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
+/** `idx_t(blockIdx.x)`, `int64_t(n)`: a type named like a typedef used as a function-style cast. */
+const FUNCTION_STYLE_CAST = /^(?:\w+_t|int|unsigned|long|short|char|float|double|bool|size_t)$/;
 const PASS_THROUGH: ReadonlySet<string> = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
 
 function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
@@ -664,8 +684,9 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     case 'identifier':
       return identifierValue(node, env, ctx);
     case 'qualified_identifier': {
+      // `Traits::kTile`, `Config::N`: a static member or an enumerator, fixed at compile time.
       const v = ctx.lookup(node.text) ?? ctx.lookup(node.text.slice(node.text.lastIndexOf(':') + 1));
-      return uniformValue(v !== null ? constant(v) : freeSym(node.text));
+      return uniformValue(v !== null ? constant(v) : fixedSym(node.text));
     }
     case 'field_expression':
       return fieldValue(node, env, ctx);
@@ -725,7 +746,7 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     }
     case 'sizeof_expression':
     case 'alignof_expression':
-      return uniformValue(freeSym(node.text));
+      return uniformValue(fixedSym(node.text));
     case 'gnu_asm_expression':
       asmValue(node, env, ctx);
       return uniformValue(freeSym('asm'));
@@ -767,10 +788,15 @@ function identifierValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValu
   if (name === 'warpSize') return uniformValue(constant(32));
   const c = ctx.lookup(name);
   if (c !== null) return uniformValue(constant(c));
-  const fresh = uniformValue(freeSym(name));
+  // A name declared nowhere in view: a macro or constant of another file (`TILE_SIZE`, `kWarpSize`)
+  // is fixed at compile time; anything else (a global variable) is data.
+  const fresh = uniformValue(CONSTANT_NAME.test(name) ? fixedSym(name) : freeSym(name));
   env.set(name, fresh);
   return fresh;
 }
+
+/** How constants and macros are named: `TILE_SIZE`, `kWarpSize`. */
+const CONSTANT_NAME = /^(?:[A-Z][A-Z0-9_]*[A-Z0-9]|k[A-Z]\w*)$/;
 
 const BUILTIN_VECTORS: ReadonlySet<string> = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
 
@@ -933,7 +959,7 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     if (g) return tileCollective(g, args.slice(1), node, origin);
   }
 
-  if (PASS_THROUGH.has(name) && args.length >= 1) return args[0];
+  if ((PASS_THROUGH.has(name) || (args.length === 1 && !object && FUNCTION_STYLE_CAST.test(name) && !ctx.functions.get(name))) && args.length >= 1) return args[0];
   if (name === 'min' || name === 'max' || name === 'umin' || name === 'umax') {
     if (args.length === 2) return { sym: binary(name.replace(/^u/, ''), args[0].sym, args[1].sym), origin: firstOrigin(...args) };
   }
@@ -989,9 +1015,23 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   }
   // anything else (math functions, unknown callees): as lane-varying as its arguments
   const dependent = args.filter((a) => isThreadDependent(a.sym));
-  if (dependent.length === 0) return uniformValue(freeSym(node.text));
+  if (dependent.length === 0) {
+    // A function of compile-time values and the launch shape (`divUp(blockDim.x, kWarpSize)`) is fixed with them.
+    const fixed = args.length > 0 && args.every((a) => isFixedValue(a.sym)) && (!object || isFixedValue(silently(ctx, () => evalExpr(object, env, ctx)).sym));
+    return uniformValue(fixed ? fixedSym(node.text) : freeSym(node.text));
+  }
   const kind = dependent.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
   return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependent) };
+}
+
+/** `f()` evaluated without recording the branches it holds (a second look at syntax already walked). */
+function silently<T>(ctx: WalkContext, f: () => T): T {
+  ctx.silent++;
+  try {
+    return f();
+  } finally {
+    ctx.silent--;
+  }
 }
 
 function tileCollective(g: GroupInfo, args: ThreadValue[], node: NodeView, origin: ValueOrigin): ThreadValue {
