@@ -28,8 +28,8 @@ import { memoByText } from '../incremental/kept-tables';
 
 export interface Verdict {
   kind: BranchKind;
-  /** How the verdict was reached. */
-  basis: 'lanes' | 'data' | 'grid-tail' | 'block-tail';
+  /** How the verdict was reached (`single-lane`: at most one lane of a warp gets there, so nothing can split). */
+  basis: 'lanes' | 'data' | 'grid-tail' | 'block-tail' | 'single-lane';
   split: SplitSummary | null;
   /** Mean fraction of a split warp's lanes for which the condition holds. */
   trueFraction: number | null;
@@ -54,10 +54,20 @@ export const classifySite = memoByText('branch verdicts', verdictKey, computeVer
 
 function verdictKey(site: BranchSite, shapes: Dim3[]): string {
   const cases = site.construct === 'switch' ? site.paths.map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`)).join(';') : '';
-  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(site.condition.sym)}`;
+  const guard = guardOf(site);
+  // One key for the condition and its guards, so that their unknowns are numbered together.
+  const keyed: Sym = guard ? { op: 'binary', operator: 'where', left: site.condition.sym, right: guard } : site.condition.sym;
+  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(keyed)}`;
+}
+
+/** The conjunction of a site's guards: where its lanes are (null: everywhere). */
+function guardOf(site: BranchSite): Sym | null {
+  const guards = site.guards ?? [];
+  return guards.length === 0 ? null : guards.reduce((a, b) => ({ op: 'binary', operator: '&&', left: a, right: b }));
 }
 
 function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
+  const guard = guardOf(site);
   if (site.construct === 'switch') {
     const caseOf = (v: number) => {
       const i = site.paths.findIndex((p) => p.caseValues?.includes(v));
@@ -65,9 +75,9 @@ function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
       const d = site.paths.findIndex((p) => p.caseValues === null);
       return d >= 0 ? String(d) : `v${v}`;
     };
-    return classifyEnumerated(site.condition.sym, shapes, caseOf);
+    return classifyEnumerated(site.condition.sym, shapes, caseOf, guard);
   }
-  return classifyCondition(site.condition.sym, shapes);
+  return classifyCondition(site.condition.sym, shapes, guard);
 }
 
 const truthy = (v: number) => (v !== 0 ? '1' : '0');
@@ -82,16 +92,18 @@ const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent
  * divergent (when the whole still splits them), tails and warp-uniform parts make a tail or a
  * warp-uniform whole.
  */
-function classifyCondition(sym: Sym, shapes: Dim3[]): Verdict {
+function classifyCondition(sym: Sym, shapes: Dim3[], guard: Sym | null = null): Verdict {
   if (sym.op === 'binary' && (sym.operator === '&&' || sym.operator === '||')) {
-    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes));
+    const whole = classifyEnumerated(sym, shapes, truthy, guard);
+    // Where at most one lane of a warp runs, nothing is serialized.
+    if (whole.basis === 'single-lane') return whole;
+    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes, guard));
     const worst = parts.reduce((a, b) => (RANK[b.kind] > RANK[a.kind] ? b : a));
     if (worst.kind !== 'divergent') return worst;
-    const whole = classifyEnumerated(sym, shapes, truthy);
     return whole.kind === 'divergent' ? whole : worst;
   }
-  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes);
-  const whole = classifyEnumerated(sym, shapes, truthy);
+  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes, guard);
+  const whole = classifyEnumerated(sym, shapes, truthy, guard);
   if (whole.kind !== 'divergent' || whole.basis === 'data') return whole;
   if (isTail(sym, whole)) return tailVerdict(symFacts(sym).blockIdx);
   return whole;
@@ -129,9 +141,14 @@ interface ComboResult {
   groups: number[] | null;
 }
 
-/** Evaluate the condition for every lane of every warp, for each block shape and each sample of the unknowns it reads. */
-function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => string): Verdict {
-  const facts = symFacts(sym);
+/**
+ * Evaluate the condition for every lane of every warp, for each block shape and each sample of the
+ * unknowns it reads; with a `guard`, only for the lanes where it holds (the others are not there).
+ */
+function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => string, guard: Sym | null = null): Verdict {
+  const facts = guard ? symFacts({ op: 'binary', operator: 'where', left: sym, right: guard }) : symFacts(sym);
+  const own = symFacts(sym);
+  let mostLanes = 0;
   const notes: string[] = [];
   let data = false;
   const outcomeSets = new Map<string, string[]>();
@@ -152,6 +169,7 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     const base0 = basePoint(shape, blockSamples[0]);
     const samples = freeSampleLists(facts, base0);
     const evaluate = blockEvaluator(sym, shape);
+    const evaluateGuard = guard ? blockEvaluator(guard, shape) : null;
     const coords = boolean ? threadCoordinates(shape) : null;
     for (const { f, values } of samples) {
       if (f.loop?.role !== 'counter') continue;
@@ -162,22 +180,24 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     }
     for (const bindings of sampleCombinations(samples)) {
       for (const blockIdx of blockSamples) {
-        const column = evaluate(blockSample(blockIdx, bindings));
+        const sample = blockSample(blockIdx, bindings);
+        const column = evaluate(sample);
+        const here = evaluateGuard ? evaluateGuard(sample) : null;
         const combo: ComboResult = { values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])), splitWarps: [], totalWarps: warps, groups: null };
-        let invalid = false;
-        for (let w = 0; w < warps && !invalid; w++) {
+        for (let w = 0; w < warps; w++) {
           keys.length = 0;
           counts.length = 0;
           let active = 0;
           // Neighbouring lanes mostly hold the same value: its outcome's slot is looked up once per run of them.
           let runValue = 0;
           let slot = -1;
+          let present = 0;
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
+            if (here && threadValue(here, l) === 0) continue;
             const v = threadValue(column, l);
-            if (v === INVALID) {
-              invalid = true;
-              break;
-            }
+            // Undefined for this sample in this lane (a division by a warp's value of 0): not counted.
+            if (v === INVALID) continue;
+            present++;
             if (v === LANE_UNKNOWN) {
               data = true;
               continue;
@@ -189,11 +209,11 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
             counts[slot]++;
             active++;
           }
-          if (invalid) break;
+          if (present > mostLanes) mostLanes = present;
           const set = [...keys].sort();
           if (set.length > 0) outcomeSets.set(set.join(','), set);
           if (keys.length > 1) {
-            if (coords && staircase && !isBoundary(column, coords, shape, w * 32, Math.min(size, w * 32 + 32))) staircase = false;
+            if (coords && staircase && !isBoundary(column, here, coords, shape, w * 32, Math.min(size, w * 32 + 32))) staircase = false;
             combo.splitWarps.push(w);
             combo.groups ??= [...counts].sort((a, b) => b - a);
             const ones = keys.indexOf('1');
@@ -201,17 +221,20 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
             trueCount++;
           }
         }
-        if (!invalid) combos.push(combo);
+        combos.push(combo);
       }
     }
   }
-  const dependsOnShape = facts.threadAxes.size > 0 || facts.laneId || facts.frees.some((f) => f.loop?.role === 'counter');
+  const dependsOnShape = own.threadAxes.size > 0 || own.laneId || own.frees.some((f) => f.loop?.role === 'counter');
+  if (guard && mostLanes === 1) {
+    return { kind: 'warp-uniform', basis: 'single-lane', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape };
+  }
   if (data) {
     return { kind: 'divergent', basis: 'data', split: { warps: 'warps', groups: null, when: null, dataDependent: true, variesBySteps: false }, trueFraction: null, outcomeSets: [], notes, dependsOnShape: false };
   }
   const splitting = combos.filter((c) => c.splitWarps.length > 0);
   if (splitting.length === 0) return { kind: 'warp-uniform', basis: 'lanes', split: null, trueFraction: null, outcomeSets: [...outcomeSets.values()], notes, dependsOnShape };
-  const sampledInvariant = facts.frees.filter((f) => !f.loop).map((f) => f.name);
+  const sampledInvariant = own.frees.filter((f) => !f.loop).map((f) => f.name);
   if (sampledInvariant.length > 0) notes.push(`${sampledInvariant.map((n) => `\`${n}\``).join(', ')} unknown: lanes disagree for some values (e.g. ${sampledInvariant.map((n) => `${n} = ${splitting[0].values.get(n)}`).join(', ')})`);
   return {
     kind: 'divergent',
@@ -229,16 +252,20 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
  * Whether a split warp's condition changes value at most once along x in each row of the block and
  * once along y (and z) in each column: a boundary, not a pattern (`lane % 2`, a middle range of lanes).
  */
-function isBoundary(column: Column, coords: ReturnType<typeof threadCoordinates>, shape: Dim3, from: number, to: number): boolean {
+function isBoundary(column: Column, here: Column | null, coords: ReturnType<typeof threadCoordinates>, shape: Dim3, from: number, to: number): boolean {
   let rowSwitches = 0;
   let prev = -1;
   const columns = shape.x % 32 !== 0 ? new Map<number, { last: number; switches: number }>() : null;
   for (let l = from; l < to; l++) {
+    if (coords.x[l] === 0) {
+      rowSwitches = 0;
+      prev = -1;
+    }
+    if (here && threadValue(here, l) === 0) continue;
     const v = threadValue(column, l);
     if (typeof v !== 'number') return false;
     const bit = v !== 0 ? 1 : 0;
-    if (l === from || coords.x[l] === 0) rowSwitches = 0;
-    else if (bit !== prev && ++rowSwitches > 1) return false;
+    if (prev >= 0 && bit !== prev && ++rowSwitches > 1) return false;
     prev = bit;
     if (columns) {
       const c = columns.get(coords.x[l]);

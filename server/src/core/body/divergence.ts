@@ -145,6 +145,8 @@ export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[])
       const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
       for (const site of dep.sites) {
         const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
+        // At most one lane of a warp gets there (inside `if (lane == 0)`): nothing to split, not listed.
+        if (verdict.basis === 'single-lane') continue;
         branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent, views }, ctx.source));
       }
     }

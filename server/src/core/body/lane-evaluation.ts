@@ -258,15 +258,15 @@ export const threadCoordinates = memoByText(
 );
 
 /**
- * A warp-uniform value we cannot compute (a ballot's count, a broadcast), for one warp: the same
- * in all its lanes, different from warp to warp, and small enough (1 to 40) that comparing it with
- * a lane id (`lane == leader`) can pick out a lane, as real ones do.
+ * A warp-uniform value we cannot compute (a ballot's count, a broadcast, a flag), for one warp: the
+ * same in all its lanes, different from warp to warp, 0 in some (a flag that is false), and small
+ * enough (0 to 40) that comparing it with a lane id (`lane == leader`) can pick out a lane.
  */
 function pseudoRandom(id: number, key: number): number {
   let h = (id * 2654435761 + key * 40503 + 12345) >>> 0;
   h ^= h >>> 13;
   h = Math.imul(h, 1274126177) >>> 0;
-  return 1 + ((h >>> 8) % 40);
+  return (h >>> 8) % 41;
 }
 /** Values a loop counter takes under a block shape, when its init, condition and update can be computed (at most 64). */
 export function simulateLoopCounter(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>, bindings: ReadonlyMap<number, number> = new Map()): number[] | null {

@@ -10,7 +10,7 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
-import { applyUnary, binary, constant, fixedSym, freeSym, isFixedValue, isThreadDependent, opaqueSym, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
+import { applyUnary, binary, constant, fixedSym, freeSym, isFixedValue, isThreadDependent, opaqueSym, symFacts, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
 
 export * from './symbolic-values';
@@ -35,6 +35,11 @@ export interface BranchSite {
   conditionNode: SyntaxNode;
   condition: ThreadValue;
   paths: PathNodes[];
+  /**
+   * Thread-dependent conditions that hold wherever the branch runs (the enclosing `if`s and loops,
+   * an early `return` above it), innermost last: lanes for which one is false are not there to split.
+   */
+  guards: Sym[];
 }
 
 export interface KernelDependence {
@@ -77,6 +82,14 @@ interface WalkContext {
   multiDimensional: boolean;
   /** Skip recording sites (a first pass over a loop body). */
   silent: number;
+  /** The thread-dependent conditions in force where the walk is (see BranchSite.guards). */
+  guards: Sym[];
+  /** `__shared__` scalars in scope: one value for the whole block after a barrier. */
+  shared: Set<string>;
+  /** Local arrays in scope (a thread's own registers or local memory): the env holds the join of what was stored in them. */
+  arrays: Set<string>;
+  /** References bound to memory (`int& slot = shared[warp];`): a store through one leaves what is read from it as the load was. */
+  memoryRefs: Set<string>;
   /** Loops' assignments by syntax node id (see `loopSyntax`). */
   loops: Map<number, LoopSyntax>;
   /** The syntax is read through views: the walk reads most nodes several times (see syntax-view.ts). */
@@ -106,6 +119,10 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
       returns: null,
       multiDimensional: false,
       silent: 0,
+      guards: [],
+      shared: new Set(),
+      arrays: new Set(),
+      memoryRefs: new Set(),
       loops: new Map(),
       views,
     };
@@ -121,7 +138,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
   const views = new SyntaxViews(node.tree);
-  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map(), views };
+  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, guards: [], shared: new Set(), arrays: new Set(), memoryRefs: new Set(), loops: new Map(), views };
   return evalExpr(views.view(node), new Map(bindings), ctx);
 }
 
@@ -256,7 +273,8 @@ function firstOrigin(...values: ThreadValue[]): ValueOrigin | null {
   return null;
 }
 
-function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
+/** Walks a statement; for `if (c) return;` (break, continue) it gives `!c`, what holds after it. */
+function walkStatement(node: NodeView, env: Env, ctx: WalkContext): Sym | null {
   switch (node.type) {
     case 'compound_statement':
     case 'translation_unit':
@@ -264,42 +282,65 @@ function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
     case 'preproc_ifdef':
     case 'preproc_else':
     case 'preproc_elif':
-    case 'labeled_statement':
-      for (const child of node.namedChildren) if (child) walkStatement(child, env, ctx);
-      return;
+    case 'labeled_statement': {
+      // After `if (c) return;` (or break, continue) the rest of the block runs where `c` is false.
+      const depth = ctx.guards.length;
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        const exitGuard = walkStatement(child, env, ctx);
+        if (exitGuard && isThreadDependent(exitGuard)) ctx.guards.push(exitGuard);
+      }
+      ctx.guards.length = depth;
+      return null;
+    }
     case 'declaration':
       walkDeclaration(node, env, ctx);
-      return;
+      return null;
     case 'expression_statement':
       for (const child of node.namedChildren) if (child) evalExpr(child, env, ctx);
-      return;
+      return null;
     case 'if_statement':
-      walkIf(node, env, ctx, 'if');
-      return;
+      return walkIf(node, env, ctx, 'if');
     case 'for_statement':
     case 'while_statement':
     case 'do_statement':
     case 'for_range_loop':
       walkLoop(node, env, ctx);
-      return;
+      return null;
     case 'switch_statement':
       walkSwitch(node, env, ctx);
-      return;
+      return null;
     case 'return_statement': {
       const value = node.namedChildren[0];
       if (value) {
         const v = evalExpr(value, env, ctx);
         ctx.returns?.push(v);
       }
-      return;
+      return null;
     }
     default:
       if (node.type.endsWith('_expression')) evalExpr(node, env, ctx);
+      return null;
   }
 }
 
 function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
+  const shared = node.namedChildren.some((c) => c.type === 'type_qualifier' && c.text === '__shared__');
   for (const d of node.childrenForFieldName('declarator')) {
+    if (d.type === 'array_declarator') {
+      // A thread's own array: its elements are the values stored in it (a shared array is read through loads).
+      const name = declaratorName(d);
+      if (name && !shared) {
+        ctx.arrays.add(name);
+        env.set(name, uniformValue(freeSym(name)));
+      }
+      continue;
+    }
+    if (shared && d.type === 'identifier') {
+      ctx.shared.add(d.text);
+      env.set(d.text, uniformValue(freeSym(d.text)));
+      continue;
+    }
     if (d.type === 'init_declarator') {
       const name = declaratorName(d.childForFieldName('declarator'));
       const valueNode = d.childForFieldName('value');
@@ -309,6 +350,7 @@ function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
       const init = valueNode.type === 'initializer_list' || valueNode.type === 'argument_list' ? valueNode.namedChildren[0] : valueNode;
       const v = init ? evalExpr(init, env, ctx) : uniformValue(freeSym(name));
       env.set(name, bindOrigin(v, node));
+      if (d.childForFieldName('declarator')?.type === 'reference_declarator' && init && (init.type === 'subscript_expression' || (init.type === 'pointer_expression' && init.child(0)?.type === '*'))) ctx.memoryRefs.add(name);
     } else {
       const name = declaratorName(d);
       if (name) env.set(name, uniformValue(freeSym(name)));
@@ -343,15 +385,34 @@ function record(ctx: WalkContext, site: SiteViews): void {
   if (ctx.silent > 0) return;
   if (!isThreadDependent(site.condition.sym)) return;
   const { construct, node, conditionNode, condition, paths } = site;
-  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })) });
+  const guards = ctx.guards.slice(-MAX_GUARDS);
+  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })), guards });
 }
 
-function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): void {
+/** The innermost enclosing conditions a branch's verdict takes into account. */
+const MAX_GUARDS = 3;
+
+/** Walk `f` with `guard` in force (when it depends on the thread index). */
+function guarded<T>(ctx: WalkContext, guard: Sym | null, f: () => T): T {
+  if (!guard || !isThreadDependent(guard)) return f();
+  ctx.guards.push(guard);
+  try {
+    return f();
+  } finally {
+    ctx.guards.pop();
+  }
+}
+
+function negation(sym: Sym): Sym {
+  return sym.op === 'unary' && sym.operator === '!' ? sym.arg : { op: 'unary', operator: '!', arg: sym };
+}
+
+function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): Sym | null {
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const consequence = node.childForFieldName('consequence');
   const alternativeClause = node.childForFieldName('alternative');
   const alternative = alternativeClause?.type === 'else_clause' ? alternativeClause.namedChildren.find((c) => c.type !== 'comment') ?? null : alternativeClause;
-  if (!conditionNode || !consequence) return;
+  if (!conditionNode || !consequence) return null;
   const condition = evalExpr(conditionNode, env, ctx);
   const jump = alternative ? null : earlyExit(consequence);
   if (jump) {
@@ -379,13 +440,16 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
     });
   }
   const thenEnv = new Map(env);
-  walkStatement(consequence, thenEnv, ctx);
+  guarded(ctx, condition.sym, () => walkStatement(consequence, thenEnv, ctx));
   const elseEnv = new Map(env);
   if (alternative) {
-    if (alternative.type === 'if_statement') walkIf(alternative, elseEnv, ctx, 'else-if');
-    else walkStatement(alternative, elseEnv, ctx);
+    guarded(ctx, negation(condition.sym), () => {
+      if (alternative.type === 'if_statement') walkIf(alternative, elseEnv, ctx, 'else-if');
+      else walkStatement(alternative, elseEnv, ctx);
+    });
   }
-  mergeInto(env, [thenEnv, elseEnv], condition);
+  mergeInto(env, [thenEnv, elseEnv], condition, ctx);
+  return jump ? negation(condition.sym) : null;
 }
 
 /** `return;`, `break;` or `continue;`, alone or alone in braces. */
@@ -417,7 +481,7 @@ function followingStatements(node: NodeView, stopAtLoop: boolean): NodeView[] {
  * condition a variable assigned differently on the paths becomes lane-varying
  * (control dependence); under a warp-uniform one, at least warp-uniform.
  */
-function mergeInto(env: Env, branches: Env[], condition: ThreadValue): void {
+function mergeInto(env: Env, branches: Env[], condition: ThreadValue, ctx?: WalkContext): void {
   const names = new Set<string>();
   for (const b of branches) for (const k of b.keys()) names.add(k);
   const condKind = isThreadDependent(condition.sym) ? dependenceKind(condition.sym) : 'uniform';
@@ -430,8 +494,43 @@ function mergeInto(env: Env, branches: Env[], condition: ThreadValue): void {
       continue;
     }
     if (!env.has(name)) continue; // declared inside one path only
+    // The two paths of an `if` on a condition that is not per-lane data (a bounds guard's
+    // `count++`): each lane holds its own path's value, which is computed lane by lane.
+    if (ctx && branches.length === 2 && values.length === 2 && condKind !== 'uniform' && !ctx.shared.has(name) && !symFacts(condition.sym).opaqueLane && symSize(condition.sym) + symSize(values[0].sym) + symSize(values[1].sym) <= MAX_SELECT_SIZE) {
+      env.set(name, { sym: { op: 'select', cond: condition.sym, then: values[0].sym, else: values[1].sym }, origin: firstOrigin(...values) ?? condition.origin });
+      continue;
+    }
     env.set(name, joinValues(name, values, condKind === 'uniform' ? null : condition, condKind));
   }
+}
+
+/** A joined value is kept as a `select` of its paths' values up to this size (nodes), else summarized by its kind. */
+const MAX_SELECT_SIZE = 48;
+
+/** Nodes in a value, counted up to a little over MAX_SELECT_SIZE. */
+function symSize(sym: Sym, budget = MAX_SELECT_SIZE + 1): number {
+  switch (sym.op) {
+    case 'binary': {
+      const left = symSize(sym.left, budget - 1);
+      return left >= budget - 1 ? budget : 1 + left + symSize(sym.right, budget - 1 - left);
+    }
+    case 'unary':
+      return 1 + symSize(sym.arg, budget - 1);
+    case 'select': {
+      const c = symSize(sym.cond, budget - 1);
+      const t = c >= budget - 1 ? 0 : symSize(sym.then, budget - 1 - c);
+      return Math.min(budget, 1 + c + t + (c + t >= budget - 1 ? 0 : symSize(sym.else, budget - 1 - c - t)));
+    }
+    default:
+      return 1;
+  }
+}
+
+/** What a thread's array holds after a store: the value stored, joined with what it held. */
+function storeInto(name: string, held: ThreadValue | undefined, stored: ThreadValue): ThreadValue {
+  if (!held || !isThreadDependent(held.sym)) return isThreadDependent(stored.sym) ? { sym: opaqueSym(dependenceKind(stored.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', name), origin: stored.origin } : held ?? stored;
+  if (!isThreadDependent(stored.sym)) return held;
+  return joinValues(name, [held, stored], null, 'uniform');
 }
 
 function joinValues(name: string, values: ThreadValue[], condition: ThreadValue | null, condKind: DependenceKind): ThreadValue {
@@ -463,6 +562,7 @@ function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
   const syntax = loopSyntax(node, body, update, conditionNode, ctx);
   const assigned = syntax.assigned;
   const before = new Map(env);
+  const sitesBefore = ctx.sites.length;
 
   // Loop-head values: counters and additive offsets keep their shape; anything else is joined over a first pass.
   const head = new Map(env);
@@ -517,17 +617,33 @@ function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
       ],
     });
   }
-  if (body) walkStatement(body, env, ctx);
-  if (update) evalExpr(update, env, ctx);
+  guarded(ctx, condition?.sym ?? null, () => {
+    if (body) walkStatement(body, env, ctx);
+    if (update) evalExpr(update, env, ctx);
+  });
 
-  // After the loop: what changed in it is joined with what it was before.
+  // After the loop: what changed in it is joined with what it was before. When the lanes of a
+  // warp leave together (a uniform or warp-uniform condition, no thread-dependent exit inside), a
+  // counter or an index stepped by a uniform amount keeps its shape: `i` after
+  // `for (; i < roundDown(n, 32); i += 32)` is still the lane's own index, some steps on.
   const condKind = condition && isThreadDependent(condition.sym) ? dependenceKind(condition.sym) : 'uniform';
+  const together = (condKind === 'uniform' || condKind === 'warpUniform') && !hasThreadDependentExit(ctx, sitesBefore);
   for (const name of assigned) {
     const a = before.get(name);
     const b = env.get(name);
     if (!a || !b) continue;
+    if (together && shaped.has(name)) {
+      env.set(name, head.get(name)!);
+      continue;
+    }
     env.set(name, joinValues(name, [a, b], condKind === 'uniform' ? null : condition, condKind));
   }
+}
+
+/** A `break` or `return` on a thread-dependent condition among the sites recorded since `from` (a loop's own). */
+function hasThreadDependentExit(ctx: WalkContext, from: number): boolean {
+  for (let i = from; i < ctx.sites.length; i++) if (ctx.sites[i].construct === 'break' || ctx.sites[i].construct === 'return') return true;
+  return ctx.silent > 0;
 }
 
 /** One assignment to a variable in a loop: `name++`, `name op= amount`, `name = name op amount`, or another kind (`other`). */
@@ -605,6 +721,12 @@ function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: W
       found.push({ operator: a.operator, amount: constant(1) });
       continue;
     }
+    // An amount read from a variable of the loop body (`n += __popc(flags)`, flags set in the body)
+    // is known only there: not a uniform step.
+    if (mentionsLocalOf(a.amount, env, ctx)) {
+      other = true;
+      continue;
+    }
     ctx.silent++;
     const amount = evalExpr(a.amount, new Map(env), ctx);
     ctx.silent--;
@@ -613,6 +735,14 @@ function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: W
   }
   if (other || found.length !== 1) return null;
   return found[0];
+}
+
+/** Whether `node` reads a plain name that is neither in `env` nor a known constant (a variable declared later, in a loop body). */
+function mentionsLocalOf(node: NodeView, env: Env, ctx: WalkContext): boolean {
+  if (node.type === 'identifier') return !env.has(node.text) && node.text !== 'warpSize' && ctx.lookup(node.text) === null && !CONSTANT_NAME.test(node.text) && !ctx.functions.get(node.text) && !/^(threadIdx|blockIdx|blockDim|gridDim)$/.test(node.text);
+  if (node.type === 'field_expression') return mentionsLocalOf(node.childForFieldName('argument') ?? node, env, ctx) && node.childForFieldName('argument') !== null;
+  if (node.type === 'call_expression') return (node.childForFieldName('arguments')?.namedChildren ?? []).some((c) => mentionsLocalOf(c, env, ctx));
+  return node.namedChildren.some((c) => mentionsLocalOf(c, env, ctx));
 }
 
 // --- switch ----------------------------------------------------------------
@@ -663,7 +793,9 @@ function caseStatements(c: NodeView): NodeView[] {
 // --- expressions -----------------------------------------------------------
 
 const ATOMIC = /^atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$/;
+const BLOCK_BARRIER = /^(__syncthreads(_count|_and|_or)?|sync|barrier_sync|__barrier_sync)$/;
 const WARP_UNIFORM_INTRINSICS: ReadonlySet<string> = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
+const WARP_VOTE_NAME = /^(?:\w*_)?(?:ballot|BALLOT|Ballot)(?:_sync|_SYNC|Sync)?$/;
 const SHUFFLE_RELATIVE: ReadonlySet<string> = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
 /** `idx_t(blockIdx.x)`, `int64_t(n)`: a type named like a typedef used as a function-style cast. */
 const FUNCTION_STYLE_CAST = /^(?:\w+_t|int|unsigned|long|short|char|float|double|bool|size_t)$/;
@@ -863,9 +995,19 @@ function assignmentValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValu
   if (left.type !== 'identifier') {
     // a store: evaluate the address for the branches it may hold
     if (left.type !== 'field_expression') evalExpr(left, env, ctx);
+    const array = left.type === 'subscript_expression' ? left.childForFieldName('argument') : null;
+    if (array?.type === 'identifier' && ctx.arrays.has(array.text)) {
+      // An element of a thread's own array: what the array holds now includes this value (at this index).
+      const index = left.childForFieldName('indices')?.namedChildren.find((c) => c.type !== 'comment');
+      const stored = rv;
+      const iv = index ? silently(ctx, () => evalExpr(index, env, ctx)) : uniformValue(ZERO);
+      env.set(array.text, storeInto(array.text, env.get(array.text), isThreadDependent(stored.sym) || !isThreadDependent(iv.sym) ? stored : { sym: opaqueSym(dependenceKind(iv.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', left.text), origin: iv.origin }));
+    }
     return rv;
   }
   const name = left.text;
+  // A store through a reference to memory: what the lanes read from it stays what the memory holds.
+  if (ctx.memoryRefs.has(name)) return rv;
   let value = rv;
   if (op !== '=') {
     const old = evalExpr(left, env, ctx);
@@ -939,6 +1081,11 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const args = argNodes.map((a) => evalExpr(a, env, ctx));
   const origin = originOf(node);
 
+  // A barrier: every thread of the block sees the same value in a `__shared__` scalar after it.
+  if (BLOCK_BARRIER.test(name) && (!object || /^(block|cta|tb)$/i.test(object.text) || groupOf(object, ctx)?.kind === 'block')) {
+    for (const s of ctx.shared) if (env.has(s)) env.set(s, uniformValue(freeSym(s)));
+  }
+
   // cooperative groups
   const group = object ? groupOf(object, ctx) : null;
   if (group || (object && /^(thread_rank|meta_group_rank|shfl|shfl_down|shfl_up|shfl_xor|any|all|ballot)$/.test(name))) {
@@ -964,7 +1111,9 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     if (args.length === 2) return { sym: binary(name.replace(/^u/, ''), args[0].sym, args[1].sym), origin: firstOrigin(...args) };
   }
   if (ATOMIC.test(name)) return { sym: opaqueSym('laneVarying', node.text), origin };
-  if (WARP_UNIFORM_INTRINSICS.has(name)) {
+  // A vote the file cannot see defined (`BALLOT(x)`, a macro set when the kernel is compiled at run
+  // time, `warp_ballot(x)`): named for what it is, it gives every lane of the warp the same value.
+  if (WARP_UNIFORM_INTRINSICS.has(name) || (WARP_VOTE_NAME.test(name) && !ctx.functions.get(name))) {
     const dependent = args.some((a) => isThreadDependent(a.sym));
     if (name === '__activemask') return { sym: opaqueSym('warpUniform', node.text), origin };
     return dependent ? { sym: opaqueSym('warpUniform', node.text), origin: firstOrigin(...args) ?? origin } : uniformValue(freeSym(node.text));
@@ -989,6 +1138,13 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   if (definition && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
     const params = parameterNames(definition);
     const calleeEnv: Env = new Map();
+    // Its template's value parameters: the call's explicit arguments (`reduce<16>(v)`), else fixed unknowns.
+    const templateArgs = fn?.type === 'template_function' ? (fn.childForFieldName('arguments')?.namedChildren ?? []) : [];
+    templateValueParameters(definition).forEach((p, i) => {
+      const a = templateArgs.find((_, k) => k === i) ?? null;
+      const v = a && a.type !== 'type_descriptor' ? silently(ctx, () => evalExpr(a, env, ctx)) : null;
+      calleeEnv.set(p, v && !isThreadDependent(v.sym) ? v : uniformValue(fixedSym(p)));
+    });
     params.forEach((p, i) => {
       if (p) calleeEnv.set(p, args[i] ?? uniformValue(freeSym(p)));
     });
@@ -996,24 +1152,58 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     if (body) {
       const saved = ctx.returns;
       const savedGroups = ctx.groups;
+      const savedArrays = ctx.arrays;
+      const savedShared = ctx.shared;
+      const savedRefs = ctx.memoryRefs;
       ctx.returns = [];
       ctx.groups = new Map();
+      ctx.arrays = new Set();
+      ctx.shared = new Set();
+      ctx.memoryRefs = new Set(params.filter((p, i) => p && argNodes[i]?.type === 'identifier' && savedRefs.has(argNodes[i].text)));
+      // The caller's arrays passed in: what the callee stores in them is what the caller reads after.
+      const arrayParams = new Map<string, string>();
       argNodes.forEach((a, i) => {
         const g = groupOf(a, { ...ctx, groups: savedGroups });
         if (g && params[i]) ctx.groups.set(params[i], g);
+        const array = arrayArgument(a);
+        if (array && savedArrays.has(array) && params[i]) {
+          ctx.arrays.add(params[i]);
+          arrayParams.set(params[i], array);
+        }
       });
+      // Unknowns made from here on are the callee's own.
+      const firstUnknown = (freeSym('') as Extract<Sym, { op: 'free' }>).id;
       ctx.callStack.push(name);
       walkStatement(body, calleeEnv, ctx);
       ctx.callStack.pop();
       const returns = ctx.returns;
       ctx.returns = saved;
       ctx.groups = savedGroups;
+      ctx.arrays = savedArrays;
+      ctx.shared = savedShared;
+      ctx.memoryRefs = savedRefs;
+      for (const [param, array] of arrayParams) {
+        const after = calleeEnv.get(param);
+        if (after && env.has(array)) env.set(array, after);
+      }
       if (returns.length === 0) return uniformValue(freeSym(node.text));
+      // A name the file does not define (a macro set when the kernel is compiled at run time, as
+      // `return SORT_KEY;`) may stand for any expression of the arguments: as lane-varying as they are.
+      const dependentArgs = args.filter((a) => isThreadDependent(a.sym));
+      if (dependentArgs.length > 0 && returns.some((r) => symFacts(r.sym).frees.some((f) => f.fixed && f.id > firstUnknown && CONSTANT_NAME.test(f.name)))) {
+        const kind = dependentArgs.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
+        return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependentArgs) };
+      }
       if (returns.every((r) => symKey(r.sym) === symKey(returns[0].sym))) return returns[0];
       return joinValues(name, returns, null, 'uniform');
     }
   }
-  // anything else (math functions, unknown callees): as lane-varying as its arguments
+  // anything else (math functions, unknown callees): as lane-varying as its arguments. A thread's
+  // own array passed to it (`BlockLoad(...).Load(ptr, vals)`) comes back holding the thread's data.
+  argNodes.forEach((a) => {
+    const array = arrayArgument(a);
+    if (array && ctx.arrays.has(array) && env.has(array) && !MATH_LIKE.test(name)) env.set(array, { sym: opaqueSym('laneVarying', array), origin });
+  });
   const dependent = args.filter((a) => isThreadDependent(a.sym));
   if (dependent.length === 0) {
     // A function of compile-time values and the launch shape (`divUp(blockDim.x, kWarpSize)`) is fixed with them.
@@ -1022,6 +1212,24 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   }
   const kind = dependent.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
   return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependent) };
+}
+
+/** Calls that read their arguments and write nothing through them. */
+const MATH_LIKE = /^(min|max|abs|fabsf?|sqrtf?|rsqrtf?|expf?|logf?|__ldg|__popc|__shfl\w*|printf|assert)$/;
+
+/** The thread array an argument passes: `vals`, `&vals[0]`, `reinterpret_cast<...>(vals)`. */
+function arrayArgument(a: NodeView): string | null {
+  if (a.type === 'identifier') return a.text;
+  if (a.type === 'pointer_expression' && a.child(0)?.type === '&') {
+    const arg = a.childForFieldName('argument');
+    if (arg?.type === 'subscript_expression') return arg.childForFieldName('argument')?.type === 'identifier' ? arg.childForFieldName('argument')!.text : null;
+    return arg?.type === 'identifier' ? arg.text : null;
+  }
+  if (a.type === 'call_expression' && /_cast$/.test(calleeName(a.childForFieldName('function')).name)) {
+    const inner = a.childForFieldName('arguments')?.namedChildren[0];
+    return inner ? arrayArgument(inner) : null;
+  }
+  return null;
 }
 
 /** `f()` evaluated without recording the branches it holds (a second look at syntax already walked). */
