@@ -14,13 +14,14 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Launch, Span } from '../types';
-import { makeSourceText, withinLines, type SourceText } from '../text/source-text';
+import { makeSourceText, offsetAt, withinLines, type SourceText } from '../text/source-text';
 import { collectConstants, makeLookup } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
 import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { classifySite, formatDim, type Verdict } from './branch-verdicts';
+import { reparseSplitBranches } from './preprocessor-reparse';
 import { explain, suggest } from './branch-prose';
 
 export { isLeaderBranch } from './branch-prose';
@@ -131,13 +132,32 @@ export function prepareDivergence({ source, tree, kernels, launches, options = {
 
 /** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
 export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[]): Branch[] {
-  const { tree, lookup, functions } = ctx;
   const branches: Branch[] = [];
   for (const one of kernels) {
+    // A kernel whose braces a preprocessor branch splits is read from a parse that keeps one branch.
+    const definition = ctx.definitions.get(one) ?? (one.isDefinition && one.bodySpan ? { startIndex: offsetAt(ctx.source, one.span.start), endIndex: offsetAt(ctx.source, one.span.end) } : null);
+    const reparsed = definition ? reparseSplitBranches(ctx.tree, ctx.source.text, definition) : null;
+    try {
+      branches.push(...kernelBranches(ctx, one, reparsed));
+    } finally {
+      reparsed?.delete();
+    }
+  }
+  return branches;
+}
+
+function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | null): Branch[] {
+  const tree = reparsed ?? ctx.tree;
+  const { lookup } = ctx;
+  const functions = reparsed ? lazyFunctions(reparsed.rootNode) : ctx.functions;
+  const definitions = reparsed ? findKernelDefinitions(reparsed.rootNode, [one]) : ctx.definitions;
+  const kernels = [one];
+  const branches: Branch[] = [];
+  {
     // The walk and the cost of the paths read the same nodes: through the same views, kept for
     // one kernel (a whole document's views would be kept through many collections).
     const views = new SyntaxViews(tree);
-    for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions: ctx.definitions, views })) {
+    for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions, views })) {
       const kernel = kernels.find((k) => k.name === dep.kernel)!;
       const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);
       const verdicts = new Map<number, Verdict>();

@@ -322,8 +322,9 @@ export function freeSamples(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPo
     }
     return Array.from({ length: 65 }, (_, i) => i);
   }
-  // Fixed by the compiler or the launch: sizes, mostly powers of two. Else data: odd sizes too, and
-  // 0 (kept in the middle of the list, which thinning keeps last: a divisor of 0 undoes a sample).
-  if (sym.fixed) return [1, 2, 4, 8, 16, 32, 64, 128, 256];
+  // Fixed by the compiler or the launch: sizes, mostly powers of two, a warp's 32 first (thinning
+  // keeps a list's ends: 32 and 256 stay). Else data: odd sizes too, and 0 (kept in the middle of
+  // the list, which thinning drops first: a divisor of 0 undoes a sample).
+  if (sym.fixed) return [32, 1, 2, 4, 8, 16, 64, 128, 256];
   return [1, 3, 16, 31, 0, 32, 33, 64, 100, 1000];
 }
