@@ -13,6 +13,7 @@ import {
   LANE_UNKNOWN,
   INVALID,
   structuralKey,
+  canonicalWarpValues,
   symFacts,
   threadValue,
   type BranchSite,
@@ -67,7 +68,11 @@ function guardOf(site: BranchSite): Sym | null {
 }
 
 function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
-  const guard = guardOf(site);
+  // Warp-uniform unknowns numbered as the key numbers them: the same samples in every analysis.
+  const numbers = new Map<number, number>();
+  const sym = canonicalWarpValues(site.condition.sym, numbers);
+  const rawGuard = guardOf(site);
+  const guard = rawGuard && canonicalWarpValues(rawGuard, numbers);
   if (site.construct === 'switch') {
     const caseOf = (v: number) => {
       const i = site.paths.findIndex((p) => p.caseValues?.includes(v));
@@ -75,9 +80,9 @@ function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
       const d = site.paths.findIndex((p) => p.caseValues === null);
       return d >= 0 ? String(d) : `v${v}`;
     };
-    return classifyEnumerated(site.condition.sym, shapes, caseOf, guard);
+    return classifyEnumerated(sym, shapes, caseOf, guard);
   }
-  return classifyCondition(site.condition.sym, shapes, guard);
+  return classifyCondition(sym, shapes, guard);
 }
 
 const truthy = (v: number) => (v !== 0 ? '1' : '0');

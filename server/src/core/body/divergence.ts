@@ -17,7 +17,7 @@ import type { Dim3, Kernel, Launch, Span } from '../types';
 import { makeSourceText, offsetAt, withinLines, type SourceText } from '../text/source-text';
 import { collectConstants, makeLookup } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
-import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
+import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, uncalledDeviceFunctions, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { classifySite, formatDim, type Verdict } from './branch-verdicts';
@@ -75,6 +75,8 @@ export interface Branch {
   costSource: 'syntax-estimate' | 'ptx';
   /** Short enough that the compiler will likely predicate it rather than branch. */
   likelyPredicated: boolean;
+  /** In a `__device__` function no kernel of the file calls (`kernel` is then its name). */
+  inDeviceFunction?: boolean;
   /** One or two sentences for the hover. */
   explanation: string;
   suggestion: string | null;
@@ -103,8 +105,10 @@ export interface DivergenceInput {
 /** A divergent branch costs at least this many issue slots before it is a warning. */
 export const DEFAULT_DIVERGENCE_COST_THRESHOLD = 4;
 
+/** The branches of every kernel of a document, and of the `__device__` functions nothing in it calls. */
 export function analyzeDivergence(input: DivergenceInput): Branch[] {
-  return divergenceOf(prepareDivergence(input), input.kernels);
+  const ctx = prepareDivergence(input);
+  return [...divergenceOf(ctx, input.kernels), ...uncalledDeviceRoots(ctx).flatMap((root) => deviceFunctionBranches(ctx, root))];
 }
 
 /** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
@@ -146,11 +150,47 @@ export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[])
   return branches;
 }
 
-function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | null): Branch[] {
+/**
+ * The branches of the file's `__device__` functions (and device lambdas) that nothing in it calls:
+ * helpers of a header without a kernel, members called from other files. Their parameters are
+ * unknown, and the block shape is the default one.
+ */
+export function uncalledDeviceRoots(ctx: DivergenceContext): Array<{ name: string; node: SyntaxNode }> {
+  return /\b__device__\b/.test(ctx.source.masked) ? uncalledDeviceFunctions(ctx.tree.rootNode, ctx.source.masked) : [];
+}
+
+export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: string; node: SyntaxNode }): Branch[] {
+  const body = root.node.childForFieldName('body');
+  if (!body) return [];
+  const span = spanOfNode(root.node);
+  const device: Kernel = {
+    name: root.name,
+    qualifiedName: root.name,
+    namespaces: [],
+    templateParams: null,
+    parameters: [],
+    launchBounds: null,
+    maxnreg: null,
+    clusterDims: null,
+    externC: false,
+    isDefinition: true,
+    span,
+    nameSpan: span,
+    headerSpan: span,
+    bodySpan: spanOfNode(body),
+    sharedDeclarations: [],
+    staticSharedBytes: null,
+    leadingComment: null,
+  };
+  const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
+  return kernelBranches(ctx, device, null, new Map([[device, root.node]])).map((b) => ({ ...b, inDeviceFunction: true, assumptions: [note, ...b.assumptions] }));
+}
+
+function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | null, roots?: ReadonlyMap<Kernel, SyntaxNode>): Branch[] {
   const tree = reparsed ?? ctx.tree;
   const { lookup } = ctx;
   const functions = reparsed ? lazyFunctions(reparsed.rootNode) : ctx.functions;
-  const definitions = reparsed ? findKernelDefinitions(reparsed.rootNode, [one]) : ctx.definitions;
+  const definitions = roots ?? (reparsed ? findKernelDefinitions(reparsed.rootNode, [one]) : ctx.definitions);
   const kernels = [one];
   const branches: Branch[] = [];
   {

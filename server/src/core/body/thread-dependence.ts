@@ -90,6 +90,8 @@ interface WalkContext {
   arrays: Set<string>;
   /** References bound to memory (`int& slot = shared[warp];`): a store through one leaves what is read from it as the load was. */
   memoryRefs: Set<string>;
+  /** Lambdas bound to locals (`auto load = [&](int k) { ... };`): a call walks the body with the arguments bound. */
+  lambdas: Map<string, NodeView>;
   /** Loops' assignments by syntax node id (see `loopSyntax`). */
   loops: Map<number, LoopSyntax>;
   /** The syntax is read through views: the walk reads most nodes several times (see syntax-view.ts). */
@@ -123,6 +125,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
       shared: new Set(),
       arrays: new Set(),
       memoryRefs: new Set(),
+      lambdas: new Map(),
       loops: new Map(),
       views,
     };
@@ -138,7 +141,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
   const views = new SyntaxViews(node.tree);
-  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, guards: [], shared: new Set(), arrays: new Set(), memoryRefs: new Set(), loops: new Map(), views };
+  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, guards: [], shared: new Set(), arrays: new Set(), memoryRefs: new Set(), lambdas: new Map(), loops: new Map(), views };
   return evalExpr(views.view(node), new Map(bindings), ctx);
 }
 
@@ -158,24 +161,88 @@ export type FunctionTable = Pick<ReadonlyMap<string, SyntaxNode>, 'get'>;
  */
 export function lazyFunctions(root: SyntaxNode, mayDefine: (name: string) => boolean = () => true): FunctionTable {
   let table: Map<string, SyntaxNode> | null = null;
-  return { get: (name) => (mayDefine(name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
+  return { get: (name) => (mayDefine(name.startsWith('.') ? name.slice(1).replace(/#\d+$/, '') : name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
 }
 
+/**
+ * The file's function definitions by name; member functions of its structs and classes (an agent's
+ * `Evaluate`, a selector's `add`) under `.name`, which calls through an object look up first.
+ */
 export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
   const map = new Map<string, SyntaxNode>();
-  const visit = (node: SyntaxNode) => {
+  forEachFunctionDefinition(root, (definition, member) => {
+    const name = functionName(definition);
+    if (!name) return;
+    if (!member) {
+      if (!map.has(name)) map.set(name, definition);
+      return;
+    }
+    let key = `.${name}`;
+    for (let k = 2; map.has(key) && k <= 4; k++) key = `.${name}#${k}`;
+    if (!map.has(key)) map.set(key, definition);
+  });
+  return map;
+}
+
+/** A name written as a call: `name(`, `name<...>(`. */
+const CALL_LIKE = /([A-Za-z_]\w*)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(/g;
+
+const SCOPES: ReadonlySet<string> = new Set(['template_declaration', 'namespace_definition', 'declaration_list', 'linkage_specification', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif']);
+const CLASSES: ReadonlySet<string> = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
+
+/** Every function definition at file scope, in namespaces, templates and class bodies (`member`: in a class). */
+function forEachFunctionDefinition(root: SyntaxNode, visitDefinition: (definition: SyntaxNode, member: boolean) => void): void {
+  const visit = (node: SyntaxNode, member: boolean) => {
     for (const child of node.namedChildren) {
       if (!child) continue;
-      if (child.type === 'function_definition') {
-        const name = functionName(child);
-        if (name && !map.has(name)) map.set(name, child);
-      } else if (['template_declaration', 'namespace_definition', 'declaration_list', 'linkage_specification', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif'].includes(child.type)) {
-        visit(child);
+      if (child.type === 'function_definition') visitDefinition(child, member);
+      else if (SCOPES.has(child.type)) visit(child, member);
+      else if (CLASSES.has(child.type) || (child.type === 'declaration' && child.namedChildren.some((c) => !!c && CLASSES.has(c.type)))) {
+        const specifier = CLASSES.has(child.type) ? child : child.namedChildren.find((c) => !!c && CLASSES.has(c.type))!;
+        const body = specifier.childForFieldName('body');
+        if (body) visit(body, true);
       }
     }
   };
-  visit(root);
-  return map;
+  visit(root, false);
+}
+
+/**
+ * The `__device__` functions (and device lambdas in host code) of a file that nothing in it calls:
+ * helpers of a header without a kernel, members called from other files. Their branches are
+ * analysed with their parameters unknown.
+ */
+export function uncalledDeviceFunctions(root: SyntaxNode, masked: string): Array<{ name: string; node: SyntaxNode }> {
+  const found: Array<{ name: string; node: SyntaxNode }> = [];
+  // How often each name is written as a call (or a definition), in one pass over the text.
+  const calls = new Map<string, number>();
+  const count = (text: string, into: Map<string, number>) => {
+    for (const m of text.matchAll(CALL_LIKE)) into.set(m[1], (into.get(m[1]) ?? 0) + 1);
+  };
+  let counted = false;
+  forEachFunctionDefinition(root, (definition) => {
+    const body = definition.childForFieldName('body');
+    if (!body) return;
+    const head = masked.slice(definition.startIndex, body.startIndex);
+    if (!/\b__device__\b/.test(head) || /\b__global__\b/.test(head)) return;
+    const name = functionName(definition);
+    if (!name || /^operator\b/.test(name)) return;
+    if (!counted) {
+      count(masked, calls);
+      counted = true;
+    }
+    const own = new Map<string, number>();
+    count(masked.slice(definition.startIndex, definition.endIndex), own);
+    if ((calls.get(name) ?? 0) > (own.get(name) ?? 0)) return;
+    found.push({ name, node: definition });
+  });
+  // `[=] __device__ (int i) { ... }` passed to a host-side launcher.
+  for (const m of masked.matchAll(/\]\s*(?:\([^()]*\)\s*)?(?:mutable\s*)?__device__\b/g)) {
+    let node: SyntaxNode | null = root.descendantForIndex(m.index);
+    while (node && node.type !== 'lambda_expression') node = node.parent;
+    if (node && !found.some((f) => f.node.id === node!.id)) found.push({ name: 'lambda', node });
+  }
+  return found;
 }
 
 function functionName(definition: SyntaxNode): string | null {
@@ -216,7 +283,7 @@ export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel
 
 function parameterNames(definition: NodeView): string[] {
   let d: NodeView | null = definition.childForFieldName('declarator');
-  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator' && d.type !== 'abstract_function_declarator') d = d.childForFieldName('declarator');
   const params = d?.childForFieldName('parameters');
   if (!params) return [];
   return params.namedChildren.filter((p) => p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
@@ -347,6 +414,7 @@ function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
       if (!name || !valueNode) continue;
       const group = groupOf(valueNode, ctx);
       if (group) ctx.groups.set(name, group);
+      if (valueNode.type === 'lambda_expression') ctx.lambdas.set(name, valueNode);
       const init = valueNode.type === 'initializer_list' || valueNode.type === 'argument_list' ? valueNode.namedChildren[0] : valueNode;
       const v = init ? evalExpr(init, env, ctx) : uniformValue(freeSym(name));
       env.set(name, bindOrigin(v, node));
@@ -882,6 +950,20 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     case 'gnu_asm_expression':
       asmValue(node, env, ctx);
       return uniformValue(freeSym('asm'));
+    case 'lambda_expression': {
+      // Its branches, with what it captures as it is here and its parameters unknown (a call of it
+      // through a local walks it again with the arguments).
+      const body = node.childForFieldName('body');
+      if (body) {
+        const inner = new Map(env);
+        for (const p of parameterNames(node)) if (p) inner.set(p, uniformValue(freeSym(p)));
+        const saved = ctx.returns;
+        ctx.returns = [];
+        walkStatement(body, inner, ctx);
+        ctx.returns = saved;
+      }
+      return uniformValue(freeSym('lambda'));
+    }
     default: {
       // Unknown syntax: as lane-varying as anything it mentions.
       const parts: ThreadValue[] = [];
@@ -1133,69 +1215,16 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   }
   if (name === '__laneid') return { sym: { op: 'laneId' }, origin };
 
-  // a function defined in this file: evaluate its body with the arguments bound
-  const definition = ctx.views.viewOrNull(ctx.functions.get(name));
-  if (definition && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
-    const params = parameterNames(definition);
-    const calleeEnv: Env = new Map();
-    // Its template's value parameters: the call's explicit arguments (`reduce<16>(v)`), else fixed unknowns.
-    const templateArgs = fn?.type === 'template_function' ? (fn.childForFieldName('arguments')?.namedChildren ?? []) : [];
-    templateValueParameters(definition).forEach((p, i) => {
-      const a = templateArgs.find((_, k) => k === i) ?? null;
-      const v = a && a.type !== 'type_descriptor' ? silently(ctx, () => evalExpr(a, env, ctx)) : null;
-      calleeEnv.set(p, v && !isThreadDependent(v.sym) ? v : uniformValue(fixedSym(p)));
-    });
-    params.forEach((p, i) => {
-      if (p) calleeEnv.set(p, args[i] ?? uniformValue(freeSym(p)));
-    });
-    const body = definition.childForFieldName('body');
-    if (body) {
-      const saved = ctx.returns;
-      const savedGroups = ctx.groups;
-      const savedArrays = ctx.arrays;
-      const savedShared = ctx.shared;
-      const savedRefs = ctx.memoryRefs;
-      ctx.returns = [];
-      ctx.groups = new Map();
-      ctx.arrays = new Set();
-      ctx.shared = new Set();
-      ctx.memoryRefs = new Set(params.filter((p, i) => p && argNodes[i]?.type === 'identifier' && savedRefs.has(argNodes[i].text)));
-      // The caller's arrays passed in: what the callee stores in them is what the caller reads after.
-      const arrayParams = new Map<string, string>();
-      argNodes.forEach((a, i) => {
-        const g = groupOf(a, { ...ctx, groups: savedGroups });
-        if (g && params[i]) ctx.groups.set(params[i], g);
-        const array = arrayArgument(a);
-        if (array && savedArrays.has(array) && params[i]) {
-          ctx.arrays.add(params[i]);
-          arrayParams.set(params[i], array);
-        }
-      });
-      // Unknowns made from here on are the callee's own.
-      const firstUnknown = (freeSym('') as Extract<Sym, { op: 'free' }>).id;
-      ctx.callStack.push(name);
-      walkStatement(body, calleeEnv, ctx);
-      ctx.callStack.pop();
-      const returns = ctx.returns;
-      ctx.returns = saved;
-      ctx.groups = savedGroups;
-      ctx.arrays = savedArrays;
-      ctx.shared = savedShared;
-      ctx.memoryRefs = savedRefs;
-      for (const [param, array] of arrayParams) {
-        const after = calleeEnv.get(param);
-        if (after && env.has(array)) env.set(array, after);
-      }
-      if (returns.length === 0) return uniformValue(freeSym(node.text));
-      // A name the file does not define (a macro set when the kernel is compiled at run time, as
-      // `return SORT_KEY;`) may stand for any expression of the arguments: as lane-varying as they are.
-      const dependentArgs = args.filter((a) => isThreadDependent(a.sym));
-      if (dependentArgs.length > 0 && returns.some((r) => symFacts(r.sym).frees.some((f) => f.fixed && f.id > firstUnknown && CONSTANT_NAME.test(f.name)))) {
-        const kind = dependentArgs.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
-        return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependentArgs) };
-      }
-      if (returns.every((r) => symKey(r.sym) === symKey(returns[0].sym))) return returns[0];
-      return joinValues(name, returns, null, 'uniform');
+  // a function defined in this file (a member one through an object, a lambda bound to a local):
+  // evaluate its body with the arguments bound
+  const lambda = !object ? ctx.lambdas.get(name) : undefined;
+  const candidates = lambda ? [lambda] : calleeDefinitions(ctx, name, object !== null);
+  if (candidates.length > 0 && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
+    // Members of several classes share a name (`GetElement` of each loader): each is walked, and their results joined.
+    const results = candidates.map((definition) => walkCallee(definition, node, fn, argNodes, args, name, env, ctx)).filter((r): r is ThreadValue => r !== null);
+    if (results.length === candidates.length) {
+      if (results.every((r) => symKey(r.sym) === symKey(results[0].sym))) return results[0];
+      return joinValues(name, results, null, 'uniform');
     }
   }
   // anything else (math functions, unknown callees): as lane-varying as its arguments. A thread's
@@ -1240,6 +1269,90 @@ function silently<T>(ctx: WalkContext, f: () => T): T {
   } finally {
     ctx.silent--;
   }
+}
+
+/** The file's definitions a call may run: a member through an object (each class's, up to four), else the function. */
+function calleeDefinitions(ctx: WalkContext, name: string, throughObject: boolean): NodeView[] {
+  const out: NodeView[] = [];
+  const add = (key: string) => {
+    const d = ctx.views.viewOrNull(ctx.functions.get(key));
+    if (d) out.push(d);
+  };
+  if (throughObject) {
+    add(`.${name}`);
+    for (let k = 2; k <= 4 && out.length === k - 1; k++) add(`.${name}#${k}`);
+    if (out.length === 0) add(name);
+  } else {
+    add(name);
+    if (out.length === 0) add(`.${name}`);
+  }
+  return out;
+}
+
+/** Walks a callee's body with the call's arguments bound; its return value (null: the body could not be read). */
+function walkCallee(definition: NodeView, node: NodeView, fn: NodeView | null, argNodes: NodeView[], args: ThreadValue[], name: string, env: Env, ctx: WalkContext): ThreadValue | null {
+  const params = parameterNames(definition);
+  const calleeEnv: Env = new Map();
+  // Its template's value parameters: the call's explicit arguments (`reduce<16>(v)`), else fixed unknowns.
+  const templateArgs = fn?.type === 'template_function' ? (fn.childForFieldName('arguments')?.namedChildren ?? []) : [];
+  templateValueParameters(definition).forEach((p, i) => {
+    const a = templateArgs.find((_, k) => k === i) ?? null;
+    const v = a && a.type !== 'type_descriptor' ? silently(ctx, () => evalExpr(a, env, ctx)) : null;
+    calleeEnv.set(p, v && !isThreadDependent(v.sym) ? v : uniformValue(fixedSym(p)));
+  });
+  params.forEach((p, i) => {
+    if (p) calleeEnv.set(p, args[i] ?? uniformValue(freeSym(p)));
+  });
+  const body = definition.childForFieldName('body');
+  if (body) {
+    const saved = ctx.returns;
+    const savedGroups = ctx.groups;
+    const savedArrays = ctx.arrays;
+    const savedShared = ctx.shared;
+    const savedRefs = ctx.memoryRefs;
+    ctx.returns = [];
+    ctx.groups = new Map();
+    ctx.arrays = new Set();
+    ctx.shared = new Set();
+    ctx.memoryRefs = new Set(params.filter((p, i) => p && argNodes[i]?.type === 'identifier' && savedRefs.has(argNodes[i].text)));
+    // The caller's arrays passed in: what the callee stores in them is what the caller reads after.
+    const arrayParams = new Map<string, string>();
+    argNodes.forEach((a, i) => {
+      const g = groupOf(a, { ...ctx, groups: savedGroups });
+      if (g && params[i]) ctx.groups.set(params[i], g);
+      const array = arrayArgument(a);
+      if (array && savedArrays.has(array) && params[i]) {
+        ctx.arrays.add(params[i]);
+        arrayParams.set(params[i], array);
+      }
+    });
+    // Unknowns made from here on are the callee's own.
+    const firstUnknown = (freeSym('') as Extract<Sym, { op: 'free' }>).id;
+    ctx.callStack.push(name);
+    walkStatement(body, calleeEnv, ctx);
+    ctx.callStack.pop();
+    const returns = ctx.returns;
+    ctx.returns = saved;
+    ctx.groups = savedGroups;
+    ctx.arrays = savedArrays;
+    ctx.shared = savedShared;
+    ctx.memoryRefs = savedRefs;
+    for (const [param, array] of arrayParams) {
+      const after = calleeEnv.get(param);
+      if (after && env.has(array)) env.set(array, after);
+    }
+    if (returns.length === 0) return uniformValue(freeSym(node.text));
+    // A name the file does not define (a macro set when the kernel is compiled at run time, as
+    // `return SORT_KEY;`) may stand for any expression of the arguments: as lane-varying as they are.
+    const dependentArgs = args.filter((a) => isThreadDependent(a.sym));
+    if (dependentArgs.length > 0 && returns.some((r) => symFacts(r.sym).frees.some((f) => f.fixed && f.id > firstUnknown && CONSTANT_NAME.test(f.name)))) {
+      const kind = dependentArgs.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
+      return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependentArgs) };
+    }
+    if (returns.every((r) => symKey(r.sym) === symKey(returns[0].sym))) return returns[0];
+    return joinValues(name, returns, null, 'uniform');
+  }
+  return null;
 }
 
 function tileCollective(g: GroupInfo, args: ThreadValue[], node: NodeView, origin: ValueOrigin): ThreadValue {
