@@ -98,16 +98,22 @@ export interface CliBranch {
   kind: BranchKind;
   condition: string;
   efficiency: number;
+  /** Issue slots per warp a split warp spends with lanes idle (0 unless divergent). */
+  idleIssueSlots: number;
+  /** Issue slots of one pass of the kernel the branch is in (what `idleIssueSlots` is weighed against). */
+  kernelIssueSlots: number;
+  /** `syntax-estimate` or `ptx`. */
+  costSource: string;
 }
 
 /** `branches` of `cuda-occupancy check --format json`: 1-based positions, one per branch (the worst verdict when a device function is reached from several kernels). */
 export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
   const byPosition = new Map<string, CliBranch>();
   for (const b of branches) {
-    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency };
+    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency, idleIssueSlots: b.idleIssueSlots, kernelIssueSlots: b.kernelIssueSlots, costSource: b.costSource };
     const key = `${entry.line}:${entry.column}:${b.construct}`;
     const prior = byPosition.get(key);
-    if (!prior || BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] || (entry.kind === prior.kind && entry.efficiency < prior.efficiency)) byPosition.set(key, entry);
+    if (!prior || BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] || (entry.kind === prior.kind && (entry.efficiency < prior.efficiency || (entry.efficiency === prior.efficiency && entry.idleIssueSlots > prior.idleIssueSlots)))) byPosition.set(key, entry);
   }
   return [...byPosition.values()].sort((a, b) => a.line - b.line || a.column - b.column);
 }

@@ -69,12 +69,26 @@ export interface Branch {
   idealCost: number;
   /** idealCost / divergedCost (1 when nothing is serialized). */
   efficiency: number;
+  /**
+   * Issue slots per warp pass that a split warp spends with lanes idle, in whole-warp units: each
+   * path's cost times the share of the warp's lanes not on it (`laneActivity`, half and half when the
+   * split follows data). What the warning threshold is measured in.
+   */
+  idleIssueSlots: number;
+  /** Issue slots of one pass of the whole kernel (or device function) the branch is in, counted the same way as its paths (loops once). */
+  kernelIssueSlots: number;
   /** In a split warp, the mean fraction of lanes on `paths[0]` (the body, the next iteration, the rest after an early exit). */
   laneActivity?: number;
   split?: SplitSummary;
   costSource: 'syntax-estimate' | 'ptx';
   /** Short enough that the compiler will likely predicate it rather than branch. */
   likelyPredicated: boolean;
+  /**
+   * The compiled code has no branch instruction where this branch is: the compiler predicated it
+   * (or turned it into a select), and every warp issues its instructions, split or not. `cost`: the
+   * instructions on its lines (null when the listing does not say where instructions come from).
+   */
+  predicated?: { source: 'ptx' | 'sass'; cost: number | null };
   /** In a `__device__` function no kernel of the file calls (`kernel` is then its name). */
   inDeviceFunction?: boolean;
   /** One or two sentences for the hover. */
@@ -102,8 +116,10 @@ export interface DivergenceInput {
   options?: DivergenceOptions;
 }
 
-/** A divergent branch costs at least this many issue slots before it is a warning. */
+/** A divergent branch idles lanes for at least this many issue slots per warp before it is a warning. */
 export const DEFAULT_DIVERGENCE_COST_THRESHOLD = 4;
+/** ... and for at least this share (percent) of its kernel's issue slots. */
+export const DEFAULT_DIVERGENCE_MIN_SHARE = 8;
 
 /** The branches of every kernel of a document, and of the `__device__` functions nothing in it calls. */
 export function analyzeDivergence(input: DivergenceInput): Branch[] {
@@ -203,11 +219,12 @@ function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | nu
       const verdicts = new Map<number, Verdict>();
       for (const site of dep.sites) verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
       const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
+      const kernelCost = dep.sites.some((site) => verdicts.get(site.node.id * 16 + constructIndex(site.construct))?.kind === 'divergent') ? Math.max(1, estimateCost([dep.body], { functions, lookup, nestedDivergent, views }).cost) : 1;
       for (const site of dep.sites) {
         const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
         // At most one lane of a warp gets there (inside `if (lane == 0)`): nothing to split, not listed.
         if (verdict.basis === 'single-lane') continue;
-        branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent, views }, ctx.source));
+        branches.push(makeBranch(site, verdict, shapes, { kernelCost, functions, lookup, nestedDivergent, views }, ctx.source));
       }
     }
   }
@@ -249,6 +266,8 @@ function blockShapes(kernel: Kernel, launches: readonly Launch[], multiDimension
 }
 
 interface CostSetup {
+  /** Issue slots of the kernel body's one pass (estimated). */
+  kernelCost: number;
   functions: FunctionTable;
   lookup: Lookup;
   nestedDivergent: (node: SyntaxNode) => boolean;
@@ -295,6 +314,8 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     divergedCost: 0,
     idealCost: 0,
     efficiency: 1,
+    idleIssueSlots: 0,
+    kernelIssueSlots: setup.kernelCost,
     ...(laneActivity !== undefined ? { laneActivity } : {}),
     ...(verdict.split ? { split: { ...verdict.split, groups: verdict.split.groups && [...verdict.split.groups] } } : {}),
     costSource: 'syntax-estimate',
@@ -312,10 +333,29 @@ export function finish(branch: Branch, basis: Verdict['basis'] | null, shapesKno
   const idealCost = Math.max(0, ...costs);
   const divergedCost = Math.max(idealCost, ...branch.concurrentPaths.map((set) => set.reduce((s, i) => s + (costs[i] ?? 0), 0)));
   const efficiency = divergedCost > 0 ? round(idealCost / divergedCost) : 1;
-  const b: Branch = { ...branch, idealCost, divergedCost, efficiency };
+  const b: Branch = { ...branch, idealCost, divergedCost, efficiency, idleIssueSlots: branch.kind === 'divergent' ? idleSlots(branch, costs) : 0 };
   b.explanation = explain(b, basis, shapesKnown);
   b.suggestion = suggest(b);
   return b;
+}
+
+/**
+ * Issue slots a split warp spends with lanes idle that regrouping the work could give back: each
+ * path's cost times the share of lanes not on it. The first path's share is `laneActivity` (the
+ * body, the next iteration, the rest after an early exit), half when the split follows data; a
+ * switch's cases share a split warp equally. A path that one lane of the warp takes (a leader's
+ * store, a serial step) counts nothing: the warp issues it once however many lanes run it (the
+ * sum of the paths is their maximum), and no grouping of lanes makes a serial step parallel.
+ */
+function idleSlots(b: Branch, costs: number[]): number {
+  if (b.construct === 'switch') {
+    const set = b.concurrentPaths.reduce((a, c) => (c.reduce((s, i) => s + (costs[i] ?? 0), 0) > a.reduce((s, i) => s + (costs[i] ?? 0), 0) ? c : a), b.concurrentPaths[0] ?? []);
+    return round(set.length > 1 ? set.reduce((s, i) => s + (costs[i] ?? 0) * (1 - 1 / set.length), 0) : 0);
+  }
+  const first = b.laneActivity ?? 0.5;
+  const shares = [first, 1 - first];
+  const oneLane = 1.5 / 32;
+  return round(costs.reduce((s, c, i) => s + ((shares[i] ?? 0) < oneLane ? 0 : c * (1 - (shares[i] ?? 0))), 0));
 }
 
 function round(x: number): number {

@@ -7,7 +7,7 @@ import type { DocumentFacts } from '../facts/document-facts';
 import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
 import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
 import type { Branch } from '../body/divergence';
-import { divergenceFindings } from './divergence-findings';
+import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
 import { refineBranchesWithPtx } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
@@ -16,10 +16,12 @@ export interface ReportSettings {
   latencyCycles: number;
   occupancyWarningBelow: number;
   divergenceMinCost: number;
+  /** A divergent branch is a warning only when its idle-lane issue slots are at least this share (percent) of its kernel's. */
+  divergenceMinShare: number;
   divergenceEnabled: boolean;
 }
 
-export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceEnabled: true };
+export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceMinShare: 8, divergenceEnabled: true };
 
 export interface DocumentReport {
   facts: DocumentFacts;
@@ -31,6 +33,8 @@ export interface DocumentReport {
   findings: Finding[];
   /** facts.branches, with the divergent ones' path costs counted in the PTX when it was given. */
   branches: Branch[];
+  /** The thresholds divergent branches were judged by (their hovers say so). */
+  divergenceSeverity: DivergenceSeverityOptions;
 }
 
 /** PTX of this document's text (`nvcc -ptx -lineinfo`); `filePath` is the file nvcc compiled. */
@@ -92,13 +96,15 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   }
   const byKernel = new Map<Kernel, LaunchAnalysis[]>();
   for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
-  const branches = ptx && facts.branches.some((b) => b.kind === 'divergent') ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath) : facts.branches;
+  const divergent = facts.branches.some((b) => b.kind === 'divergent');
+  const branches = ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
+  const divergenceSeverity = { minCostThreshold: settings.divergenceMinCost, minSharePercent: settings.divergenceMinShare };
   const findings = [
     ...facts.findings,
     ...compilerFindings,
-    ...(settings.divergenceEnabled ? divergenceFindings(branches, { minCostThreshold: settings.divergenceMinCost }) : []),
+    ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
     ...impossibleLaunchFindings(analyses),
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
   ];
-  return { facts, archs, analyses, byKernel, findings, branches };
+  return { facts, archs, analyses, byKernel, findings, branches, divergenceSeverity };
 }
