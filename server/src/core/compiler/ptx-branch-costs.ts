@@ -1,6 +1,7 @@
 /**
  * Branch path costs from compiled code instead of estimates from the syntax: PTX
- * (`nvcc -ptx -lineinfo`) after a save. Costs are per instantiation: a template kernel compiled 30 times has 30 entries, and a
+ * (`nvcc -ptx -lineinfo`) after a save, and SASS (`cuobjdump -sass`, `nvdisasm`) when there is a
+ * listing. Costs are per instantiation: a template kernel compiled 30 times has 30 entries, and a
  * branch costs what one of them issues, the one that is launched when the launches say which (else
  * the costliest, with the range). A branch the compiler predicated (no branch instruction where it
  * is) is said to be predicated, with what every warp then issues.
@@ -11,6 +12,7 @@ import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor, type Ptx
 import { demangle } from './demangle';
 import { pickInstance, type KernelInstance } from './kernel-resources';
 import { launchTemplateArgs } from './figures-registry';
+import { conditionalBranches, parseSass, sassFunctionsFor, type SassFunction } from './sass-listing';
 
 /** The kinds of branch the compiler can turn into predicated instructions or selects. */
 const PREDICABLE: ReadonlySet<string> = new Set(['if', 'else-if', 'ternary', 'short-circuit']);
@@ -82,6 +84,35 @@ export function refineBranchesWithPtx(branches: readonly Branch[], ptx: PtxModul
       basisOf(b),
       shapesKnown(b),
     );
+  });
+}
+
+/**
+ * SASS of the file (`cuobjdump -sass`, or `nvdisasm` with line information): a divergent branch of
+ * a kernel that ptxas compiled without a branch instruction where it is (its lines, with line
+ * information; anywhere in the kernel, without) is said to be predicated, with the SASS
+ * instructions on its lines as its cost when the listing says where they come from.
+ */
+export function refineBranchesWithSass(branches: readonly Branch[], sass: readonly SassFunction[] | string, filePath: string, launches: readonly Launch[] = []): Branch[] {
+  const functions = typeof sass === 'string' ? parseSass(sass) : sass;
+  const base = filePath.replace(/\\/g, '/').split('/').pop();
+  const ours = (file: string) => file.replace(/\\/g, '/').split('/').pop() === base;
+  return branches.map((b) => {
+    if (b.kind !== 'divergent' || !PREDICABLE.has(b.construct) || b.inDeviceFunction) return b;
+    const all = sassFunctionsFor(functions, b.kernel);
+    if (all.length === 0) return b;
+    const chosen = launched(all, b, launches) ?? all;
+    const lines = (f: SassFunction) => f.instructions.filter((i) => i.location && ours(i.location.file) && i.location.line - 1 >= b.span.start.line && i.location.line - 1 <= b.span.end.line);
+    const withLines = chosen.some((f) => f.instructions.some((i) => i.location));
+    if (withLines) {
+      const here = chosen.map(lines);
+      if (here.every((ins) => ins.length === 0)) return b;
+      if (here.some((ins) => ins.some((i) => i.predicated && /^(BRA|BRX|JMP|JMX)$/.test(i.opcode)))) return b;
+      return finish({ ...b, predicated: { source: 'sass', cost: Math.max(...here.map((ins) => ins.length)) } }, basisOf(b), shapesKnown(b));
+    }
+    // Without line information: only a kernel with no conditional branch at all says so for each of its branches.
+    if (chosen.some((f) => conditionalBranches(f).length > 0)) return b;
+    return finish({ ...b, predicated: { source: 'sass', cost: null } }, basisOf(b), shapesKnown(b));
   });
 }
 

@@ -8,7 +8,7 @@ import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '.
 import { analyzeLaunch, type FiguresFor, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
 import type { Branch } from '../body/divergence';
 import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
-import { refineBranchesWithPtx } from '../compiler/ptx-branch-costs';
+import { refineBranchesWithPtx, refineBranchesWithSass } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 
@@ -52,6 +52,8 @@ export interface ReportInput {
   compilerFindings?: Finding[];
   /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
   ptx?: ReportPtx | null;
+  /** A SASS listing (`cuobjdump -sass`, `nvdisasm --print-line-info`) of exactly `facts.source.text`, when the caller has one (neither the server nor the CLI runs those tools yet). */
+  sass?: ReportPtx | null;
   /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
   analyze?: LaunchAnalyzer;
 }
@@ -69,7 +71,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, sass = null, analyze = analyzeOne }: ReportInput): DocumentReport {
   const estimates = new Map<string, MemoryParallelism>();
   for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
   const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
@@ -97,7 +99,8 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   const byKernel = new Map<Kernel, LaunchAnalysis[]>();
   for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
   const divergent = facts.branches.some((b) => b.kind === 'divergent');
-  const branches = ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
+  const fromPtx = ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
+  const branches = sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
   const divergenceSeverity = { minCostThreshold: settings.divergenceMinCost, minSharePercent: settings.divergenceMinShare };
   const findings = [
     ...facts.findings,
