@@ -102,7 +102,8 @@ function runCli(opts, projDir, extraFiles) {
   for (const f of json.files ?? []) {
     const rel = path.relative(projDir, path.resolve(projDir, f.path)).split(path.sep).join('/');
     const branches = (f.branches ?? []).map((b) => ({ ...b, warnings: [] }));
-    const warnings = (f.diagnostics ?? []).filter((d) => d.code === 'divergent-branch');
+    // Warnings only: a divergent branch below the cost threshold is a hint (not counted here).
+    const warnings = (f.diagnostics ?? []).filter((d) => d.code === 'divergent-branch' && (d.severity ?? 'warning') === 'warning');
     // A warning quotes its condition in backticks and sits on the condition, at or below the
     // branch's own line: give it to the nearest such branch with the same condition.
     for (const w of warnings) {

@@ -45,7 +45,8 @@ export const SETTINGS_SCHEMA = {
   latencyCycles: spec<number>({ default: 0, type: 'number', minimum: 0, maximum: 10000, description: 'Global-memory latency in cycles for the latency-hiding estimate. 0: the per-architecture default from published microbenchmarks.' }),
   occupancyWarningBelow: spec<number>({ default: 0, type: 'number', minimum: 0, maximum: 100, description: 'Report launches whose occupancy is below this percentage (a hint). 0: off.' }),
   'divergence.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Find branches that diverge inside a warp on threadIdx.' }),
-  'divergence.minCost': spec<number>({ default: 4, type: 'number', minimum: 0, maximum: 100000, description: 'Warn on a divergent branch only when the warp pays at least this many extra issue slots (from the PTX when nvcc has compiled the file, else estimated from the syntax).' }),
+  'divergence.minCost': spec<number>({ default: 4, type: 'number', minimum: 0, maximum: 100000, description: 'Warn on a divergent branch only when a split warp spends at least this many issue slots with lanes idle (from the PTX when nvcc has compiled the file, else estimated from the syntax). Below the threshold it is a hint.' }),
+  'divergence.minShare': spec<number>({ default: 8, type: 'number', minimum: 0, maximum: 100, description: 'Warn on a divergent branch only when the issue slots a split warp spends with lanes idle are at least this percentage of its kernel\'s (one pass, loops counted once). Below it the branch is a hint, and its hover still explains it.' }),
   'codeLens.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Show occupancy code lenses over kernels and launches.' }),
   gpus: spec<string[]>({
     default: [],

@@ -209,9 +209,11 @@ void run(float* b, int n) { k<<<(n + 255) / 256, 256>>>(b, n); }
       [
         '**divergent** `t % 2 == 0` in kernel `k`',
         '',
-        '`t % 2 == 0` splits every warp into two groups of 16 lanes; the idle lanes wait through the body (about 5 instructions, estimated from the syntax) (lane efficiency 50% there). The else path is empty, so no extra issue slots are paid. It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).',
+        '`t % 2 == 0` splits every warp into two groups of 16 lanes; the idle lanes wait through the body (about 5 instructions, estimated from the syntax) (50% of the lanes active there). The else path is empty, so no extra issue slots are paid. It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).',
         '',
-        'Path costs (estimated from the syntax): then 5 · else 0. Diverged: 5 issue slots; if the lanes agreed: 5; efficiency 100%.',
+        'Path costs (issue slots per warp, estimated from the syntax): then 5 · else 0.',
+        '',
+        "A hint, not a warning: 2.5 issue slots per warp with lanes idle, 16% of the kernel's 16; a warning from 4 slots and 8% (`cudaOccupancy.divergence.minCost`, `cudaOccupancy.divergence.minShare`).",
         '',
         'Thread index from `int t = threadIdx.x;` (line 2).',
         '',

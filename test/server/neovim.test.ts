@@ -103,6 +103,7 @@ describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', functio
     assert.equal(bound.source, 'cuda-occupancy');
     assert.match(bound.message, /256 threads per block.*at most 128/);
     assert.match(bound.relatedInformation?.[0]?.message ?? '', /__launch_bounds__\(128\)/);
-    assert.ok(diagnostics.some((d) => d.code === 'divergent-branch' && d.severity === 2), 'the divergent reduction branch');
+    // The reduction's divergent branches are cheap (a few issue slots): hints, not warnings.
+    assert.ok(diagnostics.some((d) => d.code === 'divergent-branch' && d.severity === 4), 'the divergent reduction branch, as a hint');
   });
 });

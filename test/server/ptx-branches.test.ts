@@ -39,11 +39,11 @@ describe('divergence costs from the PTX (bundled server, real nvcc)', function (
 
     const priced = await session.waitForDiagnostics(uri, (d) => /PTX instructions/.test(divergent(d)?.message ?? ''), 90_000);
     const warning = divergent(priced)!;
-    assert.match(warning.message, /^`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: \d+ issue slots against \d+ if the lanes agreed \(efficiency \d+%; PTX instructions\)\.$/);
+    assert.match(warning.message, /^`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: \d+ issue slots against \d+ if the lanes agreed \(issue efficiency \d+%; PTX instructions\)\.$/);
     const at = { line: warning.range.start.line, character: warning.range.start.character + 1 };
     const hover = await session.hover(uri, at);
     assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
-    assert.match(hover.contents.value, /\nPath costs \(from the PTX\): then \d+ · else \d+\. /);
+    assert.match(hover.contents.value, /\nPath costs \(issue slots per warp, from the PTX\): then \d+ · else \d+\.\n\n\*\*Warning:\*\* [\d.]+ issue slots per warp with lanes idle, \d+% of the kernel's \d+; /);
     assert.ok(session.logs.some((l) => /nvcc -ptx ok for .*ptx-branches\.cu \(sm_80\)/.test(l)), session.logs.join('\n'));
 
     // An unsaved line above the branch: the PTX no longer describes this text.

@@ -1,5 +1,5 @@
 /** Quick fixes of a snippet as the server computes them, and their edits applied to the text. */
-import { createAnalyzer, type Analyzer, type DocumentReport } from '../../server/src/core/analyzer';
+import { createAnalyzer, DEFAULT_REPORT_SETTINGS, type Analyzer, type DocumentReport } from '../../server/src/core/analyzer';
 import { quickFixes, type QuickFix, type SourceEdit } from '../../server/src/core/report/quick-fixes';
 import { contains } from '../../server/src/core/text/source-text';
 import { loadGrammarBytes } from './grammar';
@@ -23,7 +23,7 @@ export interface SnippetFixes {
 export async function fixesOf(text: string, options: { uri?: string; analyzer?: Analyzer; archs?: string[] } = {}): Promise<SnippetFixes> {
   const analyzer = options.analyzer ?? (await quickFixAnalyzer());
   const uri = options.uri ?? 'file:///ws/snippet.cu';
-  analyzer.configure({ archs: options.archs ?? ['sm_80'], divergence: false, report: { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceEnabled: false } });
+  analyzer.configure({ archs: options.archs ?? ['sm_80'], divergence: false, report: { ...DEFAULT_REPORT_SETTINGS, divergenceEnabled: false } });
   // As the server and the CLI do: the document is in the workspace index too (its includes resolve from there).
   analyzer.index.update(uri.replace(/^file:\/\//, ''), text);
   const report = analyzer.reportOf(analyzer.analyzeFile({ uri, text }));

@@ -127,7 +127,7 @@ describe('divergence cost: PTX refinement', () => {
     assert.equal(after.divergedCost, 19);
     assert.equal(after.idealCost, 18);
     assert.equal(after.efficiency, 0.947);
-    assert.match(after.explanation, /19 issue slots against 18 if the lanes agreed \(efficiency 95%; PTX instructions\)/);
+    assert.match(after.explanation, /19 issue slots against 18 if the lanes agreed \(issue efficiency 95%; PTX instructions\)/);
     assert.ok(after.assumptions.some((a) => a.includes('PTX instructions')));
     assert.ok(!after.assumptions.some((a) => a.startsWith('path costs are estimates')));
     // the tail guard is not a divergent branch: left as it was

@@ -43,7 +43,7 @@ describe('document report: branch costs from the PTX', () => {
     const warning = report.findings.find((f) => f.code === 'divergent-branch')!;
     assert.equal(
       warning.message,
-      '`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: 19 issue slots against 18 if the lanes agreed (efficiency 95%; PTX instructions).',
+      '`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: 19 issue slots against 18 if the lanes agreed (issue efficiency 95%; PTX instructions).',
     );
     const hover = hoverAt(report, { line: branch.conditionSpan.start.line, character: branch.conditionSpan.start.character + 2 });
     assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
@@ -54,14 +54,16 @@ describe('document report: branch costs from the PTX', () => {
         '',
         warning.message,
         '',
-        'Path costs (from the PTX): then 18 · else 1. Diverged: 19 issue slots; if the lanes agreed: 18; efficiency 95%.',
+        'Path costs (issue slots per warp, from the PTX): then 18 · else 1.',
+        '',
+        "**Warning:** 9.4 issue slots per warp with lanes idle, 21% of the kernel's 45; a warning from 4 slots and 8% (`cudaOccupancy.divergence.minCost`, `cudaOccupancy.divergence.minShare`).",
         '',
         'Thread index from `int t = threadIdx.x;` (line 11).',
         '',
         '**Suggestion:** Index the work so the active lanes are contiguous (e.g. sequential addressing `tid < s` instead of `tid % (2*s) == 0`): whole warps then drop out together.',
         '',
         'Assumptions:',
-        '- path costs are PTX instructions (nvcc -ptx -lineinfo) whose source location falls in each path, per warp and per pass; loops are counted once',
+        '- path costs are the PTX instructions (nvcc -ptx -lineinfo) whose source location falls in each path, per warp and per pass; loops are counted once',
       ].join('\n'),
     );
     assert.deepEqual(hover.range, { start: branch.conditionSpan.start, end: branch.conditionSpan.end });

@@ -66,7 +66,10 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
           dynamicSmemExpr: a.launch.dynamicSmem.text || null,
           stream: a.launch.stream,
           kernelFound: a.kernel !== null,
-          occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
+          // upperBound: the figures were computed without the dynamic shared memory, which is not known
+          // statically (each byte of it can only lower them); fails: the launch cannot run (0 blocks fit).
+          occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null, upperBoundReason: p.upperBound, fails: p.fails } : null])),
+          launchFails: a.perArch.find((p) => p.fails)?.fails ?? null,
           // Several compiled instances could run (template arguments of the enclosing template, or deduced): their spread.
           occupancyRange: a.perArch.some((p) => p.spread) ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.spread ? rangeJson(p.spread) : null])) : null,
           // No register figures, block size known: for each occupancy level, the most registers per thread that reach it.
@@ -77,7 +80,7 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
           blockCandidates: a.candidates?.map((c) => ({
             ...c.block,
             threadsPerBlock: c.threadsPerBlock,
-            occupancy: Object.fromEntries(c.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source } : null])),
+            occupancy: Object.fromEntries(c.perArch.map((p) => [p.arch, p.result && !p.fails ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null } : null])),
           })) ?? null,
           through: a.launch.through ?? null,
         })),
@@ -152,16 +155,22 @@ export interface CliBranch {
   kind: BranchKind;
   condition: string;
   efficiency: number;
+  /** Issue slots per warp a split warp spends with lanes idle (0 unless divergent). */
+  idleIssueSlots: number;
+  /** Issue slots of one pass of the kernel the branch is in (what `idleIssueSlots` is weighed against). */
+  kernelIssueSlots: number;
+  /** `syntax-estimate` or `ptx`. */
+  costSource: string;
 }
 
 /** `branches` of `cuda-occupancy check --format json`: 1-based positions, one per branch (the worst verdict when a device function is reached from several kernels). */
 export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
   const byPosition = new Map<string, CliBranch>();
   for (const b of branches) {
-    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency };
+    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency, idleIssueSlots: b.idleIssueSlots, kernelIssueSlots: b.kernelIssueSlots, costSource: b.costSource };
     const key = `${entry.line}:${entry.column}:${b.construct}`;
     const prior = byPosition.get(key);
-    if (!prior || BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] || (entry.kind === prior.kind && entry.efficiency < prior.efficiency)) byPosition.set(key, entry);
+    if (!prior || BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] || (entry.kind === prior.kind && (entry.efficiency < prior.efficiency || (entry.efficiency === prior.efficiency && entry.idleIssueSlots > prior.idleIssueSlots)))) byPosition.set(key, entry);
   }
   return [...byPosition.values()].sort((a, b) => a.line - b.line || a.column - b.column);
 }

@@ -16,8 +16,8 @@ import * as path from 'node:path';
 import type { CheckFile, CheckInstance } from './check-json';
 import type { Finding, Kernel, Severity } from '../core/types';
 import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
-import { LIMIT_NAMES, bytes, percent } from '../core/report/format';
-import { launchTitleText, noOccupancyText, registersShort } from '../core/report/launch-report';
+import { LIMIT_NAMES, bytes } from '../core/report/format';
+import { blocksPerSm, launchTitleText, noOccupancyText, occupancyPercent, registersShort } from '../core/report/launch-report';
 import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 
@@ -150,20 +150,21 @@ function launchLines(analysis: LaunchAnalysis): string[] {
   if (analysis.candidates) {
     for (const c of analysis.candidates) {
       for (const p of c.perArch) {
-        const cell = p.result ? `${percent(p.result.occupancy).padStart(6)}  ${String(p.result.activeBlocksPerMultiprocessor).padStart(2)} blocks/SM  limited by ${p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')}` : `     -  ${noOccupancyText(p)}`;
+        const cell = p.result && !p.fails ? `${occupancyPercent(p).padStart(6)}  ${blocksPerSm(p).padStart(2)} blocks/SM  limited by ${p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')}` : `     -  ${p.fails ?? noOccupancyText(p)}`;
         lines.push(`    ${String(c.threadsPerBlock).padStart(5)} threads  ${p.arch.padEnd(7)} ${cell}`);
       }
     }
     return lines;
   }
   for (const p of analysis.perArch) {
-    if (p.result) {
+    if (p.result && !p.fails) {
       const limiter = p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
       const blocks = p.result.activeBlocksPerMultiprocessor;
-      const perSm = `${String(blocks).padStart(2)} ${blocks === 1 ? 'block/SM ' : 'blocks/SM'}`;
-      lines.push(`    ${p.arch.padEnd(7)} ${percent(p.result.occupancy).padStart(6)}  ${perSm}  ${String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${registersShort(p)}, ${p.figures.source}]`);
+      const perSm = `${blocksPerSm(p).padStart(2)} ${blocks === 1 ? 'block/SM ' : 'blocks/SM'}`;
+      const bound = p.upperBound ? `  (upper bound: ${p.upperBound})` : '';
+      lines.push(`    ${p.arch.padEnd(7)} ${occupancyPercent(p).padStart(6)}  ${perSm}  ${(p.upperBound ? '≤ ' : '') + String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${registersShort(p)}, ${p.figures.source}]${bound}`);
     } else {
-      lines.push(`    ${p.arch.padEnd(7)}      -  ${noOccupancyText(p)}`);
+      lines.push(`    ${p.arch.padEnd(7)}      -  ${p.fails ?? noOccupancyText(p)}`);
     }
   }
   return lines;

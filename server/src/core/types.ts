@@ -84,6 +84,8 @@ export interface ResolvedValue<T> {
   value: T | null;
   /** Why the value is null, or how it was found (`#define BLOCK 256 (config.h:3)`). */
   note: string | null;
+  /** For a dim3 that does not resolve: what is known of it (`32 × ? × 1`), when some of it is. */
+  known?: string | null;
 }
 
 export interface Launch {

@@ -226,6 +226,7 @@ export class CudaOccupancyServer {
         latencyCycles: settings.latencyCycles,
         occupancyWarningBelow: settings.occupancyWarningBelow,
         divergenceMinCost: settings['divergence.minCost'],
+        divergenceMinShare: settings['divergence.minShare'],
         divergenceEnabled: settings['divergence.enabled'],
         gridFindings: settings.gridFindings,
       },

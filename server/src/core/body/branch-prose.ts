@@ -29,7 +29,7 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
   const slots = ptx ? 'PTX instructions' : 'estimated from the syntax';
   const split = b.split;
   const who = split?.dataDependent ? `${cond} depends on per-lane data (from \`${b.source.text}\`), so lanes of a warp disagree whenever their values do` : `${cond} splits ${split?.warps ?? 'warps'}${split ? describeGroups(split) : ''}${split?.when ? ` when ${split.when}` : ''}`;
-  const lanes = b.laneActivity !== undefined ? ` (lane efficiency ${pct(b.laneActivity)} there${split?.variesBySteps ? ', averaged over the steps' : ''})` : '';
+  const lanes = b.laneActivity !== undefined ? ` (${pct(b.laneActivity)} of the lanes active there${split?.variesBySteps ? ', averaged over the steps' : ''})` : '';
   const [first, second] = b.paths;
   let body: string;
   if (b.construct === 'loop') {
@@ -39,14 +39,18 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
     body = `${who}: the lanes that ${b.construct} early idle while the others run ${rest} (${amount(first.cost)})${b.laneActivity !== undefined ? `, with ${pct(b.laneActivity)} of the lanes active` : ''}.`;
   } else if (b.construct === 'switch') {
     const k = Math.max(...b.concurrentPaths.map((s) => s.length));
-    body = `${who}: the lanes of a warp go to up to ${k} cases, run one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (efficiency ${pct(b.efficiency)}; ${slots}).`;
+    body = `${who}: the lanes of a warp go to up to ${k} cases, run one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
   } else if (second && second.cost === 0) {
     const what = b.construct === 'short-circuit' ? `the right operand (${amount(first.cost)})` : `the body (${amount(first.cost)})`;
     body = `${who}; the idle lanes wait through ${what}${lanes}. The ${b.construct === 'short-circuit' ? 'skip' : 'else'} path is empty, so no extra issue slots are paid.`;
   } else {
-    body = `${who}: the warp runs both paths one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (efficiency ${pct(b.efficiency)}; ${slots}).`;
+    body = `${who}: the warp runs both paths one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
   }
-  if (b.likelyPredicated) body += ' It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).';
+  if (b.predicated) {
+    const tool = b.predicated.source === 'ptx' ? 'the PTX' : 'the SASS';
+    const cost = b.predicated.cost !== null ? `its ${b.predicated.cost} ${b.predicated.source === 'ptx' ? 'PTX' : 'SASS'} instructions` : 'both paths';
+    body += ` The compiler predicated it (no branch instruction in ${tool}): every warp issues ${cost}, whether its lanes agree or not.`;
+  } else if (b.likelyPredicated) body += ' It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).';
   return body;
 }
 

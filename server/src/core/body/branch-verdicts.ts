@@ -8,16 +8,17 @@ import type { Dim3 } from '../types';
 import {
   blockEvaluator,
   freeSamples,
-  isAffineIndex,
   isThreadDependent,
   simulateLoopCounter,
   LANE_UNKNOWN,
   INVALID,
   structuralKey,
+  canonicalWarpValues,
   symFacts,
   threadValue,
   type BranchSite,
   type BlockSample,
+  threadCoordinates,
   type Column,
   type EvalPoint,
   type Sym,
@@ -28,8 +29,8 @@ import { memoByText } from '../incremental/kept-tables';
 
 export interface Verdict {
   kind: BranchKind;
-  /** How the verdict was reached. */
-  basis: 'lanes' | 'data' | 'grid-tail' | 'block-tail';
+  /** How the verdict was reached (`single-lane`: at most one lane of a warp gets there, so nothing can split). */
+  basis: 'lanes' | 'data' | 'grid-tail' | 'block-tail' | 'single-lane';
   split: SplitSummary | null;
   /** Mean fraction of a split warp's lanes for which the condition holds. */
   trueFraction: number | null;
@@ -38,6 +39,8 @@ export interface Verdict {
   /** Loop counters whose values were simulated or sampled, and unknowns sampled. */
   notes: string[];
   dependsOnShape: boolean;
+  /** Every warp that splits changes value at most once along each axis of the block (a boundary, not a pattern). */
+  staircase?: boolean;
 }
 
 /**
@@ -52,10 +55,24 @@ export const classifySite = memoByText('branch verdicts', verdictKey, computeVer
 
 function verdictKey(site: BranchSite, shapes: Dim3[]): string {
   const cases = site.construct === 'switch' ? site.paths.map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`)).join(';') : '';
-  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(site.condition.sym)}`;
+  const guard = guardOf(site);
+  // One key for the condition and its guards, so that their unknowns are numbered together.
+  const keyed: Sym = guard ? { op: 'binary', operator: 'where', left: site.condition.sym, right: guard } : site.condition.sym;
+  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(keyed)}`;
+}
+
+/** The conjunction of a site's guards: where its lanes are (null: everywhere). */
+function guardOf(site: BranchSite): Sym | null {
+  const guards = site.guards ?? [];
+  return guards.length === 0 ? null : guards.reduce((a, b) => ({ op: 'binary', operator: '&&', left: a, right: b }));
 }
 
 function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
+  // Warp-uniform unknowns numbered as the key numbers them: the same samples in every analysis.
+  const numbers = new Map<number, number>();
+  const sym = canonicalWarpValues(site.condition.sym, numbers);
+  const rawGuard = guardOf(site);
+  const guard = rawGuard && canonicalWarpValues(rawGuard, numbers);
   if (site.construct === 'switch') {
     const caseOf = (v: number) => {
       const i = site.paths.findIndex((p) => p.caseValues?.includes(v));
@@ -63,93 +80,57 @@ function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
       const d = site.paths.findIndex((p) => p.caseValues === null);
       return d >= 0 ? String(d) : `v${v}`;
     };
-    return classifyEnumerated(site.condition.sym, shapes, caseOf);
+    return classifyEnumerated(sym, shapes, caseOf, guard);
   }
-  return classifyCondition(site.condition.sym, shapes);
+  return classifyCondition(sym, shapes, guard);
 }
 
-const RELATIONAL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
-const EQUALITY: ReadonlySet<string> = new Set(['==', '!=']);
 const truthy = (v: number) => (v !== 0 ? '1' : '0');
+
+const RELATIONAL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
 const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
 
-function classifyCondition(sym: Sym, shapes: Dim3[]): Verdict {
+/**
+ * A condition's verdict: evaluated lane by lane; where lanes of a warp disagree, a tail when every
+ * split is a boundary (see `isTail`), else divergent. In `a && b` (or `||`) each part that depends on
+ * the thread index is judged on its own: a part that splits warps on its own keeps the whole
+ * divergent (when the whole still splits them), tails and warp-uniform parts make a tail or a
+ * warp-uniform whole.
+ */
+function classifyCondition(sym: Sym, shapes: Dim3[], guard: Sym | null = null): Verdict {
   if (sym.op === 'binary' && (sym.operator === '&&' || sym.operator === '||')) {
-    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes));
+    const whole = classifyEnumerated(sym, shapes, truthy, guard);
+    // Where at most one lane of a warp runs, nothing is serialized.
+    if (whole.basis === 'single-lane') return whole;
+    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes, guard));
     const worst = parts.reduce((a, b) => (RANK[b.kind] > RANK[a.kind] ? b : a));
     if (worst.kind !== 'divergent') return worst;
-    const whole = classifyEnumerated(sym, shapes, truthy);
     return whole.kind === 'divergent' ? whole : worst;
   }
-  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes);
-  if (sym.op === 'binary' && (RELATIONAL.has(sym.operator) || EQUALITY.has(sym.operator))) {
-    const leftDep = isThreadDependent(sym.left);
-    const rightDep = isThreadDependent(sym.right);
-    const thread: Sym = leftDep && rightDep ? { op: 'binary', operator: '-', left: sym.left, right: sym.right } : leftDep ? sym.left : sym.right;
-    const bound: Sym = leftDep && rightDep ? { op: 'const', value: 0 } : leftDep ? sym.right : sym.left;
-    const global = symFacts(thread).blockIdx;
-    // An index that is the same across each warp compares the same way against any uniform bound.
-    if (!isThreadDependent(bound) && sameInEveryWarp(thread, shapes)) return classifyEnumerated(sym, shapes, truthy);
-    if (global) {
-      const tail = tailGuard(thread, bound, sym.operator, shapes);
-      if (tail) return tail;
-    }
-    const enumerated = classifyEnumerated(sym, shapes, truthy);
-    if (enumerated.kind !== 'divergent' || enumerated.basis === 'data') return enumerated;
-    return tailGuard(thread, bound, sym.operator, shapes) ?? enumerated;
-  }
-  return classifyEnumerated(sym, shapes, truthy);
+  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes, guard);
+  const whole = classifyEnumerated(sym, shapes, truthy, guard);
+  if (whole.kind !== 'divergent' || whole.basis === 'data') return whole;
+  if (isTail(sym, whole)) return tailVerdict(symFacts(sym).blockIdx);
+  return whole;
 }
 
 /**
- * `index < bound` where `index` grows with the thread index and `bound` is a
- * value the source does not fix (a parameter): a bounds guard, which splits at
- * most the warp that holds the boundary. A bound that moves with a loop
- * (`tid < s` in a reduction) sweeps across the warps and is not a guard.
+ * A bounds guard: a comparison (`<`, `<=`, `>`, `>=`) that, in every warp it splits, changes value
+ * once along x (and once along y and z: a 2-D edge), at a point the warp's lanes do not fix: on a global index (the boundary falls in one block of the grid along
+ * each axis), or against a value the kernel reads at run time (`tid < n`, a lane-stride loop's end:
+ * each warp splits at most once, at its end). A split point fixed by the compiler or the launch
+ * (`threadIdx.x < 16`, a template parameter, `blockDim.x / 32`) splits the same warps in every
+ * block: divergent.
  */
-function tailGuard(thread: Sym, bound: Sym, operator: string, shapes: Dim3[]): Verdict | null {
-  if (isThreadDependent(bound) || !isAffineIndex(thread)) return null;
-  const boundFacts = symFacts(bound);
-  if (boundFacts.frees.some((f) => f.loop?.role === 'counter')) return null;
-  const facts = symFacts(thread);
-  const global = facts.blockIdx;
-  if (!global && !RELATIONAL.has(operator)) return null;
-  if (!global && boundFacts.frees.length === 0) return null;
-  for (const shape of shapes) {
-    const size = shape.x * shape.y * shape.z;
-    const base = basePoint(shape, { x: 0, y: 0, z: 0 });
-    const sampleSets = facts.frees.map((f) => freeSamples(f, base).slice(0, 2));
-    const evaluate = blockEvaluator(thread, shape);
-    for (let s = 0; s < Math.max(1, ...sampleSets.map((x) => x.length)); s++) {
-      const bindings = new Map(facts.frees.map((f, i) => [f.id, sampleSets[i][Math.min(s, sampleSets[i].length - 1)] ?? 0] as [number, number]));
-      const values: number[] = [];
-      const column = evaluate({ ...base, bindings, warpKey: () => base.warpKey });
-      for (let l = 0; l < size; l++) {
-        const v = threadValue(column, l);
-        if (typeof v !== 'number') return null;
-        values.push(v);
-      }
-      const ranges = global ? chunks(values, 32) : [values];
-      if (!ranges.every(monotone)) return null;
-    }
-  }
+function isTail(sym: Sym, whole: Verdict): boolean {
+  if (!whole.staircase) return false;
+  if (sym.op !== 'binary' || !RELATIONAL.has(sym.operator)) return false;
+  const facts = symFacts(sym);
+  return facts.blockIdx || facts.frees.some((f) => !f.fixed && f.loop?.role !== 'counter');
+}
+
+function tailVerdict(global: boolean): Verdict {
   return { kind: 'tail', basis: global ? 'grid-tail' : 'block-tail', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape: false };
-}
-
-function chunks<T>(values: T[], n: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < values.length; i += n) out.push(values.slice(i, i + n));
-  return out;
-}
-
-function monotone(values: number[]): boolean {
-  let up = true;
-  let down = true;
-  for (let i = 1; i < values.length; i++) {
-    if (values[i] < values[i - 1]) up = false;
-    if (values[i] > values[i - 1]) down = false;
-  }
-  return up || down;
 }
 
 const GRID_DIM: Readonly<Dim3> = Object.freeze({ x: 8, y: 8, z: 1 });
@@ -165,9 +146,14 @@ interface ComboResult {
   groups: number[] | null;
 }
 
-/** Evaluate the condition for every lane of every warp, for each block shape and each sample of the unknowns it reads. */
-function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => string): Verdict {
-  const facts = symFacts(sym);
+/**
+ * Evaluate the condition for every lane of every warp, for each block shape and each sample of the
+ * unknowns it reads; with a `guard`, only for the lanes where it holds (the others are not there).
+ */
+function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => string, guard: Sym | null = null): Verdict {
+  const facts = guard ? symFacts({ op: 'binary', operator: 'where', left: sym, right: guard }) : symFacts(sym);
+  const own = symFacts(sym);
+  let mostLanes = 0;
   const notes: string[] = [];
   let data = false;
   const outcomeSets = new Map<string, string[]>();
@@ -179,12 +165,17 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
   const keys: string[] = [];
   const counts: number[] = [];
   const blockSamples = blockIdxSamples(facts);
+  const boolean = outcome === truthy;
+  // Boundaries: every split warp changes value once along each axis.
+  let staircase = true;
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
     const base0 = basePoint(shape, blockSamples[0]);
     const samples = freeSampleLists(facts, base0);
     const evaluate = blockEvaluator(sym, shape);
+    const evaluateGuard = guard ? blockEvaluator(guard, shape) : null;
+    const coords = boolean ? threadCoordinates(shape) : null;
     for (const { f, values } of samples) {
       if (f.loop?.role !== 'counter') continue;
       if (simulateLoopCounter(f, base0)) {
@@ -194,22 +185,24 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     }
     for (const bindings of sampleCombinations(samples)) {
       for (const blockIdx of blockSamples) {
-        const column = evaluate(blockSample(blockIdx, bindings));
+        const sample = blockSample(blockIdx, bindings);
+        const column = evaluate(sample);
+        const here = evaluateGuard ? evaluateGuard(sample) : null;
         const combo: ComboResult = { values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])), splitWarps: [], totalWarps: warps, groups: null };
-        let invalid = false;
-        for (let w = 0; w < warps && !invalid; w++) {
+        for (let w = 0; w < warps; w++) {
           keys.length = 0;
           counts.length = 0;
           let active = 0;
           // Neighbouring lanes mostly hold the same value: its outcome's slot is looked up once per run of them.
           let runValue = 0;
           let slot = -1;
+          let present = 0;
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
+            if (here && threadValue(here, l) === 0) continue;
             const v = threadValue(column, l);
-            if (v === INVALID) {
-              invalid = true;
-              break;
-            }
+            // Undefined for this sample in this lane (a division by a warp's value of 0): not counted.
+            if (v === INVALID) continue;
+            present++;
             if (v === LANE_UNKNOWN) {
               data = true;
               continue;
@@ -221,10 +214,11 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
             counts[slot]++;
             active++;
           }
-          if (invalid) break;
+          if (present > mostLanes) mostLanes = present;
           const set = [...keys].sort();
           if (set.length > 0) outcomeSets.set(set.join(','), set);
           if (keys.length > 1) {
+            if (coords && staircase && !isBoundary(column, here, coords, shape, w * 32, Math.min(size, w * 32 + 32))) staircase = false;
             combo.splitWarps.push(w);
             combo.groups ??= [...counts].sort((a, b) => b - a);
             const ones = keys.indexOf('1');
@@ -232,17 +226,20 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
             trueCount++;
           }
         }
-        if (!invalid) combos.push(combo);
+        combos.push(combo);
       }
     }
   }
-  const dependsOnShape = facts.threadAxes.size > 0 || facts.laneId || facts.frees.some((f) => f.loop?.role === 'counter');
+  const dependsOnShape = own.threadAxes.size > 0 || own.laneId || own.frees.some((f) => f.loop?.role === 'counter');
+  if (guard && mostLanes === 1) {
+    return { kind: 'warp-uniform', basis: 'single-lane', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape };
+  }
   if (data) {
     return { kind: 'divergent', basis: 'data', split: { warps: 'warps', groups: null, when: null, dataDependent: true, variesBySteps: false }, trueFraction: null, outcomeSets: [], notes, dependsOnShape: false };
   }
   const splitting = combos.filter((c) => c.splitWarps.length > 0);
   if (splitting.length === 0) return { kind: 'warp-uniform', basis: 'lanes', split: null, trueFraction: null, outcomeSets: [...outcomeSets.values()], notes, dependsOnShape };
-  const sampledInvariant = facts.frees.filter((f) => !f.loop).map((f) => f.name);
+  const sampledInvariant = own.frees.filter((f) => !f.loop).map((f) => f.name);
   if (sampledInvariant.length > 0) notes.push(`${sampledInvariant.map((n) => `\`${n}\``).join(', ')} unknown: lanes disagree for some values (e.g. ${sampledInvariant.map((n) => `${n} = ${splitting[0].values.get(n)}`).join(', ')})`);
   return {
     kind: 'divergent',
@@ -252,7 +249,39 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
     outcomeSets: [...outcomeSets.values()],
     notes,
     dependsOnShape,
+    staircase: boolean && staircase,
   };
+}
+
+/**
+ * Whether a split warp's condition changes value at most once along x in each row of the block and
+ * once along y (and z) in each column: a boundary, not a pattern (`lane % 2`, a middle range of lanes).
+ */
+function isBoundary(column: Column, here: Column | null, coords: ReturnType<typeof threadCoordinates>, shape: Dim3, from: number, to: number): boolean {
+  let rowSwitches = 0;
+  let prev = -1;
+  const columns = shape.x % 32 !== 0 ? new Map<number, { last: number; switches: number }>() : null;
+  for (let l = from; l < to; l++) {
+    if (coords.x[l] === 0) {
+      rowSwitches = 0;
+      prev = -1;
+    }
+    if (here && threadValue(here, l) === 0) continue;
+    const v = threadValue(column, l);
+    if (typeof v !== 'number') return false;
+    const bit = v !== 0 ? 1 : 0;
+    if (prev >= 0 && bit !== prev && ++rowSwitches > 1) return false;
+    prev = bit;
+    if (columns) {
+      const c = columns.get(coords.x[l]);
+      if (!c) columns.set(coords.x[l], { last: bit, switches: 0 });
+      else if (c.last !== bit) {
+        if (++c.switches > 1) return false;
+        c.last = bit;
+      }
+    }
+  }
+  return true;
 }
 
 /** The index of `key` in a warp's tally, added with a count of 0 when new. */
@@ -262,44 +291,6 @@ function outcomeSlot(keys: string[], counts: number[], key: string): number {
   keys.push(key);
   counts.push(0);
   return keys.length - 1;
-}
-
-/**
- * Whether `classifyEnumerated(sym, shapes, String)` would find `sym` warp-uniform:
- * no lane reads per-lane data and, in every pass that stays defined, the lanes
- * of each warp agree. Only the verdict is needed, so nothing is tallied and the
- * search stops at the first answer.
- */
-function sameInEveryWarp(sym: Sym, shapes: Dim3[]): boolean {
-  const facts = symFacts(sym);
-  const blockSamples = blockIdxSamples(facts);
-  for (const shape of shapes) {
-    const size = shape.x * shape.y * shape.z;
-    const evaluate = blockEvaluator(sym, shape);
-    for (const bindings of sampleCombinations(freeSampleLists(facts, basePoint(shape, blockSamples[0])))) {
-      for (const blockIdx of blockSamples) {
-        const verdict = passSplitsAWarp(evaluate(blockSample(blockIdx, bindings)), size);
-        if (verdict === 'data' || verdict === 'split') return false;
-      }
-    }
-  }
-  return true;
-}
-
-/** One pass over a block's threads: `data` when a lane reads per-lane data before any lane is undefined, `invalid` when one is, `split` when a warp's lanes disagree. */
-function passSplitsAWarp(column: Column, size: number): 'data' | 'invalid' | 'split' | 'agree' {
-  let split = false;
-  for (let w = 0; w * 32 < size; w++) {
-    let first: number | null = null;
-    for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-      const v = threadValue(column, l);
-      if (v === INVALID) return 'invalid';
-      if (v === LANE_UNKNOWN) return 'data';
-      if (first === null) first = v;
-      else if (v !== first && String(v) !== String(first)) split = true;
-    }
-  }
-  return split ? 'split' : 'agree';
 }
 
 /** The enumeration's evaluation of a block: warps are keyed by block so that warp-uniform opaque values differ between blocks. */

@@ -2,7 +2,7 @@
 import type { Dim3 } from '../types';
 import { memoByText } from '../incremental/kept-tables';
 import { isThreadDependent, structuralKey, symFacts, type Axis, type AffineShape, type DependenceKind, type Sym, type SymFacts } from './symbolic-values';
-import { defaultBlockShape, evaluateSym, blockEvaluator, freeSamples, threadCoordinates, threadValue, LANE_UNKNOWN, type BlockSample, type EvalPoint, type EvalResult } from './lane-evaluation';
+import { defaultBlockShape, evaluateSym, blockEvaluator, freeSamples, threadCoordinates, threadValue, LANE_UNKNOWN, INVALID, type BlockSample, type EvalPoint, type EvalResult } from './lane-evaluation';
 
 /**
  * Kinds by what decides them (`structuralKey`, as divergence.ts keeps its verdicts): the walk asks
@@ -27,7 +27,8 @@ function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): Depe
   const dims = shape ?? defaultBlockShape(facts.threadAxes.has('y') || facts.threadAxes.has('z'));
   const base = { blockIdx: { x: 1, y: 1, z: 0 }, blockDim: dims, gridDim: { x: 8, y: 8, z: 1 }, threadIdx: { x: 0, y: 0, z: 0 }, warpKey: 0 };
   const bindings = new Map<number, number>();
-  for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base)[0] ?? 1);
+  // A sample of each unknown that divides nothing by zero (0 is among the samples, for conditions).
+  for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base).find((v) => v !== 0) ?? 1);
   const disagreement = firstDisagreement(sym, dims, { blockIdx: base.blockIdx, gridDim: base.gridDim, bindings, warpKey: (w) => w });
   if (disagreement === 'unknown') return facts.blockIdx ? 'globalIndex' : 'laneVarying';
   if (disagreement === 'differ') return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
@@ -58,7 +59,8 @@ function scanWarps(from: number, to: number, valueOf: (thread: number) => EvalRe
     let first: EvalResult | undefined;
     for (let t = w; t < Math.min(to, w + 32); t++) {
       const v = valueOf(t);
-      if (v === LANE_UNKNOWN) return 'unknown';
+      // Per-lane data, or a value the sample leaves undefined (a division by zero): nothing is known of it.
+      if (v === LANE_UNKNOWN || v === INVALID) return 'unknown';
       if (first === undefined) first = v;
       else if (v !== first) return 'differ';
     }

@@ -14,14 +14,15 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Launch, Span } from '../types';
-import { makeSourceText, withinLines, type SourceText } from '../text/source-text';
+import { makeSourceText, offsetAt, withinLines, type SourceText } from '../text/source-text';
 import { collectConstants, makeLookup } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
-import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
+import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, uncalledDeviceFunctions, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { oneLineOfCode } from '../text/one-line';
 import { classifySite, formatDim, type Verdict } from './branch-verdicts';
+import { reparseSplitBranches } from './preprocessor-reparse';
 import { explain, suggest } from './branch-prose';
 
 export { isLeaderBranch } from './branch-prose';
@@ -69,12 +70,28 @@ export interface Branch {
   idealCost: number;
   /** idealCost / divergedCost (1 when nothing is serialized). */
   efficiency: number;
+  /**
+   * Issue slots per warp pass that a split warp spends with lanes idle, in whole-warp units: each
+   * path's cost times the share of the warp's lanes not on it (`laneActivity`, half and half when the
+   * split follows data). What the warning threshold is measured in.
+   */
+  idleIssueSlots: number;
+  /** Issue slots of one pass of the whole kernel (or device function) the branch is in, counted the same way as its paths (loops once). */
+  kernelIssueSlots: number;
   /** In a split warp, the mean fraction of lanes on `paths[0]` (the body, the next iteration, the rest after an early exit). */
   laneActivity?: number;
   split?: SplitSummary;
   costSource: 'syntax-estimate' | 'ptx';
   /** Short enough that the compiler will likely predicate it rather than branch. */
   likelyPredicated: boolean;
+  /**
+   * The compiled code has no branch instruction where this branch is: the compiler predicated it
+   * (or turned it into a select), and every warp issues its instructions, split or not. `cost`: the
+   * instructions on its lines (null when the listing does not say where instructions come from).
+   */
+  predicated?: { source: 'ptx' | 'sass'; cost: number | null };
+  /** In a `__device__` function no kernel of the file calls (`kernel` is then its name). */
+  inDeviceFunction?: boolean;
   /** One or two sentences for the hover. */
   explanation: string;
   suggestion: string | null;
@@ -100,11 +117,15 @@ export interface DivergenceInput {
   options?: DivergenceOptions;
 }
 
-/** A divergent branch costs at least this many issue slots before it is a warning. */
+/** A divergent branch idles lanes for at least this many issue slots per warp before it is a warning. */
 export const DEFAULT_DIVERGENCE_COST_THRESHOLD = 4;
+/** ... and for at least this share (percent) of its kernel's issue slots. */
+export const DEFAULT_DIVERGENCE_MIN_SHARE = 8;
 
+/** The branches of every kernel of a document, and of the `__device__` functions nothing in it calls. */
 export function analyzeDivergence(input: DivergenceInput): Branch[] {
-  return divergenceOf(prepareDivergence(input), input.kernels);
+  const ctx = prepareDivergence(input);
+  return [...divergenceOf(ctx, input.kernels), ...uncalledDeviceRoots(ctx).flatMap((root) => deviceFunctionBranches(ctx, root))];
 }
 
 /** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
@@ -132,21 +153,79 @@ export function prepareDivergence({ source, tree, kernels, launches, options = {
 
 /** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
 export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[]): Branch[] {
-  const { tree, lookup, functions } = ctx;
   const branches: Branch[] = [];
   for (const one of kernels) {
+    // A kernel whose braces a preprocessor branch splits is read from a parse that keeps one branch.
+    const definition = ctx.definitions.get(one) ?? (one.isDefinition && one.bodySpan ? { startIndex: offsetAt(ctx.source, one.span.start), endIndex: offsetAt(ctx.source, one.span.end) } : null);
+    const reparsed = definition ? reparseSplitBranches(ctx.tree, ctx.source.text, definition) : null;
+    try {
+      branches.push(...kernelBranches(ctx, one, reparsed));
+    } finally {
+      reparsed?.delete();
+    }
+  }
+  return branches;
+}
+
+/**
+ * The branches of the file's `__device__` functions (and device lambdas) that nothing in it calls:
+ * helpers of a header without a kernel, members called from other files. Their parameters are
+ * unknown, and the block shape is the default one.
+ */
+export function uncalledDeviceRoots(ctx: DivergenceContext): Array<{ name: string; node: SyntaxNode }> {
+  return /\b__device__\b/.test(ctx.source.masked) ? uncalledDeviceFunctions(ctx.tree.rootNode, ctx.source.masked) : [];
+}
+
+export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: string; node: SyntaxNode }): Branch[] {
+  const body = root.node.childForFieldName('body');
+  if (!body) return [];
+  const span = spanOfNode(root.node);
+  const device: Kernel = {
+    name: root.name,
+    qualifiedName: root.name,
+    namespaces: [],
+    templateParams: null,
+    parameters: [],
+    launchBounds: null,
+    maxnreg: null,
+    clusterDims: null,
+    externC: false,
+    isDefinition: true,
+    span,
+    nameSpan: span,
+    headerSpan: span,
+    bodySpan: spanOfNode(body),
+    sharedDeclarations: [],
+    staticSharedBytes: null,
+    leadingComment: null,
+  };
+  const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
+  return kernelBranches(ctx, device, null, new Map([[device, root.node]])).map((b) => ({ ...b, inDeviceFunction: true, assumptions: [note, ...b.assumptions] }));
+}
+
+function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | null, roots?: ReadonlyMap<Kernel, SyntaxNode>): Branch[] {
+  const tree = reparsed ?? ctx.tree;
+  const { lookup } = ctx;
+  const functions = reparsed ? lazyFunctions(reparsed.rootNode) : ctx.functions;
+  const definitions = roots ?? (reparsed ? findKernelDefinitions(reparsed.rootNode, [one]) : ctx.definitions);
+  const kernels = [one];
+  const branches: Branch[] = [];
+  {
     // The walk and the cost of the paths read the same nodes: through the same views, kept for
     // one kernel (a whole document's views would be kept through many collections).
     const views = new SyntaxViews(tree);
-    for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions: ctx.definitions, views })) {
+    for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions, views })) {
       const kernel = kernels.find((k) => k.name === dep.kernel)!;
       const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);
       const verdicts = new Map<number, Verdict>();
       for (const site of dep.sites) verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
       const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
+      const kernelCost = dep.sites.some((site) => verdicts.get(site.node.id * 16 + constructIndex(site.construct))?.kind === 'divergent') ? Math.max(1, estimateCost([dep.body], { functions, lookup, nestedDivergent, views }).cost) : 1;
       for (const site of dep.sites) {
         const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
-        branches.push(makeBranch(site, verdict, shapes, { functions, lookup, nestedDivergent, views }, ctx.source));
+        // At most one lane of a warp gets there (inside `if (lane == 0)`): nothing to split, not listed.
+        if (verdict.basis === 'single-lane') continue;
+        branches.push(makeBranch(site, verdict, shapes, { kernelCost, functions, lookup, nestedDivergent, views }, ctx.source));
       }
     }
   }
@@ -188,6 +267,8 @@ function blockShapes(kernel: Kernel, launches: readonly Launch[], multiDimension
 }
 
 interface CostSetup {
+  /** Issue slots of the kernel body's one pass (estimated). */
+  kernelCost: number;
   functions: FunctionTable;
   lookup: Lookup;
   nestedDivergent: (node: SyntaxNode) => boolean;
@@ -232,6 +313,8 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     divergedCost: 0,
     idealCost: 0,
     efficiency: 1,
+    idleIssueSlots: 0,
+    kernelIssueSlots: setup.kernelCost,
     ...(laneActivity !== undefined ? { laneActivity } : {}),
     ...(verdict.split ? { split: { ...verdict.split, groups: verdict.split.groups && [...verdict.split.groups] } } : {}),
     costSource: 'syntax-estimate',
@@ -249,10 +332,29 @@ export function finish(branch: Branch, basis: Verdict['basis'] | null, shapesKno
   const idealCost = Math.max(0, ...costs);
   const divergedCost = Math.max(idealCost, ...branch.concurrentPaths.map((set) => set.reduce((s, i) => s + (costs[i] ?? 0), 0)));
   const efficiency = divergedCost > 0 ? round(idealCost / divergedCost) : 1;
-  const b: Branch = { ...branch, idealCost, divergedCost, efficiency };
+  const b: Branch = { ...branch, idealCost, divergedCost, efficiency, idleIssueSlots: branch.kind === 'divergent' ? idleSlots(branch, costs) : 0 };
   b.explanation = explain(b, basis, shapesKnown);
   b.suggestion = suggest(b);
   return b;
+}
+
+/**
+ * Issue slots a split warp spends with lanes idle that regrouping the work could give back: each
+ * path's cost times the share of lanes not on it. The first path's share is `laneActivity` (the
+ * body, the next iteration, the rest after an early exit), half when the split follows data; a
+ * switch's cases share a split warp equally. A path that one lane of the warp takes (a leader's
+ * store, a serial step) counts nothing: the warp issues it once however many lanes run it (the
+ * sum of the paths is their maximum), and no grouping of lanes makes a serial step parallel.
+ */
+function idleSlots(b: Branch, costs: number[]): number {
+  if (b.construct === 'switch') {
+    const set = b.concurrentPaths.reduce((a, c) => (c.reduce((s, i) => s + (costs[i] ?? 0), 0) > a.reduce((s, i) => s + (costs[i] ?? 0), 0) ? c : a), b.concurrentPaths[0] ?? []);
+    return round(set.length > 1 ? set.reduce((s, i) => s + (costs[i] ?? 0) * (1 - 1 / set.length), 0) : 0);
+  }
+  const first = b.laneActivity ?? 0.5;
+  const shares = [first, 1 - first];
+  const oneLane = 1.5 / 32;
+  return round(costs.reduce((s, c, i) => s + ((shares[i] ?? 0) < oneLane ? 0 : c * (1 - (shares[i] ?? 0))), 0));
 }
 
 function round(x: number): number {

@@ -257,11 +257,16 @@ export const threadCoordinates = memoByText(
   },
 );
 
+/**
+ * A warp-uniform value we cannot compute (a ballot's count, a broadcast, a flag), for one warp: the
+ * same in all its lanes, different from warp to warp, 0 in some (a flag that is false), and small
+ * enough (0 to 40) that comparing it with a lane id (`lane == leader`) can pick out a lane.
+ */
 function pseudoRandom(id: number, key: number): number {
   let h = (id * 2654435761 + key * 40503 + 12345) >>> 0;
   h ^= h >>> 13;
   h = Math.imul(h, 1274126177) >>> 0;
-  return (h >>> 8) % 100003;
+  return (h >>> 8) % 41;
 }
 /** Values a loop counter takes under a block shape, when its init, condition and update can be computed (at most 64). */
 export function simulateLoopCounter(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>, bindings: ReadonlyMap<number, number> = new Map()): number[] | null {
@@ -309,7 +314,17 @@ export function freeSamples(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPo
       const step = loop.update ? evaluateSym(loop.update.amount, { ...base, bindings: new Map() }) : INVALID;
       return typeof step === 'number' ? [0, step, 2 * step] : [0];
     }
+    // A counter stepped by a known stride from a known start (`for (b = 0; b < n; b += blockDim.x)`): its first steps.
+    const start = evaluateSym(loop.init, { ...base, bindings: new Map() });
+    const stride = loop.update ? evaluateSym(loop.update.amount, { ...base, bindings: new Map() }) : INVALID;
+    if ((op === '+' || op === '-') && typeof start === 'number' && typeof stride === 'number' && Math.abs(stride) > 1) {
+      return [0, 1, 2, 3, 4].map((k) => (op === '+' ? start + k * stride : start - k * stride));
+    }
     return Array.from({ length: 65 }, (_, i) => i);
   }
-  return [1, 3, 16, 31, 32, 33, 64, 100, 1000];
+  // Fixed by the compiler or the launch: sizes, mostly powers of two, a warp's 32 first (thinning
+  // keeps a list's ends: 32 and 256 stay). Else data: odd sizes too, and 0 (kept in the middle of
+  // the list, which thinning drops first: a divisor of 0 undoes a sample).
+  if (sym.fixed) return [32, 1, 2, 4, 8, 16, 64, 128, 256];
+  return [1, 3, 16, 31, 0, 32, 33, 64, 100, 1000];
 }

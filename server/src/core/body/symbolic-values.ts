@@ -32,8 +32,12 @@ export type Sym =
   | { op: 'const'; value: number }
   | { op: 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim'; dim: Axis }
   | { op: 'laneId' }
-  /** A uniform value the source does not let us compute. */
-  | { op: 'free'; id: number; name: string; loop: LoopInfo | null }
+  /**
+   * A uniform value the source does not let us compute. `fixed`: set by the compiler or the launch
+   * (a template parameter, a macro, `sizeof`, a function of `blockDim`), the same in every block and
+   * every run with that configuration; otherwise data the kernel reads (a parameter, a load).
+   */
+  | { op: 'free'; id: number; name: string; loop: LoopInfo | null; fixed?: boolean }
   /** A value of known kind but unknown shape: `atomicAdd(...)`'s result, `a[threadIdx.x]`, `__ballot_sync(...)`. */
   | { op: 'opaque'; id: number; kind: 'warpUniform' | 'laneVarying'; what: string }
   | { op: 'binary'; operator: string; left: Sym; right: Sym }
@@ -66,6 +70,17 @@ export function constant(value: number): Sym {
 
 export function freeSym(name: string, loop: LoopInfo | null = null): Sym {
   return { op: 'free', id: nextId(), name, loop };
+}
+
+/** An unknown fixed by the compiler or the launch configuration (see the `free` Sym). */
+export function fixedSym(name: string): Sym {
+  return { op: 'free', id: nextId(), name, loop: null, fixed: true };
+}
+
+/** Whether a uniform value is fixed by the compiler or the launch: built from constants, `blockDim`, `gridDim` and fixed unknowns only. */
+export function isFixedValue(sym: Sym): boolean {
+  const f = symFacts(sym);
+  return !isThreadDependent(sym) && !f.blockIdx && f.frees.every((x) => x.fixed === true);
 }
 
 export function opaqueSym(kind: 'warpUniform' | 'laneVarying', what: string): Sym {
@@ -208,6 +223,7 @@ export function symKey(sym: Sym): string {
  */
 export function structuralKey(sym: Sym): string {
   const numbers = new Map<number, number>();
+  const warps = new Map<number, number>();
   const key = (s: Sym): string => {
     switch (s.op) {
       case 'const':
@@ -224,11 +240,16 @@ export function structuralKey(sym: Sym): string {
         if (known !== undefined) return `$${known}`;
         const n = numbers.size;
         numbers.set(s.id, n);
-        return `$${n}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
+        return `$${n}${s.fixed ? '!' : ''}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
       }
-      case 'opaque':
-        // a warp-uniform value is a hash of its id; a lane-varying one is unknown whatever its id
-        return s.kind === 'laneVarying' ? '%data' : `%warp#${s.id}`;
+      case 'opaque': {
+        // a warp-uniform value is a hash of its number (see canonicalWarpValues); a lane-varying one is unknown whatever its id
+        if (s.kind === 'laneVarying') return '%data';
+        const known = warps.get(s.id);
+        if (known !== undefined) return `%warp${known}`;
+        warps.set(s.id, warps.size + 1);
+        return `%warp${warps.size}`;
+      }
       case 'binary':
         return `(${key(s.left)} ${quoted(s.operator)} ${key(s.right)})`;
       case 'unary':
@@ -239,6 +260,45 @@ export function structuralKey(sym: Sym): string {
   };
   const loopKey = (loop: LoopInfo): string => `{${loop.role} ${key(loop.init)} ${loop.cond ? key(loop.cond) : '-'} ${loop.update ? `${loop.update.operator} ${key(loop.update.amount)}` : '-'}}`;
   return key(sym);
+}
+
+/**
+ * `sym` with its warp-uniform opaque values numbered 1, 2, ... in order of first appearance (the
+ * order structuralKey numbers them in), so that their sampled values, which follow the number, are
+ * the same in every analysis whatever ids the walk gave them.
+ */
+export function canonicalWarpValues(sym: Sym, numbers: Map<number, number> = new Map()): Sym {
+  const walk = (s: Sym): Sym => {
+    switch (s.op) {
+      case 'opaque': {
+        if (s.kind !== 'warpUniform') return s;
+        let n = numbers.get(s.id);
+        if (n === undefined) {
+          n = numbers.size + 1;
+          numbers.set(s.id, n);
+        }
+        return n === s.id ? s : { ...s, id: n };
+      }
+      case 'binary': {
+        const left = walk(s.left);
+        const right = walk(s.right);
+        return left === s.left && right === s.right ? s : { ...s, left, right };
+      }
+      case 'unary': {
+        const arg = walk(s.arg);
+        return arg === s.arg ? s : { ...s, arg };
+      }
+      case 'select': {
+        const cond = walk(s.cond);
+        const then = walk(s.then);
+        const otherwise = walk(s.else);
+        return cond === s.cond && then === s.then && otherwise === s.else ? s : { ...s, cond, then, else: otherwise };
+      }
+      default:
+        return s;
+    }
+  };
+  return walk(sym);
 }
 
 /** JSON.stringify of an operator, written out once per operator (every binary node of every key writes one). */

@@ -10,7 +10,7 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
-import { applyUnary, binary, constant, freeSym, isThreadDependent, opaqueSym, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
+import { applyUnary, binary, constant, fixedSym, freeSym, isFixedValue, isThreadDependent, opaqueSym, symFacts, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
 import { oneLineOfCode } from '../text/one-line';
 
@@ -36,6 +36,11 @@ export interface BranchSite {
   conditionNode: SyntaxNode;
   condition: ThreadValue;
   paths: PathNodes[];
+  /**
+   * Thread-dependent conditions that hold wherever the branch runs (the enclosing `if`s and loops,
+   * an early `return` above it), innermost last: lanes for which one is false are not there to split.
+   */
+  guards: Sym[];
 }
 
 export interface KernelDependence {
@@ -78,6 +83,16 @@ interface WalkContext {
   multiDimensional: boolean;
   /** Skip recording sites (a first pass over a loop body). */
   silent: number;
+  /** The thread-dependent conditions in force where the walk is (see BranchSite.guards). */
+  guards: Sym[];
+  /** `__shared__` scalars in scope: one value for the whole block after a barrier. */
+  shared: Set<string>;
+  /** Local arrays in scope (a thread's own registers or local memory): the env holds the join of what was stored in them. */
+  arrays: Set<string>;
+  /** References bound to memory (`int& slot = shared[warp];`): a store through one leaves what is read from it as the load was. */
+  memoryRefs: Set<string>;
+  /** Lambdas bound to locals (`auto load = [&](int k) { ... };`): a call walks the body with the arguments bound. */
+  lambdas: Map<string, NodeView>;
   /** Loops' assignments by syntax node id (see `loopSyntax`). */
   loops: Map<number, LoopSyntax>;
   /** The syntax is read through views: the walk reads most nodes several times (see syntax-view.ts). */
@@ -107,10 +122,16 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
       returns: null,
       multiDimensional: false,
       silent: 0,
+      guards: [],
+      shared: new Set(),
+      arrays: new Set(),
+      memoryRefs: new Set(),
+      lambdas: new Map(),
       loops: new Map(),
       views,
     };
     const env: Env = new Map();
+    for (const name of templateValueParameters(definition)) env.set(name, uniformValue(fixedSym(name)));
     for (const name of parameterNames(definition)) env.set(name, { sym: freeSym(name), origin: null });
     walkStatement(body, env, ctx);
     results.push({ kernel: kernel.name, body: body.node, variables: env, sites: dedupeSites(ctx.sites), usesMultiDimensionalBlock: ctx.multiDimensional });
@@ -121,7 +142,7 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
   const views = new SyntaxViews(node.tree);
-  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, loops: new Map(), views };
+  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, guards: [], shared: new Set(), arrays: new Set(), memoryRefs: new Set(), lambdas: new Map(), loops: new Map(), views };
   return evalExpr(views.view(node), new Map(bindings), ctx);
 }
 
@@ -141,24 +162,88 @@ export type FunctionTable = Pick<ReadonlyMap<string, SyntaxNode>, 'get'>;
  */
 export function lazyFunctions(root: SyntaxNode, mayDefine: (name: string) => boolean = () => true): FunctionTable {
   let table: Map<string, SyntaxNode> | null = null;
-  return { get: (name) => (mayDefine(name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
+  return { get: (name) => (mayDefine(name.startsWith('.') ? name.slice(1).replace(/#\d+$/, '') : name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
 }
 
+/**
+ * The file's function definitions by name; member functions of its structs and classes (an agent's
+ * `Evaluate`, a selector's `add`) under `.name`, which calls through an object look up first.
+ */
 export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
   const map = new Map<string, SyntaxNode>();
-  const visit = (node: SyntaxNode) => {
+  forEachFunctionDefinition(root, (definition, member) => {
+    const name = functionName(definition);
+    if (!name) return;
+    if (!member) {
+      if (!map.has(name)) map.set(name, definition);
+      return;
+    }
+    let key = `.${name}`;
+    for (let k = 2; map.has(key) && k <= 4; k++) key = `.${name}#${k}`;
+    if (!map.has(key)) map.set(key, definition);
+  });
+  return map;
+}
+
+/** A name written as a call: `name(`, `name<...>(`. */
+const CALL_LIKE = /([A-Za-z_]\w*)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(/g;
+
+const SCOPES: ReadonlySet<string> = new Set(['template_declaration', 'namespace_definition', 'declaration_list', 'linkage_specification', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif']);
+const CLASSES: ReadonlySet<string> = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
+
+/** Every function definition at file scope, in namespaces, templates and class bodies (`member`: in a class). */
+function forEachFunctionDefinition(root: SyntaxNode, visitDefinition: (definition: SyntaxNode, member: boolean) => void): void {
+  const visit = (node: SyntaxNode, member: boolean) => {
     for (const child of node.namedChildren) {
       if (!child) continue;
-      if (child.type === 'function_definition') {
-        const name = functionName(child);
-        if (name && !map.has(name)) map.set(name, child);
-      } else if (['template_declaration', 'namespace_definition', 'declaration_list', 'linkage_specification', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif'].includes(child.type)) {
-        visit(child);
+      if (child.type === 'function_definition') visitDefinition(child, member);
+      else if (SCOPES.has(child.type)) visit(child, member);
+      else if (CLASSES.has(child.type) || (child.type === 'declaration' && child.namedChildren.some((c) => !!c && CLASSES.has(c.type)))) {
+        const specifier = CLASSES.has(child.type) ? child : child.namedChildren.find((c) => !!c && CLASSES.has(c.type))!;
+        const body = specifier.childForFieldName('body');
+        if (body) visit(body, true);
       }
     }
   };
-  visit(root);
-  return map;
+  visit(root, false);
+}
+
+/**
+ * The `__device__` functions (and device lambdas in host code) of a file that nothing in it calls:
+ * helpers of a header without a kernel, members called from other files. Their branches are
+ * analysed with their parameters unknown.
+ */
+export function uncalledDeviceFunctions(root: SyntaxNode, masked: string): Array<{ name: string; node: SyntaxNode }> {
+  const found: Array<{ name: string; node: SyntaxNode }> = [];
+  // How often each name is written as a call (or a definition), in one pass over the text.
+  const calls = new Map<string, number>();
+  const count = (text: string, into: Map<string, number>) => {
+    for (const m of text.matchAll(CALL_LIKE)) into.set(m[1], (into.get(m[1]) ?? 0) + 1);
+  };
+  let counted = false;
+  forEachFunctionDefinition(root, (definition) => {
+    const body = definition.childForFieldName('body');
+    if (!body) return;
+    const head = masked.slice(definition.startIndex, body.startIndex);
+    if (!/\b__device__\b/.test(head) || /\b__global__\b/.test(head)) return;
+    const name = functionName(definition);
+    if (!name || /^operator\b/.test(name)) return;
+    if (!counted) {
+      count(masked, calls);
+      counted = true;
+    }
+    const own = new Map<string, number>();
+    count(masked.slice(definition.startIndex, definition.endIndex), own);
+    if ((calls.get(name) ?? 0) > (own.get(name) ?? 0)) return;
+    found.push({ name, node: definition });
+  });
+  // `[=] __device__ (int i) { ... }` passed to a host-side launcher.
+  for (const m of masked.matchAll(/\]\s*(?:\([^()]*\)\s*)?(?:mutable\s*)?__device__\b/g)) {
+    let node: SyntaxNode | null = root.descendantForIndex(m.index);
+    while (node && node.type !== 'lambda_expression') node = node.parent;
+    if (node && !found.some((f) => f.node.id === node!.id)) found.push({ name: 'lambda', node });
+  }
+  return found;
 }
 
 function functionName(definition: SyntaxNode): string | null {
@@ -199,10 +284,27 @@ export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel
 
 function parameterNames(definition: NodeView): string[] {
   let d: NodeView | null = definition.childForFieldName('declarator');
-  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator' && d.type !== 'abstract_function_declarator') d = d.childForFieldName('declarator');
   const params = d?.childForFieldName('parameters');
   if (!params) return [];
   return params.namedChildren.filter((p) => p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
+}
+
+/**
+ * The value parameters of the template a function definition belongs to (`N` in
+ * `template <typename T, int N>`): fixed by the compiler, one value per instantiation.
+ */
+function templateValueParameters(definition: NodeView): string[] {
+  const template = definition.parent?.type === 'template_declaration' ? definition.parent : null;
+  const list = template?.childForFieldName('parameters') ?? template?.namedChildren.find((c) => c.type === 'template_parameter_list') ?? null;
+  if (!list) return [];
+  const names: string[] = [];
+  for (const p of list.namedChildren) {
+    if (p.type !== 'parameter_declaration' && p.type !== 'optional_parameter_declaration' && p.type !== 'variadic_parameter_declaration') continue;
+    const name = declaratorName(p.childForFieldName('declarator') ?? p.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ?? null);
+    if (name) names.push(name);
+  }
+  return names;
 }
 
 function declaratorName(node: NodeView | null): string | null {
@@ -239,7 +341,8 @@ function firstOrigin(...values: ThreadValue[]): ValueOrigin | null {
   return null;
 }
 
-function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
+/** Walks a statement; for `if (c) return;` (break, continue) it gives `!c`, what holds after it. */
+function walkStatement(node: NodeView, env: Env, ctx: WalkContext): Sym | null {
   switch (node.type) {
     case 'compound_statement':
     case 'translation_unit':
@@ -247,51 +350,76 @@ function walkStatement(node: NodeView, env: Env, ctx: WalkContext): void {
     case 'preproc_ifdef':
     case 'preproc_else':
     case 'preproc_elif':
-    case 'labeled_statement':
-      for (const child of node.namedChildren) if (child) walkStatement(child, env, ctx);
-      return;
+    case 'labeled_statement': {
+      // After `if (c) return;` (or break, continue) the rest of the block runs where `c` is false.
+      const depth = ctx.guards.length;
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        const exitGuard = walkStatement(child, env, ctx);
+        if (exitGuard && isThreadDependent(exitGuard)) ctx.guards.push(exitGuard);
+      }
+      ctx.guards.length = depth;
+      return null;
+    }
     case 'declaration':
       walkDeclaration(node, env, ctx);
-      return;
+      return null;
     case 'expression_statement':
       for (const child of node.namedChildren) if (child) evalExpr(child, env, ctx);
-      return;
+      return null;
     case 'if_statement':
-      walkIf(node, env, ctx, 'if');
-      return;
+      return walkIf(node, env, ctx, 'if');
     case 'for_statement':
     case 'while_statement':
     case 'do_statement':
     case 'for_range_loop':
       walkLoop(node, env, ctx);
-      return;
+      return null;
     case 'switch_statement':
       walkSwitch(node, env, ctx);
-      return;
+      return null;
     case 'return_statement': {
       const value = node.namedChildren[0];
       if (value) {
         const v = evalExpr(value, env, ctx);
         ctx.returns?.push(v);
       }
-      return;
+      return null;
     }
     default:
       if (node.type.endsWith('_expression')) evalExpr(node, env, ctx);
+      return null;
   }
 }
 
 function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
+  const shared = node.namedChildren.some((c) => c.type === 'type_qualifier' && c.text === '__shared__');
   for (const d of node.childrenForFieldName('declarator')) {
+    if (d.type === 'array_declarator') {
+      // A thread's own array: its elements are the values stored in it (a shared array is read through loads).
+      const name = declaratorName(d);
+      if (name && !shared) {
+        ctx.arrays.add(name);
+        env.set(name, uniformValue(freeSym(name)));
+      }
+      continue;
+    }
+    if (shared && d.type === 'identifier') {
+      ctx.shared.add(d.text);
+      env.set(d.text, uniformValue(freeSym(d.text)));
+      continue;
+    }
     if (d.type === 'init_declarator') {
       const name = declaratorName(d.childForFieldName('declarator'));
       const valueNode = d.childForFieldName('value');
       if (!name || !valueNode) continue;
       const group = groupOf(valueNode, ctx);
       if (group) ctx.groups.set(name, group);
+      if (valueNode.type === 'lambda_expression') ctx.lambdas.set(name, valueNode);
       const init = valueNode.type === 'initializer_list' || valueNode.type === 'argument_list' ? valueNode.namedChildren[0] : valueNode;
       const v = init ? evalExpr(init, env, ctx) : uniformValue(freeSym(name));
       env.set(name, bindOrigin(v, node));
+      if (d.childForFieldName('declarator')?.type === 'reference_declarator' && init && (init.type === 'subscript_expression' || (init.type === 'pointer_expression' && init.child(0)?.type === '*'))) ctx.memoryRefs.add(name);
     } else {
       const name = declaratorName(d);
       if (name) env.set(name, uniformValue(freeSym(name)));
@@ -326,15 +454,34 @@ function record(ctx: WalkContext, site: SiteViews): void {
   if (ctx.silent > 0) return;
   if (!isThreadDependent(site.condition.sym)) return;
   const { construct, node, conditionNode, condition, paths } = site;
-  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })) });
+  const guards = ctx.guards.slice(-MAX_GUARDS);
+  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })), guards });
 }
 
-function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): void {
+/** The innermost enclosing conditions a branch's verdict takes into account. */
+const MAX_GUARDS = 3;
+
+/** Walk `f` with `guard` in force (when it depends on the thread index). */
+function guarded<T>(ctx: WalkContext, guard: Sym | null, f: () => T): T {
+  if (!guard || !isThreadDependent(guard)) return f();
+  ctx.guards.push(guard);
+  try {
+    return f();
+  } finally {
+    ctx.guards.pop();
+  }
+}
+
+function negation(sym: Sym): Sym {
+  return sym.op === 'unary' && sym.operator === '!' ? sym.arg : { op: 'unary', operator: '!', arg: sym };
+}
+
+function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'else-if'): Sym | null {
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const consequence = node.childForFieldName('consequence');
   const alternativeClause = node.childForFieldName('alternative');
   const alternative = alternativeClause?.type === 'else_clause' ? alternativeClause.namedChildren.find((c) => c.type !== 'comment') ?? null : alternativeClause;
-  if (!conditionNode || !consequence) return;
+  if (!conditionNode || !consequence) return null;
   const condition = evalExpr(conditionNode, env, ctx);
   const jump = alternative ? null : earlyExit(consequence);
   if (jump) {
@@ -362,13 +509,16 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
     });
   }
   const thenEnv = new Map(env);
-  walkStatement(consequence, thenEnv, ctx);
+  guarded(ctx, condition.sym, () => walkStatement(consequence, thenEnv, ctx));
   const elseEnv = new Map(env);
   if (alternative) {
-    if (alternative.type === 'if_statement') walkIf(alternative, elseEnv, ctx, 'else-if');
-    else walkStatement(alternative, elseEnv, ctx);
+    guarded(ctx, negation(condition.sym), () => {
+      if (alternative.type === 'if_statement') walkIf(alternative, elseEnv, ctx, 'else-if');
+      else walkStatement(alternative, elseEnv, ctx);
+    });
   }
-  mergeInto(env, [thenEnv, elseEnv], condition);
+  mergeInto(env, [thenEnv, elseEnv], condition, ctx);
+  return jump ? negation(condition.sym) : null;
 }
 
 /** `return;`, `break;` or `continue;`, alone or alone in braces. */
@@ -400,7 +550,7 @@ function followingStatements(node: NodeView, stopAtLoop: boolean): NodeView[] {
  * condition a variable assigned differently on the paths becomes lane-varying
  * (control dependence); under a warp-uniform one, at least warp-uniform.
  */
-function mergeInto(env: Env, branches: Env[], condition: ThreadValue): void {
+function mergeInto(env: Env, branches: Env[], condition: ThreadValue, ctx?: WalkContext): void {
   const names = new Set<string>();
   for (const b of branches) for (const k of b.keys()) names.add(k);
   const condKind = isThreadDependent(condition.sym) ? dependenceKind(condition.sym) : 'uniform';
@@ -413,8 +563,43 @@ function mergeInto(env: Env, branches: Env[], condition: ThreadValue): void {
       continue;
     }
     if (!env.has(name)) continue; // declared inside one path only
+    // The two paths of an `if` on a condition that is not per-lane data (a bounds guard's
+    // `count++`): each lane holds its own path's value, which is computed lane by lane.
+    if (ctx && branches.length === 2 && values.length === 2 && condKind !== 'uniform' && !ctx.shared.has(name) && !symFacts(condition.sym).opaqueLane && symSize(condition.sym) + symSize(values[0].sym) + symSize(values[1].sym) <= MAX_SELECT_SIZE) {
+      env.set(name, { sym: { op: 'select', cond: condition.sym, then: values[0].sym, else: values[1].sym }, origin: firstOrigin(...values) ?? condition.origin });
+      continue;
+    }
     env.set(name, joinValues(name, values, condKind === 'uniform' ? null : condition, condKind));
   }
+}
+
+/** A joined value is kept as a `select` of its paths' values up to this size (nodes), else summarized by its kind. */
+const MAX_SELECT_SIZE = 48;
+
+/** Nodes in a value, counted up to a little over MAX_SELECT_SIZE. */
+function symSize(sym: Sym, budget = MAX_SELECT_SIZE + 1): number {
+  switch (sym.op) {
+    case 'binary': {
+      const left = symSize(sym.left, budget - 1);
+      return left >= budget - 1 ? budget : 1 + left + symSize(sym.right, budget - 1 - left);
+    }
+    case 'unary':
+      return 1 + symSize(sym.arg, budget - 1);
+    case 'select': {
+      const c = symSize(sym.cond, budget - 1);
+      const t = c >= budget - 1 ? 0 : symSize(sym.then, budget - 1 - c);
+      return Math.min(budget, 1 + c + t + (c + t >= budget - 1 ? 0 : symSize(sym.else, budget - 1 - c - t)));
+    }
+    default:
+      return 1;
+  }
+}
+
+/** What a thread's array holds after a store: the value stored, joined with what it held. */
+function storeInto(name: string, held: ThreadValue | undefined, stored: ThreadValue): ThreadValue {
+  if (!held || !isThreadDependent(held.sym)) return isThreadDependent(stored.sym) ? { sym: opaqueSym(dependenceKind(stored.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', name), origin: stored.origin } : held ?? stored;
+  if (!isThreadDependent(stored.sym)) return held;
+  return joinValues(name, [held, stored], null, 'uniform');
 }
 
 function joinValues(name: string, values: ThreadValue[], condition: ThreadValue | null, condKind: DependenceKind): ThreadValue {
@@ -446,6 +631,7 @@ function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
   const syntax = loopSyntax(node, body, update, conditionNode, ctx);
   const assigned = syntax.assigned;
   const before = new Map(env);
+  const sitesBefore = ctx.sites.length;
 
   // Loop-head values: counters and additive offsets keep their shape; anything else is joined over a first pass.
   const head = new Map(env);
@@ -500,17 +686,33 @@ function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
       ],
     });
   }
-  if (body) walkStatement(body, env, ctx);
-  if (update) evalExpr(update, env, ctx);
+  guarded(ctx, condition?.sym ?? null, () => {
+    if (body) walkStatement(body, env, ctx);
+    if (update) evalExpr(update, env, ctx);
+  });
 
-  // After the loop: what changed in it is joined with what it was before.
+  // After the loop: what changed in it is joined with what it was before. When the lanes of a
+  // warp leave together (a uniform or warp-uniform condition, no thread-dependent exit inside), a
+  // counter or an index stepped by a uniform amount keeps its shape: `i` after
+  // `for (; i < roundDown(n, 32); i += 32)` is still the lane's own index, some steps on.
   const condKind = condition && isThreadDependent(condition.sym) ? dependenceKind(condition.sym) : 'uniform';
+  const together = (condKind === 'uniform' || condKind === 'warpUniform') && !hasThreadDependentExit(ctx, sitesBefore);
   for (const name of assigned) {
     const a = before.get(name);
     const b = env.get(name);
     if (!a || !b) continue;
+    if (together && shaped.has(name)) {
+      env.set(name, head.get(name)!);
+      continue;
+    }
     env.set(name, joinValues(name, [a, b], condKind === 'uniform' ? null : condition, condKind));
   }
+}
+
+/** A `break` or `return` on a thread-dependent condition among the sites recorded since `from` (a loop's own). */
+function hasThreadDependentExit(ctx: WalkContext, from: number): boolean {
+  for (let i = from; i < ctx.sites.length; i++) if (ctx.sites[i].construct === 'break' || ctx.sites[i].construct === 'return') return true;
+  return ctx.silent > 0;
 }
 
 /** One assignment to a variable in a loop: `name++`, `name op= amount`, `name = name op amount`, or another kind (`other`). */
@@ -588,6 +790,12 @@ function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: W
       found.push({ operator: a.operator, amount: constant(1) });
       continue;
     }
+    // An amount read from a variable of the loop body (`n += __popc(flags)`, flags set in the body)
+    // is known only there: not a uniform step.
+    if (mentionsLocalOf(a.amount, env, ctx)) {
+      other = true;
+      continue;
+    }
     ctx.silent++;
     const amount = evalExpr(a.amount, new Map(env), ctx);
     ctx.silent--;
@@ -596,6 +804,14 @@ function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: W
   }
   if (other || found.length !== 1) return null;
   return found[0];
+}
+
+/** Whether `node` reads a plain name that is neither in `env` nor a known constant (a variable declared later, in a loop body). */
+function mentionsLocalOf(node: NodeView, env: Env, ctx: WalkContext): boolean {
+  if (node.type === 'identifier') return !env.has(node.text) && node.text !== 'warpSize' && ctx.lookup(node.text) === null && !CONSTANT_NAME.test(node.text) && !ctx.functions.get(node.text) && !/^(threadIdx|blockIdx|blockDim|gridDim)$/.test(node.text);
+  if (node.type === 'field_expression') return mentionsLocalOf(node.childForFieldName('argument') ?? node, env, ctx) && node.childForFieldName('argument') !== null;
+  if (node.type === 'call_expression') return (node.childForFieldName('arguments')?.namedChildren ?? []).some((c) => mentionsLocalOf(c, env, ctx));
+  return node.namedChildren.some((c) => mentionsLocalOf(c, env, ctx));
 }
 
 // --- switch ----------------------------------------------------------------
@@ -646,8 +862,12 @@ function caseStatements(c: NodeView): NodeView[] {
 // --- expressions -----------------------------------------------------------
 
 const ATOMIC = /^atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$/;
+const BLOCK_BARRIER = /^(__syncthreads(_count|_and|_or)?|sync|barrier_sync|__barrier_sync)$/;
 const WARP_UNIFORM_INTRINSICS: ReadonlySet<string> = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
+const WARP_VOTE_NAME = /^(?:\w*_)?(?:ballot|BALLOT|Ballot)(?:_sync|_SYNC|Sync)?$/;
 const SHUFFLE_RELATIVE: ReadonlySet<string> = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
+/** `idx_t(blockIdx.x)`, `int64_t(n)`: a type named like a typedef used as a function-style cast. */
+const FUNCTION_STYLE_CAST = /^(?:\w+_t|int|unsigned|long|short|char|float|double|bool|size_t)$/;
 const PASS_THROUGH: ReadonlySet<string> = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
 
 function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
@@ -665,8 +885,9 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     case 'identifier':
       return identifierValue(node, env, ctx);
     case 'qualified_identifier': {
+      // `Traits::kTile`, `Config::N`: a static member or an enumerator, fixed at compile time.
       const v = ctx.lookup(node.text) ?? ctx.lookup(node.text.slice(node.text.lastIndexOf(':') + 1));
-      return uniformValue(v !== null ? constant(v) : freeSym(node.text));
+      return uniformValue(v !== null ? constant(v) : fixedSym(node.text));
     }
     case 'field_expression':
       return fieldValue(node, env, ctx);
@@ -726,10 +947,24 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     }
     case 'sizeof_expression':
     case 'alignof_expression':
-      return uniformValue(freeSym(node.text));
+      return uniformValue(fixedSym(node.text));
     case 'gnu_asm_expression':
       asmValue(node, env, ctx);
       return uniformValue(freeSym('asm'));
+    case 'lambda_expression': {
+      // Its branches, with what it captures as it is here and its parameters unknown (a call of it
+      // through a local walks it again with the arguments).
+      const body = node.childForFieldName('body');
+      if (body) {
+        const inner = new Map(env);
+        for (const p of parameterNames(node)) if (p) inner.set(p, uniformValue(freeSym(p)));
+        const saved = ctx.returns;
+        ctx.returns = [];
+        walkStatement(body, inner, ctx);
+        ctx.returns = saved;
+      }
+      return uniformValue(freeSym('lambda'));
+    }
     default: {
       // Unknown syntax: as lane-varying as anything it mentions.
       const parts: ThreadValue[] = [];
@@ -768,10 +1003,15 @@ function identifierValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValu
   if (name === 'warpSize') return uniformValue(constant(32));
   const c = ctx.lookup(name);
   if (c !== null) return uniformValue(constant(c));
-  const fresh = uniformValue(freeSym(name));
+  // A name declared nowhere in view: a macro or constant of another file (`TILE_SIZE`, `kWarpSize`)
+  // is fixed at compile time; anything else (a global variable) is data.
+  const fresh = uniformValue(CONSTANT_NAME.test(name) ? fixedSym(name) : freeSym(name));
   env.set(name, fresh);
   return fresh;
 }
+
+/** How constants and macros are named: `TILE_SIZE`, `kWarpSize`. */
+const CONSTANT_NAME = /^(?:[A-Z][A-Z0-9_]*[A-Z0-9]|k[A-Z]\w*)$/;
 
 const BUILTIN_VECTORS: ReadonlySet<string> = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
 
@@ -838,9 +1078,19 @@ function assignmentValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValu
   if (left.type !== 'identifier') {
     // a store: evaluate the address for the branches it may hold
     if (left.type !== 'field_expression') evalExpr(left, env, ctx);
+    const array = left.type === 'subscript_expression' ? left.childForFieldName('argument') : null;
+    if (array?.type === 'identifier' && ctx.arrays.has(array.text)) {
+      // An element of a thread's own array: what the array holds now includes this value (at this index).
+      const index = left.childForFieldName('indices')?.namedChildren.find((c) => c.type !== 'comment');
+      const stored = rv;
+      const iv = index ? silently(ctx, () => evalExpr(index, env, ctx)) : uniformValue(ZERO);
+      env.set(array.text, storeInto(array.text, env.get(array.text), isThreadDependent(stored.sym) || !isThreadDependent(iv.sym) ? stored : { sym: opaqueSym(dependenceKind(iv.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', left.text), origin: iv.origin }));
+    }
     return rv;
   }
   const name = left.text;
+  // A store through a reference to memory: what the lanes read from it stays what the memory holds.
+  if (ctx.memoryRefs.has(name)) return rv;
   let value = rv;
   if (op !== '=') {
     const old = evalExpr(left, env, ctx);
@@ -914,6 +1164,11 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const args = argNodes.map((a) => evalExpr(a, env, ctx));
   const origin = originOf(node);
 
+  // A barrier: every thread of the block sees the same value in a `__shared__` scalar after it.
+  if (BLOCK_BARRIER.test(name) && (!object || /^(block|cta|tb)$/i.test(object.text) || groupOf(object, ctx)?.kind === 'block')) {
+    for (const s of ctx.shared) if (env.has(s)) env.set(s, uniformValue(freeSym(s)));
+  }
+
   // cooperative groups
   const group = object ? groupOf(object, ctx) : null;
   if (group || (object && /^(thread_rank|meta_group_rank|shfl|shfl_down|shfl_up|shfl_xor|any|all|ballot)$/.test(name))) {
@@ -934,12 +1189,14 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
     if (g) return tileCollective(g, args.slice(1), node, origin);
   }
 
-  if (PASS_THROUGH.has(name) && args.length >= 1) return args[0];
+  if ((PASS_THROUGH.has(name) || (args.length === 1 && !object && FUNCTION_STYLE_CAST.test(name) && !ctx.functions.get(name))) && args.length >= 1) return args[0];
   if (name === 'min' || name === 'max' || name === 'umin' || name === 'umax') {
     if (args.length === 2) return { sym: binary(name.replace(/^u/, ''), args[0].sym, args[1].sym), origin: firstOrigin(...args) };
   }
   if (ATOMIC.test(name)) return { sym: opaqueSym('laneVarying', node.text), origin };
-  if (WARP_UNIFORM_INTRINSICS.has(name)) {
+  // A vote the file cannot see defined (`BALLOT(x)`, a macro set when the kernel is compiled at run
+  // time, `warp_ballot(x)`): named for what it is, it gives every lane of the warp the same value.
+  if (WARP_UNIFORM_INTRINSICS.has(name) || (WARP_VOTE_NAME.test(name) && !ctx.functions.get(name))) {
     const dependent = args.some((a) => isThreadDependent(a.sym));
     if (name === '__activemask') return { sym: opaqueSym('warpUniform', node.text), origin };
     return dependent ? { sym: opaqueSym('warpUniform', node.text), origin: firstOrigin(...args) ?? origin } : uniformValue(freeSym(node.text));
@@ -959,40 +1216,144 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   }
   if (name === '__laneid') return { sym: { op: 'laneId' }, origin };
 
-  // a function defined in this file: evaluate its body with the arguments bound
-  const definition = ctx.views.viewOrNull(ctx.functions.get(name));
-  if (definition && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
-    const params = parameterNames(definition);
-    const calleeEnv: Env = new Map();
-    params.forEach((p, i) => {
-      if (p) calleeEnv.set(p, args[i] ?? uniformValue(freeSym(p)));
-    });
-    const body = definition.childForFieldName('body');
-    if (body) {
-      const saved = ctx.returns;
-      const savedGroups = ctx.groups;
-      ctx.returns = [];
-      ctx.groups = new Map();
-      argNodes.forEach((a, i) => {
-        const g = groupOf(a, { ...ctx, groups: savedGroups });
-        if (g && params[i]) ctx.groups.set(params[i], g);
-      });
-      ctx.callStack.push(name);
-      walkStatement(body, calleeEnv, ctx);
-      ctx.callStack.pop();
-      const returns = ctx.returns;
-      ctx.returns = saved;
-      ctx.groups = savedGroups;
-      if (returns.length === 0) return uniformValue(freeSym(node.text));
-      if (returns.every((r) => symKey(r.sym) === symKey(returns[0].sym))) return returns[0];
-      return joinValues(name, returns, null, 'uniform');
+  // a function defined in this file (a member one through an object, a lambda bound to a local):
+  // evaluate its body with the arguments bound
+  const lambda = !object ? ctx.lambdas.get(name) : undefined;
+  const candidates = lambda ? [lambda] : calleeDefinitions(ctx, name, object !== null);
+  if (candidates.length > 0 && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
+    // Members of several classes share a name (`GetElement` of each loader): each is walked, and their results joined.
+    const results = candidates.map((definition) => walkCallee(definition, node, fn, argNodes, args, name, env, ctx)).filter((r): r is ThreadValue => r !== null);
+    if (results.length === candidates.length) {
+      if (results.every((r) => symKey(r.sym) === symKey(results[0].sym))) return results[0];
+      return joinValues(name, results, null, 'uniform');
     }
   }
-  // anything else (math functions, unknown callees): as lane-varying as its arguments
+  // anything else (math functions, unknown callees): as lane-varying as its arguments. A thread's
+  // own array passed to it (`BlockLoad(...).Load(ptr, vals)`) comes back holding the thread's data.
+  argNodes.forEach((a) => {
+    const array = arrayArgument(a);
+    if (array && ctx.arrays.has(array) && env.has(array) && !MATH_LIKE.test(name)) env.set(array, { sym: opaqueSym('laneVarying', array), origin });
+  });
   const dependent = args.filter((a) => isThreadDependent(a.sym));
-  if (dependent.length === 0) return uniformValue(freeSym(node.text));
+  if (dependent.length === 0) {
+    // A function of compile-time values and the launch shape (`divUp(blockDim.x, kWarpSize)`) is fixed with them.
+    const fixed = args.length > 0 && args.every((a) => isFixedValue(a.sym)) && (!object || isFixedValue(silently(ctx, () => evalExpr(object, env, ctx)).sym));
+    return uniformValue(fixed ? fixedSym(node.text) : freeSym(node.text));
+  }
   const kind = dependent.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
   return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependent) };
+}
+
+/** Calls that read their arguments and write nothing through them. */
+const MATH_LIKE = /^(min|max|abs|fabsf?|sqrtf?|rsqrtf?|expf?|logf?|__ldg|__popc|__shfl\w*|printf|assert)$/;
+
+/** The thread array an argument passes: `vals`, `&vals[0]`, `reinterpret_cast<...>(vals)`. */
+function arrayArgument(a: NodeView): string | null {
+  if (a.type === 'identifier') return a.text;
+  if (a.type === 'pointer_expression' && a.child(0)?.type === '&') {
+    const arg = a.childForFieldName('argument');
+    if (arg?.type === 'subscript_expression') return arg.childForFieldName('argument')?.type === 'identifier' ? arg.childForFieldName('argument')!.text : null;
+    return arg?.type === 'identifier' ? arg.text : null;
+  }
+  if (a.type === 'call_expression' && /_cast$/.test(calleeName(a.childForFieldName('function')).name)) {
+    const inner = a.childForFieldName('arguments')?.namedChildren[0];
+    return inner ? arrayArgument(inner) : null;
+  }
+  return null;
+}
+
+/** `f()` evaluated without recording the branches it holds (a second look at syntax already walked). */
+function silently<T>(ctx: WalkContext, f: () => T): T {
+  ctx.silent++;
+  try {
+    return f();
+  } finally {
+    ctx.silent--;
+  }
+}
+
+/** The file's definitions a call may run: a member through an object (each class's, up to four), else the function. */
+function calleeDefinitions(ctx: WalkContext, name: string, throughObject: boolean): NodeView[] {
+  const out: NodeView[] = [];
+  const add = (key: string) => {
+    const d = ctx.views.viewOrNull(ctx.functions.get(key));
+    if (d) out.push(d);
+  };
+  if (throughObject) {
+    add(`.${name}`);
+    for (let k = 2; k <= 4 && out.length === k - 1; k++) add(`.${name}#${k}`);
+    if (out.length === 0) add(name);
+  } else {
+    add(name);
+    if (out.length === 0) add(`.${name}`);
+  }
+  return out;
+}
+
+/** Walks a callee's body with the call's arguments bound; its return value (null: the body could not be read). */
+function walkCallee(definition: NodeView, node: NodeView, fn: NodeView | null, argNodes: NodeView[], args: ThreadValue[], name: string, env: Env, ctx: WalkContext): ThreadValue | null {
+  const params = parameterNames(definition);
+  const calleeEnv: Env = new Map();
+  // Its template's value parameters: the call's explicit arguments (`reduce<16>(v)`), else fixed unknowns.
+  const templateArgs = fn?.type === 'template_function' ? (fn.childForFieldName('arguments')?.namedChildren ?? []) : [];
+  templateValueParameters(definition).forEach((p, i) => {
+    const a = templateArgs.find((_, k) => k === i) ?? null;
+    const v = a && a.type !== 'type_descriptor' ? silently(ctx, () => evalExpr(a, env, ctx)) : null;
+    calleeEnv.set(p, v && !isThreadDependent(v.sym) ? v : uniformValue(fixedSym(p)));
+  });
+  params.forEach((p, i) => {
+    if (p) calleeEnv.set(p, args[i] ?? uniformValue(freeSym(p)));
+  });
+  const body = definition.childForFieldName('body');
+  if (body) {
+    const saved = ctx.returns;
+    const savedGroups = ctx.groups;
+    const savedArrays = ctx.arrays;
+    const savedShared = ctx.shared;
+    const savedRefs = ctx.memoryRefs;
+    ctx.returns = [];
+    ctx.groups = new Map();
+    ctx.arrays = new Set();
+    ctx.shared = new Set();
+    ctx.memoryRefs = new Set(params.filter((p, i) => p && argNodes[i]?.type === 'identifier' && savedRefs.has(argNodes[i].text)));
+    // The caller's arrays passed in: what the callee stores in them is what the caller reads after.
+    const arrayParams = new Map<string, string>();
+    argNodes.forEach((a, i) => {
+      const g = groupOf(a, { ...ctx, groups: savedGroups });
+      if (g && params[i]) ctx.groups.set(params[i], g);
+      const array = arrayArgument(a);
+      if (array && savedArrays.has(array) && params[i]) {
+        ctx.arrays.add(params[i]);
+        arrayParams.set(params[i], array);
+      }
+    });
+    // Unknowns made from here on are the callee's own.
+    const firstUnknown = (freeSym('') as Extract<Sym, { op: 'free' }>).id;
+    ctx.callStack.push(name);
+    walkStatement(body, calleeEnv, ctx);
+    ctx.callStack.pop();
+    const returns = ctx.returns;
+    ctx.returns = saved;
+    ctx.groups = savedGroups;
+    ctx.arrays = savedArrays;
+    ctx.shared = savedShared;
+    ctx.memoryRefs = savedRefs;
+    for (const [param, array] of arrayParams) {
+      const after = calleeEnv.get(param);
+      if (after && env.has(array)) env.set(array, after);
+    }
+    if (returns.length === 0) return uniformValue(freeSym(node.text));
+    // A name the file does not define (a macro set when the kernel is compiled at run time, as
+    // `return SORT_KEY;`) may stand for any expression of the arguments: as lane-varying as they are.
+    const dependentArgs = args.filter((a) => isThreadDependent(a.sym));
+    if (dependentArgs.length > 0 && returns.some((r) => symFacts(r.sym).frees.some((f) => f.fixed && f.id > firstUnknown && CONSTANT_NAME.test(f.name)))) {
+      const kind = dependentArgs.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
+      return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependentArgs) };
+    }
+    if (returns.every((r) => symKey(r.sym) === symKey(returns[0].sym))) return returns[0];
+    return joinValues(name, returns, null, 'uniform');
+  }
+  return null;
 }
 
 function tileCollective(g: GroupInfo, args: ThreadValue[], node: NodeView, origin: ValueOrigin): ThreadValue {

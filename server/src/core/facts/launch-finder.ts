@@ -14,7 +14,7 @@ import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
 import { blockCandidates } from './block-candidates';
 import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
-import { collectConstants, explainNames, isReassigned, makeLookup, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
+import { collectConstants, explainNames, isReassigned, makeLookup, partialDim3, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
 
 export interface LaunchFinderOptions {
@@ -555,7 +555,12 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     if (inMacro) return unresolved(text, 'in a macro body: the arguments are known only where the macro is used');
     const value = dim3In(scope, text);
     const note = explain(text);
-    return { text: text.trim(), value, note: value ? note : note ?? 'not a compile-time constant here' };
+    if (value) return { text: text.trim(), value, note };
+    // Partly known: say what is known, never a number (`32 × ? × 1`), and why the rest is not.
+    const known = partialDim3(text, scope.tables, lookup);
+    const definition = /^\s*[A-Za-z_]\w*\s*$/.test(text) ? scope.tables.find((t) => t.dim3s.has(text.trim()))?.dim3s.get(text.trim()) : undefined;
+    const why = note ?? (definition && definition.args.length ? explain(definition.args.join(', ')) : null) ?? 'not a compile-time constant here';
+    return { text: text.trim(), value: null, note: why, ...(known ? { known } : {}) };
   };
   let dynamicSmem: ResolvedValue<number>;
   if (config.smem === undefined || config.smem.trim() === '') dynamicSmem = { text: '0', value: inMacro ? null : 0, note: 'not given (0)' };
@@ -666,6 +671,12 @@ function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTabl
     table.dim3s.delete(name);
     shadowed.set(name, why(name));
   }
+  // A template parameter hides any constant of that name elsewhere: its value is the instantiation's.
+  for (const param of body.templateParameters) {
+    table.constants.delete(param);
+    table.dim3s.delete(param);
+    shadowed.set(param, `\`${param}\` is a template parameter of \`${body.name ?? 'the enclosing template'}\`, known only per instantiation`);
+  }
   return table;
 }
 
@@ -675,6 +686,8 @@ interface FunctionBody {
   close: number;
   /** Names of the function's parameters (they shadow outer constants). */
   parameters: string[];
+  /** Names of the template parameters of the function (or of the class template whose body it is). */
+  templateParameters: string[];
 }
 
 /** The outermost brace block around `offset` that is not a namespace or extern "C" block: the function body. */
@@ -712,9 +725,49 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
       if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
     }
   }
-  const body = { name, open: candidate, close, parameters };
+  const body = { name, open: candidate, close, parameters, templateParameters: templateParametersBefore(masked, masked[j] === ')' ? matchingOpen(masked, j) : candidate) };
   ctx.layout.bodies.set(candidate, body);
   return body;
+}
+
+/**
+ * The names declared by the `template <...>` header of the declaration that reaches `at` (the
+ * parameter list's `(` of a function, or the `{` of a class): `template <typename T, int ROWS = 4>`
+ * gives `T` and `ROWS`. Empty for a declaration that is not a template.
+ */
+function templateParametersBefore(masked: string, at: number): string[] {
+  if (at <= 0) return [];
+  // The declaration starts after the last `;`, `{` or `}` before it (the template header's `<...>` holds none).
+  let start = at - 1;
+  for (let depth = 0; start >= 0 && at - start < 2000; start--) {
+    const c = masked[start];
+    if (c === ')' || c === ']') depth++;
+    else if (c === '(' || c === '[') depth--;
+    else if (depth <= 0 && (c === ';' || c === '{' || c === '}')) break;
+  }
+  const head = masked.slice(start + 1, at);
+  const names: string[] = [];
+  const re = /\btemplate\s*</g;
+  for (let m = re.exec(head); m; m = re.exec(head)) {
+    const open = m.index + m[0].length - 1;
+    let depth = 0;
+    let close = -1;
+    for (let i = open; i < head.length; i++) {
+      if (head[i] === '<') depth++;
+      else if (head[i] === '>' && --depth === 0) {
+        close = i;
+        break;
+      }
+    }
+    if (close < 0) break;
+    for (const [a, b] of splitTopLevel(head, open + 1, close)) {
+      const declarator = head.slice(a, b).replace(/=.*$/s, '').replace(/\.\.\./g, ' ').trim();
+      const name = trailingName(declarator, false);
+      if (name && /[\s*&>]/.test(declarator) && !/^(typename|class|int|unsigned|bool|auto)$/.test(name)) names.push(name);
+    }
+    re.lastIndex = close + 1;
+  }
+  return names;
 }
 
 /**

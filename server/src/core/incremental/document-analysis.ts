@@ -18,10 +18,10 @@ import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/lau
 import { groupBy, launchTarget, type DocumentFacts } from '../facts/document-facts';
 import { collectParseErrors } from '../syntax/parse-errors';
 import { memoryParallelismOf, withinStack } from '../body/body-passes';
-import { divergenceOf, prepareDivergence, type Branch, type DivergenceContext } from '../body/divergence';
+import { deviceFunctionBranches, divergenceOf, prepareDivergence, uncalledDeviceRoots, type Branch, type DivergenceContext } from '../body/divergence';
 import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
 import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
-import { calleesKey, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { calleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { memoWhileSame, objectIds, objectTable } from './kept-tables';
 import { sameItems } from './same-items';
 
@@ -256,6 +256,24 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
     }
     for (const k of queue) pending.add(k);
+    // Once every kernel is read: the __device__ functions nothing in the file calls (a header's
+    // helpers), each kept across versions while its text and the file's context stay the same.
+    if (queue.length === 0 && /\b__device__\b/.test(source.masked)) {
+      const context = memo.divergence ?? prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functions: functionsOf(tree, memo) } });
+      memo.divergence ??= context;
+      for (const root of withinStack(() => uncalledDeviceRoots(context), () => [])) {
+        const line = root.node.startPosition.row;
+        const key = cache ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}` : null;
+        const kept = key ? cache!.get<Branch[]>(key, line) : undefined;
+        if (kept) {
+          computed.push(...kept);
+          continue;
+        }
+        const found = withinStack(() => deviceFunctionBranches(context, root), () => []);
+        if (key) cache!.set(key, line, found);
+        computed.push(...found);
+      }
+    }
     branches = [...reused, ...computed].sort(byPlace);
   }
   cache?.sweep();

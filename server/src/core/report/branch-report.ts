@@ -7,6 +7,7 @@ import type { Branch, BranchKind } from '../body/divergence';
 import type { Position, Span } from '../types';
 import { contains } from '../text/source-text';
 import { mdText } from './format';
+import { severityNote, type DivergenceSeverityOptions } from './divergence-findings';
 
 const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
 
@@ -23,14 +24,22 @@ export function branchesAt(branches: readonly Branch[], position: Position): Bra
     .sort((a, b) => RANK[b.kind] - RANK[a.kind] || a.efficiency - b.efficiency);
 }
 
-/** The hover's markdown for `branches` (from `branchesAt`, non-empty): the first in full, the others' kernels and verdicts after it. */
-export function branchHoverMarkdown(branches: readonly Branch[]): string {
+/**
+ * The hover's markdown for `branches` (from `branchesAt`, non-empty): the first in full, the others'
+ * kernels and verdicts after it. Each quantity is given once, with its name: the explanation
+ * carries the split and what it costs (issue slots, issue efficiency, active lanes), the path costs
+ * follow it, and the severity line the idle-lane issue slots the warning threshold weighs.
+ */
+export function branchHoverMarkdown(branches: readonly Branch[], severity: DivergenceSeverityOptions = {}): string {
   const [b, ...others] = branches;
-  const lines = [`**${b.kind}** ${code(b.condition)} in kernel ${code(b.kernel)}`, b.explanation];
+  const where = b.inDeviceFunction ? `in ${code(b.kernel === 'lambda' ? 'a device lambda' : b.kernel)}, a \`__device__\` function no kernel of this file calls` : `in kernel ${code(b.kernel)}`;
+  const lines = [`**${b.kind}** ${code(b.condition)} ${where}`, b.explanation];
   if (b.kind === 'divergent') {
     const source = b.costSource === 'ptx' ? 'from the PTX' : 'estimated from the syntax';
     const paths = b.paths.map((p) => `${mdText(p.label)} ${p.cost}`).join(' · ');
-    lines.push(`Path costs (${source}): ${paths}. Diverged: ${b.divergedCost} issue slots; if the lanes agreed: ${b.idealCost}; efficiency ${Math.round(b.efficiency * 100)}%.`);
+    lines.push(`Path costs (issue slots per warp, ${source}): ${paths}.`);
+    const note = severityNote(b, severity);
+    if (note) lines.push(note);
   }
   lines.push(`Thread index from ${code(b.source.text)} (line ${b.source.span.start.line + 1}).`);
   if (b.suggestion) lines.push(`**Suggestion:** ${b.suggestion}`);

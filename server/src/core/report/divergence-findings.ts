@@ -1,29 +1,62 @@
-/** `divergent-branch` warnings: divergent branches whose cost a programmer would want to remove. */
-import type { Finding } from '../types';
-import { DEFAULT_DIVERGENCE_COST_THRESHOLD, isLeaderBranch, type Branch } from '../body/divergence';
-
 /**
- * `divergent-branch` warnings for divergent branches that cost at least
- * `minCostThreshold` issue slots; nothing for warp-uniform or tail. A leader
- * branch (one lane, no else: `if (lane == 0) out[w] = v;`) is how warp-level
- * code is written, so it needs four times the threshold.
+ * `divergent-branch` findings, by what a split costs: a warning when the issue slots a split warp
+ * spends with lanes idle are material, both in number (`minCostThreshold` per warp) and against
+ * the kernel they are in (`minSharePercent` of its issue slots); below that, a hint (the branch's
+ * hover explains it either way); a branch the compiled code shows predicated is at most a hint
+ * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything);
+ * nothing for warp-uniform and tail branches, and nothing for a split that idles no issue slot
+ * regrouping could give back (a path one lane takes is issued once either way).
  */
-export function divergenceFindings(branches: readonly Branch[], { minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD }: { minCostThreshold?: number } = {}): Finding[] {
+import type { Finding, Severity } from '../types';
+import { DEFAULT_DIVERGENCE_COST_THRESHOLD, DEFAULT_DIVERGENCE_MIN_SHARE, type Branch } from '../body/divergence';
+
+export interface DivergenceSeverityOptions {
+  /** Idle-lane issue slots per warp a divergent branch costs before it is a warning. */
+  minCostThreshold?: number;
+  /** ... and the share of its kernel's issue slots they are, in percent. */
+  minSharePercent?: number;
+}
+
+/** What a divergent branch's finding is: a warning, a hint, or none. */
+export function divergenceSeverity(b: Branch, { minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD, minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE }: DivergenceSeverityOptions = {}): Severity | null {
+  if (b.kind !== 'divergent' || b.idleIssueSlots <= 0) return null;
+  if (b.predicated) return 'hint';
+  const material = b.idleIssueSlots >= minCostThreshold && b.idleIssueSlots * 100 >= minSharePercent * Math.max(1, b.kernelIssueSlots);
+  return material ? 'warning' : 'hint';
+}
+
+/** Why a divergent branch is (or is not) a warning, in words, for its hover. */
+export function severityNote(b: Branch, options: DivergenceSeverityOptions = {}): string | null {
+  if (b.kind !== 'divergent') return null;
+  const { minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD, minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE } = options;
+  const share = Math.round((100 * b.idleIssueSlots) / Math.max(1, b.kernelIssueSlots));
+  const where = b.inDeviceFunction ? 'the function' : 'the kernel';
+  const measured = `${Math.round(b.idleIssueSlots * 10) / 10} issue slots per warp with lanes idle, ${share}% of ${where}'s ${b.kernelIssueSlots}`;
+  const rule = `a warning from ${minCostThreshold} slots and ${minSharePercent}% (\`cudaOccupancy.divergence.minCost\`, \`cudaOccupancy.divergence.minShare\`)`;
+  const severity = divergenceSeverity(b, options);
+  if (severity === null) return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
+  if (b.predicated) return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
+  return severity === 'warning' ? `**Warning:** ${measured}; ${rule}.` : `A hint, not a warning: ${measured}; ${rule}.`;
+}
+
+export function divergenceFindings(branches: readonly Branch[], options: DivergenceSeverityOptions = {}): Finding[] {
   const seen = new Set<string>();
   const findings: Finding[] = [];
-  for (const b of branches) {
-    if (b.kind !== 'divergent' || b.divergedCost < minCostThreshold) continue;
-    if (isLeaderBranch(b) && b.divergedCost < 4 * minCostThreshold) continue;
+  // A device function reached from several kernels: its worst verdict, once.
+  const ordered = [...branches].sort((a, b) => (divergenceSeverity(b, options) === 'warning' ? 1 : 0) - (divergenceSeverity(a, options) === 'warning' ? 1 : 0));
+  for (const b of ordered) {
+    const severity = divergenceSeverity(b, options);
+    if (!severity) continue;
     const key = `${b.span.start.line}:${b.span.start.character}:${b.construct}`;
     if (seen.has(key)) continue;
     seen.add(key);
     findings.push({
       code: 'divergent-branch',
-      severity: 'warning',
+      severity,
       message: b.explanation,
       span: b.conditionSpan,
       related: [{ uri: null, span: b.source.span, message: `the thread index comes from \`${b.source.text}\`` }],
     });
   }
-  return findings;
+  return findings.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
 }

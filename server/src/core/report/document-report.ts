@@ -8,8 +8,8 @@ import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '.
 import { analyzeLaunch, type FiguresFor, type FigureSite, type KernelFigures, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
 import { findTypeAliases, type TypeAliases } from '../compiler/launch-instances';
 import type { Branch } from '../body/divergence';
-import { divergenceFindings } from './divergence-findings';
-import { refineBranchesWithPtx } from '../compiler/ptx-branch-costs';
+import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
+import { refineBranchesWithPtx, refineBranchesWithSass } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
@@ -19,12 +19,14 @@ export interface ReportSettings {
   latencyCycles: number;
   occupancyWarningBelow: number;
   divergenceMinCost: number;
+  /** A divergent branch is a warning only when its idle-lane issue slots are at least this share (percent) of its kernel's. */
+  divergenceMinShare: number;
   divergenceEnabled: boolean;
   /** `small-grid` and `tail-effect` hints on grids the source fixes (default on). */
   gridFindings?: boolean;
 }
 
-export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceEnabled: true };
+export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceMinShare: 8, divergenceEnabled: true };
 
 export interface DocumentReport {
   facts: DocumentFacts;
@@ -42,6 +44,8 @@ export interface DocumentReport {
   gpus: LaunchOnGpu[][];
   /** The compiled instances of each kernel of this document (from every unit that compiled it), for kernels shown without a launch. */
   compiled: Map<Kernel, CompiledInstance[]>;
+  /** The thresholds divergent branches were judged by (their hovers say so). */
+  divergenceSeverity: DivergenceSeverityOptions;
 }
 
 /** A compiled instance of a kernel: its signature and its figures per target architecture. */
@@ -65,6 +69,8 @@ export interface ReportInput {
   compilerFindings?: Finding[];
   /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
   ptx?: ReportPtx | null;
+  /** A SASS listing (`cuobjdump -sass`, `nvdisasm --print-line-info`) of exactly `facts.source.text`, when the caller has one (neither the server nor the CLI runs those tools yet). */
+  sass?: ReportPtx | null;
   /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
   analyze?: LaunchAnalyzer;
   /** Named GPUs to show each launch on (waves, clusters, the latency range); default none. */
@@ -90,7 +96,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
   let aliases: TypeAliases | undefined;
   const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
@@ -124,16 +130,19 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   }
   const byKernel = new Map<Kernel, LaunchAnalysis[]>();
   for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
-  const branches = ptx && facts.branches.some((b) => b.kind === 'divergent') ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath) : facts.branches;
+  const divergent = facts.branches.some((b) => b.kind === 'divergent');
+  const fromPtx = ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
+  const branches = sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
+  const divergenceSeverity = { minCostThreshold: settings.divergenceMinCost, minSharePercent: settings.divergenceMinShare };
   const findings = [
     ...facts.findings,
     ...compilerFindings,
-    ...(settings.divergenceEnabled ? divergenceFindings(branches, { minCostThreshold: settings.divergenceMinCost }) : []),
+    ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
     ...impossibleLaunchFindings(analyses),
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
     ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
   ];
   const compiled = new Map<Kernel, CompiledInstance[]>();
   if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
-  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled };
+  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity };
 }

@@ -49,6 +49,6 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };
   }
   const branches = branchesAt(report.branches, position);
-  if (branches.length > 0) return { markdown: branchHoverMarkdown(branches), span: branches[0].conditionSpan };
+  if (branches.length > 0) return { markdown: branchHoverMarkdown(branches, report.divergenceSeverity), span: branches[0].conditionSpan };
   return null;
 }

@@ -13,7 +13,7 @@ import { registerBudget, type BudgetLevel } from '../gpu/register-budget';
 import { memoByText } from '../incremental/kept-tables';
 import type { ResourceFigures, ResourceSource } from '../compiler/kernel-resources';
 import type { TypeAliases } from '../compiler/launch-instances';
-import { percent } from './format';
+import { LIMIT_NAMES, percent } from './format';
 
 export type FigureSource = ResourceSource;
 
@@ -64,6 +64,14 @@ export interface ArchOccupancy {
   result: OccupancyResult | null;
   /** Why `result` is null, or a header error. */
   reason: string | null;
+  /**
+   * The launch cannot run on this architecture: why, starting `the launch fails`. Set with a null
+   * result (a block the hardware rejects, a launch above its `__launch_bounds__`) and with a result
+   * that fits no block on an SM (too many resources requested): no occupancy figure is shown for it.
+   */
+  fails: string | null;
+  /** The figure is only an upper bound: why (`dynamic shared memory not known`); null when it is exact. */
+  upperBound: string | null;
   /** What it takes to fit one more block (null without a result). */
   nextStep: NextStep | null;
   /** At the next step's register cap (`nextStep.registers.maxRegsPerThread`): blocks per SM and occupancy there. */
@@ -143,14 +151,20 @@ export function analyzeLaunch(
   const dynamicSmemBytes = launch.dynamicSmem.value;
   const bound = launchBounds?.maxThreadsPerBlock ?? null;
   const figures = archs.map((arch) => figuresFor(kernel, launch, arch, site));
-  const perBlock = (count: number | null) =>
-    archs.map((arch, k) => {
-      // A launch above its kernel's __launch_bounds__ does not run: no occupancy to claim.
-      if (count === null || bound === null || count <= bound) return occupancyFor(arch, figures[k], count, dynamicSmemBytes ?? 0, kernel, latency);
+  // A block the hardware rejects, or a launch above its kernel's __launch_bounds__, does not run:
+  // no occupancy to claim.
+  const failsAt = (block: Dim3 | null, count: number | null) =>
+    (block ? rejectedBlock(block) : null) ?? (count !== null && bound !== null && count > bound ? `${count} threads per block is above \`${launchBounds!.text}\`` : null);
+  const perBlock = (block: Dim3 | null, count: number | null): ArchOccupancy[] => {
+    const fails = failsAt(block, count);
+    return archs.map((arch, k) => {
+      if (!fails) return occupancyFor(arch, figures[k], count, dynamicSmemBytes, kernel, latency);
       const row = parseArch(arch);
-      return { arch: row ? archName(row) : arch, figures: figures[k], result: null, reason: `the launch fails: ${count} threads per block is above \`${launchBounds!.text}\``, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
+      const reason = `the launch fails: ${fails}`;
+      return { arch: row ? archName(row) : arch, figures: figures[k], result: null, reason, fails: reason, upperBound: null, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
     });
-  const candidates = threads === null && launch.candidates?.length ? launch.candidates.map((block) => ({ block, threadsPerBlock: block.x * block.y * block.z, perArch: perBlock(block.x * block.y * block.z) })) : null;
+  };
+  const candidates = threads === null && launch.candidates?.length ? launch.candidates.map((block) => ({ block, threadsPerBlock: block.x * block.y * block.z, perArch: perBlock(block, block.x * block.y * block.z) })) : null;
   return {
     launch,
     kernel,
@@ -159,9 +173,24 @@ export function analyzeLaunch(
     threadsPerBlock: threads,
     dynamicSmemBytes,
     site,
-    perArch: perBlock(threads),
+    perArch: perBlock(launch.block.value, threads),
     candidates,
   };
+}
+
+/** CUDA's limits on a block, the same on every architecture since sm_20. */
+const MAX_THREADS_PER_BLOCK = 1024;
+const MAX_BLOCK_DIM = { x: 1024, y: 1024, z: 64 } as const;
+
+/** Why the hardware rejects a block of this shape (cudaErrorInvalidConfiguration), or null. */
+function rejectedBlock(block: { x: number; y: number; z: number }): string | null {
+  const threads = block.x * block.y * block.z;
+  if (threads > MAX_THREADS_PER_BLOCK) return `${threads} threads per block is above the limit of ${MAX_THREADS_PER_BLOCK}`;
+  for (const axis of ['x', 'y', 'z'] as const) {
+    if (block[axis] > MAX_BLOCK_DIM[axis]) return `block.${axis} = ${block[axis]} is above the limit of ${MAX_BLOCK_DIM[axis]}`;
+    if (block[axis] < 1) return `block.${axis} = ${block[axis]}: every dimension must be at least 1`;
+  }
+  return null;
 }
 
 /** The calculator's query for a kernel with `figures` at `threads` per block. */
@@ -178,27 +207,42 @@ export function occupancyQuery(row: ArchRow, figures: KernelFigures, threads: nu
   };
 }
 
-/** Occupancy of a kernel with `figures` at `threads` per block on `arch`, with the next step and the latency estimate. */
-export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
+/** Why a figure computed with no dynamic shared memory is only an upper bound. */
+export const UNKNOWN_DYNAMIC_SMEM = 'dynamic shared memory not known';
+
+/**
+ * Occupancy of a kernel with `figures` at `threads` per block on `arch`, with the next step and the
+ * latency estimate. With `dynamicSmemBytes` null (not known statically) the occupancy is computed
+ * without it and is an upper bound (`upperBound`); the next step and the latency estimate, which
+ * would rest on it, are left out.
+ */
+export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number | null, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
   const row = parseArch(arch);
   const name = row ? archName(row) : arch;
-  const none = { nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
+  const none = { fails: null, upperBound: null, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
   if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}`, ...none };
   if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
   if (figures.numRegs === null) {
-    const budget = keptBudget(row, occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel));
+    // The budget rests on the dynamic shared memory: none when it is not known.
+    const budget = dynamicSmemBytes === null ? [] : keptBudget(row, occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel));
     return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none, budget: budget.length ? budget : null };
   }
-  const query = occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel);
+  const query = occupancyQuery(row, figures, threads, dynamicSmemBytes ?? 0, kernel);
   const outcome = occupancy(query);
   if (!outcome.ok) return { arch: name, figures, result: null, reason: outcome.error, ...none };
   const result = outcome.value;
-  const spread = figures.instances && figures.instances.length > 1 ? spreadOf(row, figures, threads, dynamicSmemBytes, kernel) : null;
-  if (spread && (spread.minActiveBlocks !== spread.maxActiveBlocks || spread.minOccupancy !== spread.maxOccupancy)) {
-    const reason = `${spread.instances} compiled instantiations could run here (${spread.minRegs}–${spread.maxRegs} registers): ${percent(spread.minOccupancy)}–${percent(spread.maxOccupancy)}`;
-    return { arch: name, figures, result: null, reason, ...none, spread };
+  if (result.activeBlocksPerMultiprocessor === 0) {
+    const limits = result.limitingFactors.map((f) => LIMIT_NAMES[f] ?? f).join(' and ');
+    return { arch: name, figures, result, reason: null, ...none, fails: `the launch fails: not one block fits on an SM (${limits}; too many resources requested for launch)` };
   }
-  const next = result.activeBlocksPerMultiprocessor > 0 ? nextStep(query) : null;
+  const upperBound = dynamicSmemBytes === null ? UNKNOWN_DYNAMIC_SMEM : null;
+  const spread = figures.instances && figures.instances.length > 1 ? spreadOf(row, figures, threads, dynamicSmemBytes ?? 0, kernel) : null;
+  if (spread && (spread.minActiveBlocks !== spread.maxActiveBlocks || spread.minOccupancy !== spread.maxOccupancy)) {
+    const reason = `${spread.instances} compiled instantiations could run here (${spread.minRegs}–${spread.maxRegs} registers): ${upperBound ? '≤ ' : ''}${percent(spread.minOccupancy)}–${percent(spread.maxOccupancy)}`;
+    return { arch: name, figures, result: null, reason, ...none, upperBound, spread };
+  }
+  if (upperBound) return { arch: name, figures, result, reason: null, ...none, upperBound, spread };
+  const next = nextStep(query);
   const capRegs = next?.registers.maxRegsPerThread ?? null;
   const atCap = capRegs !== null ? occupancy({ ...query, numRegs: capRegs }) : null;
   const atRegisterCap = atCap?.ok ? { numRegs: capRegs!, activeBlocks: atCap.value.activeBlocksPerMultiprocessor, occupancy: atCap.value.occupancy } : null;
@@ -207,6 +251,8 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
     figures,
     result,
     reason: null,
+    fails: null,
+    upperBound: null,
     nextStep: next,
     atRegisterCap,
     launchBoundsCapForNext: atRegisterCap && threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks) : null,

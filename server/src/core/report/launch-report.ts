@@ -40,22 +40,37 @@ function titleParts(analysis: LaunchAnalysis): { name: string; shape: string } {
     ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
     : candidates
       ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
-      : `block size \`${l.block.text || '?'}\` not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
+      : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
   return { name, shape: `${shape}, ${smem}` };
 }
 
+/** An occupancy figure as shown: `75%`, or `≤ 75%` when it is an upper bound. */
+export function occupancyPercent(a: Pick<ArchOccupancy, 'result' | 'upperBound'>): string {
+  return a.result ? `${a.upperBound ? '≤ ' : ''}${percent(a.result.occupancy)}` : '-';
+}
+
+/** Blocks per SM as shown: `8`, or `≤ 8` when the figure is an upper bound. */
+export function blocksPerSm(a: Pick<ArchOccupancy, 'result' | 'upperBound'>): string {
+  return a.result ? `${a.upperBound ? '≤ ' : ''}${a.result.activeBlocksPerMultiprocessor}` : '-';
+}
+
+/** The architectures with an occupancy figure to show: a result, and a launch that can run. */
+export function shownArchs(perArch: readonly ArchOccupancy[]): ArchOccupancy[] {
+  return perArch.filter((a) => a.result && !a.fails);
+}
+
 /** The ceilings table: one column per architecture, the binding limit marked. */
 export function occupancyTable(perArch: readonly ArchOccupancy[]): string {
-  const withResult = perArch.filter((a) => a.result);
+  const withResult = shownArchs(perArch);
   if (withResult.length === 0) return '';
   const header = `| | ${withResult.map((a) => a.arch).join(' | ')} |\n|---|${withResult.map(() => '---').join('|')}|`;
-  const row = (label: string, cell: (r: OccupancyResult) => string) => `| ${label} | ${withResult.map((a) => cell(a.result!)).join(' | ')} |`;
+  const row = (label: string, cell: (r: OccupancyResult, a: ArchOccupancy) => string) => `| ${label} | ${withResult.map((a) => cell(a.result!, a)).join(' | ')} |`;
   const limit = (factor: string, value: (r: OccupancyResult) => number) => (r: OccupancyResult) =>
     r.limitingFactors.includes(factor as never) ? `**${blocks(value(r))}** ◀ limit` : blocks(value(r));
   const rows = [
-    row('occupancy', (r) => `**${percent(r.occupancy)}** (${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`),
-    row('blocks / SM', (r) => `${r.activeBlocksPerMultiprocessor}`),
+    row('occupancy', (r, a) => `**${occupancyPercent(a)}** (${a.upperBound ? '≤ ' : ''}${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`),
+    row('blocks / SM', (_r, a) => blocksPerSm(a)),
     row('registers', limit('registers', (r) => r.blockLimitRegs)),
     row('shared memory', limit('sharedMemory', (r) => r.blockLimitSharedMem)),
     row('warp slots', limit('warps', (r) => r.blockLimitWarps)),
@@ -183,9 +198,13 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
   if (analysis.candidates) parts.push(candidatesTable(analysis.candidates));
+  const bounded = shownArchs(analysis.perArch).filter((a) => a.upperBound);
+  for (const [why, archs] of groupBy(bounded, (a) => a.upperBound!)) {
+    parts.push(`Upper bounds for ${listAnd(archs.map((a) => a.arch))}: ${why} (\`${mdCode(analysis.launch.dynamicSmem.text)}\`), and every byte of it per block can only lower them. The next step and the latency estimate need it.`);
+  }
   // Unknown registers: the figures line says why, and the budget follows.
-  const missing = analysis.candidates ? [] : analysis.perArch.filter((a) => !a.result && a.reason && !(a.figures.numRegs === null && a.budget));
-  for (const [reason, archs] of groupBy(missing, (a) => a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
+  const missing = analysis.candidates ? [] : analysis.perArch.filter((a) => a.fails || (!a.result && a.reason && !(a.figures.numRegs === null && a.budget)));
+  for (const [reason, archs] of groupBy(missing, (a) => a.fails ?? a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   const next = nextStepLine(analysis);
   if (next) parts.push(next);
@@ -197,7 +216,7 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
 
 /** "sm_80 75% · sm_90 75% at 256 threads · limited by registers (40/thread) · 1 KB smem" */
 export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[], compiled: readonly CompiledInstance[] = []): string {
-  const resolved = analyses.filter((a) => a.perArch.some((x) => x.result));
+  const resolved = analyses.filter((a) => shownArchs(a.perArch).length > 0);
   if (resolved.length === 0) {
     const spread = analyses.find((a) => a.perArch.some((x) => x.spread));
     if (spread) return `${spreadText(spread)} at ${spread.threadsPerBlock} threads`;
@@ -208,10 +227,10 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
   }
   const sizes = [...new Set(resolved.map((a) => a.threadsPerBlock))].sort((x, y) => (x ?? 0) - (y ?? 0));
   const shown = resolved[0];
-  const occ = shown.perArch.filter((a) => a.result).map((a) => `${a.arch} ${percent(a.result!.occupancy)}`).join(' · ');
-  const first = shown.perArch.find((a) => a.result)!;
+  const occ = shownArchs(shown.perArch).map((a) => `${a.arch} ${occupancyPercent(a)}`).join(' · ');
+  const first = shownArchs(shown.perArch)[0];
   const limiter = first.result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  const regs = [...new Set(shown.perArch.filter((a) => a.result).flatMap((a) => (a.spread ? [a.spread.minRegs, a.spread.maxRegs] : [a.figures.numRegs])).filter((n): n is number => n !== null))].sort((a, b) => a - b);
+  const regs = [...new Set(shownArchs(shown.perArch).flatMap((a) => (a.spread ? [a.spread.minRegs, a.spread.maxRegs] : [a.figures.numRegs])).filter((n): n is number => n !== null))].sort((a, b) => a - b);
   const regText = regs.length > 1 ? `${regs[0]}–${regs[regs.length - 1]}` : `${regs[0]}`;
   const instances = first.spread ? `, ${first.spread.instances} instantiations` : '';
   const detail = first.result!.limitingFactors.includes('registers') && regs.length ? ` (${regText}/thread${instances})` : first.spread ? ` (${first.spread.instances} instantiations)` : '';
@@ -249,9 +268,9 @@ function spreadText(analysis: LaunchAnalysis): string {
 }
 
 export function launchLensTitle(analysis: LaunchAnalysis): string {
-  const with_ = analysis.perArch.filter((a) => a.result);
-  const failing = analysis.perArch.find((a) => a.reason?.startsWith('the launch fails'));
-  if (failing) return `${analysis.threadsPerBlock} threads · ${failing.reason!.replace(/`/g, '')}`;
+  const with_ = shownArchs(analysis.perArch);
+  const failing = analysis.perArch.find((a) => a.fails);
+  if (failing) return `${analysis.threadsPerBlock} threads · ${failing.fails!.replace(/`/g, '')}`;
   if (with_.length === 0) {
     if (analysis.perArch.some((a) => a.spread)) return `${analysis.threadsPerBlock} threads · ${spreadText(analysis)}`;
     const compile = analysis.perArch.map((a) => a.figures.compile).find((c) => c);
@@ -265,7 +284,13 @@ export function launchLensTitle(analysis: LaunchAnalysis): string {
   }
   const limiter = with_[0].result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
   const instances = with_[0].spread ? ` · all ${with_[0].spread.instances} instantiations` : '';
-  return `${with_.map((a) => `${a.arch} ${percent(a.result!.occupancy)} (${a.result!.activeBlocksPerMultiprocessor} blocks/SM)`).join(' · ')} · limited by ${limiter}${instances}`;
+  const bound = with_.some((a) => a.upperBound) ? ` · upper bound: ${with_.find((a) => a.upperBound)!.upperBound}` : '';
+  return `${with_.map((a) => `${a.arch} ${occupancyPercent(a)} (${blocksPerSm(a)} blocks/SM)`).join(' · ')} · limited by ${limiter}${instances}${bound}`;
+}
+
+/** Text for inside a markdown code span. */
+function mdCode(text: string): string {
+  return text.replace(/`/g, "'");
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
@@ -276,7 +301,7 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
 
 /** "**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%). Try `__launch_bounds__(256, 8)` ..." */
 export function nextStepLine(analysis: LaunchAnalysis): string | null {
-  const p = analysis.perArch.find((x) => x.result && x.nextStep);
+  const p = analysis.perArch.find((x) => x.result && x.nextStep && !x.fails && !x.upperBound);
   const threads = analysis.threadsPerBlock;
   if (!p || threads === null) return null;
   const r = p.result!;

@@ -570,6 +570,24 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
 }
 
 export function resolveDim3(text: string, tables: readonly ConstantTable[], lookup: Lookup): Dim3 | null {
+  const parts = dim3Parts(text, tables, lookup);
+  if (!parts || parts.some((v) => v === null)) return null;
+  const [x, y, z] = parts as number[];
+  return { x, y, z };
+}
+
+/**
+ * What is known of a block or grid that does not resolve: `32 × ? × 1` for `{32u, ROWS, 1}` with
+ * `ROWS` unknown. Null when nothing or everything is known, or when the text is not a dim3.
+ */
+export function partialDim3(text: string, tables: readonly ConstantTable[], lookup: Lookup): string | null {
+  const parts = dim3Parts(text, tables, lookup);
+  if (!parts || parts.every((v) => v === null) || parts.every((v) => v !== null)) return null;
+  return parts.map((v) => (v === null ? '?' : String(v))).join(' × ');
+}
+
+/** The three components of a dim3 text (missing ones are 1), null each where unknown; null when it is not a dim3 at all. */
+function dim3Parts(text: string, tables: readonly ConstantTable[], lookup: Lookup): Array<number | null> | null {
   const trimmed = text.trim();
   const ctor = trimmed.startsWith('dim3') ? /^dim3\s*[({](.*)[)}]$/s.exec(trimmed) : null;
   const brace = trimmed.startsWith('{') ? /^\{(.*)\}$/s.exec(trimmed) : null;
@@ -580,7 +598,7 @@ export function resolveDim3(text: string, tables: readonly ConstantTable[], look
       const def = table.dim3s.get(trimmed);
       if (def) {
         args = def.args.length === 1 && /^[A-Za-z_]\w*$/.test(def.args[0]) && tables.some((t) => t.dim3s.has(def.args[0])) ? null : def.args;
-        if (def.args.length === 1 && args === null) return resolveDim3(def.args[0], tables, lookup);
+        if (def.args.length === 1 && args === null) return dim3Parts(def.args[0], tables, lookup);
         break;
       }
       // The innermost table that declares the name decides (`int block = 256;` here, a `dim3 block` in another function).
@@ -589,13 +607,12 @@ export function resolveDim3(text: string, tables: readonly ConstantTable[], look
   }
   if (args === null) {
     const scalar = evaluateInteger(trimmed, lookup);
-    return scalar === null ? null : { x: scalar, y: 1, z: 1 };
+    return scalar === null ? null : [scalar, 1, 1];
   }
   if (args.length === 0 || args.length > 3) return null;
   const values = args.map((a) => evaluateInteger(a, lookup));
-  if (values.some((v) => v === null)) return null;
-  const [x, y = 1, z = 1] = values as number[];
-  return { x, y, z };
+  while (values.length < 3) values.push(1);
+  return values;
 }
 
 function splitArgs(text: string): string[] {
@@ -659,7 +676,8 @@ export function explainNames(text: string, tables: readonly ConstantTable[], loo
   return parts.length ? parts.join('; ') : null;
 }
 
-const NAMES = /[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*\(\s*\))?/g;
+// Not the suffix of a number (`32u`, `1e5f`, `0x1F`): a name starts where no word character precedes it.
+const NAMES = /(?<![\w.])[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*\(\s*\))?/g;
 
 /** The first of `tables` (innermost first) that shadows, defines or declares a dim3 named `name`. */
 function innermostNaming(tables: readonly ConstantTable[], name: string): ConstantTable | undefined {
