@@ -6,6 +6,7 @@ import { findGpuPart } from '../../server/src/core/gpu/gpu-parts';
 import { ceilDivision, gridFindings, launchOnGpus } from '../../server/src/core/report/launch-on-gpus';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';
 import { hoverText } from '../../server/src/core/report/hover-text';
+import { lenses } from '../../server/src/core/report/lenses';
 import { checkJsonOf, runCli, sourceTree as workspace } from '../support/cli-run';
 
 const figures = (numRegs: number): KernelFigures => ({ numRegs, sharedSizeBytes: 0, spillStoreBytes: 0, spillLoadBytes: 0, stackFrameBytes: 0, barriers: 0, source: 'annotation' });
@@ -89,5 +90,20 @@ void run(float* x) {
     const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
     const hover = hoverText(report, facts.launches[0].nameSpan.start)!;
     assert.ok(hover.markdown.includes('**On the A100 SXM4 80GB:** 270 blocks = 1.25 waves (2 blocks per SM × 108 SMs = 216 per wave): the last wave runs 25% full'), hover.markdown);
+  });
+
+  it('the launch lens adds the waves on the first part when codeLens.waves is on, and nothing by default', async () => {
+    const facts = await analyzeSnippet(SOURCE);
+    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
+    const launchLens = (waves: boolean) => lenses(report, { waves }).find((l) => l.span.start.line === 3)!.title;
+    assert.equal(launchLens(false), 'sm_80 100% (2 blocks/SM) · limited by warp slots and registers');
+    assert.equal(launchLens(true), 'sm_80 100% (2 blocks/SM) · limited by warp slots and registers · 1.25 waves on the A100 SXM4 80GB (last 25% full)');
+  });
+
+  it('no waves for an occupancy that is only an upper bound (dynamic shared memory not known)', async () => {
+    const facts = await analyzeSnippet(SOURCE.replace('scale<<<270, 1024>>>(x);', 'scale<<<270, 1024, bytes>>>(x);').replace('void run(float* x)', 'void run(float* x, int bytes)'));
+    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
+    assert.deepEqual(report.gpus[0], []);
+    assert.doesNotMatch(lenses(report, { waves: true }).find((l) => l.span.start.line === 3)!.title, /wave/);
   });
 });

@@ -1,10 +1,10 @@
 /** Code lenses: the core's lenses as LSP lenses whose command opens the occupancy chart. */
 import type { CodeLens } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/analyzer';
-import { lenses } from '../core/report/lenses';
+import { lenses, type LensOptions } from '../core/report/lenses';
 import { SHOW_CHART_COMMAND } from '../protocol';
 import { toRange } from './lsp-convert';
 
-export function codeLenses(report: DocumentReport): CodeLens[] {
-  return lenses(report).map((lens) => ({ range: toRange(lens.span), command: { title: lens.title, command: SHOW_CHART_COMMAND, arguments: [lens.chart] } }));
+export function codeLenses(report: DocumentReport, options: LensOptions = {}): CodeLens[] {
+  return lenses(report, options).map((lens) => ({ range: toRange(lens.span), command: { title: lens.title, command: SHOW_CHART_COMMAND, arguments: [lens.chart] } }));
 }

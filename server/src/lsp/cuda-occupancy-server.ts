@@ -286,7 +286,7 @@ export class CudaOccupancyServer {
   private onCodeLens(params: CodeLensParams): CodeLens[] {
     return this.safely('codeLens', [], () => {
       const report = this.settings['codeLens.enabled'] ? this.report(params.textDocument.uri) : undefined;
-      return report ? codeLenses(report) : [];
+      return report ? codeLenses(report, { waves: this.settings['codeLens.waves'] }) : [];
     });
   }
 

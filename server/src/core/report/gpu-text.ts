@@ -28,6 +28,17 @@ export function wavesText(g: LaunchOnGpu, named = true): string | null {
   return `${blocksText(g.gridBlocks)} = ${w.waves.toFixed(2)} waves ${on}: the last wave runs ${percent(Math.round(w.lastWaveFill * 1000) / 1000)} full, and about ${Math.round(w.idleFraction * 100)}% of the block slots idle over the run. A grid of ${count(whole)} blocks fills whole waves.`;
 }
 
+/** The launch lens's short form: `1.25 waves on the A100 SXM4 40GB (last 25% full)`, or null when there is nothing to say. */
+export function wavesShort(g: LaunchOnGpu): string | null {
+  if (g.sizedFromDevice) return `one full wave on the ${g.part.name}`;
+  if (g.perElement) return `a wave per ${count(g.perElement.elementsPerWave)} of ${g.perElement.variable} on the ${g.part.name}`;
+  const w = g.waves;
+  if (!w || g.gridBlocks === null || g.gridBlocks === 1) return null;
+  if (w.wavesRun === 1 && w.lastWaveFill < 1) return `${w.waves < 0.01 ? 'under 0.01' : w.waves.toFixed(2)} of a wave on the ${g.part.name}${w.idleSms > 0 ? `, ${count(w.idleSms)} SMs idle` : ''}`;
+  const last = w.lastWaveFill < 1 ? ` (last ${percent(Math.round(w.lastWaveFill * 1000) / 1000)} full)` : '';
+  return `${Number.isInteger(w.waves) ? w.waves : w.waves.toFixed(2)} waves on the ${g.part.name}${last}`;
+}
+
 /** The cluster limit, as the estimate it is. */
 export function clusterText(g: LaunchOnGpu, named = true): string | null {
   const c = g.cluster;

@@ -36,7 +36,8 @@ export function launchOnGpus(analysis: LaunchAnalysis, parts: readonly GpuPart[]
     const row = parseArch(part.arch);
     const onArch = row && analysis.perArch.find((p) => p.arch === archName(row));
     const result = onArch?.result;
-    if (!row || !onArch || !result || result.activeBlocksPerMultiprocessor < 1 || analysis.threadsPerBlock === null) continue;
+    // An upper bound (unknown dynamic shared memory) or a launch that fails has no waves to claim.
+    if (!row || !onArch || !result || onArch.fails || onArch.upperBound || result.activeBlocksPerMultiprocessor < 1 || analysis.threadsPerBlock === null) continue;
     const blocksPerSm = result.activeBlocksPerMultiprocessor;
     const grid = analysis.launch.grid.value;
     const gridBlocks = grid ? grid.x * grid.y * grid.z : null;

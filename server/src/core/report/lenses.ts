@@ -2,6 +2,7 @@
 import type { Span } from '../types';
 import type { DocumentReport } from './document-report';
 import { kernelLensTitle, launchLensTitle } from './launch-report';
+import { wavesShort } from './gpu-text';
 
 export interface Lens {
   span: Span;
@@ -10,7 +11,12 @@ export interface Lens {
   chart: { uri: string; kernel: string; line: number };
 }
 
-export function lenses(report: DocumentReport): Lens[] {
+export interface LensOptions {
+  /** Append the waves on the first named GPU to each launch's lens (cudaOccupancy.codeLens.waves). */
+  waves?: boolean;
+}
+
+export function lenses(report: DocumentReport, options: LensOptions = {}): Lens[] {
   const uri = report.facts.uri;
   const found: Lens[] = [];
   for (const [kernel, analyses] of report.byKernel) {
@@ -18,9 +24,10 @@ export function lenses(report: DocumentReport): Lens[] {
     const line = kernel.span.start.line;
     found.push({ span: { start: { line, character: 0 }, end: { line, character: 0 } }, title: kernelLensTitle(kernel, analyses, report.compiled.get(kernel)), chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line } });
   }
-  for (const analysis of report.analyses) {
-    if (analysis.threadsPerBlock === null || !analysis.kernel) continue;
-    found.push({ span: analysis.launch.nameSpan, title: launchLensTitle(analysis), chart: { uri, kernel: analysis.kernel.qualifiedName, line: analysis.launch.span.start.line } });
-  }
+  report.analyses.forEach((analysis, k) => {
+    if (analysis.threadsPerBlock === null || !analysis.kernel) return;
+    const waves = options.waves ? (report.gpus[k] ?? []).map(wavesShort).find((w) => w !== null) : undefined;
+    found.push({ span: analysis.launch.nameSpan, title: `${launchLensTitle(analysis)}${waves ? ` · ${waves}` : ''}`, chart: { uri, kernel: analysis.kernel.qualifiedName, line: analysis.launch.span.start.line } });
+  });
   return found;
 }
