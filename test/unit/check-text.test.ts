@@ -57,7 +57,7 @@ describe('check: text output', function () {
       SMALL_GRID_NOTE,
       ERROR_LINE,
       BOUND_NOTE,
-      'src/tile.cu: 2 kernels, 2 launches',
+      'src/tile.cu: 2 kernels, 2 launches; 1 error, 2 notes',
       '  kernel tile_sum (line 3)',
       '    sm_80   40 registers, 1 KB static smem [annotation]',
       '    sm_90   40 registers, 1 KB static smem [annotation]',
@@ -86,7 +86,7 @@ describe('check: text output', function () {
       ERROR_LINE,
       BOUND_NOTE,
       'src/sizes.cuh: no kernels or launches',
-      'src/tile.cu: 2 kernels, 2 launches',
+      'src/tile.cu: 2 kernels, 2 launches; 1 error',
       '  kernel tile_sum (line 3)',
       '    sm_80   40 registers, 1 KB static smem [annotation]',
       '  kernel scale_rows (line 9) __launch_bounds__(128)',
@@ -162,7 +162,7 @@ describe('check: text output', function () {
       const run = await runCli(['check', '--no-nvcc', '--fail-on', 'never', 'k.cu'], spills);
       assert.deepEqual(lines(run.out), [
         'k.cu:3:22: note: heavy on sm_80: 8 warps resident, about 38 needed to keep DRAM busy (estimate: L ≈ 470 cycles, 1 load in flight per warp); 21.1% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]',
-        'k.cu: 1 kernel, 1 launch',
+        'k.cu: 1 kernel, 1 launch; 1 note',
         '  kernel heavy (line 2), extern __shared__ (dynamic shared memory set at launch)',
         '    sm_80   255 registers, 48 KB static smem, 128 B spill stores, 128 B spill loads [annotation]',
         '  launch line 3: heavy: 256 threads, 8 warps per block, 1 KB dynamic shared memory',

@@ -91,7 +91,7 @@ function fileDetail(file: CheckFile, archs: string[], cwd: string, options: Chec
   const kernels = report.facts.kernels;
   const shown = displayPath(file.path, cwd);
   if (kernels.length === 0 && report.analyses.length === 0) return options.verbose ? [`${shown}: no kernels or launches`] : [];
-  const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}`];
+  const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}${findingTally(report.findings, '; ')}`];
   for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true));
   report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
   return lines;
@@ -185,9 +185,17 @@ export function summaryLine(files: readonly CheckFile[]): string {
   const of = (severities: Severity[]) => findings.filter((f) => severities.includes(f.severity)).length;
   const notes = of(['info', 'hint']);
   const tally = [count(of(['error']), 'error'), count(of(['warning']), 'warning'), ...(notes ? [count(notes, 'note')] : [])].join(', ');
-  const withOccupancy = launches.filter((a) => a.perArch.some((p) => p.result)).length;
+  const withOccupancy = launches.filter((a) => a.perArch.some((p) => p.result && !p.fails)).length;
   const occupancy = launches.length ? `; occupancy on ${withOccupancy} of ${count(launches.length, 'launch')}` : '';
   return `${count(files.length, 'file')}, ${count(kernels, 'kernel')}, ${count(launches.length, 'launch')}: ${tally}${occupancy}`;
+}
+
+/** A file's findings by severity after `separator` (`; 1 error, 2 warnings`), or '' when it has none. */
+function findingTally(findings: readonly Finding[], separator: string): string {
+  const of = (severities: Severity[]) => findings.filter((f) => severities.includes(f.severity)).length;
+  const parts = [[of(['error']), 'error'], [of(['warning']), 'warning'], [of(['info', 'hint']), 'note']] as const;
+  const said = parts.filter(([n]) => n > 0).map(([n, noun]) => count(n, noun));
+  return said.length ? `${separator}${said.join(', ')}` : '';
 }
 
 function count(n: number, noun: string): string {

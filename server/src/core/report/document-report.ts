@@ -3,6 +3,7 @@
  * facts and kept until the version, the settings, the compiler figures or the
  * PTX change.
  */
+import { findSuppressions, withoutSuppressed } from './suppressions';
 import type { DocumentFacts } from '../facts/document-facts';
 import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
 import { analyzeLaunch, type FiguresFor, type FigureSite, type KernelFigures, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
@@ -134,14 +135,14 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   const fromPtx = ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
   const branches = sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
   const divergenceSeverity = { minCostThreshold: settings.divergenceMinCost, minSharePercent: settings.divergenceMinShare };
-  const findings = [
+  const findings = withoutSuppressed([
     ...facts.findings,
     ...compilerFindings,
     ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
     ...impossibleLaunchFindings(analyses),
     ...occupancyFindings(analyses, settings.occupancyWarningBelow),
     ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
-  ];
+  ], findSuppressions(facts.source));
   const compiled = new Map<Kernel, CompiledInstance[]>();
   if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
   return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity };
