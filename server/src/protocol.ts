@@ -5,6 +5,7 @@
  * hovers (names of the limits, bytes and percentages written the same way).
  */
 export type { ChartData, ChartPoint, ChartSweep, SweepId } from './core/gpu/occupancy-sweeps';
+export type { WavesChart, WavesPoint } from './core/gpu/waves';
 export type { LimitingFactor } from './core/gpu/occupancy';
 export { LIMIT_NAMES, bytes, percent } from './core/report/format';
 /** The settings schema, for the client's settings-origins middleware (which keys only the user may set). */

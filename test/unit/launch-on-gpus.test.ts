@@ -7,6 +7,7 @@ import { ceilDivision, gridFindings, launchOnGpus } from '../../server/src/core/
 import { buildDocumentReport } from '../../server/src/core/report/document-report';
 import { hoverText } from '../../server/src/core/report/hover-text';
 import { lenses } from '../../server/src/core/report/lenses';
+import { chartForTarget } from '../../server/src/core/report/chart-data';
 import { checkJsonOf, runCli, sourceTree as workspace } from '../support/cli-run';
 
 const figures = (numRegs: number): KernelFigures => ({ numRegs, sharedSizeBytes: 0, spillStoreBytes: 0, spillLoadBytes: 0, stackFrameBytes: 0, barriers: 0, source: 'annotation' });
@@ -105,5 +106,15 @@ void run(float* x) {
     const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
     assert.deepEqual(report.gpus[0], []);
     assert.doesNotMatch(lenses(report, { waves: true }).find((l) => l.span.start.line === 3)!.title, /wave/);
+  });
+
+  it('the chart of a launch whose grid is ceil(n / 256) blocks has its waves against n on the part; a fixed grid has none', async () => {
+    const source = SOURCE.replace('scale<<<270, 1024>>>(x);', 'scale<<<(n + 255) / 256, 256>>>(x);').replace('void run(float* x)', 'void run(float* x, int n)');
+    const facts = await analyzeSnippet(source);
+    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
+    const data = chartForTarget(report, { kernel: 'scale', line: 3 }, () => figures(32))!;
+    assert.deepEqual([data.waves!.part, data.waves!.variable, data.waves!.perBlock, data.waves!.blocksPerSm, data.waves!.elementsPerWave], ['A100 SXM4 80GB', 'n', 256, 8, 256 * 8 * 108]);
+    const fixed = buildDocumentReport({ facts: await analyzeSnippet(SOURCE), archs: ['sm_80'], figuresFor: () => figures(32), parts: [findGpuPart('a100-80gb')!] });
+    assert.equal(chartForTarget(fixed, { kernel: 'scale', line: 3 }, () => figures(32))!.waves, null);
   });
 });

@@ -1,6 +1,7 @@
 /** Waves, the tail and idle SMs of a grid on a whole GPU; the thread block cluster estimate. */
 import * as assert from 'node:assert/strict';
-import { clusterEstimate, elementsPerWave, wavesOf, wholeWavesGrid } from '../../server/src/core/gpu/waves';
+import { wavesPointLines, wavesTitle } from '../../client/src/chart/chart-model';
+import { clusterEstimate, elementsPerWave, wavesChart, wavesOf, wholeWavesGrid } from '../../server/src/core/gpu/waves';
 
 describe('waves', () => {
   it('a grid under one wave: how many SMs run how many blocks, of those each could hold', () => {
@@ -60,5 +61,35 @@ describe('cluster estimate', () => {
     const big = clusterEstimate(16, 2, 132, 8)!;
     assert.equal(big.maxActiveClusters, 16);
     assert.ok(big.assumptions.some((a) => /NonPortableClusterSizeAllowed/.test(a)));
+  });
+});
+
+describe('the waves chart of a grid of ceil(n / b) blocks', () => {
+  // 256 threads per block at 8 blocks per SM on an A100's 108 SMs: 864 blocks, 221,184 elements per wave.
+  const chart = wavesChart({ part: 'A100 SXM4 40GB', variable: 'n', perBlock: 256, blocksPerSm: 8, sms: 108 })!;
+  const at = (gridBlocks: number) => chart.points.find((p) => p.gridBlocks === gridBlocks)!;
+
+  it('runs from a block to four whole waves, in ascending n', () => {
+    assert.equal(chart.elementsPerWave, 221_184);
+    assert.equal(chart.points[0].gridBlocks, 1);
+    assert.equal(chart.points[chart.points.length - 1].gridBlocks, 4 * 864);
+    assert.ok(chart.points.every((p, i) => i === 0 || p.n > chart.points[i - 1].n));
+  });
+
+  it('is the sawtooth of the tail: every slot busy at whole waves, about half when one block spills into a second', () => {
+    assert.equal(at(864).used, 1);
+    assert.equal(at(864).n, 221_184);
+    assert.equal(at(865).used, 865 / (2 * 864));
+    assert.equal(at(3 * 864 + 1).used, (3 * 864 + 1) / (4 * 864));
+  });
+
+  it('is titled and explained in the chart view as the calculator would say it', () => {
+    assert.equal(wavesTitle(chart), 'Grid of ⌈n / 256⌉ blocks on the A100 SXM4 40GB: one wave per 221,184 of n');
+    assert.equal(wavesPointLines(at(864), chart)[0], 'n = 221,184: 864 blocks, 1 wave (8 blocks per SM × 108 SMs)');
+    assert.deepEqual(wavesPointLines(at(865), chart), ['n = 221,440: 865 blocks, 1.001 waves, 2 run (8 blocks per SM × 108 SMs)', '50.1% of the block slots busy over the run']);
+  });
+
+  it('is null for a block size or part that cannot run', () => {
+    assert.equal(wavesChart({ part: 'x', variable: 'n', perBlock: 256, blocksPerSm: 0, sms: 108 }), null);
   });
 });

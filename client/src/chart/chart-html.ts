@@ -82,6 +82,10 @@ export function chartHtml(input: ChartHtmlInput): string {
   <ul id="notes" class="notes"></ul>
   <div id="legend" class="legend" aria-label="Legend"></div>
   <div class="charts">${section('blockSize', 'Threads per block')}${section('registers', 'Registers per thread')}${section('sharedMemory', 'Shared memory per block')}
+    <section id="waves-section" class="hidden">
+      <h2 id="title-waves">Waves</h2>
+      <div class="box"><canvas id="chart-waves" role="img" aria-labelledby="title-waves"></canvas></div>
+    </section>
   </div>
 </main>
 <script nonce="${nonce}" src="${escapeAttr(input.scriptUri)}"></script>

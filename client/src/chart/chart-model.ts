@@ -3,7 +3,7 @@
  * limiter regions of a sweep, the tooltip lines of a point, axis labels. Shared by the
  * webview script and the tests.
  */
-import type { ChartData, ChartPoint, ChartSweep, LimitingFactor, SweepId } from '../../../server/src/protocol';
+import type { ChartData, ChartPoint, ChartSweep, LimitingFactor, SweepId, WavesChart, WavesPoint } from '../../../server/src/protocol';
 import { bytes, LIMIT_NAMES, percent } from '../../../server/src/protocol';
 
 /** The theme colour (a VS Code CSS variable) of each limiter's region. */
@@ -101,6 +101,21 @@ export function currentText(data: ChartData): string {
 /** The x axis maximum of a sweep: the grid's end, or the launch's value when it lies beyond. */
 export function axisMax(sweep: ChartSweep): number {
   return sweep.points.length ? sweep.points[sweep.points.length - 1].x : sweep.current;
+}
+
+/** "Grid of ceil(n / 256) blocks on the A100 SXM4 40GB: one wave per 221,184 of n" */
+export function wavesTitle(w: WavesChart): string {
+  return `Grid of ⌈${w.variable} / ${w.perBlock}⌉ blocks on the ${w.part}: one wave per ${w.elementsPerWave.toLocaleString('en-US')} of ${w.variable}`;
+}
+
+/** The tooltip of a waves point. */
+export function wavesPointLines(p: WavesPoint, w: WavesChart): string[] {
+  // Three decimals: one block past a wave is 1.001 waves, and the GPU runs two.
+  const waves = Number.isInteger(p.waves) ? `${p.waves} wave${p.waves === 1 ? '' : 's'}` : `${p.waves.toFixed(3)} waves, ${Math.ceil(p.waves)} run`;
+  return [
+    `${w.variable} = ${p.n.toLocaleString('en-US')}: ${p.gridBlocks.toLocaleString('en-US')} blocks, ${waves} (${w.blocksPerSm} blocks per SM × ${w.sms} SMs)`,
+    `${percent(Math.round(p.used * 1000) / 1000)} of the block slots busy over the run`,
+  ];
 }
 
 /** Messages between the extension and the chart webview. */

@@ -1,13 +1,13 @@
 /**
  * The chart webview's script (bundled for the browser as dist/client/chart-view.js).
- * Draws the three sweeps with Chart.js: the step line of resident warps, the limiter
+ * Draws the three sweeps with Chart.js (and, for a grid of ceil(n / b) blocks, its waves against n): the step line of resident warps, the limiter
  * regions as coloured bands behind it, the launch's own point as a marker, a tooltip
  * with the calculator's exact figures. Colours and font come from the VS Code theme and
  * follow it when it changes.
  */
 import { Chart, LinearScale, LineController, LineElement, PointElement, Tooltip, type Plugin, type TooltipItem } from 'chart.js';
-import type { ChartData, ChartSweep, LimitingFactor, SweepId } from '../../../server/src/protocol';
-import { axisMax, currentText, LIMITER_COLOR_VARS, limiterRegions, limitersPresent, pointLines, tickText, xText, type FromView, type LimiterRegion, type ToView } from './chart-model';
+import type { ChartData, ChartSweep, LimitingFactor, SweepId, WavesChart } from '../../../server/src/protocol';
+import { axisMax, currentText, LIMITER_COLOR_VARS, limiterRegions, limitersPresent, pointLines, tickText, wavesPointLines, wavesTitle, xText, type FromView, type LimiterRegion, type ToView } from './chart-model';
 import { LIMIT_NAMES } from '../../../server/src/protocol';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, Tooltip);
@@ -223,6 +223,54 @@ function buildChart(sweep: ChartSweep, maxWarps: number): Drawn {
   return drawn;
 }
 
+let wavesDrawn: Chart<'line', XY[]> | null = null;
+
+/** The tail effect's sawtooth: the share of block slots a grid of ceil(n / b) blocks keeps busy, against n. */
+function buildWavesChart(w: WavesChart | null | undefined): void {
+  wavesDrawn?.destroy();
+  wavesDrawn = null;
+  $('waves-section').classList.toggle('hidden', !w);
+  if (!w) return;
+  $('title-waves').textContent = wavesTitle(w);
+  const canvas = $<HTMLCanvasElement>('chart-waves');
+  canvas.setAttribute('aria-label', `${wavesTitle(w)}: the share of block slots busy drops each time the grid starts a new wave.`);
+  const xmax = w.points[w.points.length - 1]?.n ?? w.elementsPerWave;
+  wavesDrawn = new Chart<'line', XY[]>(canvas, {
+    type: 'line',
+    data: {
+      datasets: [
+        { label: 'Block slots busy', data: w.points.map((p) => ({ x: p.n, y: Math.round(p.used * 1000) / 10 })), borderWidth: 2, pointRadius: 0, pointHoverRadius: 4, pointHitRadius: 3 },
+        { label: 'Whole waves', data: w.points.filter((p) => Number.isInteger(p.waves)).map((p) => ({ x: p.n, y: 100 })), showLine: false, pointStyle: 'triangle', pointRadius: 6, borderWidth: 1 },
+      ],
+    },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      parsing: false,
+      interaction: { mode: 'nearest', axis: 'x', intersect: false },
+      scales: {
+        x: { type: 'linear', min: 0, max: xmax, title: { display: true, text: w.variable }, ticks: { maxRotation: 0, autoSkip: true } },
+        y: { type: 'linear', min: 0, max: 100, title: { display: true, text: 'Block slots busy %' }, ticks: { stepSize: 25 } },
+        y2: { type: 'linear', position: 'right', display: false, min: 0, max: 100, grid: { drawOnChartArea: false } },
+      },
+      plugins: {
+        tooltip: {
+          callbacks: {
+            title: () => '',
+            label: (item) => {
+              const n = item.parsed.x;
+              const point = w.points.find((p) => p.n === n) ?? w.points[item.dataIndex];
+              return wavesPointLines(point, w);
+            },
+          },
+          displayColors: false,
+        },
+      },
+    },
+  });
+  applyTheme(wavesDrawn);
+}
+
 function applyTheme(chart: Chart<'line', XY[]>): void {
   const font = { family: theme.font, size: theme.fontSize - 1 };
   const o = chart.options;
@@ -329,6 +377,7 @@ function render(d: ChartData): void {
   charts.clear();
   show(null);
   for (const sweep of d.sweeps) buildChart(sweep, d.maxWarps);
+  buildWavesChart(d.waves);
 }
 
 function rethemed(): void {
@@ -336,6 +385,7 @@ function rethemed(): void {
   if (JSON.stringify(next) === JSON.stringify(theme)) return;
   theme = next;
   for (const { chart } of charts.values()) applyTheme(chart);
+  if (wavesDrawn) applyTheme(wavesDrawn);
   if (data) renderLegend(data);
 }
 

@@ -14,6 +14,7 @@
  * between grid points or outside the range, so the current point always lies on its curve.
  */
 
+import type { WavesChart } from './waves';
 import { ARCHS, archName, parseArch, type ArchRow } from './arch-table';
 import { needsOptIn } from '../report/launch-analysis';
 import { INT_MAX, headerArchConstants, occupancy, type LimitingFactor, type OccupancyQuery } from './occupancy';
@@ -111,6 +112,8 @@ export interface ChartData {
   notes: string[];
   /** The targets first, then every other architecture the table knows. */
   archChoices: ArchChoice[];
+  /** The launch's grid is ceil(n / perBlock) blocks: its waves against n on the first named part of the architecture. */
+  waves?: WavesChart | null;
 }
 
 const NO_LIMIT = (n: number): number | null => (n >= INT_MAX ? null : n);

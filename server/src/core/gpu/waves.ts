@@ -95,3 +95,45 @@ export function clusterEstimate(clusterBlocks: number, blocksPerSm: number, sms:
   if (clusterBlocks > PORTABLE_CLUSTER_BLOCKS) assumptions.push(`more than ${PORTABLE_CLUSTER_BLOCKS} blocks per cluster needs cudaFuncAttributeNonPortableClusterSizeAllowed`);
   return { clusterBlocks, maxActiveClusters, blocksInClusters: maxActiveClusters * clusterBlocks, blocksWithoutClusters: blocksPerSm * sms, assumptions };
 }
+
+/** A point of the waves chart: n elements, the grid ceil(n / perBlock), and the share of the SMs' block slots it keeps busy. */
+export interface WavesPoint {
+  n: number;
+  gridBlocks: number;
+  waves: number;
+  /** 1 − idleFraction: the grid's blocks over the slots of the waves it runs. */
+  used: number;
+}
+
+/** The waves chart of a grid of ceil(n / perBlock) blocks: what the tail costs as n grows. */
+export interface WavesChart {
+  part: string;
+  variable: string;
+  perBlock: number;
+  blocksPerSm: number;
+  sms: number;
+  /** n of one full wave. */
+  elementsPerWave: number;
+  /** Ascending n, up to `waves` full waves: each wave's start and end, and points between. */
+  points: WavesPoint[];
+}
+
+/**
+ * The sawtooth of the tail effect: from one block to `waves` full waves of n, the share of block
+ * slots used jumps down each time the grid spills into a new wave and climbs back as it fills.
+ */
+export function wavesChart(input: { part: string; variable: string; perBlock: number; blocksPerSm: number; sms: number }, waves = 4, perWave = 24): WavesChart | null {
+  const { perBlock, blocksPerSm, sms } = input;
+  if (!(perBlock >= 1) || !(blocksPerSm >= 1) || !(sms >= 1)) return null;
+  const blocksPerWave = blocksPerSm * sms;
+  const grids = new Set<number>();
+  for (let w = 0; w < waves; w++) {
+    for (let k = 1; k <= perWave; k++) grids.add(Math.max(1, Math.round(w * blocksPerWave + (k * blocksPerWave) / perWave)));
+    grids.add(w * blocksPerWave + 1);
+  }
+  const points = [...grids].sort((a, b) => a - b).map((gridBlocks) => {
+    const w = wavesOf(gridBlocks, blocksPerSm, sms)!;
+    return { n: gridBlocks * perBlock, gridBlocks, waves: w.waves, used: 1 - w.idleFraction };
+  });
+  return { ...input, elementsPerWave: elementsPerWave(perBlock, blocksPerSm, sms), points };
+}

@@ -11,6 +11,7 @@ import { maxPotentialBlockSize } from '../gpu/occupancy';
 import { occupancyChartData, type ChartData } from '../gpu/occupancy-sweeps';
 import { figuresLine } from './launch-report';
 import { bytes } from './format';
+import { wavesChart } from '../gpu/waves';
 
 export interface ChartRequestInput {
   /** The kernel's name as shown (`ns::reduce`). */
@@ -103,7 +104,7 @@ export function chartForTarget(report: DocumentReport, target: { kernel: string;
   const launch = report.analyses.find((a) => a.launch.span.start.line === target.line && a.kernel) ?? (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
   const charted = kernel ?? launch?.kernel ?? null;
   if (!charted) return null;
-  return chartDataFor({
+  const data = chartDataFor({
     kernel: charted.qualifiedName,
     archs: report.archs,
     arch: target.arch,
@@ -113,4 +114,9 @@ export function chartForTarget(report: DocumentReport, target: { kernel: string;
     staticSharedBytes: charted.staticSharedBytes,
     launchBoundsMaxThreads: launch?.launchBounds?.maxThreadsPerBlock ?? charted.launchBounds?.maxThreadsPerBlock ?? null,
   });
+  if (!data || !launch) return data;
+  // A grid of ceil(n / b) blocks: its waves on the charted architecture's first named part.
+  const onPart = report.gpus[report.analyses.indexOf(launch)]?.find((g) => g.perElement && g.arch === data.arch);
+  const waves = onPart?.perElement ? wavesChart({ part: onPart.part.name, variable: onPart.perElement.variable, perBlock: onPart.perElement.perBlock, blocksPerSm: onPart.blocksPerSm, sms: onPart.part.sms }) : null;
+  return { ...data, waves };
 }
