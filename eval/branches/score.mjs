@@ -11,6 +11,9 @@
 // --mismatches  also list every labelled branch the tool gets wrong (kind or warning)
 // --skip-missing  exit 0 (not 2) when the corpus is absent
 //
+// `divergent-branch` findings of severity warning and hint (a divergent branch below
+// divergence.minCost / divergence.minShare) are counted apart; "material" is about warnings.
+//
 // Plain Node (18+), no dependencies. The corpus is never needed by CI or the tests.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -101,12 +104,15 @@ function runCli(opts, projDir, extraFiles) {
   const files = new Map();
   for (const f of json.files ?? []) {
     const rel = path.relative(projDir, path.resolve(projDir, f.path)).split(path.sep).join('/');
-    const branches = (f.branches ?? []).map((b) => ({ ...b, warnings: [] }));
-    // Warnings only: a divergent branch below the cost threshold is a hint (not counted here).
-    const warnings = (f.diagnostics ?? []).filter((d) => d.code === 'divergent-branch' && (d.severity ?? 'warning') === 'warning');
-    // A warning quotes its condition in backticks and sits on the condition, at or below the
+    const branches = (f.branches ?? []).map((b) => ({ ...b, warnings: [], hints: [] }));
+    // A divergent branch costly enough (divergence.minCost, divergence.minShare) is a warning; one
+    // below the thresholds is a hint. They are counted apart: "material" is about warnings.
+    const divergence = (f.diagnostics ?? []).filter((d) => d.code === 'divergent-branch');
+    const warnings = divergence.filter((d) => (d.severity ?? 'warning') === 'warning');
+    const hints = divergence.filter((d) => d.severity === 'hint' || d.severity === 'info');
+    // A finding quotes its condition in backticks and sits on the condition, at or below the
     // branch's own line: give it to the nearest such branch with the same condition.
-    for (const w of warnings) {
+    const attach = (w, list) => {
       const quoted = /^`([^`]*)`/.exec(w.message ?? '')?.[1];
       let best = null;
       for (const b of branches) {
@@ -114,9 +120,11 @@ function runCli(opts, projDir, extraFiles) {
         if (quoted !== undefined && norm(b.condition) !== norm(quoted)) continue;
         if (!best || b.line > best.line || (b.line === best.line && Math.abs(b.column - w.column) < Math.abs(best.column - w.column))) best = b;
       }
-      if (best) best.warnings.push(w);
-    }
-    files.set(rel, { branches, warnings });
+      if (best) best[list].push(w);
+    };
+    for (const w of warnings) attach(w, 'warnings');
+    for (const h of hints) attach(h, 'hints');
+    files.set(rel, { branches, warnings, hints });
   }
   return files;
 }
@@ -156,10 +164,11 @@ function emptyMetrics() {
     labels: 0,
     confusion,
     divergent: { tp: 0, fp: 0, fn: 0, precision: null, recall: null },
-    warnings: { onUniform: 0, onWarpUniform: 0, onTail: 0, onDivergentNotMaterial: 0, onDivergentMaterial: 0, falseAlarms: 0 },
-    material: { labelled: 0, warned: 0 },
-    labelledFiles: { files: 0, lines: 0, warnings: 0, perKLoc: null },
-    project: { files: 0, lines: 0, warnings: 0, perKLoc: null, branches: { divergent: 0, 'warp-uniform': 0, tail: 0 } },
+    warnings: { onUniform: 0, onWarpUniform: 0, onTail: 0, onDivergentNotMaterial: 0, onDivergentMaterial: 0, falseAlarms: 0, onLabelled: 0, materialPrecision: null },
+    hints: { onUniform: 0, onWarpUniform: 0, onTail: 0, onDivergentNotMaterial: 0, onDivergentMaterial: 0, falseAlarms: 0, onLabelled: 0 },
+    material: { labelled: 0, warned: 0, hinted: 0 },
+    labelledFiles: { files: 0, lines: 0, warnings: 0, hints: 0, perKLoc: null },
+    project: { files: 0, lines: 0, warnings: 0, hints: 0, perKLoc: null, branches: { divergent: 0, 'warp-uniform': 0, tail: 0 } },
   };
 }
 
@@ -167,9 +176,10 @@ function addInto(t, m) {
   t.labels += m.labels;
   for (const k of LABEL_KINDS) for (const tk of TOOL_KINDS) t.confusion[k][tk] += m.confusion[k][tk];
   for (const k of ['tp', 'fp', 'fn']) t.divergent[k] += m.divergent[k];
-  for (const k of Object.keys(t.warnings)) t.warnings[k] += m.warnings[k];
-  for (const k of ['labelled', 'warned']) t.material[k] += m.material[k];
-  for (const k of ['files', 'lines', 'warnings']) {
+  for (const k of Object.keys(t.warnings)) if (k !== 'materialPrecision') t.warnings[k] += m.warnings[k];
+  for (const k of Object.keys(t.hints)) t.hints[k] += m.hints[k];
+  for (const k of ['labelled', 'warned', 'hinted']) t.material[k] += m.material[k];
+  for (const k of ['files', 'lines', 'warnings', 'hints']) {
     t.labelledFiles[k] += m.labelledFiles[k];
     t.project[k] += m.project[k];
   }
@@ -180,7 +190,12 @@ function finish(m) {
   const { tp, fp, fn } = m.divergent;
   m.divergent.precision = tp + fp ? tp / (tp + fp) : null;
   m.divergent.recall = tp + fn ? tp / (tp + fn) : null;
-  m.warnings.falseAlarms = m.warnings.onUniform + m.warnings.onWarpUniform + m.warnings.onTail;
+  for (const w of [m.warnings, m.hints]) {
+    w.falseAlarms = w.onUniform + w.onWarpUniform + w.onTail;
+    w.onLabelled = w.falseAlarms + w.onDivergentNotMaterial + w.onDivergentMaterial;
+  }
+  // Of the warnings that land on labelled branches, the share on branches a programmer would fix.
+  m.warnings.materialPrecision = m.warnings.onLabelled ? m.warnings.onDivergentMaterial / m.warnings.onLabelled : null;
   m.labelledFiles.perKLoc = m.labelledFiles.lines ? (1000 * m.labelledFiles.warnings) / m.labelledFiles.lines : null;
   m.project.perKLoc = m.project.lines ? (1000 * m.project.warnings) / m.project.lines : null;
   return m;
@@ -199,8 +214,9 @@ function scoreProject(opts, project, labels, mismatches, results) {
     const b = matches.get(li);
     const toolKind = b ? b.kind : 'not listed';
     const warned = b ? b.warnings.length > 0 : false;
+    const hinted = b ? !warned && b.hints.length > 0 : false;
     results.push({
-      id: l.id, project, file: l.file, line: l.line, label: l.kind, material: l.material ?? null, tool: toolKind, warned,
+      id: l.id, project, file: l.file, line: l.line, label: l.kind, material: l.material ?? null, tool: toolKind, warned, hinted,
       match: b ? { line: b.line, column: b.column, condition: b.condition, efficiency: b.efficiency } : null,
     });
     m.labels++;
@@ -213,20 +229,23 @@ function scoreProject(opts, project, labels, mismatches, results) {
     if (labelDiv && l.material) {
       m.material.labelled++;
       if (warned) m.material.warned++;
+      else if (hinted) m.material.hinted++;
     }
-    if (warned) {
-      if (l.kind === 'uniform') m.warnings.onUniform++;
-      else if (l.kind === 'warp-uniform') m.warnings.onWarpUniform++;
-      else if (l.kind === 'tail') m.warnings.onTail++;
-      else if (l.material) m.warnings.onDivergentMaterial++;
-      else m.warnings.onDivergentNotMaterial++;
-    }
+    const tally = (w) => {
+      if (l.kind === 'uniform') w.onUniform++;
+      else if (l.kind === 'warp-uniform') w.onWarpUniform++;
+      else if (l.kind === 'tail') w.onTail++;
+      else if (l.material) w.onDivergentMaterial++;
+      else w.onDivergentNotMaterial++;
+    };
+    if (warned) tally(m.warnings);
+    else if (hinted) tally(m.hints);
     const wrongKind = toolKind !== l.kind && !(l.kind === 'uniform' && toolKind === 'not listed');
     const wrongWarning = warned !== Boolean(labelDiv && l.material);
     if (wrongKind || wrongWarning) {
       mismatches.push({
         id: l.id, project, file: l.file, line: l.line, condition: l.condition,
-        label: l.kind, material: l.material ?? null, tool: toolKind, warned, confidence: l.confidence ?? null,
+        label: l.kind, material: l.material ?? null, tool: toolKind, warned, hinted, confidence: l.confidence ?? null,
       });
     }
   });
@@ -235,6 +254,7 @@ function scoreProject(opts, project, labels, mismatches, results) {
     m.labelledFiles.files++;
     m.labelledFiles.lines += countLines(fs.readFileSync(path.join(projDir, f), 'utf8'));
     m.labelledFiles.warnings += files.get(f)?.warnings.length ?? 0;
+    m.labelledFiles.hints += files.get(f)?.hints.length ?? 0;
   }
   for (const abs of walkSources(projDir)) {
     const rel = path.relative(projDir, abs).split(path.sep).join('/');
@@ -243,6 +263,7 @@ function scoreProject(opts, project, labels, mismatches, results) {
     const f = files.get(rel);
     if (!f) continue;
     m.project.warnings += f.warnings.length;
+    m.project.hints += f.hints.length;
     for (const b of f.branches) if (b.kind in m.project.branches) m.project.branches[b.kind]++;
   }
   return { missing: false, metrics: finish(m) };
@@ -261,8 +282,8 @@ function printText(report) {
   console.log(`CUDA Occupancy Lens divergence vs ${report.labels} labelled branches (arch ${report.arch}, --no-nvcc)`);
   console.log(`tool ${report.cli}${report.commit ? ` @ ${report.commit.slice(0, 12)}` : ''}; corpus ${report.corpus}`);
   console.log('');
-  const header = ['project', 'labels', 'div', 'P(div)', 'R(div)', 'W:unif', 'W:w-unif', 'W:tail', 'W:div-nm', 'W:div-mat', 'kLOC-lab', 'W/kLOC-lab', 'kLOC-proj', 'W/kLOC-proj'];
-  const widths = [18, 6, 4, 7, 7, 6, 8, 6, 8, 9, 8, 10, 9, 11];
+  const header = ['project', 'labels', 'div', 'P(div)', 'R(div)', 'W:unif', 'W:w-unif', 'W:tail', 'W:div-nm', 'W:div-mat', 'W', 'P(mat)', 'H', 'H:false', 'H:mat', 'kLOC-lab', 'W/kLOC-lab', 'kLOC-proj', 'W/kLOC-proj', 'H-proj'];
+  const widths = [18, 6, 4, 7, 7, 6, 8, 6, 8, 9, 4, 6, 4, 7, 5, 8, 10, 9, 11, 6];
   const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
   console.log(line(header));
   for (const [name, r] of rows) {
@@ -276,14 +297,19 @@ function printText(report) {
       name, m.labels, nDiv, pct(m.divergent.precision), pct(m.divergent.recall),
       m.warnings.onUniform, m.warnings.onWarpUniform, m.warnings.onTail, m.warnings.onDivergentNotMaterial,
       `${m.warnings.onDivergentMaterial}/${m.material.labelled}`,
+      m.warnings.onLabelled, pct(m.warnings.materialPrecision),
+      m.hints.onLabelled, m.hints.falseAlarms, m.hints.onDivergentMaterial,
       (m.labelledFiles.lines / 1000).toFixed(1), rate(m.labelledFiles.perKLoc),
-      (m.project.lines / 1000).toFixed(1), rate(m.project.perKLoc),
+      (m.project.lines / 1000).toFixed(1), rate(m.project.perKLoc), m.project.hints,
     ]));
   }
   console.log('');
   console.log('P/R(div): precision and recall of the tool\'s `divergent` over the labelled branches (a branch the tool does not list counts as uniform).');
   console.log('W:<label>: divergent-branch warnings on labelled branches, by label; false alarms = W:unif + W:w-unif + W:tail;');
   console.log('W:div-nm = warnings on divergent branches nobody would fix; W:div-mat = warned / labelled material divergent branches.');
+  console.log('W = warnings on labelled branches; P(mat) = the share of them on material divergent branches.');
+  console.log('H = divergent-branch hints (below divergence.minCost / minShare) on labelled branches, H:false = on uniform, warp-uniform or tail code,');
+  console.log('H:mat = on material divergent branches (a material branch given only a hint); H-proj = all hints in the project\'s .cu and .cuh files.');
   console.log('W/kLOC-lab, W/kLOC-proj: all divergent-branch warnings per 1,000 lines of the labelled files / of every .cu and .cuh file.');
   console.log('');
   const confusion = (title, m) => {
@@ -299,10 +325,10 @@ function printText(report) {
   }
   if (report.mismatches) {
     console.log('');
-    console.log(`Mismatches (${report.mismatches.length}): label -> tool [W = warned]`);
+    console.log(`Mismatches (${report.mismatches.length}): label -> tool [W = warned, H = hinted]`);
     for (const x of report.mismatches) {
       const lab = x.label === 'divergent' ? `divergent${x.material ? '(material)' : ''}` : x.label;
-      console.log(`  ${x.project}/${x.file}:${x.line}  ${lab} -> ${x.tool}${x.warned ? ' W' : ''}  \`${x.condition}\`${x.confidence === 'medium' ? '  (medium)' : ''}`);
+      console.log(`  ${x.project}/${x.file}:${x.line}  ${lab} -> ${x.tool}${x.warned ? ' W' : x.hinted ? ' H' : ''}  \`${x.condition}\`${x.confidence === 'medium' ? '  (medium)' : ''}`);
     }
   }
 }

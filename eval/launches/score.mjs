@@ -128,7 +128,7 @@ function expectedOccupancies(queries) {
 // ---- scoring ----
 const COUNTERS = ['labels', 'inactive', 'found', 'knowable', 'right', 'wrong', 'unresolved', 'candSites', 'candShown', 'candSingleIn', 'candSingleOut',
   'unknownSites', 'claimedUnknown', 'dynKnown', 'dynRight', 'dynWrong', 'truth', 'truthFound', 'occShown', 'occCheckable', 'occRight', 'occWrong',
-  'blockTruth', 'occAny', 'rangeShown', 'rangeCheckable', 'rangeWrong',
+  'blockTruth', 'occAny', 'rangeShown', 'rangeCheckable', 'rangeWrong', 'occUpperBound', 'launchFails', 'budgetShown',
   'reports', 'falseLaunches', 'macroBodyReports', 'inactiveReports', 'files', 'filesMissing'];
 const zero = () => Object.fromEntries(COUNTERS.map((k) => [k, 0]));
 
@@ -212,11 +212,21 @@ function score(project, run) {
         if (r.dynamicSmemBytes === l.dynamicSmemBytes) c.dynRight++;
         else { c.dynWrong++; d.dyn = `WRONG dyn ${r.dynamicSmemBytes} (label ${l.dynamicSmemBytes})`; }
       }
-      const occ = r.occupancy?.[ARCH] ?? null;
+      // A launch the tool says cannot run (launchFails) shows no occupancy, even where the JSON keeps
+      // the calculator's answer (0 blocks per SM) with `fails` set.
+      if (r.launchFails) { c.launchFails++; d.fails = r.launchFails; }
+      // Registers not known (no nvcc), block known: the register budget per occupancy level instead.
+      if (r.registerBudget?.[ARCH]?.length) c.budgetShown++;
+      const occRaw = r.occupancy?.[ARCH] ?? null;
+      const occ = occRaw && !occRaw.fails ? occRaw : null;
       const range = occ ? null : r.occupancyRange?.[ARCH] ?? null;
+      // Unknown dynamic shared memory: the figures are computed without it and are upper bounds
+      // (`upperBound` on an occupancy; a range says it by the launch's null dynamicSmemBytes).
+      const upper = occ ? occ.upperBound === true : r.dynamicSmemBytes === null || r.dynamicSmemBytes === undefined;
       if (l.truth) {
         c.truthFound++;
         if (occ) c.occShown++;
+        if (occ && upper) c.occUpperBound++;
         d.occ = occ ? occ.occupancy : null;
         // The goal's denominator: a compiled kernel (truth) and a block size the tool resolved; shown = an occupancy or a range.
         if (r.block) {
@@ -234,7 +244,8 @@ function score(project, run) {
             c.rangeCheckable++;
             const threads = rblock.x * (rblock.y ?? 1) * (rblock.z ?? 1);
             const exp = expectedOccupancies(l.truth.instances.map((t) => ({ key: `${threads}/${t.regs}/${t.smem}/${rdyn}`, block: threads, regs: t.regs, smem: t.smem, dyn: rdyn }))).filter(Boolean);
-            const outside = exp.filter((e) => e.occupancy < range.minOccupancy - 1e-9 || e.occupancy > range.maxOccupancy + 1e-9);
+            // An upper-bound range is wrong only where an instance's occupancy is above its top.
+            const outside = exp.filter((e) => (!upper && e.occupancy < range.minOccupancy - 1e-9) || e.occupancy > range.maxOccupancy + 1e-9);
             if (outside.length) {
               c.rangeWrong++;
               d.occOutcome = `WRONG range ${range.minOccupancy}-${range.maxOccupancy} (truth ${[...new Set(exp.map((e) => e.occupancy))].join('/')})`;
@@ -249,11 +260,14 @@ function score(project, run) {
           const threads = block.x * (block.y ?? 1) * (block.z ?? 1);
           const qs = l.truth.instances.map((t) => ({ key: `${threads}/${t.regs}/${t.smem}/${dyn}`, block: threads, regs: t.regs, smem: t.smem, dyn }));
           const exp = expectedOccupancies(qs).filter(Boolean);
-          const ok = exp.some((e) => Math.abs(e.occupancy - occ.occupancy) < 1e-9 && e.activeBlocksPerMultiprocessor === occ.activeBlocksPerMultiprocessor);
+          // An upper bound is right when the truth does not exceed it; an exact figure must equal it.
+          const ok = upper
+            ? exp.some((e) => e.occupancy <= occ.occupancy + 1e-9 && e.activeBlocksPerMultiprocessor <= occ.activeBlocksPerMultiprocessor)
+            : exp.some((e) => Math.abs(e.occupancy - occ.occupancy) < 1e-9 && e.activeBlocksPerMultiprocessor === occ.activeBlocksPerMultiprocessor);
           if (ok) c.occRight++;
           else {
             c.occWrong++;
-            d.occOutcome = `WRONG occupancy ${occ.occupancy} (truth ${[...new Set(exp.map((e) => e.occupancy))].join('/')})`;
+            d.occOutcome = `WRONG occupancy ${upper ? '<= ' : ''}${occ.occupancy} (truth ${[...new Set(exp.map((e) => e.occupancy))].join('/')})`;
           }
         }
       }
@@ -316,10 +330,13 @@ if (flag('--json')) {
     ['occShown', (c) => c.occShown],
     ['occOK', (c) => c.occRight],
     ['occBAD', (c) => c.occWrong],
+    ['occUB', (c) => c.occUpperBound],
     ['range', (c) => c.rangeShown],
     ['rangeBAD', (c) => c.rangeWrong],
     ['blkTruth', (c) => c.blockTruth],
     ['occAny', (c) => c.occAny],
+    ['fails', (c) => c.launchFails],
+    ['budget', (c) => c.budgetShown],
     ['false', (c) => c.falseLaunches],
     ['macroBody', (c) => c.macroBodyReports],
     ['inactive', (c) => c.inactiveReports],
@@ -345,7 +362,7 @@ if (flag('--json')) {
         if (r.error) continue;
         for (const d of r.details) {
           if (['right', 'null-ok'].includes(d.outcome) && !d.occOutcome && !d.dyn) continue;
-          console.log(`  ${p}/${d.file}:${d.line} ${d.kernel}: ${d.outcome} label=${d.label}${d.tool !== undefined ? ` tool=${d.tool}` : ''}${d.blockExpr ? ` expr=${JSON.stringify(d.blockExpr)}` : ''}${d.dyn ? ` ${d.dyn}` : ''}${d.occRange ? ` range=${d.occRange}` : ''}${d.occOutcome ? ` ${d.occOutcome}` : ''}`);
+          console.log(`  ${p}/${d.file}:${d.line} ${d.kernel}: ${d.outcome} label=${d.label}${d.tool !== undefined ? ` tool=${d.tool}` : ''}${d.blockExpr ? ` expr=${JSON.stringify(d.blockExpr)}` : ''}${d.dyn ? ` ${d.dyn}` : ''}${d.occRange ? ` range=${d.occRange}` : ''}${d.fails ? ` fails=${JSON.stringify(d.fails)}` : ''}${d.occOutcome ? ` ${d.occOutcome}` : ''}`);
         }
         for (const n of r.notes ?? []) console.log(`  note: ${n}`);
       }
@@ -355,8 +372,10 @@ if (flag('--json')) {
 knowable = sites whose block the source fixes; right/WRONG/unres = the tool's block for those (WRONG also counts a single value outside a candidate set);
 cand = sites with a few possible blocks; candShown = the tool listed exactly that set; candOne = it gave one of them;
 unknown = sites with a runtime block; claimed = the tool gave a number there anyway; dynOK/bad = dynamic smem where the label knows it;
-truth = sites with ptxas figures; occShown = found ones with an occupancy; occOK/occBAD = compared with calc on the truth figures (when block and smem are known);
+truth = sites with ptxas figures; occShown = found ones with an occupancy; occOK/occBAD = compared with calc on the truth figures (when block and smem are known;
+an upper bound, shown when the dynamic smem is not known, is OK when the truth does not exceed it); occUB = occShown ones that are upper bounds;
 range/rangeBAD = found ones with an occupancy range instead (several instances could run), and those where an instance the site can launch falls outside it;
 blkTruth = found sites with ptxas figures whose block the tool resolved; occAny = those showing an occupancy or a range (the goal: 90%);
+fails = found sites the tool says cannot run (launchFails; no occupancy counted for them); budget = found sites with a register budget (registers unknown);
 false = reported launches on no labelled site in fully labelled files; macroBody/inactive = reports on a macro's body line / in an inactive #if branch.`);
 }
