@@ -48,6 +48,7 @@ export const SETTINGS_SCHEMA = {
   'divergence.minCost': spec<number>({ default: 4, type: 'number', minimum: 0, maximum: 100000, description: 'Warn on a divergent branch only when a split warp spends at least this many issue slots with lanes idle (from the PTX when nvcc has compiled the file, else estimated from the syntax). Below the threshold it is a hint.' }),
   'divergence.minShare': spec<number>({ default: 8, type: 'number', minimum: 0, maximum: 100, description: 'Warn on a divergent branch only when the issue slots a split warp spends with lanes idle are at least this percentage of its kernel\'s (one pass, loops counted once). Below it the branch is a hint, and its hover still explains it.' }),
   'codeLens.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Show occupancy code lenses over kernels and launches.' }),
+  'pressure.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'After a file compiles, compile it to PTX too (`nvcc -ptx -lineinfo`, first target architecture) and estimate the register pressure of each kernel line: in the hover, a lens on the peak line, and the heat map (CUDA Occupancy: Toggle Register Pressure Heat Map). An estimate: PTX values before ptxas allocates registers.' }),
   gpus: spec<string[]>({
     default: [],
     type: 'array',

@@ -26,6 +26,7 @@ import { resolveArchs, type FiguresFor, type KernelFigures } from './report/laun
 import { chartForTarget } from './report/chart-data';
 import { partsForArchs, type GpuPart } from './gpu/gpu-parts';
 import type { QuickFixContext } from './report/quick-fixes';
+import { modulePressure, pressureResult, type ModulePressure, type PressureResult } from './report/pressure-report';
 import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
@@ -35,6 +36,7 @@ export type { CompileError } from './compiler/compile-failure';
 
 export type { DocumentFacts } from './incremental/document-analysis';
 export type { DocumentReport, ReportSettings } from './report/document-report';
+export type { PressureResult } from './report/pressure-report';
 export { DEFAULT_REPORT_SETTINGS } from './report/document-report';
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './incremental/document-sessions';
 
@@ -105,6 +107,8 @@ export class Analyzer {
   /** Per translation unit: its compile failed with this error (shown at the top of the file and in its headers). */
   private readonly failures = new Map<string, CompileError | null>();
   private readonly ptx = new Map<string, CompiledPtx>();
+  /** The register pressure of each stored PTX, computed the first time a report of its text asks. */
+  private readonly pressures = new WeakMap<CompiledPtx, ModulePressure>();
   private settings: AnalysisSettings = { archs: ['sm_80', 'sm_90'], divergence: true, report: DEFAULT_REPORT_SETTINGS };
   private parts: readonly GpuPart[] = partsForArchs(['sm_80', 'sm_90'], []).parts;
   private unknownGpus: readonly string[] = [];
@@ -294,6 +298,15 @@ export class Analyzer {
     this.generation++;
   }
 
+  /**
+   * Register pressure per line of each kernel of an open document, from the PTX of its current
+   * text (null without one): what the heat map draws.
+   */
+  pressure(uri: string): PressureResult | null {
+    const report = this.report(uri);
+    return report && report.pressure.size > 0 ? pressureResult(report.pressure) : null;
+  }
+
   /** Forget what was kept for a closed document (its figures stay: other files' launches may use its kernels). */
   forget(uri: string): void {
     this.reports.delete(uri);
@@ -309,6 +322,7 @@ export class Analyzer {
 
   private reportInput(uri: string, facts: DocumentFacts) {
     const path = this.keyOf(uri);
+    const ptx = this.ptxFor(uri, facts.source.text);
     return {
       facts,
       path,
@@ -319,9 +333,10 @@ export class Analyzer {
       instancesOf: (kernel: Kernel) => {
         if (!this.figures.hasCompiled) return [];
         const definition = this.definitionOf(path, kernel);
-        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ signature: i.signature, resources: i.resources }));
+        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ mangledName: i.mangledName, signature: i.signature, resources: i.resources }));
       },
-      ptx: this.ptxFor(uri, facts.source.text),
+      ptx,
+      pressure: ptx ? this.pressureOf(uri) : null,
       parts: this.parts,
     };
   }
@@ -386,6 +401,14 @@ export class Analyzer {
     const ptx = this.ptx.get(uri);
     const hash = this.options.contentHash;
     return ptx && hash && ptx.sourceHash === hash(text) ? { text: ptx.text, filePath: ptx.filePath } : null;
+  }
+
+  private pressureOf(uri: string): ModulePressure | null {
+    const ptx = this.ptx.get(uri);
+    if (!ptx) return null;
+    let pressure = this.pressures.get(ptx);
+    if (!pressure) this.pressures.set(ptx, (pressure = modulePressure(ptx.text)));
+    return pressure;
   }
 
   private kernelsOf(uri: string): Kernel[] {

@@ -33,7 +33,7 @@ import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-
 import { readPtxasLog } from '../files/ptxas-log';
 import { CompileService, type DocumentPtx } from '../nvcc/compile-service';
 import { contentHash } from '../nvcc/compile-ptx';
-import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from '../protocol';
+import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, PRESSURE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type PressureParams, type PressureResult, type ServerStatus } from '../protocol';
 import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
@@ -88,7 +88,8 @@ export class CudaOccupancyServer {
       isOpen: (uri) => this.documents.has(uri) || this.backgroundUnits.has(uri),
       log: (m) => connection.console.log(m),
       cacheDir: init.cacheDir,
-      wantsPtx: (uri) => this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false),
+      // For the register pressure of an open document, and for the costs of its divergent branches.
+      wantsPtx: (uri) => this.documents.has(uri) && (this.settings['pressure.enabled'] || (this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false))),
     });
     this.compile.onResult((result) => this.onCompiled(result));
     this.compile.onCompileStart((uri, archs) => this.onCompileStart(uri, archs));
@@ -164,6 +165,7 @@ export class CudaOccupancyServer {
     c.onCodeLens((p) => this.onCodeLens(p));
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
+    c.onRequest(PRESSURE_REQUEST, (p: PressureParams) => this.onPressure(p));
     c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector : null));
     c.onShutdown(() => {
       clearTimeout(this.completionTimer);
@@ -229,6 +231,7 @@ export class CudaOccupancyServer {
         divergenceMinShare: settings['divergence.minShare'],
         divergenceEnabled: settings['divergence.enabled'],
         gridFindings: settings.gridFindings,
+        pressureEnabled: settings['pressure.enabled'],
       },
     });
     const { unknown } = this.analyzer.gpus;
@@ -302,6 +305,12 @@ export class CudaOccupancyServer {
     return this.safely('chartData', null, () => {
       if ((this.documents.facts(params.uri)?.pendingKernels ?? 0) > 0) this.completeInBackground(params.uri);
       return this.analyzer.chartData(params.uri, params);
+    });
+  }
+
+  private onPressure(params: PressureParams): PressureResult {
+    return this.safely('pressure', null, () => {
+      return this.settings['pressure.enabled'] ? this.analyzer.pressure(params.uri) : null;
     });
   }
 
@@ -419,6 +428,8 @@ export class CudaOccupancyServer {
       if (!this.documents.has(ptx.uri)) return;
       this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash });
       this.scheduleDiagnostics(ptx.uri);
+      // The pressure lens follows the PTX.
+      if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
     });
   }
 

@@ -14,6 +14,7 @@ import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
 import type { GpuPart } from '../gpu/gpu-parts';
+import { kernelPressures, type KernelPressureView, type ModulePressure } from './pressure-report';
 
 export interface ReportSettings {
   latencyCycles: number;
@@ -24,6 +25,8 @@ export interface ReportSettings {
   divergenceEnabled: boolean;
   /** `small-grid` and `tail-effect` hints on grids the source fixes (default on). */
   gridFindings?: boolean;
+  /** Register pressure per line from the PTX, when there is PTX of the text (default on). */
+  pressureEnabled?: boolean;
 }
 
 export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceMinShare: 8, divergenceEnabled: true };
@@ -46,10 +49,14 @@ export interface DocumentReport {
   compiled: Map<Kernel, CompiledInstance[]>;
   /** The thresholds divergent branches were judged by (their hovers say so). */
   divergenceSeverity: DivergenceSeverityOptions;
+  /** Register pressure per line of each kernel definition the PTX has (empty without PTX of this text). */
+  pressure: Map<Kernel, KernelPressureView>;
 }
 
 /** A compiled instance of a kernel: its signature and its figures per target architecture. */
 export interface CompiledInstance {
+  /** The mangled name ptxas reported, when the caller knows it. */
+  mangledName?: string | null;
   signature: string | null;
   resources: Record<string, KernelFigures>;
 }
@@ -69,6 +76,8 @@ export interface ReportInput {
   compilerFindings?: Finding[];
   /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
   ptx?: ReportPtx | null;
+  /** The register pressure of `ptx` (modulePressure), computed once per PTX by the caller. */
+  pressure?: ModulePressure | null;
   /** A SASS listing (`cuobjdump -sass`, `nvdisasm --print-line-info`) of exactly `facts.source.text`, when the caller has one (neither the server nor the CLI runs those tools yet). */
   sass?: ReportPtx | null;
   /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
@@ -96,7 +105,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, pressure = null, sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
   let aliases: TypeAliases | undefined;
   const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
@@ -144,5 +153,19 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   ];
   const compiled = new Map<Kernel, CompiledInstance[]>();
   if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
-  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity };
+  const allocated = (kernel: Kernel, entry: string, arch: string | null): number | null => {
+    if (!arch) return null;
+    const instances = compiled.get(kernel) ?? [];
+    const instance = instances.find((i) => i.mangledName === entry) ?? (instances.length === 1 ? instances[0] : undefined);
+    const fromInstance = instance?.resources[arch]?.numRegs;
+    if (fromInstance !== undefined && fromInstance !== null) return fromInstance;
+    if (kernel.templateParams) return null;
+    for (const a of byKernel.get(kernel) ?? []) {
+      const regs = a.perArch.find((p) => p.arch === arch)?.figures.numRegs;
+      if (regs !== undefined && regs !== null) return regs;
+    }
+    return null;
+  };
+  const pressureViews = ptx && pressure && settings.pressureEnabled !== false ? kernelPressures(facts.kernels, pressure, ptx.filePath, allocated) : new Map<Kernel, KernelPressureView>();
+  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity, pressure: pressureViews };
 }

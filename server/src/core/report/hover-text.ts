@@ -6,6 +6,7 @@ import { mdText } from './format';
 import { compiledLines, compiledText, issueBoundMatters, launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
 import { gpuLines } from './gpu-text';
+import { pressureAt, pressureHoverMarkdown } from './pressure-report';
 
 /** Markdown for the hover at a place, and the span it is about. */
 export interface HoverText {
@@ -50,5 +51,11 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
   }
   const branches = branchesAt(report.branches, position);
   if (branches.length > 0) return { markdown: branchHoverMarkdown(branches, report.divergenceSeverity), span: branches[0].conditionSpan };
+  // Anywhere else in a kernel's body: the register pressure of the line, when the PTX has it.
+  const pressure = pressureAt(report.pressure, position);
+  if (pressure) {
+    const lineEnd = report.facts.source.text.split(/\r?\n|\r/, position.line + 1)[position.line]?.length ?? position.character;
+    return { markdown: pressureHoverMarkdown(pressure.view, pressure.line), span: { start: { line: position.line, character: 0 }, end: { line: position.line, character: lineEnd } } };
+  }
   return null;
 }
