@@ -7,6 +7,7 @@ import type { Kernel, Span } from '../core/types';
 import type { InstanceSpread, KernelFigures } from '../core/report/launch-analysis';
 import type { Branch, BranchKind } from '../core/body/divergence';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
+import { kernelPressureJson } from './check-pressure';
 
 export interface CheckFile {
   path: string;
@@ -26,7 +27,12 @@ export interface CheckInstance {
 
 const at = (span: Span) => ({ line: span.start.line + 1, column: span.start.character + 1 });
 
-export function checkJson(archs: string[], files: CheckFile[]): object {
+export interface CheckJsonOptions {
+  /** `--lines`: each kernel's register pressure per line, not only its peak. */
+  pressureLines?: boolean;
+}
+
+export function checkJson(archs: string[], files: CheckFile[], options: CheckJsonOptions = {}): object {
   return {
     version: 1,
     archs,
@@ -50,6 +56,8 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
             signature: i.signature,
             resources: Object.fromEntries(Object.entries(i.resources).map(([arch, f]) => [arch, resourceJson(f)])),
           })),
+          // From the PTX of the file (null without it): an estimate before register allocation.
+          pressure: kernelPressureJson(report, k, options.pressureLines === true),
         })),
         launches: report.analyses.map((a, index) => ({
           ...at(a.launch.span),
