@@ -19,7 +19,7 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createAnalyzer, describeCompileFailure, looksCompiledAtRunTime, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type CompileState, type DocumentReport } from '../core/analyzer';
+import { createAnalyzer, type CapVariant, describeCompileFailure, looksCompiledAtRunTime, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type CompileState, type DocumentReport } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
@@ -31,7 +31,7 @@ import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
-import { CompileService, type DocumentPtx } from '../nvcc/compile-service';
+import { CompileService, type DocumentPtx, type VariantResult } from '../nvcc/compile-service';
 import { contentHash } from '../nvcc/compile-ptx';
 import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, PRESSURE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type PressureParams, type PressureResult, type ServerStatus } from '../protocol';
 import { memoryUsage } from './memory-usage';
@@ -71,6 +71,8 @@ export class CudaOccupancyServer {
    * that include an open header, or define a kernel an open file launches), and who wants each.
    */
   private readonly backgroundUnits = new Map<string, Set<string>>();
+  /** Register caps being checked with ptxas, per document and cap key: the text and kernel each was made from. */
+  private readonly capsInFlight = new Map<string, Map<string, { text: string; variant: CapVariant }>>();
   /** Each unit's last outcome (failed or fine), to go back to when a run is cancelled. */
   private readonly lastOutcome = new Map<string, CompileState | null>();
 
@@ -89,12 +91,14 @@ export class CudaOccupancyServer {
       log: (m) => connection.console.log(m),
       cacheDir: init.cacheDir,
       // For the register pressure of an open document, and for the costs of its divergent branches.
+      variantsFor: (uri) => this.capVariantsToCheck(uri),
       wantsPtx: (uri) => this.documents.has(uri) && (this.settings['pressure.enabled'] || (this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false))),
     });
     this.compile.onResult((result) => this.onCompiled(result));
     this.compile.onCompileStart((uri, archs) => this.onCompileStart(uri, archs));
     this.compile.onCompileEnd((uri) => this.onCompileEnd(uri));
     this.compile.onPtx((ptx) => this.onPtx(ptx));
+    this.compile.onVariant((variant) => this.onVariantCompiled(variant));
     this.compile.onStateChange(() => this.sendStatus());
   }
 
@@ -386,9 +390,42 @@ export class CudaOccupancyServer {
   /** A run ended without a result (cancelled by a newer save, closed): back to what the last result said. */
   private onCompileEnd(uri: string): void {
     this.safely('compile end', undefined, () => {
+      // Caps whose check did not finish (a newer save cancelled it) are asked again after the next compile.
+      if (this.capsInFlight.get(uri)?.size) this.analyzer.clearRunningCapChecks(uri);
+      this.capsInFlight.delete(uri);
       if (this.analyzer.compileState(uri)?.state !== 'running') return;
       this.analyzer.setCompileState(uri, this.lastOutcome.get(uri) ?? null);
       this.refreshFigures();
+    });
+  }
+
+  /**
+   * After an open document's figures are in: the register caps its fixes propose that ptxas has not
+   * checked for this text, marked as being checked (the fixes and the hover say so until they are).
+   */
+  private capVariantsToCheck(uri: string): Array<{ key: string; text: string; flags: string[] }> {
+    return this.safely('register caps', [], () => {
+      if (!this.documents.has(uri)) return [];
+      const report = this.analyzer.report(uri);
+      if (!report) return [];
+      const text = report.facts.source.text;
+      const variants = this.analyzer.capVariants(report).filter((v) => !this.analyzer.capCheckState(uri, text, v.key));
+      const inFlight = new Map<string, { text: string; variant: CapVariant }>();
+      for (const variant of variants) {
+        this.analyzer.setCapCheck(uri, text, variant, { state: 'checking' });
+        inFlight.set(variant.key, { text, variant });
+      }
+      this.capsInFlight.set(uri, inFlight);
+      return variants.map((v) => ({ key: v.key, text: v.text, flags: v.flags }));
+    });
+  }
+
+  private onVariantCompiled({ uri, key, result }: VariantResult): void {
+    this.safely('register cap check', undefined, () => {
+      const pending = this.capsInFlight.get(uri)?.get(key);
+      if (!pending || !this.documents.has(uri)) return;
+      this.capsInFlight.get(uri)!.delete(key);
+      this.analyzer.setCapCheck(uri, pending.text, pending.variant, result.status === 'ok' ? { state: 'done', entries: result.entries } : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` });
     });
   }
 

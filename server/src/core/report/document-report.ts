@@ -15,6 +15,7 @@ import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
 import type { GpuPart } from '../gpu/gpu-parts';
 import { kernelPressures, type KernelPressureView, type ModulePressure } from './pressure-report';
+import type { CapCheck } from './register-caps';
 
 export interface ReportSettings {
   latencyCycles: number;
@@ -51,6 +52,8 @@ export interface DocumentReport {
   divergenceSeverity: DivergenceSeverityOptions;
   /** Register pressure per line of each kernel definition the PTX has (empty without PTX of this text). */
   pressure: Map<Kernel, KernelPressureView>;
+  /** ptxas's checks of the register caps the fixes propose, by cap key (register-caps.ts), for this text. */
+  capChecks: ReadonlyMap<string, CapCheck>;
 }
 
 /** A compiled instance of a kernel: its signature and its figures per target architecture. */
@@ -78,6 +81,8 @@ export interface ReportInput {
   ptx?: ReportPtx | null;
   /** The register pressure of `ptx` (modulePressure), computed once per PTX by the caller. */
   pressure?: ModulePressure | null;
+  /** Checks of register caps made on exactly `facts.source.text` (default none). */
+  capChecks?: ReadonlyMap<string, CapCheck>;
   /** A SASS listing (`cuobjdump -sass`, `nvdisasm --print-line-info`) of exactly `facts.source.text`, when the caller has one (neither the server nor the CLI runs those tools yet). */
   sass?: ReportPtx | null;
   /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
@@ -105,7 +110,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, pressure = null, sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, pressure = null, capChecks = new Map(), sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
   let aliases: TypeAliases | undefined;
   const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
@@ -167,5 +172,5 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     return null;
   };
   const pressureViews = ptx && pressure && settings.pressureEnabled !== false ? kernelPressures(facts.kernels, pressure, ptx.filePath, allocated) : new Map<Kernel, KernelPressureView>();
-  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity, pressure: pressureViews };
+  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity, pressure: pressureViews, capChecks };
 }
