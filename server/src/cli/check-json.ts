@@ -8,6 +8,7 @@ import type { InstanceSpread, KernelFigures } from '../core/report/launch-analys
 import type { Branch, BranchKind } from '../core/body/divergence';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 import { kernelPressureJson } from './check-pressure';
+import { nextStepsJson } from './check-fixes';
 
 export interface CheckFile {
   path: string;
@@ -30,6 +31,8 @@ const at = (span: Span) => ({ line: span.start.line + 1, column: span.start.char
 export interface CheckJsonOptions {
   /** `--lines`: each kernel's register pressure per line, not only its peak. */
   pressureLines?: boolean;
+  /** `--check-fixes`: each launch's register caps and what ptxas did with them (`launches[].nextSteps`). */
+  nextSteps?: boolean;
 }
 
 export function checkJson(archs: string[], files: CheckFile[], options: CheckJsonOptions = {}): object {
@@ -91,6 +94,7 @@ export function checkJson(archs: string[], files: CheckFile[], options: CheckJso
             occupancy: Object.fromEntries(c.perArch.map((p) => [p.arch, p.result && !p.fails ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null } : null])),
           })) ?? null,
           through: a.launch.through ?? null,
+          ...(options.nextSteps ? { nextSteps: nextStepsJson(report, a) } : {}),
         })),
         branches: file.branches ?? [],
         diagnostics: report.findings.map((f) => ({ ...at(f.span), severity: f.severity, code: f.code, message: f.message })),

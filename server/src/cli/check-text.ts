@@ -21,6 +21,7 @@ import { blocksPerSm, launchTitleText, noOccupancyText, occupancyPercent, regist
 import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 import { kernelPressureLines } from './check-pressure';
+import { nextStepLines } from './check-fixes';
 
 export interface CheckTextOptions {
   /** Findings and the summary only. */
@@ -94,7 +95,7 @@ function fileDetail(file: CheckFile, archs: string[], cwd: string, options: Chec
   if (kernels.length === 0 && report.analyses.length === 0) return options.verbose ? [`${shown}: no kernels or launches`] : [];
   const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}`];
   for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true), ...kernelPressureLines(report, kernel));
-  report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
+  report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...nextStepLines(report, analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
   return lines;
 }
 
