@@ -9,6 +9,7 @@ import { StatusBar } from './status-bar';
 import { registerChart } from './chart/chart-panel';
 import { registerArchitecturePicker } from './architecture-picker';
 import { registerNvccArgumentCommand } from './nvcc-argument-command';
+import { registerPressureHeatmap } from './pressure-heatmap';
 import { settingsOrigins } from './settings-origins';
 import { MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type MemoryUsage, type ServerStatus } from '../../server/src/protocol';
 
@@ -60,6 +61,7 @@ export class ClientContext {
     registerChart(this);
     registerArchitecturePicker(this);
     registerNvccArgumentCommand(this);
+    registerPressureHeatmap(this);
   }
 
   /** The server process's memory (MEMORY_USAGE_REQUEST), or undefined when it is not running. */

@@ -72,3 +72,19 @@ export interface MemoryUsage {
   /** Of those, the ones that compacted the old generation once the server settled; null when Node does not expose gc. */
   idleCompactions: number | null;
 }
+
+/** Client command: draws (or clears) the register pressure heat map over the active editor's kernels. The peak line's lens runs it. */
+export const TOGGLE_PRESSURE_HEATMAP_COMMAND = 'cudaOccupancy.togglePressureHeatmap';
+
+/**
+ * Client → server: register pressure per line of a document's kernels (an estimate from the PTX of
+ * its current text: values live before ptxas allocates registers), 0-based lines. Null: no PTX of
+ * this text yet (the file has not compiled since its last edit, or nvcc is not available).
+ */
+export const PRESSURE_REQUEST = 'cudaOccupancy/pressure';
+
+export interface PressureParams {
+  uri: string;
+}
+
+export type PressureResult = import('./core/report/pressure-report').PressureResult | null;

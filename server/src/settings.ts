@@ -49,6 +49,7 @@ export const SETTINGS_SCHEMA = {
   'divergence.minShare': spec<number>({ default: 8, type: 'number', minimum: 0, maximum: 100, description: 'Warn on a divergent branch only when the issue slots a split warp spends with lanes idle are at least this percentage of its kernel\'s (one pass, loops counted once). Below it the branch is a hint, and its hover still explains it.' }),
   'codeLens.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Show occupancy code lenses over kernels and launches.' }),
   'codeLens.waves': spec<boolean>({ default: false, type: 'boolean', description: 'Add to each launch\'s code lens the waves its grid runs on the first named GPU (`1.25 waves on the A100 SXM4 40GB (last 25% full)`), where the source fixes the grid.' }),
+  'pressure.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'After a file compiles, compile it to PTX too (`nvcc -ptx -lineinfo`, first target architecture) and estimate the register pressure of each kernel line: in the hover, a lens on the peak line, and the heat map (CUDA Occupancy: Toggle Register Pressure Heat Map). An estimate: PTX values before ptxas allocates registers.' }),
   gpus: spec<string[]>({
     default: [],
     type: 'array',

@@ -22,6 +22,7 @@ import { DEFAULT_SETTINGS } from '../settings';
 import type { Finding, Severity } from '../core/types';
 import type { CheckJson } from './check-json-types';
 import { toSarif } from './sarif';
+import { checkFixes } from './check-fixes';
 import { compareToBaseline, regressionsFail, withRegressions } from './baseline';
 import { loadBaseline } from './baseline-file';
 import { VERSION } from '../version';
@@ -44,11 +45,15 @@ const FLAGS = {
   '-D': 'list',
   '--std': 'string',
   '--jobs': 'string',
+  '--lines': 'boolean',
+  '--check-fixes': 'boolean',
   '--help': 'boolean',
 } as const;
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+  --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
+  --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
   --allow-compiler GLOB  a host compiler compile_commands.json may name (-ccbin, --compiler-bindir), as an absolute-path glob
                          (e.g. /usr/bin/g++-*); repeatable. Without it such options are dropped, with a line each.`;
 
@@ -130,6 +135,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
     const compiled = await compileUnits({ units, analyzer, nvccPath, archs, database, extraFlags: compilerFlags, timeoutMs: timeoutSeconds * 1000, jobs, policy, memoryLimitBytes });
     notes.push(...compiled.notes);
     compileFailures.push(...compiled.failures);
+    if (flags['--check-fixes']) notes.push(...(await checkFixes({ units, analyzer, nvccPath, archs, database, extraFlags: compilerFlags, policy, timeoutMs: timeoutSeconds * 1000, memoryLimitBytes })));
   }
 
   const checked: CheckFile[] = analysed.map(({ file, facts }) => {
@@ -160,7 +166,7 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
   const run = await runCheck(args, io);
   for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)]) io.err(`cuda-occupancy: ${note}\n`);
-  let json = checkJson(run.archs, run.files) as CheckJson;
+  let json = checkJson(run.archs, run.files, { pressureLines: flags['--lines'] === true, nextSteps: flags['--check-fixes'] === true }) as CheckJson;
   const regressions = baseline ? compareToBaseline(json, baseline) : [];
   if (baseline) json = withRegressions(json, regressions);
   if (format === 'json') io.out(JSON.stringify(json, null, 2) + '\n');
@@ -222,10 +228,10 @@ async function compileUnits({ units, analyzer, nvccPath, archs, database, extraF
     }
     if (result.entries.length === 0 && result.status !== 'ok') return;
     analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
-    // Divergent branches are priced from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
-    if (result.status !== 'ok' || !facts.branches.some((b) => b.kind === 'divergent')) return;
+    // The register pressure and the divergent branches' costs come from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
+    if (result.status !== 'ok' || !facts.kernels.some((k) => k.isDefinition)) return;
     const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: flags.flags, cwd: runIn, timeoutMs, memoryLimitBytes });
-    if (ptx.status !== 'ok') failures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (branch costs stay estimates)` });
+    if (ptx.status !== 'ok') failures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (no register pressure; branch costs stay estimates)` });
     else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
   };
   const worker = async () => {

@@ -7,6 +7,8 @@ import type { Kernel, Span } from '../core/types';
 import type { InstanceSpread, KernelFigures } from '../core/report/launch-analysis';
 import type { Branch, BranchKind } from '../core/body/divergence';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
+import { kernelPressureJson } from './check-pressure';
+import { nextStepsJson } from './check-fixes';
 
 export interface CheckFile {
   path: string;
@@ -26,7 +28,14 @@ export interface CheckInstance {
 
 const at = (span: Span) => ({ line: span.start.line + 1, column: span.start.character + 1 });
 
-export function checkJson(archs: string[], files: CheckFile[]): object {
+export interface CheckJsonOptions {
+  /** `--lines`: each kernel's register pressure per line, not only its peak. */
+  pressureLines?: boolean;
+  /** `--check-fixes`: each launch's register caps and what ptxas did with them (`launches[].nextSteps`). */
+  nextSteps?: boolean;
+}
+
+export function checkJson(archs: string[], files: CheckFile[], options: CheckJsonOptions = {}): object {
   return {
     version: 1,
     archs,
@@ -50,6 +59,8 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
             signature: i.signature,
             resources: Object.fromEntries(Object.entries(i.resources).map(([arch, f]) => [arch, resourceJson(f)])),
           })),
+          // From the PTX of the file (null without it): an estimate before register allocation.
+          pressure: kernelPressureJson(report, k, options.pressureLines === true),
         })),
         launches: report.analyses.map((a, index) => ({
           ...at(a.launch.span),
@@ -83,6 +94,7 @@ export function checkJson(archs: string[], files: CheckFile[]): object {
             occupancy: Object.fromEntries(c.perArch.map((p) => [p.arch, p.result && !p.fails ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null } : null])),
           })) ?? null,
           through: a.launch.through ?? null,
+          ...(options.nextSteps ? { nextSteps: nextStepsJson(report, a) } : {}),
         })),
         branches: file.branches ?? [],
         diagnostics: report.findings.map((f) => ({ ...at(f.span), severity: f.severity, code: f.code, message: f.message })),

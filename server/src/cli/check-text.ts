@@ -20,6 +20,8 @@ import { LIMIT_NAMES, bytes } from '../core/report/format';
 import { blocksPerSm, launchTitleText, noOccupancyText, occupancyPercent, registersShort } from '../core/report/launch-report';
 import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
+import { kernelPressureLines } from './check-pressure';
+import { nextStepLines } from './check-fixes';
 
 export interface CheckTextOptions {
   /** Findings and the summary only. */
@@ -92,8 +94,8 @@ function fileDetail(file: CheckFile, archs: string[], cwd: string, options: Chec
   const shown = displayPath(file.path, cwd);
   if (kernels.length === 0 && report.analyses.length === 0) return options.verbose ? [`${shown}: no kernels or launches`] : [];
   const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}${findingTally(report.findings, '; ')}`];
-  for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true));
-  report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
+  for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true), ...kernelPressureLines(report, kernel));
+  report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...nextStepLines(report, analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
   return lines;
 }
 

@@ -25,7 +25,10 @@ import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type DocumentReport, type
 import { resolveArchs, type FiguresFor, type KernelFigures } from './report/launch-analysis';
 import { chartForTarget } from './report/chart-data';
 import { partsForArchs, type GpuPart } from './gpu/gpu-parts';
-import type { QuickFixContext } from './report/quick-fixes';
+import { registerCaps, type QuickFixContext } from './report/quick-fixes';
+import { variantText, type CapCheck, type CapFigures } from './report/register-caps';
+import { entryNamesKernel } from './compiler/ptx-line-costs';
+import { modulePressure, pressureResult, type ModulePressure, type PressureResult } from './report/pressure-report';
 import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
@@ -35,6 +38,10 @@ export type { CompileError } from './compiler/compile-failure';
 
 export type { DocumentFacts } from './incremental/document-analysis';
 export type { DocumentReport, ReportSettings } from './report/document-report';
+export type { PressureResult } from './report/pressure-report';
+export type { CapCheck, CapFigures } from './report/register-caps';
+export { checkedOccupancy, capCheckText } from './report/register-caps';
+export { registerCaps } from './report/quick-fixes';
 export { DEFAULT_REPORT_SETTINGS } from './report/document-report';
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './incremental/document-sessions';
 
@@ -84,6 +91,21 @@ export type CompileState =
   | { state: 'running'; archs: readonly string[]; since: number }
   | { state: 'failed'; error: CompileError | null };
 
+/** A register cap a fix proposes, as the adapters compile it: the document's text with the fix, or the flag to add. */
+export interface CapVariant {
+  key: string;
+  kind: 'launch-bounds' | 'maxrregcount';
+  fix: string;
+  kernel: Kernel;
+  /** The text to compile (the document's, with the fix's edits). */
+  text: string;
+  /** Flags to add (`-maxrregcount=N`). */
+  flags: string[];
+}
+
+/** Where a cap's compile stands, as an adapter reports it: ptxas's entries when it finished. */
+export type CapCompileOutcome = { state: 'checking' } | { state: 'failed'; message: string } | { state: 'done'; entries: readonly PtxasFunctionFigures[] };
+
 /** A compiled instance of a kernel and its figures per target architecture. */
 export interface KernelInstanceFigures {
   mangledName: string | null;
@@ -105,6 +127,10 @@ export class Analyzer {
   /** Per translation unit: its compile failed with this error (shown at the top of the file and in its headers). */
   private readonly failures = new Map<string, CompileError | null>();
   private readonly ptx = new Map<string, CompiledPtx>();
+  /** The register pressure of each stored PTX, computed the first time a report of its text asks. */
+  private readonly pressures = new WeakMap<CompiledPtx, ModulePressure>();
+  /** Per document: ptxas's checks of its fixes' register caps, for the text (its hash) they were made on. */
+  private readonly capChecks = new Map<string, { text: string; checks: Map<string, CapCheck> }>();
   private settings: AnalysisSettings = { archs: ['sm_80', 'sm_90'], divergence: true, report: DEFAULT_REPORT_SETTINGS };
   private parts: readonly GpuPart[] = partsForArchs(['sm_80', 'sm_90'], []).parts;
   private unknownGpus: readonly string[] = [];
@@ -294,10 +320,57 @@ export class Analyzer {
     this.generation++;
   }
 
+  /**
+   * Register pressure per line of each kernel of an open document, from the PTX of its current
+   * text (null without one): what the heat map draws.
+   */
+  pressure(uri: string): PressureResult | null {
+    const report = this.report(uri);
+    return report && report.pressure.size > 0 ? pressureResult(report.pressure) : null;
+  }
+
+  /** The register caps a report's fixes propose, once each: what to compile to check them with ptxas. */
+  capVariants(report: DocumentReport, context: QuickFixContext = this.quickFixContext(report.facts.uri)): CapVariant[] {
+    const seen = new Map<string, CapVariant>();
+    for (const { cap } of registerCaps(report, context)) {
+      if (seen.has(cap.key)) continue;
+      seen.set(cap.key, { key: cap.key, kind: cap.kind, fix: cap.fix, kernel: cap.kernel, text: cap.edits.length ? variantText(report.facts.source, cap.edits) : report.facts.source.text, flags: cap.flag ? [cap.flag] : [] });
+    }
+    return [...seen.values()];
+  }
+
+  /** The caps of `text` already checked or being checked (an adapter compiles the others). */
+  capCheckState(uri: string, text: string, key: string): CapCheck | undefined {
+    const kept = this.capChecks.get(uri);
+    return kept && kept.text === this.textKey(text) ? kept.checks.get(key) : undefined;
+  }
+
+  /**
+   * How the check of a cap of `text` (the document's text the variant was made from) stands: the
+   * kernel's figures are read from ptxas's entries (for a template, its instantiation with the most
+   * registers on each architecture). Checks of another text are dropped.
+   */
+  setCapCheck(uri: string, text: string, variant: Pick<CapVariant, 'key' | 'kernel'>, outcome: CapCompileOutcome): void {
+    const key = this.textKey(text);
+    let kept = this.capChecks.get(uri);
+    if (!kept || kept.text !== key) this.capChecks.set(uri, (kept = { text: key, checks: new Map() }));
+    kept.checks.set(variant.key, this.capCheckOf(variant.kernel, outcome));
+    this.generation++;
+  }
+
+  /** Checks still marked as running (their compile was cancelled): forgotten, to be asked again. */
+  clearRunningCapChecks(uri: string): void {
+    const kept = this.capChecks.get(uri);
+    if (!kept) return;
+    for (const [key, check] of kept.checks) if (check.state === 'checking') kept.checks.delete(key);
+    this.generation++;
+  }
+
   /** Forget what was kept for a closed document (its figures stay: other files' launches may use its kernels). */
   forget(uri: string): void {
     this.reports.delete(uri);
     this.ptx.delete(uri);
+    this.capChecks.delete(uri);
   }
 
   /** Kernel bodies of `uri` not analysed yet, the one at `position` first (a hover waits for it). */
@@ -309,6 +382,7 @@ export class Analyzer {
 
   private reportInput(uri: string, facts: DocumentFacts) {
     const path = this.keyOf(uri);
+    const ptx = this.ptxFor(uri, facts.source.text);
     return {
       facts,
       path,
@@ -319,9 +393,11 @@ export class Analyzer {
       instancesOf: (kernel: Kernel) => {
         if (!this.figures.hasCompiled) return [];
         const definition = this.definitionOf(path, kernel);
-        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ signature: i.signature, resources: i.resources }));
+        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ mangledName: i.mangledName, signature: i.signature, resources: i.resources }));
       },
-      ptx: this.ptxFor(uri, facts.source.text),
+      ptx,
+      pressure: ptx ? this.pressureOf(uri) : null,
+      capChecks: this.capChecksFor(uri, facts.source.text),
       parts: this.parts,
     };
   }
@@ -386,6 +462,39 @@ export class Analyzer {
     const ptx = this.ptx.get(uri);
     const hash = this.options.contentHash;
     return ptx && hash && ptx.sourceHash === hash(text) ? { text: ptx.text, filePath: ptx.filePath } : null;
+  }
+
+  private capChecksFor(uri: string, text: string): ReadonlyMap<string, CapCheck> {
+    const kept = this.capChecks.get(uri);
+    return kept && kept.text === this.textKey(text) ? kept.checks : new Map();
+  }
+
+  private capCheckOf(kernel: Kernel, outcome: CapCompileOutcome): CapCheck {
+    if (outcome.state !== 'done') return outcome;
+    // Only the kernel's own entries: a variant compiles the whole file.
+    const entries = outcome.entries.filter((e) => entryNamesKernel(e.mangledName, kernel.name));
+    const mapped = mapKernelResources({ kernels: [kernel], entries, source: 'ptxas' }).kernels[0];
+    const perArch: Record<string, CapFigures> = {};
+    for (const instance of mapped?.instances ?? []) {
+      for (const [arch, f] of Object.entries(instance.resources)) {
+        if (f.numRegs === null || (perArch[arch] && perArch[arch].numRegs >= f.numRegs)) continue;
+        perArch[arch] = { numRegs: f.numRegs, spillStoreBytes: f.spillStoreBytes ?? 0, spillLoadBytes: f.spillLoadBytes ?? 0, stackFrameBytes: f.stackFrameBytes ?? 0 };
+      }
+    }
+    return Object.keys(perArch).length ? { state: 'done', perArch } : { state: 'failed', message: `ptxas reported no figures for ${kernel.name}` };
+  }
+
+  /** What a text is known by: its hash when the analyzer has one (texts run to megabytes), else itself. */
+  private textKey(text: string): string {
+    return this.options.contentHash ? this.options.contentHash(text) : text;
+  }
+
+  private pressureOf(uri: string): ModulePressure | null {
+    const ptx = this.ptx.get(uri);
+    if (!ptx) return null;
+    let pressure = this.pressures.get(ptx);
+    if (!pressure) this.pressures.set(ptx, (pressure = modulePressure(ptx.text)));
+    return pressure;
   }
 
   private kernelsOf(uri: string): Kernel[] {

@@ -19,7 +19,7 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createAnalyzer, describeCompileFailure, looksCompiledAtRunTime, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type CompileState, type DocumentReport } from '../core/analyzer';
+import { createAnalyzer, type CapVariant, describeCompileFailure, looksCompiledAtRunTime, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type CompileState, type DocumentReport } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
@@ -31,9 +31,9 @@ import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
-import { CompileService, type DocumentPtx } from '../nvcc/compile-service';
+import { CompileService, type DocumentPtx, type VariantResult } from '../nvcc/compile-service';
 import { contentHash } from '../nvcc/compile-ptx';
-import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type ServerStatus } from '../protocol';
+import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, PRESSURE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type PressureParams, type PressureResult, type ServerStatus } from '../protocol';
 import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
@@ -71,6 +71,8 @@ export class CudaOccupancyServer {
    * that include an open header, or define a kernel an open file launches), and who wants each.
    */
   private readonly backgroundUnits = new Map<string, Set<string>>();
+  /** Register caps being checked with ptxas, per document and cap key: the text and kernel each was made from. */
+  private readonly capsInFlight = new Map<string, Map<string, { text: string; variant: CapVariant }>>();
   /** Each unit's last outcome (failed or fine), to go back to when a run is cancelled. */
   private readonly lastOutcome = new Map<string, CompileState | null>();
 
@@ -88,12 +90,15 @@ export class CudaOccupancyServer {
       isOpen: (uri) => this.documents.has(uri) || this.backgroundUnits.has(uri),
       log: (m) => connection.console.log(m),
       cacheDir: init.cacheDir,
-      wantsPtx: (uri) => this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false),
+      // For the register pressure of an open document, and for the costs of its divergent branches.
+      variantsFor: (uri) => this.capVariantsToCheck(uri),
+      wantsPtx: (uri) => this.documents.has(uri) && (this.settings['pressure.enabled'] || (this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false))),
     });
     this.compile.onResult((result) => this.onCompiled(result));
     this.compile.onCompileStart((uri, archs) => this.onCompileStart(uri, archs));
     this.compile.onCompileEnd((uri) => this.onCompileEnd(uri));
     this.compile.onPtx((ptx) => this.onPtx(ptx));
+    this.compile.onVariant((variant) => this.onVariantCompiled(variant));
     this.compile.onStateChange(() => this.sendStatus());
   }
 
@@ -164,6 +169,7 @@ export class CudaOccupancyServer {
     c.onCodeLens((p) => this.onCodeLens(p));
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
+    c.onRequest(PRESSURE_REQUEST, (p: PressureParams) => this.onPressure(p));
     c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector : null));
     c.onShutdown(() => {
       clearTimeout(this.completionTimer);
@@ -229,6 +235,7 @@ export class CudaOccupancyServer {
         divergenceMinShare: settings['divergence.minShare'],
         divergenceEnabled: settings['divergence.enabled'],
         gridFindings: settings.gridFindings,
+        pressureEnabled: settings['pressure.enabled'],
       },
     });
     const { unknown } = this.analyzer.gpus;
@@ -305,6 +312,12 @@ export class CudaOccupancyServer {
     });
   }
 
+  private onPressure(params: PressureParams): PressureResult {
+    return this.safely('pressure', null, () => {
+      return this.settings['pressure.enabled'] ? this.analyzer.pressure(params.uri) : null;
+    });
+  }
+
   /**
    * Compile what an open document's figures need: the document itself when it is a `.cu`; for a
    * header, the units that include it (and launch or instantiate its kernels); and the `.cu` files
@@ -377,9 +390,42 @@ export class CudaOccupancyServer {
   /** A run ended without a result (cancelled by a newer save, closed): back to what the last result said. */
   private onCompileEnd(uri: string): void {
     this.safely('compile end', undefined, () => {
+      // Caps whose check did not finish (a newer save cancelled it) are asked again after the next compile.
+      if (this.capsInFlight.get(uri)?.size) this.analyzer.clearRunningCapChecks(uri);
+      this.capsInFlight.delete(uri);
       if (this.analyzer.compileState(uri)?.state !== 'running') return;
       this.analyzer.setCompileState(uri, this.lastOutcome.get(uri) ?? null);
       this.refreshFigures();
+    });
+  }
+
+  /**
+   * After an open document's figures are in: the register caps its fixes propose that ptxas has not
+   * checked for this text, marked as being checked (the fixes and the hover say so until they are).
+   */
+  private capVariantsToCheck(uri: string): Array<{ key: string; text: string; flags: string[] }> {
+    return this.safely('register caps', [], () => {
+      if (!this.documents.has(uri)) return [];
+      const report = this.analyzer.report(uri);
+      if (!report) return [];
+      const text = report.facts.source.text;
+      const variants = this.analyzer.capVariants(report).filter((v) => !this.analyzer.capCheckState(uri, text, v.key));
+      const inFlight = new Map<string, { text: string; variant: CapVariant }>();
+      for (const variant of variants) {
+        this.analyzer.setCapCheck(uri, text, variant, { state: 'checking' });
+        inFlight.set(variant.key, { text, variant });
+      }
+      this.capsInFlight.set(uri, inFlight);
+      return variants.map((v) => ({ key: v.key, text: v.text, flags: v.flags }));
+    });
+  }
+
+  private onVariantCompiled({ uri, key, result }: VariantResult): void {
+    this.safely('register cap check', undefined, () => {
+      const pending = this.capsInFlight.get(uri)?.get(key);
+      if (!pending || !this.documents.has(uri)) return;
+      this.capsInFlight.get(uri)!.delete(key);
+      this.analyzer.setCapCheck(uri, pending.text, pending.variant, result.status === 'ok' ? { state: 'done', entries: result.entries } : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` });
     });
   }
 
@@ -419,6 +465,8 @@ export class CudaOccupancyServer {
       if (!this.documents.has(ptx.uri)) return;
       this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash });
       this.scheduleDiagnostics(ptx.uri);
+      // The pressure lens follows the PTX.
+      if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
     });
   }
 

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
+import { compileVariant } from './compile-variant';
 import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand, type CompileFlags } from './compile-commands';
 import { defaultCacheDir, ResourceCache } from './resource-cache';
 import { chooseNvcc, expandHome, findOnPath } from './locate-nvcc';
@@ -26,6 +27,18 @@ export interface CompileServiceOptions {
   cacheDir?: string | null;
   /** Whether a document's PTX is worth compiling (it has divergent branches to price); default: always. */
   wantsPtx?: (uri: string) => boolean;
+  /**
+   * The variants of a document to compile once its figures are in (the register caps its fixes propose,
+   * each a full text and flags to add); the caller has marked them as being checked. Default: none.
+   */
+  variantsFor?: (uri: string) => ReadonlyArray<{ key: string; text: string; flags: readonly string[] }>;
+}
+
+/** A variant's compile finished (cancelled ones are not reported). */
+export interface VariantResult {
+  readonly uri: string;
+  readonly key: string;
+  readonly result: CompileResourcesResult;
 }
 
 /** The PTX of a saved document (`nvcc -ptx -lineinfo`, first target arch) and the content it was compiled from. */
@@ -54,6 +67,7 @@ export class CompileService {
   private readonly ptxCache: ResourceCache<PtxText>;
   private readonly resultListeners: Array<(figures: DocumentFigures) => void> = [];
   private readonly ptxListeners: Array<(ptx: DocumentPtx) => void> = [];
+  private readonly variantListeners: Array<(variant: VariantResult) => void> = [];
   private readonly stateListeners: Array<() => void> = [];
   /** Keys whose values the workspace sets (see readSettings), or null when the client did not say. */
   private fromWorkspace: ReadonlySet<SettingKey> | null = null;
@@ -89,6 +103,11 @@ export class CompileService {
   /** PTX for a document whose figures compile succeeded; not called when the PTX compile fails or is cancelled. */
   onPtx(listener: (ptx: DocumentPtx) => void): void {
     this.ptxListeners.push(listener);
+  }
+
+  /** A variant's figures (after the document's own figures and PTX, in the same slot). */
+  onVariant(listener: (variant: VariantResult) => void): void {
+    this.variantListeners.push(listener);
   }
 
   onStateChange(listener: () => void): void {
@@ -139,7 +158,10 @@ export class CompileService {
       maxParallel: settings['nvcc.maxParallel'],
       isOpen: this.options.isOpen,
       compile: (request, signal) => this.compile(nvccPath, request.path, archs(), signal),
-      afterCompile: (request, result, signal) => this.compileDocumentPtx(nvccPath, request.uri, request.path, result, signal),
+      afterCompile: async (request, result, signal) => {
+        await this.compileDocumentPtx(nvccPath, request.uri, request.path, result, signal);
+        await this.compileVariants(nvccPath, request.uri, request.path, archs(), result, signal);
+      },
     });
     scheduler.onResult((figures) => {
       for (const l of this.resultListeners) l(figures);
@@ -215,6 +237,28 @@ export class CompileService {
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
     const ptx: DocumentPtx = { uri, path: file, arch, text: result.ptx.text, sourceHash: result.sourceHash, producedAt: result.ptx.producedAt };
     for (const l of this.ptxListeners) l(ptx);
+  }
+
+  /**
+   * The document's variants, one after another in its slot and under its signal (a newer save cancels
+   * them), with the figures compile's flags and cache, once its own figures are in.
+   */
+  private async compileVariants(nvccPath: string, uri: string, file: string, archs: string[], figures: CompileResourcesResult, signal: AbortSignal): Promise<void> {
+    if (figures.status !== 'ok' || !this.settings || !this.options.variantsFor) return;
+    const variants = this.options.variantsFor(uri);
+    if (variants.length === 0) return;
+    const flags = this.flagsFor(file);
+    this.changed();
+    for (const variant of variants) {
+      if (signal.aborted) return;
+      const result = await compileVariant({
+        nvccPath, filePath: file, text: variant.text, extraFlags: variant.flags, archs, flags: flags.flags, cwd: flags.cwd ?? path.dirname(file),
+        timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000, signal, cache: this.cache, memoryLimitBytes: this.settings['nvcc.memoryLimitMB'] * 1024 * 1024,
+      });
+      this.options.log(`nvcc ${result.status} for a variant of ${file} (${variant.key}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`);
+      if (signal.aborted || result.status === 'cancelled') return;
+      for (const l of this.variantListeners) l({ uri, key: variant.key, result });
+    }
   }
 
   private flagsFor(file: string): ResolvedFlags {

@@ -86,8 +86,15 @@ function isInstruction(line: string): boolean {
   return line.endsWith(';');
 }
 
+/** The `.file` table alone (number to path), without reading the functions. */
+export function ptxFiles(text: string): Map<number, string> {
+  const files = new Map<number, string>();
+  for (const m of text.matchAll(/^\s*\.file\s+(\d+)\s+"([^"]*)"/gm)) files.set(Number(m[1]), m[2]);
+  return files;
+}
+
 /** The `.file` numbers whose path ends with `path` (compared by its last components). */
-export function fileIdsFor(module: PtxModule, path: string): Set<number> {
+export function fileIdsFor(module: { files: ReadonlyMap<number, string> }, path: string): Set<number> {
   const norm = (p: string) => p.replace(/\\/g, '/');
   const wanted = norm(path);
   const base = wanted.slice(wanted.lastIndexOf('/') + 1);
@@ -101,8 +108,13 @@ export function fileIdsFor(module: PtxModule, path: string): Set<number> {
 
 /** The `.entry` functions of a kernel: its plain (`extern "C"`) or Itanium-mangled name (`_Z6reducePfi`, `_ZN2ns6reduce...`). */
 export function ptxEntriesFor(module: PtxModule, kernelName: string): PtxFunction[] {
+  return module.functions.filter((f) => f.kind === 'entry' && entryNamesKernel(f.name, kernelName));
+}
+
+/** Whether a PTX entry's name is the kernel's: plain (`extern "C"`) or Itanium-mangled. */
+export function entryNamesKernel(entryName: string, kernelName: string): boolean {
   const mangled = `${kernelName.length}${kernelName}`;
-  return module.functions.filter((f) => f.kind === 'entry' && (f.name === kernelName || new RegExp(`^_Z(?:N.*?)?(?:I.*?)?${mangled}(?![A-Za-z_])`).test(f.name) || f.name.includes(mangled)));
+  return entryName === kernelName || new RegExp(`^_Z(?:N.*?)?(?:I.*?)?${mangled}(?![A-Za-z_])`).test(entryName) || entryName.includes(mangled);
 }
 
 /** Instructions of `functions` whose source location falls in one of `spans` (0-based spans, end exclusive). */

@@ -15,6 +15,8 @@ import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
 import type { GpuPart } from '../gpu/gpu-parts';
+import { kernelPressures, type KernelPressureView, type ModulePressure } from './pressure-report';
+import type { CapCheck } from './register-caps';
 
 export interface ReportSettings {
   latencyCycles: number;
@@ -25,6 +27,8 @@ export interface ReportSettings {
   divergenceEnabled: boolean;
   /** `small-grid` and `tail-effect` hints on grids the source fixes (default on). */
   gridFindings?: boolean;
+  /** Register pressure per line from the PTX, when there is PTX of the text (default on). */
+  pressureEnabled?: boolean;
 }
 
 export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceMinShare: 8, divergenceEnabled: true };
@@ -47,10 +51,16 @@ export interface DocumentReport {
   compiled: Map<Kernel, CompiledInstance[]>;
   /** The thresholds divergent branches were judged by (their hovers say so). */
   divergenceSeverity: DivergenceSeverityOptions;
+  /** Register pressure per line of each kernel definition the PTX has (empty without PTX of this text). */
+  pressure: Map<Kernel, KernelPressureView>;
+  /** ptxas's checks of the register caps the fixes propose, by cap key (register-caps.ts), for this text. */
+  capChecks: ReadonlyMap<string, CapCheck>;
 }
 
 /** A compiled instance of a kernel: its signature and its figures per target architecture. */
 export interface CompiledInstance {
+  /** The mangled name ptxas reported, when the caller knows it. */
+  mangledName?: string | null;
   signature: string | null;
   resources: Record<string, KernelFigures>;
 }
@@ -70,6 +80,10 @@ export interface ReportInput {
   compilerFindings?: Finding[];
   /** Only for PTX compiled from exactly `facts.source.text`: its `.loc` lines are read against the facts' spans. */
   ptx?: ReportPtx | null;
+  /** The register pressure of `ptx` (modulePressure), computed once per PTX by the caller. */
+  pressure?: ModulePressure | null;
+  /** Checks of register caps made on exactly `facts.source.text` (default none). */
+  capChecks?: ReadonlyMap<string, CapCheck>;
   /** A SASS listing (`cuobjdump -sass`, `nvdisasm --print-line-info`) of exactly `facts.source.text`, when the caller has one (neither the server nor the CLI runs those tools yet). */
   sass?: ReportPtx | null;
   /** Analyses one launch (default: analyzeLaunch; the incremental layer passes one that reuses earlier versions' analyses). */
@@ -97,7 +111,7 @@ export interface LaunchAnalysisInput {
 
 const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
+export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, pressure = null, capChecks = new Map(), sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
   let aliases: TypeAliases | undefined;
   const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
@@ -145,5 +159,19 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   ], findSuppressions(facts.source));
   const compiled = new Map<Kernel, CompiledInstance[]>();
   if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
-  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity };
+  const allocated = (kernel: Kernel, entry: string, arch: string | null): number | null => {
+    if (!arch) return null;
+    const instances = compiled.get(kernel) ?? [];
+    const instance = instances.find((i) => i.mangledName === entry) ?? (instances.length === 1 ? instances[0] : undefined);
+    const fromInstance = instance?.resources[arch]?.numRegs;
+    if (fromInstance !== undefined && fromInstance !== null) return fromInstance;
+    if (kernel.templateParams) return null;
+    for (const a of byKernel.get(kernel) ?? []) {
+      const regs = a.perArch.find((p) => p.arch === arch)?.figures.numRegs;
+      if (regs !== undefined && regs !== null) return regs;
+    }
+    return null;
+  };
+  const pressureViews = ptx && pressure && settings.pressureEnabled !== false ? kernelPressures(facts.kernels, pressure, ptx.filePath, allocated) : new Map<Kernel, KernelPressureView>();
+  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity, pressure: pressureViews, capChecks };
 }

@@ -6,6 +6,9 @@ import { mdText } from './format';
 import { compiledLines, compiledText, issueBoundMatters, launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
 import { gpuLines } from './gpu-text';
+import { pressureAt, pressureHoverMarkdown } from './pressure-report';
+import { registerCaps } from './quick-fixes';
+import { capCheckText } from './register-caps';
 
 /** Markdown for the hover at a place, and the span it is about. */
 export interface HoverText {
@@ -28,7 +31,7 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
       };
     });
     const latencyOnGpus = (report.gpus[index] ?? []).some((g) => g.latency !== null);
-    return { markdown: launchHoverMarkdown(analysis, { ...more, latencyOnGpus, lines: [...onGpus, ...(more.lines ?? [])] }), span: analysis.launch.nameSpan };
+    return { markdown: launchHoverMarkdown(analysis, { ...more, latencyOnGpus, capChecks: capChecksOf(report, analysis), lines: [...onGpus, ...(more.lines ?? [])] }), span: analysis.launch.nameSpan };
   }
   for (const [kernel, analyses] of report.byKernel) {
     if (!contains(kernel.nameSpan, position)) continue;
@@ -50,5 +53,24 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
   }
   const branches = branchesAt(report.branches, position);
   if (branches.length > 0) return { markdown: branchHoverMarkdown(branches, report.divergenceSeverity), span: branches[0].conditionSpan };
+  // Anywhere else in a kernel's body: the register pressure of the line, when the PTX has it.
+  const pressure = pressureAt(report.pressure, position);
+  if (pressure) {
+    const lineEnd = report.facts.source.text.split(/\r?\n|\r/, position.line + 1)[position.line]?.length ?? position.character;
+    return { markdown: pressureHoverMarkdown(pressure.view, pressure.line), span: { start: { line: position.line, character: 0 }, end: { line: position.line, character: lineEnd } } };
+  }
   return null;
+}
+
+/** What ptxas did with the register caps the launch's next step proposes (none asked: empty). */
+function capChecksOf(report: DocumentReport, analysis: DocumentReport['analyses'][number]): NonNullable<ReportExtras['capChecks']> {
+  if (report.capChecks.size === 0) return {};
+  const out: NonNullable<ReportExtras['capChecks']> = {};
+  for (const { cap, arch } of registerCaps(report).filter((c) => c.analysis === analysis)) {
+    const text = capCheckText(analysis, arch, report.capChecks.get(cap.key));
+    if (!text) continue;
+    if (cap.kind === 'launch-bounds') out.launchBounds = text;
+    else out.maxrregcount = { fix: cap.fix, text };
+  }
+  return out;
 }

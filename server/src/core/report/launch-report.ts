@@ -16,6 +16,8 @@ export interface ReportExtras {
   /** The latency estimate is given on named GPUs (in `lines`), with their own figures: no per-architecture one. */
   latencyOnGpus?: boolean;
   now?: number;
+  /** What ptxas did with the next step's register caps (register-caps.ts), or "checking with ptxas…". */
+  capChecks?: { launchBounds?: string | null; maxrregcount?: { fix: string; text: string } | null };
 }
 
 /** The launch's heading, markdown: "**k\<256\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory". */
@@ -206,7 +208,7 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   const missing = analysis.candidates ? [] : analysis.perArch.filter((a) => a.fails || (!a.result && a.reason && !(a.figures.numRegs === null && a.budget)));
   for (const [reason, archs] of groupBy(missing, (a) => a.fails ?? a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
-  const next = nextStepLine(analysis);
+  const next = nextStepLine(analysis, extras.capChecks);
   if (next) parts.push(next);
   const latency = extras.latencyOnGpus ? null : latencyLine(analysis);
   if (latency) parts.push(latency);
@@ -300,7 +302,7 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
 }
 
 /** "**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%). Try `__launch_bounds__(256, 8)` ..." */
-export function nextStepLine(analysis: LaunchAnalysis): string | null {
+export function nextStepLine(analysis: LaunchAnalysis, checks: ReportExtras['capChecks'] = {}): string | null {
   const p = analysis.perArch.find((x) => x.result && x.nextStep && !x.fails && !x.upperBound);
   const threads = analysis.threadsPerBlock;
   if (!p || threads === null) return null;
@@ -311,8 +313,9 @@ export function nextStepLine(analysis: LaunchAnalysis): string | null {
   const steps: string[] = [];
   const cap = p.atRegisterCap;
   if (cap && p.figures.numRegs !== null && cap.numRegs < p.figures.numRegs) {
-    const bounds = p.launchBoundsCapForNext !== null ? ` Try \`__launch_bounds__(${threads}, ${cap.activeBlocks})\` (ptxas may spill to meet it).` : '';
-    steps.push(`at ≤ ${cap.numRegs} registers per thread, ${cap.activeBlocks} blocks fit (${percent(cap.occupancy)}) on ${p.arch}.${bounds}`);
+    const bounds = p.launchBoundsCapForNext !== null ? ` Try \`__launch_bounds__(${threads}, ${cap.activeBlocks})\` (${checks.launchBounds ?? 'ptxas may spill to meet it'}).` : '';
+    const flag = checks.maxrregcount ? ` With \`${checks.maxrregcount.fix}\`: ${checks.maxrregcount.text}.` : '';
+    steps.push(`at ≤ ${cap.numRegs} registers per thread, ${cap.activeBlocks} blocks fit (${percent(cap.occupancy)}) on ${p.arch}.${bounds}${flag}`);
   }
   if (sharedMemory.maxSharedMemPerBlock !== null && r.limitingFactors.includes('sharedMemory')) {
     steps.push(`at ≤ ${bytes(sharedMemory.maxSharedMemPerBlock)} shared memory per block (now ${bytes(r.allocatedSharedMemPerBlock)} allocated), ${sharedMemory.targetBlocks} blocks fit (${occAt(sharedMemory.targetBlocks)}).`);

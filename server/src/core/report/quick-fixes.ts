@@ -20,6 +20,7 @@ import { contains, isIdentCharAt, offsetAt, positionAt, type SourceText } from '
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import { insertionPointFor } from './insertion-point';
 import { percent } from './format';
+import { capCheckText, launchBoundsCapKey, maxrregcountCapKey, type RegisterCap } from './register-caps';
 
 /** The client command that adds an argument to `cudaOccupancy.nvcc.args`. */
 export const ADD_NVCC_ARGUMENT_COMMAND = 'cudaOccupancy.addNvccArgument';
@@ -63,7 +64,7 @@ export function quickFixes(report: DocumentReport, span: Span, findings: readonl
   const fixes: QuickFix[] = [];
   for (const analysis of report.analyses) {
     if (!overlaps(analysis.launch.span, span)) continue;
-    fixes.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis, context), ...blockSizeActions(report, analysis), ...maxrregcountActions(analysis));
+    fixes.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis, context), ...blockSizeActions(report, analysis), ...maxrregcountActions(report, analysis));
   }
   for (const finding of findings) {
     if (finding.code !== 'dynamic-smem-needs-opt-in') continue;
@@ -126,25 +127,70 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
  * macro that may supply bounds already; a warning in the title when another launch of the kernel would exceed it.
  */
 function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis, context: QuickFixContext): QuickFix[] {
+  const proposal = launchBoundsProposal(report, analysis, context);
+  if (!proposal) return [];
+  if (proposal.disabled) return [{ title: proposal.title, kind: 'quickfix', disabled: proposal.disabled }];
+  const checked = capCheckText(analysis, proposal.arch, report.capChecks.get(proposal.cap.key));
+  const title = checked ? `${proposal.title} — ${checked}` : proposal.title;
+  return [{ title: proposal.over ? `${title} ⚠ ${proposal.over}` : title, kind: 'quickfix', edits: proposal.cap.edits }];
+}
+
+interface CapProposal {
+  cap: RegisterCap;
+  title: string;
+  /** The architecture the cap was computed for (the first with a result). */
+  arch: string;
+  disabled?: string;
+  /** Other launches the bound would make fail. */
+  over?: string | null;
+}
+
+function launchBoundsProposal(report: DocumentReport, analysis: LaunchAnalysis, context: QuickFixContext): CapProposal | null {
   const kernel = analysis.kernel;
   const p = first(analysis);
   const threads = analysis.threadsPerBlock;
-  if (!kernel || !p || threads === null || !kernel.isDefinition || !sameDocument(report, kernel)) return [];
+  if (!kernel || !p || threads === null || !kernel.isDefinition || !sameDocument(report, kernel)) return null;
   const cap = p.atRegisterCap;
-  if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs) return [];
+  if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs) return null;
   const target = cap.activeBlocks;
   const cluster = kernel.launchBounds?.args[2]?.trim();
   const text = `__launch_bounds__(${threads}, ${target}${cluster ? `, ${cluster}` : ''})`;
   const title = `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`;
+  const base = { key: launchBoundsCapKey(kernel, text), kind: 'launch-bounds' as const, fix: text, kernel, flag: null };
   if (!kernel.launchBounds) {
     const macro = macroSupplyingBounds(report.facts.source, kernel, (name) => context.macroBody?.(name) ?? localMacro(report, name));
-    if (macro) return [{ title, kind: 'quickfix', disabled: macro }];
+    if (macro) return { cap: { ...base, edits: [] }, title, arch: p.arch, disabled: macro };
   }
   const source = report.facts.source;
   const at = positionAt(source, declaratorStart(source, offsetAt(source, kernel.nameSpan.start)));
   const edit: SourceEdit = kernel.launchBounds ? { span: kernel.launchBounds.span, newText: text } : { span: { start: at, end: at }, newText: `${text} ` };
-  const over = launchesOver(report, analysis, kernel, threads, context);
-  return [{ title: over ? `${title} ⚠ ${over}` : title, kind: 'quickfix', edits: [edit] }];
+  return { cap: { ...base, edits: [edit] }, title, arch: p.arch, over: launchesOver(report, analysis, kernel, threads, context) };
+}
+
+function maxrregcountProposal(analysis: LaunchAnalysis): CapProposal | null {
+  const p = first(analysis);
+  const cap = p?.atRegisterCap;
+  if (!p || !cap || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs || p.figures.source !== 'ptxas' || !analysis.kernel) return null;
+  const arg = `-maxrregcount=${cap.numRegs}`;
+  return {
+    cap: { key: maxrregcountCapKey(analysis.kernel, cap.numRegs), kind: 'maxrregcount', fix: arg, kernel: analysis.kernel, edits: [], flag: arg },
+    title: `Limit registers with \`${arg}\` (all kernels compiled with these settings; ${cap.activeBlocks} blocks/SM for ${analysis.launch.kernelName} on ${p.arch})`,
+    arch: p.arch,
+  };
+}
+
+/**
+ * The register caps the document's fixes propose, per launch: what the adapters compile to check
+ * them with ptxas (a cap offered greyed out, beside a macro, is not checked).
+ */
+export function registerCaps(report: DocumentReport, context: QuickFixContext = {}): Array<{ analysis: LaunchAnalysis; cap: RegisterCap; arch: string }> {
+  const found: Array<{ analysis: LaunchAnalysis; cap: RegisterCap; arch: string }> = [];
+  for (const analysis of report.analyses) {
+    for (const proposal of [launchBoundsProposal(report, analysis, context), maxrregcountProposal(analysis)]) {
+      if (proposal && !proposal.disabled) found.push({ analysis, cap: proposal.cap, arch: proposal.arch });
+    }
+  }
+  return found;
 }
 
 /** Where a declarator starts: before the qualifiers of its name (`ns::`, `Outer<T>::`, a leading `::`). */
@@ -272,14 +318,14 @@ function blockSizeActions(report: DocumentReport, analysis: LaunchAnalysis): Qui
   ];
 }
 
-function maxrregcountActions(analysis: LaunchAnalysis): QuickFix[] {
-  const p = first(analysis);
-  const cap = p?.atRegisterCap;
-  if (!p || !cap || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs || p.figures.source !== 'ptxas') return [];
-  const arg = `-maxrregcount=${cap.numRegs}`;
+function maxrregcountActions(report: DocumentReport, analysis: LaunchAnalysis): QuickFix[] {
+  const proposal = maxrregcountProposal(analysis);
+  if (!proposal) return [];
+  const arg = proposal.cap.flag!;
+  const checked = capCheckText(analysis, proposal.arch, report.capChecks.get(proposal.cap.key));
   return [
     {
-      title: `Limit registers with \`${arg}\` (all kernels compiled with these settings; ${cap.activeBlocks} blocks/SM for ${analysis.launch.kernelName} on ${p.arch})`,
+      title: checked ? `${proposal.title} — ${checked}` : proposal.title,
       kind: 'quickfix',
       command: { title: `Add ${arg} to cudaOccupancy.nvcc.args`, command: ADD_NVCC_ARGUMENT_COMMAND, arguments: [arg] },
     },

@@ -1,0 +1,82 @@
+/**
+ * Register-capping quick fixes checked by ptxas, through the bundled server: once a file's own
+ * figures are in, the server compiles each cap its fixes propose (`__launch_bounds__(256, 5)` on the
+ * kernel, `-maxrregcount=48` for the file) from a copy in the temp dir, and the fix's title and the
+ * hover's next step say what ptxas did; "checking with ptxas…" until then. nvcc is
+ * test/fixtures/fake-nvcc/nvcc-capped, which caps and spills by a fixed rule.
+ */
+import * as assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import type { CodeAction } from 'vscode-languageserver-protocol';
+import { LspSession, REPO_ROOT, fileUri } from '../support/lsp-session';
+import { fakeNvcc } from '../support/nvcc';
+
+const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'register-caps', 'capped.cu');
+
+describe('quick fixes checked by ptxas (bundled server, fake nvcc)', function () {
+  this.timeout(60000);
+  let dir: string;
+  let session: LspSession | null = null;
+  let argsLog: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-caps-'));
+    cpSync(FIXTURE, path.join(dir, 'capped.cu'));
+    argsLog = path.join(dir, 'args.log');
+  });
+  afterEach(async () => {
+    await session?.stop();
+    session = null;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const titlesAt = async (uri: string, line: number) => {
+    const actions = (await session!.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: { line, character: 4 }, end: { line, character: 4 } }, context: { diagnostics: [] } })) ?? [];
+    return actions.map((a) => a.title);
+  };
+  const until = async <T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string) => {
+    const deadline = Date.now() + 30000;
+    let value = await read();
+    while (!accept(value)) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(value)}\n${session!.logs.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 100));
+      value = await read();
+    }
+    return value;
+  };
+
+  it('says "checking with ptxas…" while the caps compile, then what ptxas did: no spills for roomy, spills for heavy', async () => {
+    session = await LspSession.start({
+      rootDir: dir,
+      settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-capped') } },
+      initializationOptions: { cacheDir: null },
+      env: { FAKE_NVCC_DELAY_MS: '700', FAKE_NVCC_ARGS_LOG: argsLog },
+    });
+    const file = path.join(dir, 'capped.cu');
+    const uri = fileUri(file);
+    session.open(uri, readFileSync(file, 'utf8'));
+    const roomy = 15; // roomy<<<...>>>
+    const heavy = 16;
+
+    const checking = await until(() => titlesAt(uri, heavy), (t) => t.some((x) => x.endsWith('— checking with ptxas…')), 'no fix checking with ptxas');
+    assert.ok(checking.some((t) => t.startsWith('Cap registers for 5 blocks/SM at 256 threads (62.5% on sm_80): add `__launch_bounds__(256, 5)`') && t.endsWith('— checking with ptxas…')), checking.join('\n'));
+
+    const done = await until(() => titlesAt(uri, heavy), (t) => t.filter((x) => x.includes('— ptxas:')).length === 2, 'no checked fixes');
+    assert.ok(done.includes('Cap registers for 5 blocks/SM at 256 threads (62.5% on sm_80): add `__launch_bounds__(256, 5)` (ptxas targets ≤ 48 registers, now 64; it may spill to meet it) — ptxas: 48 registers, 128 B spill stores / 132 B loads → 62.5%: the spills may cost more than the occupancy gains'), done.join('\n'));
+    assert.ok(done.includes('Limit registers with `-maxrregcount=48` (all kernels compiled with these settings; 5 blocks/SM for heavy on sm_80) — ptxas: 48 registers, 128 B spill stores / 132 B loads → 62.5%: the spills may cost more than the occupancy gains'), done.join('\n'));
+    const roomyTitles = await until(() => titlesAt(uri, roomy), (t) => t.filter((x) => x.includes('— ptxas:')).length === 2, 'no checked fixes for roomy');
+    assert.ok(roomyTitles.some((t) => t.includes('`__launch_bounds__(256, 5)`') && t.endsWith('— ptxas: 48 registers, no spills → 62.5%')), roomyTitles.join('\n'));
+
+    const hover = await session.hover(uri, { line: roomy, character: 4 });
+    assert.match((hover?.contents as { value: string }).value, /\*\*Next step:\*\* at ≤ 48 registers per thread, 5 blocks fit \(62\.5%\) on sm_80\. Try `__launch_bounds__\(256, 5\)` \(ptxas: 48 registers, no spills → 62\.5%\)\. With `-maxrregcount=48`: ptxas: 48 registers, no spills → 62\.5%\./);
+
+    // The variants: a copy in the temp dir with the bound (one per kernel), and the file with the flag (compiled once: the cache answers for the other kernel).
+    const runs = readFileSync(argsLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const variants = runs.filter((args) => args[args.length - 1] !== file && !args.includes('-ptx'));
+    assert.equal(variants.length, 3, JSON.stringify(runs));
+    assert.ok(variants.every((args) => path.basename(args[args.length - 1]) === 'capped.cu' && args.includes(`-I${dir}`)));
+    assert.equal(variants.filter((args) => args.includes('-maxrregcount=48')).length, 1);
+  });
+});
