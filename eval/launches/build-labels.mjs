@@ -76,11 +76,12 @@ function readLog(project, file) {
         entries.push(cur);
         continue;
       }
-      m = /Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?/.exec(line);
+      // A kernel with a stack says so between the barriers and the smem ("..., 168 bytes cumulative stack size, 49152 bytes smem").
+      m = /Used (\d+) registers(?:, used (\d+) barriers)?/.exec(line);
       if (m && cur) {
         cur.regs = Number(m[1]);
         cur.barriers = Number(m[2] ?? 0);
-        cur.smem = Number(m[3] ?? 0);
+        cur.smem = Number(/(\d+) bytes smem/.exec(line)?.[1] ?? 0);
         cur = null;
       }
     }
