@@ -10,6 +10,7 @@ import { DocumentStore } from '../../server/src/lsp/document-store';
 import { keptTables } from '../../server/src/core/incremental/kept-tables';
 import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import { getCudaParser } from '../support/grammar';
+import type { Tree } from '../../server/src/core/syntax/cuda-parser';
 
 const URI = 'file:///parse-error.cu';
 const TEXT = readFileSync(
@@ -132,4 +133,61 @@ describe('incremental analysis of a file with a parse error outside its kernels'
     }
     assert.equal(completeFacts(store).parseErrors.length > 0, true, 'the edits leave the file with an error');
   });
+});
+
+describe('incremental parse of a file with a parse error', () => {
+  /** `text` with `insert` typed at the start of the line holding `at`: the new text and the old tree edited to match. */
+  function edited(tree: Tree, text: string, at: string, insert: string): string {
+    const row = lineOf(text, at);
+    const index = text.split('\n').slice(0, row).join('\n').length + 1;
+    tree.edit({
+      startIndex: index,
+      oldEndIndex: index,
+      newEndIndex: index + insert.length,
+      startPosition: { row, column: 0 },
+      oldEndPosition: { row, column: 0 },
+      newEndPosition: { row, column: insert.length },
+    });
+    return text.slice(0, index) + insert + text.slice(index);
+  }
+
+  const fromScratch = () => keptTables().find((t) => t.name === 'parses from scratch')!.size!;
+
+  it('parses from scratch an edit next to the item with the error', async () => {
+    const parser = await getCudaParser();
+    const old = parser.parse(TEXT);
+    // second_pass follows broken_setup, which error recovery built (fragile).
+    const text = edited(old, TEXT, 'data[i] += 1.0f;', 'data[i] *= 2.0f; ');
+    const before = fromScratch();
+    const now = parser.parse(text, old);
+    const fresh = parser.parse(text);
+    try {
+      assert.equal(fromScratch() - before, 2, 'the edit and the fresh parse');
+      assert.equal(now.rootNode.toString(), fresh.rootNode.toString());
+    } finally {
+      for (const t of [old, now, fresh]) t.delete();
+    }
+  });
+
+  for (const [what, insert] of [
+    ['an edit that parses', 'v *= 2.0f; '],
+    ['an edit that adds an error in the kernel', 'v = (v + ; '],
+  ] as const) {
+    it(`keeps an incremental parse two items away from the error, the tree a fresh parse gives: ${what}`, async () => {
+      const parser = await getCudaParser();
+      const old = parser.parse(TEXT);
+      // In third_pass, two items away from the error.
+      const text = edited(old, TEXT, 'out[i] = v;', insert);
+      const before = fromScratch();
+      const now = parser.parse(text, old);
+      const parsedAgain = fromScratch() - before;
+      const fresh = parser.parse(text);
+      try {
+        assert.equal(now.rootNode.toString(), fresh.rootNode.toString());
+        assert.equal(parsedAgain, 0, 'the incremental parse is kept');
+      } finally {
+        for (const t of [old, now, fresh]) t.delete();
+      }
+    });
+  }
 });
