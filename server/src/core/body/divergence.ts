@@ -206,14 +206,15 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
 function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | null, roots?: ReadonlyMap<Kernel, SyntaxNode>): Branch[] {
   const tree = reparsed ?? ctx.tree;
   const { lookup } = ctx;
-  const functions = reparsed ? lazyFunctions(reparsed.rootNode) : ctx.functions;
+  // The reparse holds the definition alone: the functions it calls are the file's.
+  const functions = ctx.functions;
   const definitions = roots ?? (reparsed ? findKernelDefinitions(reparsed.rootNode, [one]) : ctx.definitions);
   const kernels = [one];
   const branches: Branch[] = [];
   {
     // The walk and the cost of the paths read the same nodes: through the same views, kept for
     // one kernel (a whole document's views would be kept through many collections).
-    const views = new SyntaxViews(tree);
+    const views = new SyntaxViews(tree, reparsed ? ctx.tree : undefined);
     for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions, views })) {
       const kernel = kernels.find((k) => k.name === dep.kernel)!;
       const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);

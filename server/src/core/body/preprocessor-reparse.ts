@@ -4,8 +4,8 @@
  * after it land inside the wrong `if`. For the thread-dependence walk such a kernel is parsed again
  * with one branch of each `#if` group inside it kept, the one a build without `-D` options compiles
  * (`#ifdef P` with `P` defined nowhere in the file: the `#else`), and the others blanked to spaces,
- * so that every offset, line and column stays where it was. The new tree is used only when it
- * reads the kernel without an error.
+ * so that every offset, line and column stays where it was. Only the definition is parsed again;
+ * the new tree is used only when it reads the kernel without an error.
  */
 import { Parser, type Language, type Tree, type Node as SyntaxNode } from 'web-tree-sitter';
 import { memoByObject } from '../incremental/kept-tables';
@@ -25,7 +25,10 @@ export function reparseSplitBranches(tree: Tree, text: string, definition: Synta
   if (!/^[ \t]*#[ \t]*(if|ifdef|ifndef)\b/m.test(region)) return null;
   const variant = keepOneBranch(text, start, end);
   if (variant === text) return null;
-  const reparsed = parserFor(tree.language).parse(variant);
+  // Only the definition's text is parsed (at its own offsets, lines and columns): what a branch
+  // keeps inside it does not change how the rest of the file parses, and a 10k-line file is not
+  // parsed again for each such kernel. Its calls are followed into the file's tree.
+  const reparsed = parserFor(tree.language).parse(variant, null, { includedRanges: [{ startIndex: start, endIndex: end, startPosition: pointAt(text, start), endPosition: pointAt(text, end) }] });
   if (!reparsed) return null;
   const again = reparsed.rootNode.descendantForIndex(start, Math.max(start, end - 1));
   let node: SyntaxNode | null = again;
@@ -37,12 +40,24 @@ export function reparseSplitBranches(tree: Tree, text: string, definition: Synta
   return reparsed;
 }
 
+/** tree-sitter's point of an offset: rows end at `\n`. */
+function pointAt(text: string, offset: number): { row: number; column: number } {
+  let row = 0;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    row++;
+    lineStart = i + 1;
+  }
+  return { row, column: offset - lineStart };
+}
+
 /** `text` with, between `start` and `end`, every `#if` group reduced to the branch a plain build compiles (the rest, directives included, blanked). */
 export function keepOneBranch(text: string, start: number, end: number): string {
   const defined = new Set([...text.matchAll(/^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)/gm)].map((m) => m[1]));
-  const chars = text.split('');
+  // Only the characters between `start` and `end` change.
+  const chars = text.slice(start, end).split('');
   const blank = (from: number, to: number) => {
-    for (let i = from; i < to; i++) if (chars[i] !== '\n' && chars[i] !== '\r') chars[i] = ' ';
+    for (let i = Math.max(from, start); i < Math.min(to, end); i++) if (chars[i - start] !== '\n' && chars[i - start] !== '\r') chars[i - start] = ' ';
   };
   // A stack of open groups: whether the branch being read is kept, and whether one was kept already.
   const stack: Array<{ keeping: boolean; taken: boolean; outer: boolean }> = [];
@@ -77,7 +92,7 @@ export function keepOneBranch(text: string, start: number, end: number): string 
     }
     if (!keepingNow()) blank(lineStart, lineEnd);
   }
-  return chars.join('');
+  return text.slice(0, start) + chars.join('') + text.slice(end);
 }
 
 /**

@@ -22,7 +22,7 @@ import { deviceFunctionBranches, divergenceOf, prepareDivergence, uncalledDevice
 import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
 import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
 import { calleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
-import { memoWhileSame, objectIds, objectTable } from './kept-tables';
+import { counter, memoWhileSame, objectIds, objectTable } from './kept-tables';
 import { sameItems } from './same-items';
 
 export type { DocumentFacts } from '../facts/document-facts';
@@ -197,6 +197,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       continue;
     }
     const value = memoryParallelismOf(k, tree, source, lookup);
+    countBodyPass();
     progressed = true;
     if (key) cache!.set(key, k.span.start.line, value);
     found.set(k, value);
@@ -206,9 +207,11 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   let branches: Branch[] = [];
   progressed = false;
   if (divergence) {
-    // Branch costs also follow calls into `__device__` functions, which an error elsewhere can
-    // swallow into an ERROR node while their text (the context key) stays the same.
-    const divKeyOf = hasError && /\b__device__\b/.test(source.masked) ? () => null : keyOf;
+    // Branch costs also follow calls into the file's functions, which an error elsewhere can
+    // swallow into an ERROR node while their text (the context key) stays the same: with an
+    // error, a kernel's branches are kept only while every function its passes may follow is
+    // found as the same clean definition (see calleeNodesKey).
+    const divKeyOf = hasError ? (k: Kernel) => withCalleeNodes(k, keyOf(k), source, tree, memo) : keyOf;
     const definitionsOf = groupBy(definitions, (d) => d.name);
     // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
     const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
@@ -248,6 +251,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     while (queue.length > 0 && inBudget()) {
       const k = queue.shift()!;
       const own = analyse([k]);
+      countBodyPass();
       progressed = true;
       computed.push(...own);
       // Branches in a __device__ function sit outside the kernel: they do not move with it.
@@ -263,7 +267,8 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       memo.divergence ??= context;
       for (const root of withinStack(() => uncalledDeviceRoots(context), () => [])) {
         const line = root.node.startPosition.row;
-        const key = cache ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}` : null;
+        // A function with an error inside reads as error recovery shaped it: not kept across versions.
+        const key = cache && !root.node.hasError ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}` : null;
         const kept = key ? cache!.get<Branch[]>(key, line) : undefined;
         if (kept) {
           computed.push(...kept);
@@ -297,6 +302,57 @@ function byPlace(a: Branch, b: Branch): number {
     text(a.condition, b.condition)
   );
 }
+
+/**
+ * A kernel's branch keys with a parse error in the file: the keys (null when the kernel is not one
+ * clean definition), each made to also name the clean definitions its passes may follow, or null
+ * when one of them has an error inside.
+ */
+function withCalleeNodes(kernel: Kernel, keys: KernelKeys | null, source: SourceText, tree: Tree, memo: TreePassMemo): KernelKeys | null {
+  if (!keys) return null;
+  const nodes = calleeNodesKey(kernel, source, tree, memo);
+  return nodes === null ? null : { ...keys, branchesMoving: `${keys.branchesMoving}|${nodes}`, branchesInPlace: `${keys.branchesInPlace}|${nodes}` };
+}
+
+/** A name written as a call (`f(`, `f<T>(`), as calleesKey reads them. */
+const CALL = /\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g;
+
+/**
+ * The definitions the body passes of a kernel may follow, as this version's tree has them: for
+ * each name its body (and theirs, in turn) calls, the function the tree finds by that name, free
+ * or member, by its text; null when one of them has an error inside. Two trees that find the same
+ * clean definitions give the walk the same subtrees (the grammar is context-free), whatever error
+ * recovery did elsewhere.
+ */
+function calleeNodesKey(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string | null {
+  const functions = functionsOf(tree, memo);
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  let clean = true;
+  const visit = (text: string) => {
+    for (const m of text.matchAll(CALL)) {
+      const name = m[1];
+      if (!clean || seen.has(name)) continue;
+      seen.add(name);
+      for (const key of [name, `.${name}`, `.${name}#2`, `.${name}#3`, `.${name}#4`]) {
+        const node = functions.get(key);
+        if (!node) continue;
+        if (node.hasError) {
+          clean = false;
+          return;
+        }
+        const body = source.text.slice(node.startIndex, node.endIndex);
+        parts.push(`${key}@${node.startPosition.column}:${hash(body)}`);
+        visit(body);
+      }
+    }
+  };
+  visit(kernel.bodySpan ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end)) : '');
+  return clean ? hash(parts.join('\n')) : null;
+}
+
+/** Kernel bodies analysed (memory-level parallelism, divergence), for tests of what an edit re-analyses. */
+const countBodyPass = counter('kernel body passes');
 
 /** The kernel's text is exactly one syntax node (its definition, possibly in a template) with no error inside. */
 function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolean {

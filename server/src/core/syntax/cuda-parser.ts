@@ -4,7 +4,7 @@
  * the CLI and the tests each load them from where they live.
  */
 import { Language, Parser, type Tree } from 'web-tree-sitter';
-import { memoByObject, once } from '../incremental/kept-tables';
+import { counter, memoByObject, once } from '../incremental/kept-tables';
 import { keepAlive } from '../incremental/engine-seams';
 
 export interface GrammarBytes {
@@ -48,17 +48,25 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
   return {
     parse(text, oldTree) {
       const input = treeLines(text);
-      // After error recovery an incremental parse can differ from a fresh one
-      // (tree-sitter/tree-sitter#1444, #633): the old tree is reused only
-      // between trees without errors, so a version's tree never depends on
-      // the edits that led to it.
-      const reuse = oldTree && !oldTree.rootNode.hasError ? oldTree : null;
       // Read in small pieces when re-parsing: it reads a few tokens at each place the edit
       // reaches, and a whole string is copied into the parser 5,000 characters at a time.
-      let tree = parser.parse(reuse ? (index: number) => input.slice(index, index + INCREMENTAL_READ) : input, reuse);
-      if (tree && reuse && tree.rootNode.hasError) {
+      if (!oldTree) countFromScratch();
+      let tree = parser.parse(oldTree ? (index: number) => input.slice(index, index + INCREMENTAL_READ) : input, oldTree ?? null);
+      // After error recovery an incremental parse can differ from a fresh one
+      // (tree-sitter/tree-sitter#1444, #633): it is kept only where it cannot depend on the
+      // edits that led to it (see settledAround), else the text is parsed from scratch.
+      if (tree && oldTree && (oldTree.rootNode.hasError || tree.rootNode.hasError) && !settledAround(oldTree, tree)) {
         tree.delete();
-        tree = parser.parse(input);
+        // Again, the edited top-level items read token by token (nothing in them reused), then
+        // from scratch if that is not settled either.
+        const reread = rereadEdited(oldTree);
+        tree = reread ? parser.parse((index: number) => input.slice(index, index + INCREMENTAL_READ), oldTree) : null;
+        if (tree && !settledAround(oldTree, tree, reread)) {
+          tree.delete();
+          tree = null;
+        }
+        if (!tree) countFromScratch();
+        tree ??= parser.parse(input);
       }
       if (!tree) throw new Error('tree-sitter returned no tree');
       return tree;
@@ -67,6 +75,64 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
       parser.delete();
     },
   };
+}
+
+/** Parses of a whole text from scratch, for tests of when an incremental parse is kept. */
+const countFromScratch = counter('parses from scratch');
+
+/** tree-sitter's parse state of a node built while the parser held more than one version (fragile). */
+const NO_STATE = 65535;
+
+/**
+ * Whether an incremental parse with errors is the one a fresh parse gives: everything it built
+ * again (the edited top-level items and the ranges whose structure changed) lies in top-level
+ * items that are not fragile (built while the parser held one version), between items that are
+ * not either, and either has no error or lies in the items `reread` made it build again whole
+ * (nothing of the old tree reused in them). The parser then reached
+ * that stretch as a fresh parse does, in the one state the unchanged text before it leaves (the
+ * old tree was a fresh parse of it), read it as a fresh parse reads it (token by token where it
+ * recovered from an error: reusing whole subtrees there is what makes the two differ), and left
+ * it in one state into text it parses as before; the errors elsewhere stay as the old tree had them.
+ */
+function settledAround(old: Tree, now: Tree, reread?: { start: number; end: number } | null): boolean {
+  const ranges = old.getChangedRanges(now).map((r) => [r.startIndex, r.endIndex]);
+  for (let k = 0; k < old.rootNode.childCount; k++) {
+    const child = old.rootNode.child(k)!;
+    if (child.hasChanges) ranges.push([child.startIndex, child.endIndex]);
+  }
+  if (ranges.length === 0) return !old.rootNode.hasChanges || !now.rootNode.hasError;
+  const from = Math.min(...ranges.map((r) => r[0]));
+  const to = Math.max(...ranges.map((r) => r[1]));
+  const root = now.rootNode;
+  let first = -1;
+  let last = -1;
+  for (let k = 0; k < root.childCount; k++) {
+    const child = root.child(k)!;
+    if (child.endIndex < from || child.startIndex > to) continue;
+    if (child.parseState === NO_STATE) return false;
+    if (first < 0) first = k;
+    last = k;
+  }
+  if (first < 0) return false;
+  const region = { start: root.child(first)!.startIndex, end: root.child(last)!.endIndex };
+  if (root.children.slice(first, last + 1).some((c) => c!.hasError) && !(reread && reread.start <= region.start && region.end <= reread.end)) return false;
+  const before = first > 0 ? root.child(first - 1) : null;
+  const after = last + 1 < root.childCount ? root.child(last + 1) : null;
+  return (!before || before.parseState !== NO_STATE) && (!after || after.parseState !== NO_STATE);
+}
+
+/**
+ * Marks the edited top-level items of an edited tree as changed throughout (an edit that writes
+ * them over with themselves), so that a parse with it builds them again token by token: where
+ * they lie, or null when the edit touched none.
+ */
+function rereadEdited(old: Tree): { start: number; end: number } | null {
+  const edited = old.rootNode.children.filter((c) => c!.hasChanges);
+  if (edited.length === 0) return null;
+  const first = edited[0]!;
+  const last = edited[edited.length - 1]!;
+  old.edit({ startIndex: first.startIndex, oldEndIndex: last.endIndex, newEndIndex: last.endIndex, startPosition: first.startPosition, oldEndPosition: last.endPosition, newEndPosition: last.endPosition });
+  return { start: first.startIndex, end: last.endIndex };
 }
 
 /**

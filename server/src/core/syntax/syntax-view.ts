@@ -25,13 +25,20 @@ export class SyntaxViews {
   /** The language's field ids by name: `childForFieldName` looks the name up in an array at each call. */
   private readonly fieldIds: ReadonlyMap<string, number>;
 
-  constructor(readonly tree: Tree) {
+  /**
+   * Views of `tree`'s nodes, and of `also`'s: a definition parsed again on its own reads the
+   * functions it calls in the file's tree (two live trees never share a node id).
+   */
+  constructor(
+    readonly tree: Tree,
+    private readonly also?: Tree,
+  ) {
     this.fieldIds = fieldIdsOf(tree.language);
   }
 
-  /** The view of `node`, a node of this tree. */
+  /** The view of `node`, a node of this tree (or of `also`). */
   view(node: SyntaxNode): NodeView {
-    if (node.tree !== this.tree) throw new Error('SyntaxViews: a node of another tree');
+    if (node.tree !== this.tree && (this.also === undefined || node.tree !== this.also)) throw new Error('SyntaxViews: a node of another tree');
     let view = this.views.get(node.id);
     if (!view) {
       view = new NodeView(node, this);
