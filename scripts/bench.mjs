@@ -12,7 +12,16 @@
 // run measures the same text). Sample counts are bounded by time budgets so that a slow build still
 // finishes in a few minutes; every figure says how many samples it rests on.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
@@ -29,7 +38,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const PROFILE = argv.includes('--profile');
-const ONLY = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',') ?? null;
+const ONLY =
+  argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',') ?? null;
 const runs = (section) => !ONLY || ONLY.includes(section);
 
 /** The server's diagnostics debounce (DIAGNOSTICS_DELAY_MS in server/src/lsp/cuda-occupancy-server.ts). */
@@ -39,12 +52,40 @@ const HOVER_TARGET_MS = 10;
 const SIZES = [1000, 10000, 35000];
 const ARCHS = ['sm_80', 'sm_90'];
 const BUDGET = QUICK
-  ? { analysisWarmUpMs: 2500, analysisMs: 4000, keystrokeEdits: 40, keystrokeMs: 15000, immediateEdits: 10, immediateMs: 5000, coldRuns: 3, memoryFiles: 20 }
-  : { analysisWarmUpMs: 2500, analysisMs: 8000, keystrokeEdits: 300, keystrokeMs: 45000, immediateEdits: 40, immediateMs: 12000, coldRuns: 7, memoryFiles: 20 };
+  ? {
+      analysisWarmUpMs: 2500,
+      analysisMs: 4000,
+      keystrokeEdits: 40,
+      keystrokeMs: 15000,
+      immediateEdits: 10,
+      immediateMs: 5000,
+      coldRuns: 3,
+      memoryFiles: 20,
+    }
+  : {
+      analysisWarmUpMs: 2500,
+      analysisMs: 8000,
+      keystrokeEdits: 300,
+      keystrokeMs: 45000,
+      immediateEdits: 40,
+      immediateMs: 12000,
+      coldRuns: 7,
+      memoryFiles: 20,
+    };
 
 const SERVER = join(root, 'dist', 'server', 'server.js');
 const tmp = mkdtempSync(join(os.tmpdir(), 'cuda-occupancy-bench-'));
-const results = { meta: meta(), analysis: [], keystroke: [], coldStart: null, memory: null, ptxas: null, vsix: null, targets: [], profiles: {} };
+const results = {
+  meta: meta(),
+  analysis: [],
+  keystroke: [],
+  coldStart: null,
+  memory: null,
+  ptxas: null,
+  vsix: null,
+  targets: [],
+  profiles: {},
+};
 const targets = results.targets;
 
 function meta() {
@@ -58,7 +99,8 @@ function meta() {
   return {
     date: new Date().toISOString(),
     commit: git('rev-parse', '--short', 'HEAD'),
-    modifiedTrackedFiles: (git('status', '--porcelain', '--untracked-files=no') ?? '').split('\n').filter(Boolean).length,
+    modifiedTrackedFiles: (git('status', '--porcelain', '--untracked-files=no') ?? '').split('\n').filter(Boolean)
+      .length,
     node: process.version,
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? null,
@@ -71,7 +113,8 @@ function meta() {
 // ---------------------------------------------------------------------------------------------- helpers
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
-const ms = (x) => (x == null || Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const ms = (x) =>
+  x == null || Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 const round = (x, digits = 2) => (x == null ? null : Math.round(x * 10 ** digits) / 10 ** digits);
 
 function percentile(values, p) {
@@ -83,7 +126,15 @@ const median = (values) => percentile(values, 50);
 
 function target(name, value, limit, unit, { judgedOn, note } = {}) {
   const pass = value != null && value <= limit;
-  targets.push({ name, value: round(value), limit, unit, pass: value == null ? null : pass, judgedOn: judgedOn ?? null, note: note ?? null });
+  targets.push({
+    name,
+    value: round(value),
+    limit,
+    unit,
+    pass: value == null ? null : pass,
+    judgedOn: judgedOn ?? null,
+    note: note ?? null,
+  });
 }
 function skipped(name, limit, unit, why) {
   targets.push({ name, value: null, limit, unit, pass: null, judgedOn: null, note: `skipped: ${why}` });
@@ -123,7 +174,11 @@ function makeOpenDocument(core, parser) {
   const key = core.toIndexPath('/bench/generated.cu');
   return (text, { divergence, complete = true }) => {
     const analyzer = new core.Analyzer(parser, { clock: () => performance.now(), indexKey: () => key });
-    analyzer.configure({ archs: ARCHS, divergence, report: { ...core.DEFAULT_REPORT_SETTINGS, divergenceEnabled: divergence } });
+    analyzer.configure({
+      archs: ARCHS,
+      divergence,
+      report: { ...core.DEFAULT_REPORT_SETTINGS, divergenceEnabled: divergence },
+    });
     const documents = analyzer.documents;
     try {
       const t0 = performance.now();
@@ -134,13 +189,30 @@ function makeOpenDocument(core, parser) {
       const t2 = performance.now();
       analyzer.report(uri);
       const t3 = performance.now();
-      if (!complete) return { pendingAfterFirst: first.pendingKernels, firstFactsMs: t1 - t0, indexMs: t2 - t1, reportMs: t3 - t2, firstPassMs: t3 - t0 };
+      if (!complete)
+        return {
+          pendingAfterFirst: first.pendingKernels,
+          firstFactsMs: t1 - t0,
+          indexMs: t2 - t1,
+          reportMs: t3 - t2,
+          firstPassMs: t3 - t0,
+        };
       let slices = 0;
       while (documents.complete(uri, core.BACKGROUND_SLICE_MS)) slices++;
       const facts = documents.facts(uri);
       analyzer.report(uri).findings.map((f) => core.toDiagnostic(f, uri));
       const t4 = performance.now();
-      return { facts, pendingAfterFirst: first.pendingKernels, slices, firstFactsMs: t1 - t0, indexMs: t2 - t1, reportMs: t3 - t2, firstPassMs: t3 - t0, backgroundMs: t4 - t3, completeMs: t4 - t0 };
+      return {
+        facts,
+        pendingAfterFirst: first.pendingKernels,
+        slices,
+        firstFactsMs: t1 - t0,
+        indexMs: t2 - t1,
+        reportMs: t3 - t2,
+        firstPassMs: t3 - t0,
+        backgroundMs: t4 - t3,
+        completeMs: t4 - t0,
+      };
     } finally {
       documents.dispose();
     }
@@ -149,10 +221,18 @@ function makeOpenDocument(core, parser) {
 
 async function benchAnalysis(bundle) {
   const core = bundle.module;
-  log('\n## Analysis cost (in process: the core bundled from server/src, doing what the server does for a newly opened document)');
-  log(`   first pass = the document's first facts (parse, text passes, kernel bodies for ${core.FIRST_PASS_BUDGET_MS} ms) + its workspace index entry + report: what a first hover waits for`);
-  log(`   each size is measured after a warm-up of the same runs (at least 5, for ${BUDGET.analysisWarmUpMs / 1000} s), once the JIT has tiered up; a server that starts cold is the cold-start target`);
-  log(`   complete   = first pass + the background slices (${core.BACKGROUND_SLICE_MS} ms each) until every kernel body is read + diagnostics: when diagnostics are published`);
+  log(
+    '\n## Analysis cost (in process: the core bundled from server/src, doing what the server does for a newly opened document)',
+  );
+  log(
+    `   first pass = the document's first facts (parse, text passes, kernel bodies for ${core.FIRST_PASS_BUDGET_MS} ms) + its workspace index entry + report: what a first hover waits for`,
+  );
+  log(
+    `   each size is measured after a warm-up of the same runs (at least 5, for ${BUDGET.analysisWarmUpMs / 1000} s), once the JIT has tiered up; a server that starts cold is the cold-start target`,
+  );
+  log(
+    `   complete   = first pass + the background slices (${core.BACKGROUND_SLICE_MS} ms each) until every kernel body is read + diagnostics: when diagnostics are published`,
+  );
   const parser = await core.createCudaParser(core.readGrammarBytes(join(root, 'dist', 'wasm')));
   const openDocument = makeOpenDocument(core, parser);
   for (const lines of SIZES) {
@@ -209,8 +289,11 @@ async function benchAnalysis(bundle) {
       const offset = offsetAt(text, at);
       const old = parser.parse(text);
       old.edit({
-        startIndex: offset, oldEndIndex: offset, newEndIndex: offset + 1,
-        startPosition: { row: at.line, column: at.character }, oldEndPosition: { row: at.line, column: at.character },
+        startIndex: offset,
+        oldEndIndex: offset,
+        newEndIndex: offset + 1,
+        startPosition: { row: at.line, column: at.character },
+        oldEndPosition: { row: at.line, column: at.character },
         newEndPosition: { row: at.line, column: at.character + 1 },
       });
       const t = performance.now();
@@ -244,7 +327,12 @@ async function benchAnalysis(bundle) {
       complete: { ms: round(median(complete)), ratio: round(median(complete) / parseMs), backgroundSlices: slices },
       withoutKernelBodies: { ms: round(median(noBodies)), ratio: round(median(noBodies) / parseMs) },
       incrementalParseMs: round(median(incremental)),
-      kernelBodyRead: { bodies: bodyRead.bodies, nodes: bodyRead.nodes, ms: round(bodyRead.ms), ratio: round(bodyRead.ms / parseMs) },
+      kernelBodyRead: {
+        bodies: bodyRead.bodies,
+        nodes: bodyRead.nodes,
+        ms: round(bodyRead.ms),
+        ratio: round(bodyRead.ms / parseMs),
+      },
       warmUp: { runs: warmUp.runs, ms: round(warmUpMs) },
     };
     // Kept for the other sections: how long until a newly opened file's diagnostics.
@@ -267,7 +355,9 @@ async function benchAnalysis(bundle) {
     target(`analysis: (parse + complete analysis) / parse alone at ${lineCount} lines`, row.complete.ratio, 1.3, 'x', {
       judgedOn: `medians (${row.completeSamples} runs); every kernel body analysed, when diagnostics are published`,
       note: `unreachable while kernel bodies are read through web-tree-sitter: reading their ${read.nodes} nodes once costs ${read.ratio.toFixed(2)}x parse by itself, and ${
-        row.firstPass.ratio < 1.3 ? `${(1.3 - row.firstPass.ratio).toFixed(2)}x is left after the first pass` : 'the first pass leaves nothing'
+        row.firstPass.ratio < 1.3
+          ? `${(1.3 - row.firstPass.ratio).toFixed(2)}x is left after the first pass`
+          : 'the first pass leaves nothing'
       }`,
     });
   }
@@ -292,9 +382,22 @@ async function benchAnalysis(bundle) {
     // The first pass at the size where it is furthest over its target, if any; the complete analysis at the smallest.
     const worst = results.analysis.reduce((a, b) => (b.firstPass.ratio > a.firstPass.ratio ? b : a));
     const worstSize = SIZES[results.analysis.indexOf(worst)];
-    if (worst.firstPass.ratio > 1.3) await profileOf(`the first pass over the ${worst.lines}-line file`, 'analysisFirstPass', worstSize, worst.firstPass.ms, (text) => openDocument(text, { divergence: true, complete: false }));
+    if (worst.firstPass.ratio > 1.3)
+      await profileOf(
+        `the first pass over the ${worst.lines}-line file`,
+        'analysisFirstPass',
+        worstSize,
+        worst.firstPass.ms,
+        (text) => openDocument(text, { divergence: true, complete: false }),
+      );
     const small = results.analysis[0];
-    await profileOf(`a complete analysis of the ${small.lines}-line file (background kernel bodies included)`, 'analysisComplete', SIZES[0], small.complete.ms, (text) => openDocument(text, { divergence: true }));
+    await profileOf(
+      `a complete analysis of the ${small.lines}-line file (background kernel bodies included)`,
+      'analysisComplete',
+      SIZES[0],
+      small.complete.ms,
+      (text) => openDocument(text, { divergence: true }),
+    );
   }
   parser.dispose();
 }
@@ -325,9 +428,14 @@ function readKernelBodies(parser, text, kernels) {
     const started = performance.now();
     for (const body of bodies) {
       const cursor = body.walk();
-      for (let more = true; more; ) {
+      for (let more = true; more;) {
         nodes++;
-        sum += cursor.nodeTypeId + cursor.startIndex + cursor.endIndex + cursor.currentFieldId + (cursor.nodeIsNamed ? 1 : 0);
+        sum +=
+          cursor.nodeTypeId +
+          cursor.startIndex +
+          cursor.endIndex +
+          cursor.currentFieldId +
+          (cursor.nodeIsNamed ? 1 : 0);
         if (cursor.gotoFirstChild()) continue;
         while (!cursor.gotoNextSibling()) {
           if (!cursor.gotoParent()) {
@@ -392,10 +500,25 @@ const collectOwnGarbage = collectOwnYoungGeneration();
  * until publishDiagnostics for that version; after it, a hover on that (analysed) version. Then hovers
  * sent right after an edit. Null when the first diagnostics do not come within `openTimeoutMs`.
  */
-async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTINGS, nodeArgs = [], openTimeoutMs, budget, generated = source(lines), name = `keystroke-${lines}.cu` }) {
+async function keystrokeRun({
+  serverPath = SERVER,
+  lines,
+  settings = LSP_SETTINGS,
+  nodeArgs = [],
+  openTimeoutMs,
+  budget,
+  generated = source(lines),
+  name = `keystroke-${lines}.cu`,
+}) {
   writeSource(join('docs', name), generated);
   const uri = docUri(name);
-  const client = await LspClient.start({ serverPath, rootDir: join(tmp, 'workspace'), nodeArgs, settings, waitReady: true });
+  const client = await LspClient.start({
+    serverPath,
+    rootDir: join(tmp, 'workspace'),
+    nodeArgs,
+    settings,
+    waitReady: true,
+  });
   try {
     const opened = performance.now();
     await client.open(uri, generated.text);
@@ -428,7 +551,10 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
     const hoverSpans = [];
     const ownPauses = gcPausesOfThisProcess();
     let started = performance.now();
-    while (diagnostics.length < budget.keystrokeEdits && (diagnostics.length < 5 || performance.now() - started < budget.keystrokeMs)) {
+    while (
+      diagnostics.length < budget.keystrokeEdits &&
+      (diagnostics.length < 5 || performance.now() - started < budget.keystrokeMs)
+    ) {
       const sent = edit({ collect: true });
       const published = await client.waitForDiagnostics(uri, version, perEditTimeout);
       diagnostics.push(published.at - sent);
@@ -440,7 +566,10 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
     }
     const immediate = [];
     started = performance.now();
-    while (immediate.length < budget.immediateEdits && (immediate.length < 3 || performance.now() - started < budget.immediateMs)) {
+    while (
+      immediate.length < budget.immediateEdits &&
+      (immediate.length < 3 || performance.now() - started < budget.immediateMs)
+    ) {
       edit({ collect: false });
       const t = performance.now();
       await client.hover(uri, r.pick(generated.launches));
@@ -450,7 +579,15 @@ async function keystrokeRun({ serverPath = SERVER, lines, settings = LSP_SETTING
     const pauses = await ownPauses.stop();
     const slow = hoverSpans.filter(([from, to]) => to - from > HOVER_TARGET_MS);
     const slowDuringOwnGc = slow.filter(([from, to]) => pauses.some(([a, b]) => a < to && b > from)).length;
-    const stats = (xs, minus = 0) => (xs.length ? { samples: xs.length, p50: round(median(xs) - minus), p99: round(percentile(xs, 99) - minus), max: round(Math.max(...xs) - minus) } : null);
+    const stats = (xs, minus = 0) =>
+      xs.length
+        ? {
+            samples: xs.length,
+            p50: round(median(xs) - minus),
+            p99: round(percentile(xs, 99) - minus),
+            max: round(Math.max(...xs) - minus),
+          }
+        : null;
     return {
       lines: generated.lineCount,
       timedOut: false,
@@ -476,39 +613,78 @@ function logKeystroke(row, label) {
       `\n    keystroke -> diagnostics  raw p50 ${ms(row.diagnosticsRaw.p50)} p99 ${ms(row.diagnosticsRaw.p99)} max ${ms(row.diagnosticsRaw.max)} ms` +
       ` | minus the ${DEBOUNCE_MS} ms debounce p50 ${ms(row.diagnosticsMinusDebounce.p50)} p99 ${ms(row.diagnosticsMinusDebounce.p99)} ms` +
       `\n    hover on the analysed version p50 ${ms(row.hoverAnalysed.p50)} p99 ${ms(row.hoverAnalysed.p99)} ms (n=${row.hoverAnalysed.samples}; ${row.hoversOverTarget.count} over ${HOVER_TARGET_MS} ms, ${row.hoversOverTarget.duringOwnGc} of them while this benchmark process was collecting its own garbage)` +
-      (row.hoverRightAfterEdit ? ` | hover sent right after the edit p50 ${ms(row.hoverRightAfterEdit.p50)} p99 ${ms(row.hoverRightAfterEdit.p99)} ms (n=${row.hoverRightAfterEdit.samples})` : ''),
+      (row.hoverRightAfterEdit
+        ? ` | hover sent right after the edit p50 ${ms(row.hoverRightAfterEdit.p50)} p99 ${ms(row.hoverRightAfterEdit.p99)} ms (n=${row.hoverRightAfterEdit.samples})`
+        : ''),
   );
 }
 
 async function benchKeystroke() {
-  log('\n## Keystroke path over LSP (dist/server/server.js --stdio, default settings but nvcc off; one-character incremental didChange)');
-  log('   this process collects its own young generation once each didChange is written (the server is then in its debounce), outside every timed span');
+  log(
+    '\n## Keystroke path over LSP (dist/server/server.js --stdio, default settings but nvcc off; one-character incremental didChange)',
+  );
+  log(
+    '   this process collects its own young generation once each didChange is written (the server is then in its debounce), outside every timed span',
+  );
   for (const lines of [10000, 35000]) {
     const limit = lines <= 10000 ? 50 : 120;
     const openTimeoutMs = QUICK ? 15000 : lines <= 10000 ? 30000 : 45000;
     // When the in-process figure already says one analysed version takes longer than that, do not wait for it.
     const inProcess = results.analysis.find((a) => Math.abs(a.lines - lines) < lines / 10);
-    const row = inProcess && inProcess.parseAndAnalysisMs > openTimeoutMs
-      ? { lines: source(lines).lineCount, timedOut: true, openTimeoutMs, skippedBecause: `in process, a newly opened file takes ${(inProcess.parseAndAnalysisMs / 1000).toFixed(0)} s to its diagnostics` }
-      : await keystrokeRun({ lines, openTimeoutMs, budget: BUDGET });
+    const row =
+      inProcess && inProcess.parseAndAnalysisMs > openTimeoutMs
+        ? {
+            lines: source(lines).lineCount,
+            timedOut: true,
+            openTimeoutMs,
+            skippedBecause: `in process, a newly opened file takes ${(inProcess.parseAndAnalysisMs / 1000).toFixed(0)} s to its diagnostics`,
+          }
+        : await keystrokeRun({ lines, openTimeoutMs, budget: BUDGET });
     results.keystroke.push(row);
     if (row.timedOut) {
       const why = row.skippedBecause ?? `no diagnostics within ${openTimeoutMs / 1000} s of didOpen`;
       log(`  ${String(row.lines).padStart(6)} lines  not measured with the default settings: ${why}`);
-      targets.push({ name: `keystroke -> diagnostics p99 at ${row.lines} lines (minus debounce)`, value: null, limit, unit: 'ms', pass: false, judgedOn: null, note: `NOT MEASURABLE: ${why}` });
-      targets.push({ name: `hover p99 at ${row.lines} lines`, value: null, limit: HOVER_TARGET_MS, unit: 'ms', pass: null, judgedOn: null, note: 'not measured (no analysed version in time)' });
+      targets.push({
+        name: `keystroke -> diagnostics p99 at ${row.lines} lines (minus debounce)`,
+        value: null,
+        limit,
+        unit: 'ms',
+        pass: false,
+        judgedOn: null,
+        note: `NOT MEASURABLE: ${why}`,
+      });
+      targets.push({
+        name: `hover p99 at ${row.lines} lines`,
+        value: null,
+        limit: HOVER_TARGET_MS,
+        unit: 'ms',
+        pass: null,
+        judgedOn: null,
+        note: 'not measured (no analysed version in time)',
+      });
       // What the rest of the server costs: the same run with divergence switched off (for information).
-      const fallback = await keystrokeRun({ lines, settings: NO_DIVERGENCE, openTimeoutMs: 120000, budget: { ...BUDGET, keystrokeMs: BUDGET.keystrokeMs / 2, immediateEdits: 0 } });
+      const fallback = await keystrokeRun({
+        lines,
+        settings: NO_DIVERGENCE,
+        openTimeoutMs: 120000,
+        budget: { ...BUDGET, keystrokeMs: BUDGET.keystrokeMs / 2, immediateEdits: 0 },
+      });
       fallback.label = 'divergence.enabled: false (information, not judged)';
       results.keystroke.push(fallback);
       if (!fallback.timedOut) logKeystroke(fallback, ' with divergence off (information, not judged)');
       continue;
     }
     logKeystroke(row, '');
-    target(`keystroke -> diagnostics p99 at ${row.lines} lines (minus debounce)`, row.diagnosticsMinusDebounce.p99, limit, 'ms', {
-      judgedOn: `p99 of ${row.edits} edits: raw time minus the ${DEBOUNCE_MS} ms debounce, i.e. the time the server spends working`,
-      note: `raw p99 ${ms(row.diagnosticsRaw.p99)} ms`,
-    });
+    target(
+      `keystroke -> diagnostics p99 at ${row.lines} lines (minus debounce)`,
+      row.diagnosticsMinusDebounce.p99,
+      limit,
+      'ms',
+      {
+        judgedOn: `p99 of ${row.edits} edits: raw time minus the ${DEBOUNCE_MS} ms debounce, i.e. the time the server spends working`,
+        note: `raw p99 ${ms(row.diagnosticsRaw.p99)} ms`,
+      },
+    );
     target(`hover p99 at ${row.lines} lines`, row.hoverAnalysed.p99, HOVER_TARGET_MS, 'ms', {
       judgedOn: `p99 of ${row.hoverAnalysed.samples} hovers on an analysed version`,
       note: `sent right after an edit (pays the analysis) p99 ${ms(row.hoverRightAfterEdit?.p99)} ms; of the ${row.hoversOverTarget.count} over ${HOVER_TARGET_MS} ms, ${row.hoversOverTarget.duringOwnGc} overlapped a GC pause of the benchmark process itself`,
@@ -519,7 +695,9 @@ async function benchKeystroke() {
 // ------------------------------------------------------------------------------------------ cold start
 
 async function benchColdStart() {
-  log('\n## Cold start (spawn dist/server/server.js to first hover answered; didOpen sent right after initialized, as VS Code does)');
+  log(
+    '\n## Cold start (spawn dist/server/server.js to first hover answered; didOpen sent right after initialized, as VS Code does)',
+  );
   const generated = source(1000);
   writeSource(join('docs', 'cold-1k.cu'), generated);
   const uri = docUri('cold-1k.cu');
@@ -528,7 +706,11 @@ async function benchColdStart() {
   const started = performance.now();
   for (let k = 0; k < BUDGET.coldRuns && (k < 3 || performance.now() - started < 20000); k++) {
     const t0 = performance.now();
-    const client = await LspClient.start({ serverPath: SERVER, rootDir: join(tmp, 'workspace'), settings: LSP_SETTINGS });
+    const client = await LspClient.start({
+      serverPath: SERVER,
+      rootDir: join(tmp, 'workspace'),
+      settings: LSP_SETTINGS,
+    });
     const initialized = performance.now();
     await client.open(uri, generated.text);
     const hover = await client.hover(uri, generated.launches[0]);
@@ -547,22 +729,34 @@ async function benchColdStart() {
     openToHoverP50: round(median(phases.map((p) => p.openToHover))),
   };
   results.coldStart = row;
-  log(`  ${row.runs} runs on a ${row.file} file: p50 ${ms(row.p50)} ms, max ${ms(row.max)} ms (spawn to initialize answered ${ms(row.initializeP50)} ms, didOpen to hover ${ms(row.openToHoverP50)} ms)`);
+  log(
+    `  ${row.runs} runs on a ${row.file} file: p50 ${ms(row.p50)} ms, max ${ms(row.max)} ms (spawn to initialize answered ${ms(row.initializeP50)} ms, didOpen to hover ${ms(row.openToHoverP50)} ms)`,
+  );
   if (row.p50 > 600) {
     // For the lead: how much of it is divergence (information, not judged).
     const off = [];
     for (let k = 0; k < 3; k++) {
       const t0 = performance.now();
-      const client = await LspClient.start({ serverPath: SERVER, rootDir: join(tmp, 'workspace'), settings: NO_DIVERGENCE, waitReady: true });
+      const client = await LspClient.start({
+        serverPath: SERVER,
+        rootDir: join(tmp, 'workspace'),
+        settings: NO_DIVERGENCE,
+        waitReady: true,
+      });
       await client.open(uri, generated.text);
       await client.hover(uri, generated.launches[0]);
       off.push(performance.now() - t0);
       await client.stop();
     }
     row.divergenceOffP50 = round(median(off));
-    log(`  with divergence off (settings read before didOpen; information, not judged): p50 ${ms(row.divergenceOffP50)} ms over 3 runs`);
+    log(
+      `  with divergence off (settings read before didOpen; information, not judged): p50 ${ms(row.divergenceOffP50)} ms over 3 runs`,
+    );
   }
-  target('cold start: spawn to first hover', row.p50, 600, 'ms', { judgedOn: `median of ${row.runs} runs, ${row.file} file`, note: `max ${ms(row.max)} ms${row.divergenceOffP50 ? `; divergence off ${ms(row.divergenceOffP50)} ms` : ''}` });
+  target('cold start: spawn to first hover', row.p50, 600, 'ms', {
+    judgedOn: `median of ${row.runs} runs, ${row.file} file`,
+    note: `max ${ms(row.max)} ms${row.divergenceOffP50 ? `; divergence off ${ms(row.divergenceOffP50)} ms` : ''}`,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------- memory
@@ -573,8 +767,15 @@ async function benchMemory() {
   const tenK = results.analysis.find((row) => row.lines >= 10000 && row.lines < 20000);
   const divergenceOff = tenK ? tenK.parseAndAnalysisMs * files > 90000 : false;
   const settings = divergenceOff ? NO_DIVERGENCE : LSP_SETTINGS;
-  log(`\n## Memory (server RSS with ${files} open 10k-line files${divergenceOff ? '; divergence off: with it, opening them would take ~' + Math.round((tenK.parseAndAnalysisMs * files) / 60000) + ' min' : ''})`);
-  const client = await LspClient.start({ serverPath: SERVER, rootDir: join(tmp, 'workspace'), settings, waitReady: true });
+  log(
+    `\n## Memory (server RSS with ${files} open 10k-line files${divergenceOff ? '; divergence off: with it, opening them would take ~' + Math.round((tenK.parseAndAnalysisMs * files) / 60000) + ' min' : ''})`,
+  );
+  const client = await LspClient.start({
+    serverPath: SERVER,
+    rootDir: join(tmp, 'workspace'),
+    settings,
+    waitReady: true,
+  });
   try {
     const baseline = client.memory();
     const opened = [];
@@ -595,12 +796,25 @@ async function benchMemory() {
     const usage = await client.memoryUsage();
     const rest = usage.rssMb - usage.heapTotalMb - usage.externalMb;
     results.memory = {
-      files, linesEach: opened[0][1].lineCount, divergence: !divergenceOff,
-      baselineRssMb: round(baseline.rssMb, 1), afterOpeningRssMb: round(opened20.rssMb, 1), rssMb: round(loaded.rssMb, 1), peakRssMb: round(loaded.peakRssMb, 1),
-      heapTotalMb: usage.heapTotalMb, heapUsedMb: usage.heapUsedMb, heapLimitMb: usage.heapLimitMb, externalMb: usage.externalMb, restMb: round(rest, 1),
+      files,
+      linesEach: opened[0][1].lineCount,
+      divergence: !divergenceOff,
+      baselineRssMb: round(baseline.rssMb, 1),
+      afterOpeningRssMb: round(opened20.rssMb, 1),
+      rssMb: round(loaded.rssMb, 1),
+      peakRssMb: round(loaded.peakRssMb, 1),
+      heapTotalMb: usage.heapTotalMb,
+      heapUsedMb: usage.heapUsedMb,
+      heapLimitMb: usage.heapLimitMb,
+      externalMb: usage.externalMb,
+      restMb: round(rest, 1),
     };
-    log(`  baseline ${ms(baseline.rssMb)} MB | ${files} files opened, each analysed: ${ms(opened20.rssMb)} MB | then hovered in turn, server idle again: ${ms(loaded.rssMb)} MB (peak ${ms(loaded.peakRssMb)} MB)`);
-    log(`    of which: JavaScript heap ${ms(usage.heapTotalMb)} MB reserved (${ms(usage.heapUsedMb)} MB in use, garbage not yet collected included; limit ${ms(usage.heapLimitMb)} MB), external ${ms(usage.externalMb)} MB (mostly the parser's WebAssembly memory, which never shrinks), the rest (node itself, code, buffers) ${ms(rest)} MB`);
+    log(
+      `  baseline ${ms(baseline.rssMb)} MB | ${files} files opened, each analysed: ${ms(opened20.rssMb)} MB | then hovered in turn, server idle again: ${ms(loaded.rssMb)} MB (peak ${ms(loaded.peakRssMb)} MB)`,
+    );
+    log(
+      `    of which: JavaScript heap ${ms(usage.heapTotalMb)} MB reserved (${ms(usage.heapUsedMb)} MB in use, garbage not yet collected included; limit ${ms(usage.heapLimitMb)} MB), external ${ms(usage.externalMb)} MB (mostly the parser's WebAssembly memory, which never shrinks), the rest (node itself, code, buffers) ${ms(rest)} MB`,
+    );
     target(`memory: RSS with ${files} open 10k-line files`, loaded.rssMb, 200, 'MB', {
       judgedOn: 'VmRSS once every file was analysed and hovered and the server was idle again',
       note: `peak (VmHWM) ${ms(loaded.peakRssMb)} MB; JS heap ${ms(usage.heapTotalMb)} MB reserved, ${ms(usage.heapUsedMb)} MB used; external ${ms(usage.externalMb)} MB${divergenceOff ? '; divergence off' : ''}`,
@@ -633,7 +847,8 @@ async function benchPtxas(core) {
   const generated = source(300, 11);
   const file = writeSource('ptxas-300.cu', generated);
   const cacheDir = join(tmp, 'resource-cache');
-  const isFigures = (v) => v !== null && typeof v === 'object' && typeof v.arch === 'string' && Array.isArray(v.entries);
+  const isFigures = (v) =>
+    v !== null && typeof v === 'object' && typeof v.arch === 'string' && Array.isArray(v.entries);
   const cache = new core.ResourceCache({ dir: cacheDir, validate: isFigures });
   const options = { nvccPath: nvcc, filePath: file, archs: ARCHS, timeoutMs: 120000, cache };
 
@@ -655,7 +870,8 @@ async function benchPtxas(core) {
     t = performance.now();
     const hit = await core.compileResources(options);
     hits.push(performance.now() - t);
-    if (hit.cacheHits.length !== ARCHS.length) throw new Error(`expected cache hits for ${ARCHS}, got ${hit.cacheHits}`);
+    if (hit.cacheHits.length !== ARCHS.length)
+      throw new Error(`expected cache hits for ${ARCHS}, got ${hit.cacheHits}`);
   }
   const diskCache = new core.ResourceCache({ dir: cacheDir, validate: isFigures });
   t = performance.now();
@@ -664,7 +880,10 @@ async function benchPtxas(core) {
   const overheadMs = missMs - miss.compileMs;
   const row = {
     nvcc,
-    nvccVersion: version && typeof version === 'object' ? version.build ?? version.release ?? JSON.stringify(version) : String(version),
+    nvccVersion:
+      version && typeof version === 'object'
+        ? (version.build ?? version.release ?? JSON.stringify(version))
+        : String(version),
     file: `${generated.lineCount} lines, ${miss.entries.length} entries`,
     nvccVersionProbeMs: round(versionMs),
     missMs: round(missMs),
@@ -682,8 +901,14 @@ async function benchPtxas(core) {
     `  ${row.file}: first compile ${ms(row.missMs)} ms, of which nvcc ${ms(row.nvccMs)} ms (${row.invocations} invocation) -> our overhead ${ms(row.overheadMs)} ms = ${row.overheadPercent}%` +
       `\n  cache hit (memory) p50 ${ms(row.hitP50Ms)} ms, max ${ms(row.hitMaxMs)} ms (n=20) | cache hit from disk ${ms(row.diskHitMs)} ms | nvcc --version probe (once per process) ${ms(row.nvccVersionProbeMs)} ms`,
   );
-  target('ptxas: cache hit', row.hitP50Ms, 5, 'ms', { judgedOn: 'median of 20 in-memory hits (both archs)', note: `max ${ms(row.hitMaxMs)} ms, from disk ${ms(row.diskHitMs)} ms` });
-  target('ptxas: our overhead on a miss', row.overheadPercent, 10, '%', { judgedOn: 'compileResources wall time minus nvcc run time, over nvcc run time (version probe excluded: once per process)' });
+  target('ptxas: cache hit', row.hitP50Ms, 5, 'ms', {
+    judgedOn: 'median of 20 in-memory hits (both archs)',
+    note: `max ${ms(row.hitMaxMs)} ms, from disk ${ms(row.diskHitMs)} ms`,
+  });
+  target('ptxas: our overhead on a miss', row.overheadPercent, 10, '%', {
+    judgedOn:
+      'compileResources wall time minus nvcc run time, over nvcc run time (version probe excluded: once per process)',
+  });
 }
 
 // ---------------------------------------------------------------------------------------------- .vsix
@@ -698,8 +923,15 @@ function benchVsix() {
     return;
   }
   const out = join(tmp, 'bench.vsix');
-  const pack = (extra) => spawnSync(vsce, ['package', '--no-dependencies', '--skip-license', ...extra, '-o', out], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180000 });
-  const lastLines = (run) => (run.stderr || run.stdout || '').trim().split('\n').slice(-3).join(' ').replace(/\s+/g, ' ');
+  const pack = (extra) =>
+    spawnSync(vsce, ['package', '--no-dependencies', '--skip-license', ...extra, '-o', out], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 180000,
+    });
+  const lastLines = (run) =>
+    (run.stderr || run.stdout || '').trim().split('\n').slice(-3).join(' ').replace(/\s+/g, ' ');
   // The same flags as `npm run package`: the package has no repository URL to rewrite README links against.
   const run = pack(['--allow-missing-repository', '--no-rewrite-relative-links']);
   if (run.status !== 0 || !existsSync(out)) {
@@ -712,9 +944,14 @@ function benchVsix() {
   const contents = (run.stdout.match(/^\s*[├└]─ .*$/gm) ?? []).map((l) => l.replace(/^[\s│├└─]+/, '').trim());
   const files = Number(/Packaged: .*\((\d+) files/.exec(run.stdout)?.[1] ?? NaN);
   results.vsix = { mb: round(mb), files, contents, vscodeignore: existsSync(join(root, '.vscodeignore')) };
-  log(`  ${mb.toFixed(2)} MB, ${files} files${results.vsix.vscodeignore ? '' : ' (no .vscodeignore: everything not git-ignored is packaged)'}`);
+  log(
+    `  ${mb.toFixed(2)} MB, ${files} files${results.vsix.vscodeignore ? '' : ' (no .vscodeignore: everything not git-ignored is packaged)'}`,
+  );
   for (const line of contents) log(`    ${line}`);
-  target('.vsix size', mb, 3, 'MB', { judgedOn: 'npm run package (vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links)', note: null });
+  target('.vsix size', mb, 3, 'MB', {
+    judgedOn: 'npm run package (vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links)',
+    note: null,
+  });
 }
 
 // ------------------------------------------------------------------------------- server CPU profile
@@ -746,25 +983,37 @@ async function profileServer() {
   // (its own profile is printed with the analysis); the rest of the keystroke path is what this one shows.
   const tenK = results.analysis.find((row) => row.lines >= 10000 && row.lines < 20000);
   const slowDivergence = !tenK || tenK.parseAndAnalysisMs > 10000;
-  await profiled(`keystroke path: a 10k-line file, open + 30 one-character edits with a hover after each${slowDivergence ? ', divergence off' : ''}`, 'serverKeystroke', (nodeArgs) =>
-    keystrokeRun({
-      serverPath,
-      lines: 10000,
-      nodeArgs,
-      settings: slowDivergence ? NO_DIVERGENCE : LSP_SETTINGS,
-      openTimeoutMs: 120000,
-      budget: { keystrokeEdits: 30, keystrokeMs: 30000, immediateEdits: 0, immediateMs: 0 },
-    }),
+  await profiled(
+    `keystroke path: a 10k-line file, open + 30 one-character edits with a hover after each${slowDivergence ? ', divergence off' : ''}`,
+    'serverKeystroke',
+    (nodeArgs) =>
+      keystrokeRun({
+        serverPath,
+        lines: 10000,
+        nodeArgs,
+        settings: slowDivergence ? NO_DIVERGENCE : LSP_SETTINGS,
+        openTimeoutMs: 120000,
+        budget: { keystrokeEdits: 30, keystrokeMs: 30000, immediateEdits: 0, immediateMs: 0 },
+      }),
   );
-  await profiled('cold start: spawn, initialize, open a 1k-line file, first hover', 'serverColdStart', async (nodeArgs) => {
-    const generated = source(1000);
-    writeSource(join('docs', 'cold-profile-1k.cu'), generated);
-    const uri = docUri('cold-profile-1k.cu');
-    const client = await LspClient.start({ serverPath, rootDir: join(tmp, 'workspace'), nodeArgs, settings: LSP_SETTINGS });
-    await client.open(uri, generated.text);
-    await client.hover(uri, generated.launches[0]);
-    await client.stop();
-  });
+  await profiled(
+    'cold start: spawn, initialize, open a 1k-line file, first hover',
+    'serverColdStart',
+    async (nodeArgs) => {
+      const generated = source(1000);
+      writeSource(join('docs', 'cold-profile-1k.cu'), generated);
+      const uri = docUri('cold-profile-1k.cu');
+      const client = await LspClient.start({
+        serverPath,
+        rootDir: join(tmp, 'workspace'),
+        nodeArgs,
+        settings: LSP_SETTINGS,
+      });
+      await client.open(uri, generated.text);
+      await client.hover(uri, generated.launches[0]);
+      await client.stop();
+    },
+  );
 }
 
 // ------------------------------------------------------------------------------------------ real code
@@ -780,14 +1029,30 @@ async function benchRealCode(core) {
   const dir = corpusDir(root);
   if (!dir) {
     log('  skipped: no development corpus (set CUDA_DEV_CORPUS, or make ../dev-corpus as eval/README.md says)');
-    for (const name of ['real code: keystroke -> diagnostics p99 at 10k lines (minus debounce)', 'real code: keystroke -> diagnostics p99 at 25k lines (minus debounce)']) {
-      targets.push({ name, value: null, limit: name.includes('25k') ? 120 : 50, unit: 'ms', pass: null, judgedOn: null, note: 'no corpus' });
+    for (const name of [
+      'real code: keystroke -> diagnostics p99 at 10k lines (minus debounce)',
+      'real code: keystroke -> diagnostics p99 at 25k lines (minus debounce)',
+    ]) {
+      targets.push({
+        name,
+        value: null,
+        limit: name.includes('25k') ? 120 : 50,
+        unit: 'ms',
+        pass: null,
+        judgedOn: null,
+        note: 'no corpus',
+      });
     }
     return;
   }
   results.real = { keystroke: [], analysis: [], cli: [] };
-  const parser = core ? await core.module.createCudaParser(core.module.readGrammarBytes(join(root, 'dist', 'wasm'))) : null;
-  for (const [lines, limit] of [[10000, 50], [25000, 120]]) {
+  const parser = core
+    ? await core.module.createCudaParser(core.module.readGrammarBytes(join(root, 'dist', 'wasm')))
+    : null;
+  for (const [lines, limit] of [
+    [10000, 50],
+    [25000, 120],
+  ]) {
     const generated = realCudaSource(dir, lines, makeRandom(lines));
     // In process: the parse alone, and what a newly opened file's diagnostics wait for.
     if (parser && core) {
@@ -801,11 +1066,27 @@ async function benchRealCode(core) {
         completeMs.push(openDocument(generated.text, { divergence: true }).completeMs);
       }
       const ratio = round(median(completeMs) / median(parseMs), 2);
-      results.real.analysis.push({ lines: generated.lineCount, files: generated.files, parseMs: round(median(parseMs)), completeMs: round(median(completeMs)), ratio });
-      log(`  ${generated.lineCount} lines of ${generated.files} files: parse ${ms(median(parseMs))} ms, first open to diagnostics (complete analysis) ${ms(median(completeMs))} ms = ${ratio}x the parse`);
-      target(`real code: first open to diagnostics / parse at ${Math.round(lines / 1000)}k lines`, ratio, 1.5, 'x', { judgedOn: 'median of the in-process runs' });
+      results.real.analysis.push({
+        lines: generated.lineCount,
+        files: generated.files,
+        parseMs: round(median(parseMs)),
+        completeMs: round(median(completeMs)),
+        ratio,
+      });
+      log(
+        `  ${generated.lineCount} lines of ${generated.files} files: parse ${ms(median(parseMs))} ms, first open to diagnostics (complete analysis) ${ms(median(completeMs))} ms = ${ratio}x the parse`,
+      );
+      target(`real code: first open to diagnostics / parse at ${Math.round(lines / 1000)}k lines`, ratio, 1.5, 'x', {
+        judgedOn: 'median of the in-process runs',
+      });
     }
-    const row = await keystrokeRun({ lines, generated, name: `real-${lines}.cu`, openTimeoutMs: 60000, budget: { ...BUDGET, keystrokeEdits: QUICK ? 40 : 200 } });
+    const row = await keystrokeRun({
+      lines,
+      generated,
+      name: `real-${lines}.cu`,
+      openTimeoutMs: 60000,
+      budget: { ...BUDGET, keystrokeEdits: QUICK ? 40 : 200 },
+    });
     row.real = true;
     results.real.keystroke.push(row);
     if (row.timedOut) {
@@ -813,8 +1094,19 @@ async function benchRealCode(core) {
       continue;
     }
     logKeystroke(row, ' (real code, edits at the start of random lines)');
-    target(`real code: keystroke -> diagnostics p99 at ${Math.round(lines / 1000)}k lines (minus debounce)`, row.diagnosticsMinusDebounce.p99, limit, 'ms', { judgedOn: `p99 of ${row.edits} edits`, note: `raw p99 ${ms(row.diagnosticsRaw.p99)} ms, p50 ${ms(row.diagnosticsMinusDebounce.p50)} ms` });
-    target(`real code: hover p99 at ${Math.round(lines / 1000)}k lines`, row.hoverAnalysed.p99, HOVER_TARGET_MS, 'ms', { judgedOn: `p99 of ${row.hoverAnalysed.samples} hovers` });
+    target(
+      `real code: keystroke -> diagnostics p99 at ${Math.round(lines / 1000)}k lines (minus debounce)`,
+      row.diagnosticsMinusDebounce.p99,
+      limit,
+      'ms',
+      {
+        judgedOn: `p99 of ${row.edits} edits`,
+        note: `raw p99 ${ms(row.diagnosticsRaw.p99)} ms, p50 ${ms(row.diagnosticsMinusDebounce.p50)} ms`,
+      },
+    );
+    target(`real code: hover p99 at ${Math.round(lines / 1000)}k lines`, row.hoverAnalysed.p99, HOVER_TARGET_MS, 'ms', {
+      judgedOn: `p99 of ${row.hoverAnalysed.samples} hovers`,
+    });
   }
   // The CLI over whole projects, against tree-sitter parsing the same bytes on one core.
   const cli = join(root, 'dist', 'cli', 'cuda-occupancy.js');
@@ -829,12 +1121,30 @@ async function benchRealCode(core) {
       parseMs = performance.now() - t0;
     }
     const t0 = performance.now();
-    const run = spawnSync(process.execPath, [cli, 'check', '--no-nvcc', '--format', 'json', '--fail-on', 'never', join(dir, project)], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const run = spawnSync(
+      process.execPath,
+      [cli, 'check', '--no-nvcc', '--format', 'json', '--fail-on', 'never', join(dir, project)],
+      { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+    );
     const cliMs = performance.now() - t0;
     const ratio = parseMs ? round(cliMs / parseMs, 2) : null;
-    results.real.cli.push({ project, files: files.length, bytes, cliMs: round(cliMs), parseMs: parseMs && round(parseMs), ratio, status: run.status });
-    log(`  check --no-nvcc ${project}: ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB in ${ms(cliMs)} ms (${(files.length / (cliMs / 1000)).toFixed(0)} files/s, ${(bytes / 1e6 / (cliMs / 1000)).toFixed(2)} MB/s); the parse alone ${parseMs ? `${ms(parseMs)} ms (${(bytes / 1e6 / (parseMs / 1000)).toFixed(2)} MB/s)` : 'not measured'}${ratio ? `: ${ratio}x` : ''}`);
-    if (ratio !== null) target(`real code: check --no-nvcc / parse, ${project}`, ratio, 2, 'x', { judgedOn: 'one run, the CLI process against the parse of the same files in this process', note: `${files.length} files, ${(bytes / 1e6).toFixed(2)} MB` });
+    results.real.cli.push({
+      project,
+      files: files.length,
+      bytes,
+      cliMs: round(cliMs),
+      parseMs: parseMs && round(parseMs),
+      ratio,
+      status: run.status,
+    });
+    log(
+      `  check --no-nvcc ${project}: ${files.length} files, ${(bytes / 1e6).toFixed(2)} MB in ${ms(cliMs)} ms (${(files.length / (cliMs / 1000)).toFixed(0)} files/s, ${(bytes / 1e6 / (cliMs / 1000)).toFixed(2)} MB/s); the parse alone ${parseMs ? `${ms(parseMs)} ms (${(bytes / 1e6 / (parseMs / 1000)).toFixed(2)} MB/s)` : 'not measured'}${ratio ? `: ${ratio}x` : ''}`,
+    );
+    if (ratio !== null)
+      target(`real code: check --no-nvcc / parse, ${project}`, ratio, 2, 'x', {
+        judgedOn: 'one run, the CLI process against the parse of the same files in this process',
+        note: `${files.length} files, ${(bytes / 1e6).toFixed(2)} MB`,
+      });
   }
   parser?.dispose();
 }
@@ -844,8 +1154,12 @@ async function benchRealCode(core) {
 async function main() {
   if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`npm run build\` first (npm run bench does)`);
   const started = performance.now();
-  log(`CUDA Occupancy Lens benchmark  ${results.meta.date}  commit ${results.meta.commit}${results.meta.modifiedTrackedFiles ? ` (+${results.meta.modifiedTrackedFiles} modified files)` : ''}`);
-  log(`node ${results.meta.node}, ${results.meta.cpus} CPUs (${results.meta.cpuModel}), load average ${results.meta.loadAverageAtStart.join(' ')}${QUICK ? ', --quick' : ''}`);
+  log(
+    `CUDA Occupancy Lens benchmark  ${results.meta.date}  commit ${results.meta.commit}${results.meta.modifiedTrackedFiles ? ` (+${results.meta.modifiedTrackedFiles} modified files)` : ''}`,
+  );
+  log(
+    `node ${results.meta.node}, ${results.meta.cpus} CPUs (${results.meta.cpuModel}), load average ${results.meta.loadAverageAtStart.join(' ')}${QUICK ? ', --quick' : ''}`,
+  );
   log(`inputs: generated by scripts/bench/generate-cuda.mjs into ${tmp}`);
 
   const core = runs('analysis') || runs('ptxas') || runs('real') ? await buildCore({ root, outDir: tmp }) : null;
@@ -865,7 +1179,9 @@ async function main() {
   printSummary();
   mkdirSync(join(root, '.bench'), { recursive: true });
   writeFileSync(join(root, '.bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  log(`\nwrote .bench/results.json (${results.meta.seconds} s, load average at end ${results.meta.loadAverageAtEnd.join(' ')})`);
+  log(
+    `\nwrote .bench/results.json (${results.meta.seconds} s, load average at end ${results.meta.loadAverageAtEnd.join(' ')})`,
+  );
 }
 
 function printSummary() {
@@ -874,12 +1190,16 @@ function printSummary() {
   for (const t of targets) {
     const status = t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'FAIL';
     const value = t.value === null ? '-' : `${t.value} ${t.unit}`;
-    log(`${status}  ${t.name.padEnd(width)}  ${value.padStart(12)}  (target <= ${t.limit} ${t.unit})${t.note ? `  ${t.note}` : ''}`);
+    log(
+      `${status}  ${t.name.padEnd(width)}  ${value.padStart(12)}  (target <= ${t.limit} ${t.unit})${t.note ? `  ${t.note}` : ''}`,
+    );
   }
   const passed = targets.filter((t) => t.pass === true).length;
   const failed = targets.filter((t) => t.pass === false).length;
   const skippedCount = targets.filter((t) => t.pass === null).length;
-  log(`\nSummary: ${passed} passed, ${failed} failed, ${skippedCount} skipped. Diagnostics targets are judged on the raw time minus the ${DEBOUNCE_MS} ms debounce (the server's working time); the raw figures are printed beside them.`);
+  log(
+    `\nSummary: ${passed} passed, ${failed} failed, ${skippedCount} skipped. Diagnostics targets are judged on the raw time minus the ${DEBOUNCE_MS} ms debounce (the server's working time); the raw figures are printed beside them.`,
+  );
 }
 
 try {

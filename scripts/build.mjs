@@ -34,7 +34,12 @@ copyVerified(runtimeFrom, join(root, 'dist/wasm', lock.runtime.file), lock.runti
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const common = {
   // web-tree-sitter's ESM build calls createRequire(import.meta.url): give the CommonJS bundle that URL.
-  define: { SERVER_VERSION: JSON.stringify(pkg.version), SERVER_NODE_ARGS: JSON.stringify(SERVER_NODE_ARGS), SERVER_ENV: JSON.stringify(SERVER_ENV), 'import.meta.url': '__importMetaUrl' },
+  define: {
+    SERVER_VERSION: JSON.stringify(pkg.version),
+    SERVER_NODE_ARGS: JSON.stringify(SERVER_NODE_ARGS),
+    SERVER_ENV: JSON.stringify(SERVER_ENV),
+    'import.meta.url': '__importMetaUrl',
+  },
   banner: { js: "const __importMetaUrl = require('url').pathToFileURL(__filename).href;" },
   bundle: true,
   platform: 'node',
@@ -52,7 +57,16 @@ const builds = [
   { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: serverShebang },
   { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
   // The chart webview's script: a browser bundle with Chart.js in it (no network; the CSP allows only this file).
-  { ...common, entryPoints: ['client/src/chart/chart-view.ts'], outfile: 'dist/client/chart-view.js', platform: 'browser', format: 'iife', target: 'es2022', banner: {}, define: { 'process.env.NODE_ENV': '"production"' } },
+  {
+    ...common,
+    entryPoints: ['client/src/chart/chart-view.ts'],
+    outfile: 'dist/client/chart-view.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    banner: {},
+    define: { 'process.env.NODE_ENV': '"production"' },
+  },
 ];
 
 if (watch) {

@@ -28,7 +28,8 @@ function run(command, args, env = {}) {
 if (!process.argv.includes('--no-build')) {
   if (run(process.execPath, ['scripts/build.mjs']) !== 0) process.exit(1);
   // The compile may report errors in unrelated tests and still emit; the fuzz files must exist.
-  if (run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'test/tsconfig.json']) !== 0) console.warn('fuzz: the test compile reported errors (see above); running what it emitted');
+  if (run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'test/tsconfig.json']) !== 0)
+    console.warn('fuzz: the test compile reported errors (see above); running what it emitted');
 }
 
 mkdirSync(failures, { recursive: true });
@@ -40,22 +41,41 @@ const mocha = join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const suites = [
   ['out/test/unit/fuzz-core.test.js', 'out/test/server/fuzz-server.test.js'],
   // The incremental text layer under the keystroke path: masking and chunking from the previous version.
-  ['out/test/unit/source-text-incremental.test.js', 'out/test/unit/top-level-chunks.test.js', 'out/test/unit/chunked-text-passes.test.js', '--grep', 'fresh|previous|edited|any edits'],
+  [
+    'out/test/unit/source-text-incremental.test.js',
+    'out/test/unit/top-level-chunks.test.js',
+    'out/test/unit/chunked-text-passes.test.js',
+    '--grep',
+    'fresh|previous|edited|any edits',
+  ],
   ['out/test/unit/cli-errors.test.js', '--grep', 'on any mutated or random source'],
 ];
 let status = 0;
 for (const suite of suites) {
-  for (const file of suite.filter((a) => a.endsWith('.js'))) if (!existsSync(join(root, file))) throw new Error(`fuzz: ${file} is missing; build the tests first`);
-  status ||= run(process.execPath, ['--max-old-space-size=4096', mocha, '--timeout', '0', '--reporter', 'spec', ...suite], env);
+  for (const file of suite.filter((a) => a.endsWith('.js')))
+    if (!existsSync(join(root, file))) throw new Error(`fuzz: ${file} is missing; build the tests first`);
+  status ||= run(
+    process.execPath,
+    ['--max-old-space-size=4096', mocha, '--timeout', '0', '--reporter', 'spec', ...suite],
+    env,
+  );
 }
 
-const rows = existsSync(report) ? readFileSync(report, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const rows = existsSync(report)
+  ? readFileSync(report, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  : [];
 let total = 0;
 console.log('\nfuzz summary');
 for (const row of rows) {
   total += row.cases;
   console.log(`  ${row.failed ? 'FAILED' : 'ok    '} ${String(row.cases).padStart(7)} cases  ${row.name}`);
 }
-console.log(`  total: ${total} cases, seed ${seed}${status ? ' — FAILURES (replay with the FUZZ_SEED and FUZZ_RUNS above)' : ', no failures'}`);
+console.log(
+  `  total: ${total} cases, seed ${seed}${status ? ' — FAILURES (replay with the FUZZ_SEED and FUZZ_RUNS above)' : ', no failures'}`,
+);
 if (status === 0) rmSync(env.FUZZ_TRACE, { force: true });
 process.exit(status);

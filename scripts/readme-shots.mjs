@@ -26,7 +26,10 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = {};
 for (let i = 2; i < process.argv.length; i++) {
   const k = process.argv[i];
-  if (k === '--keep') { args.keep = true; continue; }
+  if (k === '--keep') {
+    args.keep = true;
+    continue;
+  }
   if (!k.startsWith('--')) throw new Error(`unexpected argument ${k}`);
   args[k.slice(2)] = process.argv[++i];
 }
@@ -36,8 +39,12 @@ const vsix = path.resolve(args.vsix || path.join(repo, 'cuda-occupancy-lens.vsix
 const outDir = path.resolve(args.out || path.join(repo, 'docs/images'));
 const only = args.only ? new Set(args.only.split(',')) : null;
 const want = (name) => !only || only.has(name);
-const W = 1400, H = 900;
-if (!fs.existsSync(vsix)) { console.error(`no ${vsix}: run npm run package first`); process.exit(2); }
+const W = 1400,
+  H = 900;
+if (!fs.existsSync(vsix)) {
+  console.error(`no ${vsix}: run npm run package first`);
+  process.exit(2);
+}
 fs.mkdirSync(outDir, { recursive: true });
 
 const t0 = Date.now();
@@ -49,43 +56,77 @@ const ws = path.join(tmp, 'examples');
 fs.cpSync(path.join(repo, 'examples'), ws, { recursive: true });
 const data = path.join(tmp, 'run', 'data');
 fs.mkdirSync(path.join(data, 'User'), { recursive: true });
-fs.writeFileSync(path.join(data, 'User', 'settings.json'), JSON.stringify({
-  'security.workspace.trust.enabled': false,
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.enableExperiments': false,
-  'workbench.colorTheme': 'Default Dark Modern',
-  'workbench.layoutControl.enabled': false,
-  'git.openRepositoryInParentFolders': 'never',
-  'git.enabled': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'extensions.autoCheckUpdates': false,
-  'extensions.autoUpdate': false,
-  'extensions.ignoreRecommendations': true,
-  'editor.minimap.enabled': false,
-  'editor.fontSize': 14,
-  'editor.hover.delay': 300,
-  'editor.hover.above': false, // below the launch, where the folded kernel leaves room
-  'editor.stickyScroll.enabled': false,
-  'breadcrumbs.enabled': false,
-  'window.commandCenter': false,
-  'chat.commandCenter.enabled': false,
-}, null, 2));
+fs.writeFileSync(
+  path.join(data, 'User', 'settings.json'),
+  JSON.stringify(
+    {
+      'security.workspace.trust.enabled': false,
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.enableExperiments': false,
+      'workbench.colorTheme': 'Default Dark Modern',
+      'workbench.layoutControl.enabled': false,
+      'git.openRepositoryInParentFolders': 'never',
+      'git.enabled': false,
+      'telemetry.telemetryLevel': 'off',
+      'update.mode': 'none',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'extensions.ignoreRecommendations': true,
+      'editor.minimap.enabled': false,
+      'editor.fontSize': 14,
+      'editor.hover.delay': 300,
+      'editor.hover.above': false, // below the launch, where the folded kernel leaves room
+      'editor.stickyScroll.enabled': false,
+      'breadcrumbs.enabled': false,
+      'window.commandCenter': false,
+      'chat.commandCenter.enabled': false,
+    },
+    null,
+    2,
+  ),
+);
 
 // 2. code-server with the vsix installed
 // (a config file and XDG folders of its own, so nothing lands in ~; its own process group, so
 // that its file watchers stop with it)
 const codeServer = path.join(rig, 'cs', 'node_modules', '.bin', 'code-server');
 const home = path.join(tmp, 'run', 'home');
-const csEnv = { ...process.env, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_CACHE_HOME: path.join(home, 'cache') };
+const csEnv = {
+  ...process.env,
+  XDG_CONFIG_HOME: path.join(home, 'config'),
+  XDG_DATA_HOME: path.join(home, 'data'),
+  XDG_CACHE_HOME: path.join(home, 'cache'),
+};
 const config = path.join(tmp, 'run', 'code-server.yaml');
 fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
 const common = ['--config', config, '--user-data-dir', data, '--extensions-dir', path.join(tmp, 'run', 'extensions')];
-const installed = spawnSync(codeServer, [...common, '--force', '--install-extension', vsix], { encoding: 'utf8', env: csEnv });
-if (installed.status !== 0) { console.error(installed.stderr || installed.stdout); process.exit(1); }
-const server = spawn(codeServer, [...common, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust'],
-  { detached: true, stdio: ['ignore', fs.openSync(path.join(tmp, 'run', 'code-server.log'), 'a'), 'ignore'], env: csEnv });
+const installed = spawnSync(codeServer, [...common, '--force', '--install-extension', vsix], {
+  encoding: 'utf8',
+  env: csEnv,
+});
+if (installed.status !== 0) {
+  console.error(installed.stderr || installed.stdout);
+  process.exit(1);
+}
+const server = spawn(
+  codeServer,
+  [
+    ...common,
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+  ],
+  {
+    detached: true,
+    stdio: ['ignore', fs.openSync(path.join(tmp, 'run', 'code-server.log'), 'a'), 'ignore'],
+    env: csEnv,
+  },
+);
 const url = `http://127.0.0.1:${port}`;
 const stopServer = () => {
   try {
@@ -94,29 +135,61 @@ const stopServer = () => {
     // already gone
   }
 };
-for (let i = 0; i < 600 && !(await fetch(`${url}/healthz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+for (
+  let i = 0;
+  i < 600 &&
+  !(await fetch(`${url}/healthz`).then(
+    (r) => r.ok,
+    () => false,
+  ));
+  i++
+)
+  await new Promise((r) => setTimeout(r, 100));
 log('code-server', server.pid, url);
 
 const pwDir = process.env.RIG_PW_DIR || path.join(rig, 'pw');
 let pw;
-try { pw = createRequire(path.join(pwDir, 'package.json'))('playwright-core'); }
-catch { pw = createRequire(import.meta.url)('playwright-core'); }
+try {
+  pw = createRequire(path.join(pwDir, 'package.json'))('playwright-core');
+} catch {
+  pw = createRequire(import.meta.url)('playwright-core');
+}
 const profile = path.join(tmp, 'chromium');
 const context = await pw.chromium.launchPersistentContext(profile, {
   executablePath: args.chromium || '/usr/bin/chromium',
   headless: true,
   viewport: { width: W, height: H },
-  env: { ...process.env, XDG_CONFIG_HOME: path.join(profile, 'xdg-config'), XDG_CACHE_HOME: path.join(profile, 'xdg-cache') },
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  env: {
+    ...process.env,
+    XDG_CONFIG_HOME: path.join(profile, 'xdg-config'),
+    XDG_CACHE_HOME: path.join(profile, 'xdg-cache'),
+  },
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-dev-shm-usage',
+  ],
 });
-const page = context.pages()[0] || await context.newPage();
+const page = context.pages()[0] || (await context.newPage());
 
 const LENS = '.editor-instance .monaco-editor .codelens-decoration';
 const HOVER = '.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content';
-const textOf = (sel) => page.evaluate(s => [...document.querySelectorAll(s)].map(e => e.innerText).join('\n'), sel);
+const textOf = (sel) => page.evaluate((s) => [...document.querySelectorAll(s)].map((e) => e.innerText).join('\n'), sel);
 const waitText = (sel, want, timeout = 30000) =>
-  page.waitForFunction(([s, w]) => [...document.querySelectorAll(s)].map(e => e.innerText).join('\n').includes(w), [sel, want], { timeout });
+  page.waitForFunction(
+    ([s, w]) =>
+      [...document.querySelectorAll(s)]
+        .map((e) => e.innerText)
+        .join('\n')
+        .includes(w),
+    [sel, want],
+    { timeout },
+  );
 const shot = async (name, clip) => {
   const p = path.join(outDir, name);
   await page.screenshot({ path: p, clip });
@@ -129,7 +202,12 @@ async function command(title) {
   await box.waitFor({ state: 'visible', timeout: 5000 });
   await box.fill(`>${title}`);
   // the row whose label is exactly the title (not "Fold All" for "Fold")
-  const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) }).first();
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({
+      has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
+    })
+    .first();
   await row.waitFor({ state: 'visible', timeout: 10000 });
   await row.click();
   await box.waitFor({ state: 'hidden', timeout: 5000 });
@@ -140,14 +218,21 @@ async function openFile(rel) {
   for (let attempt = 0; ; attempt++) {
     await page.keyboard.press('Control+P');
     const box = page.locator('.quick-input-widget input');
-    try { await box.waitFor({ state: 'visible', timeout: 5000 }); } catch { if (attempt < 3) continue; throw new Error('no quick open'); }
+    try {
+      await box.waitFor({ state: 'visible', timeout: 5000 });
+    } catch {
+      if (attempt < 3) continue;
+      throw new Error('no quick open');
+    }
     await box.fill(rel);
     await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${base}"]`, { timeout: 15000 });
     await page.keyboard.press('Enter');
     try {
       await page.waitForSelector(`.tabs-container .tab.active[aria-label*="${base}"]`, { timeout: 10000 });
       break;
-    } catch (e) { if (attempt >= 3) throw e; }
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
   }
   await page.waitForSelector('.editor-instance .monaco-editor .view-lines', { timeout: 20000 });
 }
@@ -169,12 +254,20 @@ const cursorBox = () => page.locator('.editor-instance .monaco-editor .cursors-l
 async function clearOverlays() {
   await page.mouse.move(W - 5, H / 2);
   await page.keyboard.press('Escape');
-  await page.waitForFunction(() => !document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content')
-    && !document.querySelector('.action-widget'), null, { timeout: 5000 }).catch(() => {});
+  await page
+    .waitForFunction(
+      () =>
+        !document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content') &&
+        !document.querySelector('.action-widget'),
+      null,
+      { timeout: 5000 },
+    )
+    .catch(() => {});
 }
 
 async function closeToasts() {
-  for (const b of await page.locator('.notification-toast .codicon-notifications-clear').all()) await b.click().catch(() => {});
+  for (const b of await page.locator('.notification-toast .codicon-notifications-clear').all())
+    await b.click().catch(() => {});
 }
 
 /** Hovers the character at line:col and waits for a hover holding `want`. */
@@ -185,7 +278,8 @@ async function hoverAt(line, col, want) {
     const s = document.querySelector('.editor-instance .monaco-editor .view-line span span');
     return s && s.textContent.length ? s.getBoundingClientRect().width / s.textContent.length : 8;
   });
-  const x = cur.x + charW * 1.5, y = cur.y + cur.height / 2;
+  const x = cur.x + charW * 1.5,
+    y = cur.y + cur.height / 2;
   await page.mouse.move(x + 60, y + 80);
   await page.mouse.move(x, y, { steps: 5 });
   await waitText(HOVER, want, 15000);
@@ -201,30 +295,43 @@ async function hoverAt(line, col, want) {
 }
 
 /** The visible hover's box, its content's overflow and its sashes. */
-const hoverGeometry = () => page.evaluate(() => {
-  const content = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
-  const box = document.querySelector('.monaco-resizable-hover');
-  if (!content || !box) return null;
-  const sashes = [...box.querySelectorAll('.monaco-sash.horizontal')].map(e => e.getBoundingClientRect())
-    .map(r => ({ x: r.x + r.width / 2, y: r.y + r.height / 2 }));
-  const b = box.getBoundingClientRect();
-  return { need: content.scrollHeight - content.clientHeight, bottom: b.bottom, sashes };
-});
+const hoverGeometry = () =>
+  page.evaluate(() => {
+    const content = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
+    const box = document.querySelector('.monaco-resizable-hover');
+    if (!content || !box) return null;
+    const sashes = [...box.querySelectorAll('.monaco-sash.horizontal')]
+      .map((e) => e.getBoundingClientRect())
+      .map((r) => ({ x: r.x + r.width / 2, y: r.y + r.height / 2 }));
+    const b = box.getBoundingClientRect();
+    return { need: content.scrollHeight - content.clientHeight, bottom: b.bottom, sashes };
+  });
 
 /** Drags the visible hover's bottom edge (a user can resize a hover) to screen y `toY`. */
 async function resizeHover(toY) {
   const m = await hoverGeometry();
   if (!m) return false;
   const south = m.sashes.sort((a, b) => b.y - a.y)[0];
-  if (!south || Math.abs(south.y - m.bottom) > 8) { log('no sash at the hover\'s bottom'); return false; }
+  if (!south || Math.abs(south.y - m.bottom) > 8) {
+    log("no sash at the hover's bottom");
+    return false;
+  }
   await page.mouse.move(south.x, south.y);
   await page.mouse.down();
   await page.mouse.move(south.x, Math.min(H - 30, toY), { steps: 8 });
   await page.mouse.up();
   // park the mouse inside the hover so it stays open, and let the sash's highlight go
   await page.mouse.move(south.x, Math.min(H - 30, toY) - 40, { steps: 3 });
-  await page.waitForFunction(() => !document.querySelector('.monaco-resizable-hover .monaco-sash.hover, .monaco-resizable-hover .monaco-sash.active'),
-    null, { timeout: 3000 }).catch(() => log('sash still highlighted'));
+  await page
+    .waitForFunction(
+      () =>
+        !document.querySelector(
+          '.monaco-resizable-hover .monaco-sash.hover, .monaco-resizable-hover .monaco-sash.active',
+        ),
+      null,
+      { timeout: 3000 },
+    )
+    .catch(() => log('sash still highlighted'));
   return true;
 }
 
@@ -232,17 +339,23 @@ async function resizeHover(toY) {
 async function fitHover() {
   const m = await hoverGeometry();
   if (!m || m.need <= 0) return;
-  if (!await resizeHover(m.bottom + m.need + 12)) return;
-  await page.waitForFunction(() => {
-    const c = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
-    return c && c.scrollHeight - c.clientHeight < 4;
-  }, null, { timeout: 3000 }).catch(() => log('hover still scrolls'));
+  if (!(await resizeHover(m.bottom + m.need + 12))) return;
+  await page
+    .waitForFunction(
+      () => {
+        const c = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
+        return c && c.scrollHeight - c.clientHeight < 4;
+      },
+      null,
+      { timeout: 3000 },
+    )
+    .catch(() => log('hover still scrolls'));
 }
 
 /** 1-based line and column of the first match of `re` in a workspace file. */
 function find(file, re) {
   const lines = fs.readFileSync(path.join(ws, file), 'utf8').split('\n');
-  const i = lines.findIndex(l => re.test(l));
+  const i = lines.findIndex((l) => re.test(l));
   if (i < 0) throw new Error(`${re} not in ${file}`);
   return { line: i + 1, col: lines[i].search(re) + 1, count: lines.length };
 }
@@ -257,7 +370,10 @@ try {
   await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60000 });
   await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
   log('workbench up');
-  await page.locator('.monaco-workbench .part.editor').click({ position: { x: 400, y: 300 } }).catch(() => {});
+  await page
+    .locator('.monaco-workbench .part.editor')
+    .click({ position: { x: 400, y: 300 } })
+    .catch(() => {});
 
   // nbody.cu: wait for the ptxas figures in the lens
   await openFile('nbody.cu');
@@ -300,7 +416,9 @@ try {
     await goTo(launch.line, launch.col + 2);
     await page.keyboard.press('Control+.');
     await waitText('.action-widget', 'Cap registers', 15000);
-    report.quickFixes = await page.$$eval('.action-widget .monaco-list-row', rows => rows.map(r => r.innerText.trim()));
+    report.quickFixes = await page.$$eval('.action-widget .monaco-list-row', (rows) =>
+      rows.map((r) => r.innerText.trim()),
+    );
     await shot('quick-fix.png');
     await clearOverlays();
   }
@@ -312,7 +430,13 @@ try {
     const frame = async () => {
       for (const f of page.frames()) {
         if (f === page.mainFrame()) continue;
-        if (await f.locator('canvas').count().catch(() => 0) >= 3) return f;
+        if (
+          (await f
+            .locator('canvas')
+            .count()
+            .catch(() => 0)) >= 3
+        )
+          return f;
       }
       return null;
     };
@@ -322,21 +446,38 @@ try {
     // (the webview's strict CSP stops Playwright's waitForFunction in its frame, so poll from here)
     const until = async (fn, what, timeout = 20000) => {
       for (const end = Date.now() + timeout; Date.now() < end; await page.waitForTimeout(200)) {
-        if (await f.evaluate(fn).catch(e => { log('chart frame:', e.message.split('\n')[0]); return false; })) return true;
-        if (process.env.SHOTS_DEBUG) log('chart text:', JSON.stringify((await f.evaluate(() => document.body.innerText).catch(() => '')).slice(0, 200)));
+        if (
+          await f.evaluate(fn).catch((e) => {
+            log('chart frame:', e.message.split('\n')[0]);
+            return false;
+          })
+        )
+          return true;
+        if (process.env.SHOTS_DEBUG)
+          log(
+            'chart text:',
+            JSON.stringify((await f.evaluate(() => document.body.innerText).catch(() => '')).slice(0, 200)),
+          );
       }
       log(`chart: ${what} not seen`);
       return false;
     };
-    await until(() => /occupancy/.test(document.body.innerText) && /ptxas/.test(document.body.innerText), 'the figures');
+    await until(
+      () => /occupancy/.test(document.body.innerText) && /ptxas/.test(document.body.innerText),
+      'the figures',
+    );
     // give the chart the whole window, so the three charts sit side by side
     await page.keyboard.press('Control+2'); // focus the chart's editor group
     await command('View: Toggle Maximize Editor Group');
     await command('View: Toggle Primary Side Bar Visibility');
-    await until(() => {
-      const c = [...document.querySelectorAll('canvas')];
-      return c.length >= 3 && new Set(c.map(e => Math.round(e.getBoundingClientRect().top))).size === 1;
-    }, 'three charts in a row', 10000);
+    await until(
+      () => {
+        const c = [...document.querySelectorAll('canvas')];
+        return c.length >= 3 && new Set(c.map((e) => Math.round(e.getBoundingClientRect().top))).size === 1;
+      },
+      'three charts in a row',
+      10000,
+    );
     await page.waitForTimeout(800); // Chart.js's resize animation (no DOM condition to wait for)
     report.chart = (await f.evaluate(() => document.body.innerText)).slice(0, 400);
     await page.mouse.move(W - 5, H - 40);
@@ -352,20 +493,28 @@ try {
     await page.waitForSelector('.editor-instance .monaco-editor .squiggly-error', { timeout: 60000 });
     // wait for reduce.cu's own ptxas figures: every lens in view has an occupancy, none asks for figures
     await goTo(badLaunch.line, 1);
-    await page.waitForFunction(sel => {
-      const t = [...document.querySelectorAll(sel)].map(e => e.innerText).join('\n');
-      return t.includes('sm_80') && !t.includes('needs register figures');
-    }, LENS, { timeout: 60000 });
+    await page.waitForFunction(
+      (sel) => {
+        const t = [...document.querySelectorAll(sel)].map((e) => e.innerText).join('\n');
+        return t.includes('sm_80') && !t.includes('needs register figures');
+      },
+      LENS,
+      { timeout: 60000 },
+    );
     await page.keyboard.press('Control+Shift+M');
     await waitText('.markers-panel', 'launch-exceeds-bounds', 15000);
-    report.problems = await page.$$eval('.markers-panel .monaco-list-row', rows => rows.map(r => r.innerText.replace(/\s+/g, ' ').trim()));
+    report.problems = await page.$$eval('.markers-panel .monaco-list-row', (rows) =>
+      rows.map((r) => r.innerText.replace(/\s+/g, ' ').trim()),
+    );
     await page.locator('.editor-instance .monaco-editor .view-lines').click();
     // the error's hover over the squiggle. The launch's own hover part (its occupancy table) follows the error's in
     // the same box; drag the box's bottom edge up to the end of the error's part, so the shot is about the error.
     report.diagnosticHover = await hoverAt(badLaunch.line, badLaunch.col + 2, 'launch-exceeds-bounds');
     const errorPartBottom = await page.evaluate(() => {
-      const rows = [...document.querySelectorAll('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content .hover-row')];
-      const row = rows.find(r => r.innerText.includes('launch-exceeds-bounds'));
+      const rows = [
+        ...document.querySelectorAll('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content .hover-row'),
+      ];
+      const row = rows.find((r) => r.innerText.includes('launch-exceeds-bounds'));
       return row ? row.getBoundingClientRect().bottom : null;
     });
     if (errorPartBottom) await resizeHover(errorPartBottom + 2);
@@ -374,8 +523,10 @@ try {
     // the quick fixes offered on that launch (recorded, not shot)
     await goTo(badLaunch.line, badLaunch.col + 2);
     await page.keyboard.press('Control+.');
-    await page.waitForSelector('.action-widget, .monaco-editor .monaco-hover:not(.hidden)', { timeout: 10000 }).catch(() => {});
-    report.fixesOnBadLaunch = await textOf('.action-widget .monaco-list-row') || await textOf(HOVER);
+    await page
+      .waitForSelector('.action-widget, .monaco-editor .monaco-hover:not(.hidden)', { timeout: 10000 })
+      .catch(() => {});
+    report.fixesOnBadLaunch = (await textOf('.action-widget .monaco-list-row')) || (await textOf(HOVER));
     await clearOverlays();
   }
   log(JSON.stringify(report, null, 2));

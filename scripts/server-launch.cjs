@@ -36,6 +36,11 @@ exports.shebangFor = function shebangFor(args, env = {}) {
 exports.launchFromShebang = function launchFromShebang(firstLine) {
   const match = /^#!\/usr\/bin\/env(?: -S)?((?: \w+=\S*)*) node((?: \S+)*)\s*$/.exec(firstLine);
   if (!match) throw new Error(`not a node shebang: ${JSON.stringify(firstLine.slice(0, 120))}`);
-  const env = Object.fromEntries(match[1].split(' ').filter(Boolean).map((word) => word.split(/=(.*)/s).slice(0, 2)));
+  const env = Object.fromEntries(
+    match[1]
+      .split(' ')
+      .filter(Boolean)
+      .map((word) => word.split(/=(.*)/s).slice(0, 2)),
+  );
   return { env, args: match[2].split(' ').filter(Boolean) };
 };

@@ -32,19 +32,40 @@ export function registerArchitecturePicker(ctx: ClientContext): void {
       type Item = vscode.QuickPickItem & { setting?: 'architectures' | 'gpus' };
       const items: Item[] = [
         { label: 'Architectures', kind: vscode.QuickPickItemKind.Separator },
-        ...CHOICES.map((c) => ({ label: c.arch, description: c.detail, picked: current.size ? current.has(c.arch) : shown.includes(c.arch), setting: 'architectures' as const })),
+        ...CHOICES.map((c) => ({
+          label: c.arch,
+          description: c.detail,
+          picked: current.size ? current.has(c.arch) : shown.includes(c.arch),
+          setting: 'architectures' as const,
+        })),
         { label: 'GPUs (waves, tail, clusters, latency range)', kind: vscode.QuickPickItemKind.Separator },
-        ...ctx.statusBar.gpuChoices().map((g) => ({ label: g.name, description: g.arch, picked: currentGpus.size ? currentGpus.has(g.name) : shownGpus.includes(g.name), setting: 'gpus' as const })),
+        ...ctx.statusBar.gpuChoices().map((g) => ({
+          label: g.name,
+          description: g.arch,
+          picked: currentGpus.size ? currentGpus.has(g.name) : shownGpus.includes(g.name),
+          setting: 'gpus' as const,
+        })),
       ];
       const picked = await vscode.window.showQuickPick(items, {
         canPickMany: true,
         title: 'Target architectures and GPUs for occupancy',
-        placeHolder: 'No architecture picked: from compile_commands.json, else sm_80 and sm_90; no GPU: one per architecture',
+        placeHolder:
+          'No architecture picked: from compile_commands.json, else sm_80 and sm_90; no GPU: one per architecture',
       });
       if (!picked) return;
-      const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-      await config.update('architectures', picked.filter((p) => p.setting === 'architectures').map((p) => p.label), target);
-      await config.update('gpus', picked.filter((p) => p.setting === 'gpus').map((p) => p.label), target);
+      const target = vscode.workspace.workspaceFolders?.length
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
+      await config.update(
+        'architectures',
+        picked.filter((p) => p.setting === 'architectures').map((p) => p.label),
+        target,
+      );
+      await config.update(
+        'gpus',
+        picked.filter((p) => p.setting === 'gpus').map((p) => p.label),
+        target,
+      );
     }),
   );
 }

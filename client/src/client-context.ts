@@ -3,7 +3,17 @@
  * features' subscriptions. Restart disposes the context and makes a new one.
  */
 import * as vscode from 'vscode';
-import { CloseAction, ErrorAction, LanguageClient, RevealOutputChannelOn, State, TransportKind, type ErrorHandler, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  TransportKind,
+  type ErrorHandler,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import { decideRestart } from './restart-backoff';
 import { StatusBar } from './status-bar';
 import { registerChart } from './chart/chart-panel';
@@ -11,7 +21,12 @@ import { registerArchitecturePicker } from './architecture-picker';
 import { registerNvccArgumentCommand } from './nvcc-argument-command';
 import { registerPressureHeatmap } from './pressure-heatmap';
 import { settingsOrigins } from './settings-origins';
-import { MEMORY_USAGE_REQUEST, STATUS_NOTIFICATION, type MemoryUsage, type ServerStatus } from '../../server/src/protocol';
+import {
+  MEMORY_USAGE_REQUEST,
+  STATUS_NOTIFICATION,
+  type MemoryUsage,
+  type ServerStatus,
+} from '../../server/src/protocol';
 
 export class ClientContext {
   readonly subscriptions: vscode.Disposable[] = [];
@@ -37,7 +52,11 @@ export class ClientContext {
     const env = typeof SERVER_ENV === 'undefined' ? {} : SERVER_ENV;
     const serverOptions: ServerOptions = {
       run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: nodeArgs, env } },
-      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...nodeArgs, '--nolazy', '--inspect=6019'], env } },
+      debug: {
+        module: serverModule,
+        transport: TransportKind.ipc,
+        options: { execArgv: [...nodeArgs, '--nolazy', '--inspect=6019'], env },
+      },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -53,11 +72,17 @@ export class ClientContext {
     };
     this.client = new LanguageClient('cudaOccupancy', 'CUDA Occupancy Lens', serverOptions, clientOptions);
     this.subscriptions.push(
-      this.client.onDidChangeState((e) => this.statusBar.setClientState(e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped')),
+      this.client.onDidChangeState((e) =>
+        this.statusBar.setClientState(
+          e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped',
+        ),
+      ),
     );
     this.statusBar.setClientState('starting');
     await this.client.start();
-    this.subscriptions.push(this.client.onNotification(STATUS_NOTIFICATION, (status: ServerStatus) => this.statusBar.setServerStatus(status)));
+    this.subscriptions.push(
+      this.client.onNotification(STATUS_NOTIFICATION, (status: ServerStatus) => this.statusBar.setServerStatus(status)),
+    );
     registerChart(this);
     registerArchitecturePicker(this);
     registerNvccArgumentCommand(this);
@@ -88,7 +113,10 @@ export class ClientContext {
           return { action: CloseAction.DoNotRestart, handled: true };
         }
         this.output.warn(`the server stopped (${decision.crashes} in 3 minutes); restarting in ${decision.delayMs} ms`);
-        this.statusBar.setClientState('stopped', `The server stopped; restarting in ${Math.ceil(decision.delayMs / 1000)} s.`);
+        this.statusBar.setClientState(
+          'stopped',
+          `The server stopped; restarting in ${Math.ceil(decision.delayMs / 1000)} s.`,
+        );
         clearTimeout(this.restartTimer);
         this.restartTimer = setTimeout(() => {
           if (this.disposed || !this.client) return;

@@ -9,9 +9,13 @@ export function registerNvccArgumentCommand(ctx: ClientContext): void {
       const config = vscode.workspace.getConfiguration('cudaOccupancy');
       const flag = arg.split('=')[0];
       const args = (config.get<string[]>('nvcc.args') ?? []).filter((a) => a.split('=')[0] !== flag);
-      const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+      const target = vscode.workspace.workspaceFolders?.length
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
       await config.update('nvcc.args', [...args, arg], target);
-      void vscode.window.showInformationMessage(`Added ${arg} to cudaOccupancy.nvcc.args: the figures are recomputed after the next compile. Add it to your build too.`);
+      void vscode.window.showInformationMessage(
+        `Added ${arg} to cudaOccupancy.nvcc.args: the figures are recomputed after the next compile. Add it to your build too.`,
+      );
     }),
   );
 }

@@ -7,14 +7,23 @@
 import * as vscode from 'vscode';
 import type { ClientContext } from './client-context';
 import { levelColor, PRESSURE_LEVELS, pressureLevel } from './pressure-levels';
-import { PRESSURE_REQUEST, TOGGLE_PRESSURE_HEATMAP_COMMAND, type PressureParams, type PressureResult } from '../../server/src/protocol';
+import {
+  PRESSURE_REQUEST,
+  TOGGLE_PRESSURE_HEATMAP_COMMAND,
+  type PressureParams,
+  type PressureResult,
+} from '../../server/src/protocol';
 
 /** After a save: when to ask again (the compile and the PTX take a while). */
 const AFTER_SAVE_MS = [1500, 5000, 15000];
 
 export function registerPressureHeatmap(ctx: ClientContext): void {
   const levels = Array.from({ length: PRESSURE_LEVELS }, (_, level) =>
-    vscode.window.createTextEditorDecorationType({ backgroundColor: levelColor(level), isWholeLine: true, after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em' } }),
+    vscode.window.createTextEditorDecorationType({
+      backgroundColor: levelColor(level),
+      isWholeLine: true,
+      after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em' },
+    }),
   );
   let on = false;
   const timers = new Set<NodeJS.Timeout>();
@@ -34,7 +43,10 @@ export function registerPressureHeatmap(ctx: ClientContext): void {
     if (!on || editor.document.version !== version) return;
     if (!result || result.kernels.length === 0) {
       clear(editor);
-      if (!quiet) void vscode.window.showInformationMessage('CUDA Occupancy Lens: no register pressure for this file yet. It comes from the PTX, after the saved file compiles with nvcc (cudaOccupancy.pressure.enabled).');
+      if (!quiet)
+        void vscode.window.showInformationMessage(
+          'CUDA Occupancy Lens: no register pressure for this file yet. It comes from the PTX, after the saved file compiles with nvcc (cudaOccupancy.pressure.enabled).',
+        );
       return;
     }
     const byLevel: vscode.DecorationOptions[][] = levels.map(() => []);
@@ -43,7 +55,9 @@ export function registerPressureHeatmap(ctx: ClientContext): void {
         if (line.line >= editor.document.lineCount) continue;
         byLevel[pressureLevel(line.live, kernel.peak)].push({
           range: editor.document.lineAt(line.line).range,
-          renderOptions: { after: { contentText: `≈ ${line.live} live${line.line === kernel.peakLine ? ' (peak)' : ''}` } },
+          renderOptions: {
+            after: { contentText: `≈ ${line.live} live${line.line === kernel.peakLine ? ' (peak)' : ''}` },
+          },
           hoverMessage: `Register pressure (estimate, PTX${result.arch ? ` for ${result.arch}` : ''}): about ${line.live} values live; ${kernel.kernel} peaks at ${kernel.peak}${kernel.allocated !== null ? `, ptxas allocated ${kernel.allocated}` : ''}.`,
         });
       }

@@ -13,7 +13,10 @@ export interface RestartDecision {
   delayMs: number | null;
 }
 
-export function decideRestart(previousCrashes: readonly number[], now: number): { decision: RestartDecision; crashes: number[] } {
+export function decideRestart(
+  previousCrashes: readonly number[],
+  now: number,
+): { decision: RestartDecision; crashes: number[] } {
   const crashes = [...previousCrashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
   const n = crashes.length;
   const delayMs = n > MAX_CRASHES_IN_WINDOW ? null : Math.min(30_000, 500 * 2 ** (n - 1));

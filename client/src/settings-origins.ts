@@ -13,13 +13,18 @@ export const settingsOrigins: NonNullable<Middleware['workspace']> = {
   configuration: async (params, token, next) => {
     const result = await next(params, token);
     if (!Array.isArray(result)) return result;
-    return result.map((value, k) => (params.items[k]?.section === 'cudaOccupancy' ? withOrigins(value, params.items[k].scopeUri) : value));
+    return result.map((value, k) =>
+      params.items[k]?.section === 'cudaOccupancy' ? withOrigins(value, params.items[k].scopeUri) : value,
+    );
   },
 };
 
 function withOrigins(value: unknown, scopeUri: string | undefined): unknown {
   const config = vscode.workspace.getConfiguration('cudaOccupancy', scopeUri ? vscode.Uri.parse(scopeUri) : undefined);
-  const answer: Record<string, unknown> = value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+  const answer: Record<string, unknown> =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? { ...(value as Record<string, unknown>) }
+      : {};
   const userOnly = new Set<string>(userOnlyKeys());
   const fromWorkspace: string[] = [];
   for (const key of Object.keys(SETTINGS_SCHEMA)) {
@@ -30,7 +35,12 @@ function withOrigins(value: unknown, scopeUri: string | undefined): unknown {
       answer[key] = seen.globalValue ?? seen.defaultValue;
       continue;
     }
-    const inWorkspace = [seen.workspaceValue, seen.workspaceFolderValue, seen.workspaceLanguageValue, seen.workspaceFolderLanguageValue].some((v) => v !== undefined);
+    const inWorkspace = [
+      seen.workspaceValue,
+      seen.workspaceFolderValue,
+      seen.workspaceLanguageValue,
+      seen.workspaceFolderLanguageValue,
+    ].some((v) => v !== undefined);
     if (inWorkspace) fromWorkspace.push(key);
   }
   answer[WORKSPACE_KEYS_FIELD] = fromWorkspace;

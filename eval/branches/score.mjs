@@ -44,7 +44,9 @@ function parseArgs(argv) {
     else if (a === '--mismatches') opts.mismatches = true;
     else if (a === '--skip-missing') opts.skipMissing = true;
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node eval/branches/score.mjs [--corpus DIR] [--cli PATH] [--labels FILE] [--arch sm_80] [--project NAME]... [--json] [--mismatches] [--skip-missing]');
+      console.log(
+        'usage: node eval/branches/score.mjs [--corpus DIR] [--cli PATH] [--labels FILE] [--arch sm_80] [--project NAME]... [--json] [--mismatches] [--skip-missing]',
+      );
       process.exit(0);
     } else fail(`unknown argument ${a}`);
   }
@@ -65,18 +67,21 @@ const countLines = (text) => (text.length === 0 ? 0 : text.split('\n').length - 
 function readLabels(file) {
   if (!fs.existsSync(file)) fail(`no labels at ${file}`);
   const labels = [];
-  fs.readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let o;
-    try {
-      o = JSON.parse(line);
-    } catch {
-      fail(`${file}:${i + 1}: not JSON`);
-    }
-    for (const k of ['project', 'file', 'line', 'condition', 'kind']) if (o[k] === undefined) fail(`${file}:${i + 1}: no ${k}`);
-    if (!LABEL_KINDS.includes(o.kind)) fail(`${file}:${i + 1}: kind ${o.kind}`);
-    labels.push(o);
-  });
+  fs.readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      let o;
+      try {
+        o = JSON.parse(line);
+      } catch {
+        fail(`${file}:${i + 1}: not JSON`);
+      }
+      for (const k of ['project', 'file', 'line', 'condition', 'kind'])
+        if (o[k] === undefined) fail(`${file}:${i + 1}: no ${k}`);
+      if (!LABEL_KINDS.includes(o.kind)) fail(`${file}:${i + 1}: kind ${o.kind}`);
+      labels.push(o);
+    });
   return labels;
 }
 
@@ -91,10 +96,23 @@ function walkSources(dir, out = []) {
 
 /** Runs the CLI on a project folder (and any labelled file the folder scan would not pick up). */
 function runCli(opts, projDir, extraFiles) {
-  const args = [opts.cli, 'check', '.', ...extraFiles, '--format', 'json', '--arch', opts.arch, '--no-nvcc', '--fail-on', 'never'];
+  const args = [
+    opts.cli,
+    'check',
+    '.',
+    ...extraFiles,
+    '--format',
+    'json',
+    '--arch',
+    opts.arch,
+    '--no-nvcc',
+    '--fail-on',
+    'never',
+  ];
   const r = spawnSync(process.execPath, args, { cwd: projDir, encoding: 'utf8', maxBuffer: 1 << 30 });
   if (r.error) fail(`could not run the CLI: ${r.error.message}`);
-  if (r.status !== 0 && r.status !== 1) fail(`the CLI exited ${r.status} on ${projDir}: ${(r.stderr || '').trim().split('\n')[0]}`);
+  if (r.status !== 0 && r.status !== 1)
+    fail(`the CLI exited ${r.status} on ${projDir}: ${(r.stderr || '').trim().split('\n')[0]}`);
   let json;
   try {
     json = JSON.parse(r.stdout);
@@ -118,7 +136,12 @@ function runCli(opts, projDir, extraFiles) {
       for (const b of branches) {
         if (b.line > w.line || w.line - b.line > 3) continue;
         if (quoted !== undefined && norm(b.condition) !== norm(quoted)) continue;
-        if (!best || b.line > best.line || (b.line === best.line && Math.abs(b.column - w.column) < Math.abs(best.column - w.column))) best = b;
+        if (
+          !best ||
+          b.line > best.line ||
+          (b.line === best.line && Math.abs(b.column - w.column) < Math.abs(best.column - w.column))
+        )
+          best = b;
       }
       if (best) best[list].push(w);
     };
@@ -164,11 +187,35 @@ function emptyMetrics() {
     labels: 0,
     confusion,
     divergent: { tp: 0, fp: 0, fn: 0, precision: null, recall: null },
-    warnings: { onUniform: 0, onWarpUniform: 0, onTail: 0, onDivergentNotMaterial: 0, onDivergentMaterial: 0, falseAlarms: 0, onLabelled: 0, materialPrecision: null },
-    hints: { onUniform: 0, onWarpUniform: 0, onTail: 0, onDivergentNotMaterial: 0, onDivergentMaterial: 0, falseAlarms: 0, onLabelled: 0 },
+    warnings: {
+      onUniform: 0,
+      onWarpUniform: 0,
+      onTail: 0,
+      onDivergentNotMaterial: 0,
+      onDivergentMaterial: 0,
+      falseAlarms: 0,
+      onLabelled: 0,
+      materialPrecision: null,
+    },
+    hints: {
+      onUniform: 0,
+      onWarpUniform: 0,
+      onTail: 0,
+      onDivergentNotMaterial: 0,
+      onDivergentMaterial: 0,
+      falseAlarms: 0,
+      onLabelled: 0,
+    },
     material: { labelled: 0, warned: 0, hinted: 0 },
     labelledFiles: { files: 0, lines: 0, warnings: 0, hints: 0, perKLoc: null },
-    project: { files: 0, lines: 0, warnings: 0, hints: 0, perKLoc: null, branches: { divergent: 0, 'warp-uniform': 0, tail: 0 } },
+    project: {
+      files: 0,
+      lines: 0,
+      warnings: 0,
+      hints: 0,
+      perKLoc: null,
+      branches: { divergent: 0, 'warp-uniform': 0, tail: 0 },
+    },
   };
 }
 
@@ -206,8 +253,13 @@ function scoreProject(opts, project, labels, mismatches, results) {
   const m = emptyMetrics();
   if (!fs.existsSync(projDir)) return { missing: true, metrics: finish(m) };
   const labelledFiles = [...new Set(labels.map((l) => l.file))];
-  for (const f of labelledFiles) if (!fs.existsSync(path.join(projDir, f))) fail(`labelled file missing from the corpus: ${project}/${f}`);
-  const files = runCli(opts, projDir, labelledFiles.filter((f) => !SOURCE_EXT.test(f)));
+  for (const f of labelledFiles)
+    if (!fs.existsSync(path.join(projDir, f))) fail(`labelled file missing from the corpus: ${project}/${f}`);
+  const files = runCli(
+    opts,
+    projDir,
+    labelledFiles.filter((f) => !SOURCE_EXT.test(f)),
+  );
   const matches = matchLabels(labels, files);
 
   labels.forEach((l, li) => {
@@ -216,7 +268,15 @@ function scoreProject(opts, project, labels, mismatches, results) {
     const warned = b ? b.warnings.length > 0 : false;
     const hinted = b ? !warned && b.hints.length > 0 : false;
     results.push({
-      id: l.id, project, file: l.file, line: l.line, label: l.kind, material: l.material ?? null, tool: toolKind, warned, hinted,
+      id: l.id,
+      project,
+      file: l.file,
+      line: l.line,
+      label: l.kind,
+      material: l.material ?? null,
+      tool: toolKind,
+      warned,
+      hinted,
       match: b ? { line: b.line, column: b.column, condition: b.condition, efficiency: b.efficiency } : null,
     });
     m.labels++;
@@ -244,8 +304,17 @@ function scoreProject(opts, project, labels, mismatches, results) {
     const wrongWarning = warned !== Boolean(labelDiv && l.material);
     if (wrongKind || wrongWarning) {
       mismatches.push({
-        id: l.id, project, file: l.file, line: l.line, condition: l.condition,
-        label: l.kind, material: l.material ?? null, tool: toolKind, warned, hinted, confidence: l.confidence ?? null,
+        id: l.id,
+        project,
+        file: l.file,
+        line: l.line,
+        condition: l.condition,
+        label: l.kind,
+        material: l.material ?? null,
+        tool: toolKind,
+        warned,
+        hinted,
+        confidence: l.confidence ?? null,
       });
     }
   });
@@ -282,9 +351,31 @@ function printText(report) {
   console.log(`CUDA Occupancy Lens divergence vs ${report.labels} labelled branches (arch ${report.arch}, --no-nvcc)`);
   console.log(`tool ${report.cli}${report.commit ? ` @ ${report.commit.slice(0, 12)}` : ''}; corpus ${report.corpus}`);
   console.log('');
-  const header = ['project', 'labels', 'div', 'P(div)', 'R(div)', 'W:unif', 'W:w-unif', 'W:tail', 'W:div-nm', 'W:div-mat', 'W', 'P(mat)', 'H', 'H:false', 'H:mat', 'kLOC-lab', 'W/kLOC-lab', 'kLOC-proj', 'W/kLOC-proj', 'H-proj'];
+  const header = [
+    'project',
+    'labels',
+    'div',
+    'P(div)',
+    'R(div)',
+    'W:unif',
+    'W:w-unif',
+    'W:tail',
+    'W:div-nm',
+    'W:div-mat',
+    'W',
+    'P(mat)',
+    'H',
+    'H:false',
+    'H:mat',
+    'kLOC-lab',
+    'W/kLOC-lab',
+    'kLOC-proj',
+    'W/kLOC-proj',
+    'H-proj',
+  ];
   const widths = [18, 6, 4, 7, 7, 6, 8, 6, 8, 9, 4, 6, 4, 7, 5, 8, 10, 9, 11, 6];
-  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
+  const line = (cells) =>
+    cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
   console.log(line(header));
   for (const [name, r] of rows) {
     if (r.missing) {
@@ -293,29 +384,57 @@ function printText(report) {
     }
     const m = r.metrics;
     const nDiv = Object.values(m.confusion.divergent).reduce((a, b) => a + b, 0);
-    console.log(line([
-      name, m.labels, nDiv, pct(m.divergent.precision), pct(m.divergent.recall),
-      m.warnings.onUniform, m.warnings.onWarpUniform, m.warnings.onTail, m.warnings.onDivergentNotMaterial,
-      `${m.warnings.onDivergentMaterial}/${m.material.labelled}`,
-      m.warnings.onLabelled, pct(m.warnings.materialPrecision),
-      m.hints.onLabelled, m.hints.falseAlarms, m.hints.onDivergentMaterial,
-      (m.labelledFiles.lines / 1000).toFixed(1), rate(m.labelledFiles.perKLoc),
-      (m.project.lines / 1000).toFixed(1), rate(m.project.perKLoc), m.project.hints,
-    ]));
+    console.log(
+      line([
+        name,
+        m.labels,
+        nDiv,
+        pct(m.divergent.precision),
+        pct(m.divergent.recall),
+        m.warnings.onUniform,
+        m.warnings.onWarpUniform,
+        m.warnings.onTail,
+        m.warnings.onDivergentNotMaterial,
+        `${m.warnings.onDivergentMaterial}/${m.material.labelled}`,
+        m.warnings.onLabelled,
+        pct(m.warnings.materialPrecision),
+        m.hints.onLabelled,
+        m.hints.falseAlarms,
+        m.hints.onDivergentMaterial,
+        (m.labelledFiles.lines / 1000).toFixed(1),
+        rate(m.labelledFiles.perKLoc),
+        (m.project.lines / 1000).toFixed(1),
+        rate(m.project.perKLoc),
+        m.project.hints,
+      ]),
+    );
   }
   console.log('');
-  console.log('P/R(div): precision and recall of the tool\'s `divergent` over the labelled branches (a branch the tool does not list counts as uniform).');
-  console.log('W:<label>: divergent-branch warnings on labelled branches, by label; false alarms = W:unif + W:w-unif + W:tail;');
-  console.log('W:div-nm = warnings on divergent branches nobody would fix; W:div-mat = warned / labelled material divergent branches.');
+  console.log(
+    "P/R(div): precision and recall of the tool's `divergent` over the labelled branches (a branch the tool does not list counts as uniform).",
+  );
+  console.log(
+    'W:<label>: divergent-branch warnings on labelled branches, by label; false alarms = W:unif + W:w-unif + W:tail;',
+  );
+  console.log(
+    'W:div-nm = warnings on divergent branches nobody would fix; W:div-mat = warned / labelled material divergent branches.',
+  );
   console.log('W = warnings on labelled branches; P(mat) = the share of them on material divergent branches.');
-  console.log('H = divergent-branch hints (below divergence.minCost / minShare) on labelled branches, H:false = on uniform, warp-uniform or tail code,');
-  console.log('H:mat = on material divergent branches (a material branch given only a hint); H-proj = all hints in the project\'s .cu and .cuh files.');
-  console.log('W/kLOC-lab, W/kLOC-proj: all divergent-branch warnings per 1,000 lines of the labelled files / of every .cu and .cuh file.');
+  console.log(
+    'H = divergent-branch hints (below divergence.minCost / minShare) on labelled branches, H:false = on uniform, warp-uniform or tail code,',
+  );
+  console.log(
+    "H:mat = on material divergent branches (a material branch given only a hint); H-proj = all hints in the project's .cu and .cuh files.",
+  );
+  console.log(
+    'W/kLOC-lab, W/kLOC-proj: all divergent-branch warnings per 1,000 lines of the labelled files / of every .cu and .cuh file.',
+  );
   console.log('');
   const confusion = (title, m) => {
     console.log(`${title}: label (rows) x tool (columns)`);
     console.log(`${''.padEnd(14)}${TOOL_KINDS.map((t) => t.padStart(13)).join('')}`);
-    for (const k of LABEL_KINDS) console.log(`${k.padEnd(14)}${TOOL_KINDS.map((t) => String(m.confusion[k][t]).padStart(13)).join('')}`);
+    for (const k of LABEL_KINDS)
+      console.log(`${k.padEnd(14)}${TOOL_KINDS.map((t) => String(m.confusion[k][t]).padStart(13)).join('')}`);
   };
   confusion('Confusion, all projects', report.total);
   for (const [name, r] of Object.entries(report.projects)) {
@@ -328,7 +447,9 @@ function printText(report) {
     console.log(`Mismatches (${report.mismatches.length}): label -> tool [W = warned, H = hinted]`);
     for (const x of report.mismatches) {
       const lab = x.label === 'divergent' ? `divergent${x.material ? '(material)' : ''}` : x.label;
-      console.log(`  ${x.project}/${x.file}:${x.line}  ${lab} -> ${x.tool}${x.warned ? ' W' : x.hinted ? ' H' : ''}  \`${x.condition}\`${x.confidence === 'medium' ? '  (medium)' : ''}`);
+      console.log(
+        `  ${x.project}/${x.file}:${x.line}  ${lab} -> ${x.tool}${x.warned ? ' W' : x.hinted ? ' H' : ''}  \`${x.condition}\`${x.confidence === 'medium' ? '  (medium)' : ''}`,
+      );
     }
   }
 }
@@ -336,7 +457,9 @@ function printText(report) {
 function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(opts.corpus) || !fs.statSync(opts.corpus).isDirectory()) {
-    console.error(`score.mjs: no development corpus at ${opts.corpus} (set CUDA_DEV_CORPUS or --corpus; eval/branches/README.md says how to re-create it)`);
+    console.error(
+      `score.mjs: no development corpus at ${opts.corpus} (set CUDA_DEV_CORPUS or --corpus; eval/branches/README.md says how to re-create it)`,
+    );
     process.exit(opts.skipMissing ? 0 : 2);
   }
   if (!fs.existsSync(opts.cli)) fail(`no CLI at ${opts.cli} (run npm ci && npm run build first)`);
@@ -357,7 +480,9 @@ function main() {
     if (!r.missing) addInto(total, r.metrics);
   }
   if (Object.values(projects).every((r) => r.missing)) {
-    console.error(`score.mjs: none of the labelled projects is in ${opts.corpus} (eval/branches/README.md says how to re-create the corpus)`);
+    console.error(
+      `score.mjs: none of the labelled projects is in ${opts.corpus} (eval/branches/README.md says how to re-create the corpus)`,
+    );
     process.exit(opts.skipMissing ? 0 : 2);
   }
   const report = {

@@ -24,7 +24,9 @@ const nvcc = opt('--nvcc', '/usr/local/cuda/bin/nvcc');
 const depsDir = path.resolve(opt('--deps', process.env.CUDA_EVAL_DEPS ?? path.join(repo, '..', 'eval-data', 'deps')));
 const only = opt('--only', null);
 if (!existsSync(corpus)) {
-  console.error(`build-labels: no corpus at ${corpus} (set CUDA_DEV_CORPUS or pass --corpus; README.md says how to make it)`);
+  console.error(
+    `build-labels: no corpus at ${corpus} (set CUDA_DEV_CORPUS or pass --corpus; README.md says how to make it)`,
+  );
   process.exit(2);
 }
 
@@ -43,8 +45,12 @@ if (args.includes('--compile')) {
     const t0 = Date.now();
     const r = spawnSync(nvcc, argv, { cwd, encoding: 'utf8', maxBuffer: 256 << 20 });
     writeFileSync(out, `# ${nvcc} ${argv.join(' ')}\n${r.stdout ?? ''}${r.stderr ?? ''}`);
-    const entries = ((r.stderr ?? '') + (r.stdout ?? '')).split('\n').filter((l) => l.includes('Compiling entry function')).length;
-    console.log(`${entry.project}/${entry.file}: rc=${r.status} entries=${entries} ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    const entries = ((r.stderr ?? '') + (r.stdout ?? ''))
+      .split('\n')
+      .filter((l) => l.includes('Compiling entry function')).length;
+    console.log(
+      `${entry.project}/${entry.file}: rc=${r.status} entries=${entries} ${((Date.now() - t0) / 1000).toFixed(1)}s`,
+    );
   }
 }
 
@@ -54,9 +60,19 @@ export function nvccArgs(entry, _cwd) {
   const stubs = entry.stubs ?? defaults.stubs ?? [];
   const deps = entry.deps ?? defaults.deps ?? [];
   const flags = entry.flags ?? defaults.flags ?? [];
-  return ['-c', `-arch=${compileTable.arch}`, '-Xptxas', '-v', '-o', '/dev/null', entry.file,
-    ...includes.map((i) => `-I${i}`), ...stubs.map((s) => `-I${path.join(here, 'stubs', s)}`),
-    ...deps.map((d) => `-I${path.join(depsDir, d)}`), ...flags];
+  return [
+    '-c',
+    `-arch=${compileTable.arch}`,
+    '-Xptxas',
+    '-v',
+    '-o',
+    '/dev/null',
+    entry.file,
+    ...includes.map((i) => `-I${i}`),
+    ...stubs.map((s) => `-I${path.join(here, 'stubs', s)}`),
+    ...deps.map((d) => `-I${path.join(depsDir, d)}`),
+    ...flags,
+  ];
 }
 
 // ---- ptxas logs ----
@@ -86,7 +102,9 @@ function readLog(project, file) {
       }
     }
     const names = entries.map((e) => e.mangled);
-    const demangled = names.length ? execFileSync('c++filt', { input: names.join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 }).split('\n') : [];
+    const demangled = names.length
+      ? execFileSync('c++filt', { input: names.join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 }).split('\n')
+      : [];
     entries.forEach((e, i) => (e.demangled = (demangled[i] ?? e.mangled).replace(/^void /, '')));
     result = entries.filter((e) => e.regs !== undefined);
   }
@@ -106,7 +124,9 @@ function walk(dir, out = []) {
 }
 function stripComments(text) {
   // keeps newlines so offsets map to the same lines
-  return text.replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, (m) => ' '.repeat(m.length));
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
+    .replace(/\/\/[^\n]*/g, (m) => ' '.repeat(m.length));
 }
 function definitions(project) {
   if (defCache.has(project)) return defCache.get(project);
@@ -127,7 +147,12 @@ function definitions(project) {
           let j = i + id[0].length;
           while (/\s/.test(text[j])) j++;
           if (text[j] === '(') {
-            if (['__launch_bounds__', '__align__', 'alignas', '__attribute__', '__declspec', 'LAUNCH_BOUNDS'].includes(id[0]) || /^__launch_bounds/.test(id[0])) {
+            if (
+              ['__launch_bounds__', '__align__', 'alignas', '__attribute__', '__declspec', 'LAUNCH_BOUNDS'].includes(
+                id[0],
+              ) ||
+              /^__launch_bounds/.test(id[0])
+            ) {
               i = skipParens(text, j);
               continue;
             }
@@ -183,7 +208,9 @@ function dims(text) {
 const srcDir = path.join(here, 'labels.src');
 const files = [];
 const problems = [];
-for (const name of readdirSync(srcDir).filter((n) => n.endsWith('.txt')).sort()) {
+for (const name of readdirSync(srcDir)
+  .filter((n) => n.endsWith('.txt'))
+  .sort()) {
   let project = null;
   let current = null;
   const lines = readFileSync(path.join(srcDir, name), 'utf8').split('\n');
@@ -200,12 +227,21 @@ for (const name of readdirSync(srcDir).filter((n) => n.endsWith('.txt')).sort())
     }
     if (pos[0] === 'file') {
       current = {
-        project, file: pos[1], complete: pos.includes('complete'),
+        project,
+        file: pos[1],
+        complete: pos.includes('complete'),
         context: kv.context ? kv.context.split(',') : [],
-        macroBodyLines: kv.macrobody ? kv.macrobody.split(',').flatMap((r) => { const [a, b] = r.split('-').map(Number); return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i); }) : [],
-        note: kv.note, launches: [],
+        macroBodyLines: kv.macrobody
+          ? kv.macrobody.split(',').flatMap((r) => {
+              const [a, b] = r.split('-').map(Number);
+              return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i);
+            })
+          : [],
+        note: kv.note,
+        launches: [],
       };
-      if (!existsSync(path.join(corpus, project, current.file))) problems.push(`${where}: no file ${project}/${current.file}`);
+      if (!existsSync(path.join(corpus, project, current.file)))
+        problems.push(`${where}: no file ${project}/${current.file}`);
       files.push(current);
       return;
     }
@@ -237,18 +273,28 @@ for (const name of readdirSync(srcDir).filter((n) => n.endsWith('.txt')).sort())
     else {
       const defs = definitions(project).get(kv.defname ?? kernel);
       if (defs) l.definedAt = defs;
-      else if (kv.nodef === undefined) problems.push(`${where}: no __global__ definition of ${kernel} found (give def= or nodef=1)`);
+      else if (kv.nodef === undefined)
+        problems.push(`${where}: no __global__ definition of ${kernel} found (give def= or nodef=1)`);
     }
     // ptxas truth
     if (kv.truth) {
-      const logFile = kv.tlog ?? (l.definedAt?.length === 1 && l.definedAt[0].split(':')[0].endsWith('.cu') ? l.definedAt[0].split(':')[0] : current.file);
+      const logFile =
+        kv.tlog ??
+        (l.definedAt?.length === 1 && l.definedAt[0].split(':')[0].endsWith('.cu')
+          ? l.definedAt[0].split(':')[0]
+          : current.file);
       const entries = readLog(project, logFile);
       if (!entries) problems.push(`${where}: no ptxas log for ${project}/${logFile}`);
       else {
         const re = new RegExp(kv.truth);
         const hit = entries.filter((e) => re.test(e.demangled));
         if (hit.length === 0) problems.push(`${where}: truth /${kv.truth}/ matches nothing in ${logFile}`);
-        else l.truth = { log: logFile, filter: kv.truth, instances: hit.map(({ mangled, regs, smem, barriers }) => ({ mangled, regs, smem, barriers })) };
+        else
+          l.truth = {
+            log: logFile,
+            filter: kv.truth,
+            instances: hit.map(({ mangled, regs, smem, barriers }) => ({ mangled, regs, smem, barriers })),
+          };
       }
     } else if (kv.notruth) l.noTruthWhy = kv.notruth;
     current.launches.push(l);
@@ -259,6 +305,13 @@ if (problems.length) {
   if (!args.includes('--allow-problems')) process.exit(1);
 }
 const count = files.reduce((n, f) => n + f.launches.length, 0);
-const out = { version: 1, arch: compileTable.arch, generatedBy: 'eval/launches/build-labels.mjs from labels.src/*.txt', files };
+const out = {
+  version: 1,
+  arch: compileTable.arch,
+  generatedBy: 'eval/launches/build-labels.mjs from labels.src/*.txt',
+  files,
+};
 writeFileSync(path.join(here, 'labels.json'), JSON.stringify(out, null, 1) + '\n');
-console.log(`labels.json: ${files.length} files, ${count} launches, ${files.reduce((n, f) => n + f.launches.filter((l) => l.truth).length, 0)} with ptxas truth`);
+console.log(
+  `labels.json: ${files.length} files, ${count} launches, ${files.reduce((n, f) => n + f.launches.filter((l) => l.truth).length, 0)} with ptxas truth`,
+);

@@ -22,7 +22,9 @@ const opt = (name, dflt) => {
 };
 const flag = (name) => argv.includes(name);
 if (flag('--help') || flag('-h')) {
-  console.log('usage: node eval/launches/score.mjs [--corpus DIR] [--cli PATH] [--mode no-nvcc|nvcc|both] [--project NAME] [--nvcc PATH] [--deps DIR] [--timeout S] [--json] [--details] [--keep]');
+  console.log(
+    'usage: node eval/launches/score.mjs [--corpus DIR] [--cli PATH] [--mode no-nvcc|nvcc|both] [--project NAME] [--nvcc PATH] [--deps DIR] [--timeout S] [--json] [--details] [--keep]',
+  );
   process.exit(0);
 }
 const corpus = path.resolve(opt('--corpus', process.env.CUDA_DEV_CORPUS ?? path.join(repo, '..', 'dev-corpus')));
@@ -33,7 +35,9 @@ const nvcc = opt('--nvcc', null);
 const depsDir = path.resolve(opt('--deps', process.env.CUDA_EVAL_DEPS ?? path.join(repo, '..', 'eval-data', 'deps')));
 const timeout = opt('--timeout', '900');
 if (!existsSync(corpus)) {
-  console.error(`score: no development corpus at ${corpus} (set CUDA_DEV_CORPUS or --corpus; eval/launches/README.md says how to make it)`);
+  console.error(
+    `score: no development corpus at ${corpus} (set CUDA_DEV_CORPUS or --corpus; eval/launches/README.md says how to make it)`,
+  );
   process.exit(2);
 }
 if (!existsSync(cli)) {
@@ -80,7 +84,14 @@ function entryFor(project, file) {
   return {
     directory: cwd,
     file: path.join(cwd, file),
-    arguments: ['nvcc', '-c', `-arch=${ARCH}`, ...[...includes, ...stubs, ...deps].map((i) => `-I${i}`), ...flags, path.join(cwd, file)],
+    arguments: [
+      'nvcc',
+      '-c',
+      `-arch=${ARCH}`,
+      ...[...includes, ...stubs, ...deps].map((i) => `-I${i}`),
+      ...flags,
+      path.join(cwd, file),
+    ],
   };
 }
 
@@ -91,7 +102,14 @@ function runCheck(project, files, withNvcc) {
   if (!withNvcc) args.push('--no-nvcc');
   else {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'cuda-occ-eval-'));
-    writeFileSync(path.join(tmp, 'compile_commands.json'), JSON.stringify(files.map((f) => entryFor(project, f)), null, 1));
+    writeFileSync(
+      path.join(tmp, 'compile_commands.json'),
+      JSON.stringify(
+        files.map((f) => entryFor(project, f)),
+        null,
+        1,
+      ),
+    );
     args.push('-p', tmp);
     if (nvcc) args.push('--nvcc', nvcc);
   }
@@ -100,7 +118,11 @@ function runCheck(project, files, withNvcc) {
   const seconds = (Date.now() - t0) / 1000;
   if (tmp && !flag('--keep')) rmSync(tmp, { recursive: true, force: true });
   if (r.status !== 0 && r.status !== 1) {
-    return { error: `cli exited ${r.status}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}`, seconds, notes: r.stderr };
+    return {
+      error: `cli exited ${r.status}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}`,
+      seconds,
+      notes: r.stderr,
+    };
   }
   try {
     return { json: JSON.parse(r.stdout), seconds, notes: (r.stderr || '').trim() };
@@ -114,7 +136,19 @@ const calcCache = new Map();
 function expectedOccupancies(queries) {
   const todo = queries.filter((q) => !calcCache.has(q.key));
   if (todo.length) {
-    const input = todo.map((q) => JSON.stringify({ id: q.key, arch: ARCH, blockSize: q.block, numRegs: q.regs, sharedSizeBytes: q.smem, dynamicSmemBytes: q.dyn })).join('\n') + '\n';
+    const input =
+      todo
+        .map((q) =>
+          JSON.stringify({
+            id: q.key,
+            arch: ARCH,
+            blockSize: q.block,
+            numRegs: q.regs,
+            sharedSizeBytes: q.smem,
+            dynamicSmemBytes: q.dyn,
+          }),
+        )
+        .join('\n') + '\n';
     const r = spawnSync(process.execPath, [cli, 'calc', '--jsonl'], { input, encoding: 'utf8', maxBuffer: 1 << 28 });
     const lines = r.stdout.split('\n').filter(Boolean);
     lines.forEach((line, i) => {
@@ -126,10 +160,44 @@ function expectedOccupancies(queries) {
 }
 
 // ---- scoring ----
-const COUNTERS = ['labels', 'inactive', 'found', 'knowable', 'right', 'wrong', 'unresolved', 'candSites', 'candShown', 'candSingleIn', 'candSingleOut',
-  'unknownSites', 'claimedUnknown', 'dynKnown', 'dynRight', 'dynWrong', 'truth', 'truthFound', 'occShown', 'occCheckable', 'occRight', 'occWrong',
-  'blockTruth', 'occAny', 'rangeShown', 'rangeCheckable', 'rangeWrong', 'occUpperBound', 'launchFails', 'budgetShown',
-  'reports', 'falseLaunches', 'macroBodyReports', 'inactiveReports', 'files', 'filesMissing'];
+const COUNTERS = [
+  'labels',
+  'inactive',
+  'found',
+  'knowable',
+  'right',
+  'wrong',
+  'unresolved',
+  'candSites',
+  'candShown',
+  'candSingleIn',
+  'candSingleOut',
+  'unknownSites',
+  'claimedUnknown',
+  'dynKnown',
+  'dynRight',
+  'dynWrong',
+  'truth',
+  'truthFound',
+  'occShown',
+  'occCheckable',
+  'occRight',
+  'occWrong',
+  'blockTruth',
+  'occAny',
+  'rangeShown',
+  'rangeCheckable',
+  'rangeWrong',
+  'occUpperBound',
+  'launchFails',
+  'budgetShown',
+  'reports',
+  'falseLaunches',
+  'macroBodyReports',
+  'inactiveReports',
+  'files',
+  'filesMissing',
+];
 const zero = () => Object.fromEntries(COUNTERS.map((k) => [k, 0]));
 
 function score(project, run) {
@@ -166,20 +234,33 @@ function score(project, run) {
     // reports that match no label
     for (const r of reports) {
       if (r._used) continue;
-      const atInactive = lf.launches.some((l) => l.inactive && [l.line, ...(l.altLines ?? [])].some((x) => Math.abs(x - r.line) <= 1));
+      const atInactive = lf.launches.some(
+        (l) => l.inactive && [l.line, ...(l.altLines ?? [])].some((x) => Math.abs(x - r.line) <= 1),
+      );
       const atMacroBody = (lf.macroBodyLines ?? []).some((x) => Math.abs(x - r.line) <= 1);
       if (atInactive) c.inactiveReports++;
       else if (atMacroBody) c.macroBodyReports++;
       else if (lf.complete) {
         c.falseLaunches++;
-        details.push({ file: lf.file, line: r.line, kernel: r.kernel, outcome: 'false-launch', tool: dimsText(r.block) });
+        details.push({
+          file: lf.file,
+          line: r.line,
+          kernel: r.kernel,
+          outcome: 'false-launch',
+          tool: dimsText(r.block),
+        });
       }
     }
     c.inactive += lf.launches.length - active.length;
     active.forEach((l, li) => {
       c.labels++;
       const r = matches.get(li);
-      const d = { file: lf.file, line: l.line, kernel: l.kernel, label: l.block ? dimsText(l.block) : l.candidates ? `{${l.candidates.map(dimsText).join(',')}}` : 'null' };
+      const d = {
+        file: lf.file,
+        line: l.line,
+        kernel: l.kernel,
+        label: l.block ? dimsText(l.block) : l.candidates ? `{${l.candidates.map(dimsText).join(',')}}` : 'null',
+      };
       if (l.block) c.knowable++;
       else if (l.candidates) c.candSites++;
       else c.unknownSites++;
@@ -195,31 +276,64 @@ function score(project, run) {
       d.blockExpr = r.blockExpr;
       const toolCands = r.blockCandidates ?? r.candidates ?? null;
       if (l.block) {
-        if (!r.block) { c.unresolved++; d.outcome = 'unresolved'; }
-        else if (sameDims(r.block, l.block)) { c.right++; d.outcome = 'right'; }
-        else { c.wrong++; d.outcome = 'WRONG'; }
+        if (!r.block) {
+          c.unresolved++;
+          d.outcome = 'unresolved';
+        } else if (sameDims(r.block, l.block)) {
+          c.right++;
+          d.outcome = 'right';
+        } else {
+          c.wrong++;
+          d.outcome = 'WRONG';
+        }
       } else if (l.candidates) {
         if (Array.isArray(toolCands) && toolCands.length) {
-          const set = (xs) => xs.map((x) => (typeof x === 'number' ? dimsText({ x }) : dimsText(x))).sort().join(',');
-          if (set(toolCands) === set(l.candidates)) { c.candShown++; d.outcome = 'candidates'; } else d.outcome = `candidates-differ ${set(toolCands)}`;
+          const set = (xs) =>
+            xs
+              .map((x) => (typeof x === 'number' ? dimsText({ x }) : dimsText(x)))
+              .sort()
+              .join(',');
+          if (set(toolCands) === set(l.candidates)) {
+            c.candShown++;
+            d.outcome = 'candidates';
+          } else d.outcome = `candidates-differ ${set(toolCands)}`;
         } else if (r.block) {
-          if (l.candidates.some((x) => sameDims(x, r.block))) { c.candSingleIn++; d.outcome = 'single-of-candidates'; }
-          else { c.candSingleOut++; c.wrong++; d.outcome = 'WRONG (not a candidate)'; }
+          if (l.candidates.some((x) => sameDims(x, r.block))) {
+            c.candSingleIn++;
+            d.outcome = 'single-of-candidates';
+          } else {
+            c.candSingleOut++;
+            c.wrong++;
+            d.outcome = 'WRONG (not a candidate)';
+          }
         } else d.outcome = 'unresolved-candidates';
-      } else if (r.block) { c.claimedUnknown++; d.outcome = 'claimed-unknowable'; }
-      else d.outcome = 'null-ok';
-      if (l.dynamicSmemBytes !== null && l.dynamicSmemBytes !== undefined && r.dynamicSmemBytes !== null && r.dynamicSmemBytes !== undefined) {
+      } else if (r.block) {
+        c.claimedUnknown++;
+        d.outcome = 'claimed-unknowable';
+      } else d.outcome = 'null-ok';
+      if (
+        l.dynamicSmemBytes !== null &&
+        l.dynamicSmemBytes !== undefined &&
+        r.dynamicSmemBytes !== null &&
+        r.dynamicSmemBytes !== undefined
+      ) {
         if (r.dynamicSmemBytes === l.dynamicSmemBytes) c.dynRight++;
-        else { c.dynWrong++; d.dyn = `WRONG dyn ${r.dynamicSmemBytes} (label ${l.dynamicSmemBytes})`; }
+        else {
+          c.dynWrong++;
+          d.dyn = `WRONG dyn ${r.dynamicSmemBytes} (label ${l.dynamicSmemBytes})`;
+        }
       }
       // A launch the tool says cannot run (launchFails) shows no occupancy, even where the JSON keeps
       // the calculator's answer (0 blocks per SM) with `fails` set.
-      if (r.launchFails) { c.launchFails++; d.fails = r.launchFails; }
+      if (r.launchFails) {
+        c.launchFails++;
+        d.fails = r.launchFails;
+      }
       // Registers not known (no nvcc), block known: the register budget per occupancy level instead.
       if (r.registerBudget?.[ARCH]?.length) c.budgetShown++;
       const occRaw = r.occupancy?.[ARCH] ?? null;
       const occ = occRaw && !occRaw.fails ? occRaw : null;
-      const range = occ ? null : r.occupancyRange?.[ARCH] ?? null;
+      const range = occ ? null : (r.occupancyRange?.[ARCH] ?? null);
       // Unknown dynamic shared memory: the figures are computed without it and are upper bounds
       // (`upperBound` on an occupancy; a range says it by the launch's null dynamicSmemBytes).
       const upper = occ ? occ.upperBound === true : r.dynamicSmemBytes === null || r.dynamicSmemBytes === undefined;
@@ -239,13 +353,24 @@ function score(project, run) {
           d.occRange = `${range.minOccupancy}-${range.maxOccupancy} over ${range.instances}`;
           // Right when every instance the site can launch (the truth) has an occupancy within the range.
           const rblock = l.block ?? (r.block && l.candidates?.some((x) => sameDims(x, r.block)) ? r.block : null);
-          const rdyn = l.dynamicSmemBytes ?? (l.dynamicSmemCandidates?.includes(r.dynamicSmemBytes) ? r.dynamicSmemBytes : null);
+          const rdyn =
+            l.dynamicSmemBytes ?? (l.dynamicSmemCandidates?.includes(r.dynamicSmemBytes) ? r.dynamicSmemBytes : null);
           if (rblock && rdyn !== null && rdyn !== undefined) {
             c.rangeCheckable++;
             const threads = rblock.x * (rblock.y ?? 1) * (rblock.z ?? 1);
-            const exp = expectedOccupancies(l.truth.instances.map((t) => ({ key: `${threads}/${t.regs}/${t.smem}/${rdyn}`, block: threads, regs: t.regs, smem: t.smem, dyn: rdyn }))).filter(Boolean);
+            const exp = expectedOccupancies(
+              l.truth.instances.map((t) => ({
+                key: `${threads}/${t.regs}/${t.smem}/${rdyn}`,
+                block: threads,
+                regs: t.regs,
+                smem: t.smem,
+                dyn: rdyn,
+              })),
+            ).filter(Boolean);
             // An upper-bound range is wrong only where an instance's occupancy is above its top.
-            const outside = exp.filter((e) => (!upper && e.occupancy < range.minOccupancy - 1e-9) || e.occupancy > range.maxOccupancy + 1e-9);
+            const outside = exp.filter(
+              (e) => (!upper && e.occupancy < range.minOccupancy - 1e-9) || e.occupancy > range.maxOccupancy + 1e-9,
+            );
             if (outside.length) {
               c.rangeWrong++;
               d.occOutcome = `WRONG range ${range.minOccupancy}-${range.maxOccupancy} (truth ${[...new Set(exp.map((e) => e.occupancy))].join('/')})`;
@@ -254,16 +379,31 @@ function score(project, run) {
         }
         // checkable: the block is known (label, or the tool's single value when it is one of the candidates) and so is the dynamic smem
         const block = l.block ?? (r.block && l.candidates?.some((x) => sameDims(x, r.block)) ? r.block : null);
-        const dyn = l.dynamicSmemBytes ?? (l.dynamicSmemCandidates?.includes(r.dynamicSmemBytes) ? r.dynamicSmemBytes : null);
+        const dyn =
+          l.dynamicSmemBytes ?? (l.dynamicSmemCandidates?.includes(r.dynamicSmemBytes) ? r.dynamicSmemBytes : null);
         if (occ && block && dyn !== null && dyn !== undefined) {
           c.occCheckable++;
           const threads = block.x * (block.y ?? 1) * (block.z ?? 1);
-          const qs = l.truth.instances.map((t) => ({ key: `${threads}/${t.regs}/${t.smem}/${dyn}`, block: threads, regs: t.regs, smem: t.smem, dyn }));
+          const qs = l.truth.instances.map((t) => ({
+            key: `${threads}/${t.regs}/${t.smem}/${dyn}`,
+            block: threads,
+            regs: t.regs,
+            smem: t.smem,
+            dyn,
+          }));
           const exp = expectedOccupancies(qs).filter(Boolean);
           // An upper bound is right when the truth does not exceed it; an exact figure must equal it.
           const ok = upper
-            ? exp.some((e) => e.occupancy <= occ.occupancy + 1e-9 && e.activeBlocksPerMultiprocessor <= occ.activeBlocksPerMultiprocessor)
-            : exp.some((e) => Math.abs(e.occupancy - occ.occupancy) < 1e-9 && e.activeBlocksPerMultiprocessor === occ.activeBlocksPerMultiprocessor);
+            ? exp.some(
+                (e) =>
+                  e.occupancy <= occ.occupancy + 1e-9 &&
+                  e.activeBlocksPerMultiprocessor <= occ.activeBlocksPerMultiprocessor,
+              )
+            : exp.some(
+                (e) =>
+                  Math.abs(e.occupancy - occ.occupancy) < 1e-9 &&
+                  e.activeBlocksPerMultiprocessor === occ.activeBlocksPerMultiprocessor,
+              );
           if (ok) c.occRight++;
           else {
             c.occWrong++;
@@ -307,7 +447,13 @@ if (flag('--json')) {
     out.modes[m] = { projects: {}, total: total(m) };
     for (const p of projects) {
       const r = results[m][p];
-      out.modes[m].projects[p] = r.error ? { error: r.error } : { counts: r.counts, seconds: r.seconds, ...(flag('--details') ? { details: r.details, notes: r.notes } : {}) };
+      out.modes[m].projects[p] = r.error
+        ? { error: r.error }
+        : {
+            counts: r.counts,
+            seconds: r.seconds,
+            ...(flag('--details') ? { details: r.details, notes: r.notes } : {}),
+          };
     }
   }
   console.log(JSON.stringify(out, null, 1));
@@ -351,10 +497,12 @@ if (flag('--json')) {
     rows.push(cols.map(([, f]) => String(f(total(m), 'TOTAL'))));
     const header = cols.map(([h]) => h);
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-    const fmt = (r) => r.map((x, i) => (i === 0 ? (x ?? '').padEnd(widths[i]) : (x ?? '').padStart(widths[i]))).join('  ');
+    const fmt = (r) =>
+      r.map((x, i) => (i === 0 ? (x ?? '').padEnd(widths[i]) : (x ?? '').padStart(widths[i]))).join('  ');
     console.log(fmt(header));
     for (const r of rows) console.log(r.length === 2 ? r.join('  ') : fmt(r));
-    for (const p of projects) if (results[m][p].seconds !== undefined) process.stdout.write(`${p} ${results[m][p].seconds.toFixed(1)}s  `);
+    for (const p of projects)
+      if (results[m][p].seconds !== undefined) process.stdout.write(`${p} ${results[m][p].seconds.toFixed(1)}s  `);
     console.log();
     if (flag('--details')) {
       for (const p of projects) {
@@ -362,7 +510,9 @@ if (flag('--json')) {
         if (r.error) continue;
         for (const d of r.details) {
           if (['right', 'null-ok'].includes(d.outcome) && !d.occOutcome && !d.dyn) continue;
-          console.log(`  ${p}/${d.file}:${d.line} ${d.kernel}: ${d.outcome} label=${d.label}${d.tool !== undefined ? ` tool=${d.tool}` : ''}${d.blockExpr ? ` expr=${JSON.stringify(d.blockExpr)}` : ''}${d.dyn ? ` ${d.dyn}` : ''}${d.occRange ? ` range=${d.occRange}` : ''}${d.fails ? ` fails=${JSON.stringify(d.fails)}` : ''}${d.occOutcome ? ` ${d.occOutcome}` : ''}`);
+          console.log(
+            `  ${p}/${d.file}:${d.line} ${d.kernel}: ${d.outcome} label=${d.label}${d.tool !== undefined ? ` tool=${d.tool}` : ''}${d.blockExpr ? ` expr=${JSON.stringify(d.blockExpr)}` : ''}${d.dyn ? ` ${d.dyn}` : ''}${d.occRange ? ` range=${d.occRange}` : ''}${d.fails ? ` fails=${JSON.stringify(d.fails)}` : ''}${d.occOutcome ? ` ${d.occOutcome}` : ''}`,
+          );
         }
         for (const n of r.notes ?? []) console.log(`  note: ${n}`);
       }

@@ -28,7 +28,13 @@ mkdirSync(out, { recursive: true });
 
 // The liveness pass, bundled from the sources (the CLI does not expose it on its own).
 const bundle = path.join(out, 'ptx-liveness.mjs');
-execFileSync(path.join(repo, 'node_modules', '.bin', 'esbuild'), [path.join(repo, 'server/src/core/compiler/ptx-liveness.ts'), '--bundle', '--format=esm', `--outfile=${bundle}`, '--log-level=warning']);
+execFileSync(path.join(repo, 'node_modules', '.bin', 'esbuild'), [
+  path.join(repo, 'server/src/core/compiler/ptx-liveness.ts'),
+  '--bundle',
+  '--format=esm',
+  `--outfile=${bundle}`,
+  '--log-level=warning',
+]);
 const { ptxPressure } = await import(bundle);
 
 const rows = [];
@@ -37,11 +43,18 @@ for (const entry of table.files) {
   const d = table.defaults?.[entry.project] ?? {};
   const cwd = path.join(corpus, entry.project);
   const ptxFile = path.join(out, `${entry.project}__${entry.file.replace(/\//g, '__')}.ptx`);
-  const args = ['-ptx', '-lineinfo', `-arch=${table.arch}`, '-o', ptxFile, entry.file,
+  const args = [
+    '-ptx',
+    '-lineinfo',
+    `-arch=${table.arch}`,
+    '-o',
+    ptxFile,
+    entry.file,
     ...(entry.include ?? d.include ?? []).map((i) => `-I${i}`),
     ...(entry.stubs ?? d.stubs ?? []).map((s) => `-I${path.join(repo, 'eval', 'launches', 'stubs', s)}`),
     ...(entry.deps ?? d.deps ?? []).map((x) => `-I${path.join(depsDir, x)}`),
-    ...(entry.flags ?? d.flags ?? [])];
+    ...(entry.flags ?? d.flags ?? []),
+  ];
   const ptx = spawnSync(nvcc, args, { cwd, encoding: 'utf8' });
   if (ptx.status !== 0) {
     console.error(`${entry.project}/${entry.file}: nvcc -ptx failed`);
@@ -59,7 +72,15 @@ for (const entry of table.files) {
   for (const k of ptxPressure(readFileSync(ptxFile, 'utf8'))) {
     const regs = allocated.get(k.name);
     if (regs === undefined || k.peak === 0) continue;
-    rows.push({ project: entry.project, file: entry.file, kernel: k.name, peak: k.peak, peakLine: k.peakLine, allocated: regs, ratio: k.peak / regs });
+    rows.push({
+      project: entry.project,
+      file: entry.file,
+      kernel: k.name,
+      peak: k.peak,
+      peakLine: k.peakLine,
+      allocated: regs,
+      ratio: k.peak / regs,
+    });
   }
 }
 
@@ -68,13 +89,34 @@ const quantile = (xs, q) => {
   const i = (s.length - 1) * q;
   return s.length ? s[Math.floor(i)] + (s[Math.ceil(i)] - s[Math.floor(i)]) * (i - Math.floor(i)) : NaN;
 };
-const summary = (list) => ({ kernels: list.length, p25: quantile(list.map((r) => r.ratio), 0.25), median: quantile(list.map((r) => r.ratio), 0.5), p75: quantile(list.map((r) => r.ratio), 0.75), within25pct: list.filter((r) => Math.abs(r.ratio - 1) <= 0.25).length });
+const summary = (list) => ({
+  kernels: list.length,
+  p25: quantile(
+    list.map((r) => r.ratio),
+    0.25,
+  ),
+  median: quantile(
+    list.map((r) => r.ratio),
+    0.5,
+  ),
+  p75: quantile(
+    list.map((r) => r.ratio),
+    0.75,
+  ),
+  within25pct: list.filter((r) => Math.abs(r.ratio - 1) <= 0.25).length,
+});
 const projects = [...new Set(rows.map((r) => r.project))];
-const result = { arch: table.arch, total: summary(rows), projects: Object.fromEntries(projects.map((p) => [p, summary(rows.filter((r) => r.project === p))])) };
+const result = {
+  arch: table.arch,
+  total: summary(rows),
+  projects: Object.fromEntries(projects.map((p) => [p, summary(rows.filter((r) => r.project === p))])),
+};
 if (argv.includes('--json')) console.log(JSON.stringify({ ...result, rows }, null, 2));
 else {
   console.log('project             kernels  peak/allocated: p25  median  p75   within ±25%');
   for (const [p, s] of [...Object.entries(result.projects), ['TOTAL', result.total]]) {
-    console.log(`${p.padEnd(20)}${String(s.kernels).padStart(7)}  ${s.p25.toFixed(2).padStart(20)}  ${s.median.toFixed(2).padStart(6)}  ${s.p75.toFixed(2).padStart(5)}   ${s.within25pct}`);
+    console.log(
+      `${p.padEnd(20)}${String(s.kernels).padStart(7)}  ${s.p25.toFixed(2).padStart(20)}  ${s.median.toFixed(2).padStart(6)}  ${s.p75.toFixed(2).padStart(5)}   ${s.within25pct}`,
+    );
   }
 }

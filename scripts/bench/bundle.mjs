@@ -60,9 +60,15 @@ export async function buildProfilingServer({ root, outDir }) {
   const outfile = join(outDir, 'server', 'server.js');
   const options = common(root);
   // The shebang dist/server/server.js has: LspClient starts a server the way it says.
-  await esbuild.build({ ...options, banner: { js: `${shebangFor(SERVER_NODE_ARGS, SERVER_ENV)}\n${options.banner.js}` }, entryPoints: ['server/src/server.ts'], outfile });
+  await esbuild.build({
+    ...options,
+    banner: { js: `${shebangFor(SERVER_NODE_ARGS, SERVER_ENV)}\n${options.banner.js}` },
+    entryPoints: ['server/src/server.ts'],
+    outfile,
+  });
   mkdirSync(join(outDir, 'wasm'), { recursive: true });
-  for (const file of ['tree-sitter.wasm', 'tree-sitter-cuda.wasm']) copyFileSync(join(root, 'dist', 'wasm', file), join(outDir, 'wasm', file));
+  for (const file of ['tree-sitter.wasm', 'tree-sitter-cuda.wasm'])
+    copyFileSync(join(root, 'dist', 'wasm', file), join(outDir, 'wasm', file));
   return outfile;
 }
 

@@ -8,7 +8,11 @@ import { performance } from 'node:perf_hooks';
 import { launchFromShebang } from '../server-launch.cjs';
 
 const require = createRequire(import.meta.url);
-const { createProtocolConnection, StreamMessageReader, StreamMessageWriter } = require('vscode-languageserver-protocol/node');
+const {
+  createProtocolConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} = require('vscode-languageserver-protocol/node');
 
 export class LspClient {
   /** Latest publishDiagnostics per uri, with the time it arrived. */
@@ -25,9 +29,15 @@ export class LspClient {
     client.spawnedAt = performance.now();
     // As the server ships: with the environment and Node options its shebang names, then the caller's options (profiling).
     const launch = launchFromShebang(readFileSync(serverPath, 'utf8').split('\n', 1)[0]);
-    const child = spawn(process.execPath, [...launch.args, ...nodeArgs, serverPath, '--stdio'], { env: { ...process.env, ...launch.env }, stdio: 'pipe' });
+    const child = spawn(process.execPath, [...launch.args, ...nodeArgs, serverPath, '--stdio'], {
+      env: { ...process.env, ...launch.env },
+      stdio: 'pipe',
+    });
     client.process = child;
-    const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const connection = createProtocolConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     client.connection = connection;
     child.stderr.on('data', (d) => client.logs.push(String(d)));
     connection.onNotification('textDocument/publishDiagnostics', (p) => {
@@ -71,11 +81,16 @@ export class LspClient {
   }
 
   open(uri, text, version = 1) {
-    return this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'cuda-cpp', version, text } });
+    return this.connection.sendNotification('textDocument/didOpen', {
+      textDocument: { uri, languageId: 'cuda-cpp', version, text },
+    });
   }
 
   change(uri, version, contentChanges) {
-    return this.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges });
+    return this.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri, version },
+      contentChanges,
+    });
   }
 
   hover(uri, position) {
@@ -89,7 +104,10 @@ export class LspClient {
       const current = this.diagnostics.get(uri);
       if (current && current.version === version) return current;
       const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`no diagnostics for ${uri} version ${version} within ${timeoutMs} ms (last: ${current?.version})`);
+      if (left <= 0)
+        throw new Error(
+          `no diagnostics for ${uri} version ${version} within ${timeoutMs} ms (last: ${current?.version})`,
+        );
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#waiters.push(() => {

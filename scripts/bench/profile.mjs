@@ -76,7 +76,10 @@ export function summarizeProfile(profile, { locate, bundleUrl, top = 15, within 
   }
   const rows = (map) =>
     [...map.entries()]
-      .filter(([key]) => !describe.get(key).function.startsWith('(root)') && !/(^|\/)scripts\/bench/.test(describe.get(key).file))
+      .filter(
+        ([key]) =>
+          !describe.get(key).function.startsWith('(root)') && !/(^|\/)scripts\/bench/.test(describe.get(key).file),
+      )
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([key, us]) => ({ ...describe.get(key), ms: round(us / 1000), share: busy ? round((100 * us) / busy) : 0 }));
@@ -89,6 +92,9 @@ function round(x) {
 
 export function formatProfileRows(rows) {
   return rows
-    .map((r) => `    ${String(r.share.toFixed(1)).padStart(5)}%  ${String(r.ms.toFixed(1)).padStart(8)} ms  ${r.function}  ${r.file}${r.line ? `:${r.line}` : ''}`)
+    .map(
+      (r) =>
+        `    ${String(r.share.toFixed(1)).padStart(5)}%  ${String(r.ms.toFixed(1)).padStart(8)} ms  ${r.function}  ${r.file}${r.line ? `:${r.line}` : ''}`,
+    )
     .join('\n');
 }

@@ -40,7 +40,8 @@ export function realCudaSource(dir, lines, random) {
   const all = text.split('\n');
   const launches = [];
   all.forEach((line, row) => {
-    for (const m of line.matchAll(/([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*<<</g)) launches.push({ line: row, character: m.index + 1 });
+    for (const m of line.matchAll(/([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*<<</g))
+      launches.push({ line: row, character: m.index + 1 });
   });
   const edits = Array.from({ length: 4000 }, () => ({ line: Math.floor(random.next() * all.length), character: 0 }));
   return { text, lineCount: all.length, launches, edits, files: parts.length };

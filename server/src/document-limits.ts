@@ -36,7 +36,12 @@ export function tooManyBytes(bytes: number, limits: DocumentLimits = DEFAULT_DOC
  * tooLargeToAnalyse for a text that was within the limits before an edit that wrote `[from, to)` of it: only the
  * lines the edit touched can have grown too long (a keystroke in a 35k-line file checks one line, not all).
  */
-export function tooLargeAfterEdit(text: string, from: number, to: number, limits: DocumentLimits = DEFAULT_DOCUMENT_LIMITS): string | null {
+export function tooLargeAfterEdit(
+  text: string,
+  from: number,
+  to: number,
+  limits: DocumentLimits = DEFAULT_DOCUMENT_LIMITS,
+): string | null {
   if (text.length * 3 > limits.maxBytes) {
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > limits.maxBytes) return tooManyBytes(bytes, limits);

@@ -23,7 +23,8 @@ if (!transport) {
 }
 if (transport.kind === 'stdio') {
   // stdout carries the protocol: anything printed goes to stderr.
-  for (const name of ['log', 'info', 'warn', 'error', 'debug'] as const) console[name] = (...items: unknown[]) => process.stderr.write(`${items.map(String).join(' ')}\n`);
+  for (const name of ['log', 'info', 'warn', 'error', 'debug'] as const)
+    console[name] = (...items: unknown[]) => process.stderr.write(`${items.map(String).join(' ')}\n`);
 }
 
 const gate = new LifecycleGate(transport.reader, transport.writer);
@@ -32,7 +33,9 @@ const exit = (code: number) => {
   process.exit(code);
 };
 transport.reader.onError((error) => {
-  process.stderr.write(`[error] cuda-occupancy-lsp: cannot read the client's messages (${error.message}): closing the connection\n`);
+  process.stderr.write(
+    `[error] cuda-occupancy-lsp: cannot read the client's messages (${error.message}): closing the connection\n`,
+  );
   exit(1);
 });
 transport.reader.onClose(() => exit(gate.shutdownReceived ? 0 : 1));
@@ -49,6 +52,10 @@ connection.onInitialize(async (params) => {
   gate.initialized();
   return { capabilities: server.capabilities(), serverInfo: { name: 'cuda-occupancy-lsp', version: VERSION } };
 });
-process.on('uncaughtException', (error) => connection.console.error(`[error] uncaught: ${error.stack ?? error.message}`));
-process.on('unhandledRejection', (reason) => connection.console.error(`[error] unhandled rejection: ${String(reason)}`));
+process.on('uncaughtException', (error) =>
+  connection.console.error(`[error] uncaught: ${error.stack ?? error.message}`),
+);
+process.on('unhandledRejection', (reason) =>
+  connection.console.error(`[error] unhandled rejection: ${String(reason)}`),
+);
 connection.listen();

@@ -28,37 +28,182 @@ export const SETTINGS_SCHEMA = {
   architectures: spec<string[]>({
     default: [],
     type: 'array',
-    description: 'Target architectures (sm_80, sm_90, 9.0, ...). Empty: taken from compile_commands.json (-arch/-gencode) or CMake\'s CUDA_ARCHITECTURES, else sm_80 and sm_90.',
+    description:
+      "Target architectures (sm_80, sm_90, 9.0, ...). Empty: taken from compile_commands.json (-arch/-gencode) or CMake's CUDA_ARCHITECTURES, else sm_80 and sm_90.",
   }),
-  'nvcc.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Run nvcc in the background when a file is opened and after each save to read register and shared-memory figures from ptxas.' }),
-  'nvcc.path': spec<string>({ default: '', type: 'string', description: 'Path to nvcc. Empty: $CUDA_HOME/bin, /usr/local/cuda/bin, then PATH. Set in the workspace settings, it is used only when it matches `cudaOccupancy.nvcc.allowedCompilers`.', runsCode: true }),
-  'nvcc.args': spec<string[]>({ default: [], type: 'array', description: 'Extra nvcc arguments, one per item (e.g. -maxrregcount=64, --expt-relaxed-constexpr). Options that write files or run programs (-o, -keep, -keep-dir, --run, -odir, -MF, --options-file) are always dropped; from the workspace settings, -ccbin and host-compiler options are dropped unless the compiler matches `cudaOccupancy.nvcc.allowedCompilers`.', runsCode: true }),
-  'nvcc.allowedCompilers': spec<string[]>({ default: [], type: 'array', description: 'Absolute-path globs (`*`, `?`, `**`) of the compilers that compile_commands.json and workspace settings may name (`-ccbin`, `--compiler-bindir`, `cudaOccupancy.nvcc.path`), e.g. `/usr/bin/g++-*`. User settings only: a workspace cannot widen it. Empty: such options are dropped, with a log line each.', userOnly: true }),
-  'nvcc.memoryLimitMB': spec<number>({ default: 4096, type: 'number', minimum: 256, maximum: 262144, description: 'The address space each process of an nvcc run may use (nvcc, its front end, cicc, ptxas), in MB. User settings only.', userOnly: true }),
-  'nvcc.includePaths': spec<string[]>({ default: [], type: 'array', description: 'Include directories passed as -I when the file has no compile_commands.json entry.', runsCode: true }),
-  'nvcc.defines': spec<string[]>({ default: [], type: 'array', description: 'Macros passed as -D (NAME or NAME=VALUE) when the file has no compile_commands.json entry.', runsCode: true }),
-  'nvcc.std': spec<string>({ default: '', type: 'string', description: 'C++ standard for nvcc (-std=c++17). Empty: nvcc\'s default.', runsCode: true }),
-  'nvcc.timeoutSeconds': spec<number>({ default: 60, type: 'number', minimum: 1, maximum: 600, description: 'Stop an nvcc run after this many seconds.' }),
-  'nvcc.maxParallel': spec<number>({ default: 2, type: 'number', minimum: 1, maximum: 16, description: 'At most this many nvcc runs at once.' }),
-  compileCommandsDir: spec<string>({ default: '', type: 'string', description: 'Directory holding compile_commands.json. Empty: the workspace root, then build/.', runsCode: true }),
-  ptxasLog: spec<string>({ default: '', type: 'string', description: 'A build log holding `nvcc -Xptxas -v` output to read figures from (e.g. build/ptxas.log). Ignored in an untrusted workspace when set in the workspace settings.', readsFiles: true }),
-  latencyCycles: spec<number>({ default: 0, type: 'number', minimum: 0, maximum: 10000, description: 'Global-memory latency in cycles for the latency-hiding estimate. 0: the per-architecture default from published microbenchmarks.' }),
-  occupancyWarningBelow: spec<number>({ default: 0, type: 'number', minimum: 0, maximum: 100, description: 'Report launches whose occupancy is below this percentage (a hint). 0: off.' }),
-  'divergence.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Find branches that diverge inside a warp on threadIdx.' }),
-  'divergence.minCost': spec<number>({ default: 4, type: 'number', minimum: 0, maximum: 100000, description: 'Warn on a divergent branch only when a split warp spends at least this many issue slots with lanes idle (from the PTX when nvcc has compiled the file, else estimated from the syntax). Below the threshold it is a hint.' }),
-  'divergence.minShare': spec<number>({ default: 8, type: 'number', minimum: 0, maximum: 100, description: 'Warn on a divergent branch only when the issue slots a split warp spends with lanes idle are at least this percentage of its kernel\'s (one pass, loops counted once). Below it the branch is a hint, and its hover still explains it.' }),
-  'codeLens.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'Show occupancy code lenses over kernels and launches.' }),
-  'codeLens.waves': spec<boolean>({ default: false, type: 'boolean', description: 'Add to each launch\'s code lens the waves its grid runs on the first named GPU (`1.25 waves on the A100 SXM4 40GB (last 25% full)`), where the source fixes the grid.' }),
-  'pressure.enabled': spec<boolean>({ default: true, type: 'boolean', description: 'After a file compiles, compile it to PTX too (`nvcc -ptx -lineinfo`, first target architecture) and estimate the register pressure of each kernel line: in the hover, a lens on the peak line, and the heat map (CUDA Occupancy: Toggle Register Pressure Heat Map). An estimate: PTX values before ptxas allocates registers.' }),
+  'nvcc.enabled': spec<boolean>({
+    default: true,
+    type: 'boolean',
+    description:
+      'Run nvcc in the background when a file is opened and after each save to read register and shared-memory figures from ptxas.',
+  }),
+  'nvcc.path': spec<string>({
+    default: '',
+    type: 'string',
+    description:
+      'Path to nvcc. Empty: $CUDA_HOME/bin, /usr/local/cuda/bin, then PATH. Set in the workspace settings, it is used only when it matches `cudaOccupancy.nvcc.allowedCompilers`.',
+    runsCode: true,
+  }),
+  'nvcc.args': spec<string[]>({
+    default: [],
+    type: 'array',
+    description:
+      'Extra nvcc arguments, one per item (e.g. -maxrregcount=64, --expt-relaxed-constexpr). Options that write files or run programs (-o, -keep, -keep-dir, --run, -odir, -MF, --options-file) are always dropped; from the workspace settings, -ccbin and host-compiler options are dropped unless the compiler matches `cudaOccupancy.nvcc.allowedCompilers`.',
+    runsCode: true,
+  }),
+  'nvcc.allowedCompilers': spec<string[]>({
+    default: [],
+    type: 'array',
+    description:
+      'Absolute-path globs (`*`, `?`, `**`) of the compilers that compile_commands.json and workspace settings may name (`-ccbin`, `--compiler-bindir`, `cudaOccupancy.nvcc.path`), e.g. `/usr/bin/g++-*`. User settings only: a workspace cannot widen it. Empty: such options are dropped, with a log line each.',
+    userOnly: true,
+  }),
+  'nvcc.memoryLimitMB': spec<number>({
+    default: 4096,
+    type: 'number',
+    minimum: 256,
+    maximum: 262144,
+    description:
+      'The address space each process of an nvcc run may use (nvcc, its front end, cicc, ptxas), in MB. User settings only.',
+    userOnly: true,
+  }),
+  'nvcc.includePaths': spec<string[]>({
+    default: [],
+    type: 'array',
+    description: 'Include directories passed as -I when the file has no compile_commands.json entry.',
+    runsCode: true,
+  }),
+  'nvcc.defines': spec<string[]>({
+    default: [],
+    type: 'array',
+    description: 'Macros passed as -D (NAME or NAME=VALUE) when the file has no compile_commands.json entry.',
+    runsCode: true,
+  }),
+  'nvcc.std': spec<string>({
+    default: '',
+    type: 'string',
+    description: "C++ standard for nvcc (-std=c++17). Empty: nvcc's default.",
+    runsCode: true,
+  }),
+  'nvcc.timeoutSeconds': spec<number>({
+    default: 60,
+    type: 'number',
+    minimum: 1,
+    maximum: 600,
+    description: 'Stop an nvcc run after this many seconds.',
+  }),
+  'nvcc.maxParallel': spec<number>({
+    default: 2,
+    type: 'number',
+    minimum: 1,
+    maximum: 16,
+    description: 'At most this many nvcc runs at once.',
+  }),
+  compileCommandsDir: spec<string>({
+    default: '',
+    type: 'string',
+    description: 'Directory holding compile_commands.json. Empty: the workspace root, then build/.',
+    runsCode: true,
+  }),
+  ptxasLog: spec<string>({
+    default: '',
+    type: 'string',
+    description:
+      'A build log holding `nvcc -Xptxas -v` output to read figures from (e.g. build/ptxas.log). Ignored in an untrusted workspace when set in the workspace settings.',
+    readsFiles: true,
+  }),
+  latencyCycles: spec<number>({
+    default: 0,
+    type: 'number',
+    minimum: 0,
+    maximum: 10000,
+    description:
+      'Global-memory latency in cycles for the latency-hiding estimate. 0: the per-architecture default from published microbenchmarks.',
+  }),
+  occupancyWarningBelow: spec<number>({
+    default: 0,
+    type: 'number',
+    minimum: 0,
+    maximum: 100,
+    description: 'Report launches whose occupancy is below this percentage (a hint). 0: off.',
+  }),
+  'divergence.enabled': spec<boolean>({
+    default: true,
+    type: 'boolean',
+    description: 'Find branches that diverge inside a warp on threadIdx.',
+  }),
+  'divergence.minCost': spec<number>({
+    default: 4,
+    type: 'number',
+    minimum: 0,
+    maximum: 100000,
+    description:
+      'Warn on a divergent branch only when a split warp spends at least this many issue slots with lanes idle (from the PTX when nvcc has compiled the file, else estimated from the syntax). Below the threshold it is a hint.',
+  }),
+  'divergence.minShare': spec<number>({
+    default: 8,
+    type: 'number',
+    minimum: 0,
+    maximum: 100,
+    description:
+      "Warn on a divergent branch only when the issue slots a split warp spends with lanes idle are at least this percentage of its kernel's (one pass, loops counted once). Below it the branch is a hint, and its hover still explains it.",
+  }),
+  'codeLens.enabled': spec<boolean>({
+    default: true,
+    type: 'boolean',
+    description: 'Show occupancy code lenses over kernels and launches.',
+  }),
+  'codeLens.waves': spec<boolean>({
+    default: false,
+    type: 'boolean',
+    description:
+      "Add to each launch's code lens the waves its grid runs on the first named GPU (`1.25 waves on the A100 SXM4 40GB (last 25% full)`), where the source fixes the grid.",
+  }),
+  'pressure.enabled': spec<boolean>({
+    default: true,
+    type: 'boolean',
+    description:
+      'After a file compiles, compile it to PTX too (`nvcc -ptx -lineinfo`, first target architecture) and estimate the register pressure of each kernel line: in the hover, a lens on the peak line, and the heat map (CUDA Occupancy: Toggle Register Pressure Heat Map). An estimate: PTX values before ptxas allocates registers.',
+  }),
   gpus: spec<string[]>({
     default: [],
     type: 'array',
-    description: 'Named GPUs to show waves, tail, cluster limits and the latency range on (`A100 SXM4 80GB`, `H100`, `RTX 4090`, ...). Empty: one common part per target architecture.',
+    description:
+      'Named GPUs to show waves, tail, cluster limits and the latency range on (`A100 SXM4 80GB`, `H100`, `RTX 4090`, ...). Empty: one common part per target architecture.',
   }),
-  gridFindings: spec<boolean>({ default: true, type: 'boolean', description: 'Hint at grids the source fixes that leave SMs idle (`small-grid`) or run a mostly empty last wave (`tail-effect`).' }),
-  'limits.fileMB': spec<number>({ default: 64, type: 'number', minimum: 1, maximum: 1024, description: 'The largest file read from disk (build log, compile_commands.json, headers of the workspace index), in MB; a larger one is skipped and reported. Only regular files are read. User settings only.', userOnly: true }),
-  'limits.documentMB': spec<number>({ default: 16, type: 'number', minimum: 1, maximum: 256, description: 'Documents larger than this (in MB) are not analysed: they get one information diagnostic instead. User settings only.', userOnly: true }),
-  'limits.lineLength': spec<number>({ default: 100000, type: 'number', minimum: 1000, maximum: 10000000, description: 'Documents with a line longer than this many characters (generated or minified code) are not analysed: they get one information diagnostic instead. User settings only.', userOnly: true }),
+  gridFindings: spec<boolean>({
+    default: true,
+    type: 'boolean',
+    description:
+      'Hint at grids the source fixes that leave SMs idle (`small-grid`) or run a mostly empty last wave (`tail-effect`).',
+  }),
+  'limits.fileMB': spec<number>({
+    default: 64,
+    type: 'number',
+    minimum: 1,
+    maximum: 1024,
+    description:
+      'The largest file read from disk (build log, compile_commands.json, headers of the workspace index), in MB; a larger one is skipped and reported. Only regular files are read. User settings only.',
+    userOnly: true,
+  }),
+  'limits.documentMB': spec<number>({
+    default: 16,
+    type: 'number',
+    minimum: 1,
+    maximum: 256,
+    description:
+      'Documents larger than this (in MB) are not analysed: they get one information diagnostic instead. User settings only.',
+    userOnly: true,
+  }),
+  'limits.lineLength': spec<number>({
+    default: 100000,
+    type: 'number',
+    minimum: 1000,
+    maximum: 10000000,
+    description:
+      'Documents with a line longer than this many characters (generated or minified code) are not analysed: they get one information diagnostic instead. User settings only.',
+    userOnly: true,
+  }),
 };
 
 export type SettingKey = keyof typeof SETTINGS_SCHEMA;
@@ -97,7 +242,10 @@ export function readSettings(raw: unknown): ReadSettings {
     if (!(key in flat) || flat[key] === null || flat[key] === undefined) continue;
     const value = flat[key];
     if (isOfType(value, s)) settings[key] = s.type === 'number' ? clamp(value as number, s) : value;
-    else problems.push(`cudaOccupancy.${key}: expected ${s.type}${s.type === 'array' ? ' of strings' : ''}, got ${JSON.stringify(value)}; using ${JSON.stringify(s.default)}`);
+    else
+      problems.push(
+        `cudaOccupancy.${key}: expected ${s.type}${s.type === 'array' ? ' of strings' : ''}, got ${JSON.stringify(value)}; using ${JSON.stringify(s.default)}`,
+      );
   }
   const fromWorkspace = workspaceKeys(raw);
   for (const key of fromWorkspace ?? []) {
@@ -134,20 +282,28 @@ function workspaceKeys(raw: unknown): Set<SettingKey> | null {
 
 /** Keys the user alone may set (package.json scope "machine"). */
 export function userOnlyKeys(): SettingKey[] {
-  return (Object.keys(SETTINGS_SCHEMA) as SettingKey[]).filter((k) => (SETTINGS_SCHEMA[k] as SettingSpec<unknown>).userOnly);
+  return (Object.keys(SETTINGS_SCHEMA) as SettingKey[]).filter(
+    (k) => (SETTINGS_SCHEMA[k] as SettingSpec<unknown>).userOnly,
+  );
 }
 
 /** Settings that may not come from an untrusted workspace's own files. */
 export function trustedOnlyKeys(): SettingKey[] {
-  return (Object.keys(SETTINGS_SCHEMA) as SettingKey[]).filter((k) => (SETTINGS_SCHEMA[k] as SettingSpec<unknown>).runsCode);
+  return (Object.keys(SETTINGS_SCHEMA) as SettingKey[]).filter(
+    (k) => (SETTINGS_SCHEMA[k] as SettingSpec<unknown>).runsCode,
+  );
 }
 
 function isOfType(value: unknown, s: SettingSpec<unknown>): boolean {
   switch (s.type) {
-    case 'boolean': return typeof value === 'boolean';
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'string': return typeof value === 'string';
-    case 'array': return Array.isArray(value) && value.every((v) => typeof v === 'string');
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'string':
+      return typeof value === 'string';
+    case 'array':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string');
   }
 }
 
@@ -170,7 +326,11 @@ export function packageJsonProperties(): Record<string, object> {
   return Object.fromEntries(
     Object.entries(SETTINGS_SCHEMA).map(([key, s]) => {
       const spec = s as SettingSpec<unknown>;
-      const entry: Record<string, unknown> = { type: spec.type, default: spec.default, markdownDescription: spec.description };
+      const entry: Record<string, unknown> = {
+        type: spec.type,
+        default: spec.default,
+        markdownDescription: spec.description,
+      };
       if (spec.type === 'array') entry.items = { type: 'string' };
       if (spec.minimum !== undefined) entry.minimum = spec.minimum;
       if (spec.maximum !== undefined) entry.maximum = spec.maximum;

@@ -69,20 +69,28 @@ const userData = flags.userData ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-o
 const extensions = flags.extensions ?? path.join(userData, 'extensions');
 const probes = path.join(userData, 'probes');
 const outDir = path.join(userData, 'out');
-for (const d of [path.join(userData, 'User'), extensions, probes, outDir, path.join(userData, 'home')]) fs.mkdirSync(d, { recursive: true });
+for (const d of [path.join(userData, 'User'), extensions, probes, outDir, path.join(userData, 'home')])
+  fs.mkdirSync(d, { recursive: true });
 const settings = path.join(userData, 'User', 'settings.json');
 if (!fs.existsSync(settings)) {
-  fs.writeFileSync(settings, `${JSON.stringify({
-    'security.workspace.trust.enabled': false,
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'telemetry.telemetryLevel': 'off',
-    'update.mode': 'none',
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'extensions.ignoreRecommendations': true,
-    'git.enabled': false,
-  }, null, 2)}\n`);
+  fs.writeFileSync(
+    settings,
+    `${JSON.stringify(
+      {
+        'security.workspace.trust.enabled': false,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'update.mode': 'none',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'extensions.ignoreRecommendations': true,
+        'git.enabled': false,
+      },
+      null,
+      2,
+    )}\n`,
+  );
 }
 const port = await new Promise((resolve, reject) => {
   const server = net.createServer().on('error', reject);
@@ -98,14 +106,35 @@ const logFd = fs.openSync(serverLog, 'a');
 // Its own process group (so that the file watchers it forks stop with it), and XDG folders
 // inside the user-data folder (code-server writes a config with a password under ~/.config).
 const home = path.join(userData, 'home');
-const server = spawn(codeServer, [
-  '--config', config, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-  '--disable-update-check', '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extensions,
-], {
-  detached: true,
-  stdio: ['ignore', logFd, logFd],
-  env: { ...process.env, CUDA_OCC_RIG_PROBES: probes, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_CACHE_HOME: path.join(home, 'cache') },
-});
+const server = spawn(
+  codeServer,
+  [
+    '--config',
+    config,
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--user-data-dir',
+    userData,
+    '--extensions-dir',
+    extensions,
+  ],
+  {
+    detached: true,
+    stdio: ['ignore', logFd, logFd],
+    env: {
+      ...process.env,
+      CUDA_OCC_RIG_PROBES: probes,
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+      XDG_DATA_HOME: path.join(home, 'data'),
+      XDG_CACHE_HOME: path.join(home, 'cache'),
+    },
+  },
+);
 const stopServer = () => {
   try {
     process.kill(-server.pid, 'SIGTERM');
@@ -113,14 +142,23 @@ const stopServer = () => {
     // already gone
   }
 };
-process.on('SIGINT', () => { stopServer(); process.exit(130); });
-process.on('SIGTERM', () => { stopServer(); process.exit(143); });
+process.on('SIGINT', () => {
+  stopServer();
+  process.exit(130);
+});
+process.on('SIGTERM', () => {
+  stopServer();
+  process.exit(143);
+});
 
 const base = `http://127.0.0.1:${port}`;
 const upBy = Date.now() + 60_000;
 let up = false;
 while (!up && Date.now() < upBy) {
-  up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+  up = await fetch(`${base}/healthz`).then(
+    (r) => r.ok,
+    () => false,
+  );
   if (!up) await new Promise((r) => setTimeout(r, 100));
 }
 if (!up) {
@@ -139,7 +177,10 @@ try {
   process.exit(2);
 }
 const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
-const payload = [['extensionDevelopmentPath', remote(flags.dev[0])], ['extensionTestsPath', remote(flags.tests)]];
+const payload = [
+  ['extensionDevelopmentPath', remote(flags.dev[0])],
+  ['extensionTestsPath', remote(flags.tests)],
+];
 const url = `${base}/?payload=${encodeURIComponent(JSON.stringify(payload))}${flags.folder ? `&folder=${encodeURIComponent(flags.folder)}` : '&ew=true'}`;
 const profile = path.join(userData, 'chromium');
 const browser = await chromium.launchPersistentContext(profile, {
@@ -147,7 +188,15 @@ const browser = await chromium.launchPersistentContext(profile, {
   headless: true,
   viewport: { width, height },
   env: { ...process.env, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_CACHE_HOME: path.join(home, 'cache') },
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-dev-shm-usage',
+  ],
 });
 const page = browser.pages()[0] ?? (await browser.newPage());
 
@@ -198,7 +247,11 @@ const probeTimer = setInterval(async () => {
 async function answerProbe(request) {
   if (request.kind !== 'hover') return { ok: false, error: `unknown probe ${request.kind}` };
   const content = '.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content';
-  await page.waitForFunction(([selector, text]) => [...document.querySelectorAll(selector)].some((e) => e.innerText.includes(text)), [content, request.waitFor], { timeout: request.timeoutMs ?? 15_000 });
+  await page.waitForFunction(
+    ([selector, text]) => [...document.querySelectorAll(selector)].some((e) => e.innerText.includes(text)),
+    [content, request.waitFor],
+    { timeout: request.timeoutMs ?? 15_000 },
+  );
   // The hover grows as its parts render: measure once it holds still.
   let last = null;
   for (let i = 0; i < 20; i++) {
@@ -217,9 +270,17 @@ function measureHover([selector, lineStart]) {
   const box = content.getBoundingClientRect();
   // What shows without scrolling: the scrollable element that holds the content.
   let viewport = content;
-  while (viewport && viewport.scrollHeight <= viewport.clientHeight + 1 && viewport.parentElement && !viewport.classList.contains('monaco-hover')) viewport = viewport.parentElement;
+  while (
+    viewport &&
+    viewport.scrollHeight <= viewport.clientHeight + 1 &&
+    viewport.parentElement &&
+    !viewport.classList.contains('monaco-hover')
+  )
+    viewport = viewport.parentElement;
   const visible = (viewport ?? content).getBoundingClientRect();
-  const line = [...content.querySelectorAll('p, li, td, div')].find((e) => e.innerText.trim().startsWith(lineStart) && e.children.length < 8);
+  const line = [...content.querySelectorAll('p, li, td, div')].find(
+    (e) => e.innerText.trim().startsWith(lineStart) && e.children.length < 8,
+  );
   const lineBox = line?.getBoundingClientRect();
   return {
     text: content.innerText,
@@ -233,7 +294,10 @@ function measureHover([selector, lineStart]) {
 }
 
 // --- the outcome --------------------------------------------------------------------------------
-const outcome = await Promise.race([finished, new Promise((resolve) => setTimeout(() => resolve('timeout'), timeoutMs))]);
+const outcome = await Promise.race([
+  finished,
+  new Promise((resolve) => setTimeout(() => resolve('timeout'), timeoutMs)),
+]);
 clearInterval(probeTimer);
 await page.screenshot({ path: path.join(outDir, 'final.png') }).catch(() => {});
 fs.writeFileSync(path.join(outDir, 'console.log'), `${printed.join('\n')}\n`);
@@ -243,5 +307,7 @@ if (outcome === 'timeout') {
   log(`the suite did not finish within ${timeoutMs} ms; the workbench console is in ${outDir}/console.log`);
   process.exit(124);
 }
-log(`the suite exited with ${outcome}${outcome === 0 ? '' : ` (the workbench console: ${outDir}/console.log; KEEP_VSCODE_PROFILE=1 keeps it)`}`);
+log(
+  `the suite exited with ${outcome}${outcome === 0 ? '' : ` (the workbench console: ${outDir}/console.log; KEEP_VSCODE_PROFILE=1 keeps it)`}`,
+);
 process.exit(outcome);

@@ -21,7 +21,10 @@ describe('bundled server over stdio', function () {
     const caps = session.initializeResult.capabilities;
     assert.equal(caps.hoverProvider, true);
     assert.ok(caps.codeLensProvider);
-    assert.deepEqual(caps.textDocumentSync && typeof caps.textDocumentSync === 'object' ? caps.textDocumentSync.change : null, 2);
+    assert.deepEqual(
+      caps.textDocumentSync && typeof caps.textDocumentSync === 'object' ? caps.textDocumentSync.change : null,
+      2,
+    );
     assert.equal(session.initializeResult.serverInfo?.name, 'cuda-occupancy-lsp');
   });
 
@@ -45,12 +48,21 @@ void run(float* m) {
     session.open(uri, '__global__ void k() {}\n');
     const usage = await session.request<MemoryUsage>(MEMORY_USAGE_REQUEST, null);
     assert.equal(usage.openDocuments, 1);
-    assert.ok(usage.rssMb > 10 && usage.heapUsedMb > 0 && usage.heapUsedMb <= usage.heapTotalMb && usage.heapTotalMb < usage.rssMb, JSON.stringify(usage));
+    assert.ok(
+      usage.rssMb > 10 &&
+        usage.heapUsedMb > 0 &&
+        usage.heapUsedMb <= usage.heapTotalMb &&
+        usage.heapTotalMb < usage.rssMb,
+      JSON.stringify(usage),
+    );
     session.close(uri);
   });
 
   it('runs with the heap cap its shebang gives it, which keeps V8 from growing the heap to 4x what is live', async () => {
-    assert.deepEqual(launchOf(SERVER_BUNDLE), { env: { MALLOC_TRIM_THRESHOLD_: '131072' }, args: ['--max-old-space-size=1024', '--expose-gc', '--max-semi-space-size=8'] });
+    assert.deepEqual(launchOf(SERVER_BUNDLE), {
+      env: { MALLOC_TRIM_THRESHOLD_: '131072' },
+      args: ['--max-old-space-size=1024', '--expose-gc', '--max-semi-space-size=8'],
+    });
     const usage = await session.request<MemoryUsage>(MEMORY_USAGE_REQUEST, null);
     // 1024 MB of old generation plus the young generation's 8 MB semi-spaces (1048 MB; 1072 MB with 16 MB ones).
     assert.ok(usage.heapLimitMb >= 1024 && usage.heapLimitMb < 1060, JSON.stringify(usage));
@@ -68,7 +80,10 @@ describe('a bundle that lost its wasm', function () {
     const dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-nowasm-'));
     try {
       cpSync(path.dirname(SERVER_BUNDLE), path.join(dir, 'dist', 'server'), { recursive: true });
-      await assert.rejects(LspSession.start({ serverPath: path.join(dir, 'dist', 'server', 'server.js'), rootDir: dir }), /tree-sitter-cuda\.wasm/);
+      await assert.rejects(
+        LspSession.start({ serverPath: path.join(dir, 'dist', 'server', 'server.js'), rootDir: dir }),
+        /tree-sitter-cuda\.wasm/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -33,7 +33,12 @@ describe('quick fixes checked by ptxas (bundled server, fake nvcc)', function ()
   });
 
   const titlesAt = async (uri: string, line: number) => {
-    const actions = (await session!.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: { line, character: 4 }, end: { line, character: 4 } }, context: { diagnostics: [] } })) ?? [];
+    const actions =
+      (await session!.request<CodeAction[]>('textDocument/codeAction', {
+        textDocument: { uri },
+        range: { start: { line, character: 4 }, end: { line, character: 4 } },
+        context: { diagnostics: [] },
+      })) ?? [];
     return actions.map((a) => a.title);
   };
   const until = async <T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string) => {
@@ -60,23 +65,66 @@ describe('quick fixes checked by ptxas (bundled server, fake nvcc)', function ()
     const roomy = 15; // roomy<<<...>>>
     const heavy = 16;
 
-    const checking = await until(() => titlesAt(uri, heavy), (t) => t.some((x) => x.endsWith('— checking with ptxas…')), 'no fix checking with ptxas');
-    assert.ok(checking.some((t) => t.startsWith('Cap registers for 5 blocks/SM at 256 threads (62.5% on sm_80): add `__launch_bounds__(256, 5)`') && t.endsWith('— checking with ptxas…')), checking.join('\n'));
+    const checking = await until(
+      () => titlesAt(uri, heavy),
+      (t) => t.some((x) => x.endsWith('— checking with ptxas…')),
+      'no fix checking with ptxas',
+    );
+    assert.ok(
+      checking.some(
+        (t) =>
+          t.startsWith(
+            'Cap registers for 5 blocks/SM at 256 threads (62.5% on sm_80): add `__launch_bounds__(256, 5)`',
+          ) && t.endsWith('— checking with ptxas…'),
+      ),
+      checking.join('\n'),
+    );
 
-    const done = await until(() => titlesAt(uri, heavy), (t) => t.filter((x) => x.includes('— ptxas:')).length === 2, 'no checked fixes');
-    assert.ok(done.includes('Cap registers for 5 blocks/SM at 256 threads (62.5% on sm_80): add `__launch_bounds__(256, 5)` (ptxas targets ≤ 48 registers, now 64; it may spill to meet it) — ptxas: 48 registers, 128 B spill stores / 132 B loads → 62.5%: the spills may cost more than the occupancy gains'), done.join('\n'));
-    assert.ok(done.includes('Limit registers with `-maxrregcount=48` (all kernels compiled with these settings; 5 blocks/SM for heavy on sm_80) — ptxas: 48 registers, 128 B spill stores / 132 B loads → 62.5%: the spills may cost more than the occupancy gains'), done.join('\n'));
-    const roomyTitles = await until(() => titlesAt(uri, roomy), (t) => t.filter((x) => x.includes('— ptxas:')).length === 2, 'no checked fixes for roomy');
-    assert.ok(roomyTitles.some((t) => t.includes('`__launch_bounds__(256, 5)`') && t.endsWith('— ptxas: 48 registers, no spills → 62.5%')), roomyTitles.join('\n'));
+    const done = await until(
+      () => titlesAt(uri, heavy),
+      (t) => t.filter((x) => x.includes('— ptxas:')).length === 2,
+      'no checked fixes',
+    );
+    assert.ok(
+      done.includes(
+        'Cap registers for 5 blocks/SM at 256 threads (62.5% on sm_80): add `__launch_bounds__(256, 5)` (ptxas targets ≤ 48 registers, now 64; it may spill to meet it) — ptxas: 48 registers, 128 B spill stores / 132 B loads → 62.5%: the spills may cost more than the occupancy gains',
+      ),
+      done.join('\n'),
+    );
+    assert.ok(
+      done.includes(
+        'Limit registers with `-maxrregcount=48` (all kernels compiled with these settings; 5 blocks/SM for heavy on sm_80) — ptxas: 48 registers, 128 B spill stores / 132 B loads → 62.5%: the spills may cost more than the occupancy gains',
+      ),
+      done.join('\n'),
+    );
+    const roomyTitles = await until(
+      () => titlesAt(uri, roomy),
+      (t) => t.filter((x) => x.includes('— ptxas:')).length === 2,
+      'no checked fixes for roomy',
+    );
+    assert.ok(
+      roomyTitles.some(
+        (t) => t.includes('`__launch_bounds__(256, 5)`') && t.endsWith('— ptxas: 48 registers, no spills → 62.5%'),
+      ),
+      roomyTitles.join('\n'),
+    );
 
     const hover = await session.hover(uri, { line: roomy, character: 4 });
-    assert.match((hover?.contents as { value: string }).value, /\*\*Next step:\*\* at ≤ 48 registers per thread, 5 blocks fit \(62\.5%\) on sm_80\. Try `__launch_bounds__\(256, 5\)` \(ptxas: 48 registers, no spills → 62\.5%\)\. With `-maxrregcount=48`: ptxas: 48 registers, no spills → 62\.5%\./);
+    assert.match(
+      (hover?.contents as { value: string }).value,
+      /\*\*Next step:\*\* at ≤ 48 registers per thread, 5 blocks fit \(62\.5%\) on sm_80\. Try `__launch_bounds__\(256, 5\)` \(ptxas: 48 registers, no spills → 62\.5%\)\. With `-maxrregcount=48`: ptxas: 48 registers, no spills → 62\.5%\./,
+    );
 
     // The variants: a copy in the temp dir with the bound (one per kernel), and the file with the flag (compiled once: the cache answers for the other kernel).
-    const runs = readFileSync(argsLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const runs = readFileSync(argsLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     const variants = runs.filter((args) => args[args.length - 1] !== file && !args.includes('-ptx'));
     assert.equal(variants.length, 3, JSON.stringify(runs));
-    assert.ok(variants.every((args) => path.basename(args[args.length - 1]) === 'capped.cu' && args.includes(`-I${dir}`)));
+    assert.ok(
+      variants.every((args) => path.basename(args[args.length - 1]) === 'capped.cu' && args.includes(`-I${dir}`)),
+    );
     assert.equal(variants.filter((args) => args.includes('-maxrregcount=48')).length, 1);
   });
 });

@@ -23,7 +23,9 @@ describe('editor features (bundled server, untitled documents)', function () {
   let session: LspSession;
   let n = 0;
   const open = (snippet: string) => {
-    const { text, position } = snippet.includes('|') ? withCursor(snippet) : { text: snippet, position: { line: 0, character: 0 } };
+    const { text, position } = snippet.includes('|')
+      ? withCursor(snippet)
+      : { text: snippet, position: { line: 0, character: 0 } };
     const uri = `untitled:Untitled-${++n}`;
     session.open(uri, text);
     return { uri, position };
@@ -86,9 +88,15 @@ void run(const float* in, float* out, int n) {
     await session.waitForDiagnostics(uri);
     const hover = await session.hover(uri, position);
     const text = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
-    const latency = text.split('\n\n').find((p) => p.startsWith('**On the A100'))?.replace(/^.*Latency \(estimate\): /, '');
+    const latency = text
+      .split('\n\n')
+      .find((p) => p.startsWith('**On the A100'))
+      ?.replace(/^.*Latency \(estimate\): /, '');
     assert.ok(latency, text);
-    assert.equal(latency, "1–2 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 32 loads in flight per warp); 64 resident, covered even at the high latency. Aim for a full gap, not a full stadium: the kernel could use up to 255 registers per thread (now 16) on unrolling or ILP and still hold the 2 warps. Issue-bound, the upper bound for a load on every instruction: 59 (covered). Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.");
+    assert.equal(
+      latency,
+      "1–2 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 32 loads in flight per warp); 64 resident, covered even at the high latency. Aim for a full gap, not a full stadium: the kernel could use up to 255 registers per thread (now 16) on unrolling or ILP and still hold the 2 warps. Issue-bound, the upper bound for a load on every instruction: 59 (covered). Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
+    );
     assert.doesNotMatch(text, /needs 1880 warps/);
   });
 
@@ -107,11 +115,23 @@ void run(const float* in, float* out, int n) {
 
   it('offers the register cap for one more block as a __launch_bounds__ edit', async () => {
     const { uri, position } = open(TILE_SUM);
-    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: position, end: position },
+      context: { diagnostics: [] },
+    });
     const cap = actions.find((a) => a.title.startsWith('Cap registers'));
     assert.ok(cap, JSON.stringify(actions.map((a) => a.title)));
-    assert.equal(cap.title, 'Cap registers for 8 blocks/SM at 256 threads (100% on sm_80): add `__launch_bounds__(256, 8)` (ptxas targets ≤ 32 registers, now 40; it may spill to meet it)');
-    assert.deepEqual(cap.edit?.changes?.[uri], [{ range: { start: { line: 2, character: 16 }, end: { line: 2, character: 16 } }, newText: '__launch_bounds__(256, 8) ' }]);
+    assert.equal(
+      cap.title,
+      'Cap registers for 8 blocks/SM at 256 threads (100% on sm_80): add `__launch_bounds__(256, 8)` (ptxas targets ≤ 32 registers, now 40; it may spill to meet it)',
+    );
+    assert.deepEqual(cap.edit?.changes?.[uri], [
+      {
+        range: { start: { line: 2, character: 16 }, end: { line: 2, character: 16 } },
+        newText: '__launch_bounds__(256, 8) ',
+      },
+    ]);
   });
 
   it('offers a better literal block size within the launch bounds', async () => {
@@ -121,7 +141,11 @@ void run(float* p) {
   wi|de<<<80, 96>>>(p);
 }
 `);
-    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: position, end: position },
+      context: { diagnostics: [] },
+    });
     const resize = actions.find((a) => a.title.startsWith('Use '));
     assert.ok(resize, JSON.stringify(actions.map((a) => a.title)));
     assert.match(resize.title, /^Use \d+ threads per block \(the best occupancy for wide on sm_80: 50%, now 46\.9%\)$/);
@@ -131,14 +155,35 @@ void run(float* p) {
 
   it('offers the same actions for any range that overlaps the launch: a whole line, or lines around it', async () => {
     const { uri, position } = open(TILE_SUM);
-    const titlesFor = async (range: { start: { line: number; character: number }; end: { line: number; character: number } }) =>
-      (await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range, context: { diagnostics: [] } })).map((a) => a.title);
+    const titlesFor = async (range: {
+      start: { line: number; character: number };
+      end: { line: number; character: number };
+    }) =>
+      (
+        await session.request<CodeAction[]>('textDocument/codeAction', {
+          textDocument: { uri },
+          range,
+          context: { diagnostics: [] },
+        })
+      ).map((a) => a.title);
     const atCursor = await titlesFor({ start: position, end: position });
     assert.ok(atCursor.length > 0);
     // Line 8 is `  tile_sum<256><<<120, 256, 0, st>>>(in, out, n);`: the launch starts at column 2.
-    assert.deepEqual(await titlesFor({ start: { line: 7, character: 0 }, end: { line: 8, character: 0 } }), atCursor, 'the whole line');
-    assert.deepEqual(await titlesFor({ start: { line: 5, character: 0 }, end: { line: 9, character: 0 } }), atCursor, 'lines around the launch');
-    assert.deepEqual(await titlesFor({ start: { line: 0, character: 0 }, end: { line: 6, character: 0 } }), [], 'lines above it');
+    assert.deepEqual(
+      await titlesFor({ start: { line: 7, character: 0 }, end: { line: 8, character: 0 } }),
+      atCursor,
+      'the whole line',
+    );
+    assert.deepEqual(
+      await titlesFor({ start: { line: 5, character: 0 }, end: { line: 9, character: 0 } }),
+      atCursor,
+      'lines around the launch',
+    );
+    assert.deepEqual(
+      await titlesFor({ start: { line: 0, character: 0 }, end: { line: 6, character: 0 } }),
+      [],
+      'lines above it',
+    );
   });
 
   it('marks a launch above __launch_bounds__ as an error with the bound as related information', async () => {
@@ -159,14 +204,32 @@ __global__ void __launch_bounds__(128) scale_rows(float* m) {}
 void run(float* m) { scale_|rows<<<64, 256>>>(m); }
 `);
     const lenses = await session.codeLenses(uri);
-    assert.deepEqual(lenses?.map((l) => l.command?.title)[1], '256 threads · the launch fails: 256 threads per block is above __launch_bounds__(128)');
+    assert.deepEqual(
+      lenses?.map((l) => l.command?.title)[1],
+      '256 threads · the launch fails: 256 threads per block is above __launch_bounds__(128)',
+    );
     const hover = await session.hover(uri, position);
-    assert.match(hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '', /No occupancy for sm_80 and sm_90: the launch fails: 256 threads per block is above `__launch_bounds__\(128\)`\./);
-    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
-    const edits = actions.filter((a) => a.kind === 'quickfix' && a.edit).map((a) => [a.title.split(' (')[0], a.edit!.changes![uri]]);
+    assert.match(
+      hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '',
+      /No occupancy for sm_80 and sm_90: the launch fails: 256 threads per block is above `__launch_bounds__\(128\)`\./,
+    );
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: position, end: position },
+      context: { diagnostics: [] },
+    });
+    const edits = actions
+      .filter((a) => a.kind === 'quickfix' && a.edit)
+      .map((a) => [a.title.split(' (')[0], a.edit!.changes![uri]]);
     assert.deepEqual(edits, [
-      ['Launch with 128 threads per block, the most `__launch_bounds__(128)` allows', [{ range: { start: { line: 2, character: 38 }, end: { line: 2, character: 41 } }, newText: '128' }]],
-      ['Raise the bound to `__launch_bounds__(256)`', [{ range: { start: { line: 1, character: 34 }, end: { line: 1, character: 37 } }, newText: '256' }]],
+      [
+        'Launch with 128 threads per block, the most `__launch_bounds__(128)` allows',
+        [{ range: { start: { line: 2, character: 38 }, end: { line: 2, character: 41 } }, newText: '128' }],
+      ],
+      [
+        'Raise the bound to `__launch_bounds__(256)`',
+        [{ range: { start: { line: 1, character: 34 }, end: { line: 1, character: 37 } }, newText: '256' }],
+      ],
     ]);
   });
 
@@ -182,7 +245,10 @@ void run(float* b, int n) { k<<<(n + 255) / 256, 256>>>(b, n); }
 `);
     const diagnostics = await session.waitForDiagnostics(uri, (d) => d.some((x) => x.code === 'divergent-branch'));
     const divergent = diagnostics.filter((x) => x.code === 'divergent-branch');
-    assert.deepEqual(divergent.map((x) => x.range.start.line), [5]);
+    assert.deepEqual(
+      divergent.map((x) => x.range.start.line),
+      [5],
+    );
     assert.equal(divergent[0].severity, 2);
     assert.match(divergent[0].message, /^`t % 2 == 0` splits every warp into two groups of 16 lanes/);
     assert.deepEqual(divergent[0].relatedInformation?.[0].location.range.start.line, 1);
@@ -225,23 +291,36 @@ void run(float* b, int n) { k<<<(n + 255) / 256, 256>>>(b, n); }
     );
     assert.deepEqual(split.range, { start: { line: 4, character: 6 }, end: { line: 4, character: 16 } });
     const tail = await hoverOf(kernel('tail'));
-    assert.equal(tail.value, '**tail** `i < n` in kernel `k`\n\ntail guard: splits at most the last warp.\n\nThread index from `int i = blockIdx.x * blockDim.x + t;` (line 3).');
+    assert.equal(
+      tail.value,
+      '**tail** `i < n` in kernel `k`\n\ntail guard: splits at most the last warp.\n\nThread index from `int i = blockIdx.x * blockDim.x + t;` (line 3).',
+    );
   });
 
   it('offers the dynamic shared memory opt-in before a launch that needs it', async () => {
-    const { uri } = open(`__global__ void big(float* p) { extern __shared__ float s[]; s[threadIdx.x] = p[threadIdx.x]; }
+    const { uri } =
+      open(`__global__ void big(float* p) { extern __shared__ float s[]; s[threadIdx.x] = p[threadIdx.x]; }
 void run(float* p) {
     big<<<1, 256, 65536>>>(p);
 }
 `);
-    const diagnostics = await session.waitForDiagnostics(uri, (d) => d.some((x) => x.code === 'dynamic-smem-needs-opt-in'));
+    const diagnostics = await session.waitForDiagnostics(uri, (d) =>
+      d.some((x) => x.code === 'dynamic-smem-needs-opt-in'),
+    );
     const needs = diagnostics.find((x) => x.code === 'dynamic-smem-needs-opt-in')!;
     assert.equal(needs.severity, 1);
-    const actions = await session.request<CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: needs.range, context: { diagnostics: [needs] } });
+    const actions = await session.request<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: needs.range,
+      context: { diagnostics: [needs] },
+    });
     const optIn = actions.find((a) => a.title.startsWith('Opt in'));
     assert.ok(optIn);
     assert.deepEqual(optIn.edit?.changes?.[uri], [
-      { range: { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } }, newText: 'cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n    ' },
+      {
+        range: { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } },
+        newText: 'cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n    ',
+      },
     ]);
   });
 

@@ -37,15 +37,35 @@ async function answered<T>(what: string, request: Promise<T>): Promise<T> {
 const position = fc.record({ line: fc.integer({ min: 0, max: 80 }), character: fc.integer({ min: 0, max: 120 }) });
 
 /** Every request a client sends about a document, at the given positions; all must be answered. */
-async function askEverything(session: LspSession, uri: string, positions: Array<{ line: number; character: number }>, diagnostics: Diagnostic[]): Promise<void> {
+async function askEverything(
+  session: LspSession,
+  uri: string,
+  positions: Array<{ line: number; character: number }>,
+  diagnostics: Diagnostic[],
+): Promise<void> {
   for (const p of positions) {
     await answered('hover', session.hover(uri, p));
-    await answered('codeAction', session.request('textDocument/codeAction', { textDocument: { uri }, range: { start: p, end: p }, context: { diagnostics } }));
+    await answered(
+      'codeAction',
+      session.request('textDocument/codeAction', {
+        textDocument: { uri },
+        range: { start: p, end: p },
+        context: { diagnostics },
+      }),
+    );
     await answered('chartData', session.request('cudaOccupancy/chartData', { uri, kernel: '', line: p.line }));
   }
   const lenses = await answered('codeLens', session.codeLenses(uri));
   assert.ok(lenses === null || Array.isArray(lenses), `codeLens answered ${JSON.stringify(lenses)}`);
-  for (const d of diagnostics) await answered('codeAction', session.request('textDocument/codeAction', { textDocument: { uri }, range: d.range, context: { diagnostics: [d] } }));
+  for (const d of diagnostics)
+    await answered(
+      'codeAction',
+      session.request('textDocument/codeAction', {
+        textDocument: { uri },
+        range: d.range,
+        context: { diagnostics: [d] },
+      }),
+    );
 }
 
 function assertHealthy(session: LspSession): void {
@@ -68,7 +88,11 @@ describe('fuzz: the server over LSP', function () {
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-fuzz-'));
-    session = await LspSession.start({ rootDir: dir, settings: { nvcc: { enabled: false } }, initializationOptions: { cacheDir: null } });
+    session = await LspSession.start({
+      rootDir: dir,
+      settings: { nvcc: { enabled: false } },
+      initializationOptions: { cacheDir: null },
+    });
   });
   after(async () => {
     await session?.stop();
@@ -98,7 +122,13 @@ describe('fuzz: the server over LSP', function () {
     const change = fc.tuple(edit, fc.integer({ min: 0, max: 9 }));
     await checkProperty(
       'server: incremental didChange = fresh open',
-      [mutatedSource, fc.array(fc.tuple(fc.array(change, { minLength: 1, maxLength: 3 }), fc.option(position, { nil: undefined })), { minLength: 1, maxLength: 6 })],
+      [
+        mutatedSource,
+        fc.array(fc.tuple(fc.array(change, { minLength: 1, maxLength: 3 }), fc.option(position, { nil: undefined })), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+      ],
       async (original, batches) => {
         const uri = nextUri('edited');
         const freshUri = nextUri('fresh');
@@ -109,7 +139,10 @@ describe('fuzz: the server over LSP', function () {
             const changes = batch.map(([e, kind]) => {
               const text = client.getText();
               const { start, end } = editRange(text, e);
-              const c = kind === 0 ? { text: applyEdit(text, e) } : { range: { start: client.positionAt(start), end: client.positionAt(end) }, text: e.insert };
+              const c =
+                kind === 0
+                  ? { text: applyEdit(text, e) }
+                  : { range: { start: client.positionAt(start), end: client.positionAt(end) }, text: e.insert };
               client = TextDocument.update(client, [c], client.version + 1);
               return c;
             });
@@ -125,7 +158,11 @@ describe('fuzz: the server over LSP', function () {
           session.open(freshUri, client.getText());
           const fresh = await session.waitForDiagnostics(freshUri, () => true, ANSWER_MS);
           assert.equal(comparable(uri, incremental), comparable(freshUri, fresh), 'diagnostics differ');
-          assert.equal(comparable(uri, incrementalLenses), comparable(freshUri, await answered('codeLens', session.codeLenses(freshUri))), 'code lenses differ');
+          assert.equal(
+            comparable(uri, incrementalLenses),
+            comparable(freshUri, await answered('codeLens', session.codeLenses(freshUri))),
+            'code lenses differ',
+          );
           assertHealthy(session);
         } finally {
           session.close(uri);

@@ -24,7 +24,14 @@ interface RigResult {
   hover: { contents: { kind: string; value: string }; range?: Range } | null;
   codeLens: Array<{ range: Range; command?: { title: string } }> | null;
   codeActions: Array<{ title: string; kind?: string }> | null;
-  diagnostics: Array<{ range: Range; code: string; severity: number; message: string; source?: string; relatedInformation?: Array<{ message: string }> }> | null;
+  diagnostics: Array<{
+    range: Range;
+    code: string;
+    severity: number;
+    message: string;
+    source?: string;
+    relatedInformation?: Array<{ message: string }>;
+  }> | null;
   errors: string[];
   exit?: { code: number; signal: number };
 }
@@ -55,8 +62,14 @@ describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', functio
       env: {
         ...process.env,
         LSP_CMD: JSON.stringify([process.execPath, SERVER_BUNDLE, '--stdio']),
-        LSP_FILE: FILE, LSP_ROOT: REPO_ROOT, LSP_LINE: '39', LSP_COLUMN: '3', LSP_WAIT_MS: '10000',
-        XDG_STATE_HOME: state, XDG_CACHE_HOME: state, XDG_DATA_HOME: state,
+        LSP_FILE: FILE,
+        LSP_ROOT: REPO_ROOT,
+        LSP_LINE: '39',
+        LSP_COLUMN: '3',
+        LSP_WAIT_MS: '10000',
+        XDG_STATE_HOME: state,
+        XDG_CACHE_HOME: state,
+        XDG_DATA_HOME: state,
       },
       timeout: 80_000,
     });
@@ -82,16 +95,26 @@ describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', functio
 
   it('shows code lenses with the occupancy of the launches', () => {
     const lenses = result.codeLens ?? [];
-    const titleAt = (line: number) => lenses.filter((l) => l.range.start.line === line).map((l) => l.command?.title ?? '');
+    const titleAt = (line: number) =>
+      lenses.filter((l) => l.range.start.line === line).map((l) => l.command?.title ?? '');
     // block_sum<REDUCE_THREADS> (256 threads, `// occupancy: regs=40 smem=1024`) at line 37.
     // 75% from the annotation, or 100% once ptxas (12 registers) has answered: ptxas figures win.
-    assert.ok(titleAt(36).some((t) => /sm_80 (75|100)%.*sm_90 (75|100)%/.test(t)), JSON.stringify(lenses.map((l) => [l.range.start.line, l.command?.title])));
-    assert.ok(titleAt(38).some((t) => /256 threads/.test(t)), JSON.stringify(titleAt(38)));
+    assert.ok(
+      titleAt(36).some((t) => /sm_80 (75|100)%.*sm_90 (75|100)%/.test(t)),
+      JSON.stringify(lenses.map((l) => [l.range.start.line, l.command?.title])),
+    );
+    assert.ok(
+      titleAt(38).some((t) => /256 threads/.test(t)),
+      JSON.stringify(titleAt(38)),
+    );
   });
 
-  it('offers the launch\'s quick fixes for the whole line, the range Neovim sends from visual-line mode', () => {
+  it("offers the launch's quick fixes for the whole line, the range Neovim sends from visual-line mode", () => {
     const titles = (result.codeActions ?? []).map((a) => a.title.split(' (')[0]);
-    assert.deepEqual(titles, ['Launch with 128 threads per block, the most `__launch_bounds__(128)` allows', 'Raise the bound to `__launch_bounds__(256)`']);
+    assert.deepEqual(titles, [
+      'Launch with 128 threads per block, the most `__launch_bounds__(128)` allows',
+      'Raise the bound to `__launch_bounds__(256)`',
+    ]);
   });
 
   it('publishes the launch-bounds error with its related bound', () => {
@@ -104,6 +127,9 @@ describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', functio
     assert.match(bound.message, /256 threads per block.*at most 128/);
     assert.match(bound.relatedInformation?.[0]?.message ?? '', /__launch_bounds__\(128\)/);
     // The reduction's divergent branches are cheap (a few issue slots): hints, not warnings.
-    assert.ok(diagnostics.some((d) => d.code === 'divergent-branch' && d.severity === 4), 'the divergent reduction branch, as a hint');
+    assert.ok(
+      diagnostics.some((d) => d.code === 'divergent-branch' && d.severity === 4),
+      'the divergent reduction branch, as a hint',
+    );
   });
 });

@@ -11,10 +11,23 @@ import * as path from 'node:path';
 import { LspSession, REPO_ROOT } from '../support/lsp-session';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string>; dependencies?: Record<string, string> };
+const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+  dependencies?: Record<string, string>;
+};
 
-function npmJson(args: string[], cwd: string): Array<{ filename: string; files: Array<{ path: string; size: number }> }> {
-  const out = execFileSync(npm, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+function npmJson(
+  args: string[],
+  cwd: string,
+): Array<{ filename: string; files: Array<{ path: string; size: number }> }> {
+  const out = execFileSync(npm, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
   return JSON.parse(out.slice(out.indexOf('[')));
 }
 
@@ -24,13 +37,31 @@ describe('the npm package', function () {
   it('ships the bundles, both wasm files, README.md and LICENSE, and nothing from the sources or tests', () => {
     const [pack] = npmJson(['pack', '--dry-run', '--json'], REPO_ROOT);
     const files = pack.files.map((f) => f.path).sort();
-    for (const needed of ['dist/cli/cuda-occupancy.js', 'dist/server/server.js', 'dist/wasm/tree-sitter.wasm', 'dist/wasm/tree-sitter-cuda.wasm', 'README.md', 'LICENSE', 'package.json']) {
+    for (const needed of [
+      'dist/cli/cuda-occupancy.js',
+      'dist/server/server.js',
+      'dist/wasm/tree-sitter.wasm',
+      'dist/wasm/tree-sitter-cuda.wasm',
+      'README.md',
+      'LICENSE',
+      'package.json',
+    ]) {
       assert.ok(files.includes(needed), `${needed} is not in the package: ${files.join(', ')}`);
     }
-    for (const bin of Object.values(pkg.bin)) assert.ok(files.includes(bin.replace(/^\.\//, '')), `bin ${bin} is not in the package`);
-    const unwanted = files.filter((f) => /^(src|server|client|test|out|node_modules|scripts|grammars|examples|\.ci)\//.test(f) || /\.(ts|map)$/.test(f) || /^\.|\/\./.test(f));
+    for (const bin of Object.values(pkg.bin))
+      assert.ok(files.includes(bin.replace(/^\.\//, '')), `bin ${bin} is not in the package`);
+    const unwanted = files.filter(
+      (f) =>
+        /^(src|server|client|test|out|node_modules|scripts|grammars|examples|\.ci)\//.test(f) ||
+        /\.(ts|map)$/.test(f) ||
+        /^\.|\/\./.test(f),
+    );
     assert.deepEqual(unwanted, [], 'sources, tests, source maps or dotfiles in the package');
-    assert.deepEqual(pkg.dependencies ?? {}, {}, 'the bundles carry their dependencies: the package needs none at run time');
+    assert.deepEqual(
+      pkg.dependencies ?? {},
+      {},
+      'the bundles carry their dependencies: the package needs none at run time',
+    );
   });
 
   it('installs with npm install -g and runs the CLI and the language server from there', async () => {
@@ -39,7 +70,11 @@ describe('the npm package', function () {
       const [pack] = npmJson(['pack', '--json', '--pack-destination', dir], REPO_ROOT);
       const tarball = path.join(dir, pack.filename);
       const prefix = path.join(dir, 'prefix');
-      execFileSync(npm, ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { stdio: 'pipe', env: { ...process.env, npm_config_update_notifier: 'false' } });
+      execFileSync(
+        npm,
+        ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball],
+        { stdio: 'pipe', env: { ...process.env, npm_config_update_notifier: 'false' } },
+      );
       const binDir = process.platform === 'win32' ? prefix : path.join(prefix, 'bin');
       const cli = path.join(binDir, 'cuda-occupancy');
       const lsp = path.join(binDir, 'cuda-occupancy-lsp');
@@ -49,12 +84,18 @@ describe('the npm package', function () {
       assert.equal(version.status, 0, version.stderr);
       assert.equal(version.stdout.trim(), `cuda-occupancy ${pkg.version}`);
 
-      const calc = spawnSync(cli, ['calc', '--arch', 'sm_90', '--block', '256', '--regs', '64', '--json'], { encoding: 'utf8' });
+      const calc = spawnSync(cli, ['calc', '--arch', 'sm_90', '--block', '256', '--regs', '64', '--json'], {
+        encoding: 'utf8',
+      });
       assert.equal(calc.status, 0, calc.stderr);
       assert.equal(JSON.parse(calc.stdout).occupancy, 0.5);
 
       // check needs the grammar wasm from the installed package's dist/wasm.
-      const check = spawnSync(cli, ['check', '--no-nvcc', '--format', 'json', path.join(REPO_ROOT, 'examples', 'reduce.cu')], { encoding: 'utf8', cwd: dir });
+      const check = spawnSync(
+        cli,
+        ['check', '--no-nvcc', '--format', 'json', path.join(REPO_ROOT, 'examples', 'reduce.cu')],
+        { encoding: 'utf8', cwd: dir },
+      );
       assert.equal(check.status, 1, check.stderr);
       const codes = JSON.parse(check.stdout).files[0].diagnostics.map((d: { code: string }) => d.code);
       assert.ok(codes.includes('launch-exceeds-bounds'), codes.join(', '));

@@ -24,7 +24,10 @@ interface Raw {
 
 function startRaw(): Raw {
   const launch = launchOf(SERVER_BUNDLE);
-  const child = spawn(process.execPath, [...launch.args, SERVER_BUNDLE, '--stdio'], { env: { ...process.env, ...launch.env }, stdio: 'pipe' });
+  const child = spawn(process.execPath, [...launch.args, SERVER_BUNDLE, '--stdio'], {
+    env: { ...process.env, ...launch.env },
+    stdio: 'pipe',
+  });
   let buffer = Buffer.alloc(0);
   let errors = '';
   const messages: Array<Record<string, unknown>> = [];
@@ -53,10 +56,13 @@ function startRaw(): Raw {
     next: async (match, timeoutMs = 15_000) => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const k = messages.findIndex((m) => (match.id !== undefined ? m.id === match.id && m.method === undefined : m.method === match.method));
+        const k = messages.findIndex((m) =>
+          match.id !== undefined ? m.id === match.id && m.method === undefined : m.method === match.method,
+        );
         if (k >= 0) return messages.splice(k, 1)[0];
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`no message ${JSON.stringify(match)} within ${timeoutMs} ms; stderr: ${errors.slice(-500)}`);
+        if (left <= 0)
+          throw new Error(`no message ${JSON.stringify(match)} within ${timeoutMs} ms; stderr: ${errors.slice(-500)}`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           waiters.push(() => {
@@ -66,7 +72,13 @@ function startRaw(): Raw {
         });
       }
     },
-    exited: (timeoutMs = 10_000) => Promise.race([exit, new Promise<number | null>((_, reject) => setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms`)), timeoutMs))]),
+    exited: (timeoutMs = 10_000) =>
+      Promise.race([
+        exit,
+        new Promise<number | null>((_, reject) =>
+          setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms`)), timeoutMs),
+        ),
+      ]),
     stderr: () => errors,
   };
 }
@@ -100,7 +112,11 @@ describe('protocol hygiene (raw stdio)', function () {
 
   it('answers a request before initialize with -32002, and then initializes', async () => {
     const raw = start();
-    raw.send({ id: 7, method: 'textDocument/hover', params: { textDocument: { uri: 'file:///x.cu' }, position: { line: 0, character: 0 } } });
+    raw.send({
+      id: 7,
+      method: 'textDocument/hover',
+      params: { textDocument: { uri: 'file:///x.cu' }, position: { line: 0, character: 0 } },
+    });
     const early = await raw.next({ id: 7 });
     assert.equal((early.error as { code: number }).code, -32002);
     await initialized(raw);
@@ -110,7 +126,10 @@ describe('protocol hygiene (raw stdio)', function () {
     const raw = start();
     await initialized(raw);
     const uri = pathToFileURL(path.join(REPO_ROOT, 'examples', 'second-init.cu')).href;
-    raw.send({ method: 'textDocument/didOpen', params: { textDocument: { uri, languageId: 'cuda-cpp', version: 1, text: KERNEL } } });
+    raw.send({
+      method: 'textDocument/didOpen',
+      params: { textDocument: { uri, languageId: 'cuda-cpp', version: 1, text: KERNEL } },
+    });
     raw.send({ id: 2, method: 'initialize', params: INITIALIZE });
     const again = await raw.next({ id: 2 });
     assert.equal((again.error as { code: number }).code, -32600);
@@ -124,7 +143,11 @@ describe('protocol hygiene (raw stdio)', function () {
     await initialized(raw);
     raw.send({ id: 2, method: 'shutdown' });
     assert.equal((await raw.next({ id: 2 })).result, null);
-    raw.send({ id: 3, method: 'textDocument/hover', params: { textDocument: { uri: 'file:///x.cu' }, position: { line: 0, character: 0 } } });
+    raw.send({
+      id: 3,
+      method: 'textDocument/hover',
+      params: { textDocument: { uri: 'file:///x.cu' }, position: { line: 0, character: 0 } },
+    });
     assert.equal(((await raw.next({ id: 3 })).error as { code: number }).code, -32600);
     raw.send({ id: 4, method: 'shutdown' });
     assert.equal(((await raw.next({ id: 4 })).error as { code: number }).code, -32600);
@@ -132,13 +155,22 @@ describe('protocol hygiene (raw stdio)', function () {
     assert.equal(await raw.exited(), 0);
   });
 
-  it('ignores a change to a version not newer than the document\'s', async () => {
+  it("ignores a change to a version not newer than the document's", async () => {
     const raw = start();
     await initialized(raw);
     const uri = pathToFileURL(path.join(REPO_ROOT, 'examples', 'versions.cu')).href;
-    raw.send({ method: 'textDocument/didOpen', params: { textDocument: { uri, languageId: 'cuda-cpp', version: 5, text: KERNEL } } });
-    raw.send({ method: 'textDocument/didChange', params: { textDocument: { uri, version: 3 }, contentChanges: [{ text: '' }] } });
-    raw.send({ method: 'textDocument/didChange', params: { textDocument: { uri, version: 5 }, contentChanges: [{ text: '' }] } });
+    raw.send({
+      method: 'textDocument/didOpen',
+      params: { textDocument: { uri, languageId: 'cuda-cpp', version: 5, text: KERNEL } },
+    });
+    raw.send({
+      method: 'textDocument/didChange',
+      params: { textDocument: { uri, version: 3 }, contentChanges: [{ text: '' }] },
+    });
+    raw.send({
+      method: 'textDocument/didChange',
+      params: { textDocument: { uri, version: 5 }, contentChanges: [{ text: '' }] },
+    });
     raw.send({ id: 2, method: 'textDocument/codeLens', params: { textDocument: { uri } } });
     const lenses = await raw.next({ id: 2 });
     assert.ok(Array.isArray(lenses.result) && lenses.result.length === 2, JSON.stringify(lenses));

@@ -12,7 +12,6 @@ import { pathToFileURL } from 'node:url';
 import { LspSession, REPO_ROOT } from '../support/lsp-session';
 import { realNvccOrSkip } from '../support/nvcc';
 
-
 describe('divergence costs from the PTX (bundled server, real nvcc)', function () {
   this.timeout(120_000);
   const nvcc = realNvccOrSkip();
@@ -32,23 +31,48 @@ describe('divergence costs from the PTX (bundled server, real nvcc)', function (
     const file = path.join(dir, 'ptx-branches.cu');
     const text = fs.readFileSync(path.join(REPO_ROOT, 'test/fixtures/divergence/ptx-branches.cu'), 'utf8');
     fs.writeFileSync(file, text);
-    session = await LspSession.start({ rootDir: dir, settings: { architectures: ['sm_80'], nvcc: { path: nvcc } }, initializationOptions: { cacheDir: null } });
+    session = await LspSession.start({
+      rootDir: dir,
+      settings: { architectures: ['sm_80'], nvcc: { path: nvcc } },
+      initializationOptions: { cacheDir: null },
+    });
     const uri = pathToFileURL(file).href;
     session.open(uri, text);
-    const divergent = (d: Array<{ code?: string | number }>) => d.find((x) => x.code === 'divergent-branch') as { message: string; range: { start: { line: number; character: number } } } | undefined;
+    const divergent = (d: Array<{ code?: string | number }>) =>
+      d.find((x) => x.code === 'divergent-branch') as
+        { message: string; range: { start: { line: number; character: number } } } | undefined;
 
-    const priced = await session.waitForDiagnostics(uri, (d) => /PTX instructions/.test(divergent(d)?.message ?? ''), 90_000);
+    const priced = await session.waitForDiagnostics(
+      uri,
+      (d) => /PTX instructions/.test(divergent(d)?.message ?? ''),
+      90_000,
+    );
     const warning = divergent(priced)!;
-    assert.match(warning.message, /^`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: \d+ issue slots against \d+ if the lanes agreed \(issue efficiency \d+%; PTX instructions\)\.$/);
+    assert.match(
+      warning.message,
+      /^`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: \d+ issue slots against \d+ if the lanes agreed \(issue efficiency \d+%; PTX instructions\)\.$/,
+    );
     const at = { line: warning.range.start.line, character: warning.range.start.character + 1 };
     const hover = await session.hover(uri, at);
     assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
-    assert.match(hover.contents.value, /\nPath costs \(issue slots per warp, from the PTX\): then \d+ · else \d+\.\n\n\*\*Warning:\*\* [\d.]+ issue slots per warp with lanes idle, \d+% of the kernel's \d+; /);
-    assert.ok(session.logs.some((l) => /nvcc -ptx ok for .*ptx-branches\.cu \(sm_80\)/.test(l)), session.logs.join('\n'));
+    assert.match(
+      hover.contents.value,
+      /\nPath costs \(issue slots per warp, from the PTX\): then \d+ · else \d+\.\n\n\*\*Warning:\*\* [\d.]+ issue slots per warp with lanes idle, \d+% of the kernel's \d+; /,
+    );
+    assert.ok(
+      session.logs.some((l) => /nvcc -ptx ok for .*ptx-branches\.cu \(sm_80\)/.test(l)),
+      session.logs.join('\n'),
+    );
 
     // An unsaved line above the branch: the PTX no longer describes this text.
-    session.change(uri, [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '// edited\n' }]);
-    const estimated = await session.waitForDiagnostics(uri, (d) => /estimated from the syntax/.test(divergent(d)?.message ?? ''), 10_000);
+    session.change(uri, [
+      { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '// edited\n' },
+    ]);
+    const estimated = await session.waitForDiagnostics(
+      uri,
+      (d) => /estimated from the syntax/.test(divergent(d)?.message ?? ''),
+      10_000,
+    );
     assert.equal(divergent(estimated)!.range.start.line, warning.range.start.line + 1);
   });
 });

@@ -22,7 +22,8 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
 
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-pressure-'));
-    for (const name of ['pressure.cu', 'pressure.sm_80.txt', 'pressure.sm_80.ptx']) cpSync(path.join(FIXTURES, name), path.join(dir, name));
+    for (const name of ['pressure.cu', 'pressure.sm_80.txt', 'pressure.sm_80.ptx'])
+      cpSync(path.join(FIXTURES, name), path.join(dir, name));
   });
   afterEach(async () => {
     await session?.stop();
@@ -43,33 +44,65 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
   };
 
   it('shows the values live at a kernel line, the peak lens and the per-line figures once the PTX is in', async () => {
-    session = await LspSession.start({ rootDir: dir, settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-capped') } }, initializationOptions: { cacheDir: null } });
+    session = await LspSession.start({
+      rootDir: dir,
+      settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-capped') } },
+      initializationOptions: { cacheDir: null },
+    });
     const file = path.join(dir, 'pressure.cu');
     const uri = fileUri(file);
     session.open(uri, readFileSync(file, 'utf8'));
 
     const peak = await hoverUntil(uri, { line: 9, character: 60 }, /Register pressure/);
-    assert.equal(peak, '**Register pressure (estimate):** about 17 values live at this line (PTX, before register allocation; ptxas allocated 12 on sm_80). The kernel\'s pressure peaks here.');
+    assert.equal(
+      peak,
+      "**Register pressure (estimate):** about 17 values live at this line (PTX, before register allocation; ptxas allocated 12 on sm_80). The kernel's pressure peaks here.",
+    );
     const inlined = await session.hover(uri, { line: 10, character: 4 });
-    assert.match((inlined?.contents as { value: string }).value, /^\*\*Register pressure \(estimate\):\*\* about \d+ values live at this line \(PTX, before register allocation; ptxas allocated 12 on sm_80\)\. Counts code inlined from `warp_sum` at line 3\. The kernel peaks at about 17 on line 10\.$/);
+    assert.match(
+      (inlined?.contents as { value: string }).value,
+      /^\*\*Register pressure \(estimate\):\*\* about \d+ values live at this line \(PTX, before register allocation; ptxas allocated 12 on sm_80\)\. Counts code inlined from `warp_sum` at line 3\. The kernel peaks at about 17 on line 10\.$/,
+    );
 
     const result = await session.request<PressureResult>(PRESSURE_REQUEST, { uri });
     assert.ok(result);
     assert.equal(result.arch, 'sm_80');
     const dot = result.kernels.find((k) => k.kernel === 'dot_rows')!;
-    assert.deepEqual({ peak: dot.peak, peakLine: dot.peakLine, allocated: dot.allocated, line: dot.line }, { peak: 17, peakLine: 9, allocated: 12, line: 6 });
+    assert.deepEqual(
+      { peak: dot.peak, peakLine: dot.peakLine, allocated: dot.allocated, line: dot.line },
+      { peak: 17, peakLine: 9, allocated: 12, line: 6 },
+    );
     assert.ok(dot.lines.some((l) => l.line === 9 && l.live === 17));
-    assert.deepEqual(result.kernels.map((k) => k.kernel), ['dot_rows', 'tile16', 'branchy']);
+    assert.deepEqual(
+      result.kernels.map((k) => k.kernel),
+      ['dot_rows', 'tile16', 'branchy'],
+    );
 
     const lenses = (await session.codeLenses(uri)) ?? [];
     const peakLens = lenses.find((l) => l.range.start.line === 9);
-    assert.deepEqual(peakLens?.command, { title: 'pressure peaks here (about 17 values live)', command: TOGGLE_PRESSURE_HEATMAP_COMMAND, arguments: [{ uri }] });
-    assert.ok(session.logs.some((l) => /nvcc -ptx ok for .*pressure\.cu \(sm_80\)/.test(l)), session.logs.join('\n'));
+    assert.deepEqual(peakLens?.command, {
+      title: 'pressure peaks here (about 17 values live)',
+      command: TOGGLE_PRESSURE_HEATMAP_COMMAND,
+      arguments: [{ uri }],
+    });
+    assert.ok(
+      session.logs.some((l) => /nvcc -ptx ok for .*pressure\.cu \(sm_80\)/.test(l)),
+      session.logs.join('\n'),
+    );
   });
 
   it('compiles no PTX for pressure when cudaOccupancy.pressure.enabled is off, and answers the request with null', async () => {
     // Divergence off too: branchy's divergent branch would ask for the PTX for its costs.
-    session = await LspSession.start({ rootDir: dir, settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-capped') }, pressure: { enabled: false }, divergence: { enabled: false } }, initializationOptions: { cacheDir: null } });
+    session = await LspSession.start({
+      rootDir: dir,
+      settings: {
+        architectures: ['sm_80'],
+        nvcc: { path: fakeNvcc('nvcc-capped') },
+        pressure: { enabled: false },
+        divergence: { enabled: false },
+      },
+      initializationOptions: { cacheDir: null },
+    });
     const file = path.join(dir, 'pressure.cu');
     const uri = fileUri(file);
     session.open(uri, readFileSync(file, 'utf8'));

@@ -26,8 +26,15 @@ describe('robust input: the server over LSP', function () {
     folder = path.join(root, 'ワークスペース Ünïcødé', 'src ✨');
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, '配置.h'), '#pragma once\nconstexpr int kThreads = 192;\n');
-    writeFileSync(path.join(folder, 'カーネル.cu'), '#include "配置.h"\n__global__ void scale(float* p) { p[threadIdx.x] *= 2.0f; }\nvoid run(float* p) { scale<<<4, kThreads>>>(p); }\n');
-    session = await LspSession.start({ rootDir: root, settings: { nvcc: { enabled: false } }, initializationOptions: { cacheDir: null } });
+    writeFileSync(
+      path.join(folder, 'カーネル.cu'),
+      '#include "配置.h"\n__global__ void scale(float* p) { p[threadIdx.x] *= 2.0f; }\nvoid run(float* p) { scale<<<4, kThreads>>>(p); }\n',
+    );
+    session = await LspSession.start({
+      rootDir: root,
+      settings: { nvcc: { enabled: false } },
+      initializationOptions: { cacheDir: null },
+    });
   });
   after(async () => {
     await session?.stop();
@@ -36,7 +43,11 @@ describe('robust input: the server over LSP', function () {
 
   function assertHealthy(): void {
     assert.equal(session.process.exitCode, null, `the server exited: ${session.logs.slice(-5).join('\n')}`);
-    assert.deepEqual(session.logs.filter((l) => /\[error\]/.test(l)), [], 'the server logged errors');
+    assert.deepEqual(
+      session.logs.filter((l) => /\[error\]/.test(l)),
+      [],
+      'the server logged errors',
+    );
   }
 
   /** Open, wait for diagnostics, ask for hover, lenses and code actions; everything must be answered. */
@@ -47,9 +58,17 @@ describe('robust input: the server over LSP', function () {
     const diagnostics = await session.waitForDiagnostics(uri, () => true, SAFETY_NET_MS);
     const lenses = await session.codeLenses(uri);
     assert.ok(Array.isArray(lenses));
-    for (const position of [{ line: 0, character: 0 }, ...(lenses ?? []).slice(0, 5).map((l) => l.range.start), { line: 1_000_000, character: 5 }]) {
+    for (const position of [
+      { line: 0, character: 0 },
+      ...(lenses ?? []).slice(0, 5).map((l) => l.range.start),
+      { line: 1_000_000, character: 5 },
+    ]) {
       await session.hover(uri, position);
-      await session.request('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics } });
+      await session.request('textDocument/codeAction', {
+        textDocument: { uri },
+        range: { start: position, end: position },
+        context: { diagnostics },
+      });
     }
     assert.ok(Date.now() - started < SAFETY_NET_MS, `took ${Date.now() - started} ms`);
     assertHealthy();
@@ -65,8 +84,13 @@ describe('robust input: the server over LSP', function () {
 
   it('serves a 10 MB file, and the next document after it', async () => {
     const big = await serve(tenMegabyteSource());
-    const small = await serve('__global__ void __launch_bounds__(64) k(float* p) {}\nvoid f(float* p) { k<<<1, 128>>>(p); }\n');
-    assert.deepEqual(small.diagnostics.map((d) => d.code), ['launch-exceeds-bounds']);
+    const small = await serve(
+      '__global__ void __launch_bounds__(64) k(float* p) {}\nvoid f(float* p) { k<<<1, 128>>>(p); }\n',
+    );
+    assert.deepEqual(
+      small.diagnostics.map((d) => d.code),
+      ['launch-exceeds-bounds'],
+    );
     session.close(big.uri);
     session.close(small.uri);
   });
@@ -78,7 +102,15 @@ describe('robust input: the server over LSP', function () {
     for (const step of steps) {
       // Append what was typed since the last step at the end of the document.
       const lines = previous.split('\n');
-      session.change(uri, [{ range: { start: { line: lines.length - 1, character: lines[lines.length - 1].length }, end: { line: lines.length - 1, character: lines[lines.length - 1].length } }, text: step.text.slice(previous.length) }]);
+      session.change(uri, [
+        {
+          range: {
+            start: { line: lines.length - 1, character: lines[lines.length - 1].length },
+            end: { line: lines.length - 1, character: lines[lines.length - 1].length },
+          },
+          text: step.text.slice(previous.length),
+        },
+      ]);
       previous = step.text;
       await session.hover(uri, { line: lines.length - 1, character: 2 });
     }
@@ -93,7 +125,10 @@ describe('robust input: the server over LSP', function () {
     session.open(uri, readFileSync(file, 'utf8'));
     await session.waitForDiagnostics(uri, () => true, SAFETY_NET_MS);
     const lenses = (await session.codeLenses(uri)) ?? [];
-    assert.ok(lenses.some((l) => l.command?.title.startsWith('192 threads')), JSON.stringify(lenses.map((l) => l.command?.title)));
+    assert.ok(
+      lenses.some((l) => l.command?.title.startsWith('192 threads')),
+      JSON.stringify(lenses.map((l) => l.command?.title)),
+    );
     assertHealthy();
     session.close(uri);
   });

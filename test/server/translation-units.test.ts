@@ -66,21 +66,36 @@ describe('translation units compiled for open documents (bundled server)', funct
     session.open(uriOf('kernels.cuh'), textOf('kernels.cuh'));
     const hover = await hoverUntil('kernels.cuh', 'gemm(const T*', (m) => /2 instantiations compiled/.test(m));
     assert.match(hover, /2 instantiations compiled: 16–48 regs \(ptxas, sm_80\)/);
-    assert.match(hover, /- `void gemm<float, 4>\(float const\*, float\*, int\)`: 16 registers, 0 B static smem on sm_80/);
-    assert.match(hover, /- `void gemm<double, 48>\(double const\*, double\*, int\)`: 48 registers, 0 B static smem on sm_80/);
+    assert.match(
+      hover,
+      /- `void gemm<float, 4>\(float const\*, float\*, int\)`: 16 registers, 0 B static smem on sm_80/,
+    );
+    assert.match(
+      hover,
+      /- `void gemm<double, 48>\(double const\*, double\*, int\)`: 48 registers, 0 B static smem on sm_80/,
+    );
     // fill is declared in the header and defined in fill.cu, which includes it: compiled too.
     await hoverUntil('kernels.cuh', 'fill(float*', (m) => /Compiled: 8 regs \(ptxas, sm_80\)/.test(m));
   });
 
-  it('a launch of a kernel another .cu defines gets that unit\'s figures; a template launched from a template shows the range of its instances', async () => {
+  it("a launch of a kernel another .cu defines gets that unit's figures; a template launched from a template shows the range of its instances", async () => {
     session.open(uriOf('main.cu'), textOf('main.cu'));
     const fill = await hoverUntil('main.cu', 'fill<<<', (m) => /\| occupancy \| \*\*100%\*\*/.test(m));
     assert.match(fill, /Figures: 8 registers, 0 B static smem \(ptxas, sm_80, just now\)\./);
     const gemm = await hoverUntil('main.cu', 'gemm<T, MB>', (m) => /instantiations/.test(m));
-    assert.match(gemm, /No occupancy for sm_80: 2 compiled instantiations could run here \(16–48 registers\): 62\.5%–100%\./);
-    assert.match(gemm, /Figures: 16–48 registers over 2 instantiations that could run here, 0 B static smem \(ptxas, sm_80, just now\)\./);
+    assert.match(
+      gemm,
+      /No occupancy for sm_80: 2 compiled instantiations could run here \(16–48 registers\): 62\.5%–100%\./,
+    );
+    assert.match(
+      gemm,
+      /Figures: 16–48 registers over 2 instantiations that could run here, 0 B static smem \(ptxas, sm_80, just now\)\./,
+    );
     const lenses = (await session.codeLenses(uriOf('main.cu'))) ?? [];
-    assert.ok(lenses.some((l) => l.command?.title === '128 threads · sm_80 62.5%–100% over 2 instantiations (16–48 regs)'), lenses.map((l) => l.command?.title).join('\n'));
+    assert.ok(
+      lenses.some((l) => l.command?.title === '128 threads · sm_80 62.5%–100% over 2 instantiations (16–48 regs)'),
+      lenses.map((l) => l.command?.title).join('\n'),
+    );
   });
 
   it('while ptxas runs, the hover says so and gives the register budget', async () => {
@@ -98,14 +113,24 @@ describe('translation units compiled for open documents (bundled server)', funct
     const failed = diagnostics.filter((d) => d.code === 'nvcc-failed');
     assert.equal(failed.length, 1);
     assert.deepEqual(failed[0].range.start, { line: 0, character: 0 });
-    assert.match(failed[0].message, /helper_cuda_missing\.h: No such file or directory\. To fix it, set `cudaOccupancy\.nvcc\.includePaths` to the folder that holds it/);
+    assert.match(
+      failed[0].message,
+      /helper_cuda_missing\.h: No such file or directory\. To fix it, set `cudaOccupancy\.nvcc\.includePaths` to the folder that holds it/,
+    );
     const hover = await hoverAt('sample.cu', 'testKernel<<<');
-    assert.match(hover, /registers unknown for sm_80: nvcc failed on sample\.cu: `helper_cuda_missing\.h`: no such file; set `cudaOccupancy\.nvcc\.includePaths`/);
+    assert.match(
+      hover,
+      /registers unknown for sm_80: nvcc failed on sample\.cu: `helper_cuda_missing\.h`: no such file; set `cudaOccupancy\.nvcc\.includePaths`/,
+    );
     assert.doesNotMatch(hover, /save with nvcc available/);
     const deadline = Date.now() + 10000;
-    while (Date.now() < deadline && statuses[statuses.length - 1]?.state !== 'nvcc-failed') await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && statuses[statuses.length - 1]?.state !== 'nvcc-failed')
+      await new Promise((r) => setTimeout(r, 50));
     const last = statuses[statuses.length - 1];
     assert.equal(last.state, 'nvcc-failed');
-    assert.match(last.message, /nvcc failed for sample\.cu: `helper_cuda_missing\.h`: no such file; set `cudaOccupancy\.nvcc\.includePaths`/);
+    assert.match(
+      last.message,
+      /nvcc failed for sample\.cu: `helper_cuda_missing\.h`: no such file; set `cudaOccupancy\.nvcc\.includePaths`/,
+    );
   });
 });

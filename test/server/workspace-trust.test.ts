@@ -25,7 +25,8 @@ describe('workspace trust', function () {
       writeFileSync(fake, `#!/bin/sh\necho ran > '${marker}'\nexit 1\n`);
       chmodSync(fake, 0o755);
       const file = path.join(dir, `k-${trusted}.cu`);
-      const text = '__global__ void __launch_bounds__(128) k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<1, 256>>>(p); }\n';
+      const text =
+        '__global__ void __launch_bounds__(128) k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<1, 256>>>(p); }\n';
       writeFileSync(file, text);
       const statuses: ServerStatus[] = [];
       const session = await LspSession.start({
@@ -37,19 +38,30 @@ describe('workspace trust', function () {
       try {
         const uri = fileUri(file);
         session.open(uri, text);
-        const diagnostics = await session.waitForDiagnostics(uri, (d) => d.some((x) => x.code === 'launch-exceeds-bounds'));
+        const diagnostics = await session.waitForDiagnostics(uri, (d) =>
+          d.some((x) => x.code === 'launch-exceeds-bounds'),
+        );
         assert.ok(diagnostics.length > 0, 'the static analysis works either way');
         // Wait until the compile the open asked for has finished (the status leaves "compiling").
         const deadline = Date.now() + 30000;
-        while (Date.now() < deadline && !(statuses.some((s) => s.state === 'compiling') && statuses[statuses.length - 1].state !== 'compiling')) {
+        while (
+          Date.now() < deadline &&
+          !(statuses.some((s) => s.state === 'compiling') && statuses[statuses.length - 1].state !== 'compiling')
+        ) {
           await new Promise((r) => setTimeout(r, 100));
         }
-        assert.ok(statuses.some((s) => s.state === 'compiling'), JSON.stringify(statuses.map((s) => s.state)));
+        assert.ok(
+          statuses.some((s) => s.state === 'compiling'),
+          JSON.stringify(statuses.map((s) => s.state)),
+        );
         assert.equal(existsSync(marker), trusted);
         const last = statuses[statuses.length - 1];
         if (!trusted) {
           assert.ok(['untrusted', 'nvcc-missing'].includes(last.state), last.state);
-          assert.match(last.message, /Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands\.json/);
+          assert.match(
+            last.message,
+            /Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands\.json/,
+          );
         }
       } finally {
         await session.stop();

@@ -1,5 +1,9 @@
 /** Parse a `.cu` snippet and analyse it, the way the server does. */
-import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from '../../server/src/core/incremental/document-analysis';
+import {
+  analyzeDocument,
+  type AnalyzeInput,
+  type DocumentFacts,
+} from '../../server/src/core/incremental/document-analysis';
 import { parseCuda } from './grammar';
 
 export async function analyzeSnippet(text: string, extra: Partial<AnalyzeInput> = {}): Promise<DocumentFacts> {

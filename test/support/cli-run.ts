@@ -18,8 +18,12 @@ export interface CliRun {
 export function memoryIO(cwd: string, sink: { out: string; err: string }): CliIO {
   return {
     stdin: Readable.from(['']),
-    out: (t) => { sink.out += t; },
-    err: (t) => { sink.err += t; },
+    out: (t) => {
+      sink.out += t;
+    },
+    err: (t) => {
+      sink.err += t;
+    },
     cwd,
   };
 }
@@ -33,7 +37,8 @@ export async function runCli(args: string[], cwd = REPO_ROOT): Promise<CliRun> {
 /** `check --format json` of the given paths (relative to cwd), parsed; throws with stderr when it failed. */
 export async function checkJsonOf(args: string[], cwd = REPO_ROOT): Promise<CheckJson> {
   const run = await runCli(['check', '--format', 'json', ...args], cwd);
-  if (run.code === 2 || !run.out.trim().startsWith('{')) throw new Error(`check failed (exit ${run.code}): ${run.err}${run.out.slice(0, 400)}`);
+  if (run.code === 2 || !run.out.trim().startsWith('{'))
+    throw new Error(`check failed (exit ${run.code}): ${run.err}${run.out.slice(0, 400)}`);
   return JSON.parse(run.out) as CheckJson;
 }
 

@@ -60,7 +60,8 @@ export function fuzzRuns(base: number, weight = 1): number {
   const fromEnv = process.env.FUZZ_RUNS;
   if (fromEnv === undefined || fromEnv.trim() === '') return base;
   const runs = Number(fromEnv);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`FUZZ_RUNS must be a positive integer, got ${JSON.stringify(fromEnv)}`);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new Error(`FUZZ_RUNS must be a positive integer, got ${JSON.stringify(fromEnv)}`);
   return Math.max(1, Math.round(runs * weight));
 }
 
@@ -89,14 +90,28 @@ export async function checkProperty<Ts extends [unknown, ...unknown[]]>(
   const details = await fc.check(property, { seed: s, numRuns: runs });
   const line = `fuzz: ${name}: ${details.numRuns} cases, seed ${s}${details.failed ? ' FAILED' : ''} (${Date.now() - started} ms)`;
   console.log(`      ${line}`);
-  if (process.env.FUZZ_REPORT) fs.appendFileSync(process.env.FUZZ_REPORT, JSON.stringify({ name, cases: details.numRuns, seed: s, failed: details.failed }) + '\n');
+  if (process.env.FUZZ_REPORT)
+    fs.appendFileSync(
+      process.env.FUZZ_REPORT,
+      JSON.stringify({ name, cases: details.numRuns, seed: s, failed: details.failed }) + '\n',
+    );
   if (details.failed) {
     const replay = `FUZZ_SEED=${s}${process.env.FUZZ_RUNS ? ` FUZZ_RUNS=${process.env.FUZZ_RUNS}` : ''}`;
-    const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+    const error =
+      details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     const dump = path.join(REPO_ROOT, 'out', 'fuzz-failures', `${name.replace(/[^\w-]+/g, '-')}-${s}.json`);
     fs.mkdirSync(path.dirname(dump), { recursive: true });
-    fs.writeFileSync(dump, JSON.stringify({ name, seed: s, path: details.counterexamplePath, counterexample: details.counterexample, error }, null, 2));
-    throw new Error(`${name} failed; replay with ${replay} (counterexample in ${path.relative(REPO_ROOT, dump)})\n${error}\n${fc.defaultReportMessage(details) ?? ''}`);
+    fs.writeFileSync(
+      dump,
+      JSON.stringify(
+        { name, seed: s, path: details.counterexamplePath, counterexample: details.counterexample, error },
+        null,
+        2,
+      ),
+    );
+    throw new Error(
+      `${name} failed; replay with ${replay} (counterexample in ${path.relative(REPO_ROOT, dump)})\n${error}\n${fc.defaultReportMessage(details) ?? ''}`,
+    );
   }
   return details.numRuns;
 }
@@ -105,20 +120,162 @@ export async function checkProperty<Ts extends [unknown, ...unknown[]]>(
 // Pieces of text
 
 const CUDA_TOKENS = [
-  '__global__', '__device__', '__host__', '__forceinline__', 'void', 'int', 'float', 'double', 'unsigned', 'auto', 'const', 'constexpr', 'static',
-  'template', 'typename', '<', '>', 'T', 'BS', 'k', 'kernel', 'scale', 'ns', 'namespace', 'struct', 'extern', '"C"',
-  '<<<', '>>>', '<<', '>>', '(', ')', '{', '}', '[', ']', ';', ',', '=', '+', '-', '*', '/', '%', '&', '&&', '||', '!', '?', ':', '::', '.', '->', '...',
-  'dim3', 'grid', 'block', '256', '128', '0', '1', '32', '1024', '0x100', '1e9', '4096', '-1', 'sizeof', 'sizeof(float)',
-  '__launch_bounds__', '__launch_bounds__(256)', '__maxnreg__(32)', '__cluster_dims__(2,1,1)', '__shared__', 'extern __shared__ float smem[];',
-  'threadIdx.x', 'threadIdx.y', 'blockIdx.x', 'blockDim.x', 'gridDim.x', 'warpSize', 'laneId', '__syncthreads()', '__syncwarp()',
-  'if', 'else', 'for', 'while', 'do', 'switch', 'case', 'default', 'break', 'continue', 'return', 'goto',
-  '#define', '#define BLOCK 256\n', '#if 0\n', '#if defined(X)\n', '#ifdef X\n', '#else\n', '#elif 1\n', '#endif\n', '#include "x.cuh"\n', '#pragma unroll\n', '\\\n',
-  '"', "'", '"str"', "'c'", '/*', '*/', '//', '// expect: kernel=k\n', 'R"(', ')"',
-  'cudaLaunchKernel', 'cudaLaunchKernelEx', 'cudaLaunchCooperativeKernel', 'cuLaunchKernel', 'cudaFuncSetAttribute', 'cudaFuncAttributeMaxDynamicSharedMemorySize',
-  'k<<<1, 256>>>(x);', 'k<<<grid, block, 0, stream>>>', 'scale<float, 256><<<n / 256, 256>>>(p);', 'ns::k<<<', '(void**)args',
-  '__ldg(&p[i])', 'p[threadIdx.x]', 'a[i] = b[i] * 2.0f;',
-  '\n', '\n', '\n', '\r\n', '\r', '\t', ' ', '  ',
-  'é', 'ß', '变量', 'カーネル', 'Ω', '𝒳', '😀', '\u200b', '\ufeff', '\ufffd', '\u0000', '\u0007', '\u001b[0m', '\ud800', '\udfff', '\u2028',
+  '__global__',
+  '__device__',
+  '__host__',
+  '__forceinline__',
+  'void',
+  'int',
+  'float',
+  'double',
+  'unsigned',
+  'auto',
+  'const',
+  'constexpr',
+  'static',
+  'template',
+  'typename',
+  '<',
+  '>',
+  'T',
+  'BS',
+  'k',
+  'kernel',
+  'scale',
+  'ns',
+  'namespace',
+  'struct',
+  'extern',
+  '"C"',
+  '<<<',
+  '>>>',
+  '<<',
+  '>>',
+  '(',
+  ')',
+  '{',
+  '}',
+  '[',
+  ']',
+  ';',
+  ',',
+  '=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '&',
+  '&&',
+  '||',
+  '!',
+  '?',
+  ':',
+  '::',
+  '.',
+  '->',
+  '...',
+  'dim3',
+  'grid',
+  'block',
+  '256',
+  '128',
+  '0',
+  '1',
+  '32',
+  '1024',
+  '0x100',
+  '1e9',
+  '4096',
+  '-1',
+  'sizeof',
+  'sizeof(float)',
+  '__launch_bounds__',
+  '__launch_bounds__(256)',
+  '__maxnreg__(32)',
+  '__cluster_dims__(2,1,1)',
+  '__shared__',
+  'extern __shared__ float smem[];',
+  'threadIdx.x',
+  'threadIdx.y',
+  'blockIdx.x',
+  'blockDim.x',
+  'gridDim.x',
+  'warpSize',
+  'laneId',
+  '__syncthreads()',
+  '__syncwarp()',
+  'if',
+  'else',
+  'for',
+  'while',
+  'do',
+  'switch',
+  'case',
+  'default',
+  'break',
+  'continue',
+  'return',
+  'goto',
+  '#define',
+  '#define BLOCK 256\n',
+  '#if 0\n',
+  '#if defined(X)\n',
+  '#ifdef X\n',
+  '#else\n',
+  '#elif 1\n',
+  '#endif\n',
+  '#include "x.cuh"\n',
+  '#pragma unroll\n',
+  '\\\n',
+  '"',
+  "'",
+  '"str"',
+  "'c'",
+  '/*',
+  '*/',
+  '//',
+  '// expect: kernel=k\n',
+  'R"(',
+  ')"',
+  'cudaLaunchKernel',
+  'cudaLaunchKernelEx',
+  'cudaLaunchCooperativeKernel',
+  'cuLaunchKernel',
+  'cudaFuncSetAttribute',
+  'cudaFuncAttributeMaxDynamicSharedMemorySize',
+  'k<<<1, 256>>>(x);',
+  'k<<<grid, block, 0, stream>>>',
+  'scale<float, 256><<<n / 256, 256>>>(p);',
+  'ns::k<<<',
+  '(void**)args',
+  '__ldg(&p[i])',
+  'p[threadIdx.x]',
+  'a[i] = b[i] * 2.0f;',
+  '\n',
+  '\n',
+  '\n',
+  '\r\n',
+  '\r',
+  '\t',
+  ' ',
+  '  ',
+  'é',
+  'ß',
+  '变量',
+  'カーネル',
+  'Ω',
+  '𝒳',
+  '😀',
+  '\u200b',
+  '\ufeff',
+  '\ufffd',
+  '\u0000',
+  '\u0007',
+  '\u001b[0m',
+  '\ud800',
+  '\udfff',
+  '\u2028',
 ];
 
 const snippetToken = fc.constantFrom(...CUDA_TOKENS);
@@ -146,7 +303,17 @@ export const binaryText: fc.Arbitrary<string> = fc
 
 /** Token soup: CUDA keywords, launches, braces, preprocessor lines, Unicode, line ends. */
 export const randomSource: fc.Arbitrary<string> = fc
-  .array(fc.tuple(fc.oneof({ weight: 8, arbitrary: snippetToken }, { weight: 2, arbitrary: identifier }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 3 }) }), fc.constantFrom(' ', '', '\n', ' ', '\t')), { maxLength: 300 })
+  .array(
+    fc.tuple(
+      fc.oneof(
+        { weight: 8, arbitrary: snippetToken },
+        { weight: 2, arbitrary: identifier },
+        { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 3 }) },
+      ),
+      fc.constantFrom(' ', '', '\n', ' ', '\t'),
+    ),
+    { maxLength: 300 },
+  )
   .map((parts) => parts.map(([t, sep]) => t + sep).join(''));
 
 // ---------------------------------------------------------------------------
@@ -166,7 +333,28 @@ export type Mutation =
 /** Positions are fractions of the text's length in millionths, so shrinking moves them to the start. */
 const fraction = fc.integer({ min: 0, max: 1_000_000 });
 
-const UNBALANCED = ['<<<', '>>>', '<<<256, 128>>>', 'k<<<', '{', '}', '(', ')', '[', ']', '"', "'", '/*', '*/', '#if 0\n', '#endif\n', '#else\n', '\\\n', 'template <', '__global__ void'];
+const UNBALANCED = [
+  '<<<',
+  '>>>',
+  '<<<256, 128>>>',
+  'k<<<',
+  '{',
+  '}',
+  '(',
+  ')',
+  '[',
+  ']',
+  '"',
+  "'",
+  '/*',
+  '*/',
+  '#if 0\n',
+  '#endif\n',
+  '#else\n',
+  '\\\n',
+  'template <',
+  '__global__ void',
+];
 
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('delete-token' as const), at: fraction }),
@@ -174,7 +362,11 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('swap-lines' as const), a: fraction, b: fraction }),
   fc.record({ kind: fc.constant('duplicate-line' as const), at: fraction }),
   fc.record({ kind: fc.constant('truncate' as const), at: fraction }),
-  fc.record({ kind: fc.constant('insert' as const), at: fraction, text: fc.oneof(fc.constantFrom(...UNBALANCED), snippet) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fraction,
+    text: fc.oneof(fc.constantFrom(...UNBALANCED), snippet),
+  }),
   fc.record({ kind: fc.constant('line-ends' as const), to: fc.constantFrom('\r\n' as const, '\r' as const) }),
   fc.record({ kind: fc.constant('tabs' as const) }),
   fc.record({ kind: fc.constant('binary' as const), at: fraction, bytes: binaryText.map((t) => t.slice(0, 40)) }),
@@ -250,8 +442,17 @@ export interface Edit {
 
 export const edit: fc.Arbitrary<Edit> = fc.record({
   at: fraction,
-  remove: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: 1, max: 12 }) }, { weight: 1, arbitrary: fc.integer({ min: 13, max: 400 }) }),
-  insert: fc.oneof({ weight: 2, arbitrary: fc.constant('') }, { weight: 6, arbitrary: snippet }, { weight: 2, arbitrary: fc.constantFrom(...UNBALANCED) }, { weight: 1, arbitrary: binaryText.map((t) => t.slice(0, 20)) }),
+  remove: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(0) },
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 12 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 13, max: 400 }) },
+  ),
+  insert: fc.oneof(
+    { weight: 2, arbitrary: fc.constant('') },
+    { weight: 6, arbitrary: snippet },
+    { weight: 2, arbitrary: fc.constantFrom(...UNBALANCED) },
+    { weight: 1, arbitrary: binaryText.map((t) => t.slice(0, 20)) },
+  ),
   analyze: fc.boolean(),
 });
 
@@ -326,7 +527,8 @@ export function tenMegabyteSource(): string {
 export function halfTyped(name = 'reduction.cu'): HostileDocument[] {
   const text = fixture(name);
   const out: HostileDocument[] = [];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) out.push({ name: `${name} typed to offset ${i + 7}`, text: text.slice(0, i + 7) });
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
+    out.push({ name: `${name} typed to offset ${i + 7}`, text: text.slice(0, i + 7) });
   return out;
 }
 
@@ -366,7 +568,10 @@ export function hostileDocuments(): HostileDocument[] {
   const saxpy = fixture('saxpy.cu');
   const lines = fixture('stencil.cu').split('\n');
   return [
-    { name: 'unbalanced <<<', text: `__global__ void k(float* p) {}\nvoid f(float* p) {\n  k<<<1, 256(p);\n  k<<<<<<2, 64>>>(p);\n  k>>>(p);\n  k<<<\n` },
+    {
+      name: 'unbalanced <<<',
+      text: `__global__ void k(float* p) {}\nvoid f(float* p) {\n  k<<<1, 256(p);\n  k<<<<<<2, 64>>>(p);\n  k>>>(p);\n  k<<<\n`,
+    },
     { name: 'only <<< tokens', text: 'void f() {' + 'k<<<'.repeat(2000) + '}' },
     { name: 'only >>> tokens', text: '>>>'.repeat(5000) },
     {
@@ -400,25 +605,59 @@ export function hostileDocuments(): HostileDocument[] {
         ...lines.map((l, k) => `#define LINE_${k} ${l.replace(/\\$/, '')}`),
       ].join('\n'),
     },
-    { name: 'a 50,000-character line of arithmetic', text: `__global__ void k(float* p) { p[0] = ${'1 + '.repeat(12_500)}1; }\nvoid f(float* p) { k<<<1, ${'2 * '.repeat(100)}1>>>(p); }\n` },
+    {
+      name: 'a 50,000-character line of arithmetic',
+      text: `__global__ void k(float* p) { p[0] = ${'1 + '.repeat(12_500)}1; }\nvoid f(float* p) { k<<<1, ${'2 * '.repeat(100)}1>>>(p); }\n`,
+    },
     { name: 'a 50,000-character comment line', text: `// ${'x'.repeat(50_000)}\n${saxpy}` },
-    { name: 'a 50,000-character launch line', text: `__global__ void k(float* p) {}\nvoid f(float* p) { ${'k<<<1, 32>>>(p); '.repeat(2900)} }\n` },
-    { name: '10,000 nested parentheses', text: `__global__ void k(float* p) { p[0] = ${'('.repeat(DEPTH)}1${')'.repeat(DEPTH)}; }\nvoid f(float* p) { k<<<${'('.repeat(DEPTH)}1${')'.repeat(DEPTH)}, 256>>>(p); }\n` },
-    { name: '10,000 nested braces', text: `__global__ void k(float* p) { ${'{'.repeat(DEPTH)} p[threadIdx.x] = 0; ${'}'.repeat(DEPTH)} }\n` },
-    { name: '10,000 nested ifs on threadIdx', text: `__global__ void k(float* p) { ${'if (threadIdx.x > 3) { '.repeat(DEPTH)} p[0] = p[1]; ${'}'.repeat(DEPTH)} }\nvoid f(float* p) { k<<<1, 256>>>(p); }\n` },
-    { name: '10,000 nested brackets and templates', text: `__global__ void k(float* p) { p${'[p'.repeat(DEPTH)}${']'.repeat(DEPTH)} = 0; }\ntemplate <int N> __global__ void t(float* p) {}\nvoid f(float* p) { t${'<A'.repeat(2000)}${'>'.repeat(2000)}<<<1, 32>>>(p); }\n` },
-    { name: '10,000 unclosed parentheses and braces', text: `__global__ void k(float* p) { ${'('.repeat(DEPTH)}${'{'.repeat(DEPTH)}` },
+    {
+      name: 'a 50,000-character launch line',
+      text: `__global__ void k(float* p) {}\nvoid f(float* p) { ${'k<<<1, 32>>>(p); '.repeat(2900)} }\n`,
+    },
+    {
+      name: '10,000 nested parentheses',
+      text: `__global__ void k(float* p) { p[0] = ${'('.repeat(DEPTH)}1${')'.repeat(DEPTH)}; }\nvoid f(float* p) { k<<<${'('.repeat(DEPTH)}1${')'.repeat(DEPTH)}, 256>>>(p); }\n`,
+    },
+    {
+      name: '10,000 nested braces',
+      text: `__global__ void k(float* p) { ${'{'.repeat(DEPTH)} p[threadIdx.x] = 0; ${'}'.repeat(DEPTH)} }\n`,
+    },
+    {
+      name: '10,000 nested ifs on threadIdx',
+      text: `__global__ void k(float* p) { ${'if (threadIdx.x > 3) { '.repeat(DEPTH)} p[0] = p[1]; ${'}'.repeat(DEPTH)} }\nvoid f(float* p) { k<<<1, 256>>>(p); }\n`,
+    },
+    {
+      name: '10,000 nested brackets and templates',
+      text: `__global__ void k(float* p) { p${'[p'.repeat(DEPTH)}${']'.repeat(DEPTH)} = 0; }\ntemplate <int N> __global__ void t(float* p) {}\nvoid f(float* p) { t${'<A'.repeat(2000)}${'>'.repeat(2000)}<<<1, 32>>>(p); }\n`,
+    },
+    {
+      name: '10,000 unclosed parentheses and braces',
+      text: `__global__ void k(float* p) { ${'('.repeat(DEPTH)}${'{'.repeat(DEPTH)}`,
+    },
     { name: 'binary bytes read as UTF-8', text: pseudoRandomBytes(64 * 1024).toString('utf8') },
     { name: 'binary bytes read as Latin-1', text: pseudoRandomBytes(64 * 1024, 7).toString('latin1') },
     { name: 'NUL bytes inside a kernel', text: saxpy.replace(/\n/g, '\0\n').replace(/saxpy/g, 'sax\0py') },
-    { name: 'invalid UTF-8 in identifiers and strings', text: Buffer.concat([Buffer.from('__global__ void k'), Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c, 0xbc]), Buffer.from('(float* p) {}\nvoid f(float* p) { k\xff<<<1, 256>>>(p); printf("\xfe\xfd"); }\n', 'latin1')]).toString('utf8') },
-    { name: 'lone surrogates', text: `__global__ void k\ud800(float* p) { p[0] = 1; }\nvoid f(float* p) { k\ud800<<<1, 256>>>(p); /* \udfff */ }\n` },
+    {
+      name: 'invalid UTF-8 in identifiers and strings',
+      text: Buffer.concat([
+        Buffer.from('__global__ void k'),
+        Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c, 0xbc]),
+        Buffer.from('(float* p) {}\nvoid f(float* p) { k\xff<<<1, 256>>>(p); printf("\xfe\xfd"); }\n', 'latin1'),
+      ]).toString('utf8'),
+    },
+    {
+      name: 'lone surrogates',
+      text: `__global__ void k\ud800(float* p) { p[0] = 1; }\nvoid f(float* p) { k\ud800<<<1, 256>>>(p); /* \udfff */ }\n`,
+    },
     { name: 'CRLF line ends', text: saxpy.replace(/\n/g, '\r\n') },
     { name: 'CR line ends', text: saxpy.replace(/\n/g, '\r') },
     { name: 'mixed line ends', text: mixedLineEnds(saxpy) },
     { name: 'tabs', text: saxpy.replace(/^( {2})+/gm, (s) => '\t'.repeat(s.length / 2)).replace(/ /g, '\t') },
     { name: 'Unicode identifiers', text: UNICODE_IDENTIFIERS },
-    { name: 'emoji and zero-width characters', text: `// 😀😀😀\n__global__ void k\u200b(float* p) {}\nvoid f(float* p) { /* ✨ */ k<<<1, 256>>>(p); }\n\ufeff\u2028\u2029` },
+    {
+      name: 'emoji and zero-width characters',
+      text: `// 😀😀😀\n__global__ void k\u200b(float* p) {}\nvoid f(float* p) { /* ✨ */ k<<<1, 256>>>(p); }\n\ufeff\u2028\u2029`,
+    },
     { name: 'empty', text: '' },
     { name: 'only whitespace', text: ' \t\r\n'.repeat(1000) },
   ];

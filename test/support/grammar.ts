@@ -4,7 +4,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createCudaParser, type CudaParser, type GrammarBytes, type Tree } from '../../server/src/core/syntax/cuda-parser';
+import {
+  createCudaParser,
+  type CudaParser,
+  type GrammarBytes,
+  type Tree,
+} from '../../server/src/core/syntax/cuda-parser';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 

@@ -56,8 +56,14 @@ export class LspSession {
   static async start(options: SessionOptions = {}): Promise<LspSession> {
     const serverPath = options.serverPath ?? SERVER_BUNDLE;
     const launch = launchOf(serverPath);
-    const child = spawn(process.execPath, [...launch.args, serverPath, '--stdio'], { env: { ...process.env, ...launch.env, ...options.env }, stdio: 'pipe' });
-    const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const child = spawn(process.execPath, [...launch.args, serverPath, '--stdio'], {
+      env: { ...process.env, ...launch.env, ...options.env },
+      stdio: 'pipe',
+    });
+    const connection = createProtocolConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     const session = new LspSession(child, connection, options.settings ?? {});
     child.stderr.on('data', (d) => session.logs.push(String(d)));
     connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
@@ -65,7 +71,9 @@ export class LspSession {
       session.notify();
     });
     connection.onNotification('window/logMessage', (p: { message: string }) => session.logs.push(p.message));
-    connection.onRequest('workspace/configuration', (p: { items: Array<{ section?: string }> }) => p.items.map(() => session.settings));
+    connection.onRequest('workspace/configuration', (p: { items: Array<{ section?: string }> }) =>
+      p.items.map(() => session.settings),
+    );
     connection.onRequest('workspace/codeLens/refresh', () => null);
     connection.onRequest('window/workDoneProgress/create', () => null);
     connection.onRequest('client/registerCapability', () => null);
@@ -73,11 +81,18 @@ export class LspSession {
     const root = options.rootDir ?? REPO_ROOT;
     try {
       session.initializeResult = await connection.sendRequest('initialize', {
-      processId: process.pid,
-      rootUri: pathToFileURL(root).href,
-      workspaceFolders: [{ uri: pathToFileURL(root).href, name: path.basename(root) }],
-      capabilities: { workspace: { configuration: true, didChangeConfiguration: { dynamicRegistration: false }, codeLens: { refreshSupport: true } }, textDocument: { hover: { contentFormat: ['markdown'] }, publishDiagnostics: { relatedInformation: true } } },
-      initializationOptions: options.initializationOptions,
+        processId: process.pid,
+        rootUri: pathToFileURL(root).href,
+        workspaceFolders: [{ uri: pathToFileURL(root).href, name: path.basename(root) }],
+        capabilities: {
+          workspace: {
+            configuration: true,
+            didChangeConfiguration: { dynamicRegistration: false },
+            codeLens: { refreshSupport: true },
+          },
+          textDocument: { hover: { contentFormat: ['markdown'] }, publishDiagnostics: { relatedInformation: true } },
+        },
+        initializationOptions: options.initializationOptions,
       });
     } catch (error) {
       connection.dispose();
@@ -94,13 +109,24 @@ export class LspSession {
 
   open(uri: string, text: string, languageId = 'cuda-cpp'): void {
     this.versions.set(uri, 1);
-    void this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
+    void this.connection.sendNotification('textDocument/didOpen', {
+      textDocument: { uri, languageId, version: 1, text },
+    });
   }
 
-  change(uri: string, changes: Array<{ range?: { start: { line: number; character: number }; end: { line: number; character: number } }; text: string }>): void {
+  change(
+    uri: string,
+    changes: Array<{
+      range?: { start: { line: number; character: number }; end: { line: number; character: number } };
+      text: string;
+    }>,
+  ): void {
     const version = (this.versions.get(uri) ?? 1) + 1;
     this.versions.set(uri, version);
-    void this.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges: changes });
+    void this.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri, version },
+      contentChanges: changes,
+    });
   }
 
   close(uri: string): void {
@@ -125,13 +151,25 @@ export class LspSession {
   }
 
   /** Wait (polling on notifications, no fixed sleeps) until the diagnostics for `uri` satisfy `accept`. */
-  async waitForDiagnostics(uri: string, accept: (d: Diagnostic[]) => boolean = () => true, timeoutMs = 10000): Promise<Diagnostic[]> {
+  async waitForDiagnostics(
+    uri: string,
+    accept: (d: Diagnostic[]) => boolean = () => true,
+    timeoutMs = 10000,
+  ): Promise<Diagnostic[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const current = this.diagnostics.get(uri);
-      if (current && (current.version === undefined || current.version === this.versions.get(uri)) && accept(current.diagnostics)) return current.diagnostics;
+      if (
+        current &&
+        (current.version === undefined || current.version === this.versions.get(uri)) &&
+        accept(current.diagnostics)
+      )
+        return current.diagnostics;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no matching diagnostics for ${uri} within ${timeoutMs} ms; last: ${JSON.stringify(current?.diagnostics)}`);
+      if (left <= 0)
+        throw new Error(
+          `no matching diagnostics for ${uri} within ${timeoutMs} ms; last: ${JSON.stringify(current?.diagnostics)}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -155,7 +193,10 @@ export class LspSession {
 }
 
 /** A `.cu` snippet with a `|` cursor marker: the text without it and the cursor's position. */
-export function withCursor(snippet: string, marker = '|'): { text: string; position: { line: number; character: number } } {
+export function withCursor(
+  snippet: string,
+  marker = '|',
+): { text: string; position: { line: number; character: number } } {
   const offset = snippet.indexOf(marker);
   if (offset < 0) throw new Error('snippet has no cursor marker');
   const text = snippet.slice(0, offset) + snippet.slice(offset + marker.length);

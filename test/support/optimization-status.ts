@@ -17,7 +17,15 @@ const TURBOFANNED = 64;
  * still under way on a busy machine; then two full collections with no tree alive. Asserts that
  * `count` was optimized before them and still is after.
  */
-export function assertWalkStaysOptimized({ requires = '', count, root }: { requires?: string; count: string; root: string }): void {
+export function assertWalkStaysOptimized({
+  requires = '',
+  count,
+  root,
+}: {
+  requires?: string;
+  count: string;
+  root: string;
+}): void {
   const script = `
 const { getCudaParser } = require(${JSON.stringify(path.join(__dirname, 'grammar.js'))});
 ${requires}
@@ -37,7 +45,11 @@ ${requires}
   console.log(JSON.stringify({ before, after: %GetOptimizationStatus(count) }));
 })();
 `;
-  const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--expose-gc', '--no-concurrent-recompilation', '-e', script], { encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    ['--allow-natives-syntax', '--expose-gc', '--no-concurrent-recompilation', '-e', script],
+    { encoding: 'utf8' },
+  );
   assert.equal(run.status, 0, run.stderr);
   const { before, after } = JSON.parse(run.stdout) as { before: number; after: number };
   assert.ok(before & TURBOFANNED, `the walk was optimized to begin with (status ${before})`);

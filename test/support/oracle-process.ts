@@ -19,8 +19,14 @@ const DRIVER_SOURCE = path.join(repoRoot, 'test', 'oracle', 'occupancy-reference
 
 /** Where cuda_occupancy.h is: $CUDA_INCLUDE, /usr/local/cuda/include, $CUDA_HOME/include, $CUDA_PATH/include. */
 export function findOccupancyHeader(): string | null {
-  const dirs = [process.env.CUDA_INCLUDE, '/usr/local/cuda/include', process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'include'), process.env.CUDA_PATH && path.join(process.env.CUDA_PATH, 'include')];
-  for (const dir of dirs) if (dir && fs.existsSync(path.join(dir, 'cuda_occupancy.h'))) return path.join(dir, 'cuda_occupancy.h');
+  const dirs = [
+    process.env.CUDA_INCLUDE,
+    '/usr/local/cuda/include',
+    process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'include'),
+    process.env.CUDA_PATH && path.join(process.env.CUDA_PATH, 'include'),
+  ];
+  for (const dir of dirs)
+    if (dir && fs.existsSync(path.join(dir, 'cuda_occupancy.h'))) return path.join(dir, 'cuda_occupancy.h');
   return null;
 }
 
@@ -33,22 +39,36 @@ export type OracleBuild = { ok: true; binary: string; header: string } | { ok: f
  */
 export function buildOracle(): OracleBuild {
   const header = findOccupancyHeader();
-  if (!header) return { ok: false, reason: 'no CUDA toolkit here: cuda_occupancy.h is in none of $CUDA_INCLUDE, /usr/local/cuda/include, $CUDA_HOME/include, $CUDA_PATH/include' };
+  if (!header)
+    return {
+      ok: false,
+      reason:
+        'no CUDA toolkit here: cuda_occupancy.h is in none of $CUDA_INCLUDE, /usr/local/cuda/include, $CUDA_HOME/include, $CUDA_PATH/include',
+    };
   const compiler = process.env.CXX ?? 'g++';
   try {
     execFileSync(compiler, ['--version'], { stdio: 'ignore' });
   } catch {
     return { ok: false, reason: `no C++ compiler: \`${compiler}\` does not run (set CXX)` };
   }
-  const key = createHash('sha256').update(fs.readFileSync(DRIVER_SOURCE)).update(fs.readFileSync(header)).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(fs.readFileSync(DRIVER_SOURCE))
+    .update(fs.readFileSync(header))
+    .digest('hex')
+    .slice(0, 16);
   const binary = path.join(os.tmpdir(), `cuda-occupancy-reference-${key}`, 'occupancy-reference');
   if (!fs.existsSync(binary)) {
     fs.mkdirSync(path.dirname(binary), { recursive: true });
     const partial = `${binary}.${process.pid}`;
     try {
-      execFileSync(compiler, ['-std=c++17', '-O2', '-Wall', '-I', path.dirname(header), '-o', partial, DRIVER_SOURCE], { stdio: ['ignore', 'pipe', 'pipe'] });
+      execFileSync(compiler, ['-std=c++17', '-O2', '-Wall', '-I', path.dirname(header), '-o', partial, DRIVER_SOURCE], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } catch (e) {
-      throw new Error(`compiling ${DRIVER_SOURCE} against ${header} failed: ${String((e as { stderr?: Buffer }).stderr ?? e)}`, { cause: e });
+      throw new Error(
+        `compiling ${DRIVER_SOURCE} against ${header} failed: ${String((e as { stderr?: Buffer }).stderr ?? e)}`,
+        { cause: e },
+      );
     }
     fs.renameSync(partial, binary);
   }
@@ -83,8 +103,14 @@ export function runOracle(binary: string, lines: readonly string[]): Promise<str
 export interface HeaderInputs {
   device: DeviceProps;
   attributes: {
-    maxThreadsPerBlock: number; numRegs: number; sharedSizeBytes: number; partitionedGCConfig: PartitionedGCConfig;
-    shmemLimitConfig: ShmemLimitConfig; maxDynamicSharedSizeBytes: number; numBlockBarriers: number; virtualResourceCount: number;
+    maxThreadsPerBlock: number;
+    numRegs: number;
+    sharedSizeBytes: number;
+    partitionedGCConfig: PartitionedGCConfig;
+    shmemLimitConfig: ShmemLimitConfig;
+    maxDynamicSharedSizeBytes: number;
+    numBlockBarriers: number;
+    virtualResourceCount: number;
   };
   state: { cacheConfig: CacheConfig; carveout: number };
 }
@@ -95,14 +121,36 @@ const CACHE: CacheConfig[] = ['none', 'shared', 'l1', 'equal'];
 export const HEADER_ERRORS = ['', 'CUDA_OCC_ERROR_INVALID_INPUT', 'CUDA_OCC_ERROR_UNKNOWN_DEVICE'];
 
 export function deviceWords(d: DeviceProps): number[] {
-  return [d.computeMajor, d.computeMinor, d.maxThreadsPerBlock, d.maxThreadsPerMultiprocessor, d.regsPerBlock, d.regsPerMultiprocessor,
-    d.warpSize, d.sharedMemPerBlock, d.sharedMemPerMultiprocessor, d.numSms, d.sharedMemPerBlockOptin, d.reservedSharedMemPerBlock];
+  return [
+    d.computeMajor,
+    d.computeMinor,
+    d.maxThreadsPerBlock,
+    d.maxThreadsPerMultiprocessor,
+    d.regsPerBlock,
+    d.regsPerMultiprocessor,
+    d.warpSize,
+    d.sharedMemPerBlock,
+    d.sharedMemPerMultiprocessor,
+    d.numSms,
+    d.sharedMemPerBlockOptin,
+    d.reservedSharedMemPerBlock,
+  ];
 }
 
 export function inputWords({ device, attributes: a, state: s }: HeaderInputs): number[] {
-  return [...deviceWords(device), a.maxThreadsPerBlock, a.numRegs, a.sharedSizeBytes, PARTITIONED.indexOf(a.partitionedGCConfig),
-    SHMEM_LIMIT.indexOf(a.shmemLimitConfig), a.maxDynamicSharedSizeBytes, a.numBlockBarriers, a.virtualResourceCount,
-    CACHE.indexOf(s.cacheConfig), s.carveout];
+  return [
+    ...deviceWords(device),
+    a.maxThreadsPerBlock,
+    a.numRegs,
+    a.sharedSizeBytes,
+    PARTITIONED.indexOf(a.partitionedGCConfig),
+    SHMEM_LIMIT.indexOf(a.shmemLimitConfig),
+    a.maxDynamicSharedSizeBytes,
+    a.numBlockBarriers,
+    a.virtualResourceCount,
+    CACHE.indexOf(s.cacheConfig),
+    s.carveout,
+  ];
 }
 
 export const partitionedName = (n: number): PartitionedGCConfig => PARTITIONED[n];

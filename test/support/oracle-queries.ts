@@ -44,8 +44,14 @@ export class QueryMaker {
   archText(row: ArchRow): string {
     const { computeMajor: major, computeMinor: minor } = row.device;
     return this.pick([
-      archName(row), archName(row), archName(row), `${archName(row)}a`, `compute_${major}${minor}`, `${major}.${minor}`,
-      `${major}${minor}`, `sm_${major}${minor}f`,
+      archName(row),
+      archName(row),
+      archName(row),
+      `${archName(row)}a`,
+      `compute_${major}${minor}`,
+      `${major}.${minor}`,
+      `${major}${minor}`,
+      `sm_${major}${minor}f`,
     ]);
   }
 
@@ -72,7 +78,8 @@ export class QueryMaker {
     const optin = row.device.sharedMemPerBlockOptin;
     if (r < 0.35) return 0;
     if (r < 0.7) return this.int(0, 48 * 1024);
-    if (r < 0.8) return this.pick([48 * 1024, 48 * 1024 - 1024, 48 * 1024 + 1, optin, optin - 1024, optin + 1, optin + 1024]);
+    if (r < 0.8)
+      return this.pick([48 * 1024, 48 * 1024 - 1024, 48 * 1024 + 1, optin, optin - 1024, optin + 1, optin + 1024]);
     return this.int(0, optin + 8 * 1024);
   }
 
@@ -121,25 +128,41 @@ export class QueryMaker {
     if (this.chance(0.5)) q.dynamicSmemBytes = this.smemBytes(row);
     if (this.chance(0.5)) q.dynamicSmemPerThreadBytes = this.pick([0, 1, 4, 8, 16, 32, 64, this.int(0, 300)]);
     this.common(q, row);
-    if (this.chance(0.4)) q.maxThreadsPerBlock = this.pick([0, this.int(1, 1024), 32 * this.int(1, 32), this.int(1, 100)]);
+    if (this.chance(0.4))
+      q.maxThreadsPerBlock = this.pick([0, this.int(1, 1024), 32 * this.int(1, 32), this.int(1, 100)]);
     return q;
   }
 
   /** A valid query with one field spoiled: wrong type, fraction, out of range, unknown name or value. */
   spoiledQuery(id: number): Query {
     const q = this.chance(0.7) ? this.occupancyQuery(id) : this.maxPotentialQuery(id);
-    const key = this.pick(['blockSize', 'numRegs', 'sharedSizeBytes', 'dynamicSmemBytes', 'carveout', 'numBlockBarriers',
-      'cacheConfig', 'shmemLimitConfig', 'partitionedGCConfig', 'virtualResourceCount', 'maxDynamicSharedSizeBytes', 'arch', 'unknownField']);
-    q[key] = this.pick([
-      '12', 1.5, true, [], {}, -70000, 70000, 2 ** 29, -1, 'sm_35', 'sm_9', 4, 'max', 9e15, 1e300,
+    const key = this.pick([
+      'blockSize',
+      'numRegs',
+      'sharedSizeBytes',
+      'dynamicSmemBytes',
+      'carveout',
+      'numBlockBarriers',
+      'cacheConfig',
+      'shmemLimitConfig',
+      'partitionedGCConfig',
+      'virtualResourceCount',
+      'maxDynamicSharedSizeBytes',
+      'arch',
+      'unknownField',
     ]);
+    q[key] = this.pick(['12', 1.5, true, [], {}, -70000, 70000, 2 ** 29, -1, 'sm_35', 'sm_9', 4, 'max', 9e15, 1e300]);
     return q;
   }
 
   availableDynamicSmemQuery(id: number): Query {
     const row = ARCHS[id % ARCHS.length];
     const q: Query = {
-      id, mode: 'availableDynamicSmem', arch: this.archText(row), blockSize: this.blockSize(), numBlocks: this.int(-1, 40),
+      id,
+      mode: 'availableDynamicSmem',
+      arch: this.archText(row),
+      blockSize: this.blockSize(),
+      numBlocks: this.int(-1, 40),
     };
     if (this.chance(0.8)) q.numRegs = this.int(0, 128);
     if (this.chance(0.6)) q.sharedSizeBytes = this.chance(0.5) ? this.int(0, 8192) : this.smemBytes(row);
@@ -208,17 +231,39 @@ export function badQueryLines(): string[] {
   ];
   const lines = bad.map((q) => JSON.stringify(q));
   lines.push(
-    '{"arch":"sm_90","blockSize":128', '[1,2]', '42', 'nonsense', '{"arch":"sm_90","blockSize":128,"blockSize":64}',
-    '{"arch":"sm_90","blockSize":128} x', '{"arch":"sm_90","blockSize":01}', '{"arch":"sm_90","blockSize":1.}',
-    '{"arch":"sm_90","blockSize":1e}', '{"arch":"sm_90","blockSize":-}', '{"arch":"sm_90","blockSize":256.0}',
-    '{"arch":"sm_90","blockSize":2.56e2}', '{"arch":"sm_90","blockSize":1e400}', '{"arch":"sm_90","blockSize":1e-400}',
-    '{"arch":"sm_90","blockSize":99999999999999999999}', '{"arch":"sm_90","blockSize":9007199254740993}',
-    '{"arch":"sm_90","blockSize":9e15}', '{"id":1e300,"arch":"sm_90","blockSize":128}', '{"id":-0,"arch":"sm_90","blockSize":-0}',
-    '{"arch":"sm\\u005f90","blockSize":128}', '{"arch":"sm_90\\x","blockSize":128}', '{"arch":"sm_90\\ud800","blockSize":128}',
-    '{"arch":"sm_90\\ud800\\u0041","blockSize":128}', '{"arch":"sm_9\\u00e9","blockSize":128}', '{"arch":"sm_90","blockSize":128,}',
-    '{"arch" "sm_90"}', '{arch:"sm_90"}', '{"arch":"sm_90","blockSize":tru}', '{"id":"\\u00e9\\ud83d\\ude00","arch":"sm_90","blockSize":32}',
-    `{"id":${'['.repeat(70)}${']'.repeat(70)},"arch":"sm_90","blockSize":32}`, '{"arch":"\t","blockSize":1}',
-    '{"mode":"occupancy","mode":"listArchs"}', '   {"arch":"sm_90","blockSize":32}   ',
+    '{"arch":"sm_90","blockSize":128',
+    '[1,2]',
+    '42',
+    'nonsense',
+    '{"arch":"sm_90","blockSize":128,"blockSize":64}',
+    '{"arch":"sm_90","blockSize":128} x',
+    '{"arch":"sm_90","blockSize":01}',
+    '{"arch":"sm_90","blockSize":1.}',
+    '{"arch":"sm_90","blockSize":1e}',
+    '{"arch":"sm_90","blockSize":-}',
+    '{"arch":"sm_90","blockSize":256.0}',
+    '{"arch":"sm_90","blockSize":2.56e2}',
+    '{"arch":"sm_90","blockSize":1e400}',
+    '{"arch":"sm_90","blockSize":1e-400}',
+    '{"arch":"sm_90","blockSize":99999999999999999999}',
+    '{"arch":"sm_90","blockSize":9007199254740993}',
+    '{"arch":"sm_90","blockSize":9e15}',
+    '{"id":1e300,"arch":"sm_90","blockSize":128}',
+    '{"id":-0,"arch":"sm_90","blockSize":-0}',
+    '{"arch":"sm\\u005f90","blockSize":128}',
+    '{"arch":"sm_90\\x","blockSize":128}',
+    '{"arch":"sm_90\\ud800","blockSize":128}',
+    '{"arch":"sm_90\\ud800\\u0041","blockSize":128}',
+    '{"arch":"sm_9\\u00e9","blockSize":128}',
+    '{"arch":"sm_90","blockSize":128,}',
+    '{"arch" "sm_90"}',
+    '{arch:"sm_90"}',
+    '{"arch":"sm_90","blockSize":tru}',
+    '{"id":"\\u00e9\\ud83d\\ude00","arch":"sm_90","blockSize":32}',
+    `{"id":${'['.repeat(70)}${']'.repeat(70)},"arch":"sm_90","blockSize":32}`,
+    '{"arch":"\t","blockSize":1}',
+    '{"mode":"occupancy","mode":"listArchs"}',
+    '   {"arch":"sm_90","blockSize":32}   ',
   );
   return lines;
 }

@@ -1,5 +1,10 @@
 /** Quick fixes of a snippet as the server computes them, and their edits applied to the text. */
-import { createAnalyzer, DEFAULT_REPORT_SETTINGS, type Analyzer, type DocumentReport } from '../../server/src/core/analyzer';
+import {
+  createAnalyzer,
+  DEFAULT_REPORT_SETTINGS,
+  type Analyzer,
+  type DocumentReport,
+} from '../../server/src/core/analyzer';
 import { quickFixes, type QuickFix, type SourceEdit } from '../../server/src/core/report/quick-fixes';
 import { contains } from '../../server/src/core/text/source-text';
 import { loadGrammarBytes } from './grammar';
@@ -20,10 +25,17 @@ export interface SnippetFixes {
 }
 
 /** The fixes of every launch in `text` (with the findings of its report in view). */
-export async function fixesOf(text: string, options: { uri?: string; analyzer?: Analyzer; archs?: string[] } = {}): Promise<SnippetFixes> {
+export async function fixesOf(
+  text: string,
+  options: { uri?: string; analyzer?: Analyzer; archs?: string[] } = {},
+): Promise<SnippetFixes> {
   const analyzer = options.analyzer ?? (await quickFixAnalyzer());
   const uri = options.uri ?? 'file:///ws/snippet.cu';
-  analyzer.configure({ archs: options.archs ?? ['sm_80'], divergence: false, report: { ...DEFAULT_REPORT_SETTINGS, divergenceEnabled: false } });
+  analyzer.configure({
+    archs: options.archs ?? ['sm_80'],
+    divergence: false,
+    report: { ...DEFAULT_REPORT_SETTINGS, divergenceEnabled: false },
+  });
   // As the server and the CLI do: the document is in the workspace index too (its includes resolve from there).
   analyzer.index.update(uri.replace(/^file:\/\//, ''), text);
   const report = analyzer.reportOf(analyzer.analyzeFile({ uri, text }));
@@ -49,7 +61,12 @@ export function offsetOf(text: string, position: { line: number; character: numb
 
 /** `text` with `edits` applied (LSP semantics: ranges refer to the original text and do not overlap). */
 export function applyEdits(text: string, edits: readonly SourceEdit[]): string {
-  const placed = edits.map((e, order) => ({ start: offsetOf(text, e.span.start), end: offsetOf(text, e.span.end), newText: e.newText, order }));
+  const placed = edits.map((e, order) => ({
+    start: offsetOf(text, e.span.start),
+    end: offsetOf(text, e.span.end),
+    newText: e.newText,
+    order,
+  }));
   placed.sort((a, b) => b.start - a.start || b.order - a.order);
   let out = text;
   for (const e of placed) out = out.slice(0, e.start) + e.newText + out.slice(e.end);

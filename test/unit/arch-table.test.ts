@@ -3,11 +3,35 @@ import { ARCHS, archName, parseArch } from '../../server/src/core/gpu/arch-table
 import { headerArchConstants } from '../../server/src/core/gpu/occupancy';
 import { buildOracle, deviceWords, runOracle } from '../support/oracle-process';
 
-const EXPECTED = ['5.0', '5.2', '5.3', '6.0', '6.1', '6.2', '7.0', '7.2', '7.5', '8.0', '8.6', '8.7', '8.8', '8.9', '9.0', '10.0', '10.3', '11.0', '12.0', '12.1'];
+const EXPECTED = [
+  '5.0',
+  '5.2',
+  '5.3',
+  '6.0',
+  '6.1',
+  '6.2',
+  '7.0',
+  '7.2',
+  '7.5',
+  '8.0',
+  '8.6',
+  '8.7',
+  '8.8',
+  '8.9',
+  '9.0',
+  '10.0',
+  '10.3',
+  '11.0',
+  '12.0',
+  '12.1',
+];
 
 describe('arch table', () => {
   it('has one row per documented compute capability from 5.0 to 12.1, in order', () => {
-    assert.deepEqual(ARCHS.map((r) => `${r.device.computeMajor}.${r.device.computeMinor}`), EXPECTED);
+    assert.deepEqual(
+      ARCHS.map((r) => `${r.device.computeMajor}.${r.device.computeMinor}`),
+      EXPECTED,
+    );
   });
 
   it('reads every spelling: sm_90, sm_90a, sm_100f, compute_90, 90, 9.0, case and blanks ignored', () => {
@@ -29,7 +53,7 @@ describe('arch table', () => {
     }
   });
 
-  it('agrees with the header\'s hard-coded constants for every row', () => {
+  it("agrees with the header's hard-coded constants for every row", () => {
     for (const row of ARCHS) {
       const h = headerArchConstants(row.device);
       assert.equal(h.error, null, row.name);
@@ -40,8 +64,16 @@ describe('arch table', () => {
       assert.deepEqual([...row.sharedMemCarveoutKB], h.sharedMemCarveoutKB, `${row.name} carveouts`);
       assert.equal(row.carveoutConfigurable, h.carveoutConfigurable, `${row.name} carveout configurable`);
       assert.equal(row.barriersPerBlockSlot, h.barriersPerBlockSlot, `${row.name} barriers`);
-      assert.equal(row.partitionedGlobalCachingSupported, h.partitionedGlobalCachingSupported, `${row.name} partitioned caching`);
-      assert.equal(row.device.sharedMemPerMultiprocessor, h.defaultSharedMemPerMultiprocessor, `${row.name} default smem`);
+      assert.equal(
+        row.partitionedGlobalCachingSupported,
+        h.partitionedGlobalCachingSupported,
+        `${row.name} partitioned caching`,
+      );
+      assert.equal(
+        row.device.sharedMemPerMultiprocessor,
+        h.defaultSharedMemPerMultiprocessor,
+        `${row.name} default smem`,
+      );
       // The documented 255; the header checks against 255 before 7.0 and 256 from 7.0.
       assert.equal(row.maxRegsPerThread, 255);
       assert.equal(h.maxRegsPerThread, row.device.computeMajor >= 7 ? 256 : 255);
@@ -54,7 +86,10 @@ describe('arch table', () => {
   // tables; docs/occupancy-model.md cites them row by row), written out here so that a change
   // to arch-table.ts shows as a change to this table. Shared memory in KB.
   //        threads/block  threads/SM  regs/block  regs/SM  smem/block  smem/SM  opt-in  reserved  blocks/SM  SMs  example part
-  const DOCUMENTED: Record<string, [number, number, number, number, number, number, number, number, number, number, string]> = {
+  const DOCUMENTED: Record<
+    string,
+    [number, number, number, number, number, number, number, number, number, number, string]
+  > = {
     sm_50: [1024, 2048, 65536, 65536, 48, 64, 48, 0, 32, 5, 'GeForce GTX 750 Ti (5 SMs)'],
     sm_52: [1024, 2048, 65536, 65536, 48, 96, 48, 0, 32, 16, 'GeForce GTX 980 (16 SMs)'],
     sm_53: [1024, 2048, 32768, 65536, 48, 64, 48, 0, 32, 1, 'Jetson TX1 / Jetson Nano (1 SM)'],
@@ -101,13 +136,27 @@ describe('arch table', () => {
   };
 
   it('holds the documented figures of every compute capability', () => {
-    assert.deepEqual(Object.keys(DOCUMENTED), ARCHS.map((r) => r.name));
+    assert.deepEqual(
+      Object.keys(DOCUMENTED),
+      ARCHS.map((r) => r.name),
+    );
     for (const row of ARCHS) {
       const d = row.device;
       const kb = (bytes: number) => bytes / 1024;
       assert.deepEqual(
-        [d.maxThreadsPerBlock, d.maxThreadsPerMultiprocessor, d.regsPerBlock, d.regsPerMultiprocessor, kb(d.sharedMemPerBlock), kb(d.sharedMemPerMultiprocessor),
-          kb(d.sharedMemPerBlockOptin), kb(d.reservedSharedMemPerBlock), row.maxBlocksPerMultiprocessor, d.numSms, row.numSmsExampleGpu],
+        [
+          d.maxThreadsPerBlock,
+          d.maxThreadsPerMultiprocessor,
+          d.regsPerBlock,
+          d.regsPerMultiprocessor,
+          kb(d.sharedMemPerBlock),
+          kb(d.sharedMemPerMultiprocessor),
+          kb(d.sharedMemPerBlockOptin),
+          kb(d.reservedSharedMemPerBlock),
+          row.maxBlocksPerMultiprocessor,
+          d.numSms,
+          row.numSmsExampleGpu,
+        ],
         DOCUMENTED[row.name],
         row.name,
       );
@@ -122,14 +171,50 @@ describe('arch table', () => {
       console.log(`    skipped: cannot build NVIDIA's calculator: ${build.reason}`);
       this.skip();
     }
-    const answers = await runOracle(build.binary, ARCHS.map((row) => `constants ${deviceWords(row.device).join(' ')}`));
+    const answers = await runOracle(
+      build.binary,
+      ARCHS.map((row) => `constants ${deviceWords(row.device).join(' ')}`),
+    );
     for (const [i, row] of ARCHS.entries()) {
-      const [status, smemGranularity, regGranularity, maxRegs, subPartitions, maxBlocks, , partitioned, barriersPerSlot, , configurable, defaultSmem, ...carveouts] = answers[i].split(' ').map(Number);
+      const [
+        status,
+        smemGranularity,
+        regGranularity,
+        maxRegs,
+        subPartitions,
+        maxBlocks,
+        ,
+        partitioned,
+        barriersPerSlot,
+        ,
+        configurable,
+        defaultSmem,
+        ...carveouts
+      ] = answers[i].split(' ').map(Number);
       assert.equal(status, 0, `${row.name}: the header knows it`);
       assert.deepEqual(
-        [row.smemAllocationGranularity, row.regAllocationUnit, row.subPartitionsPerMultiprocessor, row.maxBlocksPerMultiprocessor, row.partitionedGlobalCachingSupported,
-          row.barriersPerBlockSlot, row.carveoutConfigurable, row.device.sharedMemPerMultiprocessor, [...row.sharedMemCarveoutKB]],
-        [smemGranularity, regGranularity, subPartitions, maxBlocks, partitioned === 1, barriersPerSlot, configurable === 1, defaultSmem, carveouts],
+        [
+          row.smemAllocationGranularity,
+          row.regAllocationUnit,
+          row.subPartitionsPerMultiprocessor,
+          row.maxBlocksPerMultiprocessor,
+          row.partitionedGlobalCachingSupported,
+          row.barriersPerBlockSlot,
+          row.carveoutConfigurable,
+          row.device.sharedMemPerMultiprocessor,
+          [...row.sharedMemCarveoutKB],
+        ],
+        [
+          smemGranularity,
+          regGranularity,
+          subPartitions,
+          maxBlocks,
+          partitioned === 1,
+          barriersPerSlot,
+          configurable === 1,
+          defaultSmem,
+          carveouts,
+        ],
         row.name,
       );
       // The documented 255; the header checks against 255 before 7.0 and 256 from 7.0.

@@ -47,7 +47,8 @@ async function checkOf(source: string): Promise<CheckJson> {
   }
 }
 
-const brief = (rs: Regression[]) => rs.map((r) => `${r.code} ${r.arch} ${r.line}:${r.column} ${r.before} -> ${r.after}`);
+const brief = (rs: Regression[]) =>
+  rs.map((r) => `${r.code} ${r.arch} ${r.line}:${r.column} ${r.before} -> ${r.after}`);
 
 describe('occupancy baselines', function () {
   this.timeout(60_000);
@@ -63,11 +64,29 @@ describe('occupancy baselines', function () {
     assert.deepEqual(baseline.archs, ['sm_80', 'sm_90']);
     const scale = baseline.kernels.find((k) => k.qualifiedName === 'scale');
     assert.ok(scale, JSON.stringify(baseline.kernels));
-    assert.deepEqual(scale.archs.sm_90, { numRegs: 32, spillStoreBytes: 0, spillLoadBytes: 0, sharedSizeBytes: scale.archs.sm_90.sharedSizeBytes, stackFrameBytes: scale.archs.sm_90.stackFrameBytes, source: 'annotation' });
+    assert.deepEqual(scale.archs.sm_90, {
+      numRegs: 32,
+      spillStoreBytes: 0,
+      spillLoadBytes: 0,
+      sharedSizeBytes: scale.archs.sm_90.sharedSizeBytes,
+      stackFrameBytes: scale.archs.sm_90.stackFrameBytes,
+      source: 'annotation',
+    });
     assert.ok(baseline.kernels.some((k) => k.qualifiedName === 'ops::tile'));
     const launches = baseline.launches.filter((l) => l.kernel === 'scale');
-    assert.deepEqual(launches.map((l) => [l.block, l.dynamicSmem, l.ordinal]), [['256x1x1', '0', 0], ['256x1x1', '0', 1]]);
-    assert.deepEqual(launches[0].archs.sm_80, { occupancy: 1, activeBlocksPerMultiprocessor: 8, activeWarps: 64, limitingFactors: launches[0].archs.sm_80!.limitingFactors });
+    assert.deepEqual(
+      launches.map((l) => [l.block, l.dynamicSmem, l.ordinal]),
+      [
+        ['256x1x1', '0', 0],
+        ['256x1x1', '0', 1],
+      ],
+    );
+    assert.deepEqual(launches[0].archs.sm_80, {
+      occupancy: 1,
+      activeBlocksPerMultiprocessor: 8,
+      activeWarps: 64,
+      limitingFactors: launches[0].archs.sm_80!.limitingFactors,
+    });
     assert.doesNotMatch(JSON.stringify(baseline), /"line"|"column"/);
   });
 
@@ -90,8 +109,14 @@ describe('occupancy baselines', function () {
       'baseline-lower-occupancy sm_90 13:3 100% occupancy (8 blocks, 64 warps per SM, limited by warps and registers) -> 50% occupancy (4 blocks, 32 warps per SM, limited by registers)',
     ]);
     assert.ok(regressions.every((r) => r.severity === 'warning' && r.file === 'k.cu'));
-    assert.equal(regressions[0].message, 'scale on sm_80 uses 64 registers per thread, 32 more than the baseline\'s 32.');
-    assert.match(regressions[2].message, /^The launch scale<<<\.\.\., 256x1x1>>> on sm_80 reaches 50% occupancy .*, down from 100% occupancy .* in the baseline\.$/);
+    assert.equal(
+      regressions[0].message,
+      "scale on sm_80 uses 64 registers per thread, 32 more than the baseline's 32.",
+    );
+    assert.match(
+      regressions[2].message,
+      /^The launch scale<<<\.\.\., 256x1x1>>> on sm_80 reaches 50% occupancy .*, down from 100% occupancy .* in the baseline\.$/,
+    );
     assert.equal(regressionsFail(regressions, 'error'), false);
     assert.equal(regressionsFail(regressions, 'warning'), true);
     assert.equal(regressionsFail(regressions, 'never'), false);
@@ -104,18 +129,27 @@ describe('occupancy baselines', function () {
       'baseline-new-spill sm_80 8:17 no spills -> 16 bytes spill stores, 16 bytes spill loads',
       'baseline-new-spill sm_90 8:17 no spills -> 16 bytes spill stores, 16 bytes spill loads',
     ]);
-    assert.match(regressions[0].message, /^ops::tile on sm_80 now spills registers \(16 bytes spill stores, 16 bytes spill loads\); the baseline had no spills\.$/);
+    assert.match(
+      regressions[0].message,
+      /^ops::tile on sm_80 now spills registers \(16 bytes spill stores, 16 bytes spill loads\); the baseline had no spills\.$/,
+    );
   });
 
   it('reports a launch that no longer fits as an error, not as lower occupancy', async () => {
     const now = await checkOf(kernels({ tile: 'regs=128 spills=0' }));
     const regressions = compareToBaseline(now, writeBaseline(base));
     const launch = regressions.filter((r) => r.line === 14);
-    assert.deepEqual(launch.map((r) => [r.code, r.severity, r.arch]), [
-      ['baseline-launch-no-longer-fits', 'error', 'sm_80'],
-      ['baseline-launch-no-longer-fits', 'error', 'sm_90'],
-    ]);
-    assert.match(launch[0].message, /^The launch ops::tile<<<\.\.\., 1024x1x1>>> no longer fits on an sm_80 SM \(registers\)/);
+    assert.deepEqual(
+      launch.map((r) => [r.code, r.severity, r.arch]),
+      [
+        ['baseline-launch-no-longer-fits', 'error', 'sm_80'],
+        ['baseline-launch-no-longer-fits', 'error', 'sm_90'],
+      ],
+    );
+    assert.match(
+      launch[0].message,
+      /^The launch ops::tile<<<\.\.\., 1024x1x1>>> no longer fits on an sm_80 SM \(registers\)/,
+    );
     assert.match(launch[0].after, /^0% occupancy \(0 blocks/);
     assert.equal(regressionsFail(regressions, 'error'), true);
   });
@@ -149,12 +183,17 @@ describe('occupancy baselines', function () {
     assert.equal(fits.severity, 'error');
     assert.equal(fits.line, 14);
     assert.match(String(fits.before), /^100% occupancy/);
-    const sarif = toSarif(merged, { toolVersion: 'dev', baseDir: '/r' }) as { runs: Array<{ results: Array<{ ruleId: string; level: string }> }> };
-    assert.deepEqual([...new Set(sarif.runs[0].results.filter((r) => r.ruleId.startsWith('baseline-')).map((r) => `${r.ruleId}:${r.level}`))].sort(), [
-      'baseline-launch-no-longer-fits:error',
-      'baseline-lower-occupancy:warning',
-      'baseline-more-registers:warning',
-    ]);
+    const sarif = toSarif(merged, { toolVersion: 'dev', baseDir: '/r' }) as {
+      runs: Array<{ results: Array<{ ruleId: string; level: string }> }>;
+    };
+    assert.deepEqual(
+      [
+        ...new Set(
+          sarif.runs[0].results.filter((r) => r.ruleId.startsWith('baseline-')).map((r) => `${r.ruleId}:${r.level}`),
+        ),
+      ].sort(),
+      ['baseline-launch-no-longer-fits:error', 'baseline-lower-occupancy:warning', 'baseline-more-registers:warning'],
+    );
   });
 
   it('rejects a bad baseline file with one clear reason', () => {
@@ -170,7 +209,10 @@ describe('occupancy baselines', function () {
     };
     assert.match(bad('{ not json'), /^not JSON/);
     assert.match(bad(JSON.stringify({ version: 1, runs: [] })), /^not a cuda-occupancy baseline/);
-    assert.match(bad(JSON.stringify({ ...good, version: 7 })), /^baseline version 7 is newer than this cuda-occupancy reads \(1\)/);
+    assert.match(
+      bad(JSON.stringify({ ...good, version: 7 })),
+      /^baseline version 7 is newer than this cuda-occupancy reads \(1\)/,
+    );
     assert.match(bad(JSON.stringify({ ...good, kernels: 'x' })), /^kernels must be an array$/);
     const broken = JSON.parse(JSON.stringify(good));
     broken.kernels[1].archs.sm_90.numRegs = '32';
@@ -193,7 +235,10 @@ describe('cuda-occupancy baseline write', function () {
       assert.equal(sink.out, 'wrote perf/occupancy-baseline.json: 2 kernel instances, 3 launches on sm_80, sm_90\n');
       assert.equal(sink.err, '');
       const written = loadBaseline('perf/occupancy-baseline.json', dir);
-      assert.deepEqual(written.kernels.map((k) => k.qualifiedName), ['ops::tile', 'scale']);
+      assert.deepEqual(
+        written.kernels.map((k) => k.qualifiedName),
+        ['ops::tile', 'scale'],
+      );
       assert.match(written.generator ?? '', /^cuda-occupancy /);
       assert.ok(readFileSync(path.join(dir, 'perf/occupancy-baseline.json'), 'utf8').endsWith('}\n'));
     } finally {
@@ -215,14 +260,29 @@ describe('cuda-occupancy baseline write', function () {
 
   it('refuses bad usage and bad baseline files as usage errors', async () => {
     const io = memoryIO(process.cwd(), { out: '', err: '' });
-    await assert.rejects(baselineCommand(['read', 'x.json'], io), (e: Error) => e instanceof UsageError && /unknown baseline action "read"/.test(e.message));
-    await assert.rejects(baselineCommand(['write'], io), (e: Error) => e instanceof UsageError && /needs the FILE/.test(e.message));
-    await assert.rejects(baselineCommand(['write', '--arch', 'sm_90', 'x'], io), (e: Error) => e instanceof UsageError && /needs the FILE/.test(e.message));
+    await assert.rejects(
+      baselineCommand(['read', 'x.json'], io),
+      (e: Error) => e instanceof UsageError && /unknown baseline action "read"/.test(e.message),
+    );
+    await assert.rejects(
+      baselineCommand(['write'], io),
+      (e: Error) => e instanceof UsageError && /needs the FILE/.test(e.message),
+    );
+    await assert.rejects(
+      baselineCommand(['write', '--arch', 'sm_90', 'x'], io),
+      (e: Error) => e instanceof UsageError && /needs the FILE/.test(e.message),
+    );
     await assert.rejects(baselineCommand(['write', 'b.json', '--baseline', 'a.json', '.'], io), UsageError);
-    assert.throws(() => loadBaseline('does-not-exist.json', process.cwd()), (e: Error) => e instanceof UsageError && e.message === 'cannot read baseline does-not-exist.json: ENOENT');
+    assert.throws(
+      () => loadBaseline('does-not-exist.json', process.cwd()),
+      (e: Error) => e instanceof UsageError && e.message === 'cannot read baseline does-not-exist.json: ENOENT',
+    );
     const dir = sourceTree({ 'b.json': '{"format":"something-else"}' });
     try {
-      assert.throws(() => loadBaseline('b.json', dir), (e: Error) => e instanceof UsageError && /^bad baseline b\.json: not a cuda-occupancy baseline/.test(e.message));
+      assert.throws(
+        () => loadBaseline('b.json', dir),
+        (e: Error) => e instanceof UsageError && /^bad baseline b\.json: not a cuda-occupancy baseline/.test(e.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

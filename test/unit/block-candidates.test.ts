@@ -14,7 +14,10 @@ import { launchHoverMarkdown } from '../../server/src/core/report/launch-report'
 import { checkJsonOf, sourceTree } from '../support/cli-run';
 
 /** Each launch's candidate block sizes (threads), or null. */
-const candidates = (text: string) => findLaunches(makeSourceText(text)).map((l) => l.candidates?.map((c) => (c.y === 1 && c.z === 1 ? `${c.x}` : `${c.x}x${c.y}x${c.z}`)) ?? null);
+const candidates = (text: string) =>
+  findLaunches(makeSourceText(text)).map(
+    (l) => l.candidates?.map((c) => (c.y === 1 && c.z === 1 ? `${c.x}` : `${c.x}x${c.y}x${c.z}`)) ?? null,
+  );
 
 describe('block size candidates', () => {
   it('reads a local an if-chain shifts, and a dim3 of it', () => {
@@ -33,7 +36,10 @@ describe('block size candidates', () => {
       '  norm_cols<<<width, dim3(threads / 2, 2)>>>(p);',
       '}',
     ].join('\n');
-    assert.deepEqual(candidates(text), [['256', '512', '1024'], ['128x2x1', '256x2x1', '512x2x1']]);
+    assert.deepEqual(candidates(text), [
+      ['256', '512', '1024'],
+      ['128x2x1', '256x2x1', '512x2x1'],
+    ]);
   });
 
   it('reads a ternary on a template parameter, a switch over sizes, and a ternary at the launch', () => {
@@ -54,7 +60,11 @@ describe('block size candidates', () => {
       '  wide_pass<<<rows, rows > 1000 ? 512 : t>>>(p);',
       '}',
     ].join('\n');
-    assert.deepEqual(candidates(text), [['64', '128', '256'], ['64', '128', '256'], ['64', '128', '256', '512']]);
+    assert.deepEqual(candidates(text), [
+      ['64', '128', '256'],
+      ['64', '128', '256'],
+      ['64', '128', '256', '512'],
+    ]);
   });
 
   it('gives no set when a loop, a call or an unknown value can change the local, or the set is one value', () => {
@@ -86,7 +96,11 @@ describe('block size candidates', () => {
       '}',
     ].join('\n');
     const facts = await analyzeSnippet(text);
-    const report = buildDocumentReport({ facts, archs: ['sm_80', 'sm_90'], figuresFor: new FiguresRegistry().figuresFor });
+    const report = buildDocumentReport({
+      facts,
+      archs: ['sm_80', 'sm_90'],
+      figuresFor: new FiguresRegistry().figuresFor,
+    });
     const markdown = launchHoverMarkdown(report.analyses[0]);
     assert.equal(
       markdown.split('\n\n').slice(0, 3).join('\n\n'),
@@ -105,13 +119,28 @@ describe('block size candidates', () => {
 
   it('lists the candidates in the JSON of `check`, each with its occupancy per architecture', async () => {
     const dir = sourceTree({
-      'tiles.cu': ['// occupancy: regs=32', '__global__ void tile(float* p) { p[threadIdx.x] = 1; }', 'void run(float* p, int n) {', '  tile<<<n, n > 64 ? 512 : 128>>>(p);', '}', ''].join('\n'),
+      'tiles.cu': [
+        '// occupancy: regs=32',
+        '__global__ void tile(float* p) { p[threadIdx.x] = 1; }',
+        'void run(float* p, int n) {',
+        '  tile<<<n, n > 64 ? 512 : 128>>>(p);',
+        '}',
+        '',
+      ].join('\n'),
     });
     try {
       const json = await checkJsonOf(['--arch', 'sm_80', '--no-nvcc', 'tiles.cu'], dir);
       const [launch] = json.files[0].launches;
       assert.equal(launch.block, null);
-      const rows = (launch.blockCandidates as Array<{ x: number; y: number; z: number; threadsPerBlock: number; occupancy: Record<string, { occupancy: number; activeBlocksPerMultiprocessor: number } | null> }>).map((c) => [
+      const rows = (
+        launch.blockCandidates as Array<{
+          x: number;
+          y: number;
+          z: number;
+          threadsPerBlock: number;
+          occupancy: Record<string, { occupancy: number; activeBlocksPerMultiprocessor: number } | null>;
+        }>
+      ).map((c) => [
         { x: c.x, y: c.y, z: c.z },
         c.threadsPerBlock,
         c.occupancy.sm_80?.occupancy,

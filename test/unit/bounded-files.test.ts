@@ -37,8 +37,15 @@ describe('bounded file access', function () {
 
   it('refuses a FIFO without blocking, and /dev/zero without reading it', async () => {
     for (const special of [fifo, '/dev/zero', dir]) {
-      assert.throws(() => readBoundedFileSync(special, { maxBytes: 1024 }), (e: Error & { code: string }) => e.code === 'not-regular' && /not a regular file/.test(e.message), special);
-      await assert.rejects(quickly(special, () => readBoundedFile(special, { maxBytes: 1024 })), (e: Error & { code: string }) => e.code === 'not-regular');
+      assert.throws(
+        () => readBoundedFileSync(special, { maxBytes: 1024 }),
+        (e: Error & { code: string }) => e.code === 'not-regular' && /not a regular file/.test(e.message),
+        special,
+      );
+      await assert.rejects(
+        quickly(special, () => readBoundedFile(special, { maxBytes: 1024 })),
+        (e: Error & { code: string }) => e.code === 'not-regular',
+      );
     }
     const zero = path.join(dir, 'zero.log');
     symlinkSync('/dev/zero', zero);
@@ -50,9 +57,17 @@ describe('bounded file access', function () {
     writeFileSync(file, '0123456789');
     assert.equal(readBoundedFileSync(file, { maxBytes: 10 }).text, '0123456789');
     assert.equal((await readBoundedFile(file, { maxBytes: 10 })).text, '0123456789');
-    assert.throws(() => readBoundedFileSync(file, { maxBytes: 9, what: 'ptxas log' }), (e: Error & { code: string }) => e.code === 'too-large' && e.message === `ptxas log ${file} is larger than 9 bytes: not read`);
+    assert.throws(
+      () => readBoundedFileSync(file, { maxBytes: 9, what: 'ptxas log' }),
+      (e: Error & { code: string }) =>
+        e.code === 'too-large' && e.message === `ptxas log ${file} is larger than 9 bytes: not read`,
+    );
     // /proc files say size 0: the cap still holds while reading.
-    if (process.platform === 'linux') assert.throws(() => readBoundedFileSync('/proc/self/maps', { maxBytes: 16 }), (e: Error & { code: string }) => e.code === 'too-large');
+    if (process.platform === 'linux')
+      assert.throws(
+        () => readBoundedFileSync('/proc/self/maps', { maxBytes: 16 }),
+        (e: Error & { code: string }) => e.code === 'too-large',
+      );
   });
 
   it('refuses a ptxas log, a compile database and a baseline that are FIFOs or /dev/zero', async () => {
@@ -76,11 +91,27 @@ describe('bounded file access', function () {
 
     const cases: Array<[string, () => string[], RegExp]> = [
       ['--ptxas-log FIFO', () => ['--ptxas-log', fifo], /cannot read ptxas log .*pipe: a FIFO, not a regular file/],
-      ['--ptxas-log /dev/zero', () => ['--ptxas-log', '/dev/zero'], /cannot read ptxas log \/dev\/zero: a character device, not a regular file/],
+      [
+        '--ptxas-log /dev/zero',
+        () => ['--ptxas-log', '/dev/zero'],
+        /cannot read ptxas log \/dev\/zero: a character device, not a regular file/,
+      ],
       ['--baseline FIFO', () => ['--baseline', fifo], /cannot read baseline .*pipe: a FIFO, not a regular file/],
-      ['--baseline /dev/zero', () => ['--baseline', '/dev/zero'], /cannot read baseline \/dev\/zero: a character device/],
-      ['-p DIR holding a FIFO', () => ['-p', path.join(dir, 'db')], /cannot read compile_commands\.json .*compile_commands\.json: a FIFO, not a regular file/],
-      ['-p DIR holding a link to /dev/zero', () => ['-p', path.join(dir, 'zero-db')], /cannot read compile_commands\.json .*: a character device, not a regular file/],
+      [
+        '--baseline /dev/zero',
+        () => ['--baseline', '/dev/zero'],
+        /cannot read baseline \/dev\/zero: a character device/,
+      ],
+      [
+        '-p DIR holding a FIFO',
+        () => ['-p', path.join(dir, 'db')],
+        /cannot read compile_commands\.json .*compile_commands\.json: a FIFO, not a regular file/,
+      ],
+      [
+        '-p DIR holding a link to /dev/zero',
+        () => ['-p', path.join(dir, 'zero-db')],
+        /cannot read compile_commands\.json .*: a character device, not a regular file/,
+      ],
     ];
     for (const [name, args, says] of cases) {
       it(`answers ${name} with one line and exit 2, at once`, async () => {
@@ -109,9 +140,18 @@ describe('bounded file access', function () {
 
     it('reads each directory once through link loops (loop/a -> ., loop/b -> .), and does not follow a link to /', async () => {
       const scan = await quickly('the scan', () => listSourceFiles([root]));
-      assert.deepEqual(scan.files.map((f) => path.relative(root, f)), ['src/k.cu', 'src/loop/h.cuh']);
-      assert.ok(scan.skipped.some((s) => s.path.endsWith('root') && s.reason === 'a link to /, outside the workspace'), JSON.stringify(scan.skipped));
-      assert.ok(scan.skipped.some((s) => /a link loop/.test(s.reason)), JSON.stringify(scan.skipped));
+      assert.deepEqual(
+        scan.files.map((f) => path.relative(root, f)),
+        ['src/k.cu', 'src/loop/h.cuh'],
+      );
+      assert.ok(
+        scan.skipped.some((s) => s.path.endsWith('root') && s.reason === 'a link to /, outside the workspace'),
+        JSON.stringify(scan.skipped),
+      );
+      assert.ok(
+        scan.skipped.some((s) => /a link loop/.test(s.reason)),
+        JSON.stringify(scan.skipped),
+      );
       assert.equal(scan.truncated, false);
     });
 
@@ -119,13 +159,25 @@ describe('bounded file access', function () {
       const run = await quickly('check', () => runCli(['check', '--no-nvcc', '--format', 'json', root], dir));
       assert.equal(run.code, 0, run.err);
       const json = JSON.parse(run.out) as { files: Array<{ path: string }> };
-      assert.deepEqual(json.files.map((f) => f.path), ['repo/src/k.cu', 'repo/src/loop/h.cuh']);
+      assert.deepEqual(
+        json.files.map((f) => f.path),
+        ['repo/src/k.cu', 'repo/src/loop/h.cuh'],
+      );
     });
 
     it('stamps a header linked to /dev/zero or a FIFO without reading it', async () => {
-      const stamps = await quickly('the include stamps', () => collectIncludeStamps({ filePath: path.join(root, 'src', 'k.cu'), text: '#include "zero.cuh"\n#include "fifo.h"\n#include "loop/h.cuh"\n' }));
+      const stamps = await quickly('the include stamps', () =>
+        collectIncludeStamps({
+          filePath: path.join(root, 'src', 'k.cu'),
+          text: '#include "zero.cuh"\n#include "fifo.h"\n#include "loop/h.cuh"\n',
+        }),
+      );
       const from = path.join(root, 'src', 'k.cu');
-      assert.deepEqual(stamps.map((s) => (s.mtimeMs === null ? s.path : path.basename(s.path))).sort(), [`fifo.h (from ${from})`, 'h.cuh', `zero.cuh (from ${from})`]);
+      assert.deepEqual(stamps.map((s) => (s.mtimeMs === null ? s.path : path.basename(s.path))).sort(), [
+        `fifo.h (from ${from})`,
+        'h.cuh',
+        `zero.cuh (from ${from})`,
+      ]);
     });
   });
 });

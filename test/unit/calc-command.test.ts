@@ -15,8 +15,12 @@ async function run(args: string[], stdin = ''): Promise<Run> {
   let err = '';
   const io: CliIO = {
     stdin: Readable.from([stdin]),
-    out: (t) => { out += t; },
-    err: (t) => { err += t; },
+    out: (t) => {
+      out += t;
+    },
+    err: (t) => {
+      err += t;
+    },
     cwd: process.cwd(),
   };
   const code = await calcCommand(args, io);
@@ -53,32 +57,43 @@ describe('cuda-occupancy calc', () => {
 
   it('prints no next step at 100% occupancy', async () => {
     const r = await run(['--arch', 'sm_90', '--block', '256', '--regs', '16', '--ilp', '32']);
-    assert.equal(r.out, [
-      'sm_90 (Hopper): 256 threads/block, 16 registers/thread, 0 B static + 0 B dynamic shared memory',
-      'Occupancy: 100% (64 of 64 warps per SM)',
-      'Active blocks per SM: 8 (8 warps each)',
-      'Block limits per SM:',
-      '  registers                16',
-      '  shared memory           228',
-      '  warps                     8  <- binding',
-      '  block slots              32',
-      '  barriers                 64',
-      '  virtual resources  no limit',
-      'Allocated per block: 4096 registers, 1024 B shared memory',
-      "Latency hiding, Little's law W = ceil(L x r / p) (L = 480 cycles, p = 32 independent loads per warp):",
-      '  bandwidth-bound: needs 2 warps (r = 0.1/cycle), 64 resident, 100% covered [H100 SXM5]: what a memory-bound kernel needs to keep DRAM busy',
-      '  issue-bound:     needs 60 warps (r = 4/cycle), 64 resident, 100% covered: the upper bound, for a load on every instruction',
-      '',
-    ].join('\n'));
+    assert.equal(
+      r.out,
+      [
+        'sm_90 (Hopper): 256 threads/block, 16 registers/thread, 0 B static + 0 B dynamic shared memory',
+        'Occupancy: 100% (64 of 64 warps per SM)',
+        'Active blocks per SM: 8 (8 warps each)',
+        'Block limits per SM:',
+        '  registers                16',
+        '  shared memory           228',
+        '  warps                     8  <- binding',
+        '  block slots              32',
+        '  barriers                 64',
+        '  virtual resources  no limit',
+        'Allocated per block: 4096 registers, 1024 B shared memory',
+        "Latency hiding, Little's law W = ceil(L x r / p) (L = 480 cycles, p = 32 independent loads per warp):",
+        '  bandwidth-bound: needs 2 warps (r = 0.1/cycle), 64 resident, 100% covered [H100 SXM5]: what a memory-bound kernel needs to keep DRAM busy',
+        '  issue-bound:     needs 60 warps (r = 4/cycle), 64 resident, 100% covered: the upper bound, for a load on every instruction',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('--json prints the protocol answer plus nextStep and latency', async () => {
     const r = await run(['--arch=9.0', '--block=256', '--regs=64', '--smem=4096', '--json']);
     const answer = JSON.parse(r.out);
-    const protocol = answerQueryLine(JSON.stringify({
-      arch: 'sm_90', blockSize: 256, numRegs: 64, sharedSizeBytes: 4096, dynamicSmemBytes: 0, carveout: -1,
-      shmemLimitConfig: 'default', numBlockBarriers: 1,
-    }));
+    const protocol = answerQueryLine(
+      JSON.stringify({
+        arch: 'sm_90',
+        blockSize: 256,
+        numRegs: 64,
+        sharedSizeBytes: 4096,
+        dynamicSmemBytes: 0,
+        carveout: -1,
+        shmemLimitConfig: 'default',
+        numBlockBarriers: 1,
+      }),
+    );
     for (const [key, value] of Object.entries(protocol)) assert.deepEqual(answer[key], value, key);
     assert.equal(answer.nextStep.registers.maxRegsPerThread, 48);
     assert.equal(answer.latency.issueBound.warpsResident, 32);
@@ -86,12 +101,33 @@ describe('cuda-occupancy calc', () => {
   });
 
   it('takes --dyn-smem, --carveout, --optin and --barriers', async () => {
-    const r = JSON.parse((await run(['--arch', 'sm_80', '--block', '256', '--regs', '32', '--dyn-smem', '20000', '--carveout', '50', '--json'])).out);
+    const r = JSON.parse(
+      (
+        await run([
+          '--arch',
+          'sm_80',
+          '--block',
+          '256',
+          '--regs',
+          '32',
+          '--dyn-smem',
+          '20000',
+          '--carveout',
+          '50',
+          '--json',
+        ])
+      ).out,
+    );
     assert.equal(r.activeBlocksPerMultiprocessor, 4);
     assert.deepEqual(r.limitingFactors, ['sharedMemory']);
-    const optin = JSON.parse((await run(['--arch', 'sm_90', '--block', '128', '--regs', '0', '--dyn-smem', '102400', '--optin', '--json'])).out);
+    const optin = JSON.parse(
+      (await run(['--arch', 'sm_90', '--block', '128', '--regs', '0', '--dyn-smem', '102400', '--optin', '--json']))
+        .out,
+    );
     assert.equal(optin.blockLimitSharedMem, 2);
-    const bars = JSON.parse((await run(['--arch', 'sm_90', '--block', '32', '--regs', '16', '--barriers', '3', '--json'])).out);
+    const bars = JSON.parse(
+      (await run(['--arch', 'sm_90', '--block', '32', '--regs', '16', '--barriers', '3', '--json'])).out,
+    );
     assert.equal(bars.blockLimitBarriers, 21); // 32 x 2 / 3
   });
 
@@ -108,7 +144,10 @@ describe('cuda-occupancy calc', () => {
     ].join('\n');
     const r = await run(['--jsonl'], input);
     assert.equal(r.code, 0);
-    const answers = r.out.trim().split('\n').map((l) => JSON.parse(l));
+    const answers = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(answers.length, 5);
     assert.equal(answers[0].id, 1);
     assert.equal(answers[0].activeBlocksPerMultiprocessor, 4);
@@ -127,7 +166,10 @@ describe('cuda-occupancy calc', () => {
       [['--arch', 'sm_90', '--block', '256'], /--regs is required/],
       [['--arch', 'sm_90', '--block', 'lots', '--regs', '64'], /--block must be an integer/],
       [['--arch', 'sm_90', '--block', '0', '--regs', '64'], /--block must be between 1 and 65536/],
-      [['--arch', 'sm_90', '--block', '256', '--regs', '64', '--carveout', '101'], /--carveout must be between -1 and 100/],
+      [
+        ['--arch', 'sm_90', '--block', '256', '--regs', '64', '--carveout', '101'],
+        /--carveout must be between -1 and 100/,
+      ],
       [['--arch', 'sm_90', '--block', '256', '--regs', '64', '--frobnicate'], /unknown argument "--frobnicate"/],
       [['--arch', 'sm_90', '--block', '256', '--regs'], /--regs needs a value/],
       [['--arch', 'sm_90', '--block', '256', '--regs', '64', '--ilp', '0'], /--ilp must be a positive number/],

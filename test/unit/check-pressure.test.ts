@@ -18,22 +18,41 @@ describe('check: register pressure per kernel', function () {
   let dir: string;
   before(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-check-pressure-'));
-    for (const name of ['pressure.cu', 'pressure.sm_80.txt', 'pressure.sm_80.ptx']) cpSync(path.join(FIXTURES, name), path.join(dir, name));
+    for (const name of ['pressure.cu', 'pressure.sm_80.txt', 'pressure.sm_80.ptx'])
+      cpSync(path.join(FIXTURES, name), path.join(dir, name));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('gives each kernel its peak and peak line in the JSON, and the lines with --lines', async () => {
     const plain = await checkJsonOf(['pressure.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped')], dir);
     const kernels = new Map(plain.files[0].kernels.map((k) => [k.name, k]));
-    assert.deepEqual(kernels.get('dot_rows')!.pressure, { peak: 17, peakLine: 10, estimate: 'ptx', arch: 'sm_80', allocated: 12 });
+    assert.deepEqual(kernels.get('dot_rows')!.pressure, {
+      peak: 17,
+      peakLine: 10,
+      estimate: 'ptx',
+      arch: 'sm_80',
+      allocated: 12,
+    });
     assert.equal((kernels.get('tile16')!.pressure as { peakLine: number }).peakLine, 19);
 
-    const withLines = await checkJsonOf(['pressure.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped'), '--lines'], dir);
-    const dot = withLines.files[0].kernels.find((k) => k.name === 'dot_rows')!.pressure as { peak: number; lines: Array<{ line: number; live: number }> };
+    const withLines = await checkJsonOf(
+      ['pressure.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped'), '--lines'],
+      dir,
+    );
+    const dot = withLines.files[0].kernels.find((k) => k.name === 'dot_rows')!.pressure as {
+      peak: number;
+      lines: Array<{ line: number; live: number }>;
+    };
     assert.ok(dot.lines.length >= 4, JSON.stringify(dot.lines));
-    assert.deepEqual(dot.lines.find((l) => l.line === 10), { line: 10, live: 17 });
+    assert.deepEqual(
+      dot.lines.find((l) => l.line === 10),
+      { line: 10, live: 17 },
+    );
     assert.ok(dot.lines.every((l) => l.line >= 7 && l.line <= 13 && l.live <= dot.peak));
-    assert.deepEqual(dot.lines.map((l) => l.line), [...dot.lines.map((l) => l.line)].sort((a, b) => a - b));
+    assert.deepEqual(
+      dot.lines.map((l) => l.line),
+      [...dot.lines.map((l) => l.line)].sort((a, b) => a - b),
+    );
   });
 
   it('is null without PTX (no nvcc)', async () => {
@@ -41,7 +60,7 @@ describe('check: register pressure per kernel', function () {
     assert.ok(json.files[0].kernels.every((k) => k.pressure === null));
   });
 
-  it('shows the peak line under the kernel\'s figures in the text', async () => {
+  it("shows the peak line under the kernel's figures in the text", async () => {
     const run = await runCli(['check', 'pressure.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped')], dir);
     const lines = run.out.split('\n');
     const at = lines.findIndex((l) => l.startsWith('  kernel dot_rows (line 7)'));

@@ -28,10 +28,13 @@ void run(const float* in, float* out, float* m, int n, cudaStream_t st) {
 `;
 const SIZES_CUH = '#pragma once\nconstexpr int kThreads = 256;\n';
 
-const ERROR_LINE = "src/tile.cu:13:3: error: scale_rows is launched with 256 threads per block, but its `__launch_bounds__(128)` allows at most 128: this launch fails with cudaErrorInvalidValue / too many resources requested. [launch-exceeds-bounds]";
+const ERROR_LINE =
+  'src/tile.cu:13:3: error: scale_rows is launched with 256 threads per block, but its `__launch_bounds__(128)` allows at most 128: this launch fails with cudaErrorInvalidValue / too many resources requested. [launch-exceeds-bounds]';
 const BOUND_NOTE = 'src/tile.cu:9:17: note: `__launch_bounds__(128)` of scale_rows';
-const SMALL_GRID_NOTE = "src/tile.cu:12:3: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
-const LATENCY_NOTE = 'src/tile.cu:12:3: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
+const SMALL_GRID_NOTE =
+  "src/tile.cu:12:3: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
+const LATENCY_NOTE =
+  'src/tile.cu:12:3: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
 
 /** The `$gcc` problem matcher's pattern (ms-vscode.cpptools, contributes.problemMatchers "gcc"). */
 const GCC_MATCHER = /^(.*?):(\d+):(\d*):?\s+(?:fatal\s+)?(warning|error):\s+(.*)$/;
@@ -78,8 +81,18 @@ describe('check: text output', function () {
 
   it('-q prints the findings and the summary only; --verbose adds the files with no kernels or launches', async () => {
     const quiet = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', '-q', 'src'], dir);
-    assert.deepEqual(lines(quiet.out), [LATENCY_NOTE, SMALL_GRID_NOTE, ERROR_LINE, BOUND_NOTE, '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches']);
-    assert.deepEqual(lines((await runCli(['check', '--no-nvcc', '--quiet', 'src'], dir)).out), [ERROR_LINE, BOUND_NOTE, '2 files, 2 kernels, 2 launches: 1 error, 0 warnings; occupancy on 1 of 2 launches']);
+    assert.deepEqual(lines(quiet.out), [
+      LATENCY_NOTE,
+      SMALL_GRID_NOTE,
+      ERROR_LINE,
+      BOUND_NOTE,
+      '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches',
+    ]);
+    assert.deepEqual(lines((await runCli(['check', '--no-nvcc', '--quiet', 'src'], dir)).out), [
+      ERROR_LINE,
+      BOUND_NOTE,
+      '2 files, 2 kernels, 2 launches: 1 error, 0 warnings; occupancy on 1 of 2 launches',
+    ]);
 
     const verbose = await runCli(['check', '--no-nvcc', '--verbose', 'src'], dir);
     assert.deepEqual(lines(verbose.out), [
@@ -99,7 +112,10 @@ describe('check: text output', function () {
       '    sm_80        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
       '2 files, 2 kernels, 2 launches: 1 error, 0 warnings; occupancy on 1 of 2 launches',
     ]);
-    assert.match((await runCli(['check', '--no-nvcc', '-q', '-v', 'src'], dir)).err, /^cuda-occupancy: --quiet and --verbose exclude each other\n$/);
+    assert.match(
+      (await runCli(['check', '--no-nvcc', '-q', '-v', 'src'], dir)).err,
+      /^cuda-occupancy: --quiet and --verbose exclude each other\n$/,
+    );
   });
 
   it('gives a file outside the working directory by its absolute path, never as ../..', async () => {
@@ -115,8 +131,13 @@ describe('check: text output', function () {
 
   it("is read by VS Code's $gcc problem matcher: exactly the errors and warnings, each at its file, line and column", async () => {
     const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src'], dir);
-    const matched = lines(run.out).map((l) => GCC_MATCHER.exec(l)).filter((m) => m !== null);
-    assert.deepEqual(matched.map((m) => m.slice(1, 5)), [['src/tile.cu', '13', '3', 'error']]);
+    const matched = lines(run.out)
+      .map((l) => GCC_MATCHER.exec(l))
+      .filter((m) => m !== null);
+    assert.deepEqual(
+      matched.map((m) => m.slice(1, 5)),
+      [['src/tile.cu', '13', '3', 'error']],
+    );
     assert.equal(matched[0][5], ERROR_LINE.slice(ERROR_LINE.indexOf('error: ') + 'error: '.length));
     // The matcher's fileLocation is relative to the task's cwd: the path opens the file.
     assert.equal(readFileSync(path.join(dir, matched[0][1]), 'utf8'), TILE_CU);
@@ -127,17 +148,28 @@ describe('check: text output', function () {
     const examples = await runCli(['check', '--no-nvcc', '--fail-on', 'never', 'examples'], REPO_ROOT);
     const findingLines = lines(examples.out).filter((l) => / (error|warning): .* \[[a-z-]+\]$/.test(l));
     assert.ok(findingLines.length >= 3, examples.out);
-    assert.deepEqual(lines(examples.out).filter((l) => GCC_MATCHER.test(l)), findingLines);
+    assert.deepEqual(
+      lines(examples.out).filter((l) => GCC_MATCHER.test(l)),
+      findingLines,
+    );
   });
 
   it('is plain text: a template launch reads block_sum<REDUCE_THREADS>, with no markdown escapes', async () => {
     const run = await runCli(['check', '--no-nvcc', '--fail-on', 'never', 'examples/reduce.cu'], REPO_ROOT);
-    assert.ok(lines(run.out).includes('  launch line 37: block_sum<REDUCE_THREADS>: 256 threads, 8 warps per block, 0 B dynamic shared memory'), run.out);
+    assert.ok(
+      lines(run.out).includes(
+        '  launch line 37: block_sum<REDUCE_THREADS>: 256 threads, 8 warps per block, 0 B dynamic shared memory',
+      ),
+      run.out,
+    );
     assert.doesNotMatch(run.out, /\\[<>*]|\*\*/);
   });
 
   it('shows what ptxas said per architecture: registers, static smem, stack and spills, and the source', async () => {
-    const plain = sourceTree({ 'k.cu': '__global__ void kernel(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { kernel<<<1, 128>>>(p); }\n' });
+    const plain = sourceTree({
+      'k.cu':
+        '__global__ void kernel(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { kernel<<<1, 128>>>(p); }\n',
+    });
     try {
       // The fake nvcc reports _Z6kernelPf with 10 + (arch % 7) registers, 1 KB smem, no stack, no spills.
       const nvcc = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-nvcc', 'nvcc-ok');
@@ -156,7 +188,8 @@ describe('check: text output', function () {
       rmSync(plain, { recursive: true, force: true });
     }
     const spills = sourceTree({
-      'k.cu': '// occupancy: regs=255 smem=49152 spill=128\n__global__ void heavy(float* p) { extern __shared__ float s[]; p[0] = s[0]; }\nvoid run(float* p) { heavy<<<1, 256, 1024>>>(p); }\n',
+      'k.cu':
+        '// occupancy: regs=255 smem=49152 spill=128\n__global__ void heavy(float* p) { extern __shared__ float s[]; p[0] = s[0]; }\nvoid run(float* p) { heavy<<<1, 256, 1024>>>(p); }\n',
     });
     try {
       const run = await runCli(['check', '--no-nvcc', '--fail-on', 'never', 'k.cu'], spills);
@@ -175,10 +208,16 @@ describe('check: text output', function () {
   });
 
   it('gives what got worse against a baseline as finding lines too', async () => {
-    const tree = sourceTree({ 'k.cu': '// occupancy: regs=32\n__global__ void k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<1, 256>>>(p); }\n' });
+    const tree = sourceTree({
+      'k.cu':
+        '// occupancy: regs=32\n__global__ void k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<1, 256>>>(p); }\n',
+    });
     try {
       assert.equal((await runCli(['baseline', 'write', 'base.json', '--no-nvcc', 'k.cu'], tree)).code, 0);
-      writeFileSync(path.join(tree, 'k.cu'), readFileSync(path.join(tree, 'k.cu'), 'utf8').replace('regs=32', 'regs=64'));
+      writeFileSync(
+        path.join(tree, 'k.cu'),
+        readFileSync(path.join(tree, 'k.cu'), 'utf8').replace('regs=32', 'regs=64'),
+      );
       const run = await runCli(['check', '--no-nvcc', '-q', '--baseline', 'base.json', 'k.cu'], tree);
       assert.deepEqual(lines(run.out).slice(-3), [
         'against the baseline:',
@@ -194,7 +233,10 @@ describe('check: text output', function () {
     const failing = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-nvcc', 'nvcc-fail');
     const run = await runCli(['check', '--nvcc', failing, '-q', '--fail-on', 'never', 'examples'], REPO_ROOT);
     assert.equal(run.err, 'cuda-occupancy: nvcc failed for 5 files: first error in each with --verbose\n');
-    const verbose = await runCli(['check', '--nvcc', failing, '--verbose', '--fail-on', 'never', 'examples/nbody.cu', 'examples/saxpy.cu'], REPO_ROOT);
+    const verbose = await runCli(
+      ['check', '--nvcc', failing, '--verbose', '--fail-on', 'never', 'examples/nbody.cu', 'examples/saxpy.cu'],
+      REPO_ROOT,
+    );
     assert.deepEqual(lines(verbose.err), [
       'cuda-occupancy: nvcc failed for 2 files; the first error in each:',
       `cuda-occupancy: examples/nbody.cu: nvcc failed: ${path.join(REPO_ROOT, 'examples', 'nbody.cu')}(7): error: identifier "undefined_thing" is undefined`,
@@ -207,13 +249,33 @@ describe('check: JSON and SARIF are unchanged by the text format', function () {
   this.timeout(60_000);
   const golden = (name: string) => path.join(REPO_ROOT, 'test', 'fixtures', 'cli', name);
   const CLI_BUNDLE = path.join(REPO_ROOT, 'dist', 'cli', 'cuda-occupancy.js');
-  const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  const stable = (text: string) => text.split(`file://${REPO_ROOT}/`).join('file:///REPO/').split(`"${version}"`).join('"VERSION"');
+  const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
+    .version;
+  const stable = (text: string) =>
+    text.split(`file://${REPO_ROOT}/`).join('file:///REPO/').split(`"${version}"`).join('"VERSION"');
 
-  for (const [format, file] of [['json', 'examples.no-nvcc.json'], ['sarif', 'examples.no-nvcc.sarif.json']] as const) {
+  for (const [format, file] of [
+    ['json', 'examples.no-nvcc.json'],
+    ['sarif', 'examples.no-nvcc.sarif.json'],
+  ] as const) {
     it(`--format ${format} over examples/ is byte for byte test/fixtures/cli/${file}`, async () => {
       // The bundle, as it ships (its version is the package's).
-      const run = spawnSync(process.execPath, [CLI_BUNDLE, 'check', '--no-nvcc', '--arch', 'sm_80,sm_90', '--fail-on', 'never', '--format', format, 'examples'], { cwd: REPO_ROOT, encoding: 'utf8' });
+      const run = spawnSync(
+        process.execPath,
+        [
+          CLI_BUNDLE,
+          'check',
+          '--no-nvcc',
+          '--arch',
+          'sm_80,sm_90',
+          '--fail-on',
+          'never',
+          '--format',
+          format,
+          'examples',
+        ],
+        { cwd: REPO_ROOT, encoding: 'utf8' },
+      );
       assert.equal(run.status, 0, run.stderr);
       if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden(file), stable(run.stdout));
       assert.equal(stable(run.stdout), readFileSync(golden(file), 'utf8'));

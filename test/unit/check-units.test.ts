@@ -18,8 +18,14 @@ const fileOf = (json: CheckJson, name: string) => json.files.find((f) => f.path.
 function launches(file: CheckJsonFile): string[] {
   return file.launches.map((l) => {
     const occupancy = l.occupancy.sm_80;
-    const range = (l.occupancyRange as Record<string, { minOccupancy: number; maxOccupancy: number; instances: number }> | null)?.sm_80;
-    const shown = occupancy ? `${occupancy.occupancy * 100}%` : range ? `${range.minOccupancy * 100}–${range.maxOccupancy * 100}% over ${range.instances}` : 'none';
+    const range = (
+      l.occupancyRange as Record<string, { minOccupancy: number; maxOccupancy: number; instances: number }> | null
+    )?.sm_80;
+    const shown = occupancy
+      ? `${occupancy.occupancy * 100}%`
+      : range
+        ? `${range.minOccupancy * 100}–${range.maxOccupancy * 100}% over ${range.instances}`
+        : 'none';
     return `${l.line} ${l.kernel}: ${shown}`;
   });
 }
@@ -28,36 +34,93 @@ describe('check compiles every translation unit and maps figures across files', 
   this.timeout(240_000);
   const nvcc = realNvccOrSkip();
 
-  it('a .cu with no kernel of its own is compiled; a header\'s kernels show every instance the units compiled; same-named kernels keep their own figures', async () => {
+  it("a .cu with no kernel of its own is compiled; a header's kernels show every instance the units compiled; same-named kernels keep their own figures", async () => {
     const json = await checkJsonOf(['test/fixtures/units', '--arch', 'sm_80', '--nvcc', nvcc, '--fail-on', 'never']);
-    assert.deepEqual(launches(fileOf(json, 'main.cu')), ['6 gemm: 62.5–100% over 2', '10 fill: 100%', '11 tile: 100%', '12 tile: 100%']);
+    assert.deepEqual(launches(fileOf(json, 'main.cu')), [
+      '6 gemm: 62.5–100% over 2',
+      '10 fill: 100%',
+      '11 tile: 100%',
+      '12 tile: 100%',
+    ]);
     const header = fileOf(json, 'kernels.cuh');
     const gemm = header.kernels.find((k) => k.name === 'gemm')!;
     assert.deepEqual(gemm.instances.map((i) => `${i.signature}: ${i.resources.sm_80.numRegs}`).sort(), [
       'void gemm<double, 48>(double const*, double*, int): 48',
       'void gemm<float, 4>(float const*, float*, int): 16',
     ]);
-    assert.equal(header.kernels.find((k) => k.name === 'fill')!.instances[0].mangledName, '_Z4fillPffi', 'a declaration shows its definition\'s figures');
+    assert.equal(
+      header.kernels.find((k) => k.name === 'fill')!.instances[0].mangledName,
+      '_Z4fillPffi',
+      "a declaration shows its definition's figures",
+    );
     // sample.cu does not compile (a missing header): its testKernel has no figures, not other.cu's.
     assert.deepEqual(launches(fileOf(json, 'sample.cu')), ['10 testKernel: none']);
     assert.deepEqual(launches(fileOf(json, 'other.cu')), ['9 testKernel: 100%']);
     const failed = fileOf(json, 'sample.cu').diagnostics.filter((d) => d.code === 'nvcc-failed');
     assert.equal(failed.length, 1);
     assert.equal(failed[0].line, 1);
-    assert.match(failed[0].message, /helper_cuda_missing\.h: No such file or directory\. To fix it, set `-I DIR` to the folder that holds it, or use `-p DIR` with the build's `compile_commands\.json`\./);
+    assert.match(
+      failed[0].message,
+      /helper_cuda_missing\.h: No such file or directory\. To fix it, set `-I DIR` to the folder that holds it, or use `-p DIR` with the build's `compile_commands\.json`\./,
+    );
   });
 });
 
 describe('check passes compiler flags on to nvcc', () => {
   it('-I, -D, --std and the arguments after `--`, in that order, before its own', async () => {
-    const dir = sourceTree({ 'launch.cu': '#include "k.cuh"\nvoid f(float* x) { kernel<<<1, 128>>>(x); }\n', 'k.cuh': '__global__ void kernel(float* x) { x[0] = 1; }\n', 'inc/x.h': '' });
+    const dir = sourceTree({
+      'launch.cu': '#include "k.cuh"\nvoid f(float* x) { kernel<<<1, 128>>>(x); }\n',
+      'k.cuh': '__global__ void kernel(float* x) { x[0] = 1; }\n',
+      'inc/x.h': '',
+    });
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-occ-args-')), 'args.jsonl');
     process.env.FAKE_NVCC_ARGS_LOG = log;
     try {
-      const run = await runCli(['check', 'launch.cu', 'k.cuh', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-ok'), '-I', 'inc', '-Iinc2', '-D', 'FOO=1', '-DBAR', '--std', 'c++17', '--format', 'json', '--', '-Xptxas', '-O2', '--expt-relaxed-constexpr'], dir);
+      const run = await runCli(
+        [
+          'check',
+          'launch.cu',
+          'k.cuh',
+          '--arch',
+          'sm_80',
+          '--nvcc',
+          fakeNvcc('nvcc-ok'),
+          '-I',
+          'inc',
+          '-Iinc2',
+          '-D',
+          'FOO=1',
+          '-DBAR',
+          '--std',
+          'c++17',
+          '--format',
+          'json',
+          '--',
+          '-Xptxas',
+          '-O2',
+          '--expt-relaxed-constexpr',
+        ],
+        dir,
+      );
       assert.equal(run.code, 0, run.err);
-      const [args] = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
-      assert.deepEqual(args.slice(0, 11), ['-I', path.join(dir, 'inc'), '-I', path.join(dir, 'inc2'), '-DFOO=1', '-DBAR', '-std=c++17', '-Xptxas', '-O2', '--expt-relaxed-constexpr', '-arch=sm_80']);
+      const [args] = fs
+        .readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as string[]);
+      assert.deepEqual(args.slice(0, 11), [
+        '-I',
+        path.join(dir, 'inc'),
+        '-I',
+        path.join(dir, 'inc2'),
+        '-DFOO=1',
+        '-DBAR',
+        '-std=c++17',
+        '-Xptxas',
+        '-O2',
+        '--expt-relaxed-constexpr',
+        '-arch=sm_80',
+      ]);
       assert.equal(args[args.length - 1], path.join(dir, 'launch.cu'));
       // The fake compiles `_Z6kernelPf` at 10 + 80 % 7 = 13 registers: the header's kernel has them, through the launching unit.
       const json = JSON.parse(run.out) as CheckJson;
@@ -79,15 +142,34 @@ describe('check passes over kernel sources compiled at run time', () => {
   it('says nothing about a failed compile of a file with no #include and no host code; reports any other', async () => {
     const dir = sourceTree({
       // OpenMM-style: the program prepends its definitions (KEY_TYPE...) and compiles it with NVRTC.
-      'kernels/sort.cu': 'extern "C" __global__ void sortShortList(KEY_TYPE* data, unsigned int length) { data[threadIdx.x] = 0; }\n',
+      'kernels/sort.cu':
+        'extern "C" __global__ void sortShortList(KEY_TYPE* data, unsigned int length) { data[threadIdx.x] = 0; }\n',
       'app.cu': '#include <cstdio>\n__global__ void k(float* x) { x[0] = 1; }\nint main() { k<<<1, 32>>>(nullptr); }\n',
     });
-    const run = await runCli(['check', '.', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-fail'), '--format', 'json', '--fail-on', 'never', '--verbose'], dir);
+    const run = await runCli(
+      [
+        'check',
+        '.',
+        '--arch',
+        'sm_80',
+        '--nvcc',
+        fakeNvcc('nvcc-fail'),
+        '--format',
+        'json',
+        '--fail-on',
+        'never',
+        '--verbose',
+      ],
+      dir,
+    );
     assert.equal(run.code, 0, run.err);
     assert.doesNotMatch(run.err, /sort\.cu/);
     assert.match(run.err, /app\.cu: nvcc failed: .*identifier "undefined_thing" is undefined/);
     const json = JSON.parse(run.out) as CheckJson;
-    assert.deepEqual(fileOf(json, 'sort.cu').diagnostics.filter((d) => d.code === 'nvcc-failed'), []);
+    assert.deepEqual(
+      fileOf(json, 'sort.cu').diagnostics.filter((d) => d.code === 'nvcc-failed'),
+      [],
+    );
     assert.equal(fileOf(json, 'app.cu').diagnostics.filter((d) => d.code === 'nvcc-failed').length, 1);
   });
 });

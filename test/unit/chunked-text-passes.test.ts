@@ -12,7 +12,9 @@ import { anySource, applyEdit, checkProperty, editSequence, fuzzRuns } from '../
 /** Every field as plain data (the body context worked out, sets sorted, maps as entries). */
 function plain(facts: TextFacts): unknown {
   return JSON.parse(
-    JSON.stringify({ ...facts, bodyContext: facts.bodyContext() }, (_key, value) => (value instanceof Set ? [...value].sort() : value instanceof Map ? [...value.entries()] : value)),
+    JSON.stringify({ ...facts, bodyContext: facts.bodyContext() }, (_key, value) =>
+      value instanceof Set ? [...value].sort() : value instanceof Map ? [...value.entries()] : value,
+    ),
   );
 }
 
@@ -22,14 +24,22 @@ function passes(text: string, cache = new TextPassCache(), previous?: ReturnType
 
 describe('chunked text passes', () => {
   it('keeps the function names and device functions of the chunks an edit did not change', () => {
-    const kernels = Array.from({ length: 40 }, (_, k) => `__device__ int f${k}(int x) { return x + ${k}; }\n__global__ void k${k}(int* p) {\n  p[threadIdx.x] = f${k}(${k});\n}\n`).join('\n');
+    const kernels = Array.from(
+      { length: 40 },
+      (_, k) =>
+        `__device__ int f${k}(int x) { return x + ${k}; }\n__global__ void k${k}(int* p) {\n  p[threadIdx.x] = f${k}(${k});\n}\n`,
+    ).join('\n');
     const cache = new TextPassCache();
     const before = passes(kernels, cache);
     before.bodyContext(); // the kernel bodies were read
     const typed = kernels.replace('p[threadIdx.x] = f7(7);', 'p[threadIdx.x] = f7(7) ;');
     const after = passes(typed, cache, cache.layout!.source);
     after.bodyContext();
-    assert.equal(after.bodyContext().functionNames, before.bodyContext().functionNames, 'a space typed in a body: the same set');
+    assert.equal(
+      after.bodyContext().functionNames,
+      before.bodyContext().functionNames,
+      'a space typed in a body: the same set',
+    );
     assert.equal(after.bodyContext().deviceFunctions, before.bodyContext().deviceFunctions);
     assert.equal(after.bodyContext().contextKey, before.bodyContext().contextKey);
     const renamed = typed.replace('__device__ int f7(int x)', '__device__ int g7(int x)');
@@ -40,7 +50,11 @@ describe('chunked text passes', () => {
   });
 
   it('works out the body context only when it is asked for, and then as a fresh run would', () => {
-    const kernels = Array.from({ length: 20 }, (_, k) => `__device__ int f${k}(int x) { return x + ${k}; }\n__global__ void k${k}(int* p) {\n  p[threadIdx.x] = f${k}(${k});\n}\n`).join('\n');
+    const kernels = Array.from(
+      { length: 20 },
+      (_, k) =>
+        `__device__ int f${k}(int x) { return x + ${k}; }\n__global__ void k${k}(int* p) {\n  p[threadIdx.x] = f${k}(${k});\n}\n`,
+    ).join('\n');
     const cache = new TextPassCache();
     const first = passes(kernels, cache);
     assert.equal(cache.layout!.body.peek(), undefined, 'a first pass reads no kernel body: nothing asked for yet');
@@ -77,7 +91,8 @@ describe('chunked text passes', () => {
   });
 
   it('drops a launch an edit puts in an `#if 0` of a file that had no conditional, and reports it again once the edit is undone', () => {
-    const unit = (k: number) => `__global__ void k${k}(float* p) { p[threadIdx.x] = ${k}.0f; }\nvoid run${k}(float* p) {\n  k${k}<<<1, ${32 * (1 + (k % 4))}>>>(p);\n}\n`;
+    const unit = (k: number) =>
+      `__global__ void k${k}(float* p) { p[threadIdx.x] = ${k}.0f; }\nvoid run${k}(float* p) {\n  k${k}<<<1, ${32 * (1 + (k % 4))}>>>(p);\n}\n`;
     const text = Array.from({ length: 40 }, (_, k) => unit(k)).join('\n');
     const cache = new TextPassCache();
     const names = (f: TextFacts) => f.launches.map((l) => l.kernelName);
@@ -85,7 +100,10 @@ describe('chunked text passes', () => {
     const off = text.replace('  k30<<<1, 96>>>(p);', '#if 0\n  k30<<<1, 96>>>(p);\n#endif');
     const edited = passes(off, cache, cache.layout!.source);
     assert.ok(cache.layout!.chunks.length > 1, 'several chunks (else this checks nothing)');
-    assert.deepEqual(names(edited), names(passes(text)).filter((n) => n !== 'k30'));
+    assert.deepEqual(
+      names(edited),
+      names(passes(text)).filter((n) => n !== 'k30'),
+    );
     assert.deepEqual(plain(edited), plain(passes(off)));
     const undone = passes(text, cache, cache.layout!.source);
     assert.equal(undone.launches.length, 40);

@@ -12,7 +12,14 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { runCli, REPO_ROOT, type CliRun } from '../support/cli-run';
-import { checkProperty, fixtureSources, fuzzRuns, hostileDocuments, mutatedSource, pseudoRandomBytes } from '../support/fuzz-sources';
+import {
+  checkProperty,
+  fixtureSources,
+  fuzzRuns,
+  hostileDocuments,
+  mutatedSource,
+  pseudoRandomBytes,
+} from '../support/fuzz-sources';
 import { tooLargeToAnalyse } from '../../server/src/document-limits';
 
 const CLI_BUNDLE = path.join(REPO_ROOT, 'dist', 'cli', 'cuda-occupancy.js');
@@ -52,21 +59,77 @@ describe('CLI errors', function () {
     { name: 'an unknown flag', argv: () => ['check', '--bogus', good], says: /unknown option --bogus/ },
     { name: 'a flag without its value', argv: () => ['check', good, '--format'], says: /--format needs a value/ },
     { name: 'a boolean flag given a value', argv: () => ['check', '--no-nvcc=yes', good], says: /takes no value/ },
-    { name: 'a bad --format', argv: () => ['check', '--no-nvcc', '--format', 'xml', good], says: /--format must be .*xml/ },
-    { name: 'a bad --fail-on', argv: () => ['check', '--no-nvcc', '--fail-on', 'sometimes', good], says: /--fail-on must be/ },
-    { name: 'a bad --timeout', argv: () => ['check', '--timeout', '-1', good], says: /--timeout needs a positive number/ },
-    { name: 'an unknown --arch', argv: () => ['check', '--no-nvcc', '--arch', 'sm_13', good], says: /unknown architecture sm_13/ },
-    { name: 'an empty --arch', argv: () => ['check', '--no-nvcc', '--arch', ',', good], says: /--arch names no architecture/ },
-    { name: 'calc with an unknown --arch', argv: () => ['calc', '--arch', 'sm_999', '--block', '256', '--regs', '32'], says: /unknown architecture "sm_999"/ },
-    { name: 'calc with a non-integer --block', argv: () => ['calc', '--arch', 'sm_90', '--block', 'lots', '--regs', '32'], says: /--block must be an integer/ },
-    { name: 'calc with an unknown flag', argv: () => ['calc', '--arch', 'sm_90', '--warp', '32'], says: /unknown argument "--warp"/ },
+    {
+      name: 'a bad --format',
+      argv: () => ['check', '--no-nvcc', '--format', 'xml', good],
+      says: /--format must be .*xml/,
+    },
+    {
+      name: 'a bad --fail-on',
+      argv: () => ['check', '--no-nvcc', '--fail-on', 'sometimes', good],
+      says: /--fail-on must be/,
+    },
+    {
+      name: 'a bad --timeout',
+      argv: () => ['check', '--timeout', '-1', good],
+      says: /--timeout needs a positive number/,
+    },
+    {
+      name: 'an unknown --arch',
+      argv: () => ['check', '--no-nvcc', '--arch', 'sm_13', good],
+      says: /unknown architecture sm_13/,
+    },
+    {
+      name: 'an empty --arch',
+      argv: () => ['check', '--no-nvcc', '--arch', ',', good],
+      says: /--arch names no architecture/,
+    },
+    {
+      name: 'calc with an unknown --arch',
+      argv: () => ['calc', '--arch', 'sm_999', '--block', '256', '--regs', '32'],
+      says: /unknown architecture "sm_999"/,
+    },
+    {
+      name: 'calc with a non-integer --block',
+      argv: () => ['calc', '--arch', 'sm_90', '--block', 'lots', '--regs', '32'],
+      says: /--block must be an integer/,
+    },
+    {
+      name: 'calc with an unknown flag',
+      argv: () => ['calc', '--arch', 'sm_90', '--warp', '32'],
+      says: /unknown argument "--warp"/,
+    },
     { name: 'check without files', argv: () => ['check', '--no-nvcc'], says: /no files given/ },
-    { name: 'a missing file', argv: () => ['check', '--no-nvcc', path.join(dir, 'nope.cu')], says: /cannot read .*nope\.cu/ },
-    { name: 'a dangling symlink', argv: () => ['check', '--no-nvcc', path.join(dir, 'dangling.cu')], says: /cannot read .*dangling\.cu/ },
-    { name: 'a FIFO (a read would block forever)', argv: () => ['check', '--no-nvcc', path.join(dir, 'pipe.cu')], says: /cannot read .*pipe\.cu: not a regular file/ },
-    { name: 'a directory with no CUDA files', argv: () => ['check', '--no-nvcc', path.join(dir, 'no-cuda')], says: /no CUDA files \(\.cu, \.cuh\) under/ },
-    { name: 'a binary file', argv: () => ['check', '--no-nvcc', path.join(dir, 'binary.cu')], says: /binary\.cu is not a text file/ },
-    { name: 'a binary file in a directory, in JSON mode', argv: () => ['check', '--no-nvcc', '--format', 'json', path.join(dir, 'with-binary')], says: /b\.cu is not a text file/ },
+    {
+      name: 'a missing file',
+      argv: () => ['check', '--no-nvcc', path.join(dir, 'nope.cu')],
+      says: /cannot read .*nope\.cu/,
+    },
+    {
+      name: 'a dangling symlink',
+      argv: () => ['check', '--no-nvcc', path.join(dir, 'dangling.cu')],
+      says: /cannot read .*dangling\.cu/,
+    },
+    {
+      name: 'a FIFO (a read would block forever)',
+      argv: () => ['check', '--no-nvcc', path.join(dir, 'pipe.cu')],
+      says: /cannot read .*pipe\.cu: not a regular file/,
+    },
+    {
+      name: 'a directory with no CUDA files',
+      argv: () => ['check', '--no-nvcc', path.join(dir, 'no-cuda')],
+      says: /no CUDA files \(\.cu, \.cuh\) under/,
+    },
+    {
+      name: 'a binary file',
+      argv: () => ['check', '--no-nvcc', path.join(dir, 'binary.cu')],
+      says: /binary\.cu is not a text file/,
+    },
+    {
+      name: 'a binary file in a directory, in JSON mode',
+      argv: () => ['check', '--no-nvcc', '--format', 'json', path.join(dir, 'with-binary')],
+      says: /b\.cu is not a text file/,
+    },
   ];
 
   for (const c of cases) {
@@ -96,7 +159,10 @@ describe('CLI errors', function () {
       // Mutated fixtures from a fixed seed plus the hostile documents (NUL-free ones: a NUL makes a file binary).
       mutated = path.join(dir, 'mutated');
       mkdirSync(mutated);
-      const texts = [...fc.sample(mutatedSource, { seed: 2024, numRuns: 60 }), ...hostileDocuments().map((d) => d.text)].filter((t) => !t.includes('\0'));
+      const texts = [
+        ...fc.sample(mutatedSource, { seed: 2024, numRuns: 60 }),
+        ...hostileDocuments().map((d) => d.text),
+      ].filter((t) => !t.includes('\0'));
       texts.forEach((text, k) => writeFileSync(path.join(mutated, `m${String(k).padStart(3, '0')}.cu`), text));
       oversize = texts.flatMap((text, k) => (tooLargeToAnalyse(text) ? [`m${String(k).padStart(3, '0')}.cu`] : []));
       count = texts.length - oversize.length;
@@ -118,7 +184,13 @@ describe('CLI errors', function () {
         const json = JSON.parse(run.out) as { files?: unknown[]; runs?: unknown[] };
         if (format === 'json') assert.equal(json.files?.length, count);
         else assert.ok(Array.isArray(json.runs));
-        assert.deepEqual(run.err.split('\n').filter((l) => /too large to analyse/.test(l)).map((l) => /(m\d+\.cu)/.exec(l)?.[1]), oversize);
+        assert.deepEqual(
+          run.err
+            .split('\n')
+            .filter((l) => /too large to analyse/.test(l))
+            .map((l) => /(m\d+\.cu)/.exec(l)?.[1]),
+          oversize,
+        );
       }
     });
 
@@ -132,7 +204,10 @@ describe('CLI errors', function () {
           const run = await runCli(['check', '--no-nvcc', '--format', 'json', file], dir);
           assert.notEqual(run.code, 2, run.err);
           const json = JSON.parse(run.out) as { files: Array<{ path: string }> };
-          assert.deepEqual(json.files.map((f) => f.path), ['case.cu']);
+          assert.deepEqual(
+            json.files.map((f) => f.path),
+            ['case.cu'],
+          );
         },
         fuzzRuns(10, 0.02),
       );
@@ -140,7 +215,8 @@ describe('CLI errors', function () {
   });
 
   describe('the bundled CLI (dist/cli/cuda-occupancy.js)', () => {
-    const spawnCli = (args: string[]) => spawnSync(process.execPath, [CLI_BUNDLE, ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+    const spawnCli = (args: string[]) =>
+      spawnSync(process.execPath, [CLI_BUNDLE, ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
 
     it('answers an unknown command and a binary file with one line on stderr and exit 2', () => {
       for (const [args, says] of [
@@ -154,10 +230,17 @@ describe('CLI errors', function () {
     });
 
     it('prints valid JSON for the fixture corpus', () => {
-      const run = spawnCli(['check', '--no-nvcc', '--format', 'json', '--fail-on', 'never', path.join(REPO_ROOT, 'test', 'fixtures', 'sources')]);
+      const run = spawnCli([
+        'check',
+        '--no-nvcc',
+        '--format',
+        'json',
+        '--fail-on',
+        'never',
+        path.join(REPO_ROOT, 'test', 'fixtures', 'sources'),
+      ]);
       assert.equal(run.status, 0, run.stderr);
       assert.ok((JSON.parse(run.stdout) as { files: unknown[] }).files.length >= 10);
     });
   });
-
 });

@@ -16,7 +16,9 @@ const MB = 1024 * 1024;
 describe('compiler runs are contained', function () {
   this.timeout(30_000);
   if (process.platform !== 'linux') {
-    it('is exercised on Linux only (/proc, prlimit)', function () { this.skip(); });
+    it('is exercised on Linux only (/proc, prlimit)', function () {
+      this.skip();
+    });
     return;
   }
   let scratch: string;
@@ -28,29 +30,58 @@ describe('compiler runs are contained', function () {
   for (const limiter of ['prlimit', 'sh'] as const) {
     it(`holds nvcc and its children to the memory limit (through ${limiter})`, async function () {
       if (limiter === 'prlimit' && limitedCommand('/bin/true', [], MB, 'prlimit').file === '/bin/sh') this.skip();
-      const result = await runNvcc({ nvccPath: fakeNvcc('nvcc-limits'), args: [], timeoutMs: 10_000, memoryLimitBytes: 1536 * MB, limiter });
+      const result = await runNvcc({
+        nvccPath: fakeNvcc('nvcc-limits'),
+        args: [],
+        timeoutMs: 10_000,
+        memoryLimitBytes: 1536 * MB,
+        limiter,
+      });
       assert.equal(result.status, 'exited', result.stderr);
       assert.deepEqual(JSON.parse(result.stdout), { own: String(1536 * MB), child: String(1536 * MB) });
     });
   }
 
-  it('builds the limiter\'s command from an argument array, never from a script with the user\'s strings in it', () => {
+  it("builds the limiter's command from an argument array, never from a script with the user's strings in it", () => {
     const args = ['-DX=$(touch pwned)', '; rm -rf /', '`id`', "'"];
     const sh = limitedCommand('/opt/cuda/bin/nvcc', args, 2048 * MB, 'sh');
-    assert.deepEqual(sh, { file: '/bin/sh', args: ['-c', 'ulimit -v "$1" || exit 125; shift; exec "$@"', 'cuda-occupancy-limit', String(2048 * 1024), '/opt/cuda/bin/nvcc', ...args] });
+    assert.deepEqual(sh, {
+      file: '/bin/sh',
+      args: [
+        '-c',
+        'ulimit -v "$1" || exit 125; shift; exec "$@"',
+        'cuda-occupancy-limit',
+        String(2048 * 1024),
+        '/opt/cuda/bin/nvcc',
+        ...args,
+      ],
+    });
     assert.deepEqual(limitedCommand('/opt/cuda/bin/nvcc', args, undefined), { file: '/opt/cuda/bin/nvcc', args });
   });
 
   it('passes arguments intact through the sh limiter', async () => {
     const args = ['$(touch pwned)', 'a;b', '`id`', "it's", '"q"', '*', ''];
-    const result = await runNvcc({ nvccPath: fakeNvcc('nvcc-echo-args'), args, cwd: scratch, timeoutMs: 10_000, memoryLimitBytes: 2048 * MB, limiter: 'sh' });
+    const result = await runNvcc({
+      nvccPath: fakeNvcc('nvcc-echo-args'),
+      args,
+      cwd: scratch,
+      timeoutMs: 10_000,
+      memoryLimitBytes: 2048 * MB,
+      limiter: 'sh',
+    });
     assert.deepEqual(JSON.parse(result.stdout), args);
     assert.deepEqual(fs.readdirSync(scratch), []);
   });
 
   it('kills, at the time limit, a child that called setsid and a grandchild whose parent exited', async () => {
     const pidFile = path.join(scratch, 'pids');
-    const result = await runNvcc({ nvccPath: fakeNvcc('nvcc-setsid'), args: [], timeoutMs: 1500, killGraceMs: 300, env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile } });
+    const result = await runNvcc({
+      nvccPath: fakeNvcc('nvcc-setsid'),
+      args: [],
+      timeoutMs: 1500,
+      killGraceMs: 300,
+      env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile },
+    });
     assert.equal(result.status, 'timed-out');
     const pids = fs.readFileSync(pidFile, 'utf8').trim().split(' ').map(Number);
     assert.equal(pids.length, 3, pids.join(' '));
@@ -60,7 +91,13 @@ describe('compiler runs are contained', function () {
 
   it('leaves nothing behind after a run that exited by itself', async () => {
     const pidFile = path.join(scratch, 'pids');
-    const result = await runNvcc({ nvccPath: fakeNvcc('nvcc-setsid'), args: [], timeoutMs: 10_000, killGraceMs: 300, env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile, FAKE_NVCC_EXIT: '1' } });
+    const result = await runNvcc({
+      nvccPath: fakeNvcc('nvcc-setsid'),
+      args: [],
+      timeoutMs: 10_000,
+      killGraceMs: 300,
+      env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile, FAKE_NVCC_EXIT: '1' },
+    });
     assert.deepEqual([result.status, result.exitCode], ['exited', 0]);
     const pids = fs.readFileSync(pidFile, 'utf8').trim().split(' ').map(Number);
     await new Promise((r) => setTimeout(r, 200));
@@ -75,7 +112,13 @@ describe('compiler runs are contained', function () {
       const source = path.join(scratch, 'k.cu');
       fs.writeFileSync(source, '#include "zero.h"\n__global__ void k(float* p) { p[0] = 1; }\n');
       const started = Date.now();
-      const result = await compileResources({ nvccPath: nvcc, filePath: source, archs: ['sm_80'], timeoutMs: 25_000, memoryLimitBytes: 1024 * MB });
+      const result = await compileResources({
+        nvccPath: nvcc,
+        filePath: source,
+        archs: ['sm_80'],
+        timeoutMs: 25_000,
+        memoryLimitBytes: 1024 * MB,
+      });
       assert.equal(result.status, 'failed', JSON.stringify(result.firstError));
       assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
     });
@@ -83,7 +126,13 @@ describe('compiler runs are contained', function () {
     it('still compiles an ordinary file under the default limit', async () => {
       const source = path.join(scratch, 'k.cu');
       fs.writeFileSync(source, '__global__ void k(float* p) { p[threadIdx.x] = 1; }\n');
-      const result = await compileResources({ nvccPath: nvcc, filePath: source, archs: ['sm_80', 'sm_90'], timeoutMs: 60_000, memoryLimitBytes: 4096 * MB });
+      const result = await compileResources({
+        nvccPath: nvcc,
+        filePath: source,
+        archs: ['sm_80', 'sm_90'],
+        timeoutMs: 60_000,
+        memoryLimitBytes: 4096 * MB,
+      });
       assert.equal(result.status, 'ok', JSON.stringify(result.firstError));
       assert.ok(result.entries.every((e) => e.numRegs !== null && e.numRegs > 0));
     });

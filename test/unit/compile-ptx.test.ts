@@ -7,7 +7,14 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { compilePtx, contentHash, isPtxText, looksLikePtx, ptxArguments, type PtxText } from '../../server/src/nvcc/compile-ptx';
+import {
+  compilePtx,
+  contentHash,
+  isPtxText,
+  looksLikePtx,
+  ptxArguments,
+  type PtxText,
+} from '../../server/src/nvcc/compile-ptx';
 import { compileResources, nvccArguments } from '../../server/src/nvcc/compile-resources';
 import { ResourceCache } from '../../server/src/nvcc/resource-cache';
 import { refineBranchesWithPtx } from '../../server/src/core/compiler/ptx-branch-costs';
@@ -19,13 +26,17 @@ import { alive, fakeNvcc, realNvccOrSkip } from '../support/nvcc';
 const PTXAS_FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
 const fake = fakeNvcc;
 
-
 describe('compile PTX: arguments and output checks', () => {
-  it('asks for PTX with line information for one arch, the user\'s flags first and the file last', () => {
-    assert.deepEqual(ptxArguments({ filePath: '/w/k.cu', flags: ['-I', 'inc', '-DN=4'], arch: 'sm_80', output: '/t/x.ptx' }), [
-      '-I', 'inc', '-DN=4', '-arch=sm_80', '-ptx', '-lineinfo', '-o', '/t/x.ptx', '/w/k.cu',
+  it("asks for PTX with line information for one arch, the user's flags first and the file last", () => {
+    assert.deepEqual(
+      ptxArguments({ filePath: '/w/k.cu', flags: ['-I', 'inc', '-DN=4'], arch: 'sm_80', output: '/t/x.ptx' }),
+      ['-I', 'inc', '-DN=4', '-arch=sm_80', '-ptx', '-lineinfo', '-o', '/t/x.ptx', '/w/k.cu'],
+    );
+    assert.deepEqual(ptxArguments({ filePath: '/w/k.cuh', flags: [], arch: 'sm_90a', output: '/t/x.ptx' }).slice(-3), [
+      '-x',
+      'cu',
+      '/w/k.cuh',
     ]);
-    assert.deepEqual(ptxArguments({ filePath: '/w/k.cuh', flags: [], arch: 'sm_90a', output: '/t/x.ptx' }).slice(-3), ['-x', 'cu', '/w/k.cuh']);
   });
 
   it('leaves the ptxas-figures compile without -lineinfo (its figures must match nvcc -Xptxas -v)', () => {
@@ -60,8 +71,14 @@ describe('compile PTX with a hostile nvcc', function () {
   });
   afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-  it('returns the compiler\'s first error when nvcc fails, and removes its temporary directory', async () => {
-    const result = await compilePtx({ nvccPath: fake('nvcc-fail'), filePath: source, arch: 'sm_80', timeoutMs: 10_000, tempRoot });
+  it("returns the compiler's first error when nvcc fails, and removes its temporary directory", async () => {
+    const result = await compilePtx({
+      nvccPath: fake('nvcc-fail'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 10_000,
+      tempRoot,
+    });
     assert.equal(result.status, 'failed');
     assert.deepEqual([result.error.line, result.error.message], [7, 'identifier "undefined_thing" is undefined']);
     assert.equal(result.sourceHash, contentHash(fs.readFileSync(source)));
@@ -73,7 +90,12 @@ describe('compile PTX with a hostile nvcc', function () {
     const pidFile = path.join(scratch, 'pids');
     const started = Date.now();
     const result = await compilePtx({
-      nvccPath: fake('nvcc-hang'), filePath: source, arch: 'sm_80', timeoutMs: 500, tempRoot, env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile },
+      nvccPath: fake('nvcc-hang'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 500,
+      tempRoot,
+      env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile },
     });
     const elapsed = Date.now() - started;
     assert.equal(result.status, 'timed-out');
@@ -88,25 +110,52 @@ describe('compile PTX with a hostile nvcc', function () {
 
   it('is cancelled by its signal', async () => {
     const controller = new AbortController();
-    const pending = compilePtx({ nvccPath: fake('nvcc-hang'), filePath: source, arch: 'sm_80', timeoutMs: 30_000, tempRoot, signal: controller.signal });
+    const pending = compilePtx({
+      nvccPath: fake('nvcc-hang'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 30_000,
+      tempRoot,
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 300);
     const result = await pending;
     assert.equal(result.status, 'cancelled');
     assert.deepEqual(fs.readdirSync(tempRoot), []);
-    const early = await compilePtx({ nvccPath: fake('nvcc-hang'), filePath: source, arch: 'sm_80', timeoutMs: 30_000, tempRoot, signal: controller.signal });
+    const early = await compilePtx({
+      nvccPath: fake('nvcc-hang'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 30_000,
+      tempRoot,
+      signal: controller.signal,
+    });
     assert.deepEqual([early.status, early.command], ['cancelled', null]);
   });
 
   it('refuses output that is not PTX (nvcc-ok writes a cubin) and caches nothing', async () => {
     const cache = new ResourceCache<PtxText>({ validate: isPtxText });
-    const result = await compilePtx({ nvccPath: fake('nvcc-ok'), filePath: source, arch: 'sm_80', timeoutMs: 10_000, tempRoot, cache });
+    const result = await compilePtx({
+      nvccPath: fake('nvcc-ok'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 10_000,
+      tempRoot,
+      cache,
+    });
     assert.equal(result.status, 'invalid-output');
     assert.equal(cache.size, 0);
     assert.deepEqual(fs.readdirSync(tempRoot), []);
   });
 
   it('says nvcc is missing instead of throwing', async () => {
-    const result = await compilePtx({ nvccPath: path.join(scratch, 'no-such-nvcc'), filePath: source, arch: 'sm_80', timeoutMs: 10_000, tempRoot });
+    const result = await compilePtx({
+      nvccPath: path.join(scratch, 'no-such-nvcc'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 10_000,
+      tempRoot,
+    });
     assert.equal(result.status, 'missing');
   });
 });
@@ -125,7 +174,14 @@ describe('compile PTX with the real nvcc', function () {
     const tempRoot = path.join(scratch, 'tmp');
     fs.mkdirSync(tempRoot);
     const dir = path.join(scratch, 'cache');
-    const result = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000, tempRoot, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
+    const result = await compilePtx({
+      nvccPath: nvcc,
+      filePath: file,
+      arch: 'sm_80',
+      timeoutMs: 60_000,
+      tempRoot,
+      cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }),
+    });
     assert.equal(result.status, 'ok', result.status !== 'ok' ? result.error.text : '');
     assert.ok(result.status === 'ok');
     assert.deepEqual(fs.readdirSync(tempRoot), []);
@@ -139,18 +195,33 @@ describe('compile PTX with the real nvcc', function () {
     const split = refined.find((b) => b.condition === 't % 2 == 0')!;
     assert.equal(split.costSource, 'ptx');
     // the then path inlines heavy() (8 × __sinf): far longer than the else path's one add
-    assert.ok(split.paths[0].cost > 8 && split.paths[1].cost >= 1 && split.paths[1].cost < split.paths[0].cost, JSON.stringify(split.paths));
+    assert.ok(
+      split.paths[0].cost > 8 && split.paths[1].cost >= 1 && split.paths[1].cost < split.paths[0].cost,
+      JSON.stringify(split.paths),
+    );
 
-    const again = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
+    const again = await compilePtx({
+      nvccPath: nvcc,
+      filePath: file,
+      arch: 'sm_80',
+      timeoutMs: 60_000,
+      cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }),
+    });
     assert.ok(again.status === 'ok');
     assert.deepEqual([again.cacheHit, again.command, again.ptx.text], [true, null, result.ptx.text]);
-    const otherArch = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_90', timeoutMs: 60_000, cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }) });
+    const otherArch = await compilePtx({
+      nvccPath: nvcc,
+      filePath: file,
+      arch: 'sm_90',
+      timeoutMs: 60_000,
+      cache: new ResourceCache<PtxText>({ dir, validate: isPtxText }),
+    });
     assert.ok(otherArch.status === 'ok');
     assert.equal(otherArch.cacheHit, false);
     assert.match(otherArch.ptx.text, /^\.target sm_90$/m);
   });
 
-  it('returns the front end\'s first error for a file that does not compile', async () => {
+  it("returns the front end's first error for a file that does not compile", async () => {
     const file = path.join(scratch, 'broken.cu');
     fs.writeFileSync(file, '__global__ void k(float* p) {\n  p[threadIdx.x] = undefined_thing;\n}\n');
     const result = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
@@ -163,14 +234,19 @@ describe('compile PTX with the real nvcc', function () {
     const file = path.join(DIVERGENCE_FIXTURES, 'ptx-branches.cu');
     const ptx = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
     assert.ok(ptx.status === 'ok');
-    const expected = refineBranchesWithPtx(await analyzeSource(fs.readFileSync(file, 'utf8')), ptx.ptx.text, file).find((b) => b.condition === 't % 2 == 0')!;
+    const expected = refineBranchesWithPtx(await analyzeSource(fs.readFileSync(file, 'utf8')), ptx.ptx.text, file).find(
+      (b) => b.condition === 't % 2 == 0',
+    )!;
     const relative = path.relative(path.resolve(DIVERGENCE_FIXTURES, '../../..'), file);
     const withNvcc = (await checkJsonOf(['--arch', 'sm_80,sm_90', '--nvcc', nvcc, relative])).files[0];
     const without = (await checkJsonOf(['--arch', 'sm_80,sm_90', '--no-nvcc', relative])).files[0];
     const split = (branches: unknown[]) => (branches as CliBranch[]).find((b) => b.condition === 't % 2 == 0')!;
     assert.equal(split(withNvcc.branches).efficiency, expected.efficiency);
     assert.notEqual(split(without.branches).efficiency, expected.efficiency);
-    assert.deepEqual(withNvcc.diagnostics.filter((d) => d.code === 'divergent-branch').map((d) => d.message), [expected.explanation]);
+    assert.deepEqual(
+      withNvcc.diagnostics.filter((d) => d.code === 'divergent-branch').map((d) => d.message),
+      [expected.explanation],
+    );
     assert.match(expected.explanation, /PTX instructions\)\.$/);
   });
 
@@ -179,7 +255,9 @@ describe('compile PTX with the real nvcc', function () {
       const figures = await compileResources({ nvccPath: nvcc, filePath: file, archs: ['sm_80'], timeoutMs: 60_000 });
       const ptx = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
       assert.deepEqual([figures.status, ptx.status], ['ok', 'ok']);
-      console.log(`    ${path.basename(file)}, sm_80: figures compile ${figures.compileMs} ms, PTX compile ${ptx.compileMs} ms`);
+      console.log(
+        `    ${path.basename(file)}, sm_80: figures compile ${figures.compileMs} ms, PTX compile ${ptx.compileMs} ms`,
+      );
     }
   });
 });

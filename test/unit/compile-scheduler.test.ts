@@ -11,10 +11,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Start and end events the fake nvcc logged: [kind, pid, ms]. */
 function readLog(file: string): Array<[string, number, number]> {
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => {
-    const [kind, pid, ms] = l.split(' ');
-    return [kind, Number(pid), Number(ms)];
-  });
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [kind, pid, ms] = l.split(' ');
+      return [kind, Number(pid), Number(ms)];
+    });
 }
 
 function until(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
@@ -40,13 +44,20 @@ describe('compile scheduler', function () {
   let calls: number;
 
   /** compileResources on the fake nvcc, with a per-test temp root and log. */
-  const compileWith = (nvcc: string, delayMs: number): CompileFunction => (request, signal) => {
-    calls++;
-    return compileResources({
-      nvccPath: path.join(FAKE, nvcc), filePath: request.path, archs: ['sm_90'], timeoutMs: 10_000, signal, tempRoot,
-      env: { ...process.env, FAKE_NVCC_LOG: log, FAKE_NVCC_DELAY_MS: String(delayMs) },
-    });
-  };
+  const compileWith =
+    (nvcc: string, delayMs: number): CompileFunction =>
+    (request, signal) => {
+      calls++;
+      return compileResources({
+        nvccPath: path.join(FAKE, nvcc),
+        filePath: request.path,
+        archs: ['sm_90'],
+        timeoutMs: 10_000,
+        signal,
+        tempRoot,
+        env: { ...process.env, FAKE_NVCC_LOG: log, FAKE_NVCC_DELAY_MS: String(delayMs) },
+      });
+    };
 
   beforeEach(() => {
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'scheduler-test-'));
@@ -108,14 +119,22 @@ describe('compile scheduler', function () {
     scheduler.request('file:///a.cu', { path: files[0] });
     await until(() => results.length === 1);
     const events = readLog(log);
-    assert.deepEqual(events.map((e) => e[0]), ['start', 'start', 'end'], 'the first run was killed before its end');
+    assert.deepEqual(
+      events.map((e) => e[0]),
+      ['start', 'start', 'end'],
+      'the first run was killed before its end',
+    );
     assert.equal(calls, 2);
     assert.deepEqual(fs.readdirSync(tempRoot), []);
   });
 
   it('compiles nothing for a closed document, and cancel stops a pending one', async () => {
     const open = new Set(['file:///open.cu']);
-    scheduler = new CompileScheduler({ compile: compileWith('nvcc-ok', 0), debounceMs: 50, isOpen: (uri) => open.has(uri) });
+    scheduler = new CompileScheduler({
+      compile: compileWith('nvcc-ok', 0),
+      debounceMs: 50,
+      isOpen: (uri) => open.has(uri),
+    });
     scheduler.request('file:///closed.cu', { path: files[0] });
     scheduler.request('file:///open.cu', { path: files[1] });
     open.delete('file:///open.cu'); // closed during the debounce
@@ -128,7 +147,10 @@ describe('compile scheduler', function () {
 
   it('keeps the last figures, marked stale with the first error, when a compile fails', async () => {
     let nvcc = 'nvcc-ok';
-    scheduler = new CompileScheduler({ compile: (request, signal) => compileWith(nvcc, 0)(request, signal), debounceMs: 10 });
+    scheduler = new CompileScheduler({
+      compile: (request, signal) => compileWith(nvcc, 0)(request, signal),
+      debounceMs: 10,
+    });
     const results: DocumentFigures[] = [];
     scheduler.onResult((r) => results.push(r));
     scheduler.request('file:///a.cu', { path: files[0] });
@@ -144,7 +166,14 @@ describe('compile scheduler', function () {
 
   it('reports a missing nvcc once and switches itself off', async () => {
     scheduler = new CompileScheduler({
-      compile: (request, signal) => compileResources({ nvccPath: path.join(scratch, 'no-nvcc'), filePath: request.path, archs: ['sm_90'], timeoutMs: 1000, signal }),
+      compile: (request, signal) =>
+        compileResources({
+          nvccPath: path.join(scratch, 'no-nvcc'),
+          filePath: request.path,
+          archs: ['sm_90'],
+          timeoutMs: 1000,
+          signal,
+        }),
       debounceMs: 10,
     });
     let missing = 0;
@@ -161,7 +190,10 @@ describe('compile scheduler', function () {
 
   it('answers latest() at once while a compile runs', async () => {
     let delayMs = 0;
-    scheduler = new CompileScheduler({ compile: (request, signal) => compileWith('nvcc-ok', delayMs)(request, signal), debounceMs: 10 });
+    scheduler = new CompileScheduler({
+      compile: (request, signal) => compileWith('nvcc-ok', delayMs)(request, signal),
+      debounceMs: 10,
+    });
     scheduler.request('file:///a.cu', { path: files[0] });
     await until(() => scheduler!.latest('file:///a.cu') !== undefined);
     delayMs = 1500;
@@ -176,7 +208,9 @@ describe('compile scheduler', function () {
   it('runs the follow-up (the PTX compile) after announcing the result, in the same slot and under the same signal', async () => {
     const events: string[] = [];
     scheduler = new CompileScheduler({
-      compile: compileWith('nvcc-ok', 0), debounceMs: 10, maxParallel: 1,
+      compile: compileWith('nvcc-ok', 0),
+      debounceMs: 10,
+      maxParallel: 1,
       afterCompile: async (request, result, signal) => {
         events.push(`follow-up ${path.basename(request.path)} ${result.status} active=${scheduler!.activeCount}`);
         await new Promise<void>((resolve) => {
@@ -200,7 +234,12 @@ describe('compile scheduler', function () {
     // A newer save of the same document cancels the follow-up, as it would the compile.
     scheduler.request('file:///k0.cu', { path: files[0] });
     await until(() => events.filter((e) => e.startsWith('end')).length === 3);
-    assert.deepEqual(events.slice(0, 4), ['result k0.cu', 'follow-up k0.cu ok active=1', 'follow-up k0.cu cancelled', 'end k0.cu active=0']);
+    assert.deepEqual(events.slice(0, 4), [
+      'result k0.cu',
+      'follow-up k0.cu ok active=1',
+      'follow-up k0.cu cancelled',
+      'end k0.cu active=0',
+    ]);
     assert.equal(calls, 3);
     assert.ok(events.includes('follow-up k1.cu done') && events.includes('follow-up k0.cu done'), events.join('; '));
   });

@@ -38,16 +38,37 @@ describe('compiled branch costs: PTX per instantiation', () => {
     const b = onLine(report.branches, 11);
     assert.equal(b.costSource, 'ptx');
     // scale<int, 8>: 8 instructions in the then-path, 2 in the else-path (the three instances hold 24 and 7)
-    assert.deepEqual(b.paths.map((p) => p.cost), [8, 2]);
-    assert.equal(b.explanation, '`t % 4 == 0` splits every warp (24 lanes against 8): the warp runs both paths one after the other: 10 issue slots against 8 if the lanes agreed (issue efficiency 80%; PTX instructions).');
-    assert.ok(b.assumptions.includes('path costs are the PTX instructions (nvcc -ptx -lineinfo) whose source location falls in each path, per warp and per pass, of `scale<int, 8>`, the instance launched here; loops are counted once'), b.assumptions.join('\n'));
+    assert.deepEqual(
+      b.paths.map((p) => p.cost),
+      [8, 2],
+    );
+    assert.equal(
+      b.explanation,
+      '`t % 4 == 0` splits every warp (24 lanes against 8): the warp runs both paths one after the other: 10 issue slots against 8 if the lanes agreed (issue efficiency 80%; PTX instructions).',
+    );
+    assert.ok(
+      b.assumptions.includes(
+        'path costs are the PTX instructions (nvcc -ptx -lineinfo) whose source location falls in each path, per warp and per pass, of `scale<int, 8>`, the instance launched here; loops are counted once',
+      ),
+      b.assumptions.join('\n'),
+    );
   });
 
   it('without a launch that says which instance runs, shows the costliest and the range across them', async () => {
     const report = await reportOf(fs.readFileSync(CU, 'utf8').replace(/scale<int, 8><<<[^;]*;/, ''), { ptx: PTX });
     const b = onLine(report.branches, 11);
-    assert.deepEqual(b.paths.map((p) => p.cost), [8, 3]);
-    assert.ok(b.assumptions.some((a) => a.endsWith('of `scale<float, 2>`, the costliest of 3 instantiations (across them: then 8 · else 2–3); loops are counted once')), b.assumptions.join('\n'));
+    assert.deepEqual(
+      b.paths.map((p) => p.cost),
+      [8, 3],
+    );
+    assert.ok(
+      b.assumptions.some((a) =>
+        a.endsWith(
+          'of `scale<float, 2>`, the costliest of 3 instantiations (across them: then 8 · else 2–3); loops are counted once',
+        ),
+      ),
+      b.assumptions.join('\n'),
+    );
   });
 
   it('says a select the compiler predicated is predicated, with the instructions every warp issues', async () => {
@@ -55,7 +76,10 @@ describe('compiled branch costs: PTX per instantiation', () => {
     const b = onLine(report.branches, 17);
     assert.equal(b.kind, 'divergent');
     assert.deepEqual(b.predicated, { source: 'ptx', cost: 5 });
-    assert.match(b.explanation, / The compiler predicated it \(no branch instruction in the PTX\): every warp issues its 5 PTX instructions, whether its lanes agree or not\.$/);
+    assert.match(
+      b.explanation,
+      / The compiler predicated it \(no branch instruction in the PTX\): every warp issues its 5 PTX instructions, whether its lanes agree or not\.$/,
+    );
     // the branch that compiles to `@%p bra` is not
     assert.equal(onLine(report.branches, 11).predicated, undefined);
   });
@@ -79,10 +103,19 @@ describe('compiled branch costs: PTX per instantiation', () => {
     assert.ok(b.idleIssueSlots > 0);
     const severities = { minCostThreshold: 0, minSharePercent: 0 };
     const finding = divergenceFindings([b], severities);
-    assert.deepEqual(finding.map((f) => f.severity), ['hint']);
+    assert.deepEqual(
+      finding.map((f) => f.severity),
+      ['hint'],
+    );
     // the same branch without the PTX's word on it is a warning under those thresholds
-    assert.deepEqual(divergenceFindings([{ ...b, predicated: undefined }], severities).map((f) => f.severity), ['warning']);
-    assert.match(branchHoverMarkdown([b], severities), /A hint, not a warning: .* but the compiler predicated the branch, so every warp issues it split or not\./);
+    assert.deepEqual(
+      divergenceFindings([{ ...b, predicated: undefined }], severities).map((f) => f.severity),
+      ['warning'],
+    );
+    assert.match(
+      branchHoverMarkdown([b], severities),
+      /A hint, not a warning: .* but the compiler predicated the branch, so every warp issues it split or not\./,
+    );
   });
 });
 
@@ -141,22 +174,36 @@ const SPLIT = [
   'void h(float* a) { select<<<1, 64>>>(a, 1); branch<<<1, 64>>>(a, 1); }',
 ].join('\n');
 
-describe('compiled branch costs: SASS listings (NVIDIA\'s documented format, hand-written)', () => {
+describe("compiled branch costs: SASS listings (NVIDIA's documented format, hand-written)", () => {
   it('sass format: reads functions, instructions, predicates and opcodes from cuobjdump -sass output', () => {
     const functions = parseSass(SASS);
-    assert.deepEqual(functions.map((f) => [f.name, f.arch, f.instructions.length]), [
-      ['_Z6selectPfi', 'sm_80', 6],
-      ['_Z6branchPfi', 'sm_80', 7],
-    ]);
-    assert.deepEqual(functions[0].instructions[3], { text: '@P0 STG.E [R2.64], R5', opcode: 'STG', predicated: true, location: null });
-    assert.deepEqual(functions.map((f) => conditionalBranches(f).map((i) => i.text)), [[], ['@P0 BRA 0x80']]);
+    assert.deepEqual(
+      functions.map((f) => [f.name, f.arch, f.instructions.length]),
+      [
+        ['_Z6selectPfi', 'sm_80', 6],
+        ['_Z6branchPfi', 'sm_80', 7],
+      ],
+    );
+    assert.deepEqual(functions[0].instructions[3], {
+      text: '@P0 STG.E [R2.64], R5',
+      opcode: 'STG',
+      predicated: true,
+      location: null,
+    });
+    assert.deepEqual(
+      functions.map((f) => conditionalBranches(f).map((i) => i.text)),
+      [[], ['@P0 BRA 0x80']],
+    );
   });
 
   it('sass format: says a branch of a kernel with no conditional branch instruction is predicated, and keeps the one that branches', async () => {
     const report = await reportOf(SPLIT, { sass: SASS });
     const [select, branch] = report.branches;
     assert.deepEqual(select.predicated, { source: 'sass', cost: null });
-    assert.match(select.explanation, /The compiler predicated it \(no branch instruction in the SASS\): every warp issues both paths, whether its lanes agree or not\.$/);
+    assert.match(
+      select.explanation,
+      /The compiler predicated it \(no branch instruction in the SASS\): every warp issues both paths, whether its lanes agree or not\.$/,
+    );
     assert.equal(branch.predicated, undefined);
   });
 
@@ -178,7 +225,12 @@ describe('compiled branch costs: SASS listings (NVIDIA\'s documented format, han
     const functions = parseSass(listing);
     assert.deepEqual(functions[0].instructions[1].location, { file: '/work/split.cu', line: 2 });
     const facts = await analyzeSnippet(SPLIT, { uri: 'file:///work/split.cu' });
-    const report = buildDocumentReport({ facts, archs: ['sm_80'], figuresFor: new FiguresRegistry().figuresFor, sass: { text: listing, filePath: '/work/split.cu' } });
+    const report = buildDocumentReport({
+      facts,
+      archs: ['sm_80'],
+      figuresFor: new FiguresRegistry().figuresFor,
+      sass: { text: listing, filePath: '/work/split.cu' },
+    });
     const [select, branch] = report.branches;
     assert.deepEqual(select.predicated, { source: 'sass', cost: 3 });
     assert.equal(branch.predicated, undefined);

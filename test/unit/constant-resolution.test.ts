@@ -20,7 +20,10 @@ describe('constant resolution', () => {
     assert.equal(evaluateInteger('1024u / 4'), 256);
     assert.equal(evaluateInteger('2.5f * 100'), null);
     assert.equal(evaluateInteger('sizeof(MyStruct)'), null);
-    assert.equal(evaluateInteger('n / 0 + 1', () => 4), null);
+    assert.equal(
+      evaluateInteger('n / 0 + 1', () => 4),
+      null,
+    );
   });
 
   it('resolves literals and dim3 forms', () => {
@@ -35,15 +38,31 @@ describe('constant resolution', () => {
   it('resolves const, constexpr, static const, #define and enumerators', () => {
     assert.deepEqual(blockOf('#define BLOCK (2 * 64)', 'k<<<1, BLOCK>>>(p);'), { x: 128, y: 1, z: 1 });
     assert.deepEqual(blockOf('static const int kThreads = 512;', 'k<<<1, kThreads>>>(p);'), { x: 512, y: 1, z: 1 });
-    assert.deepEqual(blockOf('constexpr unsigned TX = 32, TY = 8;', 'k<<<1, dim3(TX, TY)>>>(p);'), { x: 32, y: 8, z: 1 });
-    assert.deepEqual(blockOf('enum { WARPS = 4, THREADS = WARPS * 32 };', 'k<<<1, THREADS>>>(p);'), { x: 128, y: 1, z: 1 });
-    assert.deepEqual(blockOf('enum class Size : int { Small = 64, Large };', 'k<<<1, (int)Size::Large>>>(p);'), { x: 65, y: 1, z: 1 });
+    assert.deepEqual(blockOf('constexpr unsigned TX = 32, TY = 8;', 'k<<<1, dim3(TX, TY)>>>(p);'), {
+      x: 32,
+      y: 8,
+      z: 1,
+    });
+    assert.deepEqual(blockOf('enum { WARPS = 4, THREADS = WARPS * 32 };', 'k<<<1, THREADS>>>(p);'), {
+      x: 128,
+      y: 1,
+      z: 1,
+    });
+    assert.deepEqual(blockOf('enum class Size : int { Small = 64, Large };', 'k<<<1, (int)Size::Large>>>(p);'), {
+      x: 65,
+      y: 1,
+      z: 1,
+    });
     assert.deepEqual(blockOf('namespace cfg { constexpr int bs = 96; }', 'k<<<1, bs>>>(p);'), { x: 96, y: 1, z: 1 });
   });
 
   it('resolves `const` written after the type, at file scope and in the function', () => {
     assert.deepEqual(blockOf('int const kThreads = 192;', 'k<<<1, kThreads>>>(p);'), { x: 192, y: 1, z: 1 });
-    assert.deepEqual(blockOf('static unsigned long\tconst  kWide = 320;', 'k<<<1, kWide>>>(p);'), { x: 320, y: 1, z: 1 });
+    assert.deepEqual(blockOf('static unsigned long\tconst  kWide = 320;', 'k<<<1, kWide>>>(p);'), {
+      x: 320,
+      y: 1,
+      z: 1,
+    });
     assert.deepEqual(blockOf('', 'size_t const bs = 224;\nk<<<1, bs>>>(p);'), { x: 224, y: 1, z: 1 });
     assert.deepEqual(blockOf('', 'const int a = 1; int const bs = 2 * 80;\nk<<<1, bs>>>(p);'), { x: 160, y: 1, z: 1 });
   });
@@ -78,17 +97,28 @@ describe('constant resolution', () => {
     assert.equal(l.dynamicSmem.value, 1024);
   });
 
-  it('resolves template arguments at the launch against the kernel\'s launch bounds', async () => {
-    const facts = await analyzeSnippet([
-      'template <typename T, int BS>',
-      '__global__ void __launch_bounds__(BS) tile(const T* in, T* out) {}',
-      'void run(float* a, float* b) {',
-      '  constexpr int kBS = 512;',
-      '  tile<float, 256><<<1, 256>>>(a, b);',
-      '  tile<float, kBS><<<1, 512>>>(a, b);',
-      '}',
-    ].join('\n'));
-    assert.deepEqual(facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null), [256, 512]);
-    assert.deepEqual(facts.launches.map((l) => l.templateArgValues), [[null, 256], [null, 512]]);
+  it("resolves template arguments at the launch against the kernel's launch bounds", async () => {
+    const facts = await analyzeSnippet(
+      [
+        'template <typename T, int BS>',
+        '__global__ void __launch_bounds__(BS) tile(const T* in, T* out) {}',
+        'void run(float* a, float* b) {',
+        '  constexpr int kBS = 512;',
+        '  tile<float, 256><<<1, 256>>>(a, b);',
+        '  tile<float, kBS><<<1, 512>>>(a, b);',
+        '}',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null),
+      [256, 512],
+    );
+    assert.deepEqual(
+      facts.launches.map((l) => l.templateArgValues),
+      [
+        [null, 256],
+        [null, 512],
+      ],
+    );
   });
 });

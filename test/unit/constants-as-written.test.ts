@@ -9,7 +9,10 @@ import { makeSourceText } from '../../server/src/core/text/source-text';
 
 /** Each launch's line (1-based) and block, as `16x8x1` or null. */
 const blocks = (text: string) =>
-  findLaunches(makeSourceText(text)).map((l) => `${l.span.start.line + 1}: ${l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null'}`);
+  findLaunches(makeSourceText(text)).map(
+    (l) =>
+      `${l.span.start.line + 1}: ${l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null'}`,
+  );
 
 describe('constants as written in real code', () => {
   it('reads constants of typedef names, `using` aliases, `std::` types and `auto`', () => {

@@ -10,19 +10,24 @@ import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CORE = path.join(ROOT, 'server', 'src', 'core');
-const FORBIDDEN = /^(vscode|vscode-languageserver(\/.*)?|vscode-languageclient(\/.*)?|vscode-languageserver-textdocument|(node:)?fs(\/promises)?|(node:)?child_process)$/;
+const FORBIDDEN =
+  /^(vscode|vscode-languageserver(\/.*)?|vscode-languageclient(\/.*)?|vscode-languageserver-textdocument|(node:)?fs(\/promises)?|(node:)?child_process)$/;
 /** Packages the core may use: the parser. */
 const CORE_PACKAGES = /^web-tree-sitter$/;
 
-const sourcesUnder = (dir: string) => (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).sort();
-const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]);
+const sourcesUnder = (dir: string) =>
+  (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).sort();
+const importsOf = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]);
 
 /** Top-level declarations that hold state: `let`/`var`, and collections not typed read-only. */
 function moduleState(text: string): string[] {
   const found: string[] = [];
   for (const line of text.split('\n')) {
     if (/^(export\s+)?(let|var)\s/.test(line)) found.push(line.trim());
-    const collection = /^(export\s+)?const\s+\w+\s*(:\s*([^=]+))?=\s*(new\s+(Map|Set|WeakMap|WeakSet|Array)\b|\[)/.exec(line);
+    const collection = /^(export\s+)?const\s+\w+\s*(:\s*([^=]+))?=\s*(new\s+(Map|Set|WeakMap|WeakSet|Array)\b|\[)/.exec(
+      line,
+    );
     if (collection && !/^(Readonly|readonly\s)/.test((collection[3] ?? '').trim())) found.push(line.trim());
   }
   return found;
@@ -39,7 +44,9 @@ describe('layering', () => {
     it(`core/${file} imports no vscode, language server, fs or child_process module, nor anything outside the core but the parser`, () => {
       const imports = importsOf(path.join(CORE, file));
       const bad = imports.filter((i) => FORBIDDEN.test(i) || (!i.startsWith('.') && !CORE_PACKAGES.test(i)));
-      const outside = imports.filter((i) => i.startsWith('.') && !path.resolve(path.dirname(path.join(CORE, file)), i).startsWith(CORE));
+      const outside = imports.filter(
+        (i) => i.startsWith('.') && !path.resolve(path.dirname(path.join(CORE, file)), i).startsWith(CORE),
+      );
       assert.deepEqual([...bad, ...outside], [], `${file} imports ${[...bad, ...outside].join(', ')}`);
     });
   }
@@ -51,17 +58,22 @@ describe('layering', () => {
   }
 
   it('finds module-level state where there is some', () => {
-    assert.deepEqual(moduleState('let n = 0;\nconst cache = new Map<string, number>();\nconst NAMES: ReadonlySet<string> = new Set();\nconst xs = [];\n  let inner = 1;'), [
-      'let n = 0;',
-      'const cache = new Map<string, number>();',
-      'const xs = [];',
-    ]);
+    assert.deepEqual(
+      moduleState(
+        'let n = 0;\nconst cache = new Map<string, number>();\nconst NAMES: ReadonlySet<string> = new Set();\nconst xs = [];\n  let inner = 1;',
+      ),
+      ['let n = 0;', 'const cache = new Map<string, number>();', 'const xs = [];'],
+    );
   });
 
   it('the server and the CLI reach the analysis through the facade only', () => {
     for (const entry of ['server/src/lsp/cuda-occupancy-server.ts', 'server/src/cli/check-command.ts']) {
       const core = importsOf(path.join(ROOT, entry)).filter((i) => i.includes('/core/'));
-      assert.deepEqual(core.filter((i) => !/\/core\/(analyzer|types)$/.test(i)), [], entry);
+      assert.deepEqual(
+        core.filter((i) => !/\/core\/(analyzer|types)$/.test(i)),
+        [],
+        entry,
+      );
     }
   });
 
@@ -69,7 +81,11 @@ describe('layering', () => {
     const client = path.join(ROOT, 'client', 'src');
     for (const file of sourcesUnder(client)) {
       const fromServer = importsOf(path.join(client, file)).filter((i) => i.includes('server/'));
-      assert.deepEqual(fromServer.filter((i) => !/server\/src\/protocol$/.test(i)), [], file);
+      assert.deepEqual(
+        fromServer.filter((i) => !/server\/src\/protocol$/.test(i)),
+        [],
+        file,
+      );
     }
   });
 });

@@ -10,20 +10,65 @@ import { parseCuda } from '../support/grammar';
 import { analyzeSource } from '../support/divergence-fixtures';
 import { makeSourceText } from '../../server/src/core/text/source-text';
 import { findKernels } from '../../server/src/core/facts/kernel-finder';
-import { analyzeThreadDependence, blockEvaluator, evaluateSym, structuralKey, threadValue, type BlockSample, type Sym } from '../../server/src/core/body/thread-dependence';
+import {
+  analyzeThreadDependence,
+  blockEvaluator,
+  evaluateSym,
+  structuralKey,
+  threadValue,
+  type BlockSample,
+  type Sym,
+} from '../../server/src/core/body/thread-dependence';
 
-const OPERATORS = ['+', '-', '*', '/', '%', '<<', '>>', '&', '|', '^', '<', '<=', '>', '>=', '==', '!=', '&&', '||', 'min', 'max', '<=>'];
+const OPERATORS = [
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '<<',
+  '>>',
+  '&',
+  '|',
+  '^',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '==',
+  '!=',
+  '&&',
+  '||',
+  'min',
+  'max',
+  '<=>',
+];
 
 const anySym: fc.Arbitrary<Sym> = fc.letrec<{ sym: Sym }>((tie) => ({
   sym: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.constantFrom(0, -0, 1, 2, 3, 31, 32, 33, -7, 2.5, 2 ** 40, 1e300 * 1e300, NaN).map((value): Sym => ({ op: 'const', value })),
-    fc.record({ op: fc.constantFrom('threadIdx' as const, 'blockIdx' as const, 'blockDim' as const, 'gridDim' as const), dim: fc.constantFrom('x' as const, 'y' as const, 'z' as const) }),
+    fc
+      .constantFrom(0, -0, 1, 2, 3, 31, 32, 33, -7, 2.5, 2 ** 40, 1e300 * 1e300, NaN)
+      .map((value): Sym => ({ op: 'const', value })),
+    fc.record({
+      op: fc.constantFrom('threadIdx' as const, 'blockIdx' as const, 'blockDim' as const, 'gridDim' as const),
+      dim: fc.constantFrom('x' as const, 'y' as const, 'z' as const),
+    }),
     fc.constant<Sym>({ op: 'laneId' }),
     // ids 1 and 2 are bound by the samples below, 3 is not (undefined)
     fc.integer({ min: 1, max: 3 }).map((id): Sym => ({ op: 'free', id, name: `f${id}`, loop: null })),
-    fc.record({ op: fc.constant('opaque' as const), id: fc.integer({ min: 1, max: 5 }), kind: fc.constantFrom('warpUniform' as const, 'laneVarying' as const), what: fc.constant('o') }),
-    fc.record({ op: fc.constant('binary' as const), operator: fc.constantFrom(...OPERATORS), left: tie('sym'), right: tie('sym') }),
+    fc.record({
+      op: fc.constant('opaque' as const),
+      id: fc.integer({ min: 1, max: 5 }),
+      kind: fc.constantFrom('warpUniform' as const, 'laneVarying' as const),
+      what: fc.constant('o'),
+    }),
+    fc.record({
+      op: fc.constant('binary' as const),
+      operator: fc.constantFrom(...OPERATORS),
+      left: tie('sym'),
+      right: tie('sym'),
+    }),
     fc.record({ op: fc.constant('unary' as const), operator: fc.constantFrom('-', '!', '~', '+'), arg: tie('sym') }),
     fc.record({ op: fc.constant('select' as const), cond: tie('sym'), then: tie('sym'), else: tie('sym') }),
   ),
@@ -44,17 +89,40 @@ function sameResult(a: unknown, b: unknown): boolean {
 describe('divergence: speed-ups keep the results', () => {
   it('a block evaluator gives every thread what evaluateSym gives it', () => {
     fc.assert(
-      fc.property(anySym, fc.constantFrom(...SHAPES), fc.integer({ min: -40, max: 1000 }), fc.integer({ min: 0, max: 3 }), (sym, shape, bound, bx) => {
-        const sample: BlockSample = { blockIdx: { x: bx, y: 1, z: 0 }, gridDim: { x: 8, y: 8, z: 1 }, bindings: new Map([[1, bound], [2, 32]]), warpKey: (w) => w + 1000 * bx };
-        const column = blockEvaluator(sym, shape)(sample);
-        const size = shape.x * shape.y * shape.z;
-        for (let t = 0; t < size; t++) {
-          const threadIdx = { x: t % shape.x, y: Math.floor(t / shape.x) % shape.y, z: Math.floor(t / (shape.x * shape.y)) };
-          const expected = evaluateSym(sym, { ...sample, threadIdx, blockDim: shape, warpKey: sample.warpKey(Math.floor(t / 32)) });
-          if (!sameResult(threadValue(column, t), expected)) return false;
-        }
-        return true;
-      }),
+      fc.property(
+        anySym,
+        fc.constantFrom(...SHAPES),
+        fc.integer({ min: -40, max: 1000 }),
+        fc.integer({ min: 0, max: 3 }),
+        (sym, shape, bound, bx) => {
+          const sample: BlockSample = {
+            blockIdx: { x: bx, y: 1, z: 0 },
+            gridDim: { x: 8, y: 8, z: 1 },
+            bindings: new Map([
+              [1, bound],
+              [2, 32],
+            ]),
+            warpKey: (w) => w + 1000 * bx,
+          };
+          const column = blockEvaluator(sym, shape)(sample);
+          const size = shape.x * shape.y * shape.z;
+          for (let t = 0; t < size; t++) {
+            const threadIdx = {
+              x: t % shape.x,
+              y: Math.floor(t / shape.x) % shape.y,
+              z: Math.floor(t / (shape.x * shape.y)),
+            };
+            const expected = evaluateSym(sym, {
+              ...sample,
+              threadIdx,
+              blockDim: shape,
+              warpKey: sample.warpKey(Math.floor(t / 32)),
+            });
+            if (!sameResult(threadValue(column, t), expected)) return false;
+          }
+          return true;
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -75,12 +143,19 @@ describe('divergence: speed-ups keep the results', () => {
   });
 
   it('gives the same condition in two kernels the same verdict, not one shared object', async () => {
-    const kernel = (name: string) => `__global__ void ${name}(float* p, int n) {\n  int t = threadIdx.x;\n  if (t % 32 < 5) p[t] *= 2.0f;\n}\n`;
+    const kernel = (name: string) =>
+      `__global__ void ${name}(float* p, int n) {\n  int t = threadIdx.x;\n  if (t % 32 < 5) p[t] *= 2.0f;\n}\n`;
     const branches = await analyzeSource(kernel('first') + kernel('second'));
     assert.equal(branches.length, 2);
     const [first, second] = branches;
     assert.equal(first.kind, 'divergent');
-    const verdict = (b: (typeof branches)[number]) => ({ kind: b.kind, split: b.split, laneActivity: b.laneActivity, explanation: b.explanation, assumptions: b.assumptions.slice(1) });
+    const verdict = (b: (typeof branches)[number]) => ({
+      kind: b.kind,
+      split: b.split,
+      laneActivity: b.laneActivity,
+      explanation: b.explanation,
+      assumptions: b.assumptions.slice(1),
+    });
     assert.deepEqual(verdict(first), verdict(second));
     assert.notEqual(first.split, second.split);
     first.split!.groups!.push(99);
@@ -89,7 +164,9 @@ describe('divergence: speed-ups keep the results', () => {
   });
 
   it('treats a bitwise operation on an infinite value as undefined instead of throwing', async () => {
-    const branches = await analyzeSource('__global__ void k(int* a) {\n  if ((threadIdx.x & (1e300 * 1e300)) == 0) a[0] = 1;\n  if (threadIdx.x % 2) a[1] = 2;\n}\n');
+    const branches = await analyzeSource(
+      '__global__ void k(int* a) {\n  if ((threadIdx.x & (1e300 * 1e300)) == 0) a[0] = 1;\n  if (threadIdx.x % 2) a[1] = 2;\n}\n',
+    );
     assert.equal(branches.length, 2);
     assert.equal(branches[1].kind, 'divergent');
   });

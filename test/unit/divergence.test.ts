@@ -5,12 +5,21 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { DIVERGENCE_FIXTURES, analyzeSource, runFixture, verdictOnLine, type FixtureRun } from '../support/divergence-fixtures';
+import {
+  DIVERGENCE_FIXTURES,
+  analyzeSource,
+  runFixture,
+  verdictOnLine,
+  type FixtureRun,
+} from '../support/divergence-fixtures';
 import type { Branch } from '../../server/src/core/body/divergence';
 import { divergenceFindings } from '../../server/src/core/report/divergence-findings';
 import { branchesForCli } from '../../server/src/cli/check-json';
 
-const files = fs.readdirSync(DIVERGENCE_FIXTURES).filter((f) => f.endsWith('.cu')).sort();
+const files = fs
+  .readdirSync(DIVERGENCE_FIXTURES)
+  .filter((f) => f.endsWith('.cu'))
+  .sort();
 
 describe('divergence: labelled fixtures', () => {
   const runs: FixtureRun[] = [];
@@ -38,7 +47,9 @@ describe('divergence: labelled fixtures', () => {
     it(`${file}: no branch outside the labelled lines`, () => {
       const run = runs.find((r) => r.file === file)!;
       const labelled = new Set(run.labels.map((l) => l.line));
-      const extra = run.branches.filter((b) => !labelled.has(b.span.start.line)).map((b) => `${file}:${b.span.start.line + 1} ${b.construct} ${b.kind} \`${b.condition}\``);
+      const extra = run.branches
+        .filter((b) => !labelled.has(b.span.start.line))
+        .map((b) => `${file}:${b.span.start.line + 1} ${b.construct} ${b.kind} \`${b.condition}\``);
       assert.deepEqual(extra, []);
     });
   }
@@ -59,14 +70,17 @@ describe('divergence: labelled fixtures', () => {
     }
     const precision = tp + fp === 0 ? 1 : tp / (tp + fp);
     const recall = tp + fn === 0 ? 1 : tp / (tp + fn);
-    console.log(`      divergent: precision ${precision.toFixed(3)} (${tp}/${tp + fp}), recall ${recall.toFixed(3)} (${tp}/${tp + fn}); labels: ${[...byKind].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+    console.log(
+      `      divergent: precision ${precision.toFixed(3)} (${tp}/${tp + fp}), recall ${recall.toFixed(3)} (${tp}/${tp + fn}); labels: ${[...byKind].map(([k, n]) => `${n} ${k}`).join(', ')}`,
+    );
     assert.equal(fp, 0, 'a false divergent');
     assert.ok(recall >= 0.9, `recall ${recall}`);
   });
 });
 
 describe('divergence: verdicts and wording', () => {
-  const kernel = (body: string, launch = '') => `__global__ void k(float* buf, int n) {\n${body}\n}\n${launch ? `void h(float* b, int n) { ${launch} }\n` : ''}`;
+  const kernel = (body: string, launch = '') =>
+    `__global__ void k(float* buf, int n) {\n${body}\n}\n${launch ? `void h(float* b, int n) { ${launch} }\n` : ''}`;
   const only = (branches: Branch[], construct = 'if') => {
     const found = branches.filter((b) => b.construct === construct);
     assert.equal(found.length, 1, JSON.stringify(branches.map((b) => [b.construct, b.condition])));
@@ -74,7 +88,11 @@ describe('divergence: verdicts and wording', () => {
   };
 
   it('explains `t % 2 == 0` with no else as in the ux sketch: two groups of 16, 50% lanes, no extra issue slots', async () => {
-    const b = only(await analyzeSource(kernel('  int t = threadIdx.x;\n  if (t % 2 == 0) buf[t] += buf[t + 1] * 0.5f;', 'k<<<1, 256>>>(b, n);')));
+    const b = only(
+      await analyzeSource(
+        kernel('  int t = threadIdx.x;\n  if (t % 2 == 0) buf[t] += buf[t + 1] * 0.5f;', 'k<<<1, 256>>>(b, n);'),
+      ),
+    );
     assert.equal(b.kind, 'divergent');
     assert.equal(b.laneActivity, 0.5);
     assert.deepEqual(b.split?.groups, [16, 16]);
@@ -82,20 +100,32 @@ describe('divergence: verdicts and wording', () => {
     assert.equal(b.efficiency, 1);
     assert.equal(b.source.text, 'int t = threadIdx.x;');
     assert.equal(b.source.span.start.line, 1);
-    assert.match(b.explanation, /^`t % 2 == 0` splits every warp into two groups of 16 lanes; the idle lanes wait through the body \(about \d+ instructions, estimated from the syntax\) \(50% of the lanes active there\)\. The else path is empty, so no extra issue slots are paid\./);
+    assert.match(
+      b.explanation,
+      /^`t % 2 == 0` splits every warp into two groups of 16 lanes; the idle lanes wait through the body \(about \d+ instructions, estimated from the syntax\) \(50% of the lanes active there\)\. The else path is empty, so no extra issue slots are paid\./,
+    );
     assert.equal(b.costSource, 'syntax-estimate');
     assert.ok(b.assumptions.some((a) => a.startsWith('path costs are estimates')));
   });
 
   it('quotes a condition continued over lines with a backslash as the code it is, on one line', async () => {
-    const b = only(await analyzeSource(kernel('  int t = threadIdx.x \\\n    + 0;\n  if (t % 2 \\\n      == 0) buf[t] += buf[t + 1] * 0.5f;', 'k<<<1, 256>>>(b, n);')));
+    const b = only(
+      await analyzeSource(
+        kernel(
+          '  int t = threadIdx.x \\\n    + 0;\n  if (t % 2 \\\n      == 0) buf[t] += buf[t + 1] * 0.5f;',
+          'k<<<1, 256>>>(b, n);',
+        ),
+      ),
+    );
     assert.equal(b.condition, 't % 2 == 0');
     assert.equal(b.source.text, 'int t = threadIdx.x + 0;');
     assert.match(b.explanation, /^`t % 2 == 0` splits every warp/);
   });
 
   it('says nothing alarming about `if (i < n)` on a global index: tail guard', async () => {
-    const b = only(await analyzeSource(kernel('  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) buf[i] = 0;')));
+    const b = only(
+      await analyzeSource(kernel('  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) buf[i] = 0;')),
+    );
     assert.equal(b.kind, 'tail');
     assert.equal(b.explanation, 'tail guard: splits at most the last warp.');
     assert.equal(b.suggestion, null);
@@ -115,16 +145,31 @@ describe('divergence: verdicts and wording', () => {
     const b = only(await analyzeSource(kernel('  if (threadIdx.x < 64) buf[threadIdx.x] = 1.0f;')));
     assert.equal(b.kind, 'warp-uniform');
     assert.match(b.explanation, /assuming blockDim.x is a multiple of 32/);
-    assert.ok(b.assumptions.some((a) => /no launch of k with a known block size/.test(a)), b.assumptions.join('|'));
+    assert.ok(
+      b.assumptions.some((a) => /no launch of k with a known block size/.test(a)),
+      b.assumptions.join('|'),
+    );
   });
 
   it('with 48-thread blocks `threadIdx.x < 64` is still uniform per warp, `threadIdx.x < 40` is not', async () => {
-    const branches = await analyzeSource(kernel('  if (threadIdx.x < 64) buf[0] = 1;\n  if (threadIdx.x < 40) buf[1] = 1;', 'k<<<1, 48>>>(b, n);'));
-    assert.deepEqual(branches.map((b) => b.kind), ['warp-uniform', 'divergent']);
+    const branches = await analyzeSource(
+      kernel('  if (threadIdx.x < 64) buf[0] = 1;\n  if (threadIdx.x < 40) buf[1] = 1;', 'k<<<1, 48>>>(b, n);'),
+    );
+    assert.deepEqual(
+      branches.map((b) => b.kind),
+      ['warp-uniform', 'divergent'],
+    );
   });
 
   it('explains the reduction loop: divergent only in the last steps (s < 32)', async () => {
-    const b = only(await analyzeSource(kernel('  unsigned tid = threadIdx.x;\n  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (tid < s) buf[tid] += buf[tid + s];\n    __syncthreads();\n  }', 'k<<<8, 512>>>(b, n);')));
+    const b = only(
+      await analyzeSource(
+        kernel(
+          '  unsigned tid = threadIdx.x;\n  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (tid < s) buf[tid] += buf[tid + s];\n    __syncthreads();\n  }',
+          'k<<<8, 512>>>(b, n);',
+        ),
+      ),
+    );
     assert.equal(b.kind, 'divergent');
     assert.equal(b.split?.when, 's < 32 (s = 16, 8, 4, 2, 1)');
     assert.equal(b.split?.warps, 'warp 0 of each block');
@@ -152,14 +197,27 @@ describe('divergence: verdicts and wording', () => {
       ),
     );
     const constructs = branches.map((b) => `${b.construct}:${b.kind}`);
-    for (const c of ['break:divergent', 'continue:divergent', 'ternary:divergent', 'switch:divergent', 'short-circuit:divergent', 'if:divergent', 'return:divergent']) assert.ok(constructs.includes(c), `${c} missing from ${constructs.join(', ')}`);
+    for (const c of [
+      'break:divergent',
+      'continue:divergent',
+      'ternary:divergent',
+      'switch:divergent',
+      'short-circuit:divergent',
+      'if:divergent',
+      'return:divergent',
+    ])
+      assert.ok(constructs.includes(c), `${c} missing from ${constructs.join(', ')}`);
     const ret = branches.find((b) => b.construct === 'return')!;
     assert.equal(ret.paths[0].label, 'rest of the function');
     assert.equal(ret.laneActivity, 0.969);
   });
 
   it('does not list branches that depend on no thread index', async () => {
-    const branches = await analyzeSource(kernel('  if (n > 4) buf[0] = 1;\n  for (int k = 0; k < n; ++k) buf[k] = 0;\n  if (blockIdx.x == 0) buf[1] = 2;\n  int w = gridDim.x > 2 ? 1 : 0;'));
+    const branches = await analyzeSource(
+      kernel(
+        '  if (n > 4) buf[0] = 1;\n  for (int k = 0; k < n; ++k) buf[k] = 0;\n  if (blockIdx.x == 0) buf[1] = 2;\n  int w = gridDim.x > 2 ? 1 : 0;',
+      ),
+    );
     assert.deepEqual(branches, []);
   });
 });
@@ -180,12 +238,28 @@ describe('divergence: findings and CLI', () => {
       'void h(float* b, int n) { k<<<4, 256>>>(b, n); }',
     ].join('\n');
     const branches = await analyzeSource(text);
-    assert.deepEqual(branches.map((b) => b.kind), ['tail', 'warp-uniform', 'divergent', 'divergent', 'divergent']);
+    assert.deepEqual(
+      branches.map((b) => b.kind),
+      ['tail', 'warp-uniform', 'divergent', 'divergent', 'divergent'],
+    );
     // half of each warp idles through 8 slots: 4 slots of the kernel's 45; the leader's store costs
     // the warp nothing it would not pay anyway; three lanes leave 29 idle through 2 slots
-    assert.deepEqual(branches.slice(2).map((b) => [b.idleIssueSlots, b.kernelIssueSlots]), [[4, 45], [0, 45], [1.812, 45]]);
+    assert.deepEqual(
+      branches.slice(2).map((b) => [b.idleIssueSlots, b.kernelIssueSlots]),
+      [
+        [4, 45],
+        [0, 45],
+        [1.812, 45],
+      ],
+    );
     const findings = divergenceFindings(branches, { minCostThreshold: 4, minSharePercent: 8 });
-    assert.deepEqual(findings.map((x) => [x.span.start.line, x.severity]), [[6, 'warning'], [8, 'hint']]);
+    assert.deepEqual(
+      findings.map((x) => [x.span.start.line, x.severity]),
+      [
+        [6, 'warning'],
+        [8, 'hint'],
+      ],
+    );
     const f = findings[0];
     assert.equal(f.code, 'divergent-branch');
     assert.equal(f.message, branches[2].explanation);
@@ -194,16 +268,50 @@ describe('divergence: findings and CLI', () => {
     assert.match(f.related[0].message, /int t = threadIdx.x;/);
     // lower thresholds let the cheap one through; the lane-0 leader is never reported
     const low = divergenceFindings(branches, { minCostThreshold: 1, minSharePercent: 0 });
-    assert.deepEqual(low.map((x) => [x.span.start.line, x.severity]), [[6, 'warning'], [8, 'warning']]);
+    assert.deepEqual(
+      low.map((x) => [x.span.start.line, x.severity]),
+      [
+        [6, 'warning'],
+        [8, 'warning'],
+      ],
+    );
     // a larger kernel around the same branch makes it a hint
     const share = divergenceFindings(branches, { minCostThreshold: 4, minSharePercent: 10 });
-    assert.deepEqual(share.map((x) => [x.span.start.line, x.severity]), [[6, 'hint'], [8, 'hint']]);
+    assert.deepEqual(
+      share.map((x) => [x.span.start.line, x.severity]),
+      [
+        [6, 'hint'],
+        [8, 'hint'],
+      ],
+    );
   });
 
   it('gives the CLI contract fields, 1-based', async () => {
-    const branches = await analyzeSource('__global__ void k(float* b) {\n    if (threadIdx.x < 16) b[0] = 1;\n}\nvoid h(float* b) { k<<<1, 64>>>(b); }\n');
-    assert.deepEqual(branchesForCli(branches), [{ line: 2, column: 5, kind: 'divergent', condition: 'threadIdx.x < 16', efficiency: 1, idleIssueSlots: 1, kernelIssueSlots: 5, costSource: 'syntax-estimate' }]);
+    const branches = await analyzeSource(
+      '__global__ void k(float* b) {\n    if (threadIdx.x < 16) b[0] = 1;\n}\nvoid h(float* b) { k<<<1, 64>>>(b); }\n',
+    );
+    assert.deepEqual(branchesForCli(branches), [
+      {
+        line: 2,
+        column: 5,
+        kind: 'divergent',
+        condition: 'threadIdx.x < 16',
+        efficiency: 1,
+        idleIssueSlots: 1,
+        kernelIssueSlots: 5,
+        costSource: 'syntax-estimate',
+      },
+    ]);
     // the contract's fields, and the ones added since (cost of the split, what it is weighed against)
-    assert.deepEqual(Object.keys(branchesForCli(branches)[0]).sort(), ['column', 'condition', 'costSource', 'efficiency', 'idleIssueSlots', 'kernelIssueSlots', 'kind', 'line']);
+    assert.deepEqual(Object.keys(branchesForCli(branches)[0]).sort(), [
+      'column',
+      'condition',
+      'costSource',
+      'efficiency',
+      'idleIssueSlots',
+      'kernelIssueSlots',
+      'kind',
+      'line',
+    ]);
   });
 });

@@ -36,7 +36,10 @@ describe('document report: branch costs from the PTX', () => {
     const report = await build({ text: PTX, filePath: CU });
     const branch = split(report.branches);
     assert.equal(branch.costSource, 'ptx');
-    assert.deepEqual(branch.paths.map((p) => p.cost), [18, 1]);
+    assert.deepEqual(
+      branch.paths.map((p) => p.cost),
+      [18, 1],
+    );
     // the facts are per document version and stay as analysed
     assert.equal(split(report.facts.branches).costSource, 'syntax-estimate');
     assert.equal(report.branches.find((b) => b.kind === 'tail')!.costSource, 'syntax-estimate');
@@ -45,7 +48,10 @@ describe('document report: branch costs from the PTX', () => {
       warning.message,
       '`t % 2 == 0` splits every warp into two groups of 16 lanes: the warp runs both paths one after the other: 19 issue slots against 18 if the lanes agreed (issue efficiency 95%; PTX instructions).',
     );
-    const hover = hoverAt(report, { line: branch.conditionSpan.start.line, character: branch.conditionSpan.start.character + 2 });
+    const hover = hoverAt(report, {
+      line: branch.conditionSpan.start.line,
+      character: branch.conditionSpan.start.character + 2,
+    });
     assert.ok(hover && typeof hover.contents === 'object' && 'value' in hover.contents);
     assert.equal(
       hover.contents.value,

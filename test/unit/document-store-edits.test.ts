@@ -22,7 +22,9 @@ async function storeSeeingEdits(): Promise<{ store: DocumentStore; edits: Edit[]
     };
     return tree;
   };
-  const store = new DocumentStore({ parser: { parse: (text, old) => seeing(parser.parse(text, old)), dispose: () => undefined } });
+  const store = new DocumentStore({
+    parser: { parse: (text, old) => seeing(parser.parse(text, old)), dispose: () => undefined },
+  });
   store.open(URI, 'cuda-cpp', 1, TEXT);
   store.facts(URI);
   return { store, edits };
@@ -35,17 +37,33 @@ describe('DocumentStore edits', () => {
     store.change(URI, 2, [{ range: { start: { line: 2, character: 0 }, end: { line: 3, character: 0 } }, text: '' }]);
     const start = TEXT.indexOf('\n\n') + 1;
     assert.deepEqual(edits, [
-      { startIndex: start, oldEndIndex: start + 1, newEndIndex: start, startPosition: { row: 2, column: 0 }, oldEndPosition: { row: 3, column: 0 }, newEndPosition: { row: 2, column: 0 } },
+      {
+        startIndex: start,
+        oldEndIndex: start + 1,
+        newEndIndex: start,
+        startPosition: { row: 2, column: 0 },
+        oldEndPosition: { row: 3, column: 0 },
+        newEndPosition: { row: 2, column: 0 },
+      },
     ]);
     store.dispose();
   });
 
   it('gives the new end of a change that adds a line as a place in the text after it', async () => {
     const { store, edits } = await storeSeeingEdits();
-    store.change(URI, 2, [{ range: { start: { line: 1, character: 2 }, end: { line: 1, character: 5 } }, text: 'int u = 0;\n  int' }]);
+    store.change(URI, 2, [
+      { range: { start: { line: 1, character: 2 }, end: { line: 1, character: 5 } }, text: 'int u = 0;\n  int' },
+    ]);
     const start = TEXT.indexOf('int t');
     assert.deepEqual(edits, [
-      { startIndex: start, oldEndIndex: start + 3, newEndIndex: start + 16, startPosition: { row: 1, column: 2 }, oldEndPosition: { row: 1, column: 5 }, newEndPosition: { row: 2, column: 5 } },
+      {
+        startIndex: start,
+        oldEndIndex: start + 3,
+        newEndIndex: start + 16,
+        startPosition: { row: 1, column: 2 },
+        oldEndPosition: { row: 1, column: 5 },
+        newEndPosition: { row: 2, column: 5 },
+      },
     ]);
     store.dispose();
   });

@@ -42,7 +42,10 @@ describe('DocumentStore memory', function () {
     };
     store.open(uri, 'cuda-cpp', 1, Array.from({ length: KERNELS }, (_, i) => kernel(i) + padding).join(''));
     const first = analyse();
-    assert.match(first?.memoryParallelism[0].reasoning.join(' ') ?? '', /First use of a loaded value at line 5 \(`y\[i\] = a \* b \+ 1\.0f`\)/);
+    assert.match(
+      first?.memoryParallelism[0].reasoning.join(' ') ?? '',
+      /First use of a loaded value at line 5 \(`y\[i\] = a \* b \+ 1\.0f`\)/,
+    );
     const before = liveHeapMb();
     for (let i = 0; i < KERNELS; i++) {
       const at = { line: (6 + paddingLines) * i + 2, character: 2 };
@@ -50,7 +53,10 @@ describe('DocumentStore memory', function () {
       analyse();
     }
     const grownMb = liveHeapMb() - before;
-    assert.ok(grownMb < 8, `the live heap grew by ${grownMb.toFixed(1)} MB over ${KERNELS} edits (one 1 MB version kept per edit would be ~${KERNELS} MB)`);
+    assert.ok(
+      grownMb < 8,
+      `the live heap grew by ${grownMb.toFixed(1)} MB over ${KERNELS} edits (one 1 MB version kept per edit would be ~${KERNELS} MB)`,
+    );
     store.dispose();
   });
 
@@ -80,7 +86,9 @@ describe('DocumentStore memory', function () {
       store.open(uri, 'cuda-cpp', 1, kernel(k));
       store.facts(uri);
     }
-    store.change('file:///open-4.cu', 2, [{ range: { start: { line: 2, character: 2 }, end: { line: 2, character: 2 } }, text: ' ' }]);
+    store.change('file:///open-4.cu', 2, [
+      { range: { start: { line: 2, character: 2 }, end: { line: 2, character: 2 } }, text: ' ' },
+    ]);
     store.facts('file:///open-4.cu');
     assert.equal(peak, 2, 'a third tree while the next document is parsed');
     store.dispose();

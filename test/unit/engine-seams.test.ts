@@ -12,7 +12,8 @@ describe('engine seams', function () {
 
   it('keep a tree walk optimized across full collections when no tree is alive', () => {
     assertWalkStaysOptimized({
-      count: 'function count(node) { let n = 1; for (let c = node.firstChild; c; c = c.nextSibling) n += count(c); return n; }',
+      count:
+        'function count(node) { let n = 1; for (let c = node.firstChild; c; c = c.nextSibling) n += count(c); return n; }',
       root: 'tree.rootNode',
     });
   });
@@ -20,7 +21,8 @@ describe('engine seams', function () {
   it('keep a walk over syntax views optimized across full collections when no view of a tree is alive', () => {
     assertWalkStaysOptimized({
       requires: `const { SyntaxViews } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'server', 'src', 'core', 'syntax', 'syntax-view.js'))});`,
-      count: "function count(v) { let n = v.type.length + v.endIndex; for (const c of v.namedChildren) n += count(c); return n + (v.childForFieldName('body') ? 1 : 0); }",
+      count:
+        "function count(v) { let n = v.type.length + v.endIndex; for (const c of v.namedChildren) n += count(c); return n + (v.childForFieldName('body') ? 1 : 0); }",
       root: 'new SyntaxViews(tree).view(tree.rootNode)',
     });
   });

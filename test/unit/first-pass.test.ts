@@ -8,7 +8,8 @@ import { DocumentStore, FIRST_PASS_BUDGET_MS } from '../../server/src/lsp/docume
 import { getCudaParser } from '../support/grammar';
 
 const URI = 'file:///first-pass.cu';
-const kernel = (i: number) => `__global__ void k${i}(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (threadIdx.x % 2) y[i] = x[i];\n}\n`;
+const kernel = (i: number) =>
+  `__global__ void k${i}(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (threadIdx.x % 2) y[i] = x[i];\n}\n`;
 const TEXT = [0, 1, 2].map(kernel).join('');
 
 async function openStore(): Promise<DocumentStore> {
@@ -21,11 +22,17 @@ describe('first pass', () => {
   it('of a newly opened document reads no kernel body; the background reads them all', async () => {
     const store = await openStore();
     const first = store.facts(URI)!;
-    assert.deepEqual([first.kernels.length, first.pendingKernels, first.memoryParallelism.length, first.branches.length], [3, 3, 0, 0]);
+    assert.deepEqual(
+      [first.kernels.length, first.pendingKernels, first.memoryParallelism.length, first.branches.length],
+      [3, 3, 0, 0],
+    );
     let slices = 0;
     while (store.complete(URI, 0)) slices++; // without a budget, one kernel per slice: it still ends
     const complete = store.facts(URI)!;
-    assert.deepEqual([complete.pendingKernels, complete.memoryParallelism.length, complete.branches.map((b) => b.kernel)], [0, 3, ['k0', 'k1', 'k2']]);
+    assert.deepEqual(
+      [complete.pendingKernels, complete.memoryParallelism.length, complete.branches.map((b) => b.kernel)],
+      [0, 3, ['k0', 'k1', 'k2']],
+    );
     assert.ok(slices >= 3 && slices <= 4, `${slices} slices`);
     store.dispose();
   });
@@ -35,9 +42,15 @@ describe('first pass', () => {
     store.facts(URI);
     assert.equal(store.complete(URI, 0, { line: 6, character: 4 }), true); // in k1's body
     const after = store.facts(URI)!;
-    assert.deepEqual([after.pendingKernels, after.memoryParallelism.map((m) => m.kernel), after.branches.map((b) => b.kernel)], [2, ['k1'], ['k1']]);
+    assert.deepEqual(
+      [after.pendingKernels, after.memoryParallelism.map((m) => m.kernel), after.branches.map((b) => b.kernel)],
+      [2, ['k1'], ['k1']],
+    );
     while (store.complete(URI, 0));
-    assert.deepEqual(store.facts(URI)!.memoryParallelism.map((m) => m.kernel), ['k0', 'k1', 'k2']);
+    assert.deepEqual(
+      store.facts(URI)!.memoryParallelism.map((m) => m.kernel),
+      ['k0', 'k1', 'k2'],
+    );
     store.dispose();
   });
 

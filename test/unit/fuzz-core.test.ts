@@ -21,7 +21,16 @@ import { codeActions } from '../../server/src/lsp/code-actions';
 import { toDiagnostic } from '../../server/src/lsp/lsp-convert';
 import { DocumentStore } from '../../server/src/lsp/document-store';
 import { getCudaParser } from '../support/grammar';
-import { anySource, applyEdit, checkProperty, edit, editRange, editSequence, fuzzRuns, treePoint } from '../support/fuzz-sources';
+import {
+  anySource,
+  applyEdit,
+  checkProperty,
+  edit,
+  editRange,
+  editSequence,
+  fuzzRuns,
+  treePoint,
+} from '../support/fuzz-sources';
 
 const URI = 'file:///fuzz/doc.cu';
 const ARCHS = ['sm_80', 'sm_90'];
@@ -38,11 +47,22 @@ function analyze(parser: CudaParser, text: string, tree: Tree | null = parser.pa
 }
 
 /** Every `{ start, end }` span in a value, with the path to it. */
-function spansIn(value: unknown, at = 'facts', out: Array<{ at: string; span: { start: { line: number; character: number }; end: { line: number; character: number } } }> = []) {
+function spansIn(
+  value: unknown,
+  at = 'facts',
+  out: Array<{
+    at: string;
+    span: { start: { line: number; character: number }; end: { line: number; character: number } };
+  }> = [],
+) {
   if (Array.isArray(value)) value.forEach((v, k) => spansIn(v, `${at}[${k}]`, out));
   else if (value && typeof value === 'object') {
     const v = value as Record<string, unknown>;
-    const isPos = (p: unknown) => !!p && typeof p === 'object' && typeof (p as { line?: unknown }).line === 'number' && typeof (p as { character?: unknown }).character === 'number';
+    const isPos = (p: unknown) =>
+      !!p &&
+      typeof p === 'object' &&
+      typeof (p as { line?: unknown }).line === 'number' &&
+      typeof (p as { character?: unknown }).character === 'number';
     if (isPos(v.start) && isPos(v.end)) out.push({ at, span: v as never });
     else for (const [k, child] of Object.entries(v)) if (k !== 'source') spansIn(child, `${at}.${k}`, out);
   }
@@ -77,12 +97,22 @@ describe('fuzz: the core', function () {
         const facts = analyze(parser, text);
         const lines = TextDocument.create(URI, 'cuda-cpp', 1, text);
         const lineCount = lines.lineCount;
-        const lineLength = (line: number) => lines.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } }).replace(/(\r\n|\r|\n)$/, '').length;
+        const lineLength = (line: number) =>
+          lines
+            .getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } })
+            .replace(/(\r\n|\r|\n)$/, '').length;
         for (const { at, span } of spansIn({ ...facts, source: undefined })) {
           for (const p of [span.start, span.end]) {
-            assert.ok(p.line >= 0 && p.line < lineCount && p.character >= 0 && p.character <= lineLength(p.line), `${at} = ${JSON.stringify(span)} is outside the document (${lineCount} lines)`);
+            assert.ok(
+              p.line >= 0 && p.line < lineCount && p.character >= 0 && p.character <= lineLength(p.line),
+              `${at} = ${JSON.stringify(span)} is outside the document (${lineCount} lines)`,
+            );
           }
-          assert.ok(span.start.line < span.end.line || (span.start.line === span.end.line && span.start.character <= span.end.character), `${at} = ${JSON.stringify(span)} ends before it starts`);
+          assert.ok(
+            span.start.line < span.end.line ||
+              (span.start.line === span.end.line && span.start.character <= span.end.character),
+            `${at} = ${JSON.stringify(span)} ends before it starts`,
+          );
         }
         analyzeDocument({ uri: URI, version: 1, text, tree: null });
       },
@@ -99,7 +129,11 @@ describe('fuzz: the core', function () {
         const report = buildDocumentReport({ facts, archs: ARCHS, figuresFor: new FiguresRegistry().figuresFor });
         codeLenses(report);
         const diagnostics = report.findings.map((f) => toDiagnostic(f, URI));
-        for (const p of [...positions, ...facts.launches.map((l) => l.nameSpan.start), ...facts.kernels.map((k) => k.nameSpan.start)]) {
+        for (const p of [
+          ...positions,
+          ...facts.launches.map((l) => l.nameSpan.start),
+          ...facts.kernels.map((k) => k.nameSpan.start),
+        ]) {
           hoverAt(report, p);
           codeActions(report, { start: p, end: p }, diagnostics);
         }
@@ -171,7 +205,9 @@ describe('fuzz: the core', function () {
               const text = client.getText();
               const { start, end } = editRange(text, e);
               const c: TextDocumentContentChangeEvent =
-                kind === 0 ? { text: applyEdit(text, e) } : { range: { start: client.positionAt(start), end: client.positionAt(end) }, text: e.insert };
+                kind === 0
+                  ? { text: applyEdit(text, e) }
+                  : { range: { start: client.positionAt(start), end: client.positionAt(end) }, text: e.insert };
               changes.push(c);
               client = TextDocument.update(client, [c], version);
             }
@@ -191,7 +227,8 @@ describe('fuzz: the core', function () {
           const first = budgeted.facts(URI)!;
           const kernels = first.kernels.length;
           let calls = 0;
-          while (budgeted.complete(URI, 0)) assert.ok(++calls <= 2 * kernels + 2, `still pending after ${calls} calls for ${kernels} kernels`);
+          while (budgeted.complete(URI, 0))
+            assert.ok(++calls <= 2 * kernels + 2, `still pending after ${calls} calls for ${kernels} kernels`);
           const completed = firstDifference(budgeted.facts(URI), fresh.facts(URI));
           assert.equal(completed, null, `facts completed in slices differ from one full analysis at ${completed}`);
         } finally {

@@ -15,7 +15,10 @@ const MB = 1 << 20;
  * pages hold free, `run()` runs what was deferred. `collection: 'none'` is Node without gc exposed;
  * `'throws'`, a collection that fails.
  */
-function pretendHeap(initialMb: number, { collection = 'collects' }: { collection?: 'collects' | 'none' | 'throws' } = {}) {
+function pretendHeap(
+  initialMb: number,
+  { collection = 'collects' }: { collection?: 'collects' | 'none' | 'throws' } = {},
+) {
   const heap = { old: initialMb * MB, free: 0, collections: 0, compactions: 0, afterCollectionMb: initialMb };
   const deferred: Array<() => void> = [];
   // What a collection frees stays in the old generation's pages, free, unless it compacts.
@@ -161,7 +164,7 @@ describe('IdleCollector', () => {
     assert.deepEqual([heap.collections, heap.compactions, heap.free], [2, 1, 0]);
   });
 
-  it('never compacts in an edit\'s debounce, however much is free', () => {
+  it("never compacts in an edit's debounce, however much is free", () => {
     const { heap, collector, run } = pretendHeap(40);
     heap.old = 60 * MB;
     heap.free = 60 * MB;
@@ -212,7 +215,11 @@ describe('IdleCollector', () => {
     `;
     const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
-    const { before, after, compactions } = JSON.parse(child.stdout) as { before: number; after: number; compactions: number };
+    const { before, after, compactions } = JSON.parse(child.stdout) as {
+      before: number;
+      after: number;
+      compactions: number;
+    };
     assert.equal(compactions, 1);
     assert.ok(after < before * 0.6, `old space ${before.toFixed(1)} MB -> ${after.toFixed(1)} MB`);
   });

@@ -1,6 +1,12 @@
 /** The registry of what the core keeps between calls (core/incremental/kept-tables.ts) and its one policy. */
 import * as assert from 'node:assert/strict';
-import { clearKeptTables, keptTables, memoByObject, memoByText, memoWhileSame } from '../../server/src/core/incremental/kept-tables';
+import {
+  clearKeptTables,
+  keptTables,
+  memoByObject,
+  memoByText,
+  memoWhileSame,
+} from '../../server/src/core/incremental/kept-tables';
 import { parseArch } from '../../server/src/core/gpu/arch-table';
 // The facade loads every stage of the pipeline, and so registers every table.
 import '../../server/src/core/analyzer';
@@ -9,7 +15,16 @@ describe('kept tables', () => {
   it('lists every table the core keeps, with its size and capacity', () => {
     parseArch('sm_80');
     const names = keptTables().map((t) => t.name);
-    for (const name of ['architecture names', 'expression tokens', 'branch verdicts', 'dependence kinds', 'directive ranges', 'launch targets', 'launch findings', 'tree-sitter runtime']) {
+    for (const name of [
+      'architecture names',
+      'expression tokens',
+      'branch verdicts',
+      'dependence kinds',
+      'directive ranges',
+      'launch targets',
+      'launch findings',
+      'tree-sitter runtime',
+    ]) {
       assert.ok(names.includes(name), `${name} is not registered: ${names.join(', ')}`);
     }
     const arch = keptTables().find((t) => t.name === 'architecture names')!;
@@ -20,7 +35,11 @@ describe('kept tables', () => {
   it('computes a text-keyed value once, and keeps at most its capacity, dropping what was not used for longest', () => {
     let computed = 0;
     // 'quoted operators' holds 256: two generations of 128.
-    const quote = memoByText('quoted operators', (s: string) => s, (s: string) => (computed++, `"${s}"`));
+    const quote = memoByText(
+      'quoted operators',
+      (s: string) => s,
+      (s: string) => (computed++, `"${s}"`),
+    );
     assert.equal(quote('a'), '"a"');
     assert.equal(quote('a'), '"a"');
     assert.equal(computed, 1);
@@ -45,7 +64,11 @@ describe('kept tables', () => {
     assert.equal(lengthOf(xs), 3);
     assert.equal(lengthOf(xs), 3);
     assert.equal(computed, 1);
-    const scaled = memoWhileSame('test scaled', (a: number, b: number) => a === b, (xs: number[], k: number) => (computed++, xs.map((x) => x * k)));
+    const scaled = memoWhileSame(
+      'test scaled',
+      (a: number, b: number) => a === b,
+      (xs: number[], k: number) => (computed++, xs.map((x) => x * k)),
+    );
     assert.deepEqual(scaled(xs, 2), [2, 4, 6]);
     assert.deepEqual(scaled(xs, 2), [2, 4, 6]);
     assert.equal(computed, 2);
@@ -55,7 +78,11 @@ describe('kept tables', () => {
 
   it('forgets everything on clear, and the next calls compute again', () => {
     let computed = 0;
-    const twice = memoByText('expression tokens', (s: string) => `test:${s}`, (s: string) => (computed++, s + s));
+    const twice = memoByText(
+      'expression tokens',
+      (s: string) => `test:${s}`,
+      (s: string) => (computed++, s + s),
+    );
     twice('ab');
     clearKeptTables();
     twice('ab');

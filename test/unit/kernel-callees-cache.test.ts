@@ -58,13 +58,17 @@ describe('kernel results kept between versions', () => {
     try {
       store.open(URI, 'cuda-cpp', 1, TEXT);
       const before = await pathCosts(store);
-      store.change(URI, 2, [{ range: { start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }, text: LOOP }]);
+      store.change(URI, 2, [
+        { range: { start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }, text: LOOP },
+      ]);
       const withLoop = typed(TEXT, 3, 0, LOOP);
       const after = await pathCosts(store);
       assert.deepEqual(after, await freshCosts(withLoop));
       assert.ok(after[0] > before[0], `the path through heavy costs more with the loop: ${before} -> ${after}`);
       // A quote before heavy's header: the file no longer defines the function the kernel calls.
-      store.change(URI, 3, [{ range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } }, text: '" ' }]);
+      store.change(URI, 3, [
+        { range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } }, text: '" ' },
+      ]);
       const undefinedHeavy = await pathCosts(store);
       assert.deepEqual(undefinedHeavy, await freshCosts(typed(withLoop, 2, 0, '" ')));
       assert.ok(undefinedHeavy[0] < after[0], `the path no longer follows heavy: ${after} -> ${undefinedHeavy}`);

@@ -20,29 +20,55 @@ describe('kernel-finder', () => {
   });
 
   it('reads qualifiers and attributes in any order', () => {
-    const found = kernels([
-      'static __global__ void __launch_bounds__(256, 2) a(float* x) {}',
-      'void __global__ __launch_bounds__(128) b(float* x) {}',
-      '__launch_bounds__(64) __global__ void c(float* x) {}',
-      '__global__ __launch_bounds__(1024, 1, 8) void d(float* x) {}',
-      'extern "C" __global__ void __maxnreg__(32) e(float* x) {}',
-      '__global__ void __cluster_dims__(2, 2) f(float* x) {}',
-    ].join('\n'));
-    assert.deepEqual(found.map((k) => [k.name, k.launchBounds?.maxThreadsPerBlock ?? null, k.launchBounds?.minBlocksPerMultiprocessor ?? null, k.launchBounds?.maxBlocksPerCluster ?? null]), [
-      ['a', 256, 2, null], ['b', 128, null, null], ['c', 64, null, null], ['d', 1024, 1, 8], ['e', null, null, null], ['f', null, null, null],
-    ]);
+    const found = kernels(
+      [
+        'static __global__ void __launch_bounds__(256, 2) a(float* x) {}',
+        'void __global__ __launch_bounds__(128) b(float* x) {}',
+        '__launch_bounds__(64) __global__ void c(float* x) {}',
+        '__global__ __launch_bounds__(1024, 1, 8) void d(float* x) {}',
+        'extern "C" __global__ void __maxnreg__(32) e(float* x) {}',
+        '__global__ void __cluster_dims__(2, 2) f(float* x) {}',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      found.map((k) => [
+        k.name,
+        k.launchBounds?.maxThreadsPerBlock ?? null,
+        k.launchBounds?.minBlocksPerMultiprocessor ?? null,
+        k.launchBounds?.maxBlocksPerCluster ?? null,
+      ]),
+      [
+        ['a', 256, 2, null],
+        ['b', 128, null, null],
+        ['c', 64, null, null],
+        ['d', 1024, 1, 8],
+        ['e', null, null, null],
+        ['f', null, null, null],
+      ],
+    );
     assert.equal(found[4].maxnreg, 32);
     assert.equal(found[4].externC, true);
     assert.deepEqual(found[5].clusterDims, { x: 2, y: 2, z: 1 });
   });
 
   it('qualifies kernels by their namespaces and extern "C" blocks', () => {
-    const found = kernels('namespace outer { namespace inner {\n__global__ void k(int* p) {}\n} }\nextern "C" {\n__global__ void c_kernel(int* p) {}\n}\nnamespace a::b { __global__ void n(int*); }\n');
-    assert.deepEqual(found.map((k) => [k.qualifiedName, k.externC, k.isDefinition]), [['outer::inner::k', false, true], ['c_kernel', true, true], ['a::b::n', false, false]]);
+    const found = kernels(
+      'namespace outer { namespace inner {\n__global__ void k(int* p) {}\n} }\nextern "C" {\n__global__ void c_kernel(int* p) {}\n}\nnamespace a::b { __global__ void n(int*); }\n',
+    );
+    assert.deepEqual(
+      found.map((k) => [k.qualifiedName, k.externC, k.isDefinition]),
+      [
+        ['outer::inner::k', false, true],
+        ['c_kernel', true, true],
+        ['a::b::n', false, false],
+      ],
+    );
   });
 
   it('reads template parameters and resolves launch bounds per template arguments', () => {
-    const [k] = kernels('template <typename T, int BS = 128, int MIN = BS / 64>\n__global__ void __launch_bounds__(BS, MIN) reduce(const T* in, T* out) {}\n');
+    const [k] = kernels(
+      'template <typename T, int BS = 128, int MIN = BS / 64>\n__global__ void __launch_bounds__(BS, MIN) reduce(const T* in, T* out) {}\n',
+    );
     assert.deepEqual(k.templateParams, [
       { name: 'T', kind: 'type', defaultText: null },
       { name: 'BS', kind: 'value', defaultText: '128' },
@@ -55,7 +81,10 @@ describe('kernel-finder', () => {
     const defaults = resolveLaunchBounds(k, { templateArgs: ['double'] });
     assert.equal(defaults?.maxThreadsPerBlock, 128);
     assert.equal(defaults?.minBlocksPerMultiprocessor, 2);
-    const named = resolveLaunchBounds(k, { templateArgs: ['float', 'THREADS'], argLookup: (n) => (n === 'THREADS' ? 512 : null) });
+    const named = resolveLaunchBounds(k, {
+      templateArgs: ['float', 'THREADS'],
+      argLookup: (n) => (n === 'THREADS' ? 512 : null),
+    });
     assert.equal(named?.maxThreadsPerBlock, 512);
     assert.equal(resolveLaunchBounds(k, { templateArgs: ['float', 'unknown_t'] })?.maxThreadsPerBlock, null);
   });
@@ -67,15 +96,27 @@ describe('kernel-finder', () => {
   });
 
   it('resolves bounds through macros and constants', () => {
-    const [k] = kernels('#define THREADS 256\nconstexpr int MINB = 2;\n__global__ void __launch_bounds__(THREADS, MINB) k(float* p) {}\n');
+    const [k] = kernels(
+      '#define THREADS 256\nconstexpr int MINB = 2;\n__global__ void __launch_bounds__(THREADS, MINB) k(float* p) {}\n',
+    );
     assert.equal(k.launchBounds?.maxThreadsPerBlock, 256);
     assert.equal(k.launchBounds?.minBlocksPerMultiprocessor, 2);
     assert.equal(k.launchBounds?.text, '__launch_bounds__(THREADS, MINB)');
   });
 
   it('sizes static shared memory and lists extern shared arrays', () => {
-    const [k] = kernels('#define TILE 32\n__global__ void gemm(float* c) {\n  __shared__ float As[TILE][TILE + 1];\n  __shared__ double acc[4], flag;\n  extern __shared__ char dyn[];\n}\n');
-    assert.deepEqual(k.sharedDeclarations.map((d) => [d.name, d.bytes, d.isExtern]), [['As', 32 * 33 * 4, false], ['acc', 32, false], ['flag', 8, false], ['dyn', 0, true]]);
+    const [k] = kernels(
+      '#define TILE 32\n__global__ void gemm(float* c) {\n  __shared__ float As[TILE][TILE + 1];\n  __shared__ double acc[4], flag;\n  extern __shared__ char dyn[];\n}\n',
+    );
+    assert.deepEqual(
+      k.sharedDeclarations.map((d) => [d.name, d.bytes, d.isExtern]),
+      [
+        ['As', 32 * 33 * 4, false],
+        ['acc', 32, false],
+        ['flag', 8, false],
+        ['dyn', 0, true],
+      ],
+    );
     assert.equal(k.staticSharedBytes, 32 * 33 * 4 + 40);
   });
 
@@ -86,13 +127,23 @@ describe('kernel-finder', () => {
   });
 
   it('ignores __global__ in a #define and keeps the leading annotation comment', () => {
-    const found = kernels('#define KERNEL __global__\n// occupancy: regs=40 smem=1024\n__global__ void k(float* p) {}\n');
+    const found = kernels(
+      '#define KERNEL __global__\n// occupancy: regs=40 smem=1024\n__global__ void k(float* p) {}\n',
+    );
     assert.equal(found.length, 1);
     assert.equal(found[0].leadingComment, '// occupancy: regs=40 smem=1024');
   });
 
   it('finds a declaration in a header and the definition separately', () => {
-    const found = kernels('__global__ void __launch_bounds__(128) k(float* p);\n__global__ void k(float* p) { p[0] = 1; }\n');
-    assert.deepEqual(found.map((k) => [k.isDefinition, k.launchBounds?.maxThreadsPerBlock ?? null]), [[false, 128], [true, null]]);
+    const found = kernels(
+      '__global__ void __launch_bounds__(128) k(float* p);\n__global__ void k(float* p) { p[0] = 1; }\n',
+    );
+    assert.deepEqual(
+      found.map((k) => [k.isDefinition, k.launchBounds?.maxThreadsPerBlock ?? null]),
+      [
+        [false, 128],
+        [true, null],
+      ],
+    );
   });
 });

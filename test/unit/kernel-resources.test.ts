@@ -3,12 +3,22 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parsePtxasOutput } from '../../server/src/core/compiler/ptxas-output';
 import {
-  ANY_ARCH, mapKernelResources, parseResourceAnnotation, pickInstance, preferResources, resourcesForArch,
-  splitTemplateArgsText, uncompiledInstances, unknownResources, type ResourceFigures, type SourceKernel,
+  ANY_ARCH,
+  mapKernelResources,
+  parseResourceAnnotation,
+  pickInstance,
+  preferResources,
+  resourcesForArch,
+  splitTemplateArgsText,
+  uncompiledInstances,
+  unknownResources,
+  type ResourceFigures,
+  type SourceKernel,
 } from '../../server/src/core/compiler/kernel-resources';
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/ptxas');
-const parse = (...files: string[]) => files.flatMap((f) => parsePtxasOutput(fs.readFileSync(path.join(FIXTURES, f), 'utf8')).entries);
+const parse = (...files: string[]) =>
+  files.flatMap((f) => parsePtxasOutput(fs.readFileSync(path.join(FIXTURES, f), 'utf8')).entries);
 
 /** The kernels of templates.cu and plain.cu as the source analysis reports them. */
 const templateKernels: SourceKernel[] = [
@@ -31,33 +41,63 @@ const plainKernels: SourceKernel[] = [
 describe('kernel resources', () => {
   it('gives each template kernel one instance per instantiation, with figures per arch', () => {
     const { kernels, unmatched } = mapKernelResources({
-      kernels: templateKernels, entries: parse('templates.sm_80.txt', 'templates.sm_90.txt'), source: 'ptxas', producedAt: 1000,
+      kernels: templateKernels,
+      entries: parse('templates.sm_80.txt', 'templates.sm_90.txt'),
+      source: 'ptxas',
+      producedAt: 1000,
     });
     assert.deepEqual(unmatched, []);
-    assert.deepEqual(kernels.map((k) => k.instances.length), [3, 2, 2, 2]);
+    assert.deepEqual(
+      kernels.map((k) => k.instances.length),
+      [3, 2, 2, 2],
+    );
     const reduce = kernels[0].instances.find((i) => i.templateArgs.join() === 'float,256');
     assert.ok(reduce);
     assert.equal(reduce.mangledName, '_ZN2ns6reduceIfLi256EEEvPKT_PS1_i');
     assert.equal(reduce.signature, 'void ns::reduce<float, 256>(float const*, float*, int)');
     assert.deepEqual(Object.keys(reduce.resources).sort(), ['sm_80', 'sm_90']);
     assert.deepEqual(reduce.resources.sm_90, {
-      numRegs: 12, sharedSizeBytes: 1024, spillStoreBytes: 0, spillLoadBytes: 0, stackFrameBytes: 0, barriers: 1, source: 'ptxas', producedAt: 1000,
+      numRegs: 12,
+      sharedSizeBytes: 1024,
+      spillStoreBytes: 0,
+      spillLoadBytes: 0,
+      stackFrameBytes: 0,
+      barriers: 1,
+      source: 'ptxas',
+      producedAt: 1000,
     });
   });
 
   it('tells overloads apart by parameters and maps extern "C" and anonymous-namespace kernels', () => {
-    const { kernels, unmatched } = mapKernelResources({ kernels: plainKernels, entries: parse('plain.sm_90.txt'), source: 'log' });
+    const { kernels, unmatched } = mapKernelResources({
+      kernels: plainKernels,
+      entries: parse('plain.sm_90.txt'),
+      source: 'log',
+    });
     assert.deepEqual(unmatched, []);
     const [saxpy, scaleFloat, scaleDouble, hidden] = kernels;
-    assert.deepEqual(saxpy.instances.map((i) => i.mangledName), ['saxpy_c']);
-    assert.deepEqual(scaleFloat.instances.map((i) => i.mangledName), ['_Z5scalePffi']);
-    assert.deepEqual(scaleDouble.instances.map((i) => i.mangledName), ['_Z5scalePddi']);
+    assert.deepEqual(
+      saxpy.instances.map((i) => i.mangledName),
+      ['saxpy_c'],
+    );
+    assert.deepEqual(
+      scaleFloat.instances.map((i) => i.mangledName),
+      ['_Z5scalePffi'],
+    );
+    assert.deepEqual(
+      scaleDouble.instances.map((i) => i.mangledName),
+      ['_Z5scalePddi'],
+    );
     assert.equal(hidden.instances.length, 1);
     assert.equal(hidden.instances[0].resources.sm_90.source, 'log');
   });
 
   it('maps -rdc file-static names and reports entries of unknown kernels as unmatched', () => {
-    const { kernels, unmatched } = mapKernelResources({ kernels: plainKernels.slice(3, 4), entries: parse('plain.rdc.sm_80.txt'), source: 'ptxas' });
+    const { kernels, unmatched } = mapKernelResources({
+      kernels: plainKernels.slice(3, 4),
+      entries: parse('plain.rdc.sm_80.txt'),
+      source: 'ptxas',
+    });
     assert.equal(kernels[0].instances.length, 1);
     assert.ok(kernels[0].instances[0].mangledName?.startsWith('__nv_static_'));
     assert.equal(unmatched.length, 7);
@@ -65,15 +105,29 @@ describe('kernel resources', () => {
 
   it('maps lambda- and functor-templated kernels (lambdas.cu)', () => {
     const { kernels } = mapKernelResources({
-      kernels: [{ name: 'apply', qualifiedName: 'apply', templateParams: ['F'] }, { name: 'variadic', qualifiedName: 'math::variadic', templateParams: ['T', 'N', 'Rest'] }],
-      entries: parse('lambdas.sm_120.txt'), source: 'ptxas',
+      kernels: [
+        { name: 'apply', qualifiedName: 'apply', templateParams: ['F'] },
+        { name: 'variadic', qualifiedName: 'math::variadic', templateParams: ['T', 'N', 'Rest'] },
+      ],
+      entries: parse('lambdas.sm_120.txt'),
+      source: 'ptxas',
     });
-    assert.deepEqual(kernels[0].instances.map((i) => i.templateArgs).sort(), [['Square'], ['host_launches(float*, int)::{lambda(float)#1}']]);
-    assert.equal(pickInstance(kernels[1].instances, 'math::variadic<long, 8u>')?.mangledName, '_ZN4math8variadicIlLj8EJEEEvPT_DpT1_');
+    assert.deepEqual(kernels[0].instances.map((i) => i.templateArgs).sort(), [
+      ['Square'],
+      ['host_launches(float*, int)::{lambda(float)#1}'],
+    ]);
+    assert.equal(
+      pickInstance(kernels[1].instances, 'math::variadic<long, 8u>')?.mangledName,
+      '_ZN4math8variadicIlLj8EJEEEvPT_DpT1_',
+    );
   });
 
   it('picks the instance a launch uses from its template arguments', () => {
-    const { kernels } = mapKernelResources({ kernels: templateKernels, entries: parse('templates.sm_90.txt'), source: 'ptxas' });
+    const { kernels } = mapKernelResources({
+      kernels: templateKernels,
+      entries: parse('templates.sm_90.txt'),
+      source: 'ptxas',
+    });
     const [reduce, shift, fill, axpy] = kernels.map((k) => k.instances);
     assert.equal(pickInstance(reduce, 'ns::reduce<float, 256>')?.mangledName, '_ZN2ns6reduceIfLi256EEEvPKT_PS1_i');
     assert.equal(pickInstance(reduce, ['double', '128'])?.mangledName, '_ZN2ns6reduceIdLi128EEEvPKT_PS1_i');
@@ -84,7 +138,11 @@ describe('kernel resources', () => {
     assert.equal(pickInstance(shift, '< 3 , false >')?.mangledName, '_ZN2ns6detail5shiftILi3ELb0EEEvPfi');
     assert.equal(pickInstance(fill, 'ns::fill<unsigned char>')?.mangledName, '_ZN2ns4fillIhEEvPT_S1_y');
     assert.equal(pickInstance(fill, ['ns::Pair'])?.mangledName, '_ZN2ns4fillINS_4PairEEEvPT_S2_y');
-    assert.equal(pickInstance(axpy, ['double'])?.mangledName, '_Z4axpyIdfEvT_PKT0_PS1_i', 'a deduced trailing argument');
+    assert.equal(
+      pickInstance(axpy, ['double'])?.mangledName,
+      '_Z4axpyIdfEvT_PKT0_PS1_i',
+      'a deduced trailing argument',
+    );
     assert.equal(pickInstance([reduce[0]], null), reduce[0]);
   });
 
@@ -96,11 +154,16 @@ describe('kernel resources', () => {
   it('reads occupancy annotations in their several spellings', () => {
     const figures = (comment: string) => parseResourceAnnotation(comment)?.resources;
     const expected = (over: Partial<ResourceFigures>) => ({ ...unknownResources(), source: 'annotation', ...over });
-    assert.deepEqual(figures('// occupancy: regs=64 smem=8192'), { [ANY_ARCH]: expected({ numRegs: 64, sharedSizeBytes: 8192 }) });
-    assert.deepEqual(figures('/* occupancy: regs=64, smem=8 KB, spills=0 */'),
-      { [ANY_ARCH]: expected({ numRegs: 64, sharedSizeBytes: 8192, spillStoreBytes: 0, spillLoadBytes: 0 }) });
-    assert.deepEqual(figures('/**\n * Reduces.\n * occupancy(sm_90): registers = 40; shared=48KiB barriers=1 stack=16\n */'),
-      { sm_90: expected({ numRegs: 40, sharedSizeBytes: 49152, barriers: 1, stackFrameBytes: 16 }) });
+    assert.deepEqual(figures('// occupancy: regs=64 smem=8192'), {
+      [ANY_ARCH]: expected({ numRegs: 64, sharedSizeBytes: 8192 }),
+    });
+    assert.deepEqual(figures('/* occupancy: regs=64, smem=8 KB, spills=0 */'), {
+      [ANY_ARCH]: expected({ numRegs: 64, sharedSizeBytes: 8192, spillStoreBytes: 0, spillLoadBytes: 0 }),
+    });
+    assert.deepEqual(
+      figures('/**\n * Reduces.\n * occupancy(sm_90): registers = 40; shared=48KiB barriers=1 stack=16\n */'),
+      { sm_90: expected({ numRegs: 40, sharedSizeBytes: 49152, barriers: 1, stackFrameBytes: 16 }) },
+    );
     assert.deepEqual(Object.keys(figures('// occupancy: regs=32 arch=sm_80,sm_86') ?? {}), ['sm_80', 'sm_86']);
     const odd = parseResourceAnnotation('// occupancy: regs=12.5 smem=4k colour=blue');
     assert.deepEqual(odd?.resources[ANY_ARCH].sharedSizeBytes, 4096);

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { ARCHS, parseArch } from '../../server/src/core/gpu/arch-table';
 import { dramRequestsPerCyclePerSm, latencyHiding } from '../../server/src/core/gpu/latency';
 
-describe('latency hiding (Little\'s law)', () => {
+describe("latency hiding (Little's law)", () => {
   const h100 = parseArch('sm_90')!;
 
   it('issue-bound reading: r = 4 schedulers x 1, W = ceil(L x 4 / p)', () => {
@@ -14,7 +14,11 @@ describe('latency hiding (Little\'s law)', () => {
       coveredFraction: 0.02,
       assumptions: { latencyCycles: 400, rate: 4, independentOpsPerWarp: 1, latencySource: 'override' },
     });
-    assert.equal(latencyHiding({ arch: h100, warpsResident: 32, latencyCycles: 400, independentOpsPerWarp: 4 }).issueBound.warpsNeeded, 400);
+    assert.equal(
+      latencyHiding({ arch: h100, warpsResident: 32, latencyCycles: 400, independentOpsPerWarp: 4 }).issueBound
+        .warpsNeeded,
+      400,
+    );
   });
 
   it('bandwidth-bound reading: H100 SXM5 3350 GB/s over 132 SMs at 1980 MHz is about 0.1 requests of 128 B per cycle', () => {
@@ -33,7 +37,12 @@ describe('latency hiding (Little\'s law)', () => {
 
   it('more independent loads per warp need proportionally fewer warps; enough warps cover the whole latency', () => {
     const one = latencyHiding({ arch: h100, warpsResident: 8, latencyCycles: 500 }).bandwidthBound;
-    const four = latencyHiding({ arch: h100, warpsResident: 8, latencyCycles: 500, independentOpsPerWarp: 4 }).bandwidthBound;
+    const four = latencyHiding({
+      arch: h100,
+      warpsResident: 8,
+      latencyCycles: 500,
+      independentOpsPerWarp: 4,
+    }).bandwidthBound;
     assert.equal(one.warpsNeeded, 51); // ceil(500 x 0.1002)
     assert.equal(four.warpsNeeded, 13);
     const covered = latencyHiding({ arch: h100, warpsResident: 64, latencyCycles: 500 }).bandwidthBound;

@@ -4,16 +4,28 @@ import { makeSourceText } from '../../server/src/core/text/source-text';
 
 const launches = (text: string) => findLaunches(makeSourceText(text));
 const summary = (text: string) =>
-  launches(text).map((l) => ({ via: l.via, kernel: l.kernelName, args: l.templateArgs, block: l.block.value, smem: l.dynamicSmem.value, line: l.span.start.line }));
+  launches(text).map((l) => ({
+    via: l.via,
+    kernel: l.kernelName,
+    args: l.templateArgs,
+    block: l.block.value,
+    smem: l.dynamicSmem.value,
+    line: l.span.start.line,
+  }));
 
 describe('launch-finder', () => {
   it('finds chevron launches with plain, qualified and templated names', () => {
-    assert.deepEqual(summary('void f() {\n  k<<<1, 32>>>();\n  ns::inner::k<<<1, 64, 128>>>();\n  ::k2<float, 256><<<4, 256, 0, s>>>(x);\n  k<< <1, 96>> >();\n}\n'), [
-      { via: 'chevrons', kernel: 'k', args: null, block: { x: 32, y: 1, z: 1 }, smem: 0, line: 1 },
-      { via: 'chevrons', kernel: 'ns::inner::k', args: null, block: { x: 64, y: 1, z: 1 }, smem: 128, line: 2 },
-      { via: 'chevrons', kernel: 'k2', args: ['float', '256'], block: { x: 256, y: 1, z: 1 }, smem: 0, line: 3 },
-      { via: 'chevrons', kernel: 'k', args: null, block: { x: 96, y: 1, z: 1 }, smem: 0, line: 4 },
-    ]);
+    assert.deepEqual(
+      summary(
+        'void f() {\n  k<<<1, 32>>>();\n  ns::inner::k<<<1, 64, 128>>>();\n  ::k2<float, 256><<<4, 256, 0, s>>>(x);\n  k<< <1, 96>> >();\n}\n',
+      ),
+      [
+        { via: 'chevrons', kernel: 'k', args: null, block: { x: 32, y: 1, z: 1 }, smem: 0, line: 1 },
+        { via: 'chevrons', kernel: 'ns::inner::k', args: null, block: { x: 64, y: 1, z: 1 }, smem: 128, line: 2 },
+        { via: 'chevrons', kernel: 'k2', args: ['float', '256'], block: { x: 256, y: 1, z: 1 }, smem: 0, line: 3 },
+        { via: 'chevrons', kernel: 'k', args: null, block: { x: 96, y: 1, z: 1 }, smem: 0, line: 4 },
+      ],
+    );
   });
 
   it('keeps the stream and the spans', () => {
@@ -25,14 +37,29 @@ describe('launch-finder', () => {
   });
 
   it('ignores chevrons in comments and strings, and shifts', () => {
-    assert.deepEqual(summary('void f() {\n  // k<<<1, 32>>>();\n  const char* s = "k<<<1,32>>>()";\n  int x = 1 << 3;\n}\n'), []);
+    assert.deepEqual(
+      summary('void f() {\n  // k<<<1, 32>>>();\n  const char* s = "k<<<1,32>>>()";\n  int x = 1 << 3;\n}\n'),
+      [],
+    );
   });
 
   it('reads cudaLaunchKernel and cudaLaunchCooperativeKernel', () => {
-    assert.deepEqual(summary('void f(void** args) {\n  cudaLaunchKernel((void*)k, dim3(8), dim3(128), args, 256, 0);\n  cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&ns::c<float>), 80, 512, args);\n}\n'), [
-      { via: 'cudaLaunchKernel', kernel: 'k', args: null, block: { x: 128, y: 1, z: 1 }, smem: 256, line: 1 },
-      { via: 'cudaLaunchCooperativeKernel', kernel: 'ns::c', args: ['float'], block: { x: 512, y: 1, z: 1 }, smem: 0, line: 2 },
-    ]);
+    assert.deepEqual(
+      summary(
+        'void f(void** args) {\n  cudaLaunchKernel((void*)k, dim3(8), dim3(128), args, 256, 0);\n  cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&ns::c<float>), 80, 512, args);\n}\n',
+      ),
+      [
+        { via: 'cudaLaunchKernel', kernel: 'k', args: null, block: { x: 128, y: 1, z: 1 }, smem: 256, line: 1 },
+        {
+          via: 'cudaLaunchCooperativeKernel',
+          kernel: 'ns::c',
+          args: ['float'],
+          block: { x: 512, y: 1, z: 1 },
+          smem: 0,
+          line: 2,
+        },
+      ],
+    );
   });
 
   it("reads the driver API's cuLaunchKernel: grid and block as three numbers each", () => {
@@ -65,7 +92,14 @@ describe('launch-finder', () => {
       '}',
     ].join('\n');
     assert.deepEqual(summary(text), [
-      { via: 'cudaLaunchKernelEx', kernel: 'cluster_kernel', args: null, block: { x: 128, y: 2, z: 1 }, smem: 4096, line: 5 },
+      {
+        via: 'cudaLaunchKernelEx',
+        kernel: 'cluster_kernel',
+        args: null,
+        block: { x: 128, y: 2, z: 1 },
+        smem: 4096,
+        line: 5,
+      },
       { via: 'cudaLaunchKernelEx', kernel: 'other', args: null, block: { x: 256, y: 1, z: 1 }, smem: 0, line: 9 },
     ]);
   });
@@ -90,21 +124,47 @@ describe('launch-finder', () => {
       '  cudaLaunchKernel((const void*)hp, 1, 32, nullptr, 0, 0);',
       '}',
     ].join('\n');
-    assert.deepEqual(launches(text).map((l) => [l.kernelName, l.templateArgs, l.calledThrough]), [['scale', null, 'fp'], ['ns::shift', ['int'], 'gp'], ['scale', null, 'hp']]);
+    assert.deepEqual(
+      launches(text).map((l) => [l.kernelName, l.templateArgs, l.calledThrough]),
+      [
+        ['scale', null, 'fp'],
+        ['ns::shift', ['int'], 'gp'],
+        ['scale', null, 'hp'],
+      ],
+    );
   });
 
   it('does not follow a function pointer that is assigned again', () => {
-    const text = 'void f(float* p, bool big) {\n  auto fp = small_k;\n  if (big) fp = big_k;\n  fp<<<1, 128>>>(p);\n  auto gp = big ? small_k : big_k;\n  gp<<<1, 128>>>(p);\n}\n';
-    assert.deepEqual(launches(text).map((l) => [l.kernelName, l.calledThrough]), [['fp', null], ['gp', null]]);
+    const text =
+      'void f(float* p, bool big) {\n  auto fp = small_k;\n  if (big) fp = big_k;\n  fp<<<1, 128>>>(p);\n  auto gp = big ? small_k : big_k;\n  gp<<<1, 128>>>(p);\n}\n';
+    assert.deepEqual(
+      launches(text).map((l) => [l.kernelName, l.calledThrough]),
+      [
+        ['fp', null],
+        ['gp', null],
+      ],
+    );
   });
 
   it('finds dynamic shared memory opt-ins', () => {
-    const text = 'void f() {\n  constexpr int bytes = 96 * 1024;\n  cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);\n  cudaFuncSetAttribute((const void*)other, cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n  cudaFuncSetAttribute(tpl<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, n);\n}\n';
+    const text =
+      'void f() {\n  constexpr int bytes = 96 * 1024;\n  cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);\n  cudaFuncSetAttribute((const void*)other, cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n  cudaFuncSetAttribute(tpl<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, n);\n}\n';
     const found = findSmemOptIns(makeSourceText(text));
-    assert.deepEqual(found.map((o) => [o.kernelName, o.bytes.value, o.span.start.line]), [['big', 98304, 2], ['tpl', null, 4]]);
+    assert.deepEqual(
+      found.map((o) => [o.kernelName, o.bytes.value, o.span.start.line]),
+      [
+        ['big', 98304, 2],
+        ['tpl', null, 4],
+      ],
+    );
   });
 
   it('skips API declarations in headers', () => {
-    assert.deepEqual(summary('extern __host__ cudaError_t cudaLaunchKernel(const void* func, dim3 g, dim3 b, void** args, size_t s, cudaStream_t st);\n'), []);
+    assert.deepEqual(
+      summary(
+        'extern __host__ cudaError_t cudaLaunchKernel(const void* func, dim3 g, dim3 b, void** args, size_t s, cudaStream_t st);\n',
+      ),
+      [],
+    );
   });
 });

@@ -40,11 +40,16 @@ describe('launch numbers: a partly known block is unknown', () => {
     assert.equal(a.launch.block.known, '32 × ? × 1');
     assert.equal(a.launch.block.note, '`ROWS` is a template parameter of `run`, known only per instantiation');
     assert.equal(a.perArch[0].result, null);
-    assert.match(launchHoverMarkdown(a), /^\*\*rows\\<ROWS\\>\*\*: block size `threads` = 32 × \? × 1 not known statically \(`ROWS` is a template parameter of `run`, known only per instantiation\)/);
+    assert.match(
+      launchHoverMarkdown(a),
+      /^\*\*rows\\<ROWS\\>\*\*: block size `threads` = 32 × \? × 1 not known statically \(`ROWS` is a template parameter of `run`, known only per instantiation\)/,
+    );
   });
 
   it('reads a number suffix as part of the number, not as a name (`32u`)', async () => {
-    const r = await report('__global__ void k(float* a) {}\ntemplate <int R> void h(float* a) { k<<<1, dim3(32u, R)>>>(a); }\n');
+    const r = await report(
+      '__global__ void k(float* a) {}\ntemplate <int R> void h(float* a) { k<<<1, dim3(32u, R)>>>(a); }\n',
+    );
     assert.equal(r.analyses[0].launch.block.note, '`R` is a template parameter of `h`, known only per instantiation');
   });
 });
@@ -59,23 +64,38 @@ describe('launch numbers: unknown dynamic shared memory gives an upper bound', (
   it('marks the figure as an upper bound in the analysis, the hover and the lenses, with no next step or latency claim', async () => {
     const r = await report(text, ['sm_80', 'sm_90']);
     const [a] = r.analyses;
-    assert.deepEqual(a.perArch.map((p) => [p.arch, p.result?.occupancy, p.upperBound, p.nextStep, p.latency]), [
-      ['sm_80', 1, 'dynamic shared memory not known', null, null],
-      ['sm_90', 1, 'dynamic shared memory not known', null, null],
-    ]);
+    assert.deepEqual(
+      a.perArch.map((p) => [p.arch, p.result?.occupancy, p.upperBound, p.nextStep, p.latency]),
+      [
+        ['sm_80', 1, 'dynamic shared memory not known', null, null],
+        ['sm_90', 1, 'dynamic shared memory not known', null, null],
+      ],
+    );
     const hover = launchHoverMarkdown(a);
-    assert.match(hover, /\| occupancy \| \*\*≤ 100%\*\* \(≤ 64 \/ 64 warps\) \| \*\*≤ 100%\*\* \(≤ 64 \/ 64 warps\) \|/);
+    assert.match(
+      hover,
+      /\| occupancy \| \*\*≤ 100%\*\* \(≤ 64 \/ 64 warps\) \| \*\*≤ 100%\*\* \(≤ 64 \/ 64 warps\) \|/,
+    );
     assert.match(hover, /\| blocks \/ SM \| ≤ 8 \| ≤ 8 \|/);
-    assert.match(hover, /Upper bounds for sm_80 and sm_90: dynamic shared memory not known \(`bytes`\), and every byte of it per block can only lower them\./);
+    assert.match(
+      hover,
+      /Upper bounds for sm_80 and sm_90: dynamic shared memory not known \(`bytes`\), and every byte of it per block can only lower them\./,
+    );
     assert.doesNotMatch(hover, /Next step|Latency/);
-    assert.equal(launchLensTitle(a), 'sm_80 ≤ 100% (≤ 8 blocks/SM) · sm_90 ≤ 100% (≤ 8 blocks/SM) · limited by warp slots and registers · upper bound: dynamic shared memory not known');
+    assert.equal(
+      launchLensTitle(a),
+      'sm_80 ≤ 100% (≤ 8 blocks/SM) · sm_90 ≤ 100% (≤ 8 blocks/SM) · limited by warp slots and registers · upper bound: dynamic shared memory not known',
+    );
     assert.match(kernelLensTitle(r.facts.kernels[0], r.analyses), /^sm_80 ≤ 100% · sm_90 ≤ 100% at 256 threads/);
   });
 
   it('says so in the CLI: `≤` in the text, `upperBound` in the JSON (the other fields kept)', async () => {
     const dir = sourceTree({ 'scan.cu': text });
     const run = await runCli(['check', 'scan.cu', '--no-nvcc', '--arch', 'sm_80'], dir);
-    assert.match(run.out, /\n {4}sm_80 {3}≤ 100% {2}≤ 8 blocks\/SM {2}≤ 64\/64 warps {2}limited by warp slots and registers {2}\[32 regs, annotation\] {2}\(upper bound: dynamic shared memory not known\)\n/);
+    assert.match(
+      run.out,
+      /\n {4}sm_80 {3}≤ 100% {2}≤ 8 blocks\/SM {2}≤ 64\/64 warps {2}limited by warp slots and registers {2}\[32 regs, annotation\] {2}\(upper bound: dynamic shared memory not known\)\n/,
+    );
     const json = await checkJsonOf(['scan.cu', '--no-nvcc', '--arch', 'sm_80'], dir);
     const occ = json.files[0].launches[0].occupancy.sm_80!;
     assert.equal(occ.occupancy, 1);
@@ -106,8 +126,14 @@ describe('launch numbers: a launch that fails says so everywhere', () => {
     assert.equal(a.perArch[0].fails, 'the launch fails: 2048 threads per block is above the limit of 1024');
     const hover = launchHoverMarkdown(a);
     assert.doesNotMatch(hover, /0%|warp slots/);
-    assert.match(hover, /No occupancy for sm_80: the launch fails: 2048 threads per block is above the limit of 1024\./);
-    assert.equal(launchLensTitle(a), '2048 threads · the launch fails: 2048 threads per block is above the limit of 1024');
+    assert.match(
+      hover,
+      /No occupancy for sm_80: the launch fails: 2048 threads per block is above the limit of 1024\./,
+    );
+    assert.equal(
+      launchLensTitle(a),
+      '2048 threads · the launch fails: 2048 threads per block is above the limit of 1024',
+    );
     assert.ok(r.findings.some((f) => f.code === 'block-too-large' && f.severity === 'error'));
   });
 
@@ -118,14 +144,20 @@ describe('launch numbers: a launch that fails says so everywhere', () => {
     assert.doesNotMatch(run.out, /0 blocks\/SM/);
     const json = await checkJsonOf(['wide.cu', '--no-nvcc', '--arch', 'sm_80'], dir);
     assert.equal(json.files[0].launches[0].occupancy.sm_80, null);
-    assert.equal(json.files[0].launches[0].launchFails, 'the launch fails: 2048 threads per block is above the limit of 1024');
+    assert.equal(
+      json.files[0].launches[0].launchFails,
+      'the launch fails: 2048 threads per block is above the limit of 1024',
+    );
   });
 
   it('says the launch fails when not one block fits (too many resources), keeping the calculator answer in the JSON', async () => {
     const r = await report(text.replace('regs=32', 'regs=255').replace('2048', '1024'));
     const [p] = r.analyses[0].perArch;
     assert.equal(p.result?.activeBlocksPerMultiprocessor, 0);
-    assert.equal(p.fails, 'the launch fails: not one block fits on an SM (registers; too many resources requested for launch)');
+    assert.equal(
+      p.fails,
+      'the launch fails: not one block fits on an SM (registers; too many resources requested for launch)',
+    );
     const hover = launchHoverMarkdown(r.analyses[0]);
     assert.doesNotMatch(hover, /\| occupancy \|/);
     assert.match(hover, /No occupancy for sm_80: the launch fails: not one block fits on an SM/);

@@ -25,7 +25,11 @@ describe('launches in macro bodies', () => {
       '  RUN_TILED(tile_max, dim3(32, 4));',
       '}',
     ].join('\n');
-    assert.deepEqual(launches(text), ['1: KERNEL null body', '3: tile_sum 1x128x1 via RUN_TILED', '4: tile_max 32x4x1 via RUN_TILED']);
+    assert.deepEqual(launches(text), [
+      '1: KERNEL null body',
+      '3: tile_sum 1x128x1 via RUN_TILED',
+      '4: tile_max 32x4x1 via RUN_TILED',
+    ]);
   });
 
   it('reads every launch of a use that expands to several, `case` labels and a name apart from its `<<<` included', () => {
@@ -78,12 +82,15 @@ describe('launches in macro bodies', () => {
       '  }',
       '}',
     ].join('\n');
-    assert.deepEqual(launches(text).filter((l) => !l.endsWith('body')), [
-      '11: select_pass 128x1x1 via BOTH_WIDTHS',
-      '11: select_pass 128x1x1 via BOTH_WIDTHS',
-      '13: select_pass 64x1x1 via BOTH_WIDTHS',
-      '13: select_pass 64x1x1 via BOTH_WIDTHS',
-    ]);
+    assert.deepEqual(
+      launches(text).filter((l) => !l.endsWith('body')),
+      [
+        '11: select_pass 128x1x1 via BOTH_WIDTHS',
+        '11: select_pass 128x1x1 via BOTH_WIDTHS',
+        '13: select_pass 64x1x1 via BOTH_WIDTHS',
+        '13: select_pass 64x1x1 via BOTH_WIDTHS',
+      ],
+    );
     const [first] = findLaunches(makeSourceText(text)).filter((l) => l.through);
     assert.deepEqual(first.templateArgs, ['long', 'kSmall * 2']);
     assert.deepEqual(first.templateArgValues, [null, 128]);
@@ -102,7 +109,13 @@ describe('launches in macro bodies', () => {
       '}',
     ].join('\n');
     const found = findLaunches(makeSourceText(text)).filter((l) => l.through);
-    assert.deepEqual(found.map((l) => [l.block.value?.x, l.grid.value, l.dynamicSmem.value]), [[64, null, null], [256, null, null]]);
+    assert.deepEqual(
+      found.map((l) => [l.block.value?.x, l.grid.value, l.dynamicSmem.value]),
+      [
+        [64, null, null],
+        [256, null, null],
+      ],
+    );
   });
 
   it('reads a .cu made only of macro uses that define whole host functions', () => {
@@ -116,18 +129,35 @@ describe('launches in macro bodies', () => {
       'DEFINE_SELECT(float, true, 64)',
       'DEFINE_SELECT(float, false, 2048)',
     ].join('\n');
-    assert.deepEqual(launches(text), ['5: select_rows null body', '7: select_rows 128x1x1 via DEFINE_SELECT', '8: select_rows 64x1x1 via DEFINE_SELECT']);
+    assert.deepEqual(launches(text), [
+      '5: select_rows null body',
+      '7: select_rows 128x1x1 via DEFINE_SELECT',
+      '8: select_rows 64x1x1 via DEFINE_SELECT',
+    ]);
     const [, first] = findLaunches(makeSourceText(text));
     assert.equal(first.enclosingFunction, 'run_select_float_true_64');
   });
 
   it('expands a macro defined in an included header, at a use in an analysed document', async () => {
     const index = new WorkspaceIndex();
-    index.update('/ws/include/select_impl.cuh', ['#pragma once', '#define SELECT_IMPL(T, WIDTH) \\', '  void run_##T##_##WIDTH(T* p, int n) { pick<T, WIDTH><<<n, 128>>>(p); }', ''].join('\n'));
-    const text = ['#include <include/select_impl.cuh>', 'SELECT_IMPL(float, 32);', 'SELECT_IMPL(float, 64);', ''].join('\n');
+    index.update(
+      '/ws/include/select_impl.cuh',
+      [
+        '#pragma once',
+        '#define SELECT_IMPL(T, WIDTH) \\',
+        '  void run_##T##_##WIDTH(T* p, int n) { pick<T, WIDTH><<<n, 128>>>(p); }',
+        '',
+      ].join('\n'),
+    );
+    const text = ['#include <include/select_impl.cuh>', 'SELECT_IMPL(float, 32);', 'SELECT_IMPL(float, 64);', ''].join(
+      '\n',
+    );
     index.update('/ws/src/select_float.cu', text);
     const facts = await analyzeSnippet(text, { workspace: index, path: '/ws/src/select_float.cu' });
-    assert.deepEqual(facts.launches.map(describeLaunch), ['2: pick 128x1x1 via SELECT_IMPL', '3: pick 128x1x1 via SELECT_IMPL']);
+    assert.deepEqual(facts.launches.map(describeLaunch), [
+      '2: pick 128x1x1 via SELECT_IMPL',
+      '3: pick 128x1x1 via SELECT_IMPL',
+    ]);
   });
 
   it('reads the macro of the branch a build without -D flags compiles, when two branches define it', () => {
@@ -139,6 +169,9 @@ describe('launches in macro bodies', () => {
       '#endif',
       'void host() { TILE(fill); }',
     ].join('\n');
-    assert.deepEqual(launches(text).filter((l) => !l.endsWith('body')), ['6: fill 128x1x1 via TILE']);
+    assert.deepEqual(
+      launches(text).filter((l) => !l.endsWith('body')),
+      ['6: fill 128x1x1 via TILE'],
+    );
   });
 });

@@ -1,7 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { ARCHS, parseArch } from '../../server/src/core/gpu/arch-table';
 import {
-  blockSizeStep, launchBoundsRegisterCap, MAX_REGS_PER_THREAD, nextStep, registerStep, sharedMemoryStep, withSharedMemTotal,
+  blockSizeStep,
+  launchBoundsRegisterCap,
+  MAX_REGS_PER_THREAD,
+  nextStep,
+  registerStep,
+  sharedMemoryStep,
+  withSharedMemTotal,
 } from '../../server/src/core/gpu/next-step';
 import { occupancy, type OccupancyQuery } from '../../server/src/core/gpu/occupancy';
 import { QueryMaker } from '../support/oracle-queries';
@@ -53,7 +59,12 @@ function proveSharedMemoryStep(q: OccupancyQuery): boolean {
 
 describe('next step: registers', () => {
   it('sm_90, 256 threads, 64 registers (4 blocks): 5 blocks fit at 48 registers, not at 49', () => {
-    const q: OccupancyQuery = { device: parseArch('sm_90')!.device, blockSize: 256, numRegs: 64, sharedSizeBytes: 4096 };
+    const q: OccupancyQuery = {
+      device: parseArch('sm_90')!.device,
+      blockSize: 256,
+      numRegs: 64,
+      sharedSizeBytes: 4096,
+    };
     const step = registerStep(q);
     // 5 blocks x 8 warps = 40 warps = 10 per sub-partition: 16384 / 10 = 1638 -> 1536 per warp = 48 per thread.
     assert.deepEqual(step, { activeBlocks: 4, targetBlocks: 5, maxRegsPerThread: 48 });
@@ -82,14 +93,30 @@ describe('next step: registers', () => {
 
 describe('next step: shared memory', () => {
   it('sm_80, 20000 B dynamic with a 50% carveout (4 blocks): 5 blocks fit at 19456 B, not at 19457', () => {
-    const q: OccupancyQuery = { device: parseArch('sm_80')!.device, blockSize: 256, numRegs: 32, dynamicSmemBytes: 20000, carveout: 50 };
+    const q: OccupancyQuery = {
+      device: parseArch('sm_80')!.device,
+      blockSize: 256,
+      numRegs: 32,
+      dynamicSmemBytes: 20000,
+      carveout: 50,
+    };
     // 102400 / 5 = 20480 per block, minus the reserved 1024 B.
-    assert.deepEqual(sharedMemoryStep(q), { activeBlocks: 4, targetBlocks: 5, maxSharedMemPerBlock: 19456, maxDynamicSmemBytes: 19456 });
+    assert.deepEqual(sharedMemoryStep(q), {
+      activeBlocks: 4,
+      targetBlocks: 5,
+      maxSharedMemPerBlock: 19456,
+      maxDynamicSmemBytes: 19456,
+    });
     proveSharedMemoryStep(q);
   });
 
   it('is null when shared memory is not what binds', () => {
-    const q: OccupancyQuery = { device: parseArch('sm_90')!.device, blockSize: 256, numRegs: 64, sharedSizeBytes: 4096 };
+    const q: OccupancyQuery = {
+      device: parseArch('sm_90')!.device,
+      blockSize: 256,
+      numRegs: 64,
+      sharedSizeBytes: 4096,
+    };
     assert.equal(sharedMemoryStep(q).maxSharedMemPerBlock, null);
     proveSharedMemoryStep(q);
   });
@@ -122,7 +149,10 @@ describe('next step: block size', () => {
       assert.equal(step.activeWarps, now);
       const better = (b: number): boolean => warps({ ...q, blockSize: b }) > now;
       const ws = q.device.warpSize;
-      for (const [option, direction] of [[step.smaller, -1], [step.larger, 1]] as const) {
+      for (const [option, direction] of [
+        [step.smaller, -1],
+        [step.larger, 1],
+      ] as const) {
         if (option === null) continue;
         assert.ok(better(option.blockSize) && option.blockSize % ws === 0);
         assert.equal(option.activeWarps, warps({ ...q, blockSize: option.blockSize }));
@@ -132,9 +162,11 @@ describe('next step: block size', () => {
         }
       }
       if (step.smaller === null) for (let b = ws; b < q.blockSize; b += ws) assert.ok(!better(b));
-      if (step.larger === null) for (let b = q.blockSize + 1; b <= q.device.maxThreadsPerBlock; b++) if (b % ws === 0) assert.ok(!better(b));
+      if (step.larger === null)
+        for (let b = q.blockSize + 1; b <= q.device.maxThreadsPerBlock; b++) if (b % ws === 0) assert.ok(!better(b));
       if (step.best !== null) {
-        for (let b = ws; b <= q.device.maxThreadsPerBlock; b += ws) assert.ok(warps({ ...q, blockSize: b }) <= step.best.activeWarps);
+        for (let b = ws; b <= q.device.maxThreadsPerBlock; b += ws)
+          assert.ok(warps({ ...q, blockSize: b }) <= step.best.activeWarps);
       }
     }
   });
@@ -171,7 +203,10 @@ describe('next step: __launch_bounds__ register cap', () => {
             continue;
           }
           assert.ok(regsLimit(cap) >= minBlocks, `${row.name} (${maxThreads}, ${minBlocks}) at ${cap}`);
-          assert.ok(cap === MAX_REGS_PER_THREAD || regsLimit(cap + 1) < minBlocks, `${row.name} (${maxThreads}, ${minBlocks}) at ${cap + 1}`);
+          assert.ok(
+            cap === MAX_REGS_PER_THREAD || regsLimit(cap + 1) < minBlocks,
+            `${row.name} (${maxThreads}, ${minBlocks}) at ${cap + 1}`,
+          );
           assert.ok(cap === MAX_REGS_PER_THREAD || cap % 8 === 0, 'caps fall on the 8-register allocation step');
         }
       }
@@ -181,7 +216,12 @@ describe('next step: __launch_bounds__ register cap', () => {
 
 describe('next step: all together', () => {
   it('nextStep bundles the three answers', () => {
-    const q: OccupancyQuery = { device: parseArch('sm_90')!.device, blockSize: 256, numRegs: 64, sharedSizeBytes: 4096 };
+    const q: OccupancyQuery = {
+      device: parseArch('sm_90')!.device,
+      blockSize: 256,
+      numRegs: 64,
+      sharedSizeBytes: 4096,
+    };
     const s = nextStep(q);
     assert.deepEqual(s.registers, registerStep(q));
     assert.deepEqual(s.sharedMemory, sharedMemoryStep(q));
@@ -197,7 +237,9 @@ function randomQuery(maker: QueryMaker, i: number): OccupancyQuery {
     blockSize: maker.pick([maker.int(1, 1024), 32 * maker.int(1, 32)]),
     numRegs: maker.int(0, 255),
     sharedSizeBytes: maker.chance(0.5) ? maker.int(0, 16 * 1024) : 0,
-    dynamicSmemBytes: maker.chance(0.6) ? maker.int(0, (optin ? row.device.sharedMemPerBlockOptin : 48 * 1024) - 16 * 1024) : 0,
+    dynamicSmemBytes: maker.chance(0.6)
+      ? maker.int(0, (optin ? row.device.sharedMemPerBlockOptin : 48 * 1024) - 16 * 1024)
+      : 0,
     shmemLimitConfig: optin ? 'optin' : 'default',
     carveout: maker.chance(0.4) ? maker.int(-1, 100) : -1,
     numBlockBarriers: maker.int(0, 2),

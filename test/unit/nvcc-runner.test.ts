@@ -11,7 +11,9 @@ const fake = fakeNvcc;
 describe('nvcc runner (hostile nvcc)', function () {
   this.timeout(20_000);
   if (process.platform === 'win32') {
-    it('is exercised on POSIX only (the fake nvcc scripts use #!)', function () { this.skip(); });
+    it('is exercised on POSIX only (the fake nvcc scripts use #!)', function () {
+      this.skip();
+    });
     return;
   }
   let scratch: string;
@@ -21,7 +23,20 @@ describe('nvcc runner (hostile nvcc)', function () {
   afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   it('passes arguments with spaces, quotes, $(), ; and non-ASCII intact (no shell)', async () => {
-    const args = ['-I/path with spaces/inc', '-DQUOTE="a b"', "-DSINGLE='x'", '$(touch pwned)', 'a;b', '`id`', '&&', '|', '-Dnäme=ü', '日本語.cu', '', '*'];
+    const args = [
+      '-I/path with spaces/inc',
+      '-DQUOTE="a b"',
+      "-DSINGLE='x'",
+      '$(touch pwned)',
+      'a;b',
+      '`id`',
+      '&&',
+      '|',
+      '-Dnäme=ü',
+      '日本語.cu',
+      '',
+      '*',
+    ];
     const result = await runNvcc({ nvccPath: fake('nvcc-echo-args'), args, timeoutMs: 10_000, cwd: scratch });
     assert.equal(result.status, 'exited');
     assert.deepEqual(JSON.parse(result.stdout), args);
@@ -50,7 +65,10 @@ describe('nvcc runner (hostile nvcc)', function () {
     const pidFile = path.join(scratch, 'pids');
     const started = Date.now();
     const result = await runNvcc({
-      nvccPath: fake('nvcc-hang'), args: [], timeoutMs: 1000, killGraceMs: 300,
+      nvccPath: fake('nvcc-hang'),
+      args: [],
+      timeoutMs: 1000,
+      killGraceMs: 300,
       env: { ...process.env, FAKE_NVCC_PIDFILE: pidFile },
     });
     const elapsed = Date.now() - started;
@@ -64,12 +82,21 @@ describe('nvcc runner (hostile nvcc)', function () {
 
   it('stops a run when its signal aborts, and does not start one already aborted', async () => {
     const controller = new AbortController();
-    const pending = runNvcc({ nvccPath: fake('nvcc-hang'), args: [], timeoutMs: 30_000, signal: controller.signal, killGraceMs: 200 });
+    const pending = runNvcc({
+      nvccPath: fake('nvcc-hang'),
+      args: [],
+      timeoutMs: 30_000,
+      signal: controller.signal,
+      killGraceMs: 200,
+    });
     setTimeout(() => controller.abort(), 300);
     const result = await pending;
     assert.deepEqual([result.status, result.cancelled, result.timedOut], ['cancelled', true, false]);
     assert.ok(result.durationMs < 3000);
-    assert.equal((await runNvcc({ nvccPath: fake('nvcc-hang'), args: [], timeoutMs: 1000, signal: controller.signal })).status, 'cancelled');
+    assert.equal(
+      (await runNvcc({ nvccPath: fake('nvcc-hang'), args: [], timeoutMs: 1000, signal: controller.signal })).status,
+      'cancelled',
+    );
   });
 
   it('reports a crash with its signal', async () => {
@@ -78,14 +105,22 @@ describe('nvcc runner (hostile nvcc)', function () {
   });
 
   it('bounds the output it keeps', async () => {
-    const result = await runNvcc({ nvccPath: fake('nvcc-flood'), args: [], timeoutMs: 20_000, maxOutputBytes: 1024 * 1024 });
+    const result = await runNvcc({
+      nvccPath: fake('nvcc-flood'),
+      args: [],
+      timeoutMs: 20_000,
+      maxOutputBytes: 1024 * 1024,
+    });
     assert.equal(result.status, 'exited');
     assert.equal(result.truncated, true);
     assert.equal(result.stderr.length, 1024 * 1024);
   });
 
   it('reads the version nvcc prints', () => {
-    assert.deepEqual(parseNvccVersion('Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0'), { release: '13.0', build: 'V13.0.88' });
+    assert.deepEqual(parseNvccVersion('Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0'), {
+      release: '13.0',
+      build: 'V13.0.88',
+    });
     assert.equal(parseNvccVersion('garbage'), null);
   });
 
@@ -100,63 +135,150 @@ describe('nvcc runner (hostile nvcc)', function () {
     });
 
     it('compiles, parses and removes its temporary directory (nvcc scratch files included)', async () => {
-      const result = await compileResources({ nvccPath: fake('nvcc-ok'), filePath: source, archs: ['sm_80', 'sm_90'], timeoutMs: 10_000, tempRoot });
+      const result = await compileResources({
+        nvccPath: fake('nvcc-ok'),
+        filePath: source,
+        archs: ['sm_80', 'sm_90'],
+        timeoutMs: 10_000,
+        tempRoot,
+      });
       assert.equal(result.status, 'ok');
-      assert.deepEqual(result.perArch.map((a) => [a.arch, a.entries[0].numRegs]), [['sm_80', 13], ['sm_90', 16]]);
+      assert.deepEqual(
+        result.perArch.map((a) => [a.arch, a.entries[0].numRegs]),
+        [
+          ['sm_80', 13],
+          ['sm_90', 16],
+        ],
+      );
       assert.equal(result.invocations, 1);
       assert.equal(result.nvccVersion, 'V99.0.1');
       assert.deepEqual(fs.readdirSync(tempRoot), []);
-      assert.deepEqual(fs.readdirSync(scratch).sort(), ['kernel file ü.cu', 'tmp'], 'nothing written next to the source');
+      assert.deepEqual(
+        fs.readdirSync(scratch).sort(),
+        ['kernel file ü.cu', 'tmp'],
+        'nothing written next to the source',
+      );
     });
 
     it('compiles one arch at a time in per-arch mode', async () => {
-      const result = await compileResources({ nvccPath: fake('nvcc-ok'), filePath: source, archs: ['sm_80', 'sm_90'], timeoutMs: 10_000, tempRoot, mode: 'per-arch' });
+      const result = await compileResources({
+        nvccPath: fake('nvcc-ok'),
+        filePath: source,
+        archs: ['sm_80', 'sm_90'],
+        timeoutMs: 10_000,
+        tempRoot,
+        mode: 'per-arch',
+      });
       assert.deepEqual([result.status, result.invocations], ['ok', 2]);
     });
 
     it('returns the first compiler error of a failing compile', async () => {
-      const result = await compileResources({ nvccPath: fake('nvcc-fail'), filePath: source, archs: ['sm_90'], timeoutMs: 10_000, tempRoot });
+      const result = await compileResources({
+        nvccPath: fake('nvcc-fail'),
+        filePath: source,
+        archs: ['sm_90'],
+        timeoutMs: 10_000,
+        tempRoot,
+      });
       assert.equal(result.status, 'failed');
       assert.deepEqual(result.failedArchs, ['sm_90']);
-      assert.deepEqual([result.firstError?.file, result.firstError?.line, result.firstError?.message], [source, 7, 'identifier "undefined_thing" is undefined']);
+      assert.deepEqual(
+        [result.firstError?.file, result.firstError?.line, result.firstError?.message],
+        [source, 7, 'identifier "undefined_thing" is undefined'],
+      );
       assert.deepEqual(fs.readdirSync(tempRoot), []);
     });
 
     it('treats garbage output as no figures, never as numbers', async () => {
-      const result = await compileResources({ nvccPath: fake('nvcc-garbage'), filePath: source, archs: ['sm_90'], timeoutMs: 10_000, tempRoot });
+      const result = await compileResources({
+        nvccPath: fake('nvcc-garbage'),
+        filePath: source,
+        archs: ['sm_90'],
+        timeoutMs: 10_000,
+        tempRoot,
+      });
       assert.equal(result.status, 'ok');
       for (const entry of result.entries) assert.equal(entry.numRegs, null);
     });
 
     it('reports a crash as a failure and a hang as a timeout, cleaning up both', async () => {
-      const crash = await compileResources({ nvccPath: fake('nvcc-crash'), filePath: source, archs: ['sm_90'], timeoutMs: 10_000, tempRoot });
+      const crash = await compileResources({
+        nvccPath: fake('nvcc-crash'),
+        filePath: source,
+        archs: ['sm_90'],
+        timeoutMs: 10_000,
+        tempRoot,
+      });
       assert.equal(crash.status, 'failed');
       assert.match(crash.firstError?.message ?? '', /SIGSEGV/);
-      const hang = await compileResources({ nvccPath: fake('nvcc-hang'), filePath: source, archs: ['sm_90'], timeoutMs: 800, tempRoot });
+      const hang = await compileResources({
+        nvccPath: fake('nvcc-hang'),
+        filePath: source,
+        archs: ['sm_90'],
+        timeoutMs: 800,
+        tempRoot,
+      });
       assert.equal(hang.status, 'timed-out');
       assert.match(hang.firstError?.message ?? '', /did not finish/);
       assert.deepEqual(fs.readdirSync(tempRoot), []);
     });
 
     it('reports a missing nvcc', async () => {
-      const result = await compileResources({ nvccPath: path.join(scratch, 'nope', 'nvcc'), filePath: source, archs: ['sm_90'], timeoutMs: 1000, tempRoot });
+      const result = await compileResources({
+        nvccPath: path.join(scratch, 'nope', 'nvcc'),
+        filePath: source,
+        archs: ['sm_90'],
+        timeoutMs: 1000,
+        tempRoot,
+      });
       assert.equal(result.status, 'missing');
     });
   });
 
   it('builds nvcc arguments: cubin for one arch, fatbin with -gencode for several, -x cu for other extensions', () => {
-    assert.deepEqual(nvccArguments({ filePath: '/w/a.cu', flags: ['-I/x'], archs: ['sm_90a'], outputDir: '/t' }),
-      ['-I/x', '-arch=sm_90a', '-cubin', '-o', path.join('/t', 'out.cubin'), '-Xptxas', '-v', '/w/a.cu']);
-    assert.deepEqual(nvccArguments({ filePath: '/w/a.cuh', flags: [], archs: ['sm_80', 'sm_90'], outputDir: '/t' }),
-      ['-gencode=arch=compute_80,code=sm_80', '-gencode=arch=compute_90,code=sm_90', '-fatbin', '-o', path.join('/t', 'out.fatbin'), '-Xptxas', '-v', '-x', 'cu', '/w/a.cuh']);
+    assert.deepEqual(nvccArguments({ filePath: '/w/a.cu', flags: ['-I/x'], archs: ['sm_90a'], outputDir: '/t' }), [
+      '-I/x',
+      '-arch=sm_90a',
+      '-cubin',
+      '-o',
+      path.join('/t', 'out.cubin'),
+      '-Xptxas',
+      '-v',
+      '/w/a.cu',
+    ]);
+    assert.deepEqual(nvccArguments({ filePath: '/w/a.cuh', flags: [], archs: ['sm_80', 'sm_90'], outputDir: '/t' }), [
+      '-gencode=arch=compute_80,code=sm_80',
+      '-gencode=arch=compute_90,code=sm_90',
+      '-fatbin',
+      '-o',
+      path.join('/t', 'out.fatbin'),
+      '-Xptxas',
+      '-v',
+      '-x',
+      'cu',
+      '/w/a.cuh',
+    ]);
   });
 
   it('finds the first error in front-end, host-compiler, nvcc and ptxas output', () => {
-    assert.deepEqual(findFirstCompilerError('a.cu(3): warning #1: w\nb.cu(12): error: bad thing\n'),
-      { file: 'b.cu', line: 12, column: null, message: 'bad thing', text: 'b.cu(12): error: bad thing' });
+    assert.deepEqual(findFirstCompilerError('a.cu(3): warning #1: w\nb.cu(12): error: bad thing\n'), {
+      file: 'b.cu',
+      line: 12,
+      column: null,
+      message: 'bad thing',
+      text: 'b.cu(12): error: bad thing',
+    });
     assert.equal(findFirstCompilerError('x.h:4:10: fatal error: y.h: No such file or directory')?.column, 10);
-    assert.equal(findFirstCompilerError("nvcc fatal   : Unsupported gpu architecture 'compute_999'")?.message, "Unsupported gpu architecture 'compute_999'");
-    assert.match(findFirstCompilerError("ptxas error   : Entry function '_Z1kv' uses too much shared data (0x13880 bytes, 0xc000 max)")?.message ?? '', /too much shared/);
+    assert.equal(
+      findFirstCompilerError("nvcc fatal   : Unsupported gpu architecture 'compute_999'")?.message,
+      "Unsupported gpu architecture 'compute_999'",
+    );
+    assert.match(
+      findFirstCompilerError(
+        "ptxas error   : Entry function '_Z1kv' uses too much shared data (0x13880 bytes, 0xc000 max)",
+      )?.message ?? '',
+      /too much shared/,
+    );
     assert.equal(findFirstCompilerError('all fine'), null);
   });
 });

@@ -2,7 +2,14 @@ import * as assert from 'node:assert/strict';
 import { ARCHS, parseArch, type ArchRow } from '../../server/src/core/gpu/arch-table';
 import { UNKNOWN_FIGURES, occupancyFor, type KernelFigures } from '../../server/src/core/report/launch-analysis';
 import { maxPotentialBlockSize, occupancy, type OccupancyQuery } from '../../server/src/core/gpu/occupancy';
-import { archChoices, occupancyChartData, type ChartData, type ChartPoint, type ChartQuery, type SweepId } from '../../server/src/core/gpu/occupancy-sweeps';
+import {
+  archChoices,
+  occupancyChartData,
+  type ChartData,
+  type ChartPoint,
+  type ChartQuery,
+  type SweepId,
+} from '../../server/src/core/gpu/occupancy-sweeps';
 import { chartDataFor } from '../../server/src/core/report/chart-data';
 import { chartCsp, chartHtml } from '../../client/src/chart/chart-html';
 import { currentText, limiterRegions, pointLines, xText } from '../../client/src/chart/chart-model';
@@ -10,7 +17,13 @@ import { currentText, limiterRegions, pointLines, xText } from '../../client/src
 const KB = 1024;
 
 /** The query the hover would make, written out here so the chart is checked against the calculator, not against itself. */
-function hoverQuery(row: ArchRow, blockSize: number, numRegs: number, staticBytes: number, dynamicBytes: number): OccupancyQuery {
+function hoverQuery(
+  row: ArchRow,
+  blockSize: number,
+  numRegs: number,
+  staticBytes: number,
+  dynamicBytes: number,
+): OccupancyQuery {
   return {
     device: row.device,
     blockSize,
@@ -28,8 +41,16 @@ function assertPointIs(point: ChartPoint, q: OccupancyQuery, what: string): void
   assert.equal(point.activeBlocks, r.value.activeBlocksPerMultiprocessor, `${what}: blocks`);
   assert.equal(point.occupancy, r.value.occupancy, `${what}: occupancy`);
   assert.deepEqual(point.limitingFactors, r.value.limitingFactors, `${what}: limiters`);
-  assert.equal(point.ceilings.registers, r.value.blockLimitRegs >= 2147483647 ? null : r.value.blockLimitRegs, `${what}: register ceiling`);
-  assert.equal(point.ceilings.sharedMemory, r.value.blockLimitSharedMem >= 2147483647 ? null : r.value.blockLimitSharedMem, `${what}: smem ceiling`);
+  assert.equal(
+    point.ceilings.registers,
+    r.value.blockLimitRegs >= 2147483647 ? null : r.value.blockLimitRegs,
+    `${what}: register ceiling`,
+  );
+  assert.equal(
+    point.ceilings.sharedMemory,
+    r.value.blockLimitSharedMem >= 2147483647 ? null : r.value.blockLimitSharedMem,
+    `${what}: smem ceiling`,
+  );
 }
 
 const sweep = (d: ChartData, id: SweepId) => d.sweeps.find((s) => s.id === id)!;
@@ -50,22 +71,39 @@ describe('occupancy chart data', () => {
     assert.equal(d.source, 'from ptxas');
     const p = d.current.point;
     assert.deepEqual([p.activeWarps, p.activeBlocks, p.occupancy, p.limitingFactors], [48, 6, 0.75, ['registers']]);
-    const hover = occupancyFor('sm_90', { ...UNKNOWN_FIGURES, numRegs: 40, sharedSizeBytes: 1024, source: 'ptxas' }, 256, 0, null).result!;
+    const hover = occupancyFor(
+      'sm_90',
+      { ...UNKNOWN_FIGURES, numRegs: 40, sharedSizeBytes: 1024, source: 'ptxas' },
+      256,
+      0,
+      null,
+    ).result!;
     assert.equal(p.activeWarps, hover.activeWarps);
     assert.deepEqual(p.limitingFactors, hover.limitingFactors);
     // The current point lies on each curve.
     assert.deepEqual(at(d, 'blockSize', 256), p);
     assert.deepEqual(at(d, 'registers', 40), { ...p, x: 40 });
     assert.deepEqual(at(d, 'sharedMemory', 1024), { ...p, x: 1024 });
-    assert.deepEqual(d.sweeps.map((s) => s.current), [256, 40, 1024]);
+    assert.deepEqual(
+      d.sweeps.map((s) => s.current),
+      [256, 40, 1024],
+    );
   });
 
   it('each point of each sweep is the calculator at that x (every architecture)', () => {
     for (const row of ARCHS) {
-      const q: ChartQuery = { arch: row.name, blockSize: 192, numRegs: 37, sharedSizeBytes: 3000, dynamicSmemBytes: 5000 };
+      const q: ChartQuery = {
+        arch: row.name,
+        blockSize: 192,
+        numRegs: 37,
+        sharedSizeBytes: 3000,
+        dynamicSmemBytes: 5000,
+      };
       const d = occupancyChartData(q)!;
-      for (const p of sweep(d, 'blockSize').points) assertPointIs(p, hoverQuery(row, p.x, 37, 3000, 5000), `${row.name} block ${p.x}`);
-      for (const p of sweep(d, 'registers').points) assertPointIs(p, hoverQuery(row, 192, p.x, 3000, 5000), `${row.name} regs ${p.x}`);
+      for (const p of sweep(d, 'blockSize').points)
+        assertPointIs(p, hoverQuery(row, p.x, 37, 3000, 5000), `${row.name} block ${p.x}`);
+      for (const p of sweep(d, 'registers').points)
+        assertPointIs(p, hoverQuery(row, 192, p.x, 3000, 5000), `${row.name} regs ${p.x}`);
       for (const p of sweep(d, 'sharedMemory').points) {
         const staticBytes = Math.min(3000, p.x);
         assertPointIs(p, hoverQuery(row, 192, 37, staticBytes, p.x - staticBytes), `${row.name} smem ${p.x}`);
@@ -76,19 +114,28 @@ describe('occupancy chart data', () => {
   it('sweeps 32..1024 threads in warps, 0..255 registers, 0..the opt-in maximum in allocation units', () => {
     const d = occupancyChartData(base)!;
     const xs = (id: SweepId) => sweep(d, id).points.map((p) => p.x);
-    assert.deepEqual(xs('blockSize'), Array.from({ length: 32 }, (_, i) => 32 * (i + 1)));
-    assert.deepEqual(xs('registers'), Array.from({ length: 256 }, (_, i) => i));
+    assert.deepEqual(
+      xs('blockSize'),
+      Array.from({ length: 32 }, (_, i) => 32 * (i + 1)),
+    );
+    assert.deepEqual(
+      xs('registers'),
+      Array.from({ length: 256 }, (_, i) => i),
+    );
     const smem = xs('sharedMemory');
     assert.equal(smem[0], 0);
     assert.equal(smem[smem.length - 1], 227 * KB);
-    assert.ok(smem.every((x, i) => i === 0 || x - smem[i - 1] === 128), 'sm_90 allocates shared memory in 128-byte units');
+    assert.ok(
+      smem.every((x, i) => i === 0 || x - smem[i - 1] === 128),
+      'sm_90 allocates shared memory in 128-byte units',
+    );
     const volta = occupancyChartData({ ...base, arch: 'sm_70' })!;
     const vsmem = sweep(volta, 'sharedMemory').points.map((p) => p.x);
     assert.equal(vsmem[vsmem.length - 1], 96 * KB);
     assert.equal(vsmem[1], 256, 'sm_70 allocates in 256-byte units');
   });
 
-  it('adds the launch\'s own value when it is off the grid, so odd block sizes and oversized launches are on the chart', () => {
+  it("adds the launch's own value when it is off the grid, so odd block sizes and oversized launches are on the chart", () => {
     const d = occupancyChartData({ ...base, blockSize: 100, dynamicSmemBytes: 300 * KB })!;
     const blocks = sweep(d, 'blockSize').points.map((p) => p.x);
     assert.ok(blocks.includes(100) && blocks.indexOf(100) === 3, 'between 96 and 128');
@@ -103,15 +150,19 @@ describe('occupancy chart data', () => {
     assert.equal(d.current.point.activeBlocks, 0);
   });
 
-  it('the register sweep steps only where a warp\'s registers cross a 256-register unit, at the known block counts', () => {
+  it("the register sweep steps only where a warp's registers cross a 256-register unit, at the known block counts", () => {
     const d = occupancyChartData(base)!;
     const pts = sweep(d, 'registers').points;
     for (let x = 1; x < pts.length; x++) {
-      if (pts[x].activeBlocks !== pts[x - 1].activeBlocks) assert.equal((x - 1) % 8, 0, `a step between ${x - 1} and ${x} registers`);
+      if (pts[x].activeBlocks !== pts[x - 1].activeBlocks)
+        assert.equal((x - 1) % 8, 0, `a step between ${x - 1} and ${x} registers`);
     }
     const blocksAt = (r: number) => pts[r].activeBlocks;
     // 256 threads on sm_90 (64 K registers in 4 sub-partitions, 64 warps, 32 blocks).
-    assert.deepEqual([0, 32, 33, 40, 41, 48, 49, 64, 65, 80, 81, 128, 129, 255].map(blocksAt), [8, 8, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1]);
+    assert.deepEqual(
+      [0, 32, 33, 40, 41, 48, 49, 64, 65, 80, 81, 128, 129, 255].map(blocksAt),
+      [8, 8, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1],
+    );
     assert.deepEqual(pts[32].limitingFactors, ['warps', 'registers']);
     assert.deepEqual(pts[24].limitingFactors, ['warps']);
   });
@@ -126,7 +177,7 @@ describe('occupancy chart data', () => {
     assert.deepEqual(at(d, 'sharedMemory', 0).limitingFactors, ['warps']);
   });
 
-  it('counts the kernel\'s barriers from 9.0 on, as the hover does', () => {
+  it("counts the kernel's barriers from 9.0 on, as the hover does", () => {
     const two = occupancyChartData({ ...base, numRegs: 16, blockSize: 32, numBlockBarriers: 2 })!;
     // 32 block slots x 2 barriers per slot / 2 barriers per block.
     assert.equal(two.current.point.activeBlocks, 32);
@@ -143,7 +194,13 @@ describe('occupancy chart data', () => {
 
   it('offers the targets first, then every other architecture once', () => {
     const choices = archChoices(['sm_90', '9.0', 'sm_80', 'bogus']);
-    assert.deepEqual(choices.slice(0, 2).map((c) => [c.arch, c.target]), [['sm_90', true], ['sm_80', true]]);
+    assert.deepEqual(
+      choices.slice(0, 2).map((c) => [c.arch, c.target]),
+      [
+        ['sm_90', true],
+        ['sm_80', true],
+      ],
+    );
     assert.equal(choices.length, ARCHS.length);
     assert.ok(choices.slice(2).every((c) => !c.target));
     assert.deepEqual(new Set(choices.map((c) => c.arch)).size, ARCHS.length);
@@ -151,7 +208,13 @@ describe('occupancy chart data', () => {
 });
 
 describe('chart data request', () => {
-  const ptxas = (numRegs: number, sharedSizeBytes: number | null = 1024): KernelFigures => ({ ...UNKNOWN_FIGURES, numRegs, sharedSizeBytes, source: 'ptxas', producedAt: 1_000_000 });
+  const ptxas = (numRegs: number, sharedSizeBytes: number | null = 1024): KernelFigures => ({
+    ...UNKNOWN_FIGURES,
+    numRegs,
+    sharedSizeBytes,
+    source: 'ptxas',
+    producedAt: 1_000_000,
+  });
   const input = {
     kernel: 'ns::reduce',
     archs: ['sm_80', 'sm_90'],
@@ -168,7 +231,10 @@ describe('chart data request', () => {
     assert.equal(d.current.numRegs, 32);
     assert.equal(d.source, '32 registers, 1 KB static smem (ptxas, sm_80, just now)');
     assert.deepEqual(d.notes, []);
-    assert.deepEqual(d.archChoices.slice(0, 2).map((c) => c.arch), ['sm_80', 'sm_90']);
+    assert.deepEqual(
+      d.archChoices.slice(0, 2).map((c) => c.arch),
+      ['sm_80', 'sm_90'],
+    );
   });
 
   it('charts the architecture asked for with its own figures', () => {
@@ -178,12 +244,14 @@ describe('chart data request', () => {
     assert.equal(d.current.point.activeWarps, 48);
   });
 
-  it('borrows a target\'s figures for an architecture not compiled for, and says so', () => {
+  it("borrows a target's figures for an architecture not compiled for, and says so", () => {
     const d = chartDataFor({ ...input, arch: 'sm_120' })!;
     assert.equal(d.arch, 'sm_120');
     assert.equal(d.current.numRegs, 32);
     assert.match(d.source, /ptxas, sm_80/);
-    assert.deepEqual(d.notes, ['No register figures for sm_120 (not a target architecture, so not compiled for it): charted with the sm_80 figures.']);
+    assert.deepEqual(d.notes, [
+      'No register figures for sm_120 (not a target architecture, so not compiled for it): charted with the sm_80 figures.',
+    ]);
   });
 
   it('is null when no architecture has register figures', () => {
@@ -191,20 +259,33 @@ describe('chart data request', () => {
     assert.equal(chartDataFor({ ...input, archs: [] }), null);
   });
 
-  it('without a static block size, charts the occupancy API\'s suggestion (bounded by __launch_bounds__)', () => {
+  it("without a static block size, charts the occupancy API's suggestion (bounded by __launch_bounds__)", () => {
     const d = chartDataFor({ ...input, threadsPerBlock: null, launchBoundsMaxThreads: 128 })!;
-    const expected = maxPotentialBlockSize({ device: parseArch('sm_80')!.device, numRegs: 32, sharedSizeBytes: 1024, maxThreadsPerBlock: 128 });
+    const expected = maxPotentialBlockSize({
+      device: parseArch('sm_80')!.device,
+      numRegs: 32,
+      sharedSizeBytes: 1024,
+      maxThreadsPerBlock: 128,
+    });
     assert.ok(expected.ok);
     assert.equal(d.current.blockSize, expected.value.blockSize);
     assert.ok(d.current.blockSize <= 128);
-    assert.match(d.notes[0], new RegExp(`^No launch with a static block size: charted at ${expected.value.blockSize} threads`));
+    assert.match(
+      d.notes[0],
+      new RegExp(`^No launch with a static block size: charted at ${expected.value.blockSize} threads`),
+    );
   });
 
-  it('charts unknown dynamic shared memory as 0 and says so; uses the source\'s static size when ptxas gave none', () => {
-    const d = chartDataFor({ ...input, dynamicSmemBytes: null, staticSharedBytes: 4096, figuresFor: () => ptxas(32, null) })!;
+  it("charts unknown dynamic shared memory as 0 and says so; uses the source's static size when ptxas gave none", () => {
+    const d = chartDataFor({
+      ...input,
+      dynamicSmemBytes: null,
+      staticSharedBytes: 4096,
+      figuresFor: () => ptxas(32, null),
+    })!;
     assert.equal(d.current.dynamicSmemBytes, 0);
     assert.equal(d.current.sharedSizeBytes, 4096);
-    assert.deepEqual(d.notes, ['The launch\'s dynamic shared memory is not known statically: charted with 0 bytes.']);
+    assert.deepEqual(d.notes, ["The launch's dynamic shared memory is not known statically: charted with 0 bytes."]);
   });
 
   it('notes an architecture it cannot read and charts the default', () => {
@@ -227,14 +308,17 @@ describe('chart view model', () => {
     }
     // Up to 24 registers the warp slots bind (8 blocks of 8 warps); at 25..32 (1024 registers a warp) the register file
     // holds exactly those 8 blocks too; above that registers bind alone.
-    assert.deepEqual(regions.map((r) => [r.from, r.to, r.factors.join('+')]), [
-      [0, 24, 'warps'],
-      [24, 32, 'registers+warps'],
-      [32, 255, 'registers'],
-    ]);
+    assert.deepEqual(
+      regions.map((r) => [r.from, r.to, r.factors.join('+')]),
+      [
+        [0, 24, 'warps'],
+        [24, 32, 'registers+warps'],
+        [32, 255, 'registers'],
+      ],
+    );
   });
 
-  it('a point\'s tooltip gives the calculator\'s exact figures', () => {
+  it("a point's tooltip gives the calculator's exact figures", () => {
     const d = occupancyChartData(base)!;
     assert.deepEqual(pointLines(d.current.point, d.maxWarps), [
       'Occupancy 75%: 48 of 64 warps per SM',
@@ -250,13 +334,23 @@ describe('chart view model', () => {
     const cannot = occupancyChartData({ ...base, numRegs: 255, blockSize: 1024 })!.current.point;
     assert.equal(pointLines(cannot, 64)[1], '0 blocks per SM, none allowed by registers');
     assert.equal(xText('sharedMemory', 12 * KB), '12 KB (12288 B) shared memory per block');
-    assert.equal(currentText(d), '256 threads, 40 registers per thread, 1 KB shared memory per block: 75% occupancy (48 of 64 warps, 6 blocks per SM), limited by registers.');
+    assert.equal(
+      currentText(d),
+      '256 threads, 40 registers per thread, 1 KB shared memory per block: 75% occupancy (48 of 64 warps, 6 blocks per SM), limited by registers.',
+    );
   });
 
   it('the page allows only its own nonce-tagged script and style', () => {
-    const html = chartHtml({ cspSource: 'vscode-webview://abc', scriptUri: 'vscode-webview://abc/dist/client/chart-view.js', nonce: 'N0nce' });
+    const html = chartHtml({
+      cspSource: 'vscode-webview://abc',
+      scriptUri: 'vscode-webview://abc/dist/client/chart-view.js',
+      nonce: 'N0nce',
+    });
     const csp = chartCsp({ cspSource: 'vscode-webview://abc', nonce: 'N0nce' });
-    assert.equal(csp, "default-src 'none'; script-src 'nonce-N0nce' vscode-webview://abc; style-src vscode-webview://abc 'nonce-N0nce'; img-src vscode-webview://abc data:; font-src vscode-webview://abc");
+    assert.equal(
+      csp,
+      "default-src 'none'; script-src 'nonce-N0nce' vscode-webview://abc; style-src vscode-webview://abc 'nonce-N0nce'; img-src vscode-webview://abc data:; font-src vscode-webview://abc",
+    );
     assert.ok(html.includes(`content="${csp.replace(/'/g, "'")}"`));
     assert.doesNotMatch(html, /unsafe-inline|unsafe-eval|https?:/);
     const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);

@@ -1,7 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { parseArch, type ArchRow } from '../../server/src/core/gpu/arch-table';
 import {
-  availableDynamicSmem, maxPotentialBlockSize, occupancy, INT_MAX, type OccupancyQuery, type OccupancyResult,
+  availableDynamicSmem,
+  maxPotentialBlockSize,
+  occupancy,
+  INT_MAX,
+  type OccupancyQuery,
+  type OccupancyResult,
 } from '../../server/src/core/gpu/occupancy';
 
 function arch(name: string): ArchRow {
@@ -99,7 +104,8 @@ describe('occupancy: worked examples', () => {
 describe('occupancy: header behaviours beyond the worked examples', () => {
   it('rejects a carveout outside -1..100 on 7.0+ but ignores it before 7.0', () => {
     assert.deepEqual(occupancy({ device: arch('sm_90').device, blockSize: 128, carveout: 101 }), {
-      ok: false, error: 'CUDA_OCC_ERROR_INVALID_INPUT',
+      ok: false,
+      error: 'CUDA_OCC_ERROR_INVALID_INPUT',
     });
     assert.equal(occupancy({ device: arch('sm_61').device, blockSize: 128, carveout: 101 }).ok, true);
   });
@@ -115,7 +121,7 @@ describe('occupancy: header behaviours beyond the worked examples', () => {
     assert.ok(occ('sm_70', { blockSize: 32, numRegs: 256 }).blockLimitRegs > 0); // the header allows 256 from major 7
   });
 
-  it('on 6.0 refuses a block that only fits GP100\'s 2 sub-partitions', () => {
+  it("on 6.0 refuses a block that only fits GP100's 2 sub-partitions", () => {
     // 192 registers: 6144 per warp. 9 warps: GP100's hardware check rounds to 10 warps (61440 <= 65536)
     // and 2 sub-partitions of 5 warps hold one block, but GP10x rounds to 12 warps (73728): refused.
     assert.equal(occ('sm_60', { blockSize: 288, numRegs: 192 }).blockLimitRegs, 0);
@@ -135,7 +141,10 @@ describe('occupancy: header behaviours beyond the worked examples', () => {
     const l1 = occ('sm_80', { blockSize: 128, sharedSizeBytes: 4096, cacheConfig: 'l1' });
     // L1 preference: 0 KB carveout, raised to the 8 KB step that holds one 5120 B block.
     assert.equal(l1.blockLimitSharedMem, 1);
-    assert.equal(occ('sm_80', { blockSize: 128, sharedSizeBytes: 4096, cacheConfig: 'l1', carveout: 100 }).blockLimitSharedMem, 32);
+    assert.equal(
+      occ('sm_80', { blockSize: 128, sharedSizeBytes: 4096, cacheConfig: 'l1', carveout: 100 }).blockLimitSharedMem,
+      32,
+    );
   });
 
   it('halves warp and register slots with partitioned global caching on 6.1', () => {
@@ -154,9 +163,18 @@ describe('occupancy: header behaviours beyond the worked examples', () => {
   it('availableDynamicSmem: the header leaves out the reserved 1 KB on 8.0+', () => {
     const r = availableDynamicSmem({ device: arch('sm_90').device, blockSize: 128, numBlocks: 4 });
     assert.deepEqual(r, { ok: true, value: 49152 }); // 233472 / 4 = 58368, capped at the 48 KB default
-    const two = availableDynamicSmem({ device: arch('sm_90').device, blockSize: 128, numBlocks: 2, shmemLimitConfig: 'optin' });
+    const two = availableDynamicSmem({
+      device: arch('sm_90').device,
+      blockSize: 128,
+      numBlocks: 2,
+      shmemLimitConfig: 'optin',
+    });
     assert.deepEqual(two, { ok: true, value: 116736 }); // 233472 / 2
-    assert.equal(occ('sm_90', { blockSize: 128, numRegs: 0, dynamicSmemBytes: 116736, shmemLimitConfig: 'optin' }).activeBlocksPerMultiprocessor, 1);
+    assert.equal(
+      occ('sm_90', { blockSize: 128, numRegs: 0, dynamicSmemBytes: 116736, shmemLimitConfig: 'optin' })
+        .activeBlocksPerMultiprocessor,
+      1,
+    );
   });
 
   it('maxPotentialBlockSize with per-thread dynamic shared memory and a launch bound', () => {

@@ -12,7 +12,15 @@
 import * as assert from 'node:assert/strict';
 import { ARCHS, archName } from '../../server/src/core/gpu/arch-table';
 import { answerQueryLine } from '../../server/src/cli/oracle-protocol';
-import { HEADER_ERRORS, buildOracle, deviceWords, inputWords, partitionedName, runOracle, type HeaderInputs } from '../support/oracle-process';
+import {
+  HEADER_ERRORS,
+  buildOracle,
+  deviceWords,
+  inputWords,
+  partitionedName,
+  runOracle,
+  type HeaderInputs,
+} from '../support/oracle-process';
 import { QueryMaker, badQueryLines } from '../support/oracle-queries';
 
 const SEED = Number(process.env.OCC_DIFF_SEED ?? 20250613);
@@ -40,7 +48,8 @@ function questionFor(q: Record<string, unknown>, a: Answer): string | null {
   assert.ok(e, `an answer without its effective inputs: ${JSON.stringify(a)}`);
   const inputs = inputWords(e).join(' ');
   if (a.mode === 'occupancy') return `occupancy ${inputs} ${a.blockSize} ${a.dynamicSmemBytes}`;
-  if (a.mode === 'maxPotentialBlockSize') return `maxPotential ${inputs} ${a.dynamicSmemBytes} ${Number(q.dynamicSmemPerThreadBytes ?? 0)}`;
+  if (a.mode === 'maxPotentialBlockSize')
+    return `maxPotential ${inputs} ${a.dynamicSmemBytes} ${Number(q.dynamicSmemPerThreadBytes ?? 0)}`;
   if (a.mode === 'availableDynamicSmem') return `availableSmem ${inputs} ${a.numBlocks} ${a.blockSize}`;
   return null;
 }
@@ -54,22 +63,54 @@ function expectedFrom(mode: string, words: number[]): Record<string, unknown> {
   if (mode === 'occupancy') {
     const [blocks, mask, regs, smem, warps, slots, barriers, virtual, allocRegs, allocSmem, partitioned] = v;
     return {
-      ok: true, error: null, activeBlocksPerMultiprocessor: blocks, limitingFactorsMask: mask,
-      limitingFactors: LIMIT_BITS.filter((_, i) => mask & (1 << i)), blockLimitRegs: regs, blockLimitSharedMem: smem,
-      blockLimitWarps: warps, blockLimitBlocks: slots, blockLimitBarriers: barriers, blockLimitVirtual: virtual,
-      allocatedRegistersPerBlock: allocRegs, allocatedSharedMemPerBlock: allocSmem, partitionedGCConfig: partitionedName(partitioned),
+      ok: true,
+      error: null,
+      activeBlocksPerMultiprocessor: blocks,
+      limitingFactorsMask: mask,
+      limitingFactors: LIMIT_BITS.filter((_, i) => mask & (1 << i)),
+      blockLimitRegs: regs,
+      blockLimitSharedMem: smem,
+      blockLimitWarps: warps,
+      blockLimitBlocks: slots,
+      blockLimitBarriers: barriers,
+      blockLimitVirtual: virtual,
+      allocatedRegistersPerBlock: allocRegs,
+      allocatedSharedMemPerBlock: allocSmem,
+      partitionedGCConfig: partitionedName(partitioned),
     };
   }
   if (mode === 'maxPotentialBlockSize') return { ok: true, error: null, minGridSize: v[0], blockSize: v[1] };
   if (mode === 'availableDynamicSmem') return { ok: true, error: null, dynamicSmemBytes: v[0] };
-  const [smemGranularity, regGranularity, maxRegs, subPartitions, maxBlocks, maxVirtual, partitioned, barriersPerSlot, barrierApplied, configurable, defaultSmem, ...carveouts] = v;
+  const [
+    smemGranularity,
+    regGranularity,
+    maxRegs,
+    subPartitions,
+    maxBlocks,
+    maxVirtual,
+    partitioned,
+    barriersPerSlot,
+    barrierApplied,
+    configurable,
+    defaultSmem,
+    ...carveouts
+  ] = v;
   return {
-    ok: true, error: null,
+    ok: true,
+    error: null,
     header: {
-      smemAllocationGranularity: smemGranularity, regAllocationGranularity: regGranularity, maxRegsPerThread: maxRegs,
-      subPartitionsPerMultiprocessor: subPartitions, maxBlocksPerMultiprocessor: maxBlocks, maxVirtualResourcesPerMultiprocessor: maxVirtual,
-      partitionedGlobalCachingSupported: partitioned === 1, barriersPerBlockSlot: barriersPerSlot, barrierLimitApplied: barrierApplied === 1,
-      carveoutConfigurable: configurable === 1, sharedMemCarveoutKB: carveouts, defaultSharedMemPerMultiprocessor: defaultSmem,
+      smemAllocationGranularity: smemGranularity,
+      regAllocationGranularity: regGranularity,
+      maxRegsPerThread: maxRegs,
+      subPartitionsPerMultiprocessor: subPartitions,
+      maxBlocksPerMultiprocessor: maxBlocks,
+      maxVirtualResourcesPerMultiprocessor: maxVirtual,
+      partitionedGlobalCachingSupported: partitioned === 1,
+      barriersPerBlockSlot: barriersPerSlot,
+      barrierLimitApplied: barrierApplied === 1,
+      carveoutConfigurable: configurable === 1,
+      sharedMemCarveoutKB: carveouts,
+      defaultSharedMemPerMultiprocessor: defaultSmem,
     },
   };
 }
@@ -77,9 +118,14 @@ function expectedFrom(mode: string, words: number[]): Record<string, unknown> {
 /** Our answer, cut to the fields the header's answer has. */
 function ours(answer: Answer, expected: Record<string, unknown>): Record<string, unknown> {
   const header = answer.header as Record<string, unknown> | undefined;
-  return Object.fromEntries(Object.keys(expected).map((k) => [k, k === 'header' && header
-    ? Object.fromEntries(Object.keys(expected.header as object).map((h) => [h, header[h]]))
-    : answer[k]]));
+  return Object.fromEntries(
+    Object.keys(expected).map((k) => [
+      k,
+      k === 'header' && header
+        ? Object.fromEntries(Object.keys(expected.header as object).map((h) => [h, header[h]]))
+        : answer[k],
+    ]),
+  );
 }
 
 describe('occupancy calculator against cuda_occupancy.h', function () {
@@ -106,12 +152,20 @@ describe('occupancy calculator against cuda_occupancy.h', function () {
     const counts = { occupancy: 0, maxPotentialBlockSize: 0, availableDynamicSmem: 0, archInfo: 0, spoiled: 0, bad: 0 };
     const lines: string[] = [];
     for (let i = 0; i < OCCUPANCY_QUERIES; i++, counts.occupancy++) lines.push(JSON.stringify(maker.occupancyQuery(i)));
-    for (let i = 0; i < MAX_POTENTIAL_QUERIES; i++, counts.maxPotentialBlockSize++) lines.push(JSON.stringify(maker.maxPotentialQuery(i)));
-    for (let i = 0; i < AVAILABLE_SMEM_QUERIES; i++, counts.availableDynamicSmem++) lines.push(JSON.stringify(maker.availableDynamicSmemQuery(i)));
+    for (let i = 0; i < MAX_POTENTIAL_QUERIES; i++, counts.maxPotentialBlockSize++)
+      lines.push(JSON.stringify(maker.maxPotentialQuery(i)));
+    for (let i = 0; i < AVAILABLE_SMEM_QUERIES; i++, counts.availableDynamicSmem++)
+      lines.push(JSON.stringify(maker.availableDynamicSmemQuery(i)));
     for (let i = 0; i < SPOILED_QUERIES; i++, counts.spoiled++) lines.push(JSON.stringify(maker.spoiledQuery(i)));
     for (const row of ARCHS) {
       lines.push(JSON.stringify({ mode: 'archInfo', arch: archName(row) }));
-      lines.push(JSON.stringify({ mode: 'archInfo', arch: archName(row), device: { computeMinor: (row.device.computeMinor + 2) % 10 } }));
+      lines.push(
+        JSON.stringify({
+          mode: 'archInfo',
+          arch: archName(row),
+          device: { computeMinor: (row.device.computeMinor + 2) % 10 },
+        }),
+      );
       counts.archInfo += 2;
     }
     for (const line of badQueryLines()) {
@@ -144,7 +198,10 @@ describe('occupancy calculator against cuda_occupancy.h', function () {
     const oursMs = Date.now() - oursStarted;
 
     const started = Date.now();
-    const reference = await runOracle(binary, questions.map((q) => q.line));
+    const reference = await runOracle(
+      binary,
+      questions.map((q) => q.line),
+    );
     const referenceMs = Date.now() - started;
     assert.equal(reference.length, questions.length, 'the reference answers every question');
 
@@ -166,8 +223,15 @@ describe('occupancy calculator against cuda_occupancy.h', function () {
         `ours answered ${okAnswers} ok, ${headerErrors} header errors, ${badQueries} refused; ${questions.length} put to the header; ` +
         `${differences.length} differences; ours ${oursMs} ms, the header ${referenceMs} ms`,
     );
-    for (const d of differences.slice(0, 5)) console.log(`    query:  ${d.query}\n    ours:   ${JSON.stringify(d.ours)}\n    header: ${JSON.stringify(d.header)}`);
-    assert.equal(differences.length, 0, `${differences.length} answers differ from the header's (first ones printed above)`);
+    for (const d of differences.slice(0, 5))
+      console.log(
+        `    query:  ${d.query}\n    ours:   ${JSON.stringify(d.ours)}\n    header: ${JSON.stringify(d.header)}`,
+      );
+    assert.equal(
+      differences.length,
+      0,
+      `${differences.length} answers differ from the header's (first ones printed above)`,
+    );
     // The generator must reach the corners it claims to, or the agreement proves little.
     assert.ok(okAnswers > 25000, 'most queries are valid');
     assert.ok(headerErrors > 100, 'header errors (invalid carveouts, unknown devices) are exercised');

@@ -16,7 +16,8 @@ function offLines(text: string) {
   return { certain: certain.map(line), assumed: assumed.map(line) };
 }
 
-const launched = (text: string) => findLaunches(makeSourceText(text)).map((l) => `${l.kernelName} ${l.block.value?.x ?? null}`);
+const launched = (text: string) =>
+  findLaunches(makeSourceText(text)).map((l) => `${l.kernelName} ${l.block.value?.x ?? null}`);
 
 describe('preprocessor branches', () => {
   it('knows `#if 0`, `#if 1 ... #else`, and the branches of a macro the file defines', () => {
@@ -94,19 +95,43 @@ describe('preprocessor branches', () => {
     ].join('\n');
     assert.deepEqual(
       findLaunches(makeSourceText(text)).map((l) => l.block.value),
-      [{ x: 32, y: 1, z: 1 }, { x: 8, y: 8, z: 1 }],
+      [
+        { x: 32, y: 1, z: 1 },
+        { x: 8, y: 8, z: 1 },
+      ],
     );
   });
 
   it('leaves a local declared in both branches of an `#ifdef` in one block unknown', () => {
-    const text = ['void host(float* p) {', '#ifdef WIDE', '  const int t = 128;', '#else', '  const int t = 64;', '#endif', '  k<<<1, t>>>(p);', '}'].join('\n');
+    const text = [
+      'void host(float* p) {',
+      '#ifdef WIDE',
+      '  const int t = 128;',
+      '#else',
+      '  const int t = 64;',
+      '#endif',
+      '  k<<<1, t>>>(p);',
+      '}',
+    ].join('\n');
     assert.deepEqual(launched(text), ['k null']);
   });
 
   it('decides branches that run over several chunks of an analysed document', async () => {
     const filler = Array.from({ length: 40 }, (_, k) => `const int filler${k} = ${k};`);
-    const text = ['#define USE_TILES', ...filler, '#ifndef USE_TILES', ...filler.map((l) => l.replace('filler', 'other')), 'void host(float* p) { untiled<<<1, 64>>>(p); }', '#endif', 'void run(float* p) { tiled<<<1, 32>>>(p); }', ''].join('\n');
+    const text = [
+      '#define USE_TILES',
+      ...filler,
+      '#ifndef USE_TILES',
+      ...filler.map((l) => l.replace('filler', 'other')),
+      'void host(float* p) { untiled<<<1, 64>>>(p); }',
+      '#endif',
+      'void run(float* p) { tiled<<<1, 32>>>(p); }',
+      '',
+    ].join('\n');
     const facts = await analyzeSnippet(text);
-    assert.deepEqual(facts.launches.map((l) => l.kernelName), ['tiled']);
+    assert.deepEqual(
+      facts.launches.map((l) => l.kernelName),
+      ['tiled'],
+    );
   });
 });

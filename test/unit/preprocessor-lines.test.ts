@@ -21,7 +21,11 @@ function directiveRangesLineByLine({ masked, lineStarts }: SourceText): Array<[n
   for (let line = 0; line < lineStarts.length; line++) {
     if (!/^[ \t]*#/.test(masked.slice(lineStarts[line], lineEnd(line)))) continue;
     let last = line;
-    while (last + 1 < lineStarts.length && /\\\s*$/.test(masked.slice(lineStarts[last], lineEnd(last)).replace(/\r?\n$/, ''))) last++;
+    while (
+      last + 1 < lineStarts.length &&
+      /\\\s*$/.test(masked.slice(lineStarts[last], lineEnd(last)).replace(/\r?\n$/, ''))
+    )
+      last++;
     ranges.push([lineStarts[line], lineEnd(last)]);
     line = last;
   }
@@ -40,7 +44,12 @@ describe('preprocessor lines', () => {
       'const char* s = "#in a string";',
       '#endif',
     ].join('\n');
-    assert.deepEqual(directives(text), ['#include "a.cuh"\n', '  #  define TWICE(v) \\\n    ((v) * 2) # still the define\n', '\t#pragma unroll\n', '#endif']);
+    assert.deepEqual(directives(text), [
+      '#include "a.cuh"\n',
+      '  #  define TWICE(v) \\\n    ((v) * 2) # still the define\n',
+      '\t#pragma unroll\n',
+      '#endif',
+    ]);
   });
 
   it('reads a line a backslash continues as the same directive, even when it starts with #', () => {
@@ -54,7 +63,12 @@ describe('preprocessor lines', () => {
 
   it('finds in a piece of a document what it finds there in the whole document', () => {
     const text = 'int a;\n#define N 4\nint b;\n';
-    const piece: SourceText = { text: text.slice(7), masked: makeSourceText(text).masked.slice(7), lineStarts: [0, 12, 19], firstLine: 1 };
+    const piece: SourceText = {
+      text: text.slice(7),
+      masked: makeSourceText(text).masked.slice(7),
+      lineStarts: [0, 12, 19],
+      firstLine: 1,
+    };
     assert.deepEqual(findDirectiveRanges(piece), [[0, 12]]);
   });
 

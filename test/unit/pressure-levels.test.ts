@@ -9,7 +9,10 @@ describe('pressure heat map levels', () => {
     assert.equal(pressureLevel(3, 0), 0);
     assert.equal(pressureLevel(40, 17), PRESSURE_LEVELS - 1);
     const levels = Array.from({ length: 18 }, (_, live) => pressureLevel(live, 17));
-    assert.deepEqual([...levels].sort((a, b) => a - b), levels);
+    assert.deepEqual(
+      [...levels].sort((a, b) => a - b),
+      levels,
+    );
     assert.deepEqual(new Set(levels).size, PRESSURE_LEVELS);
   });
 

@@ -26,43 +26,85 @@ describe('register pressure in the report', () => {
 
   before(async () => {
     analyzer = await createAnalyzer({ grammar: loadGrammarBytes(), contentHash: hash });
-    analyzer.configure({ archs: ['sm_80'], divergence: true, report: { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceMinShare: 8, divergenceEnabled: true } });
+    analyzer.configure({
+      archs: ['sm_80'],
+      divergence: true,
+      report: {
+        latencyCycles: 0,
+        occupancyWarningBelow: 0,
+        divergenceMinCost: 4,
+        divergenceMinShare: 8,
+        divergenceEnabled: true,
+      },
+    });
     const facts = analyzer.analyzeFile({ uri: FILE, text });
-    analyzer.setCompiled(FILE, { perArch: [{ arch: 'sm_80', entries: parsePtxasOutput(read('pressure.sm_80.txt')).entries, diagnostics: [] }], producedAt: 1 }, facts.kernels);
+    analyzer.setCompiled(
+      FILE,
+      {
+        perArch: [{ arch: 'sm_80', entries: parsePtxasOutput(read('pressure.sm_80.txt')).entries, diagnostics: [] }],
+        producedAt: 1,
+      },
+      facts.kernels,
+    );
     analyzer.setPtx(FILE, { text: read('pressure.sm_80.ptx'), filePath: FILE, sourceHash: hash(text) });
     report = analyzer.reportOf(facts);
   });
 
-  it('finds each kernel\'s peak on its hot line, with what ptxas allocated', () => {
+  it("finds each kernel's peak on its hot line, with what ptxas allocated", () => {
     const result = pressureResult(report.pressure);
     assert.equal(result.arch, 'sm_80');
     const byName = new Map(result.kernels.map((k) => [k.kernel, k]));
     assert.deepEqual([...byName.keys()], ['dot_rows', 'tile16', 'branchy']);
     // dot_rows: the strided loop (line 10, 0-based 9); tile16: the loads of t[] (line 19).
-    assert.deepEqual({ peak: byName.get('dot_rows')!.peak, peakLine: byName.get('dot_rows')!.peakLine, allocated: byName.get('dot_rows')!.allocated }, { peak: 17, peakLine: 9, allocated: 12 });
-    assert.deepEqual({ peakLine: byName.get('tile16')!.peakLine, allocated: byName.get('tile16')!.allocated }, { peakLine: 18, allocated: 32 });
+    assert.deepEqual(
+      {
+        peak: byName.get('dot_rows')!.peak,
+        peakLine: byName.get('dot_rows')!.peakLine,
+        allocated: byName.get('dot_rows')!.allocated,
+      },
+      { peak: 17, peakLine: 9, allocated: 12 },
+    );
+    assert.deepEqual(
+      { peakLine: byName.get('tile16')!.peakLine, allocated: byName.get('tile16')!.allocated },
+      { peakLine: 18, allocated: 32 },
+    );
     // Only lines of the kernel's own span.
     const dot = byName.get('dot_rows')!;
-    assert.ok(dot.lines.every((l) => l.line >= 6 && l.line <= 12), JSON.stringify(dot.lines));
+    assert.ok(
+      dot.lines.every((l) => l.line >= 6 && l.line <= 12),
+      JSON.stringify(dot.lines),
+    );
     assert.equal(Math.max(...dot.lines.map((l) => l.live)), dot.peak);
   });
 
   it('says in the hover how many values are live at a line, that it is an estimate, and where the kernel peaks', () => {
     const peak = hoverText(report, { line: 9, character: 60 });
-    assert.equal(peak?.markdown, '**Register pressure (estimate):** about 17 values live at this line (PTX, before register allocation; ptxas allocated 12 on sm_80). The kernel\'s pressure peaks here.');
+    assert.equal(
+      peak?.markdown,
+      "**Register pressure (estimate):** about 17 values live at this line (PTX, before register allocation; ptxas allocated 12 on sm_80). The kernel's pressure peaks here.",
+    );
     const live = report.pressure.get(report.facts.kernels[0])!.lines.find((l) => l.line === 10)!.live;
-    assert.equal(hoverText(report, { line: 10, character: 4 })?.markdown, `**Register pressure (estimate):** about ${live} values live at this line (PTX, before register allocation; ptxas allocated 12 on sm_80). Counts code inlined from \`warp_sum\` at line 3. The kernel peaks at about 17 on line 10.`);
+    assert.equal(
+      hoverText(report, { line: 10, character: 4 })?.markdown,
+      `**Register pressure (estimate):** about ${live} values live at this line (PTX, before register allocation; ptxas allocated 12 on sm_80). Counts code inlined from \`warp_sum\` at line 3. The kernel peaks at about 17 on line 10.`,
+    );
     // Outside a kernel body: nothing.
     assert.equal(hoverText(report, { line: 2, character: 4 }), null);
   });
 
-  it('puts a lens on each kernel\'s peak line', () => {
+  it("puts a lens on each kernel's peak line", () => {
     const peaks = lenses(report).filter((l) => l.action === 'pressure-heatmap');
-    assert.deepEqual(peaks.map((l) => [l.span.start.line, l.title]), [
-      [9, 'pressure peaks here (about 17 values live)'],
-      [18, `pressure peaks here (about ${report.pressure.get(report.facts.kernels[1])!.peak} values live)`],
-      [report.pressure.get(report.facts.kernels[2])!.peakLine, `pressure peaks here (about ${report.pressure.get(report.facts.kernels[2])!.peak} values live)`],
-    ]);
+    assert.deepEqual(
+      peaks.map((l) => [l.span.start.line, l.title]),
+      [
+        [9, 'pressure peaks here (about 17 values live)'],
+        [18, `pressure peaks here (about ${report.pressure.get(report.facts.kernels[1])!.peak} values live)`],
+        [
+          report.pressure.get(report.facts.kernels[2])!.peakLine,
+          `pressure peaks here (about ${report.pressure.get(report.facts.kernels[2])!.peak} values live)`,
+        ],
+      ],
+    );
   });
 
   it('has no pressure for text the PTX was not compiled from', () => {

@@ -32,7 +32,10 @@ function entry(output: PtxasOutput, name: string, arch: string) {
 describe('ptxas output parser', () => {
   it('has captures from five architectures to test against', () => {
     for (const arch of ['sm_75', 'sm_80', 'sm_90', 'sm_100', 'sm_120']) {
-      assert.ok(captures.some((f) => f.endsWith(`.${arch}.txt`)), `no capture for ${arch}`);
+      assert.ok(
+        captures.some((f) => f.endsWith(`.${arch}.txt`)),
+        `no capture for ${arch}`,
+      );
     }
   });
 
@@ -44,7 +47,15 @@ describe('ptxas output parser', () => {
       assert.equal(output.entries.length, expected.size);
       for (const e of output.entries) {
         assert.equal(e.numRegs, expected.get(`${e.arch} ${e.mangledName}`), `${e.arch} ${e.mangledName}`);
-        for (const value of [e.sharedSizeBytes, e.constBytes, e.stackFrameBytes, e.spillStoreBytes, e.spillLoadBytes, e.localBytes, e.textures]) {
+        for (const value of [
+          e.sharedSizeBytes,
+          e.constBytes,
+          e.stackFrameBytes,
+          e.spillStoreBytes,
+          e.spillLoadBytes,
+          e.localBytes,
+          e.textures,
+        ]) {
           assert.ok(Number.isSafeInteger(value) && value >= 0);
         }
       }
@@ -58,7 +69,14 @@ describe('ptxas output parser', () => {
     const output = parsePtxasOutput(read('templates.sm_90.txt'));
     const reduce = entry(output, '_ZN2ns6reduceIfLi256EEEvPKT_PS1_i', 'sm_90');
     assert.deepEqual(
-      [reduce.numRegs, reduce.barriers, reduce.sharedSizeBytes, reduce.stackFrameBytes, reduce.spillStoreBytes, reduce.isEntry],
+      [
+        reduce.numRegs,
+        reduce.barriers,
+        reduce.sharedSizeBytes,
+        reduce.stackFrameBytes,
+        reduce.spillStoreBytes,
+        reduce.isEntry,
+      ],
       [12, 1, 1024, 0, 0, true],
     );
     assert.equal(entry(output, '_ZN2ns6reduceIiLi512EEEvPKT_PS1_i', 'sm_90').sharedSizeBytes, 2048);
@@ -70,7 +88,16 @@ describe('ptxas output parser', () => {
   it('reads spills, stack frames and the cumulative stack', () => {
     const output = parsePtxasOutput(read('spills.sm_90.txt'));
     const spilly = entry(output, '_Z6spillyPKfPfi', 'sm_90');
-    assert.deepEqual([spilly.numRegs, spilly.stackFrameBytes, spilly.spillStoreBytes, spilly.spillLoadBytes, spilly.cumulativeStackBytes], [32, 1032, 2256, 2460, 1032]);
+    assert.deepEqual(
+      [
+        spilly.numRegs,
+        spilly.stackFrameBytes,
+        spilly.spillStoreBytes,
+        spilly.spillLoadBytes,
+        spilly.cumulativeStackBytes,
+      ],
+      [32, 1032, 2256, 2460, 1032],
+    );
     assert.equal(entry(output, '_Z8big_smemPf', 'sm_90').sharedSizeBytes, 48000);
   });
 
@@ -83,7 +110,10 @@ describe('ptxas output parser', () => {
 
   it('keeps device functions apart from entries', () => {
     const output = parsePtxasOutput(read('plain.sm_90.txt'));
-    assert.equal(output.entries.some((e) => e.mangledName === '_Z6helperfi'), false);
+    assert.equal(
+      output.entries.some((e) => e.mangledName === '_Z6helperfi'),
+      false,
+    );
     const helper = output.functions.find((f) => f.mangledName === '_Z6helperfi');
     assert.ok(helper);
     assert.deepEqual([helper.isEntry, helper.numRegs, helper.arch], [false, null, 'sm_90']);
@@ -95,11 +125,17 @@ describe('ptxas output parser', () => {
     const output = parsePtxasOutput(read('plain.multi.txt'));
     assert.deepEqual(output.archs, ['sm_75', 'sm_80', 'sm_90', 'sm_100', 'sm_120']);
     for (const arch of output.archs) assert.equal(entriesForArch(output, arch).size, 8);
-    assert.deepEqual(output.modules.map((m) => m.arch), output.archs);
+    assert.deepEqual(
+      output.modules.map((m) => m.arch),
+      output.archs,
+    );
     assert.deepEqual(output.modules[0].constBanks, { 4: 16 });
     // The same kernel differs per architecture, as in the single-arch captures.
     const single = parsePtxasOutput(read('plain.sm_75.txt'));
-    assert.equal(entry(output, '_Z12calls_helperPfi', 'sm_75').numRegs, entry(single, '_Z12calls_helperPfi', 'sm_75').numRegs);
+    assert.equal(
+      entry(output, '_Z12calls_helperPfi', 'sm_75').numRegs,
+      entry(single, '_Z12calls_helperPfi', 'sm_75').numRegs,
+    );
   });
 
   it('reads sm_90a and -rdc file-static names', () => {
@@ -112,21 +148,32 @@ describe('ptxas output parser', () => {
     const output = parsePtxasOutput(read('spills.warn-spills.sm_90.txt'));
     const spill = output.diagnostics.find((d) => d.kind === 'spill' && d.mangledName === '_Z6spillyPKfPfi');
     assert.ok(spill);
-    assert.deepEqual([spill.severity, spill.arch, spill.bytes], ['warning', 'sm_90', { spillStores: 2256, spillLoads: 2460 }]);
+    assert.deepEqual(
+      [spill.severity, spill.arch, spill.bytes],
+      ['warning', 'sm_90', { spillStores: 2256, spillLoads: 2460 }],
+    );
     const local = output.diagnostics.find((d) => d.kind === 'local-memory' && d.mangledName === '_Z11local_arrayPii');
     assert.deepEqual(local?.bytes, { stackFrame: 1024 });
   });
 
   it('reads launch-bounds warnings, register-limit warnings and the shared-memory error', () => {
-    const bounds = parsePtxasOutput(read('warnings.sm_75.txt')).diagnostics.filter((d) => d.kind === 'launch-bounds-ignored');
-    assert.deepEqual(bounds.map((d) => [d.mangledName, d.arch]).sort(), [['_Z2k8PKfPfi', 'sm_75'], ['_Z4overPf', 'sm_75']]);
-    const adjusted = parsePtxasOutput(read('warnings.maxrreg16.sm_90.txt')).diagnostics.filter((d) => d.kind === 'register-limit-adjusted');
+    const bounds = parsePtxasOutput(read('warnings.sm_75.txt')).diagnostics.filter(
+      (d) => d.kind === 'launch-bounds-ignored',
+    );
+    assert.deepEqual(bounds.map((d) => [d.mangledName, d.arch]).sort(), [
+      ['_Z2k8PKfPfi', 'sm_75'],
+      ['_Z4overPf', 'sm_75'],
+    ]);
+    const adjusted = parsePtxasOutput(read('warnings.maxrreg16.sm_90.txt')).diagnostics.filter(
+      (d) => d.kind === 'register-limit-adjusted',
+    );
     assert.equal(adjusted.length, 2);
     assert.ok(adjusted.every((d) => d.arch === 'sm_90'));
     const tooMuch = parsePtxasOutput(read('too-much-smem.sm_80.txt')).diagnostics;
-    assert.deepEqual(tooMuch.map((d) => [d.severity, d.kind, d.mangledName, d.arch, d.bytes]), [
-      ['error', 'too-much-shared', '_Z8too_muchPf', 'sm_80', { requested: 80000, limit: 49152 }],
-    ]);
+    assert.deepEqual(
+      tooMuch.map((d) => [d.severity, d.kind, d.mangledName, d.arch, d.bytes]),
+      [['error', 'too-much-shared', '_Z8too_muchPf', 'sm_80', { requested: 80000, limit: 49152 }]],
+    );
     const ignored = parsePtxasOutput(read('too-much-smem.maxrreg300.sm_90.txt')).diagnostics.map((d) => d.kind);
     assert.deepEqual(ignored.sort(), ['register-limit-ignored', 'too-much-shared']);
   });
@@ -149,26 +196,46 @@ describe('ptxas output parser', () => {
     const output = parsePtxasOutput(log);
     const old = entry(output, '_Z3oldPf', 'sm_35');
     assert.deepEqual(
-      [old.numRegs, old.barriers, old.sharedSizeBytes, old.constBytes, old.constBanks, old.textures, old.samplers, old.surfaces, old.localBytes, old.stackFrameBytes, old.spillLoadBytes],
+      [
+        old.numRegs,
+        old.barriers,
+        old.sharedSizeBytes,
+        old.constBytes,
+        old.constBanks,
+        old.textures,
+        old.samplers,
+        old.surfaces,
+        old.localBytes,
+        old.stackFrameBytes,
+        old.spillLoadBytes,
+      ],
       [22, null, 4112, 336, { 0: 336, 16: 4 }, 2, 1, 3, 8, 16, 8],
     );
     const fresh = entry(output, '_Z3newPf', 'sm_90a');
-    assert.deepEqual([fresh.numRegs, fresh.barriers, fresh.sharedSizeBytes, fresh.unknownFields], [255, 16, 232448, ['7 widgets']]);
-    assert.deepEqual(output.modules.map((m) => [m.arch, m.gmemBytes]), [['sm_35', 0]]);
+    assert.deepEqual(
+      [fresh.numRegs, fresh.barriers, fresh.sharedSizeBytes, fresh.unknownFields],
+      [255, 16, 232448, ['7 widgets']],
+    );
+    assert.deepEqual(
+      output.modules.map((m) => [m.arch, m.gmemBytes]),
+      [['sm_35', 0]],
+    );
   });
 
   it('rejects numbers that do not validate and lines without context', () => {
-    const output = parsePtxasOutput([
-      '    1 bytes stack frame, 2 bytes spill stores, 3 bytes spill loads',
-      'ptxas info    : Used 12 registers',
-      "ptxas info    : Compiling entry function '_Z1kv' for 'sm_80'",
-      'ptxas info    : Used -5 registers, used 1 barriers',
-      'ptxas info    : Used NaN registers',
-      'ptxas info    : Used 99999999999999999999 registers',
-      'ptxas info    : Used 1e3 registers',
-      'ptxas info    : Used 70000 registers',
-      "ptxas info    : Compiling entry function '_Z1jv' for 'bogus'",
-    ].join('\n'));
+    const output = parsePtxasOutput(
+      [
+        '    1 bytes stack frame, 2 bytes spill stores, 3 bytes spill loads',
+        'ptxas info    : Used 12 registers',
+        "ptxas info    : Compiling entry function '_Z1kv' for 'sm_80'",
+        'ptxas info    : Used -5 registers, used 1 barriers',
+        'ptxas info    : Used NaN registers',
+        'ptxas info    : Used 99999999999999999999 registers',
+        'ptxas info    : Used 1e3 registers',
+        'ptxas info    : Used 70000 registers',
+        "ptxas info    : Compiling entry function '_Z1jv' for 'bogus'",
+      ].join('\n'),
+    );
     assert.equal(output.entries.length, 1);
     assert.equal(output.entries[0].numRegs, null);
     assert.equal(output.ignoredLines, 8);
@@ -181,19 +248,40 @@ describe('ptxas output parser', () => {
       'ptxas info    : 0 bytes gmem',
     ].join('\n');
     const output = parsePtxasOutput(text, { defaultArch: 'sm_86' });
-    assert.deepEqual(output.diagnostics.map((d) => [d.kind, d.count, d.arch]), [['other', 2, 'sm_86']]);
+    assert.deepEqual(
+      output.diagnostics.map((d) => [d.kind, d.count, d.arch]),
+      [['other', 2, 'sm_86']],
+    );
     assert.equal(output.modules[0].arch, 'sm_86');
   });
 
   it('never throws on noise', () => {
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const pieces = ['ptxas info    : ', 'Used ', '12', ' registers', ', ', "Compiling entry function '", "' for 'sm_90'", '\n', '\r', 'bytes smem', '+', '-', '\u0000', 'é', 'cmem[', ']'];
+    const pieces = [
+      'ptxas info    : ',
+      'Used ',
+      '12',
+      ' registers',
+      ', ',
+      "Compiling entry function '",
+      "' for 'sm_90'",
+      '\n',
+      '\r',
+      'bytes smem',
+      '+',
+      '-',
+      '\u0000',
+      'é',
+      'cmem[',
+      ']',
+    ];
     for (let i = 0; i < 300; i++) {
       let text = '';
       for (let k = 0; k < 60; k++) text += pieces[Math.floor(random() * pieces.length)];
       const output = parsePtxasOutput(text);
-      for (const e of output.entries) assert.ok(e.numRegs === null || (Number.isSafeInteger(e.numRegs) && e.numRegs >= 0));
+      for (const e of output.entries)
+        assert.ok(e.numRegs === null || (Number.isSafeInteger(e.numRegs) && e.numRegs >= 0));
     }
     assert.equal(parsePtxasOutput(undefined as unknown as string).entries.length, 0);
   });

@@ -15,7 +15,14 @@ import { findFirstCompilerError } from '../../server/src/nvcc/compile-resources'
 import type { DocumentReport } from '../../server/src/core/analyzer';
 import type { QuickFix } from '../../server/src/core/report/quick-fixes';
 import { applyEdits, fixesOf, offsetOf, quickFixAnalyzer } from '../support/quick-fix-harness';
-import { checkProperty, fixtureSources, fuzzRuns, hostileDocuments, mutatedSource, REPO_ROOT } from '../support/fuzz-sources';
+import {
+  checkProperty,
+  fixtureSources,
+  fuzzRuns,
+  hostileDocuments,
+  mutatedSource,
+  REPO_ROOT,
+} from '../support/fuzz-sources';
 import { findNvcc } from '../support/nvcc';
 import { findDirectiveRanges, inRanges } from '../../server/src/core/text/preprocessor-lines';
 
@@ -23,23 +30,37 @@ const SET_ATTRIBUTE = /^\(?cudaFuncSetAttribute\((.+), cudaFuncAttributeMaxDynam
 
 /** Asserts that each edit of `fix` is where its title says, in `text` (the document the report is of). */
 function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, label: string): void {
-  const edits = (fix.edits ?? []).map((e) => ({ ...e, start: offsetOf(text, e.span.start), end: offsetOf(text, e.span.end) }));
+  const edits = (fix.edits ?? []).map((e) => ({
+    ...e,
+    start: offsetOf(text, e.span.start),
+    end: offsetOf(text, e.span.end),
+  }));
   const where = `${label}: "${fix.title}"`;
   for (const e of edits) assert.ok(e.start <= e.end && e.end <= text.length, `${where}: an edit outside the text`);
   const sorted = [...edits].sort((a, b) => a.start - b.start);
-  for (let k = 1; k < sorted.length; k++) assert.ok(sorted[k - 1].end <= sorted[k].start, `${where}: overlapping edits`);
+  for (let k = 1; k < sorted.length; k++)
+    assert.ok(sorted[k - 1].end <= sorted[k].start, `${where}: overlapping edits`);
   if (fix.disabled) {
     assert.equal(fix.edits, undefined, `${where}: a disabled fix with edits`);
     return;
   }
   if (fix.title.startsWith('Opt in')) {
-    const analysis = report.analyses.find((a) => fix.fixes && a.launch.span.start.line === fix.fixes.span.start.line && a.launch.span.start.character === fix.fixes.span.start.character);
+    const analysis = report.analyses.find(
+      (a) =>
+        fix.fixes &&
+        a.launch.span.start.line === fix.fixes.span.start.line &&
+        a.launch.span.start.character === fix.fixes.span.start.character,
+    );
     assert.ok(analysis, `${where}: no launch at the finding`);
     const launchStart = offsetOf(text, analysis.launch.span.start);
     const launchEnd = offsetOf(text, analysis.launch.span.end);
     const call = edits.find((e) => SET_ATTRIBUTE.test(e.newText.replace(/^\{ /, '')));
     assert.ok(call, `${where}: no edit inserts the call`);
-    assert.equal(SET_ATTRIBUTE.exec(call.newText.replace(/^\{ /, ''))![2], String(analysis.dynamicSmemBytes), `${where}: another byte count`);
+    assert.equal(
+      SET_ATTRIBUTE.exec(call.newText.replace(/^\{ /, ''))![2],
+      String(analysis.dynamicSmemBytes),
+      `${where}: another byte count`,
+    );
     for (const e of edits) {
       assert.equal(e.start, e.end, `${where}: the opt-in replaces text`);
       assert.ok(e.end <= launchStart || e.start >= launchEnd, `${where}: an edit inside the launch`);
@@ -47,11 +68,21 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
     assert.ok(call.start <= launchStart, `${where}: the call goes after the launch`);
     // Between the call and the launch: no statement boundary in the code (the masked text: comments and literals blanked).
     const directives = findDirectiveRanges(report.facts.source);
-    const between = [...report.facts.source.masked.slice(call.start, launchStart)].filter((_, k) => !inRanges(directives, call.start + k)).join('');
-    assert.ok(!/[;{}]/.test(between), `${where}: a statement boundary between the call and the launch: ${JSON.stringify(text.slice(call.start, launchStart).slice(-160))}`);
+    const between = [...report.facts.source.masked.slice(call.start, launchStart)]
+      .filter((_, k) => !inRanges(directives, call.start + k))
+      .join('');
+    assert.ok(
+      !/[;{}]/.test(between),
+      `${where}: a statement boundary between the call and the launch: ${JSON.stringify(text.slice(call.start, launchStart).slice(-160))}`,
+    );
     const named = SET_ATTRIBUTE.exec(call.newText.replace(/^\{ /, ''))![1];
-    assert.ok(named === analysis.launch.kernelName || named.startsWith(`${analysis.launch.kernelName}<`), `${where}: the call names ${named}, not the launched kernel`);
-    for (const e of edits) for (const lineEnd of e.newText.match(/\r\n|\r|\n/g) ?? []) assert.ok(text.includes(lineEnd), `${where}: a line end the file does not use`);
+    assert.ok(
+      named === analysis.launch.kernelName || named.startsWith(`${analysis.launch.kernelName}<`),
+      `${where}: the call names ${named}, not the launched kernel`,
+    );
+    for (const e of edits)
+      for (const lineEnd of e.newText.match(/\r\n|\r|\n/g) ?? [])
+        assert.ok(text.includes(lineEnd), `${where}: a line end the file does not use`);
     return;
   }
   const [edit] = edits;
@@ -71,7 +102,11 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
     if (kernel.launchBounds) {
       assert.equal(text.slice(edit.start, edit.end), kernel.launchBounds.text, `${where}: not the bound it changes`);
       assert.equal(edit.newText, bound, where);
-      if (kernel.launchBounds.args[2]) assert.ok(edit.newText.endsWith(`, ${kernel.launchBounds.args[2].trim()})`), `${where}: the cluster argument is lost`);
+      if (kernel.launchBounds.args[2])
+        assert.ok(
+          edit.newText.endsWith(`, ${kernel.launchBounds.args[2].trim()})`),
+          `${where}: the cluster argument is lost`,
+        );
     } else {
       assert.equal(edit.newText, `${bound} `, where);
       assert.equal(edit.start, edit.end, where);
@@ -84,10 +119,19 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
     assert.equal(edits.length, 1, where);
     const threads = /^(?:Use|Launch with) (\d+) threads/.exec(fix.title)![1];
     assert.equal(edit.newText, threads, where);
-    const analysis = report.analyses.find((a) => edit.start >= offsetOf(text, a.launch.span.start) && edit.end <= offsetOf(text, a.launch.span.end));
+    const analysis = report.analyses.find(
+      (a) => edit.start >= offsetOf(text, a.launch.span.start) && edit.end <= offsetOf(text, a.launch.span.end),
+    );
     assert.ok(analysis, `${where}: not in a launch`);
-    assert.equal(text.slice(edit.start, edit.end), analysis.launch.block.text.trim(), `${where}: not the block argument`);
-    assert.ok(analysis.threadsPerBlock === null || analysis.threadsPerBlock > 32 || fix.title.startsWith('Launch with'), `${where}: offered on a launch of one warp or less`);
+    assert.equal(
+      text.slice(edit.start, edit.end),
+      analysis.launch.block.text.trim(),
+      `${where}: not the block argument`,
+    );
+    assert.ok(
+      analysis.threadsPerBlock === null || analysis.threadsPerBlock > 32 || fix.title.startsWith('Launch with'),
+      `${where}: offered on a launch of one warp or less`,
+    );
     return;
   }
   assert.equal(edits.length, 0, `${where}: a fix of an unknown kind with edits`);
@@ -133,11 +177,30 @@ function compilerWith(nvcc: string, scratch: string): Compiler {
     async errorOf(text, dir, includeDirs) {
       const file = path.join(scratch, `case-${++serial}.cu`);
       fs.writeFileSync(file, text);
-      const args = ['-std=c++17', '-arch=sm_90', '-cubin', '-o', path.join(scratch, 'out.cubin'), '-I', dir, ...includeDirs.flatMap((d) => ['-I', d]), file];
-      const run = await runNvcc({ nvccPath: nvcc, args, cwd: scratch, timeoutMs: 120_000, memoryLimitBytes: 4096 * 1024 * 1024 });
+      const args = [
+        '-std=c++17',
+        '-arch=sm_90',
+        '-cubin',
+        '-o',
+        path.join(scratch, 'out.cubin'),
+        '-I',
+        dir,
+        ...includeDirs.flatMap((d) => ['-I', d]),
+        file,
+      ];
+      const run = await runNvcc({
+        nvccPath: nvcc,
+        args,
+        cwd: scratch,
+        timeoutMs: 120_000,
+        memoryLimitBytes: 4096 * 1024 * 1024,
+      });
       fs.rmSync(file, { force: true });
       if (run.status !== 'exited') return `nvcc ${run.status}`;
-      return run.exitCode === 0 ? null : findFirstCompilerError(run.stderr + run.stdout)?.text ?? `exit ${run.exitCode}: ${run.stderr.slice(0, 300)}`;
+      return run.exitCode === 0
+        ? null
+        : (findFirstCompilerError(run.stderr + run.stdout)?.text ??
+            `exit ${run.exitCode}: ${run.stderr.slice(0, 300)}`);
     },
   };
 }
@@ -146,7 +209,10 @@ function compilerWith(nvcc: string, scratch: string): Compiler {
 function inGroups(text: string, fixes: readonly QuickFix[]): QuickFix[][] {
   const groups: Array<{ fixes: QuickFix[]; ranges: Array<[number, number]> }> = [];
   for (const fix of fixes) {
-    const ranges = (fix.edits ?? []).map((e): [number, number] => [offsetOf(text, e.span.start), offsetOf(text, e.span.end)]);
+    const ranges = (fix.edits ?? []).map((e): [number, number] => [
+      offsetOf(text, e.span.start),
+      offsetOf(text, e.span.end),
+    ]);
     const group = groups.find((g) => g.ranges.every(([a, b]) => ranges.every(([c, d]) => b < c || d < a)));
     if (group) {
       group.fixes.push(fix);
@@ -167,19 +233,37 @@ interface FileCase {
 }
 
 /** Checks every fix of `c` (ranges; compiles with `compiler` when the original compiles); returns how many it checked. */
-async function checkFile(c: FileCase, compiler: Compiler | null): Promise<{ fixes: number; compiled: number; skipped: boolean; kinds: string[] }> {
+async function checkFile(
+  c: FileCase,
+  compiler: Compiler | null,
+): Promise<{ fixes: number; compiled: number; skipped: boolean; kinds: string[] }> {
   const uri = `file://${path.join(c.dir, path.basename(c.name))}`;
   const { report, fixes } = await fixesOf(c.text, { uri, archs: ['sm_80', 'sm_90'] });
   for (const fix of fixes) assertWhereItSays(c.text, report, fix, c.label);
   const withEdits = fixes.filter((f) => f.edits && f.edits.length > 0);
-  const kinds = [...new Set(withEdits.map((f) => /^(Cap registers|Raise the bound|Launch with|Use|Opt in)/.exec(f.title)?.[1] ?? f.title))];
-  if (!compiler || withEdits.length === 0 || !c.name.endsWith('.cu')) return { fixes: fixes.length, compiled: 0, skipped: false, kinds };
+  const kinds = [
+    ...new Set(
+      withEdits.map((f) => /^(Cap registers|Raise the bound|Launch with|Use|Opt in)/.exec(f.title)?.[1] ?? f.title),
+    ),
+  ];
+  if (!compiler || withEdits.length === 0 || !c.name.endsWith('.cu'))
+    return { fixes: fixes.length, compiled: 0, skipped: false, kinds };
   const original = await compiler.errorOf(c.text, c.dir, c.includeDirs);
   if (original !== null) return { fixes: fixes.length, compiled: 0, skipped: true, kinds };
   let compiled = 0;
   for (const group of inGroups(c.text, withEdits)) {
     compiled++;
-    if ((await compiler.errorOf(applyEdits(c.text, group.flatMap((f) => f.edits!)), c.dir, c.includeDirs)) === null) continue;
+    if (
+      (await compiler.errorOf(
+        applyEdits(
+          c.text,
+          group.flatMap((f) => f.edits!),
+        ),
+        c.dir,
+        c.includeDirs,
+      )) === null
+    )
+      continue;
     for (const fix of group) {
       const error = await compiler.errorOf(applyEdits(c.text, fix.edits!), c.dir, c.includeDirs);
       assert.equal(error, null, `${c.label}: "${fix.title}" breaks the compile: ${error}`);
@@ -190,7 +274,11 @@ async function checkFile(c: FileCase, compiler: Compiler | null): Promise<{ fixe
 
 /** $CUDA_DEV_CORPUS, else ../dev-corpus beside the checkout (or beside the worktrees' folder). */
 function devCorpus(): string | null {
-  const candidates = [process.env.CUDA_DEV_CORPUS, path.resolve(REPO_ROOT, '..', 'dev-corpus'), path.resolve(REPO_ROOT, '..', '..', 'dev-corpus')];
+  const candidates = [
+    process.env.CUDA_DEV_CORPUS,
+    path.resolve(REPO_ROOT, '..', 'dev-corpus'),
+    path.resolve(REPO_ROOT, '..', '..', 'dev-corpus'),
+  ];
   return candidates.find((c): c is string => Boolean(c) && fs.existsSync(c as string)) ?? null;
 }
 
@@ -210,7 +298,10 @@ describe('quick fixes applied (property)', function () {
   let scratch: string;
   before(() => {
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-occ-fixes-'));
-    if (!nvcc) console.log('    (no nvcc: the fixes\' edits are checked, the recompiles skipped; set CUDA_OCCUPANCY_TEST_NVCC to run them)');
+    if (!nvcc)
+      console.log(
+        "    (no nvcc: the fixes' edits are checked, the recompiles skipped; set CUDA_OCCUPANCY_TEST_NVCC to run them)",
+      );
   });
   after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
@@ -223,8 +314,20 @@ describe('quick fixes applied (property)', function () {
       const uri = `file://${path.join(dir, path.basename(source.name))}`;
       const { report } = await fixesOf(source.text, { uri, analyzer });
       // The fixes of the file as it is are a part of those with every fix offered: only the latter are compiled.
-      for (const [variant, text] of [['as is', source.text], ['every fix offered', everyFixOffered(source.text, report)]] as const) {
-        const result = await checkFile({ name: source.name, label: `${source.name} (${variant})`, text, dir, includeDirs: [path.join(REPO_ROOT, 'test/fixtures/sources/include')] }, variant === 'as is' ? null : compiler);
+      for (const [variant, text] of [
+        ['as is', source.text],
+        ['every fix offered', everyFixOffered(source.text, report)],
+      ] as const) {
+        const result = await checkFile(
+          {
+            name: source.name,
+            label: `${source.name} (${variant})`,
+            text,
+            dir,
+            includeDirs: [path.join(REPO_ROOT, 'test/fixtures/sources/include')],
+          },
+          variant === 'as is' ? null : compiler,
+        );
         totals.fixes += result.fixes;
         totals.compiled += result.compiled;
         for (const kind of result.kinds) totals.kinds.add(kind);
@@ -233,12 +336,20 @@ describe('quick fixes applied (property)', function () {
     };
     // Two files at a time: nvcc waits on its children much of the time. (The analysis between compiles runs to its end before the next await.)
     const queue = [...fixtureSources()];
-    await Promise.all([0, 1].map(async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) await check(next);
-    }));
+    await Promise.all(
+      [0, 1].map(async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) await check(next);
+      }),
+    );
     totals.skipped.sort();
-    console.log(`    ${totals.fixes} fixes checked, ${totals.compiled} compiles of fixed files${totals.skipped.length ? `; originals that do not compile alone: ${totals.skipped.join(', ')}` : ''}`);
-    assert.deepEqual([...totals.kinds].sort(), ['Cap registers', 'Launch with', 'Opt in', 'Raise the bound', 'Use'], 'the corpus should offer every kind of fix with edits');
+    console.log(
+      `    ${totals.fixes} fixes checked, ${totals.compiled} compiles of fixed files${totals.skipped.length ? `; originals that do not compile alone: ${totals.skipped.join(', ')}` : ''}`,
+    );
+    assert.deepEqual(
+      [...totals.kinds].sort(),
+      ['Cap registers', 'Launch with', 'Opt in', 'Raise the bound', 'Use'],
+      'the corpus should offer every kind of fix with edits',
+    );
     if (compiler) assert.ok(totals.compiled >= 20, `only ${totals.compiled} compiles`);
   });
 
@@ -289,7 +400,8 @@ describe('quick fixes applied (property)', function () {
     }
     const lists = [...byProject.values()];
     files.length = 0;
-    for (let k = 0; lists.some((l) => k < l.length); k++) for (const list of lists) if (k < list.length) files.push(list[k]);
+    for (let k = 0; lists.some((l) => k < l.length); k++)
+      for (const list of lists) if (k < list.length) files.push(list[k]);
     let checked = 0;
     let compiledFiles = 0;
     let fixes = 0;
@@ -301,14 +413,25 @@ describe('quick fixes applied (property)', function () {
       if (report.analyses.length === 0) continue;
       checked++;
       const name = path.relative(corpus!, file);
-      const tryCompile = compiledFiles < wanted && attempts > 0 && !/#\s*include\s*[<"](torch|ATen|c10|pybind11)\//.test(text);
-      const result = await checkFile({ name, label: `${name} (every fix offered)`, text: everyFixOffered(text, report), dir: path.dirname(file), includeDirs }, tryCompile ? compiler : null);
+      const tryCompile =
+        compiledFiles < wanted && attempts > 0 && !/#\s*include\s*[<"](torch|ATen|c10|pybind11)\//.test(text);
+      const result = await checkFile(
+        {
+          name,
+          label: `${name} (every fix offered)`,
+          text: everyFixOffered(text, report),
+          dir: path.dirname(file),
+          includeDirs,
+        },
+        tryCompile ? compiler : null,
+      );
       if (tryCompile && (result.compiled > 0 || result.skipped)) attempts--;
       fixes += result.fixes;
       if (result.compiled > 0) compiledFiles++;
     }
-    console.log(`    ${checked} corpus files with launches checked (${fixes} fixes); ${compiledFiles} recompiled with every fix applied`);
+    console.log(
+      `    ${checked} corpus files with launches checked (${fixes} fixes); ${compiledFiles} recompiled with every fix applied`,
+    );
     assert.ok(fixes > 0);
   });
 });
-

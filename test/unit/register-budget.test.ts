@@ -15,15 +15,30 @@ import { buildOracle, inputWords, runOracle } from '../support/oracle-process';
 const device = (arch: string) => parseArch(arch)!.device;
 
 describe('register budget', () => {
-  it('at 256 threads and 1 KB of static shared memory on sm_80: the ux sketch\'s line', () => {
+  it("at 256 threads and 1 KB of static shared memory on sm_80: the ux sketch's line", () => {
     const levels = registerBudget({ device: device('sm_80'), blockSize: 256, sharedSizeBytes: 1024 });
-    assert.equal(budgetText(levels), '100% ≤ 32 · 75% ≤ 40 · 62.5% ≤ 48 · 50% ≤ 64 · 37.5% ≤ 80 · 25% ≤ 128 · 12.5% ≤ 255 registers per thread');
+    assert.equal(
+      budgetText(levels),
+      '100% ≤ 32 · 75% ≤ 40 · 62.5% ≤ 48 · 50% ≤ 64 · 37.5% ≤ 80 · 25% ≤ 128 · 12.5% ≤ 255 registers per thread',
+    );
   });
 
   it('stops at the levels shared memory and block slots allow', () => {
     // 48 KB per block: at most 3 blocks on sm_90 whatever the registers.
-    const levels = registerBudget({ device: device('sm_90'), blockSize: 128, sharedSizeBytes: 0, dynamicSmemBytes: 48 * 1024 });
-    assert.deepEqual(levels.map((l) => [l.activeBlocks, l.maxRegsPerThread]), [[4, 128], [3, 168], [2, 255]]);
+    const levels = registerBudget({
+      device: device('sm_90'),
+      blockSize: 128,
+      sharedSizeBytes: 0,
+      dynamicSmemBytes: 48 * 1024,
+    });
+    assert.deepEqual(
+      levels.map((l) => [l.activeBlocks, l.maxRegsPerThread]),
+      [
+        [4, 128],
+        [3, 168],
+        [2, 255],
+      ],
+    );
     assert.deepEqual(registerBudget({ device: device('sm_80'), blockSize: 2048 }), [], 'no block of 2048 threads runs');
   });
 
@@ -35,7 +50,11 @@ describe('register budget', () => {
         assert.ok(levels.length > 0, `${archName(row)} ${blockSize}`);
         for (const [i, level] of levels.entries()) {
           const at = occupancy({ ...query, numRegs: level.maxRegsPerThread });
-          assert.ok(at.ok && at.value.activeBlocksPerMultiprocessor === level.activeBlocks && at.value.occupancy === level.occupancy);
+          assert.ok(
+            at.ok &&
+              at.value.activeBlocksPerMultiprocessor === level.activeBlocks &&
+              at.value.occupancy === level.occupancy,
+          );
           if (level.maxRegsPerThread < row.maxRegsPerThread) {
             const above = occupancy({ ...query, numRegs: level.maxRegsPerThread + 1 });
             assert.ok(above.ok && above.value.activeBlocksPerMultiprocessor === (levels[i + 1]?.activeBlocks ?? 0));
@@ -60,22 +79,38 @@ describe('register budget', () => {
       const cases: Array<{ arch: string; blockSize: number; sharedSizeBytes: number; dynamicSmemBytes: number }> = [];
       for (const row of ARCHS) {
         for (const blockSize of [64, 128, 192, 256, 512, 768, 1024]) {
-          for (const [sharedSizeBytes, dynamicSmemBytes] of [[0, 0], [1024, 0], [4096, 8192]]) cases.push({ arch: archName(row), blockSize, sharedSizeBytes, dynamicSmemBytes });
+          for (const [sharedSizeBytes, dynamicSmemBytes] of [
+            [0, 0],
+            [1024, 0],
+            [4096, 8192],
+          ])
+            cases.push({ arch: archName(row), blockSize, sharedSizeBytes, dynamicSmemBytes });
         }
       }
       // One question per register count: the header's occupancy at the inputs our calculator resolves for it.
-      const lines = cases.flatMap((c) => Array.from({ length: 255 }, (_, r) => {
-        const query = { device: device(c.arch), sharedSizeBytes: c.sharedSizeBytes, numRegs: r + 1 };
-        const words = inputWords({ device: query.device, attributes: resolveAttributes(query), state: resolveState({}) });
-        return `occupancy ${words.join(' ')} ${c.blockSize} ${c.dynamicSmemBytes}`;
-      }));
+      const lines = cases.flatMap((c) =>
+        Array.from({ length: 255 }, (_, r) => {
+          const query = { device: device(c.arch), sharedSizeBytes: c.sharedSizeBytes, numRegs: r + 1 };
+          const words = inputWords({
+            device: query.device,
+            attributes: resolveAttributes(query),
+            state: resolveState({}),
+          });
+          return `occupancy ${words.join(' ')} ${c.blockSize} ${c.dynamicSmemBytes}`;
+        }),
+      );
       const answers = (await runOracle(binary, lines)).map((l) => {
         const [status, blocks] = l.split(' ').map(Number);
         return { ok: status === 0, activeBlocksPerMultiprocessor: blocks };
       });
       let checked = 0;
       cases.forEach((c, k) => {
-        const levels = registerBudget({ device: device(c.arch), blockSize: c.blockSize, sharedSizeBytes: c.sharedSizeBytes, dynamicSmemBytes: c.dynamicSmemBytes });
+        const levels = registerBudget({
+          device: device(c.arch),
+          blockSize: c.blockSize,
+          sharedSizeBytes: c.sharedSizeBytes,
+          dynamicSmemBytes: c.dynamicSmemBytes,
+        });
         const blocksAt = (regs: number) => {
           const answer = answers[k * 255 + regs - 1];
           return answer.ok ? answer.activeBlocksPerMultiprocessor : 0;

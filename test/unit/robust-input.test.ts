@@ -11,7 +11,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from '../../server/src/core/incremental/document-analysis';
+import {
+  analyzeDocument,
+  type AnalyzeInput,
+  type DocumentFacts,
+} from '../../server/src/core/incremental/document-analysis';
 import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';
@@ -32,10 +36,18 @@ function analyzeLikeTheServer(parser: CudaParser, text: string, extra: Partial<A
   const tree = parser.parse(text);
   try {
     const facts = analyzeDocument({ uri, version: 1, text, tree, ...extra });
-    const report = buildDocumentReport({ facts, archs: ['sm_80', 'sm_90'], figuresFor: new FiguresRegistry().figuresFor });
+    const report = buildDocumentReport({
+      facts,
+      archs: ['sm_80', 'sm_90'],
+      figuresFor: new FiguresRegistry().figuresFor,
+    });
     codeLenses(report);
     const diagnostics = report.findings.map((f) => toDiagnostic(f, uri));
-    for (const p of [{ line: 0, character: 0 }, ...facts.launches.slice(0, 20).map((l) => l.nameSpan.start), ...facts.kernels.slice(0, 20).map((k) => k.nameSpan.start)]) {
+    for (const p of [
+      { line: 0, character: 0 },
+      ...facts.launches.slice(0, 20).map((l) => l.nameSpan.start),
+      ...facts.kernels.slice(0, 20).map((k) => k.nameSpan.start),
+    ]) {
       hoverAt(report, p);
       codeActions(report, { start: p, end: p }, diagnostics);
     }
@@ -50,8 +62,14 @@ function analyzeLikeTheServer(parser: CudaParser, text: string, extra: Partial<A
 /** Kernels and launches with what a reader sees: names, lines, columns, resolved blocks. */
 function outline(facts: DocumentFacts) {
   return {
-    kernels: facts.kernels.map((k) => `${k.qualifiedName}@${k.nameSpan.start.line}:${k.nameSpan.start.character} bounds=${k.launchBounds?.maxThreadsPerBlock ?? '-'}`),
-    launches: facts.launches.map((l) => `${l.kernelName}@${l.nameSpan.start.line}:${l.nameSpan.start.character} block=${JSON.stringify(l.block.value)} grid=${JSON.stringify(l.grid.value)}`),
+    kernels: facts.kernels.map(
+      (k) =>
+        `${k.qualifiedName}@${k.nameSpan.start.line}:${k.nameSpan.start.character} bounds=${k.launchBounds?.maxThreadsPerBlock ?? '-'}`,
+    ),
+    launches: facts.launches.map(
+      (l) =>
+        `${l.kernelName}@${l.nameSpan.start.line}:${l.nameSpan.start.character} block=${JSON.stringify(l.block.value)} grid=${JSON.stringify(l.grid.value)}`,
+    ),
     findings: facts.findings.map((f) => `${f.code}@${f.span.start.line}:${f.span.start.character}`),
   };
 }
@@ -79,7 +97,10 @@ describe('robust input: the core', function () {
     const text = tenMegabyteSource();
     assert.ok(text.length >= 10 * 1024 * 1024);
     const facts = analyzeLikeTheServer(parser, text);
-    assert.ok(facts.kernels.some((k) => k.name === 'saxpy'), JSON.stringify(outline(facts).kernels));
+    assert.ok(
+      facts.kernels.some((k) => k.name === 'saxpy'),
+      JSON.stringify(outline(facts).kernels),
+    );
     assert.ok(facts.launches.length >= 2);
   });
 
@@ -106,7 +127,12 @@ describe('robust input: the core', function () {
 
   it('ends a branch at its line end, not after the CR, when a // comment on a CRLF line is its last token', () => {
     // Half-typed: the loop has no body yet, so the comment after its header is the last token of the loop.
-    const lines = ['__global__ void k(float* x, int n) {', '  for (int i = threadIdx.x; i < n; i += blockDim.x) // expect: tail', '}', ''];
+    const lines = [
+      '__global__ void k(float* x, int n) {',
+      '  for (int i = threadIdx.x; i < n; i += blockDim.x) // expect: tail',
+      '}',
+      '',
+    ];
     const facts = analyzeLikeTheServer(parser, lines.join('\r\n'));
     const loop = facts.branches.find((b) => b.construct === 'loop');
     assert.ok(loop, 'the loop is a branch');
@@ -115,9 +141,16 @@ describe('robust input: the core', function () {
 
   it('sees the same launches and block sizes when spaces are tabs', () => {
     for (const { name, text } of fixtureSources().filter((f) => f.name.endsWith('.cu'))) {
-      const launches = (facts: DocumentFacts) => facts.launches.map((l) => `${l.kernelName} ${JSON.stringify(l.block.value)} ${JSON.stringify(l.dynamicSmem.value)}`);
+      const launches = (facts: DocumentFacts) =>
+        facts.launches.map(
+          (l) => `${l.kernelName} ${JSON.stringify(l.block.value)} ${JSON.stringify(l.dynamicSmem.value)}`,
+        );
       const tabbed = text.replace(/^( {2})+/gm, (s) => '\t'.repeat(s.length / 2));
-      assert.deepEqual(launches(analyzeLikeTheServer(parser, tabbed)), launches(analyzeLikeTheServer(parser, text)), name);
+      assert.deepEqual(
+        launches(analyzeLikeTheServer(parser, tabbed)),
+        launches(analyzeLikeTheServer(parser, text)),
+        name,
+      );
     }
   });
 
@@ -132,9 +165,13 @@ describe('robust input: the core', function () {
     assert.ok(launch, JSON.stringify(outline(facts)));
     assert.deepEqual(launch.nameSpan.start, { line: 6, character: lines[6].indexOf('ascii_k') });
     assert.deepEqual(launch.block.value, { x: 64, y: 1, z: 1 });
-    assert.deepEqual(facts.findings.map((f) => `${f.code}@${f.span.start.line}`), ['launch-exceeds-bounds@6']);
+    assert.deepEqual(
+      facts.findings.map((f) => `${f.code}@${f.span.start.line}`),
+      ['launch-exceeds-bounds@6'],
+    );
     // The Unicode-named kernel: found with its block of 128, or not found; never another number.
-    for (const l of facts.launches.filter((l) => l.kernelName !== 'ascii_k')) assert.ok(l.block.value === null || l.block.value.x === 128, JSON.stringify(l.block));
+    for (const l of facts.launches.filter((l) => l.kernelName !== 'ascii_k'))
+      assert.ok(l.block.value === null || l.block.value.x === 128, JSON.stringify(l.block));
   });
 
   it('resolves a launch through a header in a workspace with non-ASCII folder and file names', () => {
@@ -144,13 +181,20 @@ describe('robust input: the core', function () {
       mkdirSync(folder, { recursive: true });
       writeFileSync(path.join(folder, '配置.h'), '#pragma once\nconstexpr int kThreads = 192;\n');
       const file = path.join(folder, 'カーネル.cu');
-      const text = '#include "配置.h"\n__global__ void __launch_bounds__(128) scale(float* p) {}\nvoid run(float* p) { scale<<<4, kThreads>>>(p); }\n';
+      const text =
+        '#include "配置.h"\n__global__ void __launch_bounds__(128) scale(float* p) {}\nvoid run(float* p) { scale<<<4, kThreads>>>(p); }\n';
       writeFileSync(file, text);
       const { index } = indexWorkspace([root]);
       const key = toIndexPath(file);
       const facts = analyzeLikeTheServer(parser, text, { uri: pathToFileURL(file).href, workspace: index, path: key });
-      assert.deepEqual(facts.launches.map((l) => l.block.value), [{ x: 192, y: 1, z: 1 }]);
-      assert.deepEqual(facts.findings.map((f) => f.code), ['launch-exceeds-bounds']);
+      assert.deepEqual(
+        facts.launches.map((l) => l.block.value),
+        [{ x: 192, y: 1, z: 1 }],
+      );
+      assert.deepEqual(
+        facts.findings.map((f) => f.code),
+        ['launch-exceeds-bounds'],
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

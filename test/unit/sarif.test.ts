@@ -10,7 +10,9 @@ import type { CheckJson, CheckJsonDiagnostic } from '../../server/src/cli/check-
 import { checkJsonOf, REPO_ROOT } from '../support/cli-run';
 
 // The SARIF 2.1.0 schema as the SARIF SDK ships it (npm @microsoft/sarif-multitool-linux 5.7.0, sarif-2.1.0.json).
-const schema = JSON.parse(readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'sarif', 'sarif-schema-2.1.0.json'), 'utf8'));
+const schema = JSON.parse(
+  readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'sarif', 'sarif-schema-2.1.0.json'), 'utf8'),
+);
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats(ajv);
 const validateSarif = ajv.compile(schema);
@@ -25,11 +27,27 @@ interface SarifResult {
   ruleIndex: number;
   level: string;
   message: { text: string };
-  locations: Array<{ physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region: { startLine: number; startColumn: number } } }>;
+  locations: Array<{
+    physicalLocation: {
+      artifactLocation: { uri: string; uriBaseId?: string };
+      region: { startLine: number; startColumn: number };
+    };
+  }>;
   partialFingerprints: Record<string, string>;
 }
 interface SarifRun {
-  tool: { driver: { name: string; version: string; rules: Array<{ id: string; name: string; help: { text: string; markdown: string }; defaultConfiguration: { level: string } }> } };
+  tool: {
+    driver: {
+      name: string;
+      version: string;
+      rules: Array<{
+        id: string;
+        name: string;
+        help: { text: string; markdown: string };
+        defaultConfiguration: { level: string };
+      }>;
+    };
+  };
   results: SarifResult[];
   originalUriBaseIds: Record<string, { uri: string }>;
   columnKind: string;
@@ -39,11 +57,16 @@ const runOf = (log: object) => (log as { runs: SarifRun[] }).runs[0];
 function checkOf(files: Array<{ path: string; diagnostics: CheckJsonDiagnostic[] }>): CheckJson {
   return { version: 1, archs: ['sm_90'], files: files.map((f) => ({ kernels: [], launches: [], branches: [], ...f })) };
 }
-const diag = (line: number, code: string, severity: CheckJsonDiagnostic['severity'], message = `${code} here`): CheckJsonDiagnostic => ({ line, column: 3, severity, code, message });
+const diag = (
+  line: number,
+  code: string,
+  severity: CheckJsonDiagnostic['severity'],
+  message = `${code} here`,
+): CheckJsonDiagnostic => ({ line, column: 3, severity, code, message });
 
 describe('check --format sarif (toSarif)', function () {
   this.timeout(60_000);
-  it('turns the examples\' findings into a SARIF 2.1.0 log that the schema accepts, with rules, levels and locations', async () => {
+  it("turns the examples' findings into a SARIF 2.1.0 log that the schema accepts, with rules, levels and locations", async () => {
     const check = await checkJsonOf(['--no-nvcc', '--arch', 'sm_80,sm_90', 'examples']);
     const log = toSarif(check, { toolVersion: '0.1.0', baseDir: REPO_ROOT });
     assertValid(log);
@@ -70,31 +93,55 @@ describe('check --format sarif (toSarif)', function () {
     const bound = run.results.find((r) => r.ruleId === 'launch-exceeds-bounds');
     assert.ok(bound);
     assert.equal(bound.level, 'error');
-    assert.deepEqual(bound.locations[0].physicalLocation, { artifactLocation: { uri: 'examples/reduce.cu', uriBaseId: '%SRCROOT%' }, region: { startLine: 39, startColumn: 3 } });
+    assert.deepEqual(bound.locations[0].physicalLocation, {
+      artifactLocation: { uri: 'examples/reduce.cu', uriBaseId: '%SRCROOT%' },
+      region: { startLine: 39, startColumn: 3 },
+    });
     const rule = run.tool.driver.rules[bound.ruleIndex];
     assert.equal(rule.name, 'LaunchExceedsBounds');
     assert.equal(rule.defaultConfiguration.level, 'error');
     assert.match(rule.help.markdown, /\*\*How to fix:\*\*/);
     assert.doesNotMatch(rule.help.text, /`/);
-    for (const result of run.results.filter((r) => r.ruleId === 'block-not-warp-multiple')) assert.equal(result.level, 'warning');
+    for (const result of run.results.filter((r) => r.ruleId === 'block-not-warp-multiple'))
+      assert.equal(result.level, 'warning');
     // a divergent branch is a warning when its idle lanes cost a material share of the kernel, else a hint (a SARIF note)
-    for (const result of run.results.filter((r) => r.ruleId === 'divergent-branch')) assert.ok(['warning', 'note'].includes(result.level), result.level);
+    for (const result of run.results.filter((r) => r.ruleId === 'divergent-branch'))
+      assert.ok(['warning', 'note'].includes(result.level), result.level);
 
     // The schema has teeth: an LSP-style level or a 0 line is rejected.
-    const broken = (patch: Partial<SarifResult>) => ({ ...log, runs: [{ ...run, results: [{ ...run.results[0], ...patch }] }] });
+    const broken = (patch: Partial<SarifResult>) => ({
+      ...log,
+      runs: [{ ...run, results: [{ ...run.results[0], ...patch }] }],
+    });
     assert.equal(validateSarif(JSON.parse(JSON.stringify(broken({ level: 'info' })))), false);
     const zeroLine = { ...run.results[0].locations[0].physicalLocation, region: { startLine: 0, startColumn: 1 } };
-    assert.equal(validateSarif(JSON.parse(JSON.stringify(broken({ locations: [{ physicalLocation: zeroLine }] })))), false);
+    assert.equal(
+      validateSarif(JSON.parse(JSON.stringify(broken({ locations: [{ physicalLocation: zeroLine }] })))),
+      false,
+    );
   });
 
   it('maps info and hint to note, and keeps unknown codes working with a generic rule', () => {
     const log = toSarif(
-      checkOf([{ path: 'src/k.cu', diagnostics: [diag(4, 'launch-in-macro', 'info'), diag(5, 'low-occupancy', 'hint'), diag(6, 'some-future-check', 'warning'), diag(7, 'some-future-check', 'error', 'again')] }]),
+      checkOf([
+        {
+          path: 'src/k.cu',
+          diagnostics: [
+            diag(4, 'launch-in-macro', 'info'),
+            diag(5, 'low-occupancy', 'hint'),
+            diag(6, 'some-future-check', 'warning'),
+            diag(7, 'some-future-check', 'error', 'again'),
+          ],
+        },
+      ]),
       { toolVersion: 'dev', baseDir: '/work/repo' },
     );
     assertValid(log);
     const run = runOf(log);
-    assert.deepEqual(run.results.map((r) => r.level), ['note', 'note', 'warning', 'error']);
+    assert.deepEqual(
+      run.results.map((r) => r.level),
+      ['note', 'note', 'warning', 'error'],
+    );
     const generic = run.tool.driver.rules.filter((r) => r.id === 'some-future-check');
     assert.equal(generic.length, 1, 'one rule per unknown code');
     assert.equal(generic[0].name, 'SomeFutureCheck');
@@ -123,9 +170,17 @@ describe('check --format sarif (toSarif)', function () {
 
   it('gives each finding a fingerprint that survives moving the code and tells repeats apart', () => {
     const at = (lines: number[]) =>
-      runOf(toSarif(checkOf([{ path: 'k.cu', diagnostics: lines.map((l) => diag(l, 'block-not-warp-multiple', 'warning', 'same message')) }]), { toolVersion: 'dev', baseDir: '/r' })).results.map(
-        (r) => r.partialFingerprints['cudaOccupancyFinding/v1'],
-      );
+      runOf(
+        toSarif(
+          checkOf([
+            {
+              path: 'k.cu',
+              diagnostics: lines.map((l) => diag(l, 'block-not-warp-multiple', 'warning', 'same message')),
+            },
+          ]),
+          { toolVersion: 'dev', baseDir: '/r' },
+        ),
+      ).results.map((r) => r.partialFingerprints['cudaOccupancyFinding/v1']);
     const before = at([10, 20]);
     const after = at([30, 40]);
     assert.deepEqual(after, before);
@@ -134,14 +189,26 @@ describe('check --format sarif (toSarif)', function () {
 
   it('has a rule with help for every finding code in the server sources', () => {
     const codes = new Set<string>();
-    const walk = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(path.join(dir, n)).isDirectory() ? walk(path.join(dir, n)) : n.endsWith('.ts') ? [path.join(dir, n)] : []));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((n) =>
+        statSync(path.join(dir, n)).isDirectory()
+          ? walk(path.join(dir, n))
+          : n.endsWith('.ts')
+            ? [path.join(dir, n)]
+            : [],
+      );
     for (const file of walk(path.join(REPO_ROOT, 'server', 'src'))) {
       const text = readFileSync(file, 'utf8');
       // `code: 'x'` and `code: cond ? 'x' : 'y'`, not the strings a condition compares with.
-      for (const m of text.matchAll(/\bcode:\s*([^,\n]+)/g)) for (const s of m[1].matchAll(/(?<![=!]==\s*)'([a-z]+(?:-[a-z]+)+)'/g)) codes.add(s[1]);
-      for (const m of text.matchAll(/_CODES\s*=\s*\{([^}]*)\}/g)) for (const s of m[1].matchAll(/'([a-z]+(?:-[a-z]+)+)'/g)) codes.add(s[1]);
+      for (const m of text.matchAll(/\bcode:\s*([^,\n]+)/g))
+        for (const s of m[1].matchAll(/(?<![=!]==\s*)'([a-z]+(?:-[a-z]+)+)'/g)) codes.add(s[1]);
+      for (const m of text.matchAll(/_CODES\s*=\s*\{([^}]*)\}/g))
+        for (const s of m[1].matchAll(/'([a-z]+(?:-[a-z]+)+)'/g)) codes.add(s[1]);
     }
-    assert.ok(codes.has('launch-exceeds-bounds') && codes.has('divergent-branch') && codes.has('block-too-large'), [...codes].join(', '));
+    assert.ok(
+      codes.has('launch-exceeds-bounds') && codes.has('divergent-branch') && codes.has('block-too-large'),
+      [...codes].join(', '),
+    );
     const known = new Set(knownRules().map((r) => r.id));
     const missing = [...codes].filter((c) => !known.has(c));
     assert.deepEqual(missing, [], `codes without a rule in server/src/cli/rule-catalog.ts: ${missing.join(', ')}`);

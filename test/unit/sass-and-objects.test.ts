@@ -33,9 +33,33 @@ Resource usage:
   REG:12 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:544 TEXTURE:0 SURFACE:0 SAMPLER:0
 `;
     assert.deepEqual(parseResourceUsage(text), [
-      { arch: 'sm_80', name: '_Z6kernelPfi', registers: 10, stackBytes: 0, sharedBytes: 0, localBytes: 0, constantBytes: 368 },
-      { arch: 'sm_80', name: '_Z5otherPKfPf', registers: 40, stackBytes: 16, sharedBytes: 4096, localBytes: 24, constantBytes: 384 },
-      { arch: 'sm_90', name: '_Z6kernelPfi', registers: 12, stackBytes: 0, sharedBytes: 0, localBytes: 0, constantBytes: 544 },
+      {
+        arch: 'sm_80',
+        name: '_Z6kernelPfi',
+        registers: 10,
+        stackBytes: 0,
+        sharedBytes: 0,
+        localBytes: 0,
+        constantBytes: 368,
+      },
+      {
+        arch: 'sm_80',
+        name: '_Z5otherPKfPf',
+        registers: 40,
+        stackBytes: 16,
+        sharedBytes: 4096,
+        localBytes: 24,
+        constantBytes: 384,
+      },
+      {
+        arch: 'sm_90',
+        name: '_Z6kernelPfi',
+        registers: 12,
+        stackBytes: 0,
+        sharedBytes: 0,
+        localBytes: 0,
+        constantBytes: 544,
+      },
     ]);
   });
 
@@ -62,14 +86,17 @@ describe('nvdisasm --print-life-ranges --print-line-info (from the documented fo
 `;
     const [fn] = parseSassLifeRanges(text);
     assert.equal(fn.name, '_Z6kernelPfi');
-    assert.deepEqual(fn.instructions.map((i) => [i.offset, i.line, i.liveRegisters, i.livePredicates, i.local]), [
-      [0x00, 3, 1, null, null],
-      [0x10, 3, 2, null, null],
-      [0x20, 5, 2, 1, null],
-      [0x30, 5, 3, 1, 'store'],
-      [0x40, 5, 4, 1, 'load'],
-      [0x50, 7, 2, 1, null],
-    ]);
+    assert.deepEqual(
+      fn.instructions.map((i) => [i.offset, i.line, i.liveRegisters, i.livePredicates, i.local]),
+      [
+        [0x00, 3, 1, null, null],
+        [0x10, 3, 2, null, null],
+        [0x20, 5, 2, 1, null],
+        [0x30, 5, 3, 1, 'store'],
+        [0x40, 5, 4, 1, 'load'],
+        [0x50, 7, 2, 1, null],
+      ],
+    );
     assert.equal(fn.peak, 4);
     assert.equal(fn.peakLine, 5);
     assert.deepEqual([...fn.spillLines], [[5, { stores: 1, loads: 1 }]]);

@@ -34,15 +34,31 @@ function readExpectations(file: string, text: string): Expectation[] {
   text.split('\n').forEach((line, k) => {
     const m = /\/\/\s*expect:\s*(.*)$/.exec(line);
     if (!m) return;
-    const fields = new Map(m[1].trim().split(/\s+/).map((f) => f.split('=') as [string, string]));
-    out.push({ file, line: k, kernel: fields.get('kernel') ?? '?', block: fields.get('block') ?? '?', smem: fields.get('smem') ?? '?', bounds: fields.get('bounds') ?? null, macro: fields.has('macro') });
+    const fields = new Map(
+      m[1]
+        .trim()
+        .split(/\s+/)
+        .map((f) => f.split('=') as [string, string]),
+    );
+    out.push({
+      file,
+      line: k,
+      kernel: fields.get('kernel') ?? '?',
+      block: fields.get('block') ?? '?',
+      smem: fields.get('smem') ?? '?',
+      bounds: fields.get('bounds') ?? null,
+      macro: fields.has('macro'),
+    });
   });
   return out;
 }
 
 function threadsOf(text: string): number | null {
   if (text === '?') return null;
-  return text.split('x').map(Number).reduce((a, b) => a * b, 1);
+  return text
+    .split('x')
+    .map(Number)
+    .reduce((a, b) => a * b, 1);
 }
 
 describe('source fixtures', () => {
@@ -78,11 +94,13 @@ describe('source fixtures', () => {
         const target = facts.launchTargets[k];
         if (expected.macro !== launch.inMacro) wrong.push(`${where}: inMacro ${launch.inMacro}`);
         if (expected.kernel === '?') {
-          if (target.kernel && !expected.macro) wrong.push(`${where}: kernel ${target.kernel.qualifiedName}, expected unresolved`);
+          if (target.kernel && !expected.macro)
+            wrong.push(`${where}: kernel ${target.kernel.qualifiedName}, expected unresolved`);
         } else if (!expected.macro) {
           kernelsResolvable++;
           if (target.kernel?.qualifiedName === expected.kernel) kernelsResolved++;
-          else if (target.kernel) wrong.push(`${where}: kernel ${target.kernel.qualifiedName}, expected ${expected.kernel}`);
+          else if (target.kernel)
+            wrong.push(`${where}: kernel ${target.kernel.qualifiedName}, expected ${expected.kernel}`);
         }
         const block = launch.block.value;
         if (expected.block === '?') {
@@ -93,7 +111,8 @@ describe('source fixtures', () => {
           if (block) {
             blockResolved++;
             const actual = dims.length === 3 ? [block.x, block.y, block.z] : [block.x * block.y * block.z];
-            if (actual.join('x') !== dims.join('x')) wrong.push(`${where}: block ${actual.join('x')}, expected ${expected.block}`);
+            if (actual.join('x') !== dims.join('x'))
+              wrong.push(`${where}: block ${actual.join('x')}, expected ${expected.block}`);
           }
         }
         const smem = launch.dynamicSmem.value;
@@ -108,14 +127,19 @@ describe('source fixtures', () => {
         }
         if (expected.bounds !== null) {
           const bounds = target.launchBounds?.maxThreadsPerBlock ?? null;
-          if (expected.bounds === '?' ? bounds !== null : bounds !== null && bounds !== threadsOf(expected.bounds)) wrong.push(`${where}: bounds ${bounds}, expected ${expected.bounds}`);
-          if (expected.bounds !== '?' && bounds === null) wrong.push(`${where}: bounds unresolved, expected ${expected.bounds}`);
+          if (expected.bounds === '?' ? bounds !== null : bounds !== null && bounds !== threadsOf(expected.bounds))
+            wrong.push(`${where}: bounds ${bounds}, expected ${expected.bounds}`);
+          if (expected.bounds !== '?' && bounds === null)
+            wrong.push(`${where}: bounds unresolved, expected ${expected.bounds}`);
         }
       }
-      for (const e of expectations) if (!facts.launches.some((l) => l.span.start.line === e.line)) missed.push(`${rel}:${e.line + 1}`);
+      for (const e of expectations)
+        if (!facts.launches.some((l) => l.span.start.line === e.line)) missed.push(`${rel}:${e.line + 1}`);
     }
     const pct = (a: number, b: number) => `${a}/${b} (${b ? Math.round((100 * a) / b) : 100}%)`;
-    console.log(`      launch sites found: ${pct(found, total)}; kernels resolved: ${pct(kernelsResolved, kernelsResolvable)}; block sizes resolved: ${pct(blockResolved, blockResolvable)}; dynamic smem resolved: ${pct(smemResolved, smemResolvable)}; wrong numbers: ${wrong.length}`);
+    console.log(
+      `      launch sites found: ${pct(found, total)}; kernels resolved: ${pct(kernelsResolved, kernelsResolvable)}; block sizes resolved: ${pct(blockResolved, blockResolvable)}; dynamic smem resolved: ${pct(smemResolved, smemResolvable)}; wrong numbers: ${wrong.length}`,
+    );
     assert.deepEqual(wrong, [], 'wrong numbers');
     assert.deepEqual(missed, [], 'missed launch sites');
     assert.deepEqual(unlabelled, [], 'launches without an expect label');
@@ -123,7 +147,10 @@ describe('source fixtures', () => {
   });
 
   it('parses and analyses the largest fixture quickly', async () => {
-    const files = fs.readdirSync(ROOT).filter((f) => f.endsWith('.cu')).map((f) => path.join(ROOT, f));
+    const files = fs
+      .readdirSync(ROOT)
+      .filter((f) => f.endsWith('.cu'))
+      .map((f) => path.join(ROOT, f));
     const largest = files.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0];
     const text = fs.readFileSync(largest, 'utf8');
     await parseCuda(text); // warm up the parser
@@ -135,7 +162,9 @@ describe('source fixtures', () => {
       runs.push(performance.now() - t0);
     }
     runs.sort((a, b) => a - b);
-    console.log(`      ${path.basename(largest)} (${text.split('\n').length} lines): parse + analyse median ${runs[2].toFixed(1)} ms`);
+    console.log(
+      `      ${path.basename(largest)} (${text.split('\n').length} lines): parse + analyse median ${runs[2].toFixed(1)} ms`,
+    );
     assert.ok(runs[2] < 500, `median ${runs[2]} ms`);
   });
 });

@@ -33,7 +33,9 @@ function assertSameSource(actual: SourceText, expected: SourceText, label: strin
     if (typeof a !== 'string') assert.fail(`${label}: ${field} is a ${typeof a}, not a string`);
     const at = firstDifference(a, b);
     if (at >= 0) {
-      assert.fail(`${label}: ${field} differs from a fresh one at offset ${at} (lengths ${a.length} and ${b.length}): ${around(a, at)} instead of ${around(b, at)}`);
+      assert.fail(
+        `${label}: ${field} differs from a fresh one at offset ${at} (lengths ${a.length} and ${b.length}): ${around(a, at)} instead of ${around(b, at)}`,
+      );
     }
   }
   const a = Array.from(actual.lineStarts);
@@ -41,7 +43,9 @@ function assertSameSource(actual: SourceText, expected: SourceText, label: strin
   const k = a.findIndex((start, j) => start !== b[j]);
   if (a.length !== b.length || k >= 0) {
     const j = k >= 0 ? k : Math.min(a.length, b.length);
-    assert.fail(`${label}: lineStarts differ from fresh ones at line ${j} (${a.length} and ${b.length} lines): ${JSON.stringify(a.slice(Math.max(0, j - 2), j + 3))} instead of ${JSON.stringify(b.slice(Math.max(0, j - 2), j + 3))}`);
+    assert.fail(
+      `${label}: lineStarts differ from fresh ones at line ${j} (${a.length} and ${b.length} lines): ${JSON.stringify(a.slice(Math.max(0, j - 2), j + 3))} instead of ${JSON.stringify(b.slice(Math.max(0, j - 2), j + 3))}`,
+    );
   }
   assert.equal(actual.firstLine, expected.firstLine, `${label}: firstLine differs from a fresh one`);
 }
@@ -55,7 +59,11 @@ function replay(versions: readonly string[], first: SourceText = makeSourceText(
   let previous = first;
   for (let k = 1; k < versions.length; k++) {
     const next = makeSourceText(versions[k], previous);
-    assertSameSource(next, makeSourceText(versions[k]), `version ${k} of ${versions.length - 1}, made from version ${k - 1}`);
+    assertSameSource(
+      next,
+      makeSourceText(versions[k]),
+      `version ${k} of ${versions.length - 1}, made from version ${k - 1}`,
+    );
     assertSameSource(previous, makeSourceText(versions[k - 1]), `version ${k - 1} after version ${k} was made from it`);
     previous = next;
   }
@@ -66,35 +74,154 @@ function replay(versions: readonly string[], first: SourceText = makeSourceText(
 // CUDA-ish text with every construct the masking reads
 
 const CODE = [
-  'int a = b;', 'if (x) {', '}', '{', '};', 'f(a, b);', '__global__ void k(float* p) {', 'p[threadIdx.x] = 0;', 'return;',
-  'for (int i = 0; i < n; ++i) {', 'x = y / z;', 'a /= 2;', 'q = *p / *r;', 'k<<<1, 256>>>(p);', '(', ')', ';', 'template <int N>',
-  'R', 'R(x)', 'LR', 'u8R', 'x = R;', 'foo', 'y = x/2;', '\\', '#', 'c = a<b>(d);', 'struct S { int v; };',
+  'int a = b;',
+  'if (x) {',
+  '}',
+  '{',
+  '};',
+  'f(a, b);',
+  '__global__ void k(float* p) {',
+  'p[threadIdx.x] = 0;',
+  'return;',
+  'for (int i = 0; i < n; ++i) {',
+  'x = y / z;',
+  'a /= 2;',
+  'q = *p / *r;',
+  'k<<<1, 256>>>(p);',
+  '(',
+  ')',
+  ';',
+  'template <int N>',
+  'R',
+  'R(x)',
+  'LR',
+  'u8R',
+  'x = R;',
+  'foo',
+  'y = x/2;',
+  '\\',
+  '#',
+  'c = a<b>(d);',
+  'struct S { int v; };',
 ];
 
 const COMMENTS = [
-  '// line comment', '// a { brace', '// ends in a backslash \\', '//\\', '// "quote', "// 'c", '// R"(raw', '/* block */', '/* { */',
-  '/**/', '/*/ still a comment */', '/* spans\n   lines { \n */', '/* unterminated', '/* nested /* not */', '*/', '/', '//* odd */',
-  '/* a */ /* b */', '/* "in" */', '/* ends with stars **/', '/* */ // both', '// continued \\\n   on the next line {', '/*\n*/',
+  '// line comment',
+  '// a { brace',
+  '// ends in a backslash \\',
+  '//\\',
+  '// "quote',
+  "// 'c",
+  '// R"(raw',
+  '/* block */',
+  '/* { */',
+  '/**/',
+  '/*/ still a comment */',
+  '/* spans\n   lines { \n */',
+  '/* unterminated',
+  '/* nested /* not */',
+  '*/',
+  '/',
+  '//* odd */',
+  '/* a */ /* b */',
+  '/* "in" */',
+  '/* ends with stars **/',
+  '/* */ // both',
+  '// continued \\\n   on the next line {',
+  '/*\n*/',
 ];
 
 const LITERALS = [
-  '"str"', '"a \\" b"', '"a\\\\"', '"\\\\"', '"// not a comment"', '"/* not a comment"', '"unterminated', '"with \' quote"',
-  "'a'", "'\\''", "'\"'", "'\\\\'", "'/'", "'{'", "L'x'", 'u8"x"', '"line \\\ncontinued"', "'", '"', '""', "''", '"x" "y"',
-  "'unterminated char", '"{ } ;"',
+  '"str"',
+  '"a \\" b"',
+  '"a\\\\"',
+  '"\\\\"',
+  '"// not a comment"',
+  '"/* not a comment"',
+  '"unterminated',
+  '"with \' quote"',
+  "'a'",
+  "'\\''",
+  "'\"'",
+  "'\\\\'",
+  "'/'",
+  "'{'",
+  "L'x'",
+  'u8"x"',
+  '"line \\\ncontinued"',
+  "'",
+  '"',
+  '""',
+  "''",
+  '"x" "y"',
+  "'unterminated char",
+  '"{ } ;"',
 ];
 
-const NUMBERS = ["1'000'000", "0x1'F", "0xAB'CD", "0b1'0'1", "1'0.5", "3'1.4'1f", "a1'2'", "x'1'", "1'", "'1", "0'0", "F'1'", "0x'1'", "9'a'"];
+const NUMBERS = [
+  "1'000'000",
+  "0x1'F",
+  "0xAB'CD",
+  "0b1'0'1",
+  "1'0.5",
+  "3'1.4'1f",
+  "a1'2'",
+  "x'1'",
+  "1'",
+  "'1",
+  "0'0",
+  "F'1'",
+  "0x'1'",
+  "9'a'",
+];
 
 const RAW = [
-  'R"(raw)"', 'R"(a "quoted" // not a comment)"', 'R"xy(has )" inside)xy"', 'R"(spans\nlines { \n)"', 'R"xy(spans\n)" not the end\n)xy"',
-  'R"(unterminated', 'R"xy(unterminated )x"', 'R"no paren"', 'R"12345678901234567(too long)12345678901234567"', 'R" (space)"',
-  'fooR"x"', 'fooR"(x)"', 'u8R"(x)"', 'LR"(x)"', '_R"(y)"', 'R"(', ')"', ')xy"', 'R"\\(x)\\"', 'R"(/* not a comment */)"', 'R"()"',
+  'R"(raw)"',
+  'R"(a "quoted" // not a comment)"',
+  'R"xy(has )" inside)xy"',
+  'R"(spans\nlines { \n)"',
+  'R"xy(spans\n)" not the end\n)xy"',
+  'R"(unterminated',
+  'R"xy(unterminated )x"',
+  'R"no paren"',
+  'R"12345678901234567(too long)12345678901234567"',
+  'R" (space)"',
+  'fooR"x"',
+  'fooR"(x)"',
+  'u8R"(x)"',
+  'LR"(x)"',
+  '_R"(y)"',
+  'R"(',
+  ')"',
+  ')xy"',
+  'R"\\(x)\\"',
+  'R"(/* not a comment */)"',
+  'R"()"',
 ];
 
 const DIRECTIVES = [
-  '#if A', '#ifdef B', '#ifndef C', '#if 0', '#elif D', '#else', '#endif', '  #  else', '# elif E', '#elifdef F', '#elifndef G',
-  '#define M(x) { x }', '#define N \\', '#include "a.cuh"', '#pragma unroll', '#else // comment', '#endif /* c */', '/* c */ #else',
-  '#else {', '#if X // {', '#elseif', '#endifx',
+  '#if A',
+  '#ifdef B',
+  '#ifndef C',
+  '#if 0',
+  '#elif D',
+  '#else',
+  '#endif',
+  '  #  else',
+  '# elif E',
+  '#elifdef F',
+  '#elifndef G',
+  '#define M(x) { x }',
+  '#define N \\',
+  '#include "a.cuh"',
+  '#pragma unroll',
+  '#else // comment',
+  '#endif /* c */',
+  '/* c */ #else',
+  '#else {',
+  '#if X // {',
+  '#elseif',
+  '#endifx',
 ];
 
 /** Conditional groups whose branches do not balance their braces. */
@@ -120,8 +247,16 @@ const piece: fc.Arbitrary<string> = fc.oneof(
 const indent = fc.constantFrom('', '', '  ', '    ', '\t');
 
 const line: fc.Arbitrary<string> = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(indent, fc.array(piece, { minLength: 1, maxLength: 5 }), fc.constantFrom(' ', '', '  ')).map(([i, pieces, sep]) => i + pieces.join(sep)) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('', '', ' '), fc.constantFrom(...DIRECTIVES)).map(([i, d]) => i + d) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(indent, fc.array(piece, { minLength: 1, maxLength: 5 }), fc.constantFrom(' ', '', '  '))
+      .map(([i, pieces, sep]) => i + pieces.join(sep)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.constantFrom('', '', ' '), fc.constantFrom(...DIRECTIVES)).map(([i, d]) => i + d),
+  },
   { weight: 1, arbitrary: fc.constantFrom(...GROUPS) },
   { weight: 1, arbitrary: fc.constant('') },
 );
@@ -142,11 +277,36 @@ function withLineEnds(text: string, ends: readonly string[]): string {
 /** Lines of CUDA-ish code, comments, literals, raw strings and directives, with any line ends. */
 const cudaText: fc.Arbitrary<string> = fc
   .tuple(fc.array(line, { maxLength: 40 }), lineEnds, fc.boolean())
-  .map(([lines, ends, finalNewline]) => withLineEnds(lines.join('\n') + (finalNewline && lines.length ? '\n' : ''), ends));
+  .map(([lines, ends, finalNewline]) =>
+    withLineEnds(lines.join('\n') + (finalNewline && lines.length ? '\n' : ''), ends),
+  );
 
 /** The characters the masking turns on, in any order: finds the corners the lines above miss. */
 const characterSoup: fc.Arbitrary<string> = fc.string({
-  unit: fc.constantFrom('/', '*', '"', "'", '\\', '\n', '\r', '\r\n', 'R', '(', ')', 'x', '1', '#', '#else\n', '#if\n', '#endif\n', '{', '}', ' ', 'R"(', ')"'),
+  unit: fc.constantFrom(
+    '/',
+    '*',
+    '"',
+    "'",
+    '\\',
+    '\n',
+    '\r',
+    '\r\n',
+    'R',
+    '(',
+    ')',
+    'x',
+    '1',
+    '#',
+    '#else\n',
+    '#if\n',
+    '#endif\n',
+    '{',
+    '}',
+    ' ',
+    'R"(',
+    ')"',
+  ),
   maxLength: 80,
 });
 
@@ -162,14 +322,52 @@ const anyDocument: fc.Arbitrary<string> = fc.oneof(
 
 /** What an edit inserts: the openers and closers of comments and literals, line ends, directives, pieces of code. */
 const INSERTS = [
-  '/*', '*/', '"', "'", '//', '\n', '\n', '\n', 'R"(', ')"', '#else\n', '#endif\n', '#if X\n', '#elif Y\n', '\r', '\r\n', '\\', '\\\n', '{', '}', ' ',
-  'x', "'0", "1'", 'R', 'xy(', ')xy"', '/', '*', '(', ')', 'foo', '\n#', '"\\"', "'\\''", '/**/', '\n#else\n{\n',
+  '/*',
+  '*/',
+  '"',
+  "'",
+  '//',
+  '\n',
+  '\n',
+  '\n',
+  'R"(',
+  ')"',
+  '#else\n',
+  '#endif\n',
+  '#if X\n',
+  '#elif Y\n',
+  '\r',
+  '\r\n',
+  '\\',
+  '\\\n',
+  '{',
+  '}',
+  ' ',
+  'x',
+  "'0",
+  "1'",
+  'R',
+  'xy(',
+  ')xy"',
+  '/',
+  '*',
+  '(',
+  ')',
+  'foo',
+  '\n#',
+  '"\\"',
+  "'\\''",
+  '/**/',
+  '\n#else\n{\n',
 ];
 
 const insertion: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.constant('') },
   { weight: 6, arbitrary: fc.constantFrom(...INSERTS) },
-  { weight: 3, arbitrary: fc.array(fc.constantFrom(...INSERTS), { minLength: 2, maxLength: 4 }).map((parts) => parts.join('')) },
+  {
+    weight: 3,
+    arbitrary: fc.array(fc.constantFrom(...INSERTS), { minLength: 2, maxLength: 4 }).map((parts) => parts.join('')),
+  },
   { weight: 2, arbitrary: piece },
   { weight: 1, arbitrary: fc.array(line, { minLength: 1, maxLength: 3 }).map((lines) => lines.join('\n') + '\n') },
   { weight: 1, arbitrary: snippet },
@@ -189,7 +387,13 @@ interface TextEdit {
 }
 
 const textEdit: fc.Arbitrary<TextEdit> = fc.record({
-  anchor: fc.constantFrom('anywhere' as const, 'anywhere' as const, 'special' as const, 'special' as const, 'edge' as const),
+  anchor: fc.constantFrom(
+    'anywhere' as const,
+    'anywhere' as const,
+    'special' as const,
+    'special' as const,
+    'edge' as const,
+  ),
   at: fc.integer({ min: 0, max: 1_000_000 }),
   nudge: fc.integer({ min: -1, max: 1 }),
   remove: fc.oneof(
@@ -229,7 +433,8 @@ function versionsOf(original: string, edits: readonly TextEdit[]): string[] {
 // Hand-written documents and edits
 
 /** `text` with [start, end) replaced by `insert`. */
-const splice = (text: string, start: number, end: number, insert: string) => text.slice(0, start) + insert + text.slice(end);
+const splice = (text: string, start: number, end: number, insert: string) =>
+  text.slice(0, start) + insert + text.slice(end);
 
 /** The offset of the `nth` (from 0) occurrence of `needle`; throws when there is none, so the examples stay what they say. */
 function offsetOf(text: string, needle: string, nth = 0): number {
@@ -245,18 +450,19 @@ function lineOffset(text: string, line: number): number {
 }
 
 /** Ten lines with every kind of comment and literal. */
-const UNIT = [
-  '// kernel: scales a vector {',
-  '__global__ void k(float* p, int n) { /* body { */',
-  '  int i = blockIdx.x * blockDim.x + threadIdx.x; // index',
-  '  /* a block comment',
-  '     spanning lines } */',
-  '  if (i < n) p[i] = p[i] * 2.0f; // "quoted" text',
-  "  const char* s = \"a // b /* c\"; char c = '\\'';",
-  "  long big = 1'000'000; const char* r = R\"x(raw // { )x\";",
-  '}',
-  '',
-].join('\n') + '\n';
+const UNIT =
+  [
+    '// kernel: scales a vector {',
+    '__global__ void k(float* p, int n) { /* body { */',
+    '  int i = blockIdx.x * blockDim.x + threadIdx.x; // index',
+    '  /* a block comment',
+    '     spanning lines } */',
+    '  if (i < n) p[i] = p[i] * 2.0f; // "quoted" text',
+    "  const char* s = \"a // b /* c\"; char c = '\\'';",
+    '  long big = 1\'000\'000; const char* r = R"x(raw // { )x";',
+    '}',
+    '',
+  ].join('\n') + '\n';
 
 /** About 2000 lines. */
 const LONG = UNIT.repeat(200);
@@ -323,7 +529,17 @@ describe('source text made from the previous version', () => {
 
   it('a single space inserted anywhere in a long file with many comments', () => {
     const base = makeSourceText(LONG);
-    const places = [0, 1, offsetOf(LONG, '/* a block', 100) + 3, offsetOf(LONG, 'spanning lines', 120) + 3, offsetOf(LONG, '"a // b', 150) + 2, offsetOf(LONG, 'R"x(', 199) + 1, Math.floor(LONG.length / 2), LONG.length - 1, LONG.length];
+    const places = [
+      0,
+      1,
+      offsetOf(LONG, '/* a block', 100) + 3,
+      offsetOf(LONG, 'spanning lines', 120) + 3,
+      offsetOf(LONG, '"a // b', 150) + 2,
+      offsetOf(LONG, 'R"x(', 199) + 1,
+      Math.floor(LONG.length / 2),
+      LONG.length - 1,
+      LONG.length,
+    ];
     for (const at of places) {
       const spaced = splice(LONG, at, at, ' ');
       // From the same previous version each time, then back.
@@ -353,7 +569,10 @@ describe('source text made from the previous version', () => {
     const text = `${UNIT.repeat(30)}// note \\\n\nint shown = 1;\n${UNIT.repeat(30)}`;
     const empty = offsetOf(text, '\\\n\n') + 2;
     const typed = splice(text, empty, empty, '#endif');
-    assert.ok(isBlank(makeSourceText(typed).masked.slice(empty, empty + 6)), 'the continued line is part of the comment');
+    assert.ok(
+      isBlank(makeSourceText(typed).masked.slice(empty, empty + 6)),
+      'the continued line is part of the comment',
+    );
     assert.ok(makeSourceText(typed).masked.includes('int shown'), 'the line after it is code');
     replay([text, typed, text]);
   });
@@ -394,7 +613,7 @@ describe('source text made from the previous version', () => {
 
   it('a line break typed between an identifier and R"( or a separated number, and deleted again', () => {
     // What precedes `R"` and a quote between digits decides what they are; a line break changes that.
-    for (const line of ['int xR"(a // {)" + 1; {', "int a1'2'3; {", "x = 9'a' + fooR\"(\"b\")\";"]) {
+    for (const line of ['int xR"(a // {)" + 1; {', "int a1'2'3; {", 'x = 9\'a\' + fooR"("b")";']) {
       const text = `${UNIT.repeat(5)}${line}\n${UNIT.repeat(5)}`;
       const versions = [text];
       for (const mark of ['R"', "1'", "9'"]) {
@@ -420,7 +639,14 @@ describe('source text made from the previous version', () => {
   });
 
   it('text typed at the end after a comment, raw string or literal the previous text left open', () => {
-    for (const open of ['/* open\n', 'R"(open\n', 'R"xy(open )" \n', '// continued \\\n', '"continued \\\n', "'continued \\\n"]) {
+    for (const open of [
+      '/* open\n',
+      'R"(open\n',
+      'R"xy(open )" \n',
+      '// continued \\\n',
+      '"continued \\\n',
+      "'continued \\\n",
+    ]) {
       for (const before of ['', UNIT]) {
         const text = before + open;
         replay([text, text + 'int after = 1; {\n', text + 'int after = 1; {\n}\n', text]);

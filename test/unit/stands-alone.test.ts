@@ -30,7 +30,9 @@ function projectFiles(dir = REPO): string[] {
 const SHARED = ['..', 'shared'].join('/');
 const FORBIDDEN = [
   SHARED,
-  ...['vscode-rig', 'oracle', 'cli-contract', 'seeds', 'ux-sketch', 'dev-corpus', 'style.md', 'hooks'].map((name) => ['shared', name].join('/')),
+  ...['vscode-rig', 'oracle', 'cli-contract', 'seeds', 'ux-sketch', 'dev-corpus', 'style.md', 'hooks'].map((name) =>
+    ['shared', name].join('/'),
+  ),
   ['', 'work', 'shared'].join('/'),
 ];
 
@@ -54,12 +56,16 @@ describe('the repository stands alone', () => {
     const section = readme.slice(readme.indexOf('Run the tests'));
     const command = /```sh\n(.+)\n```/.exec(section)?.[1];
     assert.equal(command, 'npm ci && npm run test:setup && npm test');
-    const ci = readFileSync(path.join(REPO, '.ci', 'run'), 'utf8').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+    const ci = readFileSync(path.join(REPO, '.ci', 'run'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.trim().startsWith('#'));
     assert.equal(ci.filter((l) => /^\s*npm\b/.test(l)).join('\n'), command, 'the one npm line of .ci/run');
   });
 
   it('sets the test rig up with its own script, from npm and apt only', () => {
-    const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     assert.equal(pkg.scripts['test:setup'], 'bash scripts/setup-test-rig.sh');
     const setup = readFileSync(path.join(REPO, 'scripts', 'setup-test-rig.sh'), 'utf8');
     // Downloads come through npm and apt-get; nothing fetches a URL itself.

@@ -27,7 +27,18 @@ function same(view: NodeView, node: SyntaxNode): void {
     view.namedChildren.map((c) => c.id),
     node.namedChildren.map((c) => c!.id),
   );
-  for (const field of ['body', 'condition', 'consequence', 'alternative', 'left', 'right', 'operator', 'value', 'declarator', 'nonsense']) {
+  for (const field of [
+    'body',
+    'condition',
+    'consequence',
+    'alternative',
+    'left',
+    'right',
+    'operator',
+    'value',
+    'declarator',
+    'nonsense',
+  ]) {
     assert.equal(view.childForFieldName(field)?.id, node.childForFieldName(field)?.id, `${node.type}.${field}`);
   }
   assert.deepEqual(
@@ -59,7 +70,10 @@ describe('syntax views', () => {
     const root = views.view(tree.rootNode);
     const definition = root.namedChildren[0];
     const body = definition.childForFieldName('body')!;
-    assert.equal(body, definition.namedChildren.find((c) => c.type === 'compound_statement'));
+    assert.equal(
+      body,
+      definition.namedChildren.find((c) => c.type === 'compound_statement'),
+    );
     assert.equal(body.parent, definition);
     assert.equal(views.view(body.node.namedChildren[0]!), body.namedChildren[0]);
     const other = await parseCuda(SOURCE);

@@ -19,7 +19,10 @@ function pieces(text: string, chunks: readonly Chunk[]): string[] {
 
 describe('top-level chunks', () => {
   it('covers the text without gaps, each chunk starting on a line', () => {
-    const text = Array.from({ length: 60 }, (_, k) => `__global__ void k${k}(float* x) {\n  x[threadIdx.x] = ${k};\n}\n`).join('\n');
+    const text = Array.from(
+      { length: 60 },
+      (_, k) => `__global__ void k${k}(float* x) {\n  x[threadIdx.x] = ${k};\n}\n`,
+    ).join('\n');
     const chunks = cut(text);
     assert.ok(chunks.length > 1, 'a file of 60 kernels is cut somewhere');
     assert.equal(chunks[0].start, 0);
@@ -32,7 +35,10 @@ describe('top-level chunks', () => {
   });
 
   it('never ends a chunk inside a definition, a namespace or after a comment', () => {
-    const kernels = Array.from({ length: 40 }, (_, k) => `__global__ void k${k}() {\n  int a = ${k};\n}  // done ${k}\n`).join('');
+    const kernels = Array.from(
+      { length: 40 },
+      (_, k) => `__global__ void k${k}() {\n  int a = ${k};\n}  // done ${k}\n`,
+    ).join('');
     const text = `namespace outer {\n${kernels}}\n`;
     assert.deepEqual(pieces(text, cut(text)), [text]);
   });
@@ -52,7 +58,8 @@ describe('top-level chunks', () => {
           // A chunk said to be the previous version's has its text.
           chunks.forEach((c, k) => {
             const was = previous.chunks[previousIndex[k]];
-            if (previousIndex[k] >= 0) assert.equal(text.slice(c.start, c.end), previous.source.text.slice(was.start, was.end));
+            if (previousIndex[k] >= 0)
+              assert.equal(text.slice(c.start, c.end), previous.source.text.slice(was.start, was.end));
           });
           previous = { source, chunks };
         }

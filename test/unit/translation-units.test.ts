@@ -20,7 +20,13 @@ describe('the translation units compiled for a header', () => {
 
   it('takes the .cu files compile_commands.json lists first, then those that name its kernels, a few at most', () => {
     const choose = (database: string[], limit?: number) =>
-      unitsForHeader({ includers: index.includersOf('/w/kernels.cuh'), databaseFiles: new Set(database), kernelNames: ['scale'], limit, readText: (f) => files[f] ?? null });
+      unitsForHeader({
+        includers: index.includersOf('/w/kernels.cuh'),
+        databaseFiles: new Set(database),
+        kernelNames: ['scale'],
+        limit,
+        readText: (f) => files[f] ?? null,
+      });
     assert.deepEqual(choose([]), ['/w/c.cu', '/w/a.cu', '/w/b.cu']);
     assert.deepEqual(choose(['/w/b.cu'], 2), ['/w/b.cu', '/w/c.cu']);
     assert.deepEqual(unitsForHeader({ includers: [], databaseFiles: new Set(), kernelNames: ['scale'] }), []);

@@ -11,26 +11,36 @@ async function analyze(text: string, expectGap = true) {
   if (expectGap) assert.ok(facts.parseErrors.length > 0, 'tree-sitter-cuda parses this now: the gap is gone');
   return facts;
 }
-const AFTER = '\n__global__ void __launch_bounds__(64) after(const float* __restrict__ a, float* __restrict__ b) { b[threadIdx.x] = a[threadIdx.x]; }\nvoid go(float* a, float* b) { after<<<1, 128>>>(a, b); }\n';
+const AFTER =
+  '\n__global__ void __launch_bounds__(64) after(const float* __restrict__ a, float* __restrict__ b) { b[threadIdx.x] = a[threadIdx.x]; }\nvoid go(float* a, float* b) { after<<<1, 128>>>(a, b); }\n';
 
 function assertAfterIsWhole(facts: Awaited<ReturnType<typeof analyze>>) {
   const after = facts.kernels.find((k) => k.name === 'after');
   assert.equal(after?.launchBounds?.maxThreadsPerBlock, 64);
   const launch = facts.launches.find((l) => l.kernelName === 'after');
   assert.deepEqual(launch?.block.value, { x: 128, y: 1, z: 1 });
-  assert.ok(facts.findings.some((f) => f.code === 'launch-exceeds-bounds' && f.span.start.line === launch!.span.start.line));
+  assert.ok(
+    facts.findings.some((f) => f.code === 'launch-exceeds-bounds' && f.span.start.line === launch!.span.start.line),
+  );
   assert.equal(facts.memoryParallelism.find((m) => m.kernel === 'after')?.p, 1);
 }
 
 describe('tree-sitter-cuda gaps', () => {
   it('_Pragma("unroll") before a loop', async () => {
-    const facts = await analyze('__global__ void k(const float* __restrict__ in, float* __restrict__ out) {\n  float s = 0;\n  _Pragma("unroll")\n  for (int j = 0; j < 8; ++j) s += in[threadIdx.x + j * 32];\n  out[threadIdx.x] = s;\n}' + AFTER);
+    const facts = await analyze(
+      '__global__ void k(const float* __restrict__ in, float* __restrict__ out) {\n  float s = 0;\n  _Pragma("unroll")\n  for (int j = 0; j < 8; ++j) s += in[threadIdx.x + j * 32];\n  out[threadIdx.x] = s;\n}' +
+        AFTER,
+    );
     assert.equal(facts.memoryParallelism[0].p, 8);
     assertAfterIsWhole(facts);
   });
 
   it('a macro call without a semicolon before a loop body', async () => {
-    const facts = await analyze('#define KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)\n__global__ void k(const float* in, float* out, int n) {\n  KERNEL_LOOP(i, n) {\n    out[i] = in[i] * 2.0f;\n  }\n}\nvoid run(float* a, float* b, int n) { k<<<(n + 255) / 256, 256>>>(a, b, n); }' + AFTER, false);
+    const facts = await analyze(
+      '#define KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)\n__global__ void k(const float* in, float* out, int n) {\n  KERNEL_LOOP(i, n) {\n    out[i] = in[i] * 2.0f;\n  }\n}\nvoid run(float* a, float* b, int n) { k<<<(n + 255) / 256, 256>>>(a, b, n); }' +
+        AFTER,
+      false,
+    );
     assert.equal(facts.kernels[0].name, 'k');
     assert.deepEqual(facts.launches[0].block.value, { x: 256, y: 1, z: 1 });
     assert.equal(facts.memoryParallelism[0].p, 1);
@@ -38,7 +48,10 @@ describe('tree-sitter-cuda gaps', () => {
   });
 
   it('#if splitting a parameter list', async () => {
-    const facts = await analyze('__global__ void __launch_bounds__(256) k(float* a,\n#if defined(USE_B)\n    float* b,\n#endif\n    int n) {\n  a[threadIdx.x] = n;\n}\nvoid run(float* a) { k<<<1, 256>>>(a, 4); }' + AFTER);
+    const facts = await analyze(
+      '__global__ void __launch_bounds__(256) k(float* a,\n#if defined(USE_B)\n    float* b,\n#endif\n    int n) {\n  a[threadIdx.x] = n;\n}\nvoid run(float* a) { k<<<1, 256>>>(a, 4); }' +
+        AFTER,
+    );
     assert.deepEqual(facts.kernels[0].parameters, ['float* a', 'float* b', 'int n']);
     assert.equal(facts.kernels[0].launchBounds?.maxThreadsPerBlock, 256);
     assert.deepEqual(facts.launches[0].block.value, { x: 256, y: 1, z: 1 });
@@ -46,32 +59,53 @@ describe('tree-sitter-cuda gaps', () => {
   });
 
   it('#if/#else splitting an if/else in a body', async () => {
-    const facts = await analyze('__global__ void k(const float* in, float* out, int n) {\n  int i = threadIdx.x;\n#if USE_FAST\n  if (i < n) {\n#else\n  if (i < n && n > 0) {\n#endif\n    out[i] = in[i];\n  }\n}\nvoid run(float* a, float* b) { k<<<1, 64>>>(a, b, 4); }' + AFTER);
+    const facts = await analyze(
+      '__global__ void k(const float* in, float* out, int n) {\n  int i = threadIdx.x;\n#if USE_FAST\n  if (i < n) {\n#else\n  if (i < n && n > 0) {\n#endif\n    out[i] = in[i];\n  }\n}\nvoid run(float* a, float* b) { k<<<1, 64>>>(a, b, 4); }' +
+        AFTER,
+    );
     assert.deepEqual(facts.launches[0].block.value, { x: 64, y: 1, z: 1 });
     assertAfterIsWhole(facts);
   });
 
   it('__align__(N) on a struct and on shared memory', async () => {
-    const facts = await analyze('struct __align__(16) Vec4 { float x, y, z, w; };\n__global__ void k(float* out) {\n  __shared__ __align__(16) float tile[6];\n  out[threadIdx.x] = tile[threadIdx.x];\n}' + AFTER);
+    const facts = await analyze(
+      'struct __align__(16) Vec4 { float x, y, z, w; };\n__global__ void k(float* out) {\n  __shared__ __align__(16) float tile[6];\n  out[threadIdx.x] = tile[threadIdx.x];\n}' +
+        AFTER,
+    );
     assert.equal(facts.kernels[0].staticSharedBytes, 32);
     assertAfterIsWhole(facts);
   });
 
   it('__device__ lambdas', async () => {
-    const facts = await analyze('template <typename F>\n__global__ void apply(F f, int n) { if (threadIdx.x < n) f(threadIdx.x); }\nvoid run(float* a, int n) {\n  auto f = [=] __device__ (int i) { a[i] *= 2.0f; };\n  apply<<<1, 96>>>(f, n);\n}' + AFTER);
-    assert.deepEqual(facts.launches.map((l) => [l.kernelName, l.block.value?.x]), [['apply', 96], ['after', 128]]);
+    const facts = await analyze(
+      'template <typename F>\n__global__ void apply(F f, int n) { if (threadIdx.x < n) f(threadIdx.x); }\nvoid run(float* a, int n) {\n  auto f = [=] __device__ (int i) { a[i] *= 2.0f; };\n  apply<<<1, 96>>>(f, n);\n}' +
+        AFTER,
+    );
+    assert.deepEqual(
+      facts.launches.map((l) => [l.kernelName, l.block.value?.x]),
+      [
+        ['apply', 96],
+        ['after', 128],
+      ],
+    );
     assertAfterIsWhole(facts);
   });
 
   it('CUDART_CB callbacks', async () => {
-    const facts = await analyze('void CUDART_CB done(cudaStream_t s, cudaError_t e, void* user) { }\n__global__ void k(float* p) { p[0] = 1; }\nvoid run(float* p, cudaStream_t s) {\n  k<<<1, 32, 0, s>>>(p);\n  cudaStreamAddCallback(s, done, nullptr, 0);\n}' + AFTER);
+    const facts = await analyze(
+      'void CUDART_CB done(cudaStream_t s, cudaError_t e, void* user) { }\n__global__ void k(float* p) { p[0] = 1; }\nvoid run(float* p, cudaStream_t s) {\n  k<<<1, 32, 0, s>>>(p);\n  cudaStreamAddCallback(s, done, nullptr, 0);\n}' +
+        AFTER,
+    );
     assert.deepEqual(facts.launches[0].block.value, { x: 32, y: 1, z: 1 });
     assert.equal(facts.launches[0].stream, 's');
     assertAfterIsWhole(facts);
   });
 
   it('3-argument __launch_bounds__', async () => {
-    const facts = await analyze('__global__ void __launch_bounds__(256, 2, 4) k(float* p) { p[0] = 0; }\nvoid run(float* p) { k<<<8, 512>>>(p); }' + AFTER);
+    const facts = await analyze(
+      '__global__ void __launch_bounds__(256, 2, 4) k(float* p) { p[0] = 0; }\nvoid run(float* p) { k<<<8, 512>>>(p); }' +
+        AFTER,
+    );
     const lb = facts.kernels[0].launchBounds;
     assert.deepEqual([lb?.maxThreadsPerBlock, lb?.minBlocksPerMultiprocessor, lb?.maxBlocksPerCluster], [256, 2, 4]);
     assert.equal(facts.findings.filter((f) => f.code === 'launch-exceeds-bounds').length, 2);
@@ -79,10 +113,16 @@ describe('tree-sitter-cuda gaps', () => {
   });
 
   it('__cluster_dims__ and __maxnreg__', async () => {
-    const facts = await analyze('__global__ void __cluster_dims__(2, 1, 1) c(float* p) { p[0] = 0; }\n__global__ void __maxnreg__(40) m(float* p) { p[0] = 0; }\nvoid run(float* p) { c<<<8, 128>>>(p); m<<<8, 64>>>(p); }' + AFTER);
+    const facts = await analyze(
+      '__global__ void __cluster_dims__(2, 1, 1) c(float* p) { p[0] = 0; }\n__global__ void __maxnreg__(40) m(float* p) { p[0] = 0; }\nvoid run(float* p) { c<<<8, 128>>>(p); m<<<8, 64>>>(p); }' +
+        AFTER,
+    );
     assert.deepEqual(facts.kernels[0].clusterDims, { x: 2, y: 1, z: 1 });
     assert.equal(facts.kernels[1].maxnreg, 40);
-    assert.deepEqual(facts.launches.map((l) => l.block.value?.x), [128, 64, 128]);
+    assert.deepEqual(
+      facts.launches.map((l) => l.block.value?.x),
+      [128, 64, 128],
+    );
     assertAfterIsWhole(facts);
   });
 });

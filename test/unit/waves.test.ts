@@ -10,7 +10,10 @@ describe('waves', () => {
     assert.equal(w.blocksPerWave, 648);
     assert.equal(w.waves.toFixed(2), '0.19');
     assert.equal(w.wavesRun, 1);
-    assert.deepEqual(w.spread, [{ blocks: 2, sms: 12 }, { blocks: 1, sms: 96 }]);
+    assert.deepEqual(w.spread, [
+      { blocks: 2, sms: 12 },
+      { blocks: 1, sms: 96 },
+    ]);
     assert.equal(w.idleSms, 0);
   });
 
@@ -86,7 +89,10 @@ describe('the waves chart of a grid of ceil(n / b) blocks', () => {
   it('is titled and explained in the chart view as the calculator would say it', () => {
     assert.equal(wavesTitle(chart), 'Grid of ⌈n / 256⌉ blocks on the A100 SXM4 40GB: one wave per 221,184 of n');
     assert.equal(wavesPointLines(at(864), chart)[0], 'n = 221,184: 864 blocks, 1 wave (8 blocks per SM × 108 SMs)');
-    assert.deepEqual(wavesPointLines(at(865), chart), ['n = 221,440: 865 blocks, 1.001 waves, 2 run (8 blocks per SM × 108 SMs)', '50.1% of the block slots busy over the run']);
+    assert.deepEqual(wavesPointLines(at(865), chart), [
+      'n = 221,440: 865 blocks, 1.001 waves, 2 run (8 blocks per SM × 108 SMs)',
+      '50.1% of the block slots busy over the run',
+    ]);
   });
 
   it('is null for a block size or part that cannot run', () => {

@@ -37,7 +37,11 @@ describe('WorkspaceIndex memory', function () {
       const facts = store.facts(uri)!;
       while (store.complete(uri, 1000));
       index.updateFromAnalysis('/ws/big.cu', store.facts(uri)!);
-      assert.equal(index.get('/ws/big.cu')!.kernels[0], facts.kernels[0], 'while the analysis is in use, its own objects (nothing copied per keystroke)');
+      assert.equal(
+        index.get('/ws/big.cu')!.kernels[0],
+        facts.kernels[0],
+        'while the analysis is in use, its own objects (nothing copied per keystroke)',
+      );
       store.close(uri);
       index.keepCopies('/ws/big.cu');
       return { kernel: new WeakRef(facts.kernels[0]), firstKernel: JSON.stringify(facts.kernels[0]) };
@@ -51,7 +55,10 @@ describe('WorkspaceIndex memory', function () {
     const indexed = index.get('/ws/big.cu')!;
     assert.equal(indexed.kernels.length, KERNELS);
     assert.equal(JSON.stringify(indexed.kernels[0]), firstKernel, 'the index has an equal copy');
-    assert.equal(index.constantView('/ws/other.cu').describe('kBlock3'), `kBlock3 = 128 (const, big.cu:${1 + 208 * 3})`);
+    assert.equal(
+      index.constantView('/ws/other.cu').describe('kBlock3'),
+      `kBlock3 = 128 (const, big.cu:${1 + 208 * 3})`,
+    );
     assert.equal(index.constantView('/ws/other.cu').lookup('kBlock3'), 128);
     assert.equal(index.findKernel('/ws/other.cu', 'scale_kernel_7').kernel?.launchBounds?.maxThreadsPerBlock, 128);
   });

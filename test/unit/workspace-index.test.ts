@@ -3,13 +3,22 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WorkspaceIndex, normalizePath } from '../../server/src/core/facts/workspace-index';
-import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, listSourceFiles, toIndexPath } from '../../server/src/files/workspace-files';
+import {
+  includeDirsOfFlags,
+  indexIncludedFiles,
+  indexWorkspace,
+  listSourceFiles,
+  toIndexPath,
+} from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
 
 const CONFIG_H = '#pragma once\n#define BLOCK 256\nconstexpr int kSmallBlock = BLOCK / 2;\n';
-const KERNELS_CUH = '#pragma once\n#include "../common/config.h"\n__global__ void __launch_bounds__(BLOCK) scale(float* p, int n);\ntemplate <int BS> __global__ void __launch_bounds__(BS) tiled(float* p);\n';
-const KERNELS_CU = '#include "kernels.cuh"\n__global__ void scale(float* p, int n) { int i = threadIdx.x; if (i < n) p[i] *= 2; }\n';
-const MAIN_CU = '#include "kernels/kernels.cuh"\nvoid run(float* p, int n) {\n  scale<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(p, n);\n  scale<<<1, 512>>>(p, n);\n  tiled<kSmallBlock><<<1, kSmallBlock>>>(p);\n  missing<<<1, 32>>>(p);\n}\n';
+const KERNELS_CUH =
+  '#pragma once\n#include "../common/config.h"\n__global__ void __launch_bounds__(BLOCK) scale(float* p, int n);\ntemplate <int BS> __global__ void __launch_bounds__(BS) tiled(float* p);\n';
+const KERNELS_CU =
+  '#include "kernels.cuh"\n__global__ void scale(float* p, int n) { int i = threadIdx.x; if (i < n) p[i] *= 2; }\n';
+const MAIN_CU =
+  '#include "kernels/kernels.cuh"\nvoid run(float* p, int n) {\n  scale<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(p, n);\n  scale<<<1, 512>>>(p, n);\n  tiled<kSmallBlock><<<1, kSmallBlock>>>(p);\n  missing<<<1, 32>>>(p);\n}\n';
 
 function workspace(): WorkspaceIndex {
   const index = new WorkspaceIndex();
@@ -30,7 +39,10 @@ describe('workspace-index', () => {
   it('resolves includes relative to the including file, transitively', () => {
     const index = workspace();
     assert.deepEqual(index.includeClosure('/ws/src/main.cu'), ['/ws/src/kernels/kernels.cuh', '/ws/common/config.h']);
-    assert.deepEqual(index.get('/ws/src/main.cu')?.includes.map((i) => [i.target, i.system, i.span.start.line]), [['kernels/kernels.cuh', false, 0]]);
+    assert.deepEqual(
+      index.get('/ws/src/main.cu')?.includes.map((i) => [i.target, i.system, i.span.start.line]),
+      [['kernels/kernels.cuh', false, 0]],
+    );
   });
 
   it('resolves constants through the includes and says where they are', () => {
@@ -53,9 +65,21 @@ describe('workspace-index', () => {
   it('analyses a launch against a kernel in a header: bounds, template arguments and findings', async () => {
     const index = workspace();
     const facts = await analyzeSnippet(MAIN_CU, { workspace: index, path: '/ws/src/main.cu' });
-    assert.deepEqual(facts.launches.map((l) => l.block.value?.x ?? null), [256, 512, 128, 32]);
-    assert.deepEqual(facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null), [256, 256, 128, null]);
-    assert.deepEqual(facts.findings.map((f) => [f.code, f.span.start.line]), [['launch-exceeds-bounds', 3], ['launch-unresolved-kernel', 5]]);
+    assert.deepEqual(
+      facts.launches.map((l) => l.block.value?.x ?? null),
+      [256, 512, 128, 32],
+    );
+    assert.deepEqual(
+      facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null),
+      [256, 256, 128, null],
+    );
+    assert.deepEqual(
+      facts.findings.map((f) => [f.code, f.span.start.line]),
+      [
+        ['launch-exceeds-bounds', 3],
+        ['launch-unresolved-kernel', 5],
+      ],
+    );
     assert.equal(facts.findings[0].related[0].uri, '/ws/src/kernels/kernels.cuh');
     assert.equal(facts.launches[0].block.note, 'BLOCK = 256 (#define, config.h:2)');
   });
@@ -73,7 +97,10 @@ describe('workspace-index', () => {
 
   it('answers from the files as they are now, whatever views it handed out before', () => {
     const index = workspace();
-    const ask = () => [index.constantView('/ws/src/main.cu').lookup('BLOCK'), index.constantView('/ws/src/kernels/kernels.cu', { skipOwnEntry: true }).lookup('BLOCK')];
+    const ask = () => [
+      index.constantView('/ws/src/main.cu').lookup('BLOCK'),
+      index.constantView('/ws/src/kernels/kernels.cu', { skipOwnEntry: true }).lookup('BLOCK'),
+    ];
     assert.deepEqual(ask(), [256, 256]);
     index.update('/ws/common/config.h', '#define BLOCK 128\n');
     assert.deepEqual(ask(), [128, 128]);
@@ -126,8 +153,14 @@ describe('workspace-index', () => {
       fs.writeFileSync(path.join(root, 'node_modules', 'x.h'), '');
       fs.writeFileSync(path.join(root, 'src', 'huge.cuh'), 'x'.repeat(2000));
       const scan = listSourceFiles([root], { maxFileBytes: 1000 });
-      assert.deepEqual(scan.files.map((f) => path.relative(root, f)), [path.join('src', 'config.h'), path.join('src', 'main.cu')]);
-      assert.deepEqual(scan.skipped.map((s) => path.relative(root, s.path)), [path.join('src', 'huge.cuh')]);
+      assert.deepEqual(
+        scan.files.map((f) => path.relative(root, f)),
+        [path.join('src', 'config.h'), path.join('src', 'main.cu')],
+      );
+      assert.deepEqual(
+        scan.skipped.map((s) => path.relative(root, s.path)),
+        [path.join('src', 'huge.cuh')],
+      );
       const { index } = indexWorkspace([root], { maxFileBytes: 1000 });
       assert.equal(index.constantView(toIndexPath(path.join(root, 'src', 'main.cu'))).lookup('BLOCK'), 256);
     } finally {
@@ -140,10 +173,16 @@ describe('workspace-index', () => {
     try {
       for (const dir of ['kernels', 'common', 'include/tiles']) fs.mkdirSync(path.join(root, dir), { recursive: true });
       fs.writeFileSync(path.join(root, 'common', 'sizes.h'), '#pragma once\n#define TILE 32\n');
-      fs.writeFileSync(path.join(root, 'include', 'layers.h'), '#pragma once\n#include <tiles/shape.h>\nconstexpr int kRows = TILE / 4;\n');
+      fs.writeFileSync(
+        path.join(root, 'include', 'layers.h'),
+        '#pragma once\n#include <tiles/shape.h>\nconstexpr int kRows = TILE / 4;\n',
+      );
       fs.writeFileSync(path.join(root, 'include', 'tiles', 'shape.h'), '#pragma once\nconstexpr int kCols = 64;\n');
       const main = path.join(root, 'kernels', 'norm.cu');
-      fs.writeFileSync(main, '#include "../common/sizes.h"\n#include "layers.h"\n#include <vector>\nvoid host() { k<<<1, dim3(TILE, kRows)>>>(); }\n');
+      fs.writeFileSync(
+        main,
+        '#include "../common/sizes.h"\n#include "layers.h"\n#include <vector>\nvoid host() { k<<<1, dim3(TILE, kRows)>>>(); }\n',
+      );
       const { index } = indexWorkspace([path.join(root, 'kernels')]);
       index.setIncludeDirs((file) => (file === toIndexPath(main) ? [toIndexPath(path.join(root, 'include'))] : []));
       assert.equal(index.constantView(toIndexPath(main)).lookup('TILE'), null);
@@ -152,7 +191,13 @@ describe('workspace-index', () => {
       // `layers.h` has no -I folder of its own: `<tiles/shape.h>` stays unread.
       const view = index.constantView(toIndexPath(main));
       assert.deepEqual([view.lookup('TILE'), view.lookup('kRows'), view.lookup('kCols')], [32, 8, null]);
-      assert.deepEqual(includeDirsOfFlags(['-I', 'include', '-Ithird/x', '-isystem', '/opt/sys', '--include-path=gen', '-DX=1'], '/ws'), ['/ws/include', '/ws/third/x', '/opt/sys', '/ws/gen']);
+      assert.deepEqual(
+        includeDirsOfFlags(
+          ['-I', 'include', '-Ithird/x', '-isystem', '/opt/sys', '--include-path=gen', '-DX=1'],
+          '/ws',
+        ),
+        ['/ws/include', '/ws/third/x', '/opt/sys', '/ws/gen'],
+      );
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

@@ -30,7 +30,11 @@ describe('launch wrappers', () => {
       '  start(col_sum, n, 256, 1024, s, p);',
       '}',
     ].join('\n');
-    assert.deepEqual(launches(text), ['3: kernel null null', '7: row_sum 32x8x1 0 via start', '8: col_sum 256x1x1 1024 via start']);
+    assert.deepEqual(launches(text), [
+      '3: kernel null null',
+      '7: row_sum 32x8x1 0 via start',
+      '8: col_sum 256x1x1 1024 via start',
+    ]);
     const call = findLaunches(makeSourceText(text))[1];
     assert.equal(call.block.note, null);
     assert.equal(findLaunches(makeSourceText(text))[2].block.note, 'block = 256 (argument at the call, line 8)');
@@ -87,9 +91,17 @@ describe('launch wrappers', () => {
       '  Launch(n, 64, 2048, s)(chosen, p);',
       '}',
     ].join('\n');
-    assert.deepEqual(launches(text), ['12: kernel null null', '17: tile_kernel 128x1x1 0 via Launch', '19: shape_kernel 32x8x1 0 via Launch', '21: pick_kernel 64x1x1 2048 via Launch']);
+    assert.deepEqual(launches(text), [
+      '12: kernel null null',
+      '17: tile_kernel 128x1x1 0 via Launch',
+      '19: shape_kernel 32x8x1 0 via Launch',
+      '21: pick_kernel 64x1x1 2048 via Launch',
+    ]);
     const picked = findLaunches(makeSourceText(text))[3];
-    assert.deepEqual([picked.templateArgs, picked.templateArgValues, picked.calledThrough], [['float', '64'], [null, 64], 'chosen']);
+    assert.deepEqual(
+      [picked.templateArgs, picked.templateArgValues, picked.calledThrough],
+      [['float', '64'], [null, 64], 'chosen'],
+    );
   });
 
   it('reads a parameter its wrapper sets only under a condition the call makes false, and a call that leaves defaults to a declaration', () => {
@@ -107,10 +119,16 @@ describe('launch wrappers', () => {
       '  run(copyKernel, args, words);',
       '}',
     ].join('\n');
-    assert.deepEqual(launches(text), ['5: kernel null null', '8: clearKernel 128x1x1 null via run', '9: fillKernel 256x1x1 4096 via run', '10: sumKernel null 0 via run', '11: copyKernel null null via run']);
+    assert.deepEqual(launches(text), [
+      '5: kernel null null',
+      '8: clearKernel 128x1x1 null via run',
+      '9: fillKernel 256x1x1 4096 via run',
+      '10: sumKernel null 0 via run',
+      '11: copyKernel null null via run',
+    ]);
   });
 
-  it('does not make a wrapper of a function whose parameters feed only the grid or the kernel\'s template arguments', () => {
+  it("does not make a wrapper of a function whose parameters feed only the grid or the kernel's template arguments", () => {
     const text = [
       'template <typename T>',
       'void scale(T* p, int n) {',
@@ -133,13 +151,23 @@ describe('launch wrappers', () => {
       '',
     ].join('\n');
     index.update('/ws/include/each.cuh', header);
-    const text = ['#include "../include/each.cuh"', 'void host(float* p, size_t n) {', '  each(n, [=] __device__(size_t i) { p[i] = 0; });', '  each<64>(n, [=] __device__(size_t i) { p[i] = 1; });', '}', ''].join('\n');
+    const text = [
+      '#include "../include/each.cuh"',
+      'void host(float* p, size_t n) {',
+      '  each(n, [=] __device__(size_t i) { p[i] = 0; });',
+      '  each<64>(n, [=] __device__(size_t i) { p[i] = 1; });',
+      '}',
+      '',
+    ].join('\n');
     index.update('/ws/src/host.cu', text);
     const facts = await analyzeSnippet(text, { workspace: index, path: '/ws/src/host.cu' });
-    assert.deepEqual(facts.launches.map(describeLaunch), ['3: each_kernel 256x1x1 0 via each', '4: each_kernel 64x1x1 0 via each']);
+    assert.deepEqual(facts.launches.map(describeLaunch), [
+      '3: each_kernel 256x1x1 0 via each',
+      '4: each_kernel 64x1x1 0 via each',
+    ]);
   });
 
-  it('reads a wrapper called from a macro body at the macro\'s use', () => {
+  it("reads a wrapper called from a macro body at the macro's use", () => {
     const text = [
       'void launch_rows(void (*k)(float*), int rows, int threads, float* p) { k<<<rows, threads>>>(p); }',
       '#define ROWS_OF(K, T) launch_rows(K, n, T, p)',

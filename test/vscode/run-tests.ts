@@ -17,11 +17,15 @@ const rigDir = process.env.RIG_DIR ?? '/tmp/rig';
 async function main(): Promise<void> {
   const download = process.env.VSCODE_TEST_DOWNLOAD === '1';
   if (!download) {
-    if (!existsSync(shim)) throw new Error(`no VS Code to test in: ${shim} is missing (set VSCODE_TEST_SHIM, or VSCODE_TEST_DOWNLOAD=1 where VS Code can be downloaded)`);
+    if (!existsSync(shim))
+      throw new Error(
+        `no VS Code to test in: ${shim} is missing (set VSCODE_TEST_SHIM, or VSCODE_TEST_DOWNLOAD=1 where VS Code can be downloaded)`,
+      );
     if (!existsSync(path.join(rigDir, 'cs', 'node_modules', '.bin', 'code-server'))) {
       throw new Error(`the VS Code rig is not installed in ${rigDir}: run \`npm run test:setup\` (RIG_DIR=${rigDir})`);
     }
-    if (!existsSync(path.join(repo, 'dist', 'client', 'extension.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+    if (!existsSync(path.join(repo, 'dist', 'client', 'extension.js')))
+      throw new Error('dist/ is missing: run `npm run build` first');
   }
   // The suite applies quick fixes and saves: it works on a copy of the examples.
   const workspace = mkdtempSync(path.join(tmpdir(), 'cuda-occupancy-ws-'));
@@ -42,7 +46,12 @@ async function run(download: boolean, workspace: string, profile: string): Promi
     ...(download ? {} : { vscodeExecutablePath: shim }),
     extensionDevelopmentPath: repo,
     extensionTestsPath: path.join(__dirname, 'suite', 'index.js'),
-    launchArgs: [workspace, '--disable-extensions', `--user-data-dir=${path.join(profile, 'data')}`, `--extensions-dir=${path.join(profile, 'extensions')}`],
+    launchArgs: [
+      workspace,
+      '--disable-extensions',
+      `--user-data-dir=${path.join(profile, 'data')}`,
+      `--extensions-dir=${path.join(profile, 'extensions')}`,
+    ],
     extensionTestsEnv: { CUDA_OCC_REPO: repo },
   });
   if (code !== 0) throw new Error(`VS Code tests exited with ${code}`);

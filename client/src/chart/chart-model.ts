@@ -3,7 +3,15 @@
  * limiter regions of a sweep, the tooltip lines of a point, axis labels. Shared by the
  * webview script and the tests.
  */
-import type { ChartData, ChartPoint, ChartSweep, LimitingFactor, SweepId, WavesChart, WavesPoint } from '../../../server/src/protocol';
+import type {
+  ChartData,
+  ChartPoint,
+  ChartSweep,
+  LimitingFactor,
+  SweepId,
+  WavesChart,
+  WavesPoint,
+} from '../../../server/src/protocol';
 import { bytes, LIMIT_NAMES, percent } from '../../../server/src/protocol';
 
 /** The theme colour (a VS Code CSS variable) of each limiter's region. */
@@ -17,7 +25,14 @@ export const LIMITER_COLOR_VARS: Record<LimitingFactor, string> = {
 };
 
 /** Legend order. */
-export const LIMITER_ORDER: readonly LimitingFactor[] = ['registers', 'sharedMemory', 'warps', 'blocks', 'barriers', 'virtualResources'];
+export const LIMITER_ORDER: readonly LimitingFactor[] = [
+  'registers',
+  'sharedMemory',
+  'warps',
+  'blocks',
+  'barriers',
+  'virtualResources',
+];
 
 /** An x range over which the same limits bind. `factors` empty: the launch cannot run there. */
 export interface LimiterRegion {
@@ -26,7 +41,8 @@ export interface LimiterRegion {
   factors: LimitingFactor[];
 }
 
-const sameFactors = (a: readonly LimitingFactor[], b: readonly LimitingFactor[]) => a.length === b.length && a.every((f, i) => f === b[i]);
+const sameFactors = (a: readonly LimitingFactor[], b: readonly LimitingFactor[]) =>
+  a.length === b.length && a.every((f, i) => f === b[i]);
 
 /**
  * Regions of constant limiters. Each point holds on (previous x, x] (resources are
@@ -49,16 +65,20 @@ export function limiterRegions(points: readonly ChartPoint[], axisMin = 0): Limi
 /** The limiters that bind somewhere in the data, in legend order. */
 export function limitersPresent(data: ChartData): LimitingFactor[] {
   const seen = new Set<LimitingFactor>();
-  for (const s of data.sweeps) for (const p of s.points) if (p.activeBlocks > 0) for (const f of p.limitingFactors) seen.add(f);
+  for (const s of data.sweeps)
+    for (const p of s.points) if (p.activeBlocks > 0) for (const f of p.limitingFactors) seen.add(f);
   return LIMITER_ORDER.filter((f) => seen.has(f));
 }
 
 /** "256 threads per block", "40 registers per thread", "12 KB (12288 B) shared memory per block" */
 export function xText(id: SweepId, x: number): string {
   switch (id) {
-    case 'blockSize': return `${x} threads per block`;
-    case 'registers': return `${x} register${x === 1 ? '' : 's'} per thread`;
-    case 'sharedMemory': return `${x >= 1024 ? `${bytes(x)} (${x} B)` : `${x} B`} shared memory per block`;
+    case 'blockSize':
+      return `${x} threads per block`;
+    case 'registers':
+      return `${x} register${x === 1 ? '' : 's'} per thread`;
+    case 'sharedMemory':
+      return `${x >= 1024 ? `${bytes(x)} (${x} B)` : `${x} B`} shared memory per block`;
   }
 }
 
@@ -80,9 +100,16 @@ export function pointLines(point: ChartPoint, maxWarps: number): string[] {
     'Blocks per SM each resource allows:',
   ];
   const c = point.ceilings;
-  const rows: Array<[LimitingFactor, number | null]> = [['registers', c.registers], ['sharedMemory', c.sharedMemory], ['warps', c.warps], ['blocks', c.blocks], ['barriers', c.barriers]];
+  const rows: Array<[LimitingFactor, number | null]> = [
+    ['registers', c.registers],
+    ['sharedMemory', c.sharedMemory],
+    ['warps', c.warps],
+    ['blocks', c.blocks],
+    ['barriers', c.barriers],
+  ];
   for (const [factor, blocks] of rows) {
-    if (blocks !== null) lines.push(`   ${LIMIT_NAMES[factor]} ${blocks}${point.limitingFactors.includes(factor) ? '  ◀' : ''}`);
+    if (blocks !== null)
+      lines.push(`   ${LIMIT_NAMES[factor]} ${blocks}${point.limitingFactors.includes(factor) ? '  ◀' : ''}`);
   }
   return lines;
 }
@@ -94,7 +121,8 @@ export function currentText(data: ChartData): string {
   const p = c.point;
   const where = `${c.blockSize} threads, ${c.numRegs} registers per thread, ${bytes(smem)} shared memory per block`;
   if (p.error) return `${where}: the calculator refuses it (${p.error}).`;
-  if (p.activeBlocks === 0) return `${where}: cannot launch on ${data.arch}; ${limitersText(p.limitingFactors)} allow no block.`;
+  if (p.activeBlocks === 0)
+    return `${where}: cannot launch on ${data.arch}; ${limitersText(p.limitingFactors)} allow no block.`;
   return `${where}: ${percent(p.occupancy)} occupancy (${p.activeWarps} of ${data.maxWarps} warps, ${p.activeBlocks} block${p.activeBlocks === 1 ? '' : 's'} per SM), limited by ${limitersText(p.limitingFactors)}.`;
 }
 
@@ -111,7 +139,9 @@ export function wavesTitle(w: WavesChart): string {
 /** The tooltip of a waves point. */
 export function wavesPointLines(p: WavesPoint, w: WavesChart): string[] {
   // Three decimals: one block past a wave is 1.001 waves, and the GPU runs two.
-  const waves = Number.isInteger(p.waves) ? `${p.waves} wave${p.waves === 1 ? '' : 's'}` : `${p.waves.toFixed(3)} waves, ${Math.ceil(p.waves)} run`;
+  const waves = Number.isInteger(p.waves)
+    ? `${p.waves} wave${p.waves === 1 ? '' : 's'}`
+    : `${p.waves.toFixed(3)} waves, ${Math.ceil(p.waves)} run`;
   return [
     `${w.variable} = ${p.n.toLocaleString('en-US')}: ${p.gridBlocks.toLocaleString('en-US')} blocks, ${waves} (${w.blocksPerSm} blocks per SM × ${w.sms} SMs)`,
     `${percent(Math.round(p.used * 1000) / 1000)} of the block slots busy over the run`,
@@ -119,10 +149,5 @@ export function wavesPointLines(p: WavesPoint, w: WavesChart): string[] {
 }
 
 /** Messages between the extension and the chart webview. */
-export type ToView =
-  | { type: 'data'; data: ChartData }
-  | { type: 'message'; text: string; loading?: boolean };
-export type FromView =
-  | { type: 'ready' }
-  | { type: 'arch'; arch: string }
-  | { type: 'refresh' };
+export type ToView = { type: 'data'; data: ChartData } | { type: 'message'; text: string; loading?: boolean };
+export type FromView = { type: 'ready' } | { type: 'arch'; arch: string } | { type: 'refresh' };

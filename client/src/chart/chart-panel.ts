@@ -8,7 +8,13 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { State, type LanguageClient } from 'vscode-languageclient/node';
-import { CHART_DATA_REQUEST, SHOW_CHART_COMMAND, type ChartData, type ChartDataParams, type ChartTarget } from '../../../server/src/protocol';
+import {
+  CHART_DATA_REQUEST,
+  SHOW_CHART_COMMAND,
+  type ChartData,
+  type ChartDataParams,
+  type ChartTarget,
+} from '../../../server/src/protocol';
 import { chartHtml } from './chart-html';
 import type { FromView, ToView } from './chart-model';
 
@@ -30,7 +36,9 @@ export function registerChart(ctx: ChartHost): void {
     vscode.commands.registerCommand(SHOW_CHART_COMMAND, (target?: ChartTarget) => {
       const resolved = target ?? targetAtCursor();
       if (!resolved) {
-        void vscode.window.showInformationMessage('Open a CUDA file and put the cursor in a kernel to chart its occupancy.');
+        void vscode.window.showInformationMessage(
+          'Open a CUDA file and put the cursor in a kernel to chart its occupancy.',
+        );
         return;
       }
       ChartPanel.show(ctx, resolved);
@@ -62,11 +70,16 @@ class ChartPanel {
       ChartPanel.current.panel.reveal(vscode.ViewColumn.Beside, true);
       return;
     }
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title(target), { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-      enableScripts: true,
-      enableCommandUris: false,
-      localResourceRoots: [vscode.Uri.joinPath(host.extension.extensionUri, 'dist')],
-    });
+    const panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      title(target),
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      {
+        enableScripts: true,
+        enableCommandUris: false,
+        localResourceRoots: [vscode.Uri.joinPath(host.extension.extensionUri, 'dist')],
+      },
+    );
     ChartPanel.current = new ChartPanel(panel, host, target);
   }
 
@@ -78,7 +91,9 @@ class ChartPanel {
     const webview = panel.webview;
     webview.html = chartHtml({
       cspSource: webview.cspSource,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(host.extension.extensionUri, 'dist', 'client', 'chart-view.js')).toString(),
+      scriptUri: webview
+        .asWebviewUri(vscode.Uri.joinPath(host.extension.extensionUri, 'dist', 'client', 'chart-view.js'))
+        .toString(),
       nonce: randomBytes(18).toString('base64'),
     });
     this.disposables.push(
@@ -99,7 +114,8 @@ class ChartPanel {
   }
 
   private retarget(target: ChartTarget): void {
-    const changed = target.uri !== this.target.uri || target.kernel !== this.target.kernel || target.line !== this.target.line;
+    const changed =
+      target.uri !== this.target.uri || target.kernel !== this.target.kernel || target.line !== this.target.line;
     this.target = target;
     this.panel.title = title(target);
     if (changed) void this.request();
@@ -131,7 +147,10 @@ class ChartPanel {
     const id = ++this.sequence;
     const client = this.host.client;
     if (!client || client.state !== State.Running) {
-      this.post({ type: 'message', text: 'The CUDA Occupancy language server is not running. Run "CUDA Occupancy: Restart Server", or see "CUDA Occupancy: Show Log".' });
+      this.post({
+        type: 'message',
+        text: 'The CUDA Occupancy language server is not running. Run "CUDA Occupancy: Restart Server", or see "CUDA Occupancy: Show Log".',
+      });
       return;
     }
     this.post({ type: 'message', text: 'Asking the language server…', loading: true });
@@ -141,8 +160,13 @@ class ChartPanel {
       data = await client.sendRequest<ChartData | null>(CHART_DATA_REQUEST, params);
     } catch (error) {
       if (id !== this.sequence) return;
-      this.host.output?.warn(`chart data for ${this.target.kernel || `line ${this.target.line + 1}`}: ${error instanceof Error ? error.message : String(error)}`);
-      this.post({ type: 'message', text: 'The language server could not compute the chart (see "CUDA Occupancy: Show Log").' });
+      this.host.output?.warn(
+        `chart data for ${this.target.kernel || `line ${this.target.line + 1}`}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      this.post({
+        type: 'message',
+        text: 'The language server could not compute the chart (see "CUDA Occupancy: Show Log").',
+      });
       return;
     }
     if (id !== this.sequence) return; // a newer request is on its way

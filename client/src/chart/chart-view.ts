@@ -5,9 +5,32 @@
  * with the calculator's exact figures. Colours and font come from the VS Code theme and
  * follow it when it changes.
  */
-import { Chart, LinearScale, LineController, LineElement, PointElement, Tooltip, type Plugin, type TooltipItem } from 'chart.js';
+import {
+  Chart,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+  type Plugin,
+  type TooltipItem,
+} from 'chart.js';
 import type { ChartData, ChartSweep, LimitingFactor, SweepId, WavesChart } from '../../../server/src/protocol';
-import { axisMax, currentText, LIMITER_COLOR_VARS, limiterRegions, limitersPresent, pointLines, tickText, wavesPointLines, wavesTitle, xText, type FromView, type LimiterRegion, type ToView } from './chart-model';
+import {
+  axisMax,
+  currentText,
+  LIMITER_COLOR_VARS,
+  limiterRegions,
+  limitersPresent,
+  pointLines,
+  tickText,
+  wavesPointLines,
+  wavesTitle,
+  xText,
+  type FromView,
+  type LimiterRegion,
+  type ToView,
+} from './chart-model';
 import { LIMIT_NAMES } from '../../../server/src/protocol';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, Tooltip);
@@ -36,7 +59,11 @@ interface Theme {
 }
 
 function cssVar(name: string, fallback: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+  return (
+    getComputedStyle(document.documentElement).getPropertyValue(name).trim() ||
+    getComputedStyle(document.body).getPropertyValue(name).trim() ||
+    fallback
+  );
 }
 
 /** `#rrggbb`, `#rgb`, `#rrggbbaa` or `rgb(...)` with the given alpha. */
@@ -55,7 +82,12 @@ function withAlpha(color: string, alpha: number): string {
 function readTheme(): Theme {
   const foreground = cssVar('--vscode-editor-foreground', '#cccccc');
   const fallbacks: Record<LimitingFactor, string> = {
-    warps: '#3794ff', registers: '#f14c4c', sharedMemory: '#cca700', blocks: '#89d185', barriers: '#b180d7', virtualResources: '#d18616',
+    warps: '#3794ff',
+    registers: '#f14c4c',
+    sharedMemory: '#cca700',
+    blocks: '#89d185',
+    barriers: '#b180d7',
+    virtualResources: '#d18616',
   };
   const limiters = Object.fromEntries(
     (Object.keys(LIMITER_COLOR_VARS) as LimitingFactor[]).map((f) => [f, cssVar(LIMITER_COLOR_VARS[f], fallbacks[f])]),
@@ -139,10 +171,22 @@ function tooltipLines(sweep: ChartSweep, item: TooltipItem<'line'>): string[] {
 
 function buildChart(sweep: ChartSweep, maxWarps: number): Drawn {
   const canvas = $<HTMLCanvasElement>(`chart-${sweep.id}`);
-  canvas.setAttribute('aria-label', `${sweep.title}: resident warps per SM from ${sweep.points[0]?.x ?? 0} to ${axisMax(sweep)} ${sweep.unit}; this launch at ${sweep.current}.`);
+  canvas.setAttribute(
+    'aria-label',
+    `${sweep.title}: resident warps per SM from ${sweep.points[0]?.x ?? 0} to ${axisMax(sweep)} ${sweep.unit}; this launch at ${sweep.current}.`,
+  );
   const current = sweep.points.find((p) => p.x === sweep.current);
   const xmax = axisMax(sweep);
-  const step = sweep.id === 'blockSize' ? 128 : sweep.id === 'registers' ? 32 : xmax > 128 * 1024 ? 64 * 1024 : xmax > 64 * 1024 ? 32 * 1024 : 16 * 1024;
+  const step =
+    sweep.id === 'blockSize'
+      ? 128
+      : sweep.id === 'registers'
+        ? 32
+        : xmax > 128 * 1024
+          ? 64 * 1024
+          : xmax > 64 * 1024
+            ? 32 * 1024
+            : 16 * 1024;
   const drawn: Drawn = { sweep, regions: limiterRegions(sweep.points), chart: undefined as never };
   charts.set(sweep.id, drawn);
   drawn.chart = new Chart<'line', XY[]>(canvas, {
@@ -180,7 +224,10 @@ function buildChart(sweep: ChartSweep, maxWarps: number): Drawn {
           type: 'linear',
           min: 0,
           max: xmax,
-          title: { display: true, text: sweep.id === 'sharedMemory' ? 'Shared memory per block (static + dynamic)' : sweep.title },
+          title: {
+            display: true,
+            text: sweep.id === 'sharedMemory' ? 'Shared memory per block (static + dynamic)' : sweep.title,
+          },
           ticks: { callback: (v) => tickText(sweep.id, Number(v)), maxRotation: 0, autoSkip: true },
           // Round ticks (every 128 threads, 32 registers, 16 or 32 KB) even where the axis ends between two.
           afterBuildTicks: (scale) => {
@@ -209,10 +256,16 @@ function buildChart(sweep: ChartSweep, maxWarps: number): Drawn {
       plugins: {
         tooltip: {
           callbacks: {
-            title: (items) => (items.length ? (items[0].datasetIndex === 1 ? xText(sweep.id, sweep.current) : xText(sweep.id, sweep.points[items[0].dataIndex].x)) : ''),
+            title: (items) =>
+              items.length
+                ? items[0].datasetIndex === 1
+                  ? xText(sweep.id, sweep.current)
+                  : xText(sweep.id, sweep.points[items[0].dataIndex].x)
+                : '',
             label: (item) => tooltipLines(sweep, item),
           },
-          filter: (item, index, items) => index === items.findIndex((i) => i.datasetIndex === 1) || !items.some((i) => i.datasetIndex === 1),
+          filter: (item, index, items) =>
+            index === items.findIndex((i) => i.datasetIndex === 1) || !items.some((i) => i.datasetIndex === 1),
           displayColors: false,
         },
       },
@@ -233,14 +286,31 @@ function buildWavesChart(w: WavesChart | null | undefined): void {
   if (!w) return;
   $('title-waves').textContent = wavesTitle(w);
   const canvas = $<HTMLCanvasElement>('chart-waves');
-  canvas.setAttribute('aria-label', `${wavesTitle(w)}: the share of block slots busy drops each time the grid starts a new wave.`);
+  canvas.setAttribute(
+    'aria-label',
+    `${wavesTitle(w)}: the share of block slots busy drops each time the grid starts a new wave.`,
+  );
   const xmax = w.points[w.points.length - 1]?.n ?? w.elementsPerWave;
   wavesDrawn = new Chart<'line', XY[]>(canvas, {
     type: 'line',
     data: {
       datasets: [
-        { label: 'Block slots busy', data: w.points.map((p) => ({ x: p.n, y: Math.round(p.used * 1000) / 10 })), borderWidth: 2, pointRadius: 0, pointHoverRadius: 4, pointHitRadius: 3 },
-        { label: 'Whole waves', data: w.points.filter((p) => Number.isInteger(p.waves)).map((p) => ({ x: p.n, y: 100 })), showLine: false, pointStyle: 'triangle', pointRadius: 6, borderWidth: 1 },
+        {
+          label: 'Block slots busy',
+          data: w.points.map((p) => ({ x: p.n, y: Math.round(p.used * 1000) / 10 })),
+          borderWidth: 2,
+          pointRadius: 0,
+          pointHoverRadius: 4,
+          pointHitRadius: 3,
+        },
+        {
+          label: 'Whole waves',
+          data: w.points.filter((p) => Number.isInteger(p.waves)).map((p) => ({ x: p.n, y: 100 })),
+          showLine: false,
+          pointStyle: 'triangle',
+          pointRadius: 6,
+          borderWidth: 1,
+        },
       ],
     },
     options: {
@@ -249,8 +319,20 @@ function buildWavesChart(w: WavesChart | null | undefined): void {
       parsing: false,
       interaction: { mode: 'nearest', axis: 'x', intersect: false },
       scales: {
-        x: { type: 'linear', min: 0, max: xmax, title: { display: true, text: w.variable }, ticks: { maxRotation: 0, autoSkip: true } },
-        y: { type: 'linear', min: 0, max: 100, title: { display: true, text: 'Block slots busy %' }, ticks: { stepSize: 25 } },
+        x: {
+          type: 'linear',
+          min: 0,
+          max: xmax,
+          title: { display: true, text: w.variable },
+          ticks: { maxRotation: 0, autoSkip: true },
+        },
+        y: {
+          type: 'linear',
+          min: 0,
+          max: 100,
+          title: { display: true, text: 'Block slots busy %' },
+          ticks: { stepSize: 25 },
+        },
         y2: { type: 'linear', position: 'right', display: false, min: 0, max: 100, grid: { drawOnChartArea: false } },
       },
       plugins: {
@@ -331,7 +413,8 @@ function renderLegend(d: ChartData): void {
   };
   item(swatch('line', theme.foreground), 'resident warps per SM');
   item(swatch('marker', theme.marker, 'borderBottomColor'), 'this launch');
-  for (const f of limitersPresent(d)) item(swatch('', withAlpha(theme.limiters[f], 0.45)), `limited by ${LIMIT_NAMES[f] ?? f}`);
+  for (const f of limitersPresent(d))
+    item(swatch('', withAlpha(theme.limiters[f], 0.45)), `limited by ${LIMIT_NAMES[f] ?? f}`);
   if (d.sweeps.some((s) => limiterRegions(s.points).some((r) => r.factors.length > 1))) {
     const note = document.createElement('span');
     note.textContent = 'stripes: limits tied';
@@ -398,7 +481,9 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
     show(m.text);
   }
 });
-$<HTMLSelectElement>('arch').addEventListener('change', (e) => vscode.postMessage({ type: 'arch', arch: (e.target as HTMLSelectElement).value }));
+$<HTMLSelectElement>('arch').addEventListener('change', (e) =>
+  vscode.postMessage({ type: 'arch', arch: (e.target as HTMLSelectElement).value }),
+);
 $('refresh').addEventListener('click', () => vscode.postMessage({ type: 'refresh' }));
 // VS Code swaps the body class and the root's CSS variables when the theme changes.
 const observer = new MutationObserver(rethemed);

@@ -20,7 +20,12 @@ export interface ParseOptions {
   afterDoubleDash?: 'positional' | 'rest';
 }
 
-export function parseArgs(args: string[], spec: FlagSpec, aliases: Record<string, string> = {}, options: ParseOptions = {}): ParsedArgs {
+export function parseArgs(
+  args: string[],
+  spec: FlagSpec,
+  aliases: Record<string, string> = {},
+  options: ParseOptions = {},
+): ParsedArgs {
   const flags: Record<string, string | boolean> = {};
   const lists: Record<string, string[]> = {};
   const positional: string[] = [];
@@ -50,7 +55,8 @@ export function parseArgs(args: string[], spec: FlagSpec, aliases: Record<string
       flags[name] = true;
     } else {
       const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-      if (value === undefined || (eq < 0 && value.startsWith('--'))) throw new UsageError(`option ${rawName} needs a value`);
+      if (value === undefined || (eq < 0 && value.startsWith('--')))
+        throw new UsageError(`option ${rawName} needs a value`);
       if (kind === 'list') (lists[name] ??= []).push(value);
       else flags[name] = value;
     }
@@ -58,10 +64,16 @@ export function parseArgs(args: string[], spec: FlagSpec, aliases: Record<string
   return { flags, lists, positional, rest };
 }
 
-export function intFlag(flags: ParsedArgs['flags'], name: string, fallback: number | undefined, { min = -Infinity, max = Infinity } = {}): number | undefined {
+export function intFlag(
+  flags: ParsedArgs['flags'],
+  name: string,
+  fallback: number | undefined,
+  { min = -Infinity, max = Infinity } = {},
+): number | undefined {
   const value = flags[name];
   if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !/^-?\d+$/.test(value.trim())) throw new UsageError(`${name} needs an integer, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || !/^-?\d+$/.test(value.trim()))
+    throw new UsageError(`${name} needs an integer, got ${JSON.stringify(value)}`);
   const n = Number(value);
   if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;

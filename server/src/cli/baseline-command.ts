@@ -23,7 +23,8 @@ export type RunCheck = (flagsAndPaths: string[], io: CliIO) => Promise<{ json: C
 /** check-command's analysis as the JSON object; its notes (nvcc missing, compile failures) go to stderr as check prints them. */
 export const checkAsJson: RunCheck = async (flagsAndPaths, io) => {
   const run = await runCheck(flagsAndPaths, io);
-  for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, false)]) io.err(`cuda-occupancy: ${note}\n`);
+  for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, false)])
+    io.err(`cuda-occupancy: ${note}\n`);
   return { json: checkJson(run.archs, run.files) as CheckJson };
 };
 
@@ -33,10 +34,13 @@ export async function baselineCommand(args: string[], io: CliIO, check: RunCheck
     io.out(BASELINE_USAGE + '\n');
     return action === undefined ? 2 : 0;
   }
-  if (action !== 'write') throw new UsageError(`unknown baseline action ${JSON.stringify(action)} (try: baseline write FILE FILE_OR_DIR...)`);
+  if (action !== 'write')
+    throw new UsageError(`unknown baseline action ${JSON.stringify(action)} (try: baseline write FILE FILE_OR_DIR...)`);
   const [file, ...checkArgs] = rest;
-  if (file === undefined || (file.startsWith('-') && file !== '-')) throw new UsageError(`baseline write needs the FILE to write first\n${BASELINE_USAGE}`);
-  if (checkArgs.includes('--baseline') || checkArgs.some((a) => a.startsWith('--baseline='))) throw new UsageError('baseline write takes no --baseline');
+  if (file === undefined || (file.startsWith('-') && file !== '-'))
+    throw new UsageError(`baseline write needs the FILE to write first\n${BASELINE_USAGE}`);
+  if (checkArgs.includes('--baseline') || checkArgs.some((a) => a.startsWith('--baseline=')))
+    throw new UsageError('baseline write takes no --baseline');
 
   const { json } = await check(checkArgs, io);
   const baseline = writeBaseline(json, { generator: `cuda-occupancy ${VERSION}` });
@@ -54,7 +58,9 @@ export async function baselineCommand(args: string[], io: CliIO, check: RunCheck
     io.out(`wrote ${file}: ${describe(baseline)}\n`);
   }
   if (!hasRegisterFigures(baseline)) {
-    io.err('cuda-occupancy: warning: no register figures were found (no nvcc, --ptxas-log or `// occupancy:` annotation), so the baseline records no registers, spills or occupancy to compare\n');
+    io.err(
+      'cuda-occupancy: warning: no register figures were found (no nvcc, --ptxas-log or `// occupancy:` annotation), so the baseline records no registers, spills or occupancy to compare\n',
+    );
   }
   return 0;
 }

@@ -63,7 +63,8 @@ export interface BaselineLaunchOccupancy {
   limitingFactors: string[];
 }
 
-export type RegressionCode = 'baseline-more-registers' | 'baseline-new-spill' | 'baseline-lower-occupancy' | 'baseline-launch-no-longer-fits';
+export type RegressionCode =
+  'baseline-more-registers' | 'baseline-new-spill' | 'baseline-lower-occupancy' | 'baseline-launch-no-longer-fits';
 
 /** Something that got worse since the baseline, placed where it is now. */
 export interface Regression {
@@ -96,8 +97,14 @@ export function writeBaseline(check: CheckJson, { generator }: { generator?: str
     version: BASELINE_VERSION,
     ...(generator ? { generator } : {}),
     archs: [...check.archs],
-    kernels: kernels.map((entry) => ({ key: kernelKey(entry, true), entry })).sort(byKey).map((x) => x.entry),
-    launches: launches.map((entry) => ({ key: launchKey(entry, true), entry })).sort(byKey).map((x) => x.entry),
+    kernels: kernels
+      .map((entry) => ({ key: kernelKey(entry, true), entry }))
+      .sort(byKey)
+      .map((x) => x.entry),
+    launches: launches
+      .map((entry) => ({ key: launchKey(entry, true), entry }))
+      .sort(byKey)
+      .map((x) => x.entry),
   };
 }
 
@@ -140,9 +147,14 @@ function currentLaunches(check: CheckJson): Located<BaselineLaunch>[] {
         kernel: launch.kernel,
         templateArgs: launch.templateArgs ? [...launch.templateArgs] : null,
         block: blockText(launch),
-        dynamicSmem: launch.dynamicSmemBytes !== null && launch.dynamicSmemBytes !== undefined ? String(launch.dynamicSmemBytes) : (launch.dynamicSmemExpr ?? '?'),
+        dynamicSmem:
+          launch.dynamicSmemBytes !== null && launch.dynamicSmemBytes !== undefined
+            ? String(launch.dynamicSmemBytes)
+            : (launch.dynamicSmemExpr ?? '?'),
         ordinal: 0,
-        archs: Object.fromEntries(Object.entries(launch.occupancy ?? {}).map(([arch, o]) => [arch, launchOccupancy(o)])),
+        archs: Object.fromEntries(
+          Object.entries(launch.occupancy ?? {}).map(([arch, o]) => [arch, launchOccupancy(o)]),
+        ),
       };
       entry.ordinal = nextOrdinal(counts, launchKey(entry, false));
       out.push({ entry, file: file.path, line: launch.line, column: launch.column });
@@ -202,13 +214,21 @@ const normalizePath = (p: string) => p.replace(/\\/g, '/').replace(/^\.\//, '');
 export function compareToBaseline(check: CheckJson, baseline: Baseline): Regression[] {
   const regressions: Regression[] = [];
   const kernels = currentKernels(check);
-  const kernelMatches = match(baseline.kernels, kernels, (k, withFile) => `${kernelKey(k, withFile)}${SEP}${k.ordinal}`);
+  const kernelMatches = match(
+    baseline.kernels,
+    kernels,
+    (k, withFile) => `${kernelKey(k, withFile)}${SEP}${k.ordinal}`,
+  );
   kernels.forEach((current, i) => {
     const before = kernelMatches[i];
     if (before) regressions.push(...kernelRegressions(current, before));
   });
   const launches = currentLaunches(check);
-  const launchMatches = match(baseline.launches, launches, (l, withFile) => `${launchKey(l, withFile)}${SEP}${l.ordinal}`);
+  const launchMatches = match(
+    baseline.launches,
+    launches,
+    (l, withFile) => `${launchKey(l, withFile)}${SEP}${l.ordinal}`,
+  );
   launches.forEach((current, i) => {
     const before = launchMatches[i];
     if (before) regressions.push(...launchRegressions(current, before));
@@ -216,7 +236,13 @@ export function compareToBaseline(check: CheckJson, baseline: Baseline): Regress
   const fileOrder = new Map(check.files.map((f, i) => [f.path, i]));
   return regressions
     .map((r, i) => ({ r, i }))
-    .sort((a, b) => (fileOrder.get(a.r.file) ?? 0) - (fileOrder.get(b.r.file) ?? 0) || a.r.line - b.r.line || a.r.column - b.r.column || a.i - b.i)
+    .sort(
+      (a, b) =>
+        (fileOrder.get(a.r.file) ?? 0) - (fileOrder.get(b.r.file) ?? 0) ||
+        a.r.line - b.r.line ||
+        a.r.column - b.r.column ||
+        a.i - b.i,
+    )
     .map(({ r }) => r);
 }
 
@@ -224,7 +250,11 @@ export function compareToBaseline(check: CheckJson, baseline: Baseline): Regress
  * The baseline entry of each current entry: the same key first; else, for entries left over on
  * both sides, the same key without the file when it is unique among the left-overs of each side.
  */
-function match<T>(baseline: readonly T[], current: ReadonlyArray<Located<T>>, key: (entry: T, withFile: boolean) => string): Array<T | undefined> {
+function match<T>(
+  baseline: readonly T[],
+  current: ReadonlyArray<Located<T>>,
+  key: (entry: T, withFile: boolean) => string,
+): Array<T | undefined> {
   const exact = new Map(baseline.map((e) => [key(e, true), e]));
   const result: Array<T | undefined> = current.map(({ entry }) => exact.get(key(entry, true)));
   const used = new Set(result.filter((e): e is T => e !== undefined));
@@ -234,7 +264,9 @@ function match<T>(baseline: readonly T[], current: ReadonlyArray<Located<T>>, ke
     return map;
   };
   const leftBefore = group(baseline.filter((e) => !used.has(e)).map((e) => [key(e, false), e] as [string, T]));
-  const leftNow = group(current.flatMap(({ entry }, i) => (result[i] === undefined ? [[key(entry, false), i] as [string, number]] : [])));
+  const leftNow = group(
+    current.flatMap(({ entry }, i) => (result[i] === undefined ? [[key(entry, false), i] as [string, number]] : [])),
+  );
   for (const [k, indices] of leftNow) {
     const candidates = leftBefore.get(k) ?? [];
     if (indices.length === 1 && candidates.length === 1) result[indices[0]] = candidates[0];
@@ -360,14 +392,29 @@ export function withRegressions(check: CheckJson, regressions: readonly Regressi
     files: check.files.map((file) => {
       const mine = regressions.filter((r) => r.file === file.path);
       if (!mine.length) return file;
-      const added = mine.map((r) => ({ line: r.line, column: r.column, severity: r.severity, code: r.code, message: r.message, arch: r.arch, before: r.before, after: r.after }));
-      return { ...file, diagnostics: [...file.diagnostics, ...added].sort((a, b) => a.line - b.line || a.column - b.column) };
+      const added = mine.map((r) => ({
+        line: r.line,
+        column: r.column,
+        severity: r.severity,
+        code: r.code,
+        message: r.message,
+        arch: r.arch,
+        before: r.before,
+        after: r.after,
+      }));
+      return {
+        ...file,
+        diagnostics: [...file.diagnostics, ...added].sort((a, b) => a.line - b.line || a.column - b.column),
+      };
     }),
   };
 }
 
 /** Whether the regressions alone make `check --fail-on LEVEL` exit 1. */
-export function regressionsFail(regressions: readonly Regression[], failOn: 'error' | 'warning' | 'never' | string): boolean {
+export function regressionsFail(
+  regressions: readonly Regression[],
+  failOn: 'error' | 'warning' | 'never' | string,
+): boolean {
   if (failOn === 'never') return false;
   if (failOn === 'warning') return regressions.length > 0;
   return regressions.some((r) => r.severity === 'error');
@@ -385,7 +432,9 @@ export function parseBaseline(text: string): Baseline {
     throw new BaselineError(`not JSON (${(error as Error).message})`);
   }
   if (!isObject(data) || data.format !== BASELINE_FORMAT) {
-    throw new BaselineError(`not a cuda-occupancy baseline (it has no "format": "${BASELINE_FORMAT}"); write one with \`cuda-occupancy baseline write FILE ...\``);
+    throw new BaselineError(
+      `not a cuda-occupancy baseline (it has no "format": "${BASELINE_FORMAT}"); write one with \`cuda-occupancy baseline write FILE ...\``,
+    );
   }
   if (data.version !== BASELINE_VERSION) {
     throw new BaselineError(
@@ -404,7 +453,8 @@ export function parseBaseline(text: string): Baseline {
     v.count(k.ordinal, `${at}.ordinal`);
     v.record(k.archs, `${at}.archs`, (f, fat) => {
       if (!v.object(f, fat)) return;
-      for (const field of ['numRegs', 'spillStoreBytes', 'spillLoadBytes', 'sharedSizeBytes', 'stackFrameBytes']) v.nullableCount(f[field], `${fat}.${field}`);
+      for (const field of ['numRegs', 'spillStoreBytes', 'spillLoadBytes', 'sharedSizeBytes', 'stackFrameBytes'])
+        v.nullableCount(f[field], `${fat}.${field}`);
       v.string(f.source, `${fat}.source`);
     });
   });
@@ -417,7 +467,8 @@ export function parseBaseline(text: string): Baseline {
     v.count(l.ordinal, `${at}.ordinal`);
     v.record(l.archs, `${at}.archs`, (o, oat) => {
       if (o === null || !v.object(o, oat)) return;
-      if (typeof o.occupancy !== 'number' || !(o.occupancy >= 0 && o.occupancy <= 1)) v.fail(`${oat}.occupancy must be a number from 0 to 1`);
+      if (typeof o.occupancy !== 'number' || !(o.occupancy >= 0 && o.occupancy <= 1))
+        v.fail(`${oat}.occupancy must be a number from 0 to 1`);
       v.count(o.activeBlocksPerMultiprocessor, `${oat}.activeBlocksPerMultiprocessor`);
       v.nullableCount(o.activeWarps, `${oat}.activeWarps`);
       v.stringArray(o.limitingFactors, `${oat}.limitingFactors`);

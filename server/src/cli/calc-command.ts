@@ -35,15 +35,27 @@ interface CalcOptions {
   json: boolean;
 }
 
-const USAGE = 'usage: cuda-occupancy calc --arch sm_90 --block 256 --regs 64 [--smem B] [--dyn-smem B] [--carveout -1..100] [--optin] [--barriers N] [--ilp P] [--latency CYCLES] [--json] | --jsonl';
+const USAGE =
+  'usage: cuda-occupancy calc --arch sm_90 --block 256 --regs 64 [--smem B] [--dyn-smem B] [--carveout -1..100] [--optin] [--barriers N] [--ilp P] [--latency CYCLES] [--json] | --jsonl';
 
-const VALUE_FLAGS = new Set(['--arch', '--block', '--regs', '--smem', '--dyn-smem', '--carveout', '--barriers', '--ilp', '--latency']);
+const VALUE_FLAGS = new Set([
+  '--arch',
+  '--block',
+  '--regs',
+  '--smem',
+  '--dyn-smem',
+  '--carveout',
+  '--barriers',
+  '--ilp',
+  '--latency',
+]);
 const SWITCHES = new Set(['--optin', '--json', '--jsonl']);
 
 export async function calcCommand(args: string[], io: CliIO): Promise<number> {
   const flags = readFlags(args);
   if (flags.has('--jsonl')) {
-    if (flags.size > 1) throw new UsageError('calc: --jsonl reads every setting from its input lines and takes no other flag');
+    if (flags.size > 1)
+      throw new UsageError('calc: --jsonl reads every setting from its input lines and takes no other flag');
     await answerLines(io);
     return 0;
   }
@@ -53,7 +65,10 @@ export async function calcCommand(args: string[], io: CliIO): Promise<number> {
   const occ = answer as unknown as OccupancyResult;
   const step = nextStep(occupancyQueryOf(options));
   const latency = latencyHiding({
-    arch: options.arch, warpsResident: occ.activeWarps, independentOpsPerWarp: options.ilp, latencyCycles: options.latency,
+    arch: options.arch,
+    warpsResident: occ.activeWarps,
+    independentOpsPerWarp: options.ilp,
+    latencyCycles: options.latency,
   });
   if (options.json) {
     io.out(`${JSON.stringify({ ...answer, nextStep: step, latency })}\n`);
@@ -110,10 +125,14 @@ function toOptions(flags: Map<string, string>): CalcOptions {
   const archText = flags.get('--arch');
   if (archText === undefined) throw new UsageError(`calc: --arch is required (${USAGE})`);
   const arch = parseArch(archText);
-  if (!arch) throw new UsageError(`calc: unknown architecture "${archText}" (use sm_50 ... sm_121, e.g. sm_90, 9.0, compute_90)`);
+  if (!arch)
+    throw new UsageError(
+      `calc: unknown architecture "${archText}" (use sm_50 ... sm_121, e.g. sm_90, 9.0, compute_90)`,
+    );
   const ilpText = flags.get('--ilp');
   const ilp = ilpText === undefined ? 1 : Number(ilpText);
-  if (!(ilp > 0) || !Number.isFinite(ilp)) throw new UsageError(`calc: --ilp must be a positive number, got "${ilpText}"`);
+  if (!(ilp > 0) || !Number.isFinite(ilp))
+    throw new UsageError(`calc: --ilp must be a positive number, got "${ilpText}"`);
   const latency = flags.has('--latency') ? intFlag(flags, '--latency', undefined, 1, 100000) : undefined;
   return {
     arch,
@@ -179,26 +198,38 @@ function formatText(o: CalcOptions, r: OccupancyResult, step: NextStep, latency:
     const binding = r.limitingFactors.includes(factor as OccupancyResult['limitingFactors'][number]);
     lines.push(`  ${label.padEnd(18)}${limitText(value).padStart(9)}${binding ? '  <- binding' : ''}`);
   }
-  lines.push(`Allocated per block: ${r.allocatedRegistersPerBlock} registers, ${r.allocatedSharedMemPerBlock} B shared memory`);
+  lines.push(
+    `Allocated per block: ${r.allocatedRegistersPerBlock} registers, ${r.allocatedSharedMemPerBlock} B shared memory`,
+  );
 
   // At 100% there is no next occupancy level to reach.
   if (r.occupancy < 1) {
     lines.push(`Next step (for ${step.registers.targetBlocks} blocks per SM):`);
     const regs = step.registers.maxRegsPerThread;
-    lines.push(`  registers: ${regs === null ? 'fewer registers alone do not get there' : `at most ${regs} per thread`}`);
+    lines.push(
+      `  registers: ${regs === null ? 'fewer registers alone do not get there' : `at most ${regs} per thread`}`,
+    );
     const smem = step.sharedMemory.maxSharedMemPerBlock;
-    lines.push(`  shared memory: ${smem === null ? 'less shared memory alone does not get there' : `at most ${smem} B per block (static + dynamic)`}`);
+    lines.push(
+      `  shared memory: ${smem === null ? 'less shared memory alone does not get there' : `at most ${smem} B per block (static + dynamic)`}`,
+    );
     const b = step.blockSize;
     const sizes = [b.smaller, b.larger].filter((x) => x !== null).map((x) => `${x.blockSize} (${x.activeWarps} warps)`);
-    lines.push(`  block size: ${sizes.length > 0 ? `nearest sizes with more warps: ${sizes.join(', ')}` : 'no block size gives more resident warps'}`);
+    lines.push(
+      `  block size: ${sizes.length > 0 ? `nearest sizes with more warps: ${sizes.join(', ')}` : 'no block size gives more resident warps'}`,
+    );
   }
 
   // The reading that decides first: bandwidth-bound, for a memory-bound kernel. Issue-bound (a
   // load on every instruction) is the upper bound, and says so, with whether an SM could hold it.
   const l = latency.bandwidthBound.assumptions;
   const p = l.independentOpsPerWarp;
-  lines.push(`Latency hiding, Little's law W = ceil(L x r / p) (L = ${l.latencyCycles} cycles, p = ${p} independent load${p === 1 ? '' : 's'} per warp):`);
-  lines.push(`  bandwidth-bound: ${readingText(latency.bandwidthBound)} [${l.referencePart}]: what a memory-bound kernel needs to keep DRAM busy`);
+  lines.push(
+    `Latency hiding, Little's law W = ceil(L x r / p) (L = ${l.latencyCycles} cycles, p = ${p} independent load${p === 1 ? '' : 's'} per warp):`,
+  );
+  lines.push(
+    `  bandwidth-bound: ${readingText(latency.bandwidthBound)} [${l.referencePart}]: what a memory-bound kernel needs to keep DRAM busy`,
+  );
   const upper = issueBoundMatters(latency.issueBound, r.maxWarpsPerMultiprocessor)
     ? 'the upper bound, for a load on every instruction'
     : `the upper bound, for a load on every instruction: more than the ${r.maxWarpsPerMultiprocessor} warps an SM holds, so only ILP closes it`;

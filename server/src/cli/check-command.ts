@@ -8,12 +8,26 @@ import { collectSourceFiles } from './source-files';
 import { branchesForCli, checkJson, type CheckFile } from './check-json';
 import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import { readGrammarBytes } from '../files/grammar-files';
-import { createAnalyzer, DEFAULT_REPORT_SETTINGS, GPU_PARTS, looksCompiledAtRunTime, resolveArchs, type Analyzer, type DocumentFacts } from '../core/analyzer';
+import {
+  createAnalyzer,
+  DEFAULT_REPORT_SETTINGS,
+  GPU_PARTS,
+  looksCompiledAtRunTime,
+  resolveArchs,
+  type Analyzer,
+  type DocumentFacts,
+} from '../core/analyzer';
 import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
-import { findCompileCommandsFile, flagsFromSettings, loadCompileCommands, resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
+import {
+  findCompileCommandsFile,
+  flagsFromSettings,
+  loadCompileCommands,
+  resolveCompileFlags,
+  type CompileCommand,
+} from '../nvcc/compile-commands';
 import { expandHome, findOnPath, locateNvcc } from '../nvcc/locate-nvcc';
 import { droppedLine, type ArgumentPolicy } from '../nvcc/argument-policy';
 import { FileReadError, readBoundedFileSync } from '../files/bounded-read';
@@ -73,34 +87,64 @@ export interface CheckRun {
 export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { failOn: string }> {
   const { flags, lists, positional, rest } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
-  if (!['error', 'warning', 'never'].includes(failOn)) throw new UsageError(`--fail-on must be error, warning or never, got ${failOn}`);
+  if (!['error', 'warning', 'never'].includes(failOn))
+    throw new UsageError(`--fail-on must be error, warning or never, got ${failOn}`);
   if (positional.length === 0) throw new UsageError(`no files given\n${CHECK_USAGE}`);
-  if (flags['--nvcc'] !== undefined && flags['--no-nvcc']) throw new UsageError('--nvcc and --no-nvcc exclude each other');
+  if (flags['--nvcc'] !== undefined && flags['--no-nvcc'])
+    throw new UsageError('--nvcc and --no-nvcc exclude each other');
   const timeoutSeconds = flags['--timeout'] === undefined ? 120 : Number(flags['--timeout']);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout needs a positive number of seconds, got ${flags['--timeout']}`);
-  const jobs = flags['--jobs'] === undefined ? Math.max(1, Math.min(4, os.availableParallelism?.() ?? os.cpus().length)) : Number(flags['--jobs']);
-  if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs needs a positive whole number, got ${flags['--jobs']}`);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
+    throw new UsageError(`--timeout needs a positive number of seconds, got ${flags['--timeout']}`);
+  const jobs =
+    flags['--jobs'] === undefined
+      ? Math.max(1, Math.min(4, os.availableParallelism?.() ?? os.cpus().length))
+      : Number(flags['--jobs']);
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new UsageError(`--jobs needs a positive whole number, got ${flags['--jobs']}`);
   // Like a compiler: -I, -D and --std, then nvcc's own arguments after `--`; added to the flags compile_commands.json gives a file.
   const compilerFlags = [
-    ...flagsFromSettings({ includePaths: (lists['-I'] ?? []).map((dir) => path.resolve(io.cwd, dir)), defines: lists['-D'] ?? [], std: (flags['--std'] as string | undefined) ?? '' }).flags,
+    ...flagsFromSettings({
+      includePaths: (lists['-I'] ?? []).map((dir) => path.resolve(io.cwd, dir)),
+      defines: lists['-D'] ?? [],
+      std: (flags['--std'] as string | undefined) ?? '',
+    }).flags,
     ...rest,
   ];
 
   const files = collectSourceFiles(positional, io.cwd);
-  const roots = [...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p)))];
+  const roots = [
+    ...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p))),
+  ];
   const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
   const archs = chooseArchs(flags['--arch'] as string | undefined, database);
-  const policy: ArgumentPolicy = { allowedCompilers: expandHome(lists['--allow-compiler'] ?? []), findOnPath: (name) => findOnPath(name) };
+  const policy: ArgumentPolicy = {
+    allowedCompilers: expandHome(lists['--allow-compiler'] ?? []),
+    findOnPath: (name) => findOnPath(name),
+  };
 
   const notes: string[] = [];
-  const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, contentHash, surface: 'cli' });
+  const analyzer = await createAnalyzer({
+    grammar: readGrammarBytes(),
+    indexKey: toIndexPath,
+    contentHash,
+    surface: 'cli',
+  });
   indexWorkspace(roots, { index: analyzer.index });
   // Headers outside the checked folders: included beside a file (`"../x.h"`) or from its compile command's -I folders.
   analyzer.index.setIncludeDirs(includeDirsFromDatabase(database));
   indexIncludedFiles(analyzer.index);
-  const gpus = typeof flags['--gpu'] === 'string' ? (flags['--gpu'] as string).split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const gpus =
+    typeof flags['--gpu'] === 'string'
+      ? (flags['--gpu'] as string)
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
-  if (analyzer.gpus.unknown.length) throw new UsageError(`unknown GPU ${analyzer.gpus.unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
+  if (analyzer.gpus.unknown.length)
+    throw new UsageError(
+      `unknown GPU ${analyzer.gpus.unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`,
+    );
   const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
   try {
     for (const file of files) {
@@ -132,10 +176,34 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
     // the headers it includes, wherever they are launched (a .cu that only launches is compiled too).
     const units = analysed.filter(({ file }) => file.endsWith('.cu'));
     const memoryLimitBytes = DEFAULT_SETTINGS['nvcc.memoryLimitMB'] * 1024 * 1024;
-    const compiled = await compileUnits({ units, analyzer, nvccPath, archs, database, extraFlags: compilerFlags, timeoutMs: timeoutSeconds * 1000, jobs, policy, memoryLimitBytes });
+    const compiled = await compileUnits({
+      units,
+      analyzer,
+      nvccPath,
+      archs,
+      database,
+      extraFlags: compilerFlags,
+      timeoutMs: timeoutSeconds * 1000,
+      jobs,
+      policy,
+      memoryLimitBytes,
+    });
     notes.push(...compiled.notes);
     compileFailures.push(...compiled.failures);
-    if (flags['--check-fixes']) notes.push(...(await checkFixes({ units, analyzer, nvccPath, archs, database, extraFlags: compilerFlags, policy, timeoutMs: timeoutSeconds * 1000, memoryLimitBytes })));
+    if (flags['--check-fixes'])
+      notes.push(
+        ...(await checkFixes({
+          units,
+          analyzer,
+          nvccPath,
+          archs,
+          database,
+          extraFlags: compilerFlags,
+          policy,
+          timeoutMs: timeoutSeconds * 1000,
+          memoryLimitBytes,
+        })),
+      );
   }
 
   const checked: CheckFile[] = analysed.map(({ file, facts }) => {
@@ -162,20 +230,40 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   const { flags } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   if (flags['--quiet'] && flags['--verbose']) throw new UsageError('--quiet and --verbose exclude each other');
   const format = (flags['--format'] as string | undefined) ?? 'text';
-  if (!['text', 'json', 'sarif'].includes(format)) throw new UsageError(`--format must be text, json or sarif, got ${format}`);
+  if (!['text', 'json', 'sarif'].includes(format))
+    throw new UsageError(`--format must be text, json or sarif, got ${format}`);
   const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
   const run = await runCheck(args, io);
-  for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)]) io.err(`cuda-occupancy: ${note}\n`);
-  let json = checkJson(run.archs, run.files, { pressureLines: flags['--lines'] === true, nextSteps: flags['--check-fixes'] === true }) as CheckJson;
+  for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)])
+    io.err(`cuda-occupancy: ${note}\n`);
+  let json = checkJson(run.archs, run.files, {
+    pressureLines: flags['--lines'] === true,
+    nextSteps: flags['--check-fixes'] === true,
+  }) as CheckJson;
   const regressions = baseline ? compareToBaseline(json, baseline) : [];
   if (baseline) json = withRegressions(json, regressions);
   if (format === 'json') io.out(JSON.stringify(json, null, 2) + '\n');
-  else if (format === 'sarif') io.out(JSON.stringify(toSarif(json, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
+  else if (format === 'sarif')
+    io.out(JSON.stringify(toSarif(json, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
   else {
-    io.out(checkText(run.archs, run.files, io.cwd, { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true }));
-    if (baseline) io.out(regressions.length ? `against the baseline:\n${regressions.map((r) => `${displayPath(r.file, io.cwd)}:${r.line}:${r.column}: ${r.severity}: ${r.message} [${r.code}]`).join('\n')}\n` : 'against the baseline: nothing got worse\n');
+    io.out(
+      checkText(run.archs, run.files, io.cwd, {
+        quiet: flags['--quiet'] === true,
+        verbose: flags['--verbose'] === true,
+      }),
+    );
+    if (baseline)
+      io.out(
+        regressions.length
+          ? `against the baseline:\n${regressions.map((r) => `${displayPath(r.file, io.cwd)}:${r.line}:${r.column}: ${r.severity}: ${r.message} [${r.code}]`).join('\n')}\n`
+          : 'against the baseline: nothing got worse\n',
+      );
   }
-  const failing = exitCodeFor(run.files.flatMap((f) => f.report.findings), run.failOn) === 1 || regressionsFail(regressions, run.failOn);
+  const failing =
+    exitCodeFor(
+      run.files.flatMap((f) => f.report.findings),
+      run.failOn,
+    ) === 1 || regressionsFail(regressions, run.failOn);
   return failing ? 1 : 0;
 }
 
@@ -205,7 +293,18 @@ interface CompileUnitsInput {
  * analyzer; returns the notes for stderr. A file that looks like kernel source compiled at run time
  * (no #include, no host code) and fails is passed over quietly.
  */
-async function compileUnits({ units, analyzer, nvccPath, archs, database, extraFlags, timeoutMs, jobs, policy, memoryLimitBytes }: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
+async function compileUnits({
+  units,
+  analyzer,
+  nvccPath,
+  archs,
+  database,
+  extraFlags,
+  timeoutMs,
+  jobs,
+  policy,
+  memoryLimitBytes,
+}: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
   const failures: CompileFailure[] = [];
   const dropped = new Set<string>();
   let missing = false;
@@ -214,7 +313,15 @@ async function compileUnits({ units, analyzer, nvccPath, archs, database, extraF
     const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
     for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
     const runIn = flags.cwd ?? path.dirname(file);
-    const result = await compileResources({ nvccPath, filePath: file, archs, flags: flags.flags, cwd: runIn, timeoutMs, memoryLimitBytes });
+    const result = await compileResources({
+      nvccPath,
+      filePath: file,
+      archs,
+      flags: flags.flags,
+      cwd: runIn,
+      timeoutMs,
+      memoryLimitBytes,
+    });
     if (result.status === 'missing') {
       missing = true;
       queue.length = 0;
@@ -224,14 +331,31 @@ async function compileUnits({ units, analyzer, nvccPath, archs, database, extraF
       if (looksCompiledAtRunTime(text)) return;
       const first = result.firstError;
       failures.push({ file, what: 'nvcc', status: result.status, firstError: first?.text ?? null });
-      analyzer.setCompileState(file, { state: 'failed', error: first ? { text: first.text, message: first.message, file: first.file, line: first.line } : null });
+      analyzer.setCompileState(file, {
+        state: 'failed',
+        error: first ? { text: first.text, message: first.message, file: first.file, line: first.line } : null,
+      });
     }
     if (result.entries.length === 0 && result.status !== 'ok') return;
     analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
     // The register pressure and the divergent branches' costs come from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
     if (result.status !== 'ok' || !facts.kernels.some((k) => k.isDefinition)) return;
-    const ptx = await compilePtx({ nvccPath, filePath: file, arch: archs[0], flags: flags.flags, cwd: runIn, timeoutMs, memoryLimitBytes });
-    if (ptx.status !== 'ok') failures.push({ file, what: 'nvcc -ptx', status: ptx.status, firstError: `${ptx.error.text} (no register pressure; branch costs stay estimates)` });
+    const ptx = await compilePtx({
+      nvccPath,
+      filePath: file,
+      arch: archs[0],
+      flags: flags.flags,
+      cwd: runIn,
+      timeoutMs,
+      memoryLimitBytes,
+    });
+    if (ptx.status !== 'ok')
+      failures.push({
+        file,
+        what: 'nvcc -ptx',
+        status: ptx.status,
+        firstError: `${ptx.error.text} (no register pressure; branch costs stay estimates)`,
+      });
     else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
   };
   const worker = async () => {
@@ -242,27 +366,48 @@ async function compileUnits({ units, analyzer, nvccPath, archs, database, extraF
   const order = new Map(units.map((u, i) => [u.file, i]));
   failures.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0));
   const notes = [...dropped];
-  if (missing) notes.push(`nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`);
+  if (missing)
+    notes.push(
+      `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,
+    );
   return { notes, failures };
 }
 
 async function loadDatabase(dir: string | undefined, roots: string[], cwd: string): Promise<CompileCommand[] | null> {
-  const file = dir !== undefined ? path.resolve(cwd, dir, 'compile_commands.json') : await findCompileCommandsFile({ workspaceRoots: roots });
+  const file =
+    dir !== undefined
+      ? path.resolve(cwd, dir, 'compile_commands.json')
+      : await findCompileCommandsFile({ workspaceRoots: roots });
   if (!file) return null;
   try {
     return await loadCompileCommands(file);
   } catch (error) {
     if (dir === undefined) return null;
-    if (error instanceof FileReadError) throw new UsageError(error.message.replace(file, path.relative(cwd, file) || file));
-    throw new UsageError(`cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    if (error instanceof FileReadError)
+      throw new UsageError(error.message.replace(file, path.relative(cwd, file) || file));
+    throw new UsageError(
+      `cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 
 function chooseArchs(flag: string | undefined, database: CompileCommand[] | null): string[] {
   let requested: string[];
-  if (flag !== undefined) requested = flag.split(',').map((s) => s.trim()).filter(Boolean);
+  if (flag !== undefined)
+    requested = flag
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   else {
-    const fromDatabase = database ? [...new Set(database.flatMap((entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs))] : [];
+    const fromDatabase = database
+      ? [
+          ...new Set(
+            database.flatMap(
+              (entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs,
+            ),
+          ),
+        ]
+      : [];
     requested = fromDatabase.length ? fromDatabase : [DEFAULT_ARCH];
   }
   const { archs, unknown } = resolveArchs(requested);
@@ -293,9 +438,13 @@ function readSource(file: string, cwd: string): string | number {
     buffer = readBoundedFileSync(file, { maxBytes: DEFAULT_DOCUMENT_LIMITS.maxBytes }).bytes;
   } catch (error) {
     if (error instanceof FileReadError && error.code === 'too-large') return statSync(file).size;
-    if (error instanceof FileReadError && error.code === 'not-regular') throw new UsageError(error.message.replace(file, path.relative(cwd, file) || file));
-    throw new UsageError(`cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    if (error instanceof FileReadError && error.code === 'not-regular')
+      throw new UsageError(error.message.replace(file, path.relative(cwd, file) || file));
+    throw new UsageError(
+      `cannot read ${path.relative(cwd, file) || file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
-  if (buffer.subarray(0, 8000).includes(0)) throw new UsageError(`${path.relative(cwd, file) || file} is not a text file`);
+  if (buffer.subarray(0, 8000).includes(0))
+    throw new UsageError(`${path.relative(cwd, file) || file} is not a text file`);
   return buffer.toString('utf8');
 }

@@ -6,7 +6,14 @@
  * the text say what ptxas did.
  */
 import * as path from 'node:path';
-import { capCheckText, checkedOccupancy, registerCaps, type Analyzer, type DocumentFacts, type DocumentReport } from '../core/analyzer';
+import {
+  capCheckText,
+  checkedOccupancy,
+  registerCaps,
+  type Analyzer,
+  type DocumentFacts,
+  type DocumentReport,
+} from '../core/analyzer';
 import { compileVariant } from '../nvcc/compile-variant';
 import { resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
 import { ResourceCache } from '../nvcc/resource-cache';
@@ -28,7 +35,17 @@ export interface CheckFixesInput {
 }
 
 /** Compiles every unit's caps, one after another, and hands ptxas's figures to the analyzer; returns the notes for stderr. */
-export async function checkFixes({ units, analyzer, nvccPath, archs, database, extraFlags, policy, timeoutMs, memoryLimitBytes }: CheckFixesInput): Promise<string[]> {
+export async function checkFixes({
+  units,
+  analyzer,
+  nvccPath,
+  archs,
+  database,
+  extraFlags,
+  policy,
+  timeoutMs,
+  memoryLimitBytes,
+}: CheckFixesInput): Promise<string[]> {
   const cache = new ResourceCache<ArchFigures>({ dir: null, validate: (v): v is ArchFigures => isValidArchFigures(v) });
   const notes: string[] = [];
   for (const { file, text, facts } of units) {
@@ -37,10 +54,31 @@ export async function checkFixes({ units, analyzer, nvccPath, archs, database, e
     if (variants.length === 0) continue;
     const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
     for (const variant of variants) {
-      const result = await compileVariant({ nvccPath, filePath: file, text: variant.text, extraFlags: variant.flags, archs, flags: flags.flags, cwd: flags.cwd ?? path.dirname(file), timeoutMs, cache, memoryLimitBytes });
+      const result = await compileVariant({
+        nvccPath,
+        filePath: file,
+        text: variant.text,
+        extraFlags: variant.flags,
+        archs,
+        flags: flags.flags,
+        cwd: flags.cwd ?? path.dirname(file),
+        timeoutMs,
+        cache,
+        memoryLimitBytes,
+      });
       if (result.status === 'missing') return notes;
-      if (result.status !== 'ok') notes.push(`${file}: checking ${variant.fix} for ${variant.kernel.name}: nvcc ${result.status}${result.firstError ? `: ${result.firstError.text}` : ''}`);
-      analyzer.setCapCheck(file, text, variant, result.status === 'ok' ? { state: 'done', entries: result.entries } : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` });
+      if (result.status !== 'ok')
+        notes.push(
+          `${file}: checking ${variant.fix} for ${variant.kernel.name}: nvcc ${result.status}${result.firstError ? `: ${result.firstError.text}` : ''}`,
+        );
+      analyzer.setCapCheck(
+        file,
+        text,
+        variant,
+        result.status === 'ok'
+          ? { state: 'done', entries: result.entries }
+          : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` },
+      );
     }
   }
   return notes;

@@ -30,7 +30,12 @@ export interface CheckJsonKernel {
   qualifiedName: string;
   line: number;
   column: number;
-  launchBounds: { maxThreadsPerBlock: number | null; minBlocksPerMultiprocessor: number | null; maxBlocksPerCluster: number | null; [extra: string]: unknown } | null;
+  launchBounds: {
+    maxThreadsPerBlock: number | null;
+    minBlocksPerMultiprocessor: number | null;
+    maxBlocksPerCluster: number | null;
+    [extra: string]: unknown;
+  } | null;
   instances: CheckJsonInstance[];
   [extra: string]: unknown;
 }
@@ -83,11 +88,26 @@ export interface CheckJsonGpu {
   sms: number;
   blocksPerSm: number;
   gridBlocks: number | null;
-  waves: { blocksPerWave: number; waves: number; wavesRun: number; lastWaveBlocks: number; lastWaveFill: number; idleFraction: number; idleSms: number } | null;
+  waves: {
+    blocksPerWave: number;
+    waves: number;
+    wavesRun: number;
+    lastWaveBlocks: number;
+    lastWaveFill: number;
+    idleFraction: number;
+    idleSms: number;
+  } | null;
   perElement: { variable: string; perBlock: number; elementsPerWave: number } | null;
   sizedFromDevice: boolean;
   cluster: { clusterBlocks: number; maxActiveClusters: number; estimate: true; assumptions: string[] } | null;
-  latency: { warpsNeeded: { low: number; high: number }; warpsResident: number; latencyCycles: { low: number; high: number }; rate: number; independentOpsPerWarp: number; sources: string } | null;
+  latency: {
+    warpsNeeded: { low: number; high: number };
+    warpsResident: number;
+    latencyCycles: { low: number; high: number };
+    rate: number;
+    independentOpsPerWarp: number;
+    sources: string;
+  } | null;
   registerHeadroom: number | null;
 }
 

@@ -50,7 +50,12 @@ export function checkJson(archs: string[], files: CheckFile[], options: CheckJso
           isDefinition: k.isDefinition,
           templateParams: k.templateParams?.map((p) => p.name) ?? null,
           launchBounds: k.launchBounds
-            ? { maxThreadsPerBlock: k.launchBounds.maxThreadsPerBlock, minBlocksPerMultiprocessor: k.launchBounds.minBlocksPerMultiprocessor, maxBlocksPerCluster: k.launchBounds.maxBlocksPerCluster, text: k.launchBounds.text }
+            ? {
+                maxThreadsPerBlock: k.launchBounds.maxThreadsPerBlock,
+                minBlocksPerMultiprocessor: k.launchBounds.minBlocksPerMultiprocessor,
+                maxBlocksPerCluster: k.launchBounds.maxBlocksPerCluster,
+                text: k.launchBounds.text,
+              }
             : null,
           maxnreg: k.maxnreg,
           staticSharedBytes: k.staticSharedBytes,
@@ -79,25 +84,72 @@ export function checkJson(archs: string[], files: CheckFile[], options: CheckJso
           kernelFound: a.kernel !== null,
           // upperBound: the figures were computed without the dynamic shared memory, which is not known
           // statically (each byte of it can only lower them); fails: the launch cannot run (0 blocks fit).
-          occupancy: Object.fromEntries(a.perArch.map((p) => [p.arch, p.result ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null, upperBoundReason: p.upperBound, fails: p.fails } : null])),
+          occupancy: Object.fromEntries(
+            a.perArch.map((p) => [
+              p.arch,
+              p.result
+                ? {
+                    ok: true,
+                    error: null,
+                    ...p.result,
+                    figuresSource: p.figures.source,
+                    upperBound: p.upperBound !== null,
+                    upperBoundReason: p.upperBound,
+                    fails: p.fails,
+                  }
+                : null,
+            ]),
+          ),
           launchFails: a.perArch.find((p) => p.fails)?.fails ?? null,
           // Several compiled instances could run (template arguments of the enclosing template, or deduced): their spread.
-          occupancyRange: a.perArch.some((p) => p.spread) ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.spread ? rangeJson(p.spread) : null])) : null,
+          occupancyRange: a.perArch.some((p) => p.spread)
+            ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.spread ? rangeJson(p.spread) : null]))
+            : null,
           // No register figures, block size known: for each occupancy level, the most registers per thread that reach it.
-          registerBudget: a.perArch.some((p) => p.budget) ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.budget?.map((l) => ({ occupancy: l.occupancy, activeBlocksPerMultiprocessor: l.activeBlocks, maxRegsPerThread: l.maxRegsPerThread })) ?? null])) : null,
+          registerBudget: a.perArch.some((p) => p.budget)
+            ? Object.fromEntries(
+                a.perArch.map((p) => [
+                  p.arch,
+                  p.budget?.map((l) => ({
+                    occupancy: l.occupancy,
+                    activeBlocksPerMultiprocessor: l.activeBlocks,
+                    maxRegsPerThread: l.maxRegsPerThread,
+                  })) ?? null,
+                ]),
+              )
+            : null,
           latency: file.latency?.[index] ?? null,
           gpus: (report.gpus[index] ?? []).map(gpuJson),
           // Each candidate is a dim3 (like `block`) with its threads and occupancy.
-          blockCandidates: a.candidates?.map((c) => ({
-            ...c.block,
-            threadsPerBlock: c.threadsPerBlock,
-            occupancy: Object.fromEntries(c.perArch.map((p) => [p.arch, p.result && !p.fails ? { ok: true, error: null, ...p.result, figuresSource: p.figures.source, upperBound: p.upperBound !== null } : null])),
-          })) ?? null,
+          blockCandidates:
+            a.candidates?.map((c) => ({
+              ...c.block,
+              threadsPerBlock: c.threadsPerBlock,
+              occupancy: Object.fromEntries(
+                c.perArch.map((p) => [
+                  p.arch,
+                  p.result && !p.fails
+                    ? {
+                        ok: true,
+                        error: null,
+                        ...p.result,
+                        figuresSource: p.figures.source,
+                        upperBound: p.upperBound !== null,
+                      }
+                    : null,
+                ]),
+              ),
+            })) ?? null,
           through: a.launch.through ?? null,
           ...(options.nextSteps ? { nextSteps: nextStepsJson(report, a) } : {}),
         })),
         branches: file.branches ?? [],
-        diagnostics: report.findings.map((f) => ({ ...at(f.span), severity: f.severity, code: f.code, message: f.message })),
+        diagnostics: report.findings.map((f) => ({
+          ...at(f.span),
+          severity: f.severity,
+          code: f.code,
+          message: f.message,
+        })),
       };
     }),
   };
@@ -122,7 +174,12 @@ function gpuJson(g: LaunchOnGpu) {
     },
     perElement: g.perElement,
     sizedFromDevice: g.sizedFromDevice,
-    cluster: g.cluster && { clusterBlocks: g.cluster.clusterBlocks, maxActiveClusters: g.cluster.maxActiveClusters, estimate: true, assumptions: g.cluster.assumptions },
+    cluster: g.cluster && {
+      clusterBlocks: g.cluster.clusterBlocks,
+      maxActiveClusters: g.cluster.maxActiveClusters,
+      estimate: true,
+      assumptions: g.cluster.assumptions,
+    },
     latency: g.latency && {
       warpsNeeded: g.latency.warpsNeeded,
       warpsResident: g.latency.warpsResident,
@@ -179,10 +236,26 @@ export interface CliBranch {
 export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
   const byPosition = new Map<string, CliBranch>();
   for (const b of branches) {
-    const entry: CliBranch = { line: b.span.start.line + 1, column: b.span.start.character + 1, kind: b.kind, condition: b.condition, efficiency: b.efficiency, idleIssueSlots: b.idleIssueSlots, kernelIssueSlots: b.kernelIssueSlots, costSource: b.costSource };
+    const entry: CliBranch = {
+      line: b.span.start.line + 1,
+      column: b.span.start.character + 1,
+      kind: b.kind,
+      condition: b.condition,
+      efficiency: b.efficiency,
+      idleIssueSlots: b.idleIssueSlots,
+      kernelIssueSlots: b.kernelIssueSlots,
+      costSource: b.costSource,
+    };
     const key = `${entry.line}:${entry.column}:${b.construct}`;
     const prior = byPosition.get(key);
-    if (!prior || BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] || (entry.kind === prior.kind && (entry.efficiency < prior.efficiency || (entry.efficiency === prior.efficiency && entry.idleIssueSlots > prior.idleIssueSlots)))) byPosition.set(key, entry);
+    if (
+      !prior ||
+      BRANCH_RANK[entry.kind] > BRANCH_RANK[prior.kind] ||
+      (entry.kind === prior.kind &&
+        (entry.efficiency < prior.efficiency ||
+          (entry.efficiency === prior.efficiency && entry.idleIssueSlots > prior.idleIssueSlots)))
+    )
+      byPosition.set(key, entry);
   }
   return [...byPosition.values()].sort((a, b) => a.line - b.line || a.column - b.column);
 }

@@ -21,10 +21,20 @@ export interface KernelPressureJson {
   lines?: Array<{ line: number; live: number }>;
 }
 
-export function kernelPressureJson(report: DocumentReport, kernel: Kernel, withLines: boolean): KernelPressureJson | null {
+export function kernelPressureJson(
+  report: DocumentReport,
+  kernel: Kernel,
+  withLines: boolean,
+): KernelPressureJson | null {
   const view = report.pressure.get(kernel);
   if (!view) return null;
-  const json: KernelPressureJson = { peak: view.peak, peakLine: view.peakLine === null ? null : view.peakLine + 1, estimate: 'ptx', arch: view.arch, allocated: view.allocated };
+  const json: KernelPressureJson = {
+    peak: view.peak,
+    peakLine: view.peakLine === null ? null : view.peakLine + 1,
+    estimate: 'ptx',
+    arch: view.arch,
+    allocated: view.allocated,
+  };
   if (withLines) json.lines = view.lines.map((l) => ({ line: l.line + 1, live: l.live }));
   return json;
 }
@@ -34,5 +44,7 @@ export function kernelPressureLines(report: DocumentReport, kernel: Kernel): str
   const view = report.pressure.get(kernel);
   if (!view || view.peakLine === null) return [];
   const allocated = view.allocated !== null ? `; ptxas allocated ${view.allocated}` : '';
-  return [`    pressure peaks at line ${view.peakLine + 1}: about ${view.peak} values live (PTX estimate${view.arch ? ` for ${view.arch}` : ''}, before register allocation${allocated})`];
+  return [
+    `    pressure peaks at line ${view.peakLine + 1}: about ${view.peak} values live (PTX estimate${view.arch ? ` for ${view.arch}` : ''}, before register allocation${allocated})`,
+  ];
 }

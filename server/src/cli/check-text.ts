@@ -17,7 +17,13 @@ import type { CheckFile, CheckInstance } from './check-json';
 import type { Finding, Kernel, Severity } from '../core/types';
 import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
 import { LIMIT_NAMES, bytes } from '../core/report/format';
-import { blocksPerSm, launchTitleText, noOccupancyText, occupancyPercent, registersShort } from '../core/report/launch-report';
+import {
+  blocksPerSm,
+  launchTitleText,
+  noOccupancyText,
+  occupancyPercent,
+  registersShort,
+} from '../core/report/launch-report';
 import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
 import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
 import { kernelPressureLines } from './check-pressure';
@@ -69,7 +75,9 @@ function findingLines(file: CheckFile, cwd: string): string[] {
   const findings = [...file.report.findings].sort(bySpan);
   const lines: string[] = [];
   for (const f of findings) {
-    lines.push(`${shown}:${f.span.start.line + 1}:${f.span.start.character + 1}: ${SEVERITY_WORD[f.severity]}: ${f.message} [${f.code}]`);
+    lines.push(
+      `${shown}:${f.span.start.line + 1}:${f.span.start.character + 1}: ${SEVERITY_WORD[f.severity]}: ${f.message} [${f.code}]`,
+    );
     for (const r of f.related) {
       const where = r.uri ? displayPath(fromUri(r.uri), cwd) : shown;
       lines.push(`${where}:${r.span.start.line + 1}:${r.span.start.character + 1}: note: ${r.message}`);
@@ -92,17 +100,35 @@ function fileDetail(file: CheckFile, archs: string[], cwd: string, options: Chec
   const { report } = file;
   const kernels = report.facts.kernels;
   const shown = displayPath(file.path, cwd);
-  if (kernels.length === 0 && report.analyses.length === 0) return options.verbose ? [`${shown}: no kernels or launches`] : [];
-  const lines = [`${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}${findingTally(report.findings, '; ')}`];
-  for (const kernel of kernels) lines.push(...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true), ...kernelPressureLines(report, kernel));
-  report.analyses.forEach((analysis, k) => lines.push(...launchLines(analysis), ...nextStepLines(report, analysis), ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true))));
+  if (kernels.length === 0 && report.analyses.length === 0)
+    return options.verbose ? [`${shown}: no kernels or launches`] : [];
+  const lines = [
+    `${shown}: ${count(kernels.filter((k) => k.isDefinition).length, 'kernel')}, ${count(report.analyses.length, 'launch')}${findingTally(report.findings, '; ')}`,
+  ];
+  for (const kernel of kernels)
+    lines.push(
+      ...kernelLines(kernel, kernel.isDefinition ? file.instances(kernel) : [], archs, options.verbose === true),
+      ...kernelPressureLines(report, kernel),
+    );
+  report.analyses.forEach((analysis, k) =>
+    lines.push(
+      ...launchLines(analysis),
+      ...nextStepLines(report, analysis),
+      ...(report.gpus[k] ?? []).flatMap((g) => gpuTextLines(g, options.verbose === true)),
+    ),
+  );
   return lines;
 }
 
 function kernelLines(kernel: Kernel, instances: CheckInstance[], archs: string[], verbose: boolean): string[] {
   const bounds = kernel.launchBounds ? ` ${kernel.launchBounds.text}` : '';
-  const dynamic = kernel.sharedDeclarations.some((d) => d.isExtern) ? ', extern __shared__ (dynamic shared memory set at launch)' : '';
-  if (!kernel.isDefinition) return verbose ? [`  kernel ${kernel.qualifiedName} (line ${kernel.nameSpan.start.line + 1})${bounds} [declaration]`] : [];
+  const dynamic = kernel.sharedDeclarations.some((d) => d.isExtern)
+    ? ', extern __shared__ (dynamic shared memory set at launch)'
+    : '';
+  if (!kernel.isDefinition)
+    return verbose
+      ? [`  kernel ${kernel.qualifiedName} (line ${kernel.nameSpan.start.line + 1})${bounds} [declaration]`]
+      : [];
   const lines = [`  kernel ${kernel.qualifiedName} (line ${kernel.nameSpan.start.line + 1})${bounds}${dynamic}`];
   const named = instances.length > 1 || instances.some((i) => i.signature !== null && kernel.templateParams !== null);
   for (const instance of instances) {
@@ -133,7 +159,8 @@ function instanceName(instance: CheckInstance, kernel: Kernel): string {
 function figuresText(f: KernelFigures, kernel: Kernel): string {
   const source = `[${f.source}${f.stale ? ', stale' : ''}]`;
   if (f.numRegs === null) {
-    const smem = kernel.staticSharedBytes !== null ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';
+    const smem =
+      kernel.staticSharedBytes !== null ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';
     return `registers unknown${smem}${f.note ? `: ${f.note}` : ''} ${source}`;
   }
   const parts = [`${f.numRegs} registers`, `${bytes(f.sharedSizeBytes ?? kernel.staticSharedBytes ?? 0)} static smem`];
@@ -141,7 +168,9 @@ function figuresText(f: KernelFigures, kernel: Kernel): string {
   if (f.spillStoreBytes !== null || f.spillLoadBytes !== null) {
     const stores = f.spillStoreBytes ?? 0;
     const loads = f.spillLoadBytes ?? 0;
-    parts.push(stores === 0 && loads === 0 ? 'no spills' : `${bytes(stores)} spill stores, ${bytes(loads)} spill loads`);
+    parts.push(
+      stores === 0 && loads === 0 ? 'no spills' : `${bytes(stores)} spill stores, ${bytes(loads)} spill loads`,
+    );
   }
   return `${parts.join(', ')} ${source}`;
 }
@@ -152,7 +181,10 @@ function launchLines(analysis: LaunchAnalysis): string[] {
   if (analysis.candidates) {
     for (const c of analysis.candidates) {
       for (const p of c.perArch) {
-        const cell = p.result && !p.fails ? `${occupancyPercent(p).padStart(6)}  ${blocksPerSm(p).padStart(2)} blocks/SM  limited by ${p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')}` : `     -  ${p.fails ?? noOccupancyText(p)}`;
+        const cell =
+          p.result && !p.fails
+            ? `${occupancyPercent(p).padStart(6)}  ${blocksPerSm(p).padStart(2)} blocks/SM  limited by ${p.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')}`
+            : `     -  ${p.fails ?? noOccupancyText(p)}`;
         lines.push(`    ${String(c.threadsPerBlock).padStart(5)} threads  ${p.arch.padEnd(7)} ${cell}`);
       }
     }
@@ -164,7 +196,9 @@ function launchLines(analysis: LaunchAnalysis): string[] {
       const blocks = p.result.activeBlocksPerMultiprocessor;
       const perSm = `${blocksPerSm(p).padStart(2)} ${blocks === 1 ? 'block/SM ' : 'blocks/SM'}`;
       const bound = p.upperBound ? `  (upper bound: ${p.upperBound})` : '';
-      lines.push(`    ${p.arch.padEnd(7)} ${occupancyPercent(p).padStart(6)}  ${perSm}  ${(p.upperBound ? '≤ ' : '') + String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${registersShort(p)}, ${p.figures.source}]${bound}`);
+      lines.push(
+        `    ${p.arch.padEnd(7)} ${occupancyPercent(p).padStart(6)}  ${perSm}  ${(p.upperBound ? '≤ ' : '') + String(p.result.activeWarps).padStart(2)}/${p.result.maxWarpsPerMultiprocessor} warps  limited by ${limiter}  [${registersShort(p)}, ${p.figures.source}]${bound}`,
+      );
     } else {
       lines.push(`    ${p.arch.padEnd(7)}      -  ${p.fails ?? noOccupancyText(p)}`);
     }
@@ -176,7 +210,11 @@ function launchLines(analysis: LaunchAnalysis): string[] {
 function gpuTextLines(g: LaunchOnGpu, verbose: boolean): string[] {
   const plain = (text: string | null) => (text ? [`    ${text.replace(/`/g, '')}`] : []);
   const latency = latencyRangeText(g, null);
-  return [...plain(wavesText(g)), ...plain(clusterText(g)), ...(verbose && latency ? plain(`Latency on the ${g.part.name}: ${latency}`) : [])];
+  return [
+    ...plain(wavesText(g)),
+    ...plain(clusterText(g)),
+    ...(verbose && latency ? plain(`Latency on the ${g.part.name}: ${latency}`) : []),
+  ];
 }
 
 /** "12 files, 40 kernels, 61 launches: 2 errors, 5 warnings; occupancy on 48 of 61 launches" */
@@ -186,7 +224,11 @@ export function summaryLine(files: readonly CheckFile[]): string {
   const findings = files.flatMap((f) => f.report.findings);
   const of = (severities: Severity[]) => findings.filter((f) => severities.includes(f.severity)).length;
   const notes = of(['info', 'hint']);
-  const tally = [count(of(['error']), 'error'), count(of(['warning']), 'warning'), ...(notes ? [count(notes, 'note')] : [])].join(', ');
+  const tally = [
+    count(of(['error']), 'error'),
+    count(of(['warning']), 'warning'),
+    ...(notes ? [count(notes, 'note')] : []),
+  ].join(', ');
   const withOccupancy = launches.filter((a) => a.perArch.some((p) => p.result && !p.fails)).length;
   const occupancy = launches.length ? `; occupancy on ${withOccupancy} of ${count(launches.length, 'launch')}` : '';
   return `${count(files.length, 'file')}, ${count(kernels, 'kernel')}, ${count(launches.length, 'launch')}: ${tally}${occupancy}`;
@@ -195,7 +237,11 @@ export function summaryLine(files: readonly CheckFile[]): string {
 /** A file's findings by severity after `separator` (`; 1 error, 2 warnings`), or '' when it has none. */
 function findingTally(findings: readonly Finding[], separator: string): string {
   const of = (severities: Severity[]) => findings.filter((f) => severities.includes(f.severity)).length;
-  const parts = [[of(['error']), 'error'], [of(['warning']), 'warning'], [of(['info', 'hint']), 'note']] as const;
+  const parts = [
+    [of(['error']), 'error'],
+    [of(['warning']), 'warning'],
+    [of(['info', 'hint']), 'note'],
+  ] as const;
   const said = parts.filter(([n]) => n > 0).map(([n, noun]) => count(n, noun));
   return said.length ? `${separator}${said.join(', ')}` : '';
 }
@@ -215,7 +261,9 @@ export function compileFailureLines(failures: readonly CompileFailure[], cwd: st
   const lines = [`nvcc failed for ${count(files.length, 'file')}; the first error in each:`];
   for (const file of files) {
     const first = failures.find((f) => f.file === file && f.firstError) ?? failures.find((f) => f.file === file)!;
-    lines.push(`${displayPath(file, cwd)}: ${first.what} ${first.status}${first.firstError ? `: ${first.firstError}` : ''}`);
+    lines.push(
+      `${displayPath(file, cwd)}: ${first.what} ${first.status}${first.firstError ? `: ${first.firstError}` : ''}`,
+    );
   }
   return lines;
 }

@@ -51,7 +51,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       return 2;
     }
     io.err(`cuda-occupancy: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
-    if (process.env.CUDA_OCCUPANCY_DEBUG) io.err(`${error instanceof Error ? error.stack : ""}\n`);
+    if (process.env.CUDA_OCCUPANCY_DEBUG) io.err(`${error instanceof Error ? error.stack : ''}\n`);
     return 2;
   }
 }

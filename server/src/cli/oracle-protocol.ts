@@ -11,9 +11,20 @@
 
 import { ARCHS, archByCapability, archName, type ArchRow, type DeviceProps } from '../core/gpu/arch-table';
 import {
-  availableDynamicSmem, headerArchConstants, maxPotentialBlockSize, occupancy, resolveAttributes, resolveState,
-  sharedMemPerMultiprocessorUsed, INT_MAX, type CacheConfig, type HeaderArchConstants, type OccupancyQuery,
-  type OccupancyResult, type PartitionedGCConfig, type ShmemLimitConfig,
+  availableDynamicSmem,
+  headerArchConstants,
+  maxPotentialBlockSize,
+  occupancy,
+  resolveAttributes,
+  resolveState,
+  sharedMemPerMultiprocessorUsed,
+  INT_MAX,
+  type CacheConfig,
+  type HeaderArchConstants,
+  type OccupancyQuery,
+  type OccupancyResult,
+  type PartitionedGCConfig,
+  type ShmemLimitConfig,
 } from '../core/gpu/occupancy';
 
 /** One answer line, as a plain object (key order follows the oracle's). */
@@ -31,16 +42,45 @@ const SIZE_MAX = 2 ** 28;
 const COUNT_MAX = 2 ** 16;
 
 const PROP_FIELDS: ReadonlyArray<keyof DeviceProps> = [
-  'computeMajor', 'computeMinor', 'maxThreadsPerBlock', 'maxThreadsPerMultiprocessor', 'regsPerBlock',
-  'regsPerMultiprocessor', 'warpSize', 'sharedMemPerBlock', 'sharedMemPerMultiprocessor', 'numSms',
-  'sharedMemPerBlockOptin', 'reservedSharedMemPerBlock',
+  'computeMajor',
+  'computeMinor',
+  'maxThreadsPerBlock',
+  'maxThreadsPerMultiprocessor',
+  'regsPerBlock',
+  'regsPerMultiprocessor',
+  'warpSize',
+  'sharedMemPerBlock',
+  'sharedMemPerMultiprocessor',
+  'numSms',
+  'sharedMemPerBlockOptin',
+  'reservedSharedMemPerBlock',
 ];
-const SIZE_FIELDS = new Set<string>(['sharedMemPerBlock', 'sharedMemPerMultiprocessor', 'sharedMemPerBlockOptin', 'reservedSharedMemPerBlock']);
+const SIZE_FIELDS = new Set<string>([
+  'sharedMemPerBlock',
+  'sharedMemPerMultiprocessor',
+  'sharedMemPerBlockOptin',
+  'reservedSharedMemPerBlock',
+]);
 
 const COMMON_KEYS = new Set([
-  'id', 'mode', 'arch', 'device', 'verbose', 'maxThreadsPerBlock', 'numRegs', 'regsPerThread', 'sharedSizeBytes',
-  'staticSmemBytes', 'partitionedGCConfig', 'shmemLimitConfig', 'maxDynamicSharedSizeBytes', 'numBlockBarriers',
-  'virtualResourceCount', 'cacheConfig', 'carveout', 'carveoutConfig',
+  'id',
+  'mode',
+  'arch',
+  'device',
+  'verbose',
+  'maxThreadsPerBlock',
+  'numRegs',
+  'regsPerThread',
+  'sharedSizeBytes',
+  'staticSmemBytes',
+  'partitionedGCConfig',
+  'shmemLimitConfig',
+  'maxDynamicSharedSizeBytes',
+  'numBlockBarriers',
+  'virtualResourceCount',
+  'cacheConfig',
+  'carveout',
+  'carveoutConfig',
 ]);
 
 const MODES = 'occupancy, maxPotentialBlockSize, availableDynamicSmem, archInfo, listArchs, version';
@@ -57,7 +97,8 @@ function field(q: JsonObject, name: string): Json | undefined {
 
 function asInt(v: Json, name: string, lo: number, hi: number): number {
   // Integer literals, and integral float literals (256.0) below 9e15, are integers (see parseJsonLikeOracle).
-  if (!(typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)))) throw new QueryError(`field "${name}" must be an integer`);
+  if (!(typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))))
+    throw new QueryError(`field "${name}" must be an integer`);
   if (v < lo || v > hi) throw new QueryError(`field "${name}" = ${v} is outside [${lo}, ${hi}]`);
   return Number(v) + 0; // + 0: no -0
 }
@@ -111,7 +152,8 @@ interface Inputs {
 function buildInputs(q: JsonObject): Inputs {
   const archV = field(q, 'arch');
   const devV = field(q, 'device');
-  if (devV !== undefined && (typeof devV !== 'object' || Array.isArray(devV) || devV instanceof Number)) throw new QueryError('field "device" must be an object');
+  if (devV !== undefined && (typeof devV !== 'object' || Array.isArray(devV) || devV instanceof Number))
+    throw new QueryError('field "device" must be an object');
   let row: ArchRow | undefined;
   let device: DeviceProps | undefined;
   let label = '';
@@ -144,14 +186,19 @@ function buildInputs(q: JsonObject): Inputs {
       for (const f of PROP_FIELDS) if (!seen.has(f)) throw new QueryError(`without "arch", "device" must give ${f}`);
     }
     device = given as DeviceProps;
-    if (label === '' || seen.has('computeMajor') || seen.has('computeMinor')) label = `sm_${device.computeMajor}${device.computeMinor}`;
+    if (label === '' || seen.has('computeMajor') || seen.has('computeMinor'))
+      label = `sm_${device.computeMajor}${device.computeMinor}`;
   }
   const dev = device!;
 
   const maxThreadsPerBlock = intAlias(q, 'maxThreadsPerBlock', null, -COUNT_MAX, COUNT_MAX);
   const numRegs = intAlias(q, 'numRegs', 'regsPerThread', -COUNT_MAX, COUNT_MAX);
   const sharedSizeBytes = intAlias(q, 'sharedSizeBytes', 'staticSmemBytes', 0, SIZE_MAX);
-  const partitionedGCConfig = enumField<PartitionedGCConfig>(q, 'partitionedGCConfig', 'off', ['off', 'on', 'on_strict']);
+  const partitionedGCConfig = enumField<PartitionedGCConfig>(q, 'partitionedGCConfig', 'off', [
+    'off',
+    'on',
+    'on_strict',
+  ]);
   const shmemLimitConfig = enumField<ShmemLimitConfig>(q, 'shmemLimitConfig', 'default', ['default', 'optin']);
   const maxDynamicSharedSizeBytes = intAlias(q, 'maxDynamicSharedSizeBytes', null, 0, SIZE_MAX);
   const numBlockBarriers = intAlias(q, 'numBlockBarriers', null, -COUNT_MAX, COUNT_MAX);
@@ -162,8 +209,17 @@ function buildInputs(q: JsonObject): Inputs {
     label,
     row,
     query: {
-      device: dev, maxThreadsPerBlock, numRegs, sharedSizeBytes, partitionedGCConfig, shmemLimitConfig,
-      maxDynamicSharedSizeBytes, numBlockBarriers, virtualResourceCount, cacheConfig, carveout,
+      device: dev,
+      maxThreadsPerBlock,
+      numRegs,
+      sharedSizeBytes,
+      partitionedGCConfig,
+      shmemLimitConfig,
+      maxDynamicSharedSizeBytes,
+      numBlockBarriers,
+      virtualResourceCount,
+      cacheConfig,
+      carveout,
     },
   };
 }
@@ -185,7 +241,8 @@ function checkHeaderArithmetic(inputs: Inputs, maxBlockSize: number, maxDynBytes
     const perWarp = Math.trunc((regs * ws + 255) / 256) * 256;
     const warps = Math.trunc((maxBlockSize + ws - 1) / ws);
     const warpsRounded = Math.trunc((warps + 3) / 4) * 4;
-    if (perWarp * warpsRounded > INT_MAX) throw new QueryError("numRegs x blockSize too large for the header's int arithmetic");
+    if (perWarp * warpsRounded > INT_MAX)
+      throw new QueryError("numRegs x blockSize too large for the header's int arithmetic");
   }
   const smem = (q.sharedSizeBytes ?? 0) + q.device.reservedSharedMemPerBlock + maxDynBytes;
   if (smem + 256 > INT_MAX) throw new QueryError("shared memory sizes too large for the header's int arithmetic");
@@ -435,13 +492,20 @@ export function answerQuery(query: unknown): OracleAnswer {
     }
     out.mode = mode;
     switch (mode) {
-      case 'occupancy': return modeOccupancy(q, out);
-      case 'maxPotentialBlockSize': return modeMaxPotentialBlockSize(q, out);
-      case 'availableDynamicSmem': return modeAvailableDynamicSmem(q, out);
-      case 'archInfo': return modeArchInfo(q, out);
-      case 'listArchs': return modeListArchs(q, out);
-      case 'version': return modeVersion(q, out);
-      default: throw new QueryError(`unknown mode "${mode}" (${MODES})`);
+      case 'occupancy':
+        return modeOccupancy(q, out);
+      case 'maxPotentialBlockSize':
+        return modeMaxPotentialBlockSize(q, out);
+      case 'availableDynamicSmem':
+        return modeAvailableDynamicSmem(q, out);
+      case 'archInfo':
+        return modeArchInfo(q, out);
+      case 'listArchs':
+        return modeListArchs(q, out);
+      case 'version':
+        return modeVersion(q, out);
+      default:
+        throw new QueryError(`unknown mode "${mode}" (${MODES})`);
     }
   } catch (e) {
     if (!(e instanceof QueryError)) throw e;
@@ -551,7 +615,16 @@ function parseJsonLikeOracle(text: string): unknown {
       }
       if (p >= t.length) fail('unterminated escape');
       const e = t[p++];
-      const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
+      const simple: Record<number, number> = {
+        0x22: 0x22,
+        0x5c: 0x5c,
+        0x2f: 0x2f,
+        0x62: 8,
+        0x66: 12,
+        0x6e: 10,
+        0x72: 13,
+        0x74: 9,
+      };
       if (simple[e] !== undefined) {
         out.push(simple[e]);
       } else if (e === 0x75) {
@@ -624,7 +697,12 @@ function parseJsonLikeOracle(text: string): unknown {
         if (Object.prototype.hasOwnProperty.call(obj, key)) fail(`duplicate key "${key}"`);
         skipWs();
         expect(':');
-        Object.defineProperty(obj, key, { value: parseValue(depth + 1), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(obj, key, {
+          value: parseValue(depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
         skipWs();
         if (peek() === 0x2c) {
           p++;

@@ -9,7 +9,8 @@ import { pathToFileURL } from 'node:url';
 import type { CheckJson, CheckJsonDiagnostic } from './check-json-types';
 import { knownRules, levelOf, ruleFor, type RuleInfo } from './rule-catalog';
 
-export const SARIF_SCHEMA_URI = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
+export const SARIF_SCHEMA_URI =
+  'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
 /** Mirrors package.json's repository. */
 export const SRCROOT = '%SRCROOT%';
 
@@ -96,7 +97,10 @@ function ruleDescriptor(rule: RuleInfo): object {
       markdown: `${rule.full}\n\n**How to fix:** ${rule.fix}`,
     },
     defaultConfiguration: { level: rule.level },
-    properties: { tags: rule.tags, precision: rule.tags.includes('baseline') || rule.tags.includes('correctness') ? 'very-high' : 'high' },
+    properties: {
+      tags: rule.tags,
+      precision: rule.tags.includes('baseline') || rule.tags.includes('correctness') ? 'very-high' : 'high',
+    },
   };
 }
 

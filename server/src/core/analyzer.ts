@@ -17,11 +17,27 @@ import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './increm
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
 import { reportWithKeptAnalyses } from './incremental/kept-reports';
 import { FiguresRegistry, type CompiledKernel } from './compiler/figures-registry';
-import { mapKernelResources, parseResourceAnnotation, resourcesForArch, unknownResources } from './compiler/kernel-resources';
+import {
+  mapKernelResources,
+  parseResourceAnnotation,
+  resourcesForArch,
+  unknownResources,
+} from './compiler/kernel-resources';
 import { compilerFindings } from './compiler/compiler-findings';
-import { compileFailureFinding, describeCompileFailure, type CompileError, type Surface } from './compiler/compile-failure';
+import {
+  compileFailureFinding,
+  describeCompileFailure,
+  type CompileError,
+  type Surface,
+} from './compiler/compile-failure';
 import { parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures } from './compiler/ptxas-output';
-import { buildDocumentReport, DEFAULT_REPORT_SETTINGS, type DocumentReport, type ReportPtx, type ReportSettings } from './report/document-report';
+import {
+  buildDocumentReport,
+  DEFAULT_REPORT_SETTINGS,
+  type DocumentReport,
+  type ReportPtx,
+  type ReportSettings,
+} from './report/document-report';
 import { resolveArchs, type FiguresFor, type KernelFigures } from './report/launch-analysis';
 import { chartForTarget } from './report/chart-data';
 import { partsForArchs, type GpuPart } from './gpu/gpu-parts';
@@ -75,7 +91,12 @@ export interface AnalysisSettings {
 
 /** What one nvcc run of a file said: each architecture's ptxas figures and diagnostics. */
 export interface CompiledFile {
-  perArch: ReadonlyArray<{ arch: string; entries: readonly PtxasFunctionFigures[]; diagnostics: readonly PtxasDiagnostic[]; producedAt?: number }>;
+  perArch: ReadonlyArray<{
+    arch: string;
+    entries: readonly PtxasFunctionFigures[];
+    diagnostics: readonly PtxasDiagnostic[];
+    producedAt?: number;
+  }>;
   producedAt: number;
   /** The last compile failed: the figures are the previous run's, marked stale with this note. */
   stale?: string | null;
@@ -88,8 +109,7 @@ export interface CompiledPtx extends ReportPtx {
 
 /** What nvcc is doing for a translation unit: compiling (for these architectures, since when), or failed (its first error). */
 export type CompileState =
-  | { state: 'running'; archs: readonly string[]; since: number }
-  | { state: 'failed'; error: CompileError | null };
+  { state: 'running'; archs: readonly string[]; since: number } | { state: 'failed'; error: CompileError | null };
 
 /** A register cap a fix proposes, as the adapters compile it: the document's text with the fix, or the flag to add. */
 export interface CapVariant {
@@ -104,7 +124,10 @@ export interface CapVariant {
 }
 
 /** Where a cap's compile stands, as an adapter reports it: ptxas's entries when it finished. */
-export type CapCompileOutcome = { state: 'checking' } | { state: 'failed'; message: string } | { state: 'done'; entries: readonly PtxasFunctionFigures[] };
+export type CapCompileOutcome =
+  | { state: 'checking' }
+  | { state: 'failed'; message: string }
+  | { state: 'done'; entries: readonly PtxasFunctionFigures[] };
 
 /** A compiled instance of a kernel and its figures per target architecture. */
 export interface KernelInstanceFigures {
@@ -191,7 +214,10 @@ export class Analyzer {
     const key = `${facts.version}/${this.generation}/${this.figures.generation}`;
     const kept = this.reports.get(uri);
     if (kept && kept.key === key && kept.report.facts === facts) return kept.report;
-    const report = reportWithKeptAnalyses(this.reportInput(uri, facts), kept?.key.endsWith(`/${this.generation}/${this.figures.generation}`) ? kept.report : undefined);
+    const report = reportWithKeptAnalyses(
+      this.reportInput(uri, facts),
+      kept?.key.endsWith(`/${this.generation}/${this.figures.generation}`) ? kept.report : undefined,
+    );
     this.reports.set(uri, { key, report });
     return report;
   }
@@ -200,8 +226,16 @@ export class Analyzer {
   quickFixContext(uri: string): QuickFixContext {
     const key = normalizePath(this.keyOf(uri));
     return {
-      otherLaunches: (kernel) => this.index.launchesNamed(kernel.name).filter((l) => l.path !== key).map((l) => ({ path: l.path, line: l.launch.line, threads: l.launch.threads })),
-      kernelsNamed: (qualifiedName) => this.index.paths().filter((p) => p !== key).flatMap((p) => this.index.get(p)?.kernels.filter((k) => k.qualifiedName === qualifiedName) ?? []),
+      otherLaunches: (kernel) =>
+        this.index
+          .launchesNamed(kernel.name)
+          .filter((l) => l.path !== key)
+          .map((l) => ({ path: l.path, line: l.launch.line, threads: l.launch.threads })),
+      kernelsNamed: (qualifiedName) =>
+        this.index
+          .paths()
+          .filter((p) => p !== key)
+          .flatMap((p) => this.index.get(p)?.kernels.filter((k) => k.qualifiedName === qualifiedName) ?? []),
       macroBody: (name) => {
         for (const path of this.index.includeClosure(key)) {
           const def = this.index.get(path)?.constants.constants.get(name);
@@ -232,14 +266,22 @@ export class Analyzer {
     const unit = this.keyOf(uri);
     const refs = this.kernelsCompiledBy(unit, kernels);
     const entries = compiled.perArch.flatMap((a) => a.entries);
-    const mapped = mapKernelResources({ kernels: refs.map((r) => r.kernel), entries, source: 'ptxas', producedAt: compiled.perArch[0]?.producedAt ?? compiled.producedAt });
+    const mapped = mapKernelResources({
+      kernels: refs.map((r) => r.kernel),
+      entries,
+      source: 'ptxas',
+      producedAt: compiled.perArch[0]?.producedAt ?? compiled.producedAt,
+    });
     const byFile: CompiledKernel[] = mapped.kernels.map((k, i) => ({ ...k, path: refs[i].path }));
     this.figures.setCompiled(unit, byFile, [unit, ...this.index.includeClosure(unit)]);
     if (compiled.stale !== undefined && compiled.stale !== null) this.figures.markStale(unit, compiled.stale);
     const diagnostics = compiled.perArch.flatMap((a) => a.diagnostics);
     const findings = new Map<string, Finding[]>();
     for (const path of new Set(byFile.map((k) => k.path))) {
-      const found = compilerFindings(byFile.filter((k) => k.path === path), diagnostics);
+      const found = compilerFindings(
+        byFile.filter((k) => k.path === path),
+        diagnostics,
+      );
       if (found.length) findings.set(path, found);
     }
     this.compiled.set(unit, findings);
@@ -259,7 +301,11 @@ export class Analyzer {
       this.figures.setState(unit, { state: 'failed', message: text.summary, hint: text.hint }, covers);
     } else {
       this.failures.delete(unit);
-      this.figures.setState(unit, state ? { state: 'running', archs: [...state.archs], since: state.since } : null, covers);
+      this.figures.setState(
+        unit,
+        state ? { state: 'running', archs: [...state.archs], since: state.since } : null,
+        covers,
+      );
     }
   }
 
@@ -273,7 +319,9 @@ export class Analyzer {
     const unit = this.keyOf(uri);
     const state = this.figures.stateOf(unit);
     if (!state) return null;
-    return state.state === 'running' ? { state: 'running', archs: state.archs, since: state.since } : { state: 'failed', error: this.failures.get(unit) ?? null };
+    return state.state === 'running'
+      ? { state: 'running', archs: state.archs, since: state.since }
+      : { state: 'failed', error: this.failures.get(unit) ?? null };
   }
 
   /**
@@ -286,15 +334,32 @@ export class Analyzer {
     const definition = this.definitionOf(this.keyOf(uri), kernel);
     const compiled = this.figures.instancesOf(definition.path, definition.kernel, this.keyOf(uri));
     const annotated = parseResourceAnnotation(kernel.leadingComment);
-    const fallback = (arch: string) => (annotated && resourcesForArch(annotated.resources, arch)) ?? this.figuresFor(kernel, null, arch, { kernelPath: definition.path, unit: this.keyOf(uri) });
+    const fallback = (arch: string) =>
+      (annotated && resourcesForArch(annotated.resources, arch)) ??
+      this.figuresFor(kernel, null, arch, { kernelPath: definition.path, unit: this.keyOf(uri) });
     if (compiled.length) {
       return compiled.map((i) => ({
         mangledName: i.mangledName,
         signature: i.signature,
-        resources: Object.fromEntries(archs.map((arch) => [arch, resourcesForArch(i.resources, arch) ?? (annotated && resourcesForArch(annotated.resources, arch)) ?? { ...unknownResources(), ...this.compileNoteFor(definition.path, arch) }])),
+        resources: Object.fromEntries(
+          archs.map((arch) => [
+            arch,
+            resourcesForArch(i.resources, arch) ??
+              (annotated && resourcesForArch(annotated.resources, arch)) ?? {
+                ...unknownResources(),
+                ...this.compileNoteFor(definition.path, arch),
+              },
+          ]),
+        ),
       }));
     }
-    return [{ mangledName: null, signature: null, resources: Object.fromEntries(archs.map((arch) => [arch, fallback(arch)])) }];
+    return [
+      {
+        mangledName: null,
+        signature: null,
+        resources: Object.fromEntries(archs.map((arch) => [arch, fallback(arch)])),
+      },
+    ];
   }
 
   readonly figuresFor: FiguresFor = (kernel, launch, arch, site) => this.figures.figuresFor(kernel, launch, arch, site);
@@ -307,7 +372,10 @@ export class Analyzer {
     const output = parsePtxasOutput(text);
     if (!output.sawPtxasOutput) throw new Error(`${name} holds no ptxas output (build with -Xptxas -v)`);
     const kernels = this.index.paths().flatMap((p) => this.index.get(p)?.kernels ?? []);
-    this.figures.setLog(name, mapKernelResources({ kernels, entries: output.entries, source: 'log', producedAt }).kernels);
+    this.figures.setLog(
+      name,
+      mapKernelResources({ kernels, entries: output.entries, source: 'log', producedAt }).kernels,
+    );
   }
 
   clearLogs(): void {
@@ -334,7 +402,14 @@ export class Analyzer {
     const seen = new Map<string, CapVariant>();
     for (const { cap } of registerCaps(report, context)) {
       if (seen.has(cap.key)) continue;
-      seen.set(cap.key, { key: cap.key, kind: cap.kind, fix: cap.fix, kernel: cap.kernel, text: cap.edits.length ? variantText(report.facts.source, cap.edits) : report.facts.source.text, flags: cap.flag ? [cap.flag] : [] });
+      seen.set(cap.key, {
+        key: cap.key,
+        kind: cap.kind,
+        fix: cap.fix,
+        kernel: cap.kernel,
+        text: cap.edits.length ? variantText(report.facts.source, cap.edits) : report.facts.source.text,
+        flags: cap.flag ? [cap.flag] : [],
+      });
     }
     return [...seen.values()];
   }
@@ -350,7 +425,12 @@ export class Analyzer {
    * kernel's figures are read from ptxas's entries (for a template, its instantiation with the most
    * registers on each architecture). Checks of another text are dropped.
    */
-  setCapCheck(uri: string, text: string, variant: Pick<CapVariant, 'key' | 'kernel'>, outcome: CapCompileOutcome): void {
+  setCapCheck(
+    uri: string,
+    text: string,
+    variant: Pick<CapVariant, 'key' | 'kernel'>,
+    outcome: CapCompileOutcome,
+  ): void {
     const key = this.textKey(text);
     let kept = this.capChecks.get(uri);
     if (!kept || kept.text !== key) this.capChecks.set(uri, (kept = { text: key, checks: new Map() }));
@@ -376,7 +456,12 @@ export class Analyzer {
   /** Kernel bodies of `uri` not analysed yet, the one at `position` first (a hover waits for it). */
   completeAt(uri: string, position: Position): void {
     const facts = this.documents.facts(uri);
-    if (!facts || facts.pendingKernels === 0 || !facts.kernels.some((k) => k.isDefinition && contains(k.span, position))) return;
+    if (
+      !facts ||
+      facts.pendingKernels === 0 ||
+      !facts.kernels.some((k) => k.isDefinition && contains(k.span, position))
+    )
+      return;
     this.documents.complete(uri, 0, position);
   }
 
@@ -393,7 +478,9 @@ export class Analyzer {
       instancesOf: (kernel: Kernel) => {
         if (!this.figures.hasCompiled) return [];
         const definition = this.definitionOf(path, kernel);
-        return this.figures.instancesOf(definition.path, definition.kernel, path).map((i) => ({ mangledName: i.mangledName, signature: i.signature, resources: i.resources }));
+        return this.figures
+          .instancesOf(definition.path, definition.kernel, path)
+          .map((i) => ({ mangledName: i.mangledName, signature: i.signature, resources: i.resources }));
       },
       ptx,
       pressure: ptx ? this.pressureOf(uri) : null,
@@ -423,17 +510,29 @@ export class Analyzer {
    */
   private failureFindingsFor(path: string, facts: DocumentFacts): Finding[] {
     const newline = facts.source.text.search(/\r?\n/);
-    const firstLine = { start: { line: 0, character: 0 }, end: { line: 0, character: newline < 0 ? facts.source.text.length : newline } };
+    const firstLine = {
+      start: { line: 0, character: 0 },
+      end: { line: 0, character: newline < 0 ? facts.source.text.length : newline },
+    };
     let unit: string | null = null;
     if (this.failures.has(path)) unit = path;
     else if (!this.figures.stateOf(path)) {
       const states = this.figures.statesCovering(path);
-      if (states.length && states.every((s) => s.state.state === 'failed') && !this.figures.compiledCovering(path)) unit = states[0].unit;
+      if (states.length && states.every((s) => s.state.state === 'failed') && !this.figures.compiledCovering(path))
+        unit = states[0].unit;
     }
     if (unit === null) return [];
     const error = this.failures.get(unit) ?? null;
     const text = describeCompileFailure(error, this.options.surface ?? 'editor');
-    return [compileFailureFinding({ error, text, firstLine, unit: unit === path ? null : unit, relatedPath: (file) => (file.startsWith('/') ? file : null) })];
+    return [
+      compileFailureFinding({
+        error,
+        text,
+        firstLine,
+        unit: unit === path ? null : unit,
+        relatedPath: (file) => (file.startsWith('/') ? file : null),
+      }),
+    ];
   }
 
   /** What nvcc is doing for the kernels written in `path` (for an instance missing an architecture). */
@@ -444,7 +543,9 @@ export class Analyzer {
 
   /** The kernels a unit compiles: its own (definitions first), then those defined in the files it includes. */
   private kernelsCompiledBy(unit: string, own: readonly Kernel[]): Array<{ kernel: Kernel; path: string }> {
-    const refs = [...own].sort((a, b) => Number(b.isDefinition) - Number(a.isDefinition)).map((kernel) => ({ kernel, path: unit }));
+    const refs = [...own]
+      .sort((a, b) => Number(b.isDefinition) - Number(a.isDefinition))
+      .map((kernel) => ({ kernel, path: unit }));
     for (const path of this.index.includeClosure(unit)) {
       for (const kernel of this.index.get(path)?.kernels ?? []) if (kernel.isDefinition) refs.push({ kernel, path });
     }
@@ -455,7 +556,9 @@ export class Analyzer {
   private definitionOf(path: string, kernel: Kernel): { path: string; kernel: Kernel } {
     if (kernel.isDefinition) return { path, kernel };
     const match = this.index.findKernel(path, kernel.qualifiedName);
-    return match.kernel?.isDefinition && match.path && match.kernel.qualifiedName === kernel.qualifiedName ? { path: match.path, kernel: match.kernel } : { path, kernel };
+    return match.kernel?.isDefinition && match.path && match.kernel.qualifiedName === kernel.qualifiedName
+      ? { path: match.path, kernel: match.kernel }
+      : { path, kernel };
   }
 
   private ptxFor(uri: string, text: string): ReportPtx | null {
@@ -478,10 +581,17 @@ export class Analyzer {
     for (const instance of mapped?.instances ?? []) {
       for (const [arch, f] of Object.entries(instance.resources)) {
         if (f.numRegs === null || (perArch[arch] && perArch[arch].numRegs >= f.numRegs)) continue;
-        perArch[arch] = { numRegs: f.numRegs, spillStoreBytes: f.spillStoreBytes ?? 0, spillLoadBytes: f.spillLoadBytes ?? 0, stackFrameBytes: f.stackFrameBytes ?? 0 };
+        perArch[arch] = {
+          numRegs: f.numRegs,
+          spillStoreBytes: f.spillStoreBytes ?? 0,
+          spillLoadBytes: f.spillLoadBytes ?? 0,
+          stackFrameBytes: f.stackFrameBytes ?? 0,
+        };
       }
     }
-    return Object.keys(perArch).length ? { state: 'done', perArch } : { state: 'failed', message: `ptxas reported no figures for ${kernel.name}` };
+    return Object.keys(perArch).length
+      ? { state: 'done', perArch }
+      : { state: 'failed', message: `ptxas reported no figures for ${kernel.name}` };
   }
 
   /** What a text is known by: its hash when the analyzer has one (texts run to megabytes), else itself. */
@@ -506,7 +616,10 @@ export class Analyzer {
     return {
       workspace: this.index,
       path: this.keyOf(uri),
-      archs: this.settings.archs.map((arch) => ({ arch, maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin })),
+      archs: this.settings.archs.map((arch) => ({
+        arch,
+        maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin,
+      })),
       divergence: this.settings.divergence,
     };
   }
@@ -515,4 +628,3 @@ export class Analyzer {
     return this.options.indexKey?.(uri) ?? uri;
   }
 }
-

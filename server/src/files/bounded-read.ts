@@ -46,12 +46,19 @@ function kindOf(stat: Stats): string {
 }
 
 function checkStat(file: string, stat: Stats, options: BoundedReadOptions): void {
-  if (!stat.isFile()) throw new FileReadError(`cannot read ${describe(file, options)}: ${kindOf(stat)}, not a regular file`, 'not-regular');
+  if (!stat.isFile())
+    throw new FileReadError(
+      `cannot read ${describe(file, options)}: ${kindOf(stat)}, not a regular file`,
+      'not-regular',
+    );
   if (stat.size > options.maxBytes) throw tooLarge(file, options);
 }
 
 function tooLarge(file: string, options: BoundedReadOptions): FileReadError {
-  return new FileReadError(`${describe(file, options)} is larger than ${formatBytes(options.maxBytes)}: not read`, 'too-large');
+  return new FileReadError(
+    `${describe(file, options)} is larger than ${formatBytes(options.maxBytes)}: not read`,
+    'too-large',
+  );
 }
 
 function systemError(file: string, options: BoundedReadOptions, error: unknown): FileReadError {
@@ -98,7 +105,9 @@ class Chunks {
   }
 
   bytes(): Buffer {
-    return this.full.length === 0 ? this.current.subarray(0, this.used) : Buffer.concat([...this.full, this.current.subarray(0, this.used)]);
+    return this.full.length === 0
+      ? this.current.subarray(0, this.used)
+      : Buffer.concat([...this.full, this.current.subarray(0, this.used)]);
   }
 }
 

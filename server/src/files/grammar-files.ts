@@ -20,7 +20,9 @@ export function locateWasmDir(start = __dirname): string {
   }
   const found = candidates.find((dir) => existsSync(path.join(dir, GRAMMAR)) && existsSync(path.join(dir, RUNTIME)));
   if (!found) {
-    throw new Error(`cannot find ${GRAMMAR} and ${RUNTIME} near ${start} (looked in ${candidates.slice(0, 4).join(', ')}, ...): run \`npm run build\``);
+    throw new Error(
+      `cannot find ${GRAMMAR} and ${RUNTIME} near ${start} (looked in ${candidates.slice(0, 4).join(', ')}, ...): run \`npm run build\``,
+    );
   }
   return found;
 }

@@ -20,7 +20,13 @@ export interface UnitsForHeaderInput {
   readText?: (file: string) => string | null;
 }
 
-export function unitsForHeader({ includers, databaseFiles, kernelNames, limit = 3, readText = readOrNull }: UnitsForHeaderInput): string[] {
+export function unitsForHeader({
+  includers,
+  databaseFiles,
+  kernelNames,
+  limit = 3,
+  readText = readOrNull,
+}: UnitsForHeaderInput): string[] {
   const units = includers.filter((f) => /\.cu$/i.test(f));
   if (units.length === 0 || kernelNames.length === 0) return [];
   const names = new RegExp(`\\b(?:${[...new Set(kernelNames)].map(escape).join('|')})\\b`);
@@ -31,7 +37,10 @@ export function unitsForHeader({ includers, databaseFiles, kernelNames, limit = 
   });
   // A unit that neither the build lists nor names a kernel may still instantiate one through
   // another header: kept last, as a plain kernel of the header compiles in any unit.
-  return scored.sort((a, b) => b.score - a.score || a.order - b.order).slice(0, limit).map((s) => s.file);
+  return scored
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, limit)
+    .map((s) => s.file);
 }
 
 function escape(name: string): string {

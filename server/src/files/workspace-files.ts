@@ -13,8 +13,26 @@ export const SOURCE_EXTENSIONS: readonly string[] = ['.cu', '.cuh', '.h', '.hpp'
 
 /** Directory names never descended into. */
 export const SKIPPED_DIRECTORIES: readonly string[] = [
-  'node_modules', '.git', '.hg', '.svn', 'build', 'builds', 'out', 'dist', 'bin', 'obj',
-  'cmake-build-debug', 'cmake-build-release', 'CMakeFiles', '_deps', '.cache', '.vscode-test', 'third_party', 'external', 'vendor', '__pycache__',
+  'node_modules',
+  '.git',
+  '.hg',
+  '.svn',
+  'build',
+  'builds',
+  'out',
+  'dist',
+  'bin',
+  'obj',
+  'cmake-build-debug',
+  'cmake-build-release',
+  'CMakeFiles',
+  '_deps',
+  '.cache',
+  '.vscode-test',
+  'third_party',
+  'external',
+  'vendor',
+  '__pycache__',
 ];
 
 export interface ScanOptions {
@@ -49,7 +67,8 @@ export function listSourceFiles(roots: readonly string[], options: ScanOptions =
   const skipped: ScanResult['skipped'] = [];
   const visited = new Set<string>();
   const realRoots = roots.map((r) => realPath(r)).filter((r): r is string => r !== null);
-  const insideRoots = (real: string) => realRoots.some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
+  const insideRoots = (real: string) =>
+    realRoots.some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
   let truncated = false;
   const visit = (p: string, depth: number) => {
     if (truncated) return;
@@ -66,7 +85,8 @@ export function listSourceFiles(roots: readonly string[], options: ScanOptions =
       const real = realPath(p);
       if (real === null) return;
       if (visited.has(real)) {
-        if (depth > 0) skipped.push({ path: p, reason: 'a directory already read (a link loop or a second link to it)' });
+        if (depth > 0)
+          skipped.push({ path: p, reason: 'a directory already read (a link loop or a second link to it)' });
         return;
       }
       if (depth > 0 && !insideRoots(real)) {
@@ -112,7 +132,10 @@ function realPath(p: string): string | null {
 }
 
 /** Index every source file under `roots`. Paths are indexed as `path.resolve` gives them, with `/` separators. */
-export function indexWorkspace(roots: readonly string[], options: ScanOptions & { index?: WorkspaceIndex; includeDirs?: readonly string[] } = {}): { index: WorkspaceIndex; scan: ScanResult } {
+export function indexWorkspace(
+  roots: readonly string[],
+  options: ScanOptions & { index?: WorkspaceIndex; includeDirs?: readonly string[] } = {},
+): { index: WorkspaceIndex; scan: ScanResult } {
   const index = options.index ?? new WorkspaceIndex({ includeDirs: (options.includeDirs ?? []).map(toIndexPath) });
   const scan = listSourceFiles(roots, options);
   for (const file of scan.files) updateFromDisk(index, file, options.maxFileBytes);
@@ -147,7 +170,10 @@ export function toIndexPath(file: string): string {
  * outside the checked folders (`#include "../common/config.h"`, `-I include`) then resolve.
  * Not the toolkit's or the system's headers: only the project's constants matter here.
  */
-export function indexIncludedFiles(index: WorkspaceIndex, options: { maxFiles?: number; maxFileBytes?: number } = {}): string[] {
+export function indexIncludedFiles(
+  index: WorkspaceIndex,
+  options: { maxFiles?: number; maxFileBytes?: number } = {},
+): string[] {
   const maxFiles = options.maxFiles ?? 2000;
   const maxBytes = options.maxFileBytes ?? 1024 * 1024;
   const queue = index.paths();
@@ -173,7 +199,8 @@ export function indexIncludedFiles(index: WorkspaceIndex, options: { maxFiles?: 
 }
 
 /** Where toolkits and the system keep their headers (`/usr/local/cuda/include`, `/opt/nvidia/hpc_sdk/...`). */
-const TOOLKIT_PATH = /^\/usr\/(?:local\/)?include\/|\/cuda[-\d.]*\/(?:targets\/[^/]+\/)?include\/|\/(?:nvhpc|hpc_sdk)\/|^\/(?:Library|System)\/|^[A-Za-z]:\/Program Files/;
+const TOOLKIT_PATH =
+  /^\/usr\/(?:local\/)?include\/|\/cuda[-\d.]*\/(?:targets\/[^/]+\/)?include\/|\/(?:nvhpc|hpc_sdk)\/|^\/(?:Library|System)\/|^[A-Za-z]:\/Program Files/;
 
 function isSmallFile(file: string, maxBytes: number): boolean {
   try {
@@ -192,7 +219,11 @@ export function includeDirsOfFlags(flags: readonly string[], cwd: string | null)
     const flag = flags[k];
     const joined = /^(?:-I|--include-path=|-isystem=?|-iquote=?)(.+)$/.exec(flag);
     if (joined && !/^(?:-isystem|-iquote)$/.test(flag)) add(joined[1]);
-    else if ((flag === '-I' || flag === '-isystem' || flag === '-iquote' || flag === '--include-path') && k + 1 < flags.length) add(flags[++k]);
+    else if (
+      (flag === '-I' || flag === '-isystem' || flag === '-iquote' || flag === '--include-path') &&
+      k + 1 < flags.length
+    )
+      add(flags[++k]);
   }
   return dirs;
 }

@@ -11,7 +11,12 @@ export interface CodeActionOptions extends QuickFixContext {
   disabledSupport?: boolean;
 }
 
-export function codeActions(report: DocumentReport, range: Range, diagnostics: readonly Diagnostic[], options: CodeActionOptions = {}): CodeAction[] {
+export function codeActions(
+  report: DocumentReport,
+  range: Range,
+  diagnostics: readonly Diagnostic[],
+  options: CodeActionOptions = {},
+): CodeAction[] {
   const inView = diagnostics.map((d) => ({ code: d.code, span: d.range }));
   return quickFixes(report, range, inView, options)
     .filter((fix) => !fix.disabled || options.disabledSupport)
@@ -19,14 +24,21 @@ export function codeActions(report: DocumentReport, range: Range, diagnostics: r
 }
 
 function toCodeAction(fix: QuickFix, uri: string, diagnostics: readonly Diagnostic[]): CodeAction {
-  const action: CodeAction = { title: fix.title, kind: fix.kind === 'quickfix' ? CodeActionKind.QuickFix : CodeActionKind.RefactorRewrite };
+  const action: CodeAction = {
+    title: fix.title,
+    kind: fix.kind === 'quickfix' ? CodeActionKind.QuickFix : CodeActionKind.RefactorRewrite,
+  };
   if (fix.isPreferred) action.isPreferred = true;
   if (fix.fixes) {
     const { code, span } = fix.fixes;
-    action.diagnostics = diagnostics.filter((d) => d.code === code && d.range.start.line === span.start.line && d.range.start.character === span.start.character);
+    action.diagnostics = diagnostics.filter(
+      (d) =>
+        d.code === code && d.range.start.line === span.start.line && d.range.start.character === span.start.character,
+    );
   }
   if (fix.disabled) action.disabled = { reason: fix.disabled };
-  if (fix.edits) action.edit = { changes: { [uri]: fix.edits.map((e) => ({ range: toRange(e.span), newText: e.newText })) } };
+  if (fix.edits)
+    action.edit = { changes: { [uri]: fix.edits.map((e) => ({ range: toRange(e.span), newText: e.newText })) } };
   if (fix.command) action.command = fix.command;
   return action;
 }

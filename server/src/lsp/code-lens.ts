@@ -8,6 +8,9 @@ import { toRange } from './lsp-convert';
 export function codeLenses(report: DocumentReport, options: LensOptions = {}): CodeLens[] {
   return lenses(report, options).map((lens) => ({
     range: toRange(lens.span),
-    command: lens.action === 'pressure-heatmap' ? { title: lens.title, command: TOGGLE_PRESSURE_HEATMAP_COMMAND, arguments: [{ uri: lens.chart.uri }] } : { title: lens.title, command: SHOW_CHART_COMMAND, arguments: [lens.chart] },
+    command:
+      lens.action === 'pressure-heatmap'
+        ? { title: lens.title, command: TOGGLE_PRESSURE_HEATMAP_COMMAND, arguments: [{ uri: lens.chart.uri }] }
+        : { title: lens.title, command: SHOW_CHART_COMMAND, arguments: [lens.chart] },
   }));
 }

@@ -19,7 +19,18 @@ import {
   type InitializeParams,
   type ServerCapabilities,
 } from 'vscode-languageserver/node';
-import { createAnalyzer, type CapVariant, describeCompileFailure, looksCompiledAtRunTime, resolveArchs, BACKGROUND_SLICE_MS, GPU_PARTS, type Analyzer, type CompileState, type DocumentReport } from '../core/analyzer';
+import {
+  createAnalyzer,
+  type CapVariant,
+  describeCompileFailure,
+  looksCompiledAtRunTime,
+  resolveArchs,
+  BACKGROUND_SLICE_MS,
+  GPU_PARTS,
+  type Analyzer,
+  type CompileState,
+  type DocumentReport,
+} from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
@@ -33,7 +44,17 @@ import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-
 import { readPtxasLog } from '../files/ptxas-log';
 import { CompileService, type DocumentPtx, type VariantResult } from '../nvcc/compile-service';
 import { contentHash } from '../nvcc/compile-ptx';
-import { CHART_DATA_REQUEST, MEMORY_USAGE_REQUEST, PRESSURE_REQUEST, STATUS_NOTIFICATION, type ChartDataParams, type ChartDataResult, type PressureParams, type PressureResult, type ServerStatus } from '../protocol';
+import {
+  CHART_DATA_REQUEST,
+  MEMORY_USAGE_REQUEST,
+  PRESSURE_REQUEST,
+  STATUS_NOTIFICATION,
+  type ChartDataParams,
+  type ChartDataResult,
+  type PressureParams,
+  type PressureResult,
+  type ServerStatus,
+} from '../protocol';
 import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
@@ -92,7 +113,11 @@ export class CudaOccupancyServer {
       cacheDir: init.cacheDir,
       // For the register pressure of an open document, and for the costs of its divergent branches.
       variantsFor: (uri) => this.capVariantsToCheck(uri),
-      wantsPtx: (uri) => this.documents.has(uri) && (this.settings['pressure.enabled'] || (this.settings['divergence.enabled'] && (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false))),
+      wantsPtx: (uri) =>
+        this.documents.has(uri) &&
+        (this.settings['pressure.enabled'] ||
+          (this.settings['divergence.enabled'] &&
+            (this.documents.facts(uri)?.branches.some((b) => b.kind === 'divergent') ?? false))),
     });
     this.compile.onResult((result) => this.onCompiled(result));
     this.compile.onCompileStart((uri, archs) => this.onCompileStart(uri, archs));
@@ -137,7 +162,9 @@ export class CudaOccupancyServer {
     c.onDidChangeTextDocument((p) => {
       const uri = p.textDocument.uri;
       if (!this.documents.change(uri, p.textDocument.version, p.contentChanges)) {
-        c.console.warn(`ignored a change of ${uri} to version ${p.textDocument.version}: not newer than the document's`);
+        c.console.warn(
+          `ignored a change of ${uri} to version ${p.textDocument.version}: not newer than the document's`,
+        );
         return;
       }
       this.scheduleDiagnostics(uri);
@@ -155,7 +182,8 @@ export class CudaOccupancyServer {
       const uri = p.textDocument.uri;
       this.documents.close(uri);
       const file = filePath(uri);
-      if (file) updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
+      if (file)
+        updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
       else this.analyzer.index.remove(indexKey(uri));
       this.releaseUnits(uri);
       if (!this.backgroundUnits.has(uri)) this.compile.close(uri);
@@ -170,7 +198,9 @@ export class CudaOccupancyServer {
     c.onCodeAction((p) => this.onCodeAction(p));
     c.onRequest(CHART_DATA_REQUEST, (p: ChartDataParams) => this.onChartData(p));
     c.onRequest(PRESSURE_REQUEST, (p: PressureParams) => this.onPressure(p));
-    c.onRequest(MEMORY_USAGE_REQUEST, () => memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector : null));
+    c.onRequest(MEMORY_USAGE_REQUEST, () =>
+      memoryUsage(this.documents.uris().length, this.collector.enabled ? this.collector : null),
+    );
     c.onShutdown(() => {
       clearTimeout(this.completionTimer);
       this.completing.length = 0;
@@ -184,7 +214,9 @@ export class CudaOccupancyServer {
     // Index before the first document is analysed, so its includes resolve from the first hover on.
     this.safely('workspace index', undefined, () => {
       const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.analyzer.index, maxFiles: 2000 });
-      this.connection.console.log(`indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`);
+      this.connection.console.log(
+        `indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`,
+      );
       this.invalidateOthers(null);
     });
     await this.reloadSettings(true);
@@ -199,7 +231,8 @@ export class CudaOccupancyServer {
   }
 
   private workspaceRoots(): string[] {
-    const folders = this.params.workspaceFolders?.map((f) => f.uri) ?? (this.params.rootUri ? [this.params.rootUri] : []);
+    const folders =
+      this.params.workspaceFolders?.map((f) => f.uri) ?? (this.params.rootUri ? [this.params.rootUri] : []);
     return folders.map(filePath).filter((p): p is string => p !== null);
   }
 
@@ -239,7 +272,10 @@ export class CudaOccupancyServer {
       },
     });
     const { unknown } = this.analyzer.gpus;
-    if (unknown.length) this.connection.console.warn(`unknown GPUs in cudaOccupancy.gpus: ${unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
+    if (unknown.length)
+      this.connection.console.warn(
+        `unknown GPUs in cudaOccupancy.gpus: ${unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`,
+      );
     this.loadPtxasLog();
     this.refreshAll();
     for (const uri of this.documents.uris()) this.requestCompile(uri);
@@ -262,10 +298,15 @@ export class CudaOccupancyServer {
   }
 
   private archs(): string[] {
-    const requested = this.settings.architectures.length ? this.settings.architectures : this.compile?.archsFromDatabase.length ? this.compile.archsFromDatabase : DEFAULT_ARCHS;
+    const requested = this.settings.architectures.length
+      ? this.settings.architectures
+      : this.compile?.archsFromDatabase.length
+        ? this.compile.archsFromDatabase
+        : DEFAULT_ARCHS;
     const { archs, unknown } = resolveArchs(requested);
     // Asked on every request: each set of unknown names is reported once.
-    if (unknown.length && unknown.join() !== this.warnedArchs) this.connection.console.warn(`unknown architectures in cudaOccupancy.architectures: ${unknown.join(', ')}`);
+    if (unknown.length && unknown.join() !== this.warnedArchs)
+      this.connection.console.warn(`unknown architectures in cudaOccupancy.architectures: ${unknown.join(', ')}`);
     this.warnedArchs = unknown.join();
     return archs.length ? archs : DEFAULT_ARCHS;
   }
@@ -301,7 +342,12 @@ export class CudaOccupancyServer {
     return this.safely('codeAction', [], () => {
       const report = this.report(params.textDocument.uri);
       const disabledSupport = this.params.capabilities.textDocument?.codeAction?.disabledSupport === true;
-      return report ? codeActions(report, params.range, params.context.diagnostics, { ...this.analyzer.quickFixContext(params.textDocument.uri), disabledSupport }) : [];
+      return report
+        ? codeActions(report, params.range, params.context.diagnostics, {
+            ...this.analyzer.quickFixContext(params.textDocument.uri),
+            disabledSupport,
+          })
+        : [];
     });
   }
 
@@ -347,10 +393,17 @@ export class CudaOccupancyServer {
     const units = new Set<string>();
     if (HEADER.test(file)) {
       // Its kernels, and the kernels it launches (a header of host wrappers): the units that name them compile them.
-      const defined = (facts?.kernels ?? this.analyzer.index.get(key)?.kernels ?? []).filter((k) => k.isDefinition).map((k) => k.name);
+      const defined = (facts?.kernels ?? this.analyzer.index.get(key)?.kernels ?? [])
+        .filter((k) => k.isDefinition)
+        .map((k) => k.name);
       const kernelNames = [...defined, ...(facts?.launches ?? []).map((l) => l.baseName)];
       const includers = this.analyzer.index.includersOf(key);
-      for (const unit of unitsForHeader({ includers, databaseFiles: new Set(this.compile.databaseFiles().map(toIndexPath)), kernelNames })) units.add(unit);
+      for (const unit of unitsForHeader({
+        includers,
+        databaseFiles: new Set(this.compile.databaseFiles().map(toIndexPath)),
+        kernelNames,
+      }))
+        units.add(unit);
     }
     for (const target of facts?.launchTargets ?? []) {
       const defined = target.kernelPath;
@@ -425,18 +478,34 @@ export class CudaOccupancyServer {
       const pending = this.capsInFlight.get(uri)?.get(key);
       if (!pending || !this.documents.has(uri)) return;
       this.capsInFlight.get(uri)!.delete(key);
-      this.analyzer.setCapCheck(uri, pending.text, pending.variant, result.status === 'ok' ? { state: 'done', entries: result.entries } : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` });
+      this.analyzer.setCapCheck(
+        uri,
+        pending.text,
+        pending.variant,
+        result.status === 'ok'
+          ? { state: 'done', entries: result.entries }
+          : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` },
+      );
     });
   }
 
   private onCompiled(result: DocumentFigures): void {
     this.safely('compile result', undefined, () => {
       if (!this.documents.has(result.uri) && !this.backgroundUnits.has(result.uri)) return;
-      const stale = result.stale ? (result.error ? `last compile failed: ${result.error.text}` : 'last compile failed') : null;
+      const stale = result.stale
+        ? result.error
+          ? `last compile failed: ${result.error.text}`
+          : 'last compile failed'
+        : null;
       this.analyzer.setCompiled(result.uri, { perArch: result.perArch, producedAt: result.updatedAt, stale });
       const error = result.error;
       const failed = result.last.status !== 'ok' && !this.compiledAtRunTime(result.uri, result.path);
-      const outcome: CompileState | null = failed ? { state: 'failed', error: error ? { text: error.text, message: error.message, file: error.file, line: error.line } : null } : null;
+      const outcome: CompileState | null = failed
+        ? {
+            state: 'failed',
+            error: error ? { text: error.text, message: error.message, file: error.file, line: error.line } : null,
+          }
+        : null;
       this.lastOutcome.set(result.uri, outcome);
       this.analyzer.setCompileState(result.uri, outcome);
       this.refreshAll();
@@ -456,7 +525,8 @@ export class CudaOccupancyServer {
 
   /** Compile states changed: hovers read them when asked; lenses and the status bar are told now. */
   private refreshFigures(): void {
-    if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    if (this.params.capabilities.workspace?.codeLens?.refreshSupport)
+      void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
     this.sendStatus();
   }
 
@@ -466,7 +536,8 @@ export class CudaOccupancyServer {
       this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash });
       this.scheduleDiagnostics(ptx.uri);
       // The pressure lens follows the PTX.
-      if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+      if (this.params.capabilities.workspace?.codeLens?.refreshSupport)
+        void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
     });
   }
 
@@ -478,7 +549,8 @@ export class CudaOccupancyServer {
   /** New figures or settings: republish diagnostics and ask the client to re-read lenses. */
   private refreshAll(except: string | null = null): void {
     for (const uri of this.documents.uris()) if (uri !== except) this.scheduleDiagnostics(uri);
-    if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    if (this.params.capabilities.workspace?.codeLens?.refreshSupport)
+      void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
     this.sendStatus();
   }
 
@@ -495,18 +567,31 @@ export class CudaOccupancyServer {
       return `nvcc failed for ${path.basename(file)}: ${text.summary}${text.hint ? `; ${text.hint}` : ''}`;
     });
     const status: ServerStatus = {
-      state: running > 0 ? 'compiling' : this.compile.disabledReason?.startsWith('nvcc not found') ? 'nvcc-missing' : !trusted ? 'untrusted' : failures.length ? 'nvcc-failed' : 'ready',
+      state:
+        running > 0
+          ? 'compiling'
+          : this.compile.disabledReason?.startsWith('nvcc not found')
+            ? 'nvcc-missing'
+            : !trusted
+              ? 'untrusted'
+              : failures.length
+                ? 'nvcc-failed'
+                : 'ready',
       archs: this.archs(),
       archSource: this.archSource(),
       gpus: this.analyzer.gpus.parts.map((p) => p.name),
       gpuChoices: GPU_PARTS.map((p) => ({ name: p.name, arch: p.arch })),
       message: [
         this.compile.disabledReason,
-        trusted ? null : 'Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands.json; the static analysis keeps working.',
+        trusted
+          ? null
+          : 'Untrusted workspace: nvcc runs without flags from workspace settings or compile_commands.json; the static analysis keeps working.',
         ...failed.slice(0, 3),
         failed.length > 3 ? `and ${failed.length - 3} more files` : null,
         this.logNote,
-      ].filter(Boolean).join('\n\n'),
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
       compilesRunning: running,
       analysing: this.completing.length,
       compileFailures: failures.length,
@@ -531,7 +616,13 @@ export class CudaOccupancyServer {
     this.completionTimer = undefined;
     const uri = this.completing[0];
     if (uri === undefined) return;
-    const more = this.documents.has(uri) && this.safely('background analysis', false, () => this.documents.complete(uri, BACKGROUND_SLICE_MS) && (this.documents.facts(uri)?.pendingKernels ?? 0) > 0);
+    const more =
+      this.documents.has(uri) &&
+      this.safely(
+        'background analysis',
+        false,
+        () => this.documents.complete(uri, BACKGROUND_SLICE_MS) && (this.documents.facts(uri)?.pendingKernels ?? 0) > 0,
+      );
     if (!more) {
       this.completing.shift();
       if (this.documents.has(uri)) {
@@ -539,7 +630,8 @@ export class CudaOccupancyServer {
         clearTimeout(this.pendingDiagnostics.get(uri));
         this.pendingDiagnostics.delete(uri);
         this.publishDiagnostics(uri);
-        if (this.params.capabilities.workspace?.codeLens?.refreshSupport) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+        if (this.params.capabilities.workspace?.codeLens?.refreshSupport)
+          void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
       }
     }
     if (this.completing.length > 0) this.completionTimer = setTimeout(() => this.completionStep(), 0);
@@ -568,16 +660,22 @@ export class CudaOccupancyServer {
   private publishDiagnostics(uri: string): void {
     const tooLarge = this.documents.tooLarge(uri);
     if (tooLarge) {
-      void this.connection.sendDiagnostics({ uri, version: this.documents.version(uri), diagnostics: [tooLargeDiagnostic(tooLarge)] });
+      void this.connection.sendDiagnostics({
+        uri,
+        version: this.documents.version(uri),
+        diagnostics: [tooLargeDiagnostic(tooLarge)],
+      });
       return;
     }
     const report = this.safely('diagnostics', undefined, () => this.report(uri));
     if (!report) return;
     if (report.facts.pendingKernels > 0) {
       const since = this.pendingSince.get(uri);
-      if (!since || since.version !== report.facts.version) this.pendingSince.set(uri, { version: report.facts.version, at: Date.now() });
+      if (!since || since.version !== report.facts.version)
+        this.pendingSince.set(uri, { version: report.facts.version, at: Date.now() });
       else if (Date.now() - since.at >= PARTIAL_DIAGNOSTICS_AFTER_MS) this.sendDiagnostics(uri, report);
-      if (!since || since.version !== report.facts.version) setTimeout(() => this.documents.has(uri) && this.publishDiagnostics(uri), PARTIAL_DIAGNOSTICS_AFTER_MS);
+      if (!since || since.version !== report.facts.version)
+        setTimeout(() => this.documents.has(uri) && this.publishDiagnostics(uri), PARTIAL_DIAGNOSTICS_AFTER_MS);
       return;
     }
     this.pendingSince.delete(uri);

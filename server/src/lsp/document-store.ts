@@ -11,7 +11,9 @@ import { DEFAULT_DOCUMENT_LIMITS, tooLargeAfterEdit, tooLargeToAnalyse, type Doc
 
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from '../core/incremental/document-sessions';
 
-export type DocumentStoreOptions = ({ sessions: DocumentSessions } | (Omit<DocumentSessionsOptions, 'clock'> & { clock?: () => number })) & {
+export type DocumentStoreOptions = (
+  { sessions: DocumentSessions } | (Omit<DocumentSessionsOptions, 'clock'> & { clock?: () => number })
+) & {
   /** The size limits (read on every change, so that settings apply at once); default DEFAULT_DOCUMENT_LIMITS. */
   limits?: () => DocumentLimits;
 };
@@ -24,7 +26,8 @@ export class DocumentStore {
   private readonly limits: () => DocumentLimits;
 
   constructor(options: DocumentStoreOptions) {
-    this.sessions = 'sessions' in options ? options.sessions : new DocumentSessions({ clock: () => performance.now(), ...options });
+    this.sessions =
+      'sessions' in options ? options.sessions : new DocumentSessions({ clock: () => performance.now(), ...options });
     this.limits = options.limits ?? (() => DEFAULT_DOCUMENT_LIMITS);
   }
 
@@ -51,9 +54,10 @@ export class DocumentStore {
   private analyse(uri: string, version: number, text: string, how: 'open' | 'limits' | TextEdit[] | null): void {
     const was = this.oversize.get(uri);
     // One edit of a document within the limits: only the lines it wrote need a look.
-    const reason = Array.isArray(how) && how.length === 1 && was === undefined
-      ? tooLargeAfterEdit(text, how[0].startIndex, how[0].newEndIndex, this.limits())
-      : tooLargeToAnalyse(text, this.limits());
+    const reason =
+      Array.isArray(how) && how.length === 1 && was === undefined
+        ? tooLargeAfterEdit(text, how[0].startIndex, how[0].newEndIndex, this.limits())
+        : tooLargeToAnalyse(text, this.limits());
     if (reason) {
       this.oversize.set(uri, reason);
       if (how === 'open' || was === undefined) this.sessions.close(uri);
@@ -80,14 +84,22 @@ export class DocumentStore {
         // the offsets. An edit right after a `\r` starts at it: whether it ends a line may change.
         const [a, b] = [before.offsetAt(change.range.start), before.offsetAt(change.range.end)];
         const [changeStart, oldEndIndex] = a <= b ? [a, b] : [b, a];
-        const startIndex = changeStart > 0 && before.getText().charCodeAt(changeStart - 1) === 13 ? changeStart - 1 : changeStart;
+        const startIndex =
+          changeStart > 0 && before.getText().charCodeAt(changeStart - 1) === 13 ? changeStart - 1 : changeStart;
         const newEndIndex = changeStart + change.text.length;
         const point = ({ line, character }: { line: number; character: number }) => ({ row: line, column: character });
         // Read before the update, which changes the document in place: the old end is a place in the old text.
         const startPosition = point(before.positionAt(startIndex));
         const oldEndPosition = point(before.positionAt(oldEndIndex));
         document = TextDocument.update(before, [change], version);
-        edits?.push({ startIndex, oldEndIndex, newEndIndex, startPosition, oldEndPosition, newEndPosition: point(document.positionAt(newEndIndex)) });
+        edits?.push({
+          startIndex,
+          oldEndIndex,
+          newEndIndex,
+          startPosition,
+          oldEndPosition,
+          newEndPosition: point(document.positionAt(newEndIndex)),
+        });
       } else {
         document = TextDocument.update(document, [change], version);
         edits = null;

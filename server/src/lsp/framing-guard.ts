@@ -35,10 +35,14 @@ export class FramingChecker {
       }
       // In a header: look for its end across chunk boundaries.
       const before = this.header.length;
-      this.header = Buffer.concat([this.header, chunk.subarray(offset, Math.min(chunk.length, offset + MAX_HEADER_BYTES + 4))]);
+      this.header = Buffer.concat([
+        this.header,
+        chunk.subarray(offset, Math.min(chunk.length, offset + MAX_HEADER_BYTES + 4)),
+      ]);
       const end = this.header.indexOf(HEADER_END);
       if (end < 0) {
-        if (this.header.length > MAX_HEADER_BYTES) throw new FramingError(`a message header is longer than ${MAX_HEADER_BYTES} bytes`);
+        if (this.header.length > MAX_HEADER_BYTES)
+          throw new FramingError(`a message header is longer than ${MAX_HEADER_BYTES} bytes`);
         offset += this.header.length - before;
         continue;
       }
@@ -57,7 +61,8 @@ function contentLength(header: string, max: number): number {
     if (colon <= 0) throw new FramingError(`a message header line has no name: ${JSON.stringify(line.slice(0, 80))}`);
     if (line.slice(0, colon).trim().toLowerCase() !== 'content-length') continue;
     const value = line.slice(colon + 1).trim();
-    if (!/^\d{1,15}$/.test(value)) throw new FramingError(`Content-Length is not a number: ${JSON.stringify(value.slice(0, 40))}`);
+    if (!/^\d{1,15}$/.test(value))
+      throw new FramingError(`Content-Length is not a number: ${JSON.stringify(value.slice(0, 40))}`);
     length = Number(value);
   }
   if (length === null) throw new FramingError('a message header has no Content-Length');

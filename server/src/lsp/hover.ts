@@ -5,7 +5,11 @@ import { hoverText } from '../core/report/hover-text';
 import type { ReportExtras } from '../core/report/launch-report';
 import { toRange } from './lsp-convert';
 
-export function hoverAt(report: DocumentReport, position: Position, extras?: (analysisIndex: number) => ReportExtras): Hover | null {
+export function hoverAt(
+  report: DocumentReport,
+  position: Position,
+  extras?: (analysisIndex: number) => ReportExtras,
+): Hover | null {
   const text = hoverText(report, position, extras);
   return text ? { contents: { kind: MarkupKind.Markdown, value: text.markdown }, range: toRange(text.span) } : null;
 }

@@ -5,7 +5,14 @@
  * every open document; after shutdown, requests get InvalidRequest and notifications other than `exit` are
  * dropped. Responses to the server's own requests always pass.
  */
-import type { DataCallback, Disposable, Message, MessageReader, MessageWriter, ResponseMessage } from 'vscode-languageserver/node';
+import type {
+  DataCallback,
+  Disposable,
+  Message,
+  MessageReader,
+  MessageWriter,
+  ResponseMessage,
+} from 'vscode-languageserver/node';
 
 export type LifecycleState = 'new' | 'initializing' | 'running' | 'shutdown';
 
@@ -32,10 +39,20 @@ export function lifecycleStep(state: LifecycleState, message: Message): Lifecycl
   }
   if (method === 'initialize') {
     if (state === 'new') return { state: 'initializing', pass: true };
-    return { state, pass: false, reply: { code: INVALID_REQUEST, message: 'initialize was already received: it may be sent once' } };
+    return {
+      state,
+      pass: false,
+      reply: { code: INVALID_REQUEST, message: 'initialize was already received: it may be sent once' },
+    };
   }
-  if (state === 'new' || state === 'initializing') return { state, pass: false, reply: { code: SERVER_NOT_INITIALIZED, message: `${method} before the initialize request was answered` } };
-  if (state === 'shutdown') return { state, pass: false, reply: { code: INVALID_REQUEST, message: `${method} after shutdown` } };
+  if (state === 'new' || state === 'initializing')
+    return {
+      state,
+      pass: false,
+      reply: { code: SERVER_NOT_INITIALIZED, message: `${method} before the initialize request was answered` },
+    };
+  if (state === 'shutdown')
+    return { state, pass: false, reply: { code: INVALID_REQUEST, message: `${method} after shutdown` } };
   if (method === 'shutdown') return { state: 'shutdown', pass: true };
   return { state, pass: true };
 }
@@ -81,7 +98,11 @@ export class LifecycleGate implements MessageReader {
       this.state = step.state;
       if (step.pass) callback(message);
       else if (step.reply) {
-        const response: ResponseMessage = { jsonrpc: '2.0', id: (message as unknown as { id: number | string }).id, error: step.reply };
+        const response: ResponseMessage = {
+          jsonrpc: '2.0',
+          id: (message as unknown as { id: number | string }).id,
+          error: step.reply,
+        };
         void this.writer.write(response).catch(() => undefined);
       }
     });

@@ -22,17 +22,28 @@ export function toDiagnostic(finding: Finding, uri: string): Diagnostic {
     source: 'cuda-occupancy',
     message: finding.message,
     relatedInformation: finding.related.length
-      ? finding.related.map((r) => ({ location: { uri: r.uri ? asUri(r.uri) : uri, range: toRange(r.span) }, message: r.message }))
+      ? finding.related.map((r) => ({
+          location: { uri: r.uri ? asUri(r.uri) : uri, range: toRange(r.span) },
+          message: r.message,
+        }))
       : undefined,
   };
 }
 
 /** Related locations carry a URI, or an absolute path from the workspace index. */
 function asUri(pathOrUri: string): string {
-  return /^[a-z][a-z0-9+.-]*:/i.test(pathOrUri) && !/^[a-z]:[\\/]/i.test(pathOrUri) ? pathOrUri : pathToFileURL(pathOrUri).href;
+  return /^[a-z][a-z0-9+.-]*:/i.test(pathOrUri) && !/^[a-z]:[\\/]/i.test(pathOrUri)
+    ? pathOrUri
+    : pathToFileURL(pathOrUri).href;
 }
 
 /** The one diagnostic of a document over the size limits (document-limits.ts), at its start. */
 export function tooLargeDiagnostic(message: string): Diagnostic {
-  return { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: DiagnosticSeverity.Information, code: 'too-large-to-analyse', source: 'cuda-occupancy', message };
+  return {
+    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+    severity: DiagnosticSeverity.Information,
+    code: 'too-large-to-analyse',
+    source: 'cuda-occupancy',
+    message,
+  };
 }

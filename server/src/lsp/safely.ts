@@ -11,7 +11,7 @@ export function makeSafely(log: (message: string) => void) {
       const key = `${feature}: ${String(error)}`;
       if (!reported.has(key)) {
         reported.add(key);
-        log(`[error] ${feature} failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+        log(`[error] ${feature} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       }
       return fallback;
     }

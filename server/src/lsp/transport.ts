@@ -4,7 +4,14 @@
  * first (framing-guard.ts), and the caller gets the reader and writer to put the lifecycle gate between them.
  */
 import * as net from 'node:net';
-import { IPCMessageReader, IPCMessageWriter, StreamMessageReader, StreamMessageWriter, type MessageReader, type MessageWriter } from 'vscode-languageserver/node';
+import {
+  IPCMessageReader,
+  IPCMessageWriter,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageReader,
+  type MessageWriter,
+} from 'vscode-languageserver/node';
 import { framingGuard } from './framing-guard';
 
 export interface Transport {
@@ -23,7 +30,13 @@ export function openTransport(argv: readonly string[]): Transport | null {
     }
     return null;
   };
-  if (argv.includes('--node-ipc')) return { reader: new IPCMessageReader(process), writer: new IPCMessageWriter(process), input: null, kind: 'node-ipc' };
+  if (argv.includes('--node-ipc'))
+    return {
+      reader: new IPCMessageReader(process),
+      writer: new IPCMessageWriter(process),
+      input: null,
+      kind: 'node-ipc',
+    };
   if (argv.includes('--stdio')) return fromStreams(process.stdin, process.stdout, 'stdio');
   const port = value('--socket');
   if (port !== null && /^\d+$/.test(port)) {

@@ -32,13 +32,41 @@ export interface ArgumentPolicy {
 
 /** Options (without their leading dashes) that write files outside the temporary directory, or run the program. */
 const WRITES_OR_RUNS = new Set([
-  'o', 'output-file', 'odir', 'output-directory', 'objtemp', 'objdir-as-tempdir',
-  'keep', 'keep-dir', 'save-temps', 'run', 'run-args',
-  'MF', 'MD', 'MMD', 'MT', 'MQ', 'MP', 'M', 'MM', 'dependency-output', 'dependency-target-name', 'generate-dependency-targets',
-  'generate-dependencies', 'generate-nonsystem-dependencies', 'generate-dependencies-with-compile', 'generate-nonsystem-dependencies-with-compile',
-  'optf', 'options-file',
+  'o',
+  'output-file',
+  'odir',
+  'output-directory',
+  'objtemp',
+  'objdir-as-tempdir',
+  'keep',
+  'keep-dir',
+  'save-temps',
+  'run',
+  'run-args',
+  'MF',
+  'MD',
+  'MMD',
+  'MT',
+  'MQ',
+  'MP',
+  'M',
+  'MM',
+  'dependency-output',
+  'dependency-target-name',
+  'generate-dependency-targets',
+  'generate-dependencies',
+  'generate-nonsystem-dependencies',
+  'generate-dependencies-with-compile',
+  'generate-nonsystem-dependencies-with-compile',
+  'optf',
+  'options-file',
   // We never link: options for the linkers and the archiver only name files.
-  'Xlinker', 'linker-options', 'Xnvlink', 'nvlink-options', 'Xarchive', 'archive-options',
+  'Xlinker',
+  'linker-options',
+  'Xnvlink',
+  'nvlink-options',
+  'Xarchive',
+  'archive-options',
 ]);
 
 /** Options that name a program nvcc runs: their value must match the allow-list. */
@@ -46,23 +74,62 @@ const NAMES_COMPILER = new Set(['ccbin', 'compiler-bindir']);
 
 /** Options that pass options on to the host compiler (`-B DIR`, `-fplugin=`, `-wrapper` name programs): the user's only. */
 const TO_HOST_COMPILER = new Set([
-  'Xcompiler', 'compiler-options', 'forward-unknown-to-host-compiler', 'forward-unknown-opts', 'forward-unknown-to-host-linker',
-  'Xcudafe', 'cudafe-options',
+  'Xcompiler',
+  'compiler-options',
+  'forward-unknown-to-host-compiler',
+  'forward-unknown-opts',
+  'forward-unknown-to-host-linker',
+  'Xcudafe',
+  'cudafe-options',
 ]);
 
 /** Options (of the sets above) whose value is the next argument when not written with `=` or attached. */
 const TAKES_VALUE = new Set([
-  'o', 'output-file', 'odir', 'output-directory', 'keep-dir', 'run-args', 'MF', 'MT', 'MQ', 'dependency-output',
-  'dependency-target-name', 'optf', 'options-file', 'Xlinker', 'linker-options', 'Xnvlink', 'nvlink-options', 'Xarchive',
-  'archive-options', 'ccbin', 'compiler-bindir', 'Xcompiler', 'compiler-options', 'Xcudafe', 'cudafe-options',
-  'Xptxas', 'ptxas-options',
+  'o',
+  'output-file',
+  'odir',
+  'output-directory',
+  'keep-dir',
+  'run-args',
+  'MF',
+  'MT',
+  'MQ',
+  'dependency-output',
+  'dependency-target-name',
+  'optf',
+  'options-file',
+  'Xlinker',
+  'linker-options',
+  'Xnvlink',
+  'nvlink-options',
+  'Xarchive',
+  'archive-options',
+  'ccbin',
+  'compiler-bindir',
+  'Xcompiler',
+  'compiler-options',
+  'Xcudafe',
+  'cudafe-options',
+  'Xptxas',
+  'ptxas-options',
 ]);
 
 /** ptxas options that write a file (inside `-Xptxas a,b` / `--ptxas-options=a,b`). */
 const PTXAS_WRITES = new Set(['o', 'output-file']);
 
 /** nvcc options starting with `-o` that are not `-o` with its value attached. */
-const OTHER_O_OPTIONS = new Set(['opt-info', 'optimization-info', 'optix-ir', 'odir', 'optf', 'options-file', 'output-file', 'output-directory', 'objtemp', 'objdir-as-tempdir']);
+const OTHER_O_OPTIONS = new Set([
+  'opt-info',
+  'optimization-info',
+  'optix-ir',
+  'odir',
+  'optf',
+  'options-file',
+  'output-file',
+  'output-directory',
+  'objtemp',
+  'objdir-as-tempdir',
+]);
 
 interface Parsed {
   /** The option name without leading dashes. */
@@ -78,7 +145,8 @@ function parseOption(arg: string): Parsed | null {
   const value = m[3] ?? null;
   if (value === null && m[1] === '-') {
     // Attached values: `-o/x`, `-MF/x`, `-MTtarget`.
-    if (name.length > 1 && name.startsWith('o') && !OTHER_O_OPTIONS.has(name) && !WRITES_OR_RUNS.has(name)) return { name: 'o', value: name.slice(1) };
+    if (name.length > 1 && name.startsWith('o') && !OTHER_O_OPTIONS.has(name) && !WRITES_OR_RUNS.has(name))
+      return { name: 'o', value: name.slice(1) };
     const dependency = /^(MF|MT|MQ)(.+)$/.exec(name);
     if (dependency) return { name: dependency[1], value: dependency[2] };
   }
@@ -88,7 +156,10 @@ function parseOption(arg: string): Parsed | null {
 /** Whether `file` (absolute) matches one of `globs`: `*` and `?` stay within a path component, `**` crosses them. */
 export function matchesAllowList(file: string, globs: readonly string[]): boolean {
   const wanted = normalizeForMatch(file);
-  return globs.some((glob) => typeof glob === 'string' && glob.trim() !== '' && globToRegExp(normalizeForMatch(glob.trim())).test(wanted));
+  return globs.some(
+    (glob) =>
+      typeof glob === 'string' && glob.trim() !== '' && globToRegExp(normalizeForMatch(glob.trim())).test(wanted),
+  );
 }
 
 function normalizeForMatch(p: string): string {
@@ -140,7 +211,12 @@ export function allowedCompilerPath(value: string, cwd: string | null, policy: A
  * `args` with the options nvcc may not be given removed (see the file's comment), and what was removed.
  * `cwd` resolves relative compiler paths. Pure.
  */
-export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOrigin, policy: ArgumentPolicy, cwd: string | null = null): { args: string[]; dropped: DroppedArgument[] } {
+export function applyArgumentPolicy(
+  args: readonly string[],
+  origin: ArgumentOrigin,
+  policy: ArgumentPolicy,
+  cwd: string | null = null,
+): { args: string[]; dropped: DroppedArgument[] } {
   const kept: string[] = [];
   const dropped: DroppedArgument[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -155,7 +231,13 @@ export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOri
       continue;
     }
     const { name } = parsed;
-    if (!WRITES_OR_RUNS.has(name) && !NAMES_COMPILER.has(name) && !TO_HOST_COMPILER.has(name) && name !== 'Xptxas' && name !== 'ptxas-options') {
+    if (
+      !WRITES_OR_RUNS.has(name) &&
+      !NAMES_COMPILER.has(name) &&
+      !TO_HOST_COMPILER.has(name) &&
+      name !== 'Xptxas' &&
+      name !== 'ptxas-options'
+    ) {
       kept.push(arg);
       continue;
     }
@@ -168,7 +250,16 @@ export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOri
     const written = separate ? [arg, value as string] : [arg];
     const text = written.join(' ');
     if (WRITES_OR_RUNS.has(name)) {
-      dropped.push({ text, origin, reason: name === 'run' || name === 'run-args' ? 'it runs the program' : name === 'optf' || name === 'options-file' ? 'it reads options from a file' : 'it writes files outside the temporary directory' });
+      dropped.push({
+        text,
+        origin,
+        reason:
+          name === 'run' || name === 'run-args'
+            ? 'it runs the program'
+            : name === 'optf' || name === 'options-file'
+              ? 'it reads options from a file'
+              : 'it writes files outside the temporary directory',
+      });
       continue;
     }
     if (NAMES_COMPILER.has(name)) {
@@ -176,7 +267,8 @@ export function applyArgumentPolicy(args: readonly string[], origin: ArgumentOri
       else {
         const allowed = value === null ? null : allowedCompilerPath(value, cwd, policy);
         if (allowed) kept.push(`--compiler-bindir=${allowed}`);
-        else dropped.push({ text, origin, reason: 'the compiler it names is not in cudaOccupancy.nvcc.allowedCompilers' });
+        else
+          dropped.push({ text, origin, reason: 'the compiler it names is not in cudaOccupancy.nvcc.allowedCompilers' });
       }
       continue;
     }

@@ -15,13 +15,35 @@ const FUTURE_SLACK_MS = 24 * 3600 * 1000;
 
 type Check = (v: unknown) => boolean;
 
-const integer = (min: number, max: number): Check => (v) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
-const nullable = (check: Check): Check => (v) => v === null || check(v);
-const text = (max = MAX_TEXT): Check => (v) => typeof v === 'string' && v.length <= max;
-const oneOf = (...values: string[]): Check => (v) => typeof v === 'string' && values.includes(v);
+const integer =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const nullable =
+  (check: Check): Check =>
+  (v) =>
+    v === null || check(v);
+const text =
+  (max = MAX_TEXT): Check =>
+  (v) =>
+    typeof v === 'string' && v.length <= max;
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && values.includes(v);
 const arch: Check = (v) => typeof v === 'string' && ARCH.test(v);
-const list = (check: Check): Check => (v) => Array.isArray(v) && v.length <= MAX_ITEMS && v.every(check);
-const record = (check: Check): Check => (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length <= 64 && Object.values(v).every(check);
+const list =
+  (check: Check): Check =>
+  (v) =>
+    Array.isArray(v) && v.length <= MAX_ITEMS && v.every(check);
+const record =
+  (check: Check): Check =>
+  (v) =>
+    v !== null &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    Object.keys(v).length <= 64 &&
+    Object.values(v).every(check);
 
 function shape(fields: Record<string, Check>, optional: Record<string, Check> = {}): Check {
   return (v) => {
@@ -58,12 +80,26 @@ const functionFigures = shape({
   line: LINE,
 });
 
-const moduleFigures = shape({ arch: nullable(arch), gmemBytes: integer(0, 2 ** 40), constBanks: record(integer(0, 1024 * 1024)), line: LINE });
+const moduleFigures = shape({
+  arch: nullable(arch),
+  gmemBytes: integer(0, 2 ** 40),
+  constBanks: record(integer(0, 1024 * 1024)),
+  line: LINE,
+});
 
 const diagnostic = shape(
   {
     severity: oneOf('info', 'warning', 'error'),
-    kind: oneOf('spill', 'local-memory', 'launch-bounds-ignored', 'register-limit-adjusted', 'register-limit-ignored', 'too-much-shared', 'too-much-resource', 'other'),
+    kind: oneOf(
+      'spill',
+      'local-memory',
+      'launch-bounds-ignored',
+      'register-limit-adjusted',
+      'register-limit-ignored',
+      'too-much-shared',
+      'too-much-resource',
+      'other',
+    ),
     message: text(),
     mangledName: nullable(text()),
     arch: nullable(arch),
@@ -79,12 +115,25 @@ function producedAtOk(v: unknown, now: number): boolean {
 
 /** A cached figures entry is well-formed and its numbers plausible. */
 export function isValidArchFigures(value: unknown, now = Date.now()): value is ArchFigures {
-  if (!shape({ arch, entries: list(functionFigures), functions: list(functionFigures), modules: list(moduleFigures), diagnostics: list(diagnostic), nvccVersion: text(200) })(value)) return false;
+  if (
+    !shape({
+      arch,
+      entries: list(functionFigures),
+      functions: list(functionFigures),
+      modules: list(moduleFigures),
+      diagnostics: list(diagnostic),
+      nvccVersion: text(200),
+    })(value)
+  )
+    return false;
   const v = value as ArchFigures;
   return producedAtOk(v.producedAt, now) && v.entries.every((e) => e.arch === null || e.arch === v.arch);
 }
 
 /** A cached PTX entry is well-formed (the caller checks that the text is PTX). */
 export function isValidPtxEntry(value: unknown, now = Date.now()): value is PtxText {
-  return shape({ arch, text: (v) => typeof v === 'string', nvccVersion: text(200) })(value) && producedAtOk((value as PtxText).producedAt, now);
+  return (
+    shape({ arch, text: (v) => typeof v === 'string', nvccVersion: text(200) })(value) &&
+    producedAtOk((value as PtxText).producedAt, now)
+  );
 }

@@ -45,14 +45,18 @@ const MAX_DATABASE_BYTES = 64 * 1024 * 1024;
  * Where compile_commands.json is: the configured directory if set (only there), else each workspace
  * root, then its `build/`. Returns the first that exists, or null.
  */
-export async function findCompileCommandsFile(options: { workspaceRoots: readonly string[]; configuredDir?: string | null }): Promise<string | null> {
+export async function findCompileCommandsFile(options: {
+  workspaceRoots: readonly string[];
+  configuredDir?: string | null;
+}): Promise<string | null> {
   const candidates: string[] = [];
   if (options.configuredDir) {
     for (const root of options.workspaceRoots.length ? options.workspaceRoots : [process.cwd()]) {
       candidates.push(path.resolve(root, options.configuredDir, DATABASE));
     }
   } else {
-    for (const root of options.workspaceRoots) candidates.push(path.join(root, DATABASE), path.join(root, 'build', DATABASE));
+    for (const root of options.workspaceRoots)
+      candidates.push(path.join(root, DATABASE), path.join(root, 'build', DATABASE));
   }
   for (const candidate of candidates) {
     try {
@@ -145,27 +149,116 @@ export function splitCommandLine(command: string): string[] {
 
 /** Flags that take a value in the next argument (or glued with `=`), and are kept. */
 const KEEP_WITH_VALUE = new Set([
-  '-I', '--include-path', '-isystem', '-D', '--define-macro', '-U', '--undefine-macro', '-include', '--pre-include',
-  '-std', '--std', '-maxrregcount', '--maxrregcount', '-Xptxas', '--ptxas-options', '-ccbin', '--compiler-bindir',
-  '--default-stream', '-default-stream', '-rdc', '--relocatable-device-code', '-ftz', '--ftz', '-prec-div', '--prec-div',
-  '-prec-sqrt', '--prec-sqrt', '-fmad', '--fmad', '-x', '--x', '-iquote', '-idirafter',
+  '-I',
+  '--include-path',
+  '-isystem',
+  '-D',
+  '--define-macro',
+  '-U',
+  '--undefine-macro',
+  '-include',
+  '--pre-include',
+  '-std',
+  '--std',
+  '-maxrregcount',
+  '--maxrregcount',
+  '-Xptxas',
+  '--ptxas-options',
+  '-ccbin',
+  '--compiler-bindir',
+  '--default-stream',
+  '-default-stream',
+  '-rdc',
+  '--relocatable-device-code',
+  '-ftz',
+  '--ftz',
+  '-prec-div',
+  '--prec-div',
+  '-prec-sqrt',
+  '--prec-sqrt',
+  '-fmad',
+  '--fmad',
+  '-x',
+  '--x',
+  '-iquote',
+  '-idirafter',
 ]);
 /** Kept flags that take no value. */
 const KEEP_BARE = new Set([
-  '--expt-relaxed-constexpr', '-expt-relaxed-constexpr', '--expt-extended-lambda', '-expt-extended-lambda',
-  '--extended-lambda', '-extended-lambda', '-G', '--device-debug', '-lineinfo', '--generate-line-info',
-  '--use_fast_math', '-use_fast_math', '-dc', '--device-c', '-restrict', '--restrict', '-dopt', '--dopt',
-  '-allow-unsupported-compiler', '--allow-unsupported-compiler', '-Wno-deprecated-gpu-targets',
+  '--expt-relaxed-constexpr',
+  '-expt-relaxed-constexpr',
+  '--expt-extended-lambda',
+  '-expt-extended-lambda',
+  '--extended-lambda',
+  '-extended-lambda',
+  '-G',
+  '--device-debug',
+  '-lineinfo',
+  '--generate-line-info',
+  '--use_fast_math',
+  '-use_fast_math',
+  '-dc',
+  '--device-c',
+  '-restrict',
+  '--restrict',
+  '-dopt',
+  '--dopt',
+  '-allow-unsupported-compiler',
+  '--allow-unsupported-compiler',
+  '-Wno-deprecated-gpu-targets',
 ]);
 /** Dropped flags that take a value (which is dropped too). */
 const DROP_WITH_VALUE = new Set([
-  '-o', '--output-file', '-MF', '-MT', '-MQ', '--dependency-output', '--dependency-target-name', '-arch',
-  '--gpu-architecture', '-code', '--gpu-code', '-gencode', '--generate-code', '-Xcompiler', '--compiler-options',
-  '-Xlinker', '--linker-options', '-Xcudafe', '-Xnvlink', '--nvlink-options', '-Xarchive', '-optf', '--options-file',
-  '-odir', '--output-directory', '-t', '--threads', '-l', '--library', '-L', '--library-path', '--keep-dir',
-  '-keep-dir', '-split-compile', '--split-compile', '--cuda-gpu-arch', '--offload-arch', '-target', '--target',
+  '-o',
+  '--output-file',
+  '-MF',
+  '-MT',
+  '-MQ',
+  '--dependency-output',
+  '--dependency-target-name',
+  '-arch',
+  '--gpu-architecture',
+  '-code',
+  '--gpu-code',
+  '-gencode',
+  '--generate-code',
+  '-Xcompiler',
+  '--compiler-options',
+  '-Xlinker',
+  '--linker-options',
+  '-Xcudafe',
+  '-Xnvlink',
+  '--nvlink-options',
+  '-Xarchive',
+  '-optf',
+  '--options-file',
+  '-odir',
+  '--output-directory',
+  '-t',
+  '--threads',
+  '-l',
+  '--library',
+  '-L',
+  '--library-path',
+  '--keep-dir',
+  '-keep-dir',
+  '-split-compile',
+  '--split-compile',
+  '--cuda-gpu-arch',
+  '--offload-arch',
+  '-target',
+  '--target',
 ]);
-const ARCH_FLAGS = new Set(['-arch', '--gpu-architecture', '-code', '--gpu-code', '-gencode', '--generate-code', '--cuda-gpu-arch', '--offload-arch']);
+const ARCH_FLAGS = new Set([
+  '-arch',
+  '--gpu-architecture',
+  '-code',
+  '--gpu-code',
+  '-gencode',
+  '--generate-code',
+  '--cuda-gpu-arch',
+  '--offload-arch',
+]);
 /** Resolved against the command's directory. (A compiler path is resolved by the argument policy, which checks it.) */
 const PATH_FLAGS = new Set(['-I', '--include-path', '-isystem', '-include', '--pre-include', '-iquote', '-idirafter']);
 
@@ -229,7 +322,8 @@ function splitFlag(arg: string): { name: string; value: string | null; glued: '=
   const eq = arg.indexOf('=');
   if (eq > 0 && known(arg.slice(0, eq))) return { name: arg.slice(0, eq), value: arg.slice(eq + 1), glued: '=' };
   for (const short of ['-I', '-D', '-U', '-L', '-l', '-o']) {
-    if (arg.startsWith(short) && arg.length > short.length) return { name: short, value: arg.slice(short.length), glued: 'attached' };
+    if (arg.startsWith(short) && arg.length > short.length)
+      return { name: short, value: arg.slice(short.length), glued: 'attached' };
   }
   if (eq > 0) return { name: arg.slice(0, eq), value: arg.slice(eq + 1), glued: '=' };
   return { name: arg, value: null, glued: null };
@@ -251,7 +345,8 @@ export function archsOf(value: string): string[] {
 export function flagsFromSettings(settings: FlagSettings, baseDir: string | null = null): CompileFlags {
   const flags: string[] = [];
   for (const dir of settings.includePaths ?? []) {
-    if (typeof dir === 'string' && dir.trim()) flags.push('-I', baseDir ? path.resolve(baseDir, dir.trim()) : dir.trim());
+    if (typeof dir === 'string' && dir.trim())
+      flags.push('-I', baseDir ? path.resolve(baseDir, dir.trim()) : dir.trim());
   }
   for (const define of settings.defines ?? []) {
     if (typeof define === 'string' && define.trim()) flags.push(`-D${define.trim()}`);
@@ -280,17 +375,33 @@ export const NO_COMPILERS: ArgumentPolicy = { allowedCompilers: [] };
  * settings' as `nvccArgsOrigin` says (default: the user's).
  */
 export function resolveCompileFlags(options: {
-  database: readonly CompileCommand[] | null; filePath: string; settings: FlagSettings; workspaceRoot?: string | null;
-  policy?: ArgumentPolicy; nvccArgsOrigin?: ArgumentOrigin;
+  database: readonly CompileCommand[] | null;
+  filePath: string;
+  settings: FlagSettings;
+  workspaceRoot?: string | null;
+  policy?: ArgumentPolicy;
+  nvccArgsOrigin?: ArgumentOrigin;
 }): CompileFlags {
   const policy = options.policy ?? NO_COMPILERS;
   const entry = options.database ? findCompileCommand(options.database, options.filePath) : null;
-  const nvccArgs = applyArgumentPolicy((options.settings.nvccArgs ?? []).filter((a) => typeof a === 'string'), options.nvccArgsOrigin ?? 'user settings', policy, options.workspaceRoot ?? null);
+  const nvccArgs = applyArgumentPolicy(
+    (options.settings.nvccArgs ?? []).filter((a) => typeof a === 'string'),
+    options.nvccArgsOrigin ?? 'user settings',
+    policy,
+    options.workspaceRoot ?? null,
+  );
   if (entry) {
     const fromDatabase = extractNvccFlags(entry);
     const reduced = applyArgumentPolicy(fromDatabase.flags, 'compile_commands.json', policy, entry.directory);
     const extra = flagsFromSettings({ nvccArgs: nvccArgs.args });
-    return { ...fromDatabase, flags: [...reduced.args, ...extra.flags], dropped: [...reduced.dropped, ...nvccArgs.dropped] };
+    return {
+      ...fromDatabase,
+      flags: [...reduced.args, ...extra.flags],
+      dropped: [...reduced.dropped, ...nvccArgs.dropped],
+    };
   }
-  return { ...flagsFromSettings({ ...options.settings, nvccArgs: nvccArgs.args }, options.workspaceRoot ?? null), dropped: nvccArgs.dropped };
+  return {
+    ...flagsFromSettings({ ...options.settings, nvccArgs: nvccArgs.args }, options.workspaceRoot ?? null),
+    dropped: nvccArgs.dropped,
+  };
 }

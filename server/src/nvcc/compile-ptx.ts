@@ -49,7 +49,11 @@ export interface CompilePtxOptions {
 }
 
 export type CompilePtxFailureStatus =
-  | 'failed' | 'missing' | 'timed-out' | 'cancelled' | 'failed-to-start'
+  | 'failed'
+  | 'missing'
+  | 'timed-out'
+  | 'cancelled'
+  | 'failed-to-start'
   /** nvcc exited 0 but wrote no file, or a file that is not PTX. */
   | 'invalid-output'
   /** The PTX is larger than `maxPtxBytes`. */
@@ -100,11 +104,18 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
   let compileMs = 0;
   let log = '';
   const fail = (status: CompilePtxFailureStatus, error: CompilerMessage): CompilePtxFailure => ({
-    status, error, sourceHash, durationMs: now() - started, compileMs, command, log: log.slice(0, LOG_LIMIT),
+    status,
+    error,
+    sourceHash,
+    durationMs: now() - started,
+    compileMs,
+    command,
+    log: log.slice(0, LOG_LIMIT),
   });
 
   if (options.signal?.aborted) return fail('cancelled', message('cancelled'));
-  if (!ARCH.test(options.arch)) return fail('failed', message(`not an architecture nvcc compiles PTX for: ${options.arch}`));
+  if (!ARCH.test(options.arch))
+    return fail('failed', message(`not an architecture nvcc compiles PTX for: ${options.arch}`));
   const version = await nvccVersion(options.nvccPath);
   if (version === 'missing') return fail('missing', message(`nvcc not found at ${options.nvccPath}`));
   const versionText = version ? version.build : 'unknown';
@@ -119,10 +130,31 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
 
   let key: string | null = null;
   if (options.cache) {
-    const includes = await collectIncludeStamps({ filePath: options.filePath, text: content.toString('utf8'), includePaths: includePathsOf(flags, options.cwd ?? null) });
-    key = resourceCacheKey({ content, includes, flags: [...flags, ...KEY_FLAGS], arch: options.arch, nvccPath: options.nvccPath, nvccVersion: versionText });
+    const includes = await collectIncludeStamps({
+      filePath: options.filePath,
+      text: content.toString('utf8'),
+      includePaths: includePathsOf(flags, options.cwd ?? null),
+    });
+    key = resourceCacheKey({
+      content,
+      includes,
+      flags: [...flags, ...KEY_FLAGS],
+      arch: options.arch,
+      nvccPath: options.nvccPath,
+      nvccVersion: versionText,
+    });
     const hit = await options.cache.get(key);
-    if (hit) return { status: 'ok', ptx: hit, cacheHit: true, sourceHash, durationMs: now() - started, compileMs, command, log };
+    if (hit)
+      return {
+        status: 'ok',
+        ptx: hit,
+        cacheHit: true,
+        sourceHash,
+        durationMs: now() - started,
+        compileMs,
+        command,
+        log,
+      };
   }
   if (options.signal?.aborted) return fail('cancelled', message('cancelled'));
 
@@ -133,15 +165,25 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
     command = [options.nvccPath, ...args];
     const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
     const run = await runNvcc({
-      nvccPath: options.nvccPath, args, cwd: options.cwd ?? path.dirname(options.filePath), timeoutMs: options.timeoutMs, signal: options.signal, env,
+      nvccPath: options.nvccPath,
+      args,
+      cwd: options.cwd ?? path.dirname(options.filePath),
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      env,
       memoryLimitBytes: options.memoryLimitBytes,
     });
     compileMs = run.durationMs;
     log = run.stderr + run.stdout;
-    if (run.status === 'timed-out') return fail('timed-out', message(`nvcc -ptx did not finish within ${Math.round(options.timeoutMs / 1000)} s`));
+    if (run.status === 'timed-out')
+      return fail('timed-out', message(`nvcc -ptx did not finish within ${Math.round(options.timeoutMs / 1000)} s`));
     if (run.status !== 'exited') return fail(run.status, message(run.error ?? run.status));
     if (run.exitCode !== 0) {
-      return fail('failed', findFirstCompilerError(run.stderr + (run.stdout ? `\n${run.stdout}` : '')) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`));
+      return fail(
+        'failed',
+        findFirstCompilerError(run.stderr + (run.stdout ? `\n${run.stdout}` : '')) ??
+          message(`nvcc exited with status ${run.exitCode ?? run.signal}`),
+      );
     }
     const limit = options.maxPtxBytes ?? DEFAULT_MAX_PTX;
     let text: string;
@@ -152,17 +194,32 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
       if (code === 'too-large') return fail('too-large', message(`the PTX is over the ${limit}-byte limit`));
       return fail('invalid-output', message('nvcc wrote no PTX file'));
     }
-    if (!looksLikePtx(text)) return fail('invalid-output', message('nvcc\'s output is not PTX (no .version and .target lines)'));
+    if (!looksLikePtx(text))
+      return fail('invalid-output', message("nvcc's output is not PTX (no .version and .target lines)"));
     const ptx: PtxText = { arch: options.arch, text, nvccVersion: versionText, producedAt: now() };
     if (key && options.cache) await options.cache.set(key, ptx);
-    return { status: 'ok', ptx, cacheHit: false, sourceHash, durationMs: now() - started, compileMs, command, log: log.slice(0, LOG_LIMIT) };
+    return {
+      status: 'ok',
+      ptx,
+      cacheHit: false,
+      sourceHash,
+      durationMs: now() - started,
+      compileMs,
+      command,
+      log: log.slice(0, LOG_LIMIT),
+    };
   } finally {
     await fs.rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
 /** `<flags> -arch=sm_XX -ptx -lineinfo -o OUT [-x cu] FILE`: the user's flags first, the file last. Pure. */
-export function ptxArguments(options: { filePath: string; flags: readonly string[]; arch: string; output: string }): string[] {
+export function ptxArguments(options: {
+  filePath: string;
+  flags: readonly string[];
+  arch: string;
+  output: string;
+}): string[] {
   const args = [...options.flags, `-arch=${options.arch}`, '-ptx', '-lineinfo', '-o', options.output];
   if (!/\.cu$/i.test(options.filePath)) args.push('-x', 'cu');
   args.push(options.filePath);

@@ -8,7 +8,10 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-  parsePtxasOutput, type PtxasDiagnostic, type PtxasFunctionFigures, type PtxasModuleFigures,
+  parsePtxasOutput,
+  type PtxasDiagnostic,
+  type PtxasFunctionFigures,
+  type PtxasModuleFigures,
 } from '../core/compiler/ptxas-output';
 import { nvccVersion, runNvcc, type NvccRunResult } from './nvcc-runner';
 import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
@@ -105,15 +108,25 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   const finish = (partial: Partial<CompileResourcesResult> & { status: CompileStatus }): CompileResourcesResult => {
     const perArch = partial.perArch ?? [];
     return {
-      perArch, entries: perArch.flatMap((a) => a.entries), failedArchs: partial.failedArchs ?? [],
-      firstError: partial.firstError ?? null, nvccVersion: partial.nvccVersion ?? null, cacheHits: partial.cacheHits ?? [],
-      invocations, durationMs: now() - started, compileMs, commands, log: log.slice(0, LOG_LIMIT), status: partial.status,
+      perArch,
+      entries: perArch.flatMap((a) => a.entries),
+      failedArchs: partial.failedArchs ?? [],
+      firstError: partial.firstError ?? null,
+      nvccVersion: partial.nvccVersion ?? null,
+      cacheHits: partial.cacheHits ?? [],
+      invocations,
+      durationMs: now() - started,
+      compileMs,
+      commands,
+      log: log.slice(0, LOG_LIMIT),
+      status: partial.status,
     };
   };
 
   if (options.signal?.aborted) return finish({ status: 'cancelled' });
   const version = await nvccVersion(options.nvccPath);
-  if (version === 'missing') return finish({ status: 'missing', firstError: message(`nvcc not found at ${options.nvccPath}`) });
+  if (version === 'missing')
+    return finish({ status: 'missing', firstError: message(`nvcc not found at ${options.nvccPath}`) });
   const versionText = version ? version.build : 'unknown';
   if (archs.length === 0) return finish({ status: 'ok', nvccVersion: versionText });
 
@@ -121,7 +134,12 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   try {
     content = (await readBoundedFile(options.filePath, { maxBytes: options.maxFileBytes ?? 64 * 1024 * 1024 })).bytes;
   } catch (error) {
-    return finish({ status: 'failed', failedArchs: archs, nvccVersion: versionText, firstError: message((error as Error).message) });
+    return finish({
+      status: 'failed',
+      failedArchs: archs,
+      nvccVersion: versionText,
+      firstError: message((error as Error).message),
+    });
   }
 
   const mayHaveKernels = content.includes('__global__') || content.includes('__launch_bounds__');
@@ -132,10 +150,19 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   const cacheHits: string[] = [];
   if (options.cache) {
     const includes = await collectIncludeStamps({
-      filePath: options.filePath, text: content.toString('utf8'), includePaths: includePathsOf(flags, options.cwd ?? null),
+      filePath: options.filePath,
+      text: content.toString('utf8'),
+      includePaths: includePathsOf(flags, options.cwd ?? null),
     });
     for (const arch of archs) {
-      const key = resourceCacheKey({ content, includes, flags, arch, nvccPath: options.nvccPath, nvccVersion: versionText });
+      const key = resourceCacheKey({
+        content,
+        includes,
+        flags,
+        arch,
+        nvccPath: options.nvccPath,
+        nvccVersion: versionText,
+      });
       keys.set(arch, key);
       const hit = await options.cache.get(key);
       if (hit) {
@@ -149,7 +176,14 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   let failure: { status: CompileStatus; firstError: CompilerMessage | null } | null = null;
 
   const compile = async (group: string[]): Promise<void> => {
-    const outcome = await compileOnce({ ...options, flags, archs: group, versionText, producedAt: now(), mayHaveKernels });
+    const outcome = await compileOnce({
+      ...options,
+      flags,
+      archs: group,
+      versionText,
+      producedAt: now(),
+      mayHaveKernels,
+    });
     invocations++;
     compileMs += outcome.run.durationMs;
     commands.push(outcome.command);
@@ -169,8 +203,11 @@ export async function compileResources(options: CompileResourcesOptions): Promis
         await compile(missing);
         missing = archs.filter((a) => !found.has(a));
         // One unsupported architecture fails the whole run: retry the others one by one.
-        const failedOnArch = failure !== null && /unsupported gpu architecture|not defined for option 'gpu-name'|Value '.*' is not defined/i
-          .test((failure as { firstError: CompilerMessage | null }).firstError?.text ?? '');
+        const failedOnArch =
+          failure !== null &&
+          /unsupported gpu architecture|not defined for option 'gpu-name'|Value '.*' is not defined/i.test(
+            (failure as { firstError: CompilerMessage | null }).firstError?.text ?? '',
+          );
         if (failedOnArch && missing.length > 1) {
           failure = null;
           for (const arch of missing) await compile([arch]);
@@ -187,9 +224,12 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   const failedArchs = archs.filter((a) => !found.has(a));
   const settled = failure as { status: CompileStatus; firstError: CompilerMessage | null } | null;
   return finish({
-    status: failedArchs.length === 0 ? 'ok' : settled?.status ?? 'failed',
-    perArch, failedArchs, cacheHits, nvccVersion: versionText,
-    firstError: failedArchs.length ? settled?.firstError ?? null : null,
+    status: failedArchs.length === 0 ? 'ok' : (settled?.status ?? 'failed'),
+    perArch,
+    failedArchs,
+    cacheHits,
+    nvccVersion: versionText,
+    firstError: failedArchs.length ? (settled?.firstError ?? null) : null,
   });
 }
 
@@ -204,32 +244,63 @@ interface CompileOnceOutcome {
 }
 
 /** One nvcc run for one or several archs, in a temporary directory that is always removed. */
-async function compileOnce(options: CompileResourcesOptions & {
-  flags: string[]; archs: string[]; versionText: string; producedAt: number; mayHaveKernels: boolean;
-}): Promise<CompileOnceOutcome> {
+async function compileOnce(
+  options: CompileResourcesOptions & {
+    flags: string[];
+    archs: string[];
+    versionText: string;
+    producedAt: number;
+    mayHaveKernels: boolean;
+  },
+): Promise<CompileOnceOutcome> {
   const tempDir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-'));
   try {
-    const args = nvccArguments({ filePath: options.filePath, flags: options.flags, archs: options.archs, outputDir: tempDir });
+    const args = nvccArguments({
+      filePath: options.filePath,
+      flags: options.flags,
+      archs: options.archs,
+      outputDir: tempDir,
+    });
     const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
     const run = await runNvcc({
-      nvccPath: options.nvccPath, args, cwd: options.cwd ?? path.dirname(options.filePath), timeoutMs: options.timeoutMs,
-      signal: options.signal, env, memoryLimitBytes: options.memoryLimitBytes,
+      nvccPath: options.nvccPath,
+      args,
+      cwd: options.cwd ?? path.dirname(options.filePath),
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      env,
+      memoryLimitBytes: options.memoryLimitBytes,
     });
     const command = [options.nvccPath, ...args];
     if (run.status !== 'exited') {
-      const firstError = run.status === 'timed-out'
-        ? message(`nvcc did not finish within ${Math.round(options.timeoutMs / 1000)} s`)
-        : run.error ? message(run.error) : null;
+      const firstError =
+        run.status === 'timed-out'
+          ? message(`nvcc did not finish within ${Math.round(options.timeoutMs / 1000)} s`)
+          : run.error
+            ? message(run.error)
+            : null;
       return { status: run.status, figures: [], firstError, run, command };
     }
     const output = run.stderr + (run.stdout ? `\n${run.stdout}` : '');
     if (run.exitCode !== 0) {
-      return { status: 'failed', figures: [], firstError: findFirstCompilerError(output) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`), run, command };
+      return {
+        status: 'failed',
+        figures: [],
+        firstError: findFirstCompilerError(output) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`),
+        run,
+        command,
+      };
     }
     const parsed = parsePtxasOutput(output, { defaultArch: options.archs.length === 1 ? options.archs[0] : undefined });
     if (!parsed.sawPtxasOutput && options.mayHaveKernels) {
       // nvcc succeeded but printed no ptxas report: not nvcc, or flags that skip ptxas (-E, -ptx).
-      return { status: 'failed', figures: [], firstError: message('nvcc printed no ptxas resource report'), run, command };
+      return {
+        status: 'failed',
+        figures: [],
+        firstError: message('nvcc printed no ptxas resource report'),
+        run,
+        command,
+      };
     }
     const figures = options.archs.map((arch): ArchFigures => ({
       arch,
@@ -250,7 +321,12 @@ async function compileOnce(options: CompileResourcesOptions & {
  * nvcc's arguments: the user's flags, then ours. One arch compiles to a cubin; several to a fatbin with
  * one -gencode each (nvcc refuses -cubin for several). A file that does not end in .cu is compiled as CUDA.
  */
-export function nvccArguments(options: { filePath: string; flags: readonly string[]; archs: readonly string[]; outputDir: string }): string[] {
+export function nvccArguments(options: {
+  filePath: string;
+  flags: readonly string[];
+  archs: readonly string[];
+  outputDir: string;
+}): string[] {
   const args = [...options.flags];
   if (options.archs.length === 1) {
     args.push(`-arch=${options.archs[0]}`, '-cubin', '-o', path.join(options.outputDir, 'out.cubin'));

@@ -46,7 +46,11 @@ export interface CompileSchedulerOptions {
    * signal: a newer save cancels it as it would the compile, and it counts against `maxParallel`.
    * The result's listeners have already been told when it starts.
    */
-  readonly afterCompile?: (request: CompileRequest, result: CompileResourcesResult, signal: AbortSignal) => Promise<void>;
+  readonly afterCompile?: (
+    request: CompileRequest,
+    result: CompileResourcesResult,
+    signal: AbortSignal,
+  ) => Promise<void>;
   readonly now?: () => number;
 }
 

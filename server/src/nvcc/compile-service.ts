@@ -11,7 +11,13 @@ import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
 import { compileVariant } from './compile-variant';
-import { findCompileCommandsFile, loadCompileCommands, resolveCompileFlags, type CompileCommand, type CompileFlags } from './compile-commands';
+import {
+  findCompileCommandsFile,
+  loadCompileCommands,
+  resolveCompileFlags,
+  type CompileCommand,
+  type CompileFlags,
+} from './compile-commands';
 import { defaultCacheDir, ResourceCache } from './resource-cache';
 import { chooseNvcc, expandHome, findOnPath } from './locate-nvcc';
 import { droppedLine, type ArgumentPolicy } from './argument-policy';
@@ -82,9 +88,19 @@ export class CompileService {
   constructor(private readonly options: CompileServiceOptions) {
     const dir = options.cacheDir === undefined ? defaultCacheDir() : options.cacheDir;
     const onProblem = (message: string) => options.log(`${message} (figures are cached in memory only)`);
-    this.cache = new ResourceCache<ArchFigures>({ dir, validate: (v): v is ArchFigures => isValidArchFigures(v), maxEntryBytes: 8 * 1024 * 1024, onProblem });
+    this.cache = new ResourceCache<ArchFigures>({
+      dir,
+      validate: (v): v is ArchFigures => isValidArchFigures(v),
+      maxEntryBytes: 8 * 1024 * 1024,
+      onProblem,
+    });
     // PTX runs to megabytes: fewer kept in memory, and a directory of its own.
-    this.ptxCache = new ResourceCache<PtxText>({ dir: dir ? path.join(dir, 'ptx') : null, maxEntries: 32, validate: isPtxText, onProblem });
+    this.ptxCache = new ResourceCache<PtxText>({
+      dir: dir ? path.join(dir, 'ptx') : null,
+      maxEntries: 32,
+      validate: isPtxText,
+      onProblem,
+    });
   }
 
   /** Architectures named by compile_commands.json (-arch/-gencode), for the default target list. */
@@ -130,10 +146,17 @@ export class CompileService {
   }
 
   /** `fromWorkspace`: the keys whose values come from workspace settings (null: not told, all the user's). */
-  async configure(settings: Settings, archs: () => string[], fromWorkspace: ReadonlySet<SettingKey> | null = null): Promise<void> {
+  async configure(
+    settings: Settings,
+    archs: () => string[],
+    fromWorkspace: ReadonlySet<SettingKey> | null = null,
+  ): Promise<void> {
     this.settings = settings;
     this.fromWorkspace = fromWorkspace;
-    this.policy = { allowedCompilers: expandHome(settings['nvcc.allowedCompilers']), findOnPath: (name) => findOnPath(name) };
+    this.policy = {
+      allowedCompilers: expandHome(settings['nvcc.allowedCompilers']),
+      findOnPath: (name) => findOnPath(name),
+    };
     this.loggedDrops.clear();
     this.scheduler?.dispose();
     this.scheduler = null;
@@ -203,7 +226,12 @@ export class CompileService {
     this.scheduler = null;
   }
 
-  private async compile(nvccPath: string, file: string, archs: string[], signal: AbortSignal): Promise<CompileResourcesResult> {
+  private async compile(
+    nvccPath: string,
+    file: string,
+    archs: string[],
+    signal: AbortSignal,
+  ): Promise<CompileResourcesResult> {
     const settings = this.settings!;
     const flags = this.flagsFor(file);
     const result = await compileResources({
@@ -218,24 +246,49 @@ export class CompileService {
       memoryLimitBytes: settings['nvcc.memoryLimitMB'] * 1024 * 1024,
       maxFileBytes: settings['limits.fileMB'] * 1024 * 1024,
     });
-    this.options.log(`nvcc ${result.status} for ${file} (${archs.join(', ')}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`);
+    this.options.log(
+      `nvcc ${result.status} for ${file} (${archs.join(', ')}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`,
+    );
     return result;
   }
 
   /** `nvcc -ptx -lineinfo` for the first target arch, with the figures compile's flags, after it succeeded. */
-  private async compileDocumentPtx(nvccPath: string, uri: string, file: string, figures: CompileResourcesResult, signal: AbortSignal): Promise<void> {
+  private async compileDocumentPtx(
+    nvccPath: string,
+    uri: string,
+    file: string,
+    figures: CompileResourcesResult,
+    signal: AbortSignal,
+  ): Promise<void> {
     const arch = figures.perArch[0]?.arch;
-    if (figures.status !== 'ok' || !arch || !this.settings || (this.options.wantsPtx && !this.options.wantsPtx(uri))) return;
+    if (figures.status !== 'ok' || !arch || !this.settings || (this.options.wantsPtx && !this.options.wantsPtx(uri)))
+      return;
     const flags = this.flagsFor(file);
     this.changed(); // nvcc is running again (the run's end is announced by the scheduler)
     const result = await compilePtx({
-      nvccPath, filePath: file, arch, flags: flags.flags, cwd: flags.cwd ?? path.dirname(file),
-      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000, signal, cache: this.ptxCache,
-      memoryLimitBytes: this.settings['nvcc.memoryLimitMB'] * 1024 * 1024, maxFileBytes: this.settings['limits.fileMB'] * 1024 * 1024,
+      nvccPath,
+      filePath: file,
+      arch,
+      flags: flags.flags,
+      cwd: flags.cwd ?? path.dirname(file),
+      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
+      signal,
+      cache: this.ptxCache,
+      memoryLimitBytes: this.settings['nvcc.memoryLimitMB'] * 1024 * 1024,
+      maxFileBytes: this.settings['limits.fileMB'] * 1024 * 1024,
     });
-    this.options.log(`nvcc -ptx ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`);
+    this.options.log(
+      `nvcc -ptx ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
+    );
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
-    const ptx: DocumentPtx = { uri, path: file, arch, text: result.ptx.text, sourceHash: result.sourceHash, producedAt: result.ptx.producedAt };
+    const ptx: DocumentPtx = {
+      uri,
+      path: file,
+      arch,
+      text: result.ptx.text,
+      sourceHash: result.sourceHash,
+      producedAt: result.ptx.producedAt,
+    };
     for (const l of this.ptxListeners) l(ptx);
   }
 
@@ -243,7 +296,14 @@ export class CompileService {
    * The document's variants, one after another in its slot and under its signal (a newer save cancels
    * them), with the figures compile's flags and cache, once its own figures are in.
    */
-  private async compileVariants(nvccPath: string, uri: string, file: string, archs: string[], figures: CompileResourcesResult, signal: AbortSignal): Promise<void> {
+  private async compileVariants(
+    nvccPath: string,
+    uri: string,
+    file: string,
+    archs: string[],
+    figures: CompileResourcesResult,
+    signal: AbortSignal,
+  ): Promise<void> {
     if (figures.status !== 'ok' || !this.settings || !this.options.variantsFor) return;
     const variants = this.options.variantsFor(uri);
     if (variants.length === 0) return;
@@ -252,10 +312,21 @@ export class CompileService {
     for (const variant of variants) {
       if (signal.aborted) return;
       const result = await compileVariant({
-        nvccPath, filePath: file, text: variant.text, extraFlags: variant.flags, archs, flags: flags.flags, cwd: flags.cwd ?? path.dirname(file),
-        timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000, signal, cache: this.cache, memoryLimitBytes: this.settings['nvcc.memoryLimitMB'] * 1024 * 1024,
+        nvccPath,
+        filePath: file,
+        text: variant.text,
+        extraFlags: variant.flags,
+        archs,
+        flags: flags.flags,
+        cwd: flags.cwd ?? path.dirname(file),
+        timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
+        signal,
+        cache: this.cache,
+        memoryLimitBytes: this.settings['nvcc.memoryLimitMB'] * 1024 * 1024,
       });
-      this.options.log(`nvcc ${result.status} for a variant of ${file} (${variant.key}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`);
+      this.options.log(
+        `nvcc ${result.status} for a variant of ${file} (${variant.key}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`,
+      );
       if (signal.aborted || result.status === 'cancelled') return;
       for (const l of this.variantListeners) l({ uri, key: variant.key, result });
     }
@@ -267,7 +338,12 @@ export class CompileService {
     const resolved = resolveCompileFlags({
       database: this.database,
       filePath: file,
-      settings: { includePaths: settings['nvcc.includePaths'], defines: settings['nvcc.defines'], nvccArgs: settings['nvcc.args'], std: settings['nvcc.std'] },
+      settings: {
+        includePaths: settings['nvcc.includePaths'],
+        defines: settings['nvcc.defines'],
+        nvccArgs: settings['nvcc.args'],
+        std: settings['nvcc.std'],
+      },
       workspaceRoot: this.options.workspaceRoots[0] ?? null,
       policy: this.policy,
       nvccArgsOrigin: this.fromWorkspace?.has('nvcc.args') ? 'workspace settings' : 'user settings',
@@ -288,11 +364,22 @@ export class CompileService {
 
   private async loadDatabase(settings: Settings): Promise<void> {
     try {
-      const file = await findCompileCommandsFile({ workspaceRoots: this.options.workspaceRoots, configuredDir: settings.compileCommandsDir || null });
+      const file = await findCompileCommandsFile({
+        workspaceRoots: this.options.workspaceRoots,
+        configuredDir: settings.compileCommandsDir || null,
+      });
       if (!file) return;
       this.database = await loadCompileCommands(file, settings['limits.fileMB'] * 1024 * 1024);
-      this.databaseArchs = [...new Set(this.database.flatMap((entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs))];
-      this.options.log(`using ${file} (${this.database.length} entries${this.databaseArchs.length ? `, archs ${this.databaseArchs.join(', ')}` : ''})`);
+      this.databaseArchs = [
+        ...new Set(
+          this.database.flatMap(
+            (entry) => resolveCompileFlags({ database: [entry], filePath: entry.file, settings: {} }).archs,
+          ),
+        ),
+      ];
+      this.options.log(
+        `using ${file} (${this.database.length} entries${this.databaseArchs.length ? `, archs ${this.databaseArchs.join(', ')}` : ''})`,
+      );
     } catch (error) {
       this.options.log(`cannot read compile_commands.json: ${(error as Error).message}`);
     }

@@ -21,11 +21,18 @@ export function locateNvcc(configured: string | null | undefined, env: NodeJS.Pr
  * it matches `allowedCompilers` (else the default, with a note saying why).
  */
 export function chooseNvcc(options: {
-  configured: string; fromWorkspace: boolean; allowedCompilers: readonly string[]; env?: NodeJS.ProcessEnv; cwd?: string | null;
+  configured: string;
+  fromWorkspace: boolean;
+  allowedCompilers: readonly string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string | null;
 }): { nvccPath: string; note: string | null } {
   const configured = options.configured.trim();
   if (!configured || !options.fromWorkspace) return { nvccPath: locateNvcc(configured, options.env), note: null };
-  const allowed = allowedCompilerPath(configured, options.cwd ?? null, { allowedCompilers: expandHome(options.allowedCompilers), findOnPath: (name) => findOnPath(name, options.env) });
+  const allowed = allowedCompilerPath(configured, options.cwd ?? null, {
+    allowedCompilers: expandHome(options.allowedCompilers),
+    findOnPath: (name) => findOnPath(name, options.env),
+  });
   if (allowed) return { nvccPath: allowed, note: null };
   return {
     nvccPath: locateNvcc('', options.env),

@@ -87,13 +87,25 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
   return new Promise<NvccRunResult>((resolve) => {
     const finishEarly = (status: NvccRunStatus, error: string | null): void =>
       resolve({
-        status, exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false,
-        cancelled: status === 'cancelled', truncated: false, durationMs: Date.now() - started, error,
+        status,
+        exitCode: null,
+        signal: null,
+        stdout: '',
+        stderr: '',
+        timedOut: false,
+        cancelled: status === 'cancelled',
+        truncated: false,
+        durationMs: Date.now() - started,
+        error,
       });
 
     if (options.signal?.aborted) return finishEarly('cancelled', null);
-    if (typeof options.nvccPath !== 'string' || options.nvccPath.length === 0 || options.nvccPath.includes('\0')
-      || options.args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
+    if (
+      typeof options.nvccPath !== 'string' ||
+      options.nvccPath.length === 0 ||
+      options.nvccPath.includes('\0') ||
+      options.args.some((a) => typeof a !== 'string' || a.includes('\0'))
+    ) {
       return finishEarly('failed-to-start', 'invalid nvcc path or argument');
     }
 
@@ -114,7 +126,10 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      return finishEarly(code === 'ENOENT' || code === 'EACCES' ? 'missing' : 'failed-to-start', String((error as Error).message));
+      return finishEarly(
+        code === 'ENOENT' || code === 'EACCES' ? 'missing' : 'failed-to-start',
+        String((error as Error).message),
+      );
     }
 
     installExitHook();
@@ -130,17 +145,19 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
     let forceTimer: NodeJS.Timeout | undefined;
     let exitTimer: NodeJS.Timeout | undefined;
 
-    const collect = (which: 'stdout' | 'stderr', into: Buffer[]) => (chunk: Buffer): void => {
-      const room = limit - kept[which];
-      if (room <= 0) {
-        truncated = true;
-        return;
-      }
-      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      if (piece.length < chunk.length) truncated = true;
-      into.push(piece);
-      kept[which] += piece.length;
-    };
+    const collect =
+      (which: 'stdout' | 'stderr', into: Buffer[]) =>
+      (chunk: Buffer): void => {
+        const room = limit - kept[which];
+        if (room <= 0) {
+          truncated = true;
+          return;
+        }
+        const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+        if (piece.length < chunk.length) truncated = true;
+        into.push(piece);
+        kept[which] += piece.length;
+      };
     child.stdout?.on('data', collect('stdout', stdout));
     child.stderr?.on('data', collect('stderr', stderr));
 
@@ -162,10 +179,13 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       forceTimer = setTimeout(() => settle(null, 'SIGKILL'), grace + 2000);
     };
 
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, Math.max(1, options.timeoutMs));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        stop();
+      },
+      Math.max(1, options.timeoutMs),
+    );
 
     const onAbort = (): void => {
       cancelled = true;
@@ -191,8 +211,14 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       child.stderr?.destroy();
       const code_ = spawnError?.code;
       const status: NvccRunStatus = spawnError
-        ? (code_ === 'ENOENT' || code_ === 'EACCES' || code_ === 'ENOTDIR' ? 'missing' : 'failed-to-start')
-        : timedOut ? 'timed-out' : cancelled ? 'cancelled' : 'exited';
+        ? code_ === 'ENOENT' || code_ === 'EACCES' || code_ === 'ENOTDIR'
+          ? 'missing'
+          : 'failed-to-start'
+        : timedOut
+          ? 'timed-out'
+          : cancelled
+            ? 'cancelled'
+            : 'exited';
       resolve({
         status,
         exitCode: spawnError ? null : code,
@@ -231,7 +257,11 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
  * relative path resolved against `cwd`. A missing or non-executable file is reported here, since the limiter
  * would otherwise be the one to fail.
  */
-export function resolveExecutable(program: string, env: NodeJS.ProcessEnv, cwd?: string): { path: string | null; error: string | null } {
+export function resolveExecutable(
+  program: string,
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): { path: string | null; error: string | null } {
   if (isWindows) return { path: program, error: null };
   const found = program.includes('/') ? path.resolve(cwd ?? process.cwd(), program) : findOnPath(program, env);
   if (!found) return { path: null, error: `spawn ${program} ENOENT` };
@@ -253,14 +283,30 @@ let prlimitPath: string | null | undefined;
  * the file and the arguments reach it as positional parameters, which the shell passes to exec without
  * reading them (no expansion, no word splitting). Without a limit (or on Windows), the file itself.
  */
-export function limitedCommand(file: string, args: readonly string[], limitBytes: number | undefined, limiter: 'auto' | 'prlimit' | 'sh' = 'auto'): { file: string; args: string[] } {
+export function limitedCommand(
+  file: string,
+  args: readonly string[],
+  limitBytes: number | undefined,
+  limiter: 'auto' | 'prlimit' | 'sh' = 'auto',
+): { file: string; args: string[] } {
   if (!limitBytes || !Number.isFinite(limitBytes) || limitBytes <= 0 || isWindows) return { file, args: [...args] };
   const bytes = Math.floor(limitBytes);
   if (limiter !== 'sh') {
-    prlimitPath ??= findOnPath('prlimit') ?? ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => resolveExecutable(p, {}).path) ?? null;
+    prlimitPath ??=
+      findOnPath('prlimit') ?? ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => resolveExecutable(p, {}).path) ?? null;
     if (prlimitPath) return { file: prlimitPath, args: [`--as=${bytes}`, '--', file, ...args] };
   }
-  return { file: '/bin/sh', args: ['-c', 'ulimit -v "$1" || exit 125; shift; exec "$@"', 'cuda-occupancy-limit', String(Math.ceil(bytes / 1024)), file, ...args] };
+  return {
+    file: '/bin/sh',
+    args: [
+      '-c',
+      'ulimit -v "$1" || exit 125; shift; exec "$@"',
+      'cuda-occupancy-limit',
+      String(Math.ceil(bytes / 1024)),
+      file,
+      ...args,
+    ],
+  };
 }
 
 export interface NvccVersion {

@@ -56,12 +56,17 @@ const MAX_HEADER_BYTES = 8 * 1024 * 1024;
  * so includes under inactive `#if` branches count too (a harmless over-approximation).
  */
 export async function collectIncludeStamps(options: {
-  filePath: string; text?: string; includePaths?: readonly string[]; maxFiles?: number;
+  filePath: string;
+  text?: string;
+  includePaths?: readonly string[];
+  maxFiles?: number;
 }): Promise<IncludeStamp[]> {
   const maxFiles = options.maxFiles ?? 256;
   const includePaths = options.includePaths ?? [];
   const stamps = new Map<string, IncludeStamp>();
-  const queue: Array<{ file: string; text: string | null }> = [{ file: path.resolve(options.filePath), text: options.text ?? null }];
+  const queue: Array<{ file: string; text: string | null }> = [
+    { file: path.resolve(options.filePath), text: options.text ?? null },
+  ];
   const seen = new Set<string>([path.resolve(options.filePath)]);
 
   while (queue.length > 0 && stamps.size < maxFiles) {
@@ -91,7 +96,8 @@ export async function collectIncludeStamps(options: {
         }
       }
       if (!found) {
-        if (quoted) stamps.set(`missing:${file}:${name}`, { path: `${name} (from ${file})`, mtimeMs: null, size: null });
+        if (quoted)
+          stamps.set(`missing:${file}:${name}`, { path: `${name} (from ${file})`, mtimeMs: null, size: null });
         continue;
       }
       if (seen.has(found.path)) continue;
@@ -178,8 +184,10 @@ export async function privateDirectoryProblem(dir: string): Promise<string | nul
   if (!stat.isDirectory()) return `the cache directory ${dir} is not a directory: not used`;
   if (process.platform === 'win32') return null;
   const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) return `the cache directory ${dir} belongs to another user (uid ${stat.uid}): not used`;
-  if ((stat.mode & 0o077) !== 0) return `the cache directory ${dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}): not used; \`chmod 700\` it to use it`;
+  if (uid !== undefined && stat.uid !== uid)
+    return `the cache directory ${dir} belongs to another user (uid ${stat.uid}): not used`;
+  if ((stat.mode & 0o077) !== 0)
+    return `the cache directory ${dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}): not used; \`chmod 700\` it to use it`;
   return null;
 }
 

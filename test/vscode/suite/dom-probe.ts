@@ -33,7 +33,12 @@ export function probesAvailable(): boolean {
 }
 
 /** Waits for the visible hover to hold `waitFor`, then measures it and the line starting with `line`. */
-export async function measureHover(options: { waitFor: string; line: string; screenshot: string; timeoutMs?: number }): Promise<HoverMeasure> {
+export async function measureHover(options: {
+  waitFor: string;
+  line: string;
+  screenshot: string;
+  timeoutMs?: number;
+}): Promise<HoverMeasure> {
   const dir = process.env.CUDA_OCC_RIG_PROBES!;
   const id = `${process.pid}${String(next++).padStart(3, '0')}`;
   writeFileSync(path.join(dir, `${id}.request.json`), JSON.stringify({ kind: 'hover', ...options }));

@@ -38,15 +38,25 @@ describe('CUDA Occupancy Lens in VS Code', () => {
       const t = (lenses ?? []).map((l) => l.command?.title ?? '');
       return t.some((x) => /occupancy|launch|sm_\d+/.test(x)) ? t : undefined;
     });
-    assert.ok(titles.some((t) => /sm_80 \d+(\.\d)?%/.test(t)), JSON.stringify(titles));
+    assert.ok(
+      titles.some((t) => /sm_80 \d+(\.\d)?%/.test(t)),
+      JSON.stringify(titles),
+    );
   });
 
   it('hovers a launch with its occupancy per architecture', async () => {
-    const line = doc.getText().split('\n').findIndex((l) => l.includes('block_sum<REDUCE_THREADS><<<'));
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('block_sum<REDUCE_THREADS><<<'));
     assert.ok(line >= 0);
     const character = doc.lineAt(line).text.indexOf('block_sum') + 2;
     const text = await poll('a hover', async () => {
-      const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, new vscode.Position(line, character));
+      const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+        'vscode.executeHoverProvider',
+        doc.uri,
+        new vscode.Position(line, character),
+      );
       const t = hoverText(hovers ?? []);
       return t.includes('block_sum') ? t : undefined;
     });
@@ -56,7 +66,9 @@ describe('CUDA Occupancy Lens in VS Code', () => {
   });
 
   it('starts the server as its bundle says (the heap cap, gc exposed), and reports its memory for bug reports', async () => {
-    const usage = await vscode.commands.executeCommand<{ rssMb: number; heapLimitMb: number; openDocuments: number; idleCollections: number | null } | undefined>('cudaOccupancy.memoryUsage');
+    const usage = await vscode.commands.executeCommand<
+      { rssMb: number; heapLimitMb: number; openDocuments: number; idleCollections: number | null } | undefined
+    >('cudaOccupancy.memoryUsage');
     assert.ok(usage, 'the server answers');
     // --max-old-space-size=1024 plus --max-semi-space-size=8 (scripts/server-launch.cjs): 1048 MB; without them, a quarter of the machine's memory.
     assert.ok(usage.heapLimitMb >= 1024 && usage.heapLimitMb < 1060, JSON.stringify(usage));
@@ -82,21 +94,35 @@ describe('a quick fix in VS Code', () => {
     const folder = vscode.workspace.workspaceFolders![0];
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder.uri, 'nbody.cu'));
     await vscode.window.showTextDocument(doc);
-    const line = doc.getText().split('\n').findIndex((l) => l.includes('nbody_forces<<<'));
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('nbody_forces<<<'));
     const at = new vscode.Position(line, doc.lineAt(line).text.indexOf('nbody_forces') + 2);
-    const hoverAt = async () => hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
+    const hoverAt = async () =>
+      hoverText(
+        (await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? [],
+      );
     const withNvcc = process.env.CUDA_OCC_EXPECT_NVCC !== '0';
     if (!withNvcc) this.skip();
 
-    const before = await poll('ptxas figures for nbody_forces', async () => {
-      const t = await hoverAt();
-      return /\(ptxas, sm_80/.test(t) ? t : undefined;
-    }, 120000);
+    const before = await poll(
+      'ptxas figures for nbody_forces',
+      async () => {
+        const t = await hoverAt();
+        return /\(ptxas, sm_80/.test(t) ? t : undefined;
+      },
+      120000,
+    );
     const regsBefore = Number(/Figures: (\d+) registers/.exec(before)![1]);
     const occBefore = /\| occupancy \| \*\*([\d.]+)%\*\*/.exec(before)![1];
 
     const fix = await poll('the register-cap quick fix', async () => {
-      const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, new vscode.Range(at, at));
+      const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+        'vscode.executeCodeActionProvider',
+        doc.uri,
+        new vscode.Range(at, at),
+      );
       return actions?.find((a) => a.title.startsWith('Cap registers'));
     });
     const cap = /ptxas targets ≤ (\d+) registers/.exec(fix.title);
@@ -105,11 +131,15 @@ describe('a quick fix in VS Code', () => {
     assert.match(doc.getText(), /__launch_bounds__\(256, \d+\) nbody_forces/);
     await doc.save();
 
-    const after = await poll('new ptxas figures after the fix', async () => {
-      const t = await hoverAt();
-      const m = /Figures: (\d+) registers.*\(ptxas, sm_80/.exec(t);
-      return m && Number(m[1]) <= Number(cap[1]) ? t : undefined;
-    }, 150000);
+    const after = await poll(
+      'new ptxas figures after the fix',
+      async () => {
+        const t = await hoverAt();
+        const m = /Figures: (\d+) registers.*\(ptxas, sm_80/.exec(t);
+        return m && Number(m[1]) <= Number(cap[1]) ? t : undefined;
+      },
+      150000,
+    );
     const regsAfter = Number(/Figures: (\d+) registers/.exec(after)![1]);
     const occAfter = /\| occupancy \| \*\*([\d.]+)%\*\*/.exec(after)![1];
     assert.ok(regsAfter < regsBefore, `${regsBefore} -> ${regsAfter}`);
@@ -140,18 +170,28 @@ void run(const float* in, float* out, int n, cudaStream_t st) {
     const editor = await vscode.window.showTextDocument(doc);
     const at = new vscode.Position(7, 5);
     await poll('the full hover (with the latency estimate)', async () => {
-      const t = hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
+      const t = hoverText(
+        (await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? [],
+      );
       return t.includes('Latency (estimate') ? t : undefined;
     });
     // Its diagnostics (a latency hint at these figures) come first in the hover, above ours: the worst case.
-    await poll('diagnostics on the launch', () => (vscode.languages.getDiagnostics(uri).some((d) => d.source === 'cuda-occupancy') ? true : undefined), 10000).catch(() => undefined);
+    await poll(
+      'diagnostics on the launch',
+      () => (vscode.languages.getDiagnostics(uri).some((d) => d.source === 'cuda-occupancy') ? true : undefined),
+      10000,
+    ).catch(() => undefined);
     editor.selection = new vscode.Selection(at, at);
     await vscode.commands.executeCommand('editor.action.showHover');
     const hover = await measureHover({ waitFor: 'Latency', line: 'Figures:', screenshot: 'hover-fit.png' });
-    console.log(`      hover in a ${hover.window.width}x${hover.window.height} window: ${hover.contentHeight} px of content, ${hover.visibleBottom - hover.visibleTop} px shown, ${hover.scrollHidden} px behind the scroll bar (${hover.screenshot})`);
+    console.log(
+      `      hover in a ${hover.window.width}x${hover.window.height} window: ${hover.contentHeight} px of content, ${hover.visibleBottom - hover.visibleTop} px shown, ${hover.scrollHidden} px behind the scroll bar (${hover.screenshot})`,
+    );
     assert.ok(hover.lineTop !== null && hover.lineBottom !== null, `no "Figures:" line in the hover:\n${hover.text}`);
-    assert.ok(hover.lineTop >= hover.visibleTop && hover.lineBottom <= hover.visibleBottom,
-      `the figures line (${hover.lineTop}-${hover.lineBottom}) is cut off: the hover shows ${hover.visibleTop}-${hover.visibleBottom}\n${hover.text}`);
+    assert.ok(
+      hover.lineTop >= hover.visibleTop && hover.lineBottom <= hover.visibleBottom,
+      `the figures line (${hover.lineTop}-${hover.lineBottom}) is cut off: the hover shows ${hover.visibleTop}-${hover.visibleBottom}\n${hover.text}`,
+    );
   });
 });
 
@@ -162,34 +202,54 @@ describe('settings a workspace writes', () => {
     const fs = await import('node:fs');
     const folder = vscode.workspace.workspaceFolders![0];
     const file = (name: string) => vscode.Uri.joinPath(folder.uri, name).fsPath;
-    fs.writeFileSync(file('workspace-nvcc.sh'), `#!/bin/sh\necho ran > '${file('ran-workspace-nvcc')}'\nexit 1\n`, { mode: 0o755 });
+    fs.writeFileSync(file('workspace-nvcc.sh'), `#!/bin/sh\necho ran > '${file('ran-workspace-nvcc')}'\nexit 1\n`, {
+      mode: 0o755,
+    });
     fs.mkdirSync(file('.vscode'), { recursive: true });
     // nvcc.path from the workspace runs only when the user's allow-list has it; the limits are the user's alone
     // (scope machine); the architecture (an ordinary setting) shows that the server read this file.
-    fs.writeFileSync(file('.vscode/settings.json'), JSON.stringify({
-      'cudaOccupancy.nvcc.path': file('workspace-nvcc.sh'),
-      'cudaOccupancy.nvcc.allowedCompilers': [file('*')],
-      'cudaOccupancy.limits.lineLength': 1000,
-      'cudaOccupancy.architectures': ['sm_75'],
-    }));
+    fs.writeFileSync(
+      file('.vscode/settings.json'),
+      JSON.stringify({
+        'cudaOccupancy.nvcc.path': file('workspace-nvcc.sh'),
+        'cudaOccupancy.nvcc.allowedCompilers': [file('*')],
+        'cudaOccupancy.limits.lineLength': 1000,
+        'cudaOccupancy.architectures': ['sm_75'],
+      }),
+    );
     const text = `__global__ void __launch_bounds__(64) wide(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { wide<<<1, 128>>>(p); /* ${'x'.repeat(2000)} */ }\n`;
     fs.writeFileSync(file('ws-settings.cu'), text);
     try {
-      await poll('the workspace settings', () => (vscode.workspace.getConfiguration('cudaOccupancy').get<string[]>('architectures')?.[0] === 'sm_75' ? true : undefined));
+      await poll('the workspace settings', () =>
+        vscode.workspace.getConfiguration('cudaOccupancy').get<string[]>('architectures')?.[0] === 'sm_75'
+          ? true
+          : undefined,
+      );
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file('ws-settings.cu')));
       await vscode.window.showTextDocument(doc);
       const at = new vscode.Position(1, text.split('\n')[1].indexOf('wide') + 1);
       // Figures from ptxas for sm_75: a compile ran after the server read the workspace's settings, with the default nvcc.
-      const hover = await poll('ptxas figures for sm_75', async () => {
-        const t = hoverText((await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? []);
-        return /\(ptxas, sm_75/.test(t) ? t : undefined;
-      }, 150000);
+      const hover = await poll(
+        'ptxas figures for sm_75',
+        async () => {
+          const t = hoverText(
+            (await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? [],
+          );
+          return /\(ptxas, sm_75/.test(t) ? t : undefined;
+        },
+        150000,
+      );
       assert.match(hover, /wide/);
       assert.equal(fs.existsSync(file('ran-workspace-nvcc')), false, 'the nvcc named in the workspace settings ran');
       const diagnostics = vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === 'cuda-occupancy');
-      assert.ok(diagnostics.some((d) => d.code === 'launch-exceeds-bounds') && !diagnostics.some((d) => d.code === 'too-large-to-analyse'), JSON.stringify(diagnostics.map((d) => d.code)));
+      assert.ok(
+        diagnostics.some((d) => d.code === 'launch-exceeds-bounds') &&
+          !diagnostics.some((d) => d.code === 'too-large-to-analyse'),
+        JSON.stringify(diagnostics.map((d) => d.code)),
+      );
     } finally {
-      for (const name of ['.vscode/settings.json', 'workspace-nvcc.sh', 'ws-settings.cu', 'ran-workspace-nvcc']) fs.rmSync(file(name), { force: true });
+      for (const name of ['.vscode/settings.json', 'workspace-nvcc.sh', 'ws-settings.cu', 'ran-workspace-nvcc'])
+        fs.rmSync(file(name), { force: true });
     }
   });
 });

@@ -10,7 +10,10 @@ import { estimateMemoryParallelism } from './memory-parallelism';
 
 /** The kernel's memory-level parallelism (see memory-parallelism.ts), or a note that its body nests too deeply to follow. */
 export function memoryParallelismOf(kernel: Kernel, tree: Tree, source: SourceText, lookup: Lookup): MemoryParallelism {
-  return withinStack(() => estimateMemoryParallelism(kernel, tree, source, { lookup }), () => tooDeep(kernel));
+  return withinStack(
+    () => estimateMemoryParallelism(kernel, tree, source, { lookup }),
+    () => tooDeep(kernel),
+  );
 }
 
 /**
@@ -29,5 +32,12 @@ export function withinStack<T>(run: () => T, fallback: () => T): T {
 
 function tooDeep(kernel: Kernel): MemoryParallelism {
   const reason = 'the body nests too deeply to follow';
-  return { kernel: kernel.name, p: 0, loads: [], stop: kernel.bodySpan ? { span: kernel.bodySpan, reason } : null, reasoning: [`Counting stops: ${reason}.`], source: 'source' };
+  return {
+    kernel: kernel.name,
+    p: 0,
+    loads: [],
+    stop: kernel.bodySpan ? { span: kernel.bodySpan, reason } : null,
+    reasoning: [`Counting stops: ${reason}.`],
+    source: 'source',
+  };
 }

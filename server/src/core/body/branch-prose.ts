@@ -17,8 +17,11 @@ function describeGroups(split: SplitSummary): string {
 export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: boolean): string {
   const cond = `\`${b.condition}\``;
   if (b.kind === 'tail') {
-    if (basis === 'block-tail') return `bounds guard: ${cond} splits at most one warp per block (the one holding the boundary).`;
-    return b.construct === 'loop' ? `tail of a grid-stride loop: ${cond} splits at most the last warp.` : `tail guard: splits at most the last warp.`;
+    if (basis === 'block-tail')
+      return `bounds guard: ${cond} splits at most one warp per block (the one holding the boundary).`;
+    return b.construct === 'loop'
+      ? `tail of a grid-stride loop: ${cond} splits at most the last warp.`
+      : `tail guard: splits at most the last warp.`;
   }
   if (b.kind === 'warp-uniform') {
     const shape = shapesKnown ? 'for the launched block sizes' : 'assuming blockDim.x is a multiple of 32';
@@ -28,8 +31,13 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
   const amount = (c: number) => (ptx ? `${c} PTX instructions` : `about ${c} instructions, estimated from the syntax`);
   const slots = ptx ? 'PTX instructions' : 'estimated from the syntax';
   const split = b.split;
-  const who = split?.dataDependent ? `${cond} depends on per-lane data (from \`${b.source.text}\`), so lanes of a warp disagree whenever their values do` : `${cond} splits ${split?.warps ?? 'warps'}${split ? describeGroups(split) : ''}${split?.when ? ` when ${split.when}` : ''}`;
-  const lanes = b.laneActivity !== undefined ? ` (${pct(b.laneActivity)} of the lanes active there${split?.variesBySteps ? ', averaged over the steps' : ''})` : '';
+  const who = split?.dataDependent
+    ? `${cond} depends on per-lane data (from \`${b.source.text}\`), so lanes of a warp disagree whenever their values do`
+    : `${cond} splits ${split?.warps ?? 'warps'}${split ? describeGroups(split) : ''}${split?.when ? ` when ${split.when}` : ''}`;
+  const lanes =
+    b.laneActivity !== undefined
+      ? ` (${pct(b.laneActivity)} of the lanes active there${split?.variesBySteps ? ', averaged over the steps' : ''})`
+      : '';
   const [first, second] = b.paths;
   let body: string;
   if (b.construct === 'loop') {
@@ -41,34 +49,53 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
     const k = Math.max(...b.concurrentPaths.map((s) => s.length));
     body = `${who}: the lanes of a warp go to up to ${k} cases, run one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
   } else if (second && second.cost === 0) {
-    const what = b.construct === 'short-circuit' ? `the right operand (${amount(first.cost)})` : `the body (${amount(first.cost)})`;
+    const what =
+      b.construct === 'short-circuit'
+        ? `the right operand (${amount(first.cost)})`
+        : `the body (${amount(first.cost)})`;
     body = `${who}; the idle lanes wait through ${what}${lanes}. The ${b.construct === 'short-circuit' ? 'skip' : 'else'} path is empty, so no extra issue slots are paid.`;
   } else {
     body = `${who}: the warp runs both paths one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
   }
   if (b.predicated) {
     const tool = b.predicated.source === 'ptx' ? 'the PTX' : 'the SASS';
-    const cost = b.predicated.cost !== null ? `its ${b.predicated.cost} ${b.predicated.source === 'ptx' ? 'PTX' : 'SASS'} instructions` : 'both paths';
+    const cost =
+      b.predicated.cost !== null
+        ? `its ${b.predicated.cost} ${b.predicated.source === 'ptx' ? 'PTX' : 'SASS'} instructions`
+        : 'both paths';
     body += ` The compiler predicated it (no branch instruction in ${tool}): every warp issues ${cost}, whether its lanes agree or not.`;
-  } else if (b.likelyPredicated) body += ' It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).';
+  } else if (b.likelyPredicated)
+    body += ' It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).';
   return body;
 }
 
 export function suggest(b: Branch): string | null {
   if (b.kind !== 'divergent') return null;
   const c = b.condition;
-  if (b.split?.dataDependent) return 'If the data allows, group the work so the lanes of a warp see similar values (sort or bin it), or compute both sides without a branch.';
-  if (b.split?.when && /<\s*32\b/.test(b.split.when)) return 'Finish the last steps (fewer than 32 active lanes) inside one warp with `__shfl_down_sync`, which needs no branch.';
-  if (/%/.test(c) && /==|!=/.test(c) && b.split?.warps === 'every warp') return 'Index the work so the active lanes are contiguous (e.g. sequential addressing `tid < s` instead of `tid % (2*s) == 0`): whole warps then drop out together.';
-  if (b.construct === 'loop') return 'Balance the trip counts across the lanes of a warp (or give each warp its own work item) so the lanes finish together.';
+  if (b.split?.dataDependent)
+    return 'If the data allows, group the work so the lanes of a warp see similar values (sort or bin it), or compute both sides without a branch.';
+  if (b.split?.when && /<\s*32\b/.test(b.split.when))
+    return 'Finish the last steps (fewer than 32 active lanes) inside one warp with `__shfl_down_sync`, which needs no branch.';
+  if (/%/.test(c) && /==|!=/.test(c) && b.split?.warps === 'every warp')
+    return 'Index the work so the active lanes are contiguous (e.g. sequential addressing `tid < s` instead of `tid % (2*s) == 0`): whole warps then drop out together.';
+  if (b.construct === 'loop')
+    return 'Balance the trip counts across the lanes of a warp (or give each warp its own work item) so the lanes finish together.';
   if (isLeaderBranch(b)) return null;
-  if (b.paths.length >= 2 && b.paths.filter((p) => p.cost > 0).length >= 2) return 'Move work common to the paths out of the branch, or regroup the data so the lanes of a warp agree.';
-  if (/[<>]/.test(c)) return 'Align the condition to warp boundaries (a multiple of 32 lanes) so whole warps take one side.';
+  if (b.paths.length >= 2 && b.paths.filter((p) => p.cost > 0).length >= 2)
+    return 'Move work common to the paths out of the branch, or regroup the data so the lanes of a warp agree.';
+  if (/[<>]/.test(c))
+    return 'Align the condition to warp boundaries (a multiple of 32 lanes) so whole warps take one side.';
   return 'Align the condition to warp boundaries, move work out of the branch, or use warp-level primitives.';
 }
 
 /** `if (lane == 0) ...`: one lane against the rest with no else, the way warp-level code elects a leader. */
 export function isLeaderBranch(b: Branch): boolean {
   const g = b.split?.groups;
-  return !!g && g.length === 2 && g[1] === 1 && (b.construct === 'if' || b.construct === 'else-if') && (b.paths[1]?.cost ?? 0) === 0;
+  return (
+    !!g &&
+    g.length === 2 &&
+    g[1] === 1 &&
+    (b.construct === 'if' || b.construct === 'else-if') &&
+    (b.paths[1]?.cost ?? 0) === 0
+  );
 }

@@ -54,10 +54,17 @@ export interface Verdict {
 export const classifySite = memoByText('branch verdicts', verdictKey, computeVerdict);
 
 function verdictKey(site: BranchSite, shapes: Dim3[]): string {
-  const cases = site.construct === 'switch' ? site.paths.map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`)).join(';') : '';
+  const cases =
+    site.construct === 'switch'
+      ? site.paths
+          .map((p) => (p.caseValues === null ? 'default' : `[${p.caseValues?.map(String).join(',') ?? '-'}]`))
+          .join(';')
+      : '';
   const guard = guardOf(site);
   // One key for the condition and its guards, so that their unknowns are numbered together.
-  const keyed: Sym = guard ? { op: 'binary', operator: 'where', left: site.condition.sym, right: guard } : site.condition.sym;
+  const keyed: Sym = guard
+    ? { op: 'binary', operator: 'where', left: site.condition.sym, right: guard }
+    : site.condition.sym;
   return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(keyed)}`;
 }
 
@@ -130,7 +137,15 @@ function isTail(sym: Sym, whole: Verdict): boolean {
 }
 
 function tailVerdict(global: boolean): Verdict {
-  return { kind: 'tail', basis: global ? 'grid-tail' : 'block-tail', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape: false };
+  return {
+    kind: 'tail',
+    basis: global ? 'grid-tail' : 'block-tail',
+    split: null,
+    trueFraction: null,
+    outcomeSets: [],
+    notes: [],
+    dependsOnShape: false,
+  };
 }
 
 const GRID_DIM: Readonly<Dim3> = Object.freeze({ x: 8, y: 8, z: 1 });
@@ -150,7 +165,12 @@ interface ComboResult {
  * Evaluate the condition for every lane of every warp, for each block shape and each sample of the
  * unknowns it reads; with a `guard`, only for the lanes where it holds (the others are not there).
  */
-function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => string, guard: Sym | null = null): Verdict {
+function classifyEnumerated(
+  sym: Sym,
+  shapes: Dim3[],
+  outcome: (v: number) => string,
+  guard: Sym | null = null,
+): Verdict {
   const facts = guard ? symFacts({ op: 'binary', operator: 'where', left: sym, right: guard }) : symFacts(sym);
   const own = symFacts(sym);
   let mostLanes = 0;
@@ -181,14 +201,20 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
       if (simulateLoopCounter(f, base0)) {
         simulated.add(f.name);
         notes.push(`${f.name} takes ${describeValues(values)} with ${formatDim(shape)}-thread blocks`);
-      } else notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
+      } else
+        notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
     }
     for (const bindings of sampleCombinations(samples)) {
       for (const blockIdx of blockSamples) {
         const sample = blockSample(blockIdx, bindings);
         const column = evaluate(sample);
         const here = evaluateGuard ? evaluateGuard(sample) : null;
-        const combo: ComboResult = { values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])), splitWarps: [], totalWarps: warps, groups: null };
+        const combo: ComboResult = {
+          values: new Map(samples.map((s) => [s.f.name, bindings.get(s.f.id)!])),
+          splitWarps: [],
+          totalWarps: warps,
+          groups: null,
+        };
         for (let w = 0; w < warps; w++) {
           keys.length = 0;
           counts.length = 0;
@@ -218,7 +244,8 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
           const set = [...keys].sort();
           if (set.length > 0) outcomeSets.set(set.join(','), set);
           if (keys.length > 1) {
-            if (coords && staircase && !isBoundary(column, here, coords, shape, w * 32, Math.min(size, w * 32 + 32))) staircase = false;
+            if (coords && staircase && !isBoundary(column, here, coords, shape, w * 32, Math.min(size, w * 32 + 32)))
+              staircase = false;
             combo.splitWarps.push(w);
             combo.groups ??= [...counts].sort((a, b) => b - a);
             const ones = keys.indexOf('1');
@@ -232,15 +259,43 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
   }
   const dependsOnShape = own.threadAxes.size > 0 || own.laneId || own.frees.some((f) => f.loop?.role === 'counter');
   if (guard && mostLanes === 1) {
-    return { kind: 'warp-uniform', basis: 'single-lane', split: null, trueFraction: null, outcomeSets: [], notes: [], dependsOnShape };
+    return {
+      kind: 'warp-uniform',
+      basis: 'single-lane',
+      split: null,
+      trueFraction: null,
+      outcomeSets: [],
+      notes: [],
+      dependsOnShape,
+    };
   }
   if (data) {
-    return { kind: 'divergent', basis: 'data', split: { warps: 'warps', groups: null, when: null, dataDependent: true, variesBySteps: false }, trueFraction: null, outcomeSets: [], notes, dependsOnShape: false };
+    return {
+      kind: 'divergent',
+      basis: 'data',
+      split: { warps: 'warps', groups: null, when: null, dataDependent: true, variesBySteps: false },
+      trueFraction: null,
+      outcomeSets: [],
+      notes,
+      dependsOnShape: false,
+    };
   }
   const splitting = combos.filter((c) => c.splitWarps.length > 0);
-  if (splitting.length === 0) return { kind: 'warp-uniform', basis: 'lanes', split: null, trueFraction: null, outcomeSets: [...outcomeSets.values()], notes, dependsOnShape };
+  if (splitting.length === 0)
+    return {
+      kind: 'warp-uniform',
+      basis: 'lanes',
+      split: null,
+      trueFraction: null,
+      outcomeSets: [...outcomeSets.values()],
+      notes,
+      dependsOnShape,
+    };
   const sampledInvariant = own.frees.filter((f) => !f.loop).map((f) => f.name);
-  if (sampledInvariant.length > 0) notes.push(`${sampledInvariant.map((n) => `\`${n}\``).join(', ')} unknown: lanes disagree for some values (e.g. ${sampledInvariant.map((n) => `${n} = ${splitting[0].values.get(n)}`).join(', ')})`);
+  if (sampledInvariant.length > 0)
+    notes.push(
+      `${sampledInvariant.map((n) => `\`${n}\``).join(', ')} unknown: lanes disagree for some values (e.g. ${sampledInvariant.map((n) => `${n} = ${splitting[0].values.get(n)}`).join(', ')})`,
+    );
   return {
     kind: 'divergent',
     basis: 'lanes',
@@ -257,7 +312,14 @@ function classifyEnumerated(sym: Sym, shapes: Dim3[], outcome: (v: number) => st
  * Whether a split warp's condition changes value at most once along x in each row of the block and
  * once along y (and z) in each column: a boundary, not a pattern (`lane % 2`, a middle range of lanes).
  */
-function isBoundary(column: Column, here: Column | null, coords: ReturnType<typeof threadCoordinates>, shape: Dim3, from: number, to: number): boolean {
+function isBoundary(
+  column: Column,
+  here: Column | null,
+  coords: ReturnType<typeof threadCoordinates>,
+  shape: Dim3,
+  from: number,
+  to: number,
+): boolean {
   let rowSwitches = 0;
   let prev = -1;
   const columns = shape.x % 32 !== 0 ? new Map<number, { last: number; switches: number }>() : null;
@@ -299,15 +361,31 @@ function blockSample(blockIdx: Dim3, bindings: ReadonlyMap<number, number>): Blo
 }
 
 function blockIdxSamples(facts: SymFacts): Dim3[] {
-  return facts.blockIdx ? [{ x: 0, y: 0, z: 0 }, { x: 1, y: 1, z: 0 }] : [{ x: 0, y: 0, z: 0 }];
+  return facts.blockIdx
+    ? [
+        { x: 0, y: 0, z: 0 },
+        { x: 1, y: 1, z: 0 },
+      ]
+    : [{ x: 0, y: 0, z: 0 }];
 }
 
-function freeSampleLists(facts: SymFacts, base: Omit<EvalPoint, 'bindings'>): Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }> {
-  return thinSamples(facts.frees.map((f) => ({ f, values: freeSamples(f, base) })), MAX_COMBINATIONS);
+function freeSampleLists(
+  facts: SymFacts,
+  base: Omit<EvalPoint, 'bindings'>,
+): Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }> {
+  return thinSamples(
+    facts.frees.map((f) => ({ f, values: freeSamples(f, base) })),
+    MAX_COMBINATIONS,
+  );
 }
 
-function sampleCombinations(samples: Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }>): Array<Map<number, number>> {
-  return cartesian(samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])), MAX_COMBINATIONS);
+function sampleCombinations(
+  samples: Array<{ f: Extract<Sym, { op: 'free' }>; values: number[] }>,
+): Array<Map<number, number>> {
+  return cartesian(
+    samples.map((s) => s.values.map((v) => [s.f.id, v] as [number, number])),
+    MAX_COMBINATIONS,
+  );
 }
 
 /**
@@ -363,17 +441,31 @@ function describeValues(values: number[]): string {
 function summarizeSplit(all: ComboResult[], splitting: ComboResult[], counters: string[]): SplitSummary {
   const first = splitting.reduce((a, b) => (b.splitWarps.length > a.splitWarps.length ? b : a));
   const n = first.splitWarps.length;
-  const warps = n === first.totalWarps ? (n === 1 ? 'the warp' : 'every warp') : n === 1 ? `warp ${first.splitWarps[0]} of each block` : `${n} of the ${first.totalWarps} warps of each block`;
+  const warps =
+    n === first.totalWarps
+      ? n === 1
+        ? 'the warp'
+        : 'every warp'
+      : n === 1
+        ? `warp ${first.splitWarps[0]} of each block`
+        : `${n} of the ${first.totalWarps} warps of each block`;
   let when: string | null = null;
   for (const name of counters) {
     const split = [...new Set(splitting.map((c) => c.values.get(name)!))];
-    const whole = [...new Set(all.filter((c) => c.splitWarps.length === 0).map((c) => c.values.get(name)!))].filter((v) => !split.includes(v));
+    const whole = [...new Set(all.filter((c) => c.splitWarps.length === 0).map((c) => c.values.get(name)!))].filter(
+      (v) => !split.includes(v),
+    );
     if (whole.length === 0) continue;
     const maxSplit = Math.max(...split);
     const minWhole = Math.min(...whole);
-    when = maxSplit < minWhole ? `${name} < ${minWhole} (${name} = ${describeValues(split.sort((a, b) => b - a))})` : `${name} = ${describeValues(split)}`;
+    when =
+      maxSplit < minWhole
+        ? `${name} < ${minWhole} (${name} = ${describeValues(split.sort((a, b) => b - a))})`
+        : `${name} = ${describeValues(split)}`;
   }
-  const variesBySteps = splitting.some((c) => c.groups?.join() !== first.groups?.join() || c.splitWarps.join() !== first.splitWarps.join());
+  const variesBySteps = splitting.some(
+    (c) => c.groups?.join() !== first.groups?.join() || c.splitWarps.join() !== first.splitWarps.join(),
+  );
   return { warps, groups: first.groups, when, dataDependent: false, variesBySteps };
 }
 

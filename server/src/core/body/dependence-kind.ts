@@ -1,8 +1,29 @@
 /** How a value varies across the threads of a block: uniform, the same within each warp, a global index, or lane-varying. */
 import type { Dim3 } from '../types';
 import { memoByText } from '../incremental/kept-tables';
-import { isThreadDependent, structuralKey, symFacts, type Axis, type AffineShape, type DependenceKind, type Sym, type SymFacts } from './symbolic-values';
-import { defaultBlockShape, evaluateSym, blockEvaluator, freeSamples, threadCoordinates, threadValue, LANE_UNKNOWN, INVALID, type BlockSample, type EvalPoint, type EvalResult } from './lane-evaluation';
+import {
+  isThreadDependent,
+  structuralKey,
+  symFacts,
+  type Axis,
+  type AffineShape,
+  type DependenceKind,
+  type Sym,
+  type SymFacts,
+} from './symbolic-values';
+import {
+  defaultBlockShape,
+  evaluateSym,
+  blockEvaluator,
+  freeSamples,
+  threadCoordinates,
+  threadValue,
+  LANE_UNKNOWN,
+  INVALID,
+  type BlockSample,
+  type EvalPoint,
+  type EvalResult,
+} from './lane-evaluation';
 
 /**
  * Kinds by what decides them (`structuralKey`, as divergence.ts keeps its verdicts): the walk asks
@@ -25,11 +46,22 @@ export function dependenceKind(sym: Sym, shape?: Dim3): DependenceKind {
 
 function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): DependenceKind {
   const dims = shape ?? defaultBlockShape(facts.threadAxes.has('y') || facts.threadAxes.has('z'));
-  const base = { blockIdx: { x: 1, y: 1, z: 0 }, blockDim: dims, gridDim: { x: 8, y: 8, z: 1 }, threadIdx: { x: 0, y: 0, z: 0 }, warpKey: 0 };
+  const base = {
+    blockIdx: { x: 1, y: 1, z: 0 },
+    blockDim: dims,
+    gridDim: { x: 8, y: 8, z: 1 },
+    threadIdx: { x: 0, y: 0, z: 0 },
+    warpKey: 0,
+  };
   const bindings = new Map<number, number>();
   // A sample of each unknown that divides nothing by zero (0 is among the samples, for conditions).
   for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base).find((v) => v !== 0) ?? 1);
-  const disagreement = firstDisagreement(sym, dims, { blockIdx: base.blockIdx, gridDim: base.gridDim, bindings, warpKey: (w) => w });
+  const disagreement = firstDisagreement(sym, dims, {
+    blockIdx: base.blockIdx,
+    gridDim: base.gridDim,
+    bindings,
+    warpKey: (w) => w,
+  });
   if (disagreement === 'unknown') return facts.blockIdx ? 'globalIndex' : 'laneVarying';
   if (disagreement === 'differ') return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
   return 'warpUniform';
@@ -44,7 +76,14 @@ function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): Depe
 function firstDisagreement(sym: Sym, dims: Dim3, sample: BlockSample): 'unknown' | 'differ' | null {
   const size = dims.x * dims.y * dims.z;
   const threads = threadCoordinates(dims);
-  const point: EvalPoint = { threadIdx: { x: 0, y: 0, z: 0 }, blockIdx: sample.blockIdx, blockDim: dims, gridDim: sample.gridDim, warpKey: sample.warpKey(0), bindings: sample.bindings };
+  const point: EvalPoint = {
+    threadIdx: { x: 0, y: 0, z: 0 },
+    blockIdx: sample.blockIdx,
+    blockDim: dims,
+    gridDim: sample.gridDim,
+    warpKey: sample.warpKey(0),
+    bindings: sample.bindings,
+  };
   const firstWarp = scanWarps(0, Math.min(size, 32), (t) => {
     point.threadIdx = { x: threads.x[t], y: threads.y[t], z: threads.z[t] };
     return evaluateSym(sym, point);
@@ -86,8 +125,10 @@ export function isAffineIndex(sym: Sym): boolean {
       return sym.operator === '+' && isAffineIndex(sym.arg);
     case 'binary': {
       const { operator, left, right } = sym;
-      if (operator === '+' || operator === '-') return isAffineIndex(left) && (operator === '+' ? isAffineIndex(right) : !isThreadDependent(right));
-      if (operator === '*') return (isAffineIndex(left) && !isThreadDependent(right)) || (isAffineIndex(right) && !isThreadDependent(left));
+      if (operator === '+' || operator === '-')
+        return isAffineIndex(left) && (operator === '+' ? isAffineIndex(right) : !isThreadDependent(right));
+      if (operator === '*')
+        return (isAffineIndex(left) && !isThreadDependent(right)) || (isAffineIndex(right) && !isThreadDependent(left));
       if (operator === '<<') return isAffineIndex(left) && right.op === 'const';
       return !isThreadDependent(sym);
     }
@@ -120,7 +161,14 @@ function coefficientOf(sym: Sym, dim: Axis): number | null {
   const at = (t: number, freeValue: number, bdim: number): EvalResult => {
     const threadIdx = { x: 0, y: 0, z: 0, [dim]: t } as Dim3;
     const bindings = new Map(facts.frees.map((f) => [f.id, freeValue] as [number, number]));
-    return evaluateSym(sym, { threadIdx, blockIdx: { x: 0, y: 0, z: 0 }, blockDim: { x: bdim, y: bdim, z: bdim }, gridDim: { x: 1, y: 1, z: 1 }, warpKey: 0, bindings });
+    return evaluateSym(sym, {
+      threadIdx,
+      blockIdx: { x: 0, y: 0, z: 0 },
+      blockDim: { x: bdim, y: bdim, z: bdim },
+      gridDim: { x: 1, y: 1, z: 1 },
+      warpKey: 0,
+      bindings,
+    });
   };
   const d1 = diff(at(1, 1, 64), at(0, 1, 64));
   const d2 = diff(at(1, 2, 128), at(0, 2, 128));

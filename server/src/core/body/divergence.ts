@@ -17,7 +17,17 @@ import type { Dim3, Kernel, Launch, Span } from '../types';
 import { makeSourceText, offsetAt, withinLines, type SourceText } from '../text/source-text';
 import { collectConstants, makeLookup } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
-import { analyzeThreadDependence, findKernelDefinitions, lazyFunctions, defaultBlockShape, spanOfNode, uncalledDeviceFunctions, type BranchConstruct, type BranchSite, type FunctionTable } from './thread-dependence';
+import {
+  analyzeThreadDependence,
+  findKernelDefinitions,
+  lazyFunctions,
+  defaultBlockShape,
+  spanOfNode,
+  uncalledDeviceFunctions,
+  type BranchConstruct,
+  type BranchSite,
+  type FunctionTable,
+} from './thread-dependence';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { oneLineOfCode } from '../text/one-line';
@@ -125,7 +135,10 @@ export const DEFAULT_DIVERGENCE_MIN_SHARE = 8;
 /** The branches of every kernel of a document, and of the `__device__` functions nothing in it calls. */
 export function analyzeDivergence(input: DivergenceInput): Branch[] {
   const ctx = prepareDivergence(input);
-  return [...divergenceOf(ctx, input.kernels), ...uncalledDeviceRoots(ctx).flatMap((root) => deviceFunctionBranches(ctx, root))];
+  return [
+    ...divergenceOf(ctx, input.kernels),
+    ...uncalledDeviceRoots(ctx).flatMap((root) => deviceFunctionBranches(ctx, root)),
+  ];
 }
 
 /** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
@@ -139,7 +152,13 @@ export interface DivergenceContext {
   defaultBlock?: Dim3;
 }
 
-export function prepareDivergence({ source, tree, kernels, launches, options = {} }: DivergenceInput): DivergenceContext {
+export function prepareDivergence({
+  source,
+  tree,
+  kernels,
+  launches,
+  options = {},
+}: DivergenceInput): DivergenceContext {
   const text = typeof source === 'string' ? makeSourceText(source) : source;
   const lookup = options.fileLookup ?? makeLookup([collectConstants(text)], options.lookup);
   const launchesOf = new Map<string, Launch[]>();
@@ -148,7 +167,15 @@ export function prepareDivergence({ source, tree, kernels, launches, options = {
     if (group) group.push(l);
     else launchesOf.set(l.baseName, [l]);
   }
-  return { source: text, tree, lookup, functions: options.functions ?? lazyFunctions(tree.rootNode), definitions: findKernelDefinitions(tree.rootNode, kernels), launchesOf, defaultBlock: options.defaultBlock };
+  return {
+    source: text,
+    tree,
+    lookup,
+    functions: options.functions ?? lazyFunctions(tree.rootNode),
+    definitions: findKernelDefinitions(tree.rootNode, kernels),
+    launchesOf,
+    defaultBlock: options.defaultBlock,
+  };
 }
 
 /** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
@@ -156,7 +183,11 @@ export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[])
   const branches: Branch[] = [];
   for (const one of kernels) {
     // A kernel whose braces a preprocessor branch splits is read from a parse that keeps one branch.
-    const definition = ctx.definitions.get(one) ?? (one.isDefinition && one.bodySpan ? { startIndex: offsetAt(ctx.source, one.span.start), endIndex: offsetAt(ctx.source, one.span.end) } : null);
+    const definition =
+      ctx.definitions.get(one) ??
+      (one.isDefinition && one.bodySpan
+        ? { startIndex: offsetAt(ctx.source, one.span.start), endIndex: offsetAt(ctx.source, one.span.end) }
+        : null);
     const reparsed = definition ? reparseSplitBranches(ctx.tree, ctx.source.text, definition) : null;
     try {
       branches.push(...kernelBranches(ctx, one, reparsed));
@@ -200,10 +231,19 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
     leadingComment: null,
   };
   const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
-  return kernelBranches(ctx, device, null, new Map([[device, root.node]])).map((b) => ({ ...b, inDeviceFunction: true, assumptions: [note, ...b.assumptions] }));
+  return kernelBranches(ctx, device, null, new Map([[device, root.node]])).map((b) => ({
+    ...b,
+    inDeviceFunction: true,
+    assumptions: [note, ...b.assumptions],
+  }));
 }
 
-function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | null, roots?: ReadonlyMap<Kernel, SyntaxNode>): Branch[] {
+function kernelBranches(
+  ctx: DivergenceContext,
+  one: Kernel,
+  reparsed: Tree | null,
+  roots?: ReadonlyMap<Kernel, SyntaxNode>,
+): Branch[] {
   const tree = reparsed ?? ctx.tree;
   const { lookup } = ctx;
   // The reparse holds the definition alone: the functions it calls are the file's.
@@ -217,16 +257,32 @@ function kernelBranches(ctx: DivergenceContext, one: Kernel, reparsed: Tree | nu
     const views = new SyntaxViews(tree, reparsed ? ctx.tree : undefined);
     for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions, views })) {
       const kernel = kernels.find((k) => k.name === dep.kernel)!;
-      const shapes = blockShapes(kernel, ctx.launchesOf.get(kernel.name) ?? [], dep.usesMultiDimensionalBlock, ctx.defaultBlock);
+      const shapes = blockShapes(
+        kernel,
+        ctx.launchesOf.get(kernel.name) ?? [],
+        dep.usesMultiDimensionalBlock,
+        ctx.defaultBlock,
+      );
       const verdicts = new Map<number, Verdict>();
-      for (const site of dep.sites) verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
-      const nestedDivergent = (node: SyntaxNode) => [...dep.sites].some((s) => s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent');
-      const kernelCost = dep.sites.some((site) => verdicts.get(site.node.id * 16 + constructIndex(site.construct))?.kind === 'divergent') ? Math.max(1, estimateCost([dep.body], { functions, lookup, nestedDivergent, views }).cost) : 1;
+      for (const site of dep.sites)
+        verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
+      const nestedDivergent = (node: SyntaxNode) =>
+        [...dep.sites].some(
+          (s) =>
+            s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent',
+        );
+      const kernelCost = dep.sites.some(
+        (site) => verdicts.get(site.node.id * 16 + constructIndex(site.construct))?.kind === 'divergent',
+      )
+        ? Math.max(1, estimateCost([dep.body], { functions, lookup, nestedDivergent, views }).cost)
+        : 1;
       for (const site of dep.sites) {
         const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
         // At most one lane of a warp gets there (inside `if (lane == 0)`): nothing to split, not listed.
         if (verdict.basis === 'single-lane') continue;
-        branches.push(makeBranch(site, verdict, shapes, { kernelCost, functions, lookup, nestedDivergent, views }, ctx.source));
+        branches.push(
+          makeBranch(site, verdict, shapes, { kernelCost, functions, lookup, nestedDivergent, views }, ctx.source),
+        );
       }
     }
   }
@@ -254,16 +310,22 @@ function blockShapes(kernel: Kernel, launches: readonly Launch[], multiDimension
   const known = new Map<string, Dim3>();
   // Lanes are simulated one by one: a block that cannot launch (over 1024 threads, a zero
   // dimension; launch-checks reports it) counts as unresolved, not as 241 million lanes.
-  const launchable = (d: Dim3 | null): d is Dim3 => !!d && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1) && d.x * d.y * d.z <= MAX_BLOCK_THREADS;
+  const launchable = (d: Dim3 | null): d is Dim3 =>
+    !!d && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1) && d.x * d.y * d.z <= MAX_BLOCK_THREADS;
   for (const l of mine) if (launchable(l.block.value)) known.set(formatDim(l.block.value), l.block.value);
   const unresolved = mine.filter((l) => !launchable(l.block.value));
   const assumptions: string[] = [];
   if (known.size > 0) {
-    if (unresolved.length > 0) assumptions.push(`checked for the launches with ${[...known.keys()].join(', ')} threads per block; ${unresolved.length} launch${unresolved.length > 1 ? 'es' : ''} with an unresolved block size (\`${unresolved[0].block.text}\`) not checked`);
+    if (unresolved.length > 0)
+      assumptions.push(
+        `checked for the launches with ${[...known.keys()].join(', ')} threads per block; ${unresolved.length} launch${unresolved.length > 1 ? 'es' : ''} with an unresolved block size (\`${unresolved[0].block.text}\`) not checked`,
+      );
     return { shapes: [...known.values()], known: true, assumptions };
   }
   const shape = fallback ?? defaultBlockShape(multiDimensional);
-  assumptions.push(`no launch of ${kernel.name} with a known block size in view: assumed ${formatDim(shape)} threads per block (blockDim.x a multiple of 32)`);
+  assumptions.push(
+    `no launch of ${kernel.name} with a known block size in view: assumed ${formatDim(shape)} threads per block (blockDim.x a multiple of 32)`,
+  );
   return { shapes: [shape], known: false, assumptions };
 }
 
@@ -281,24 +343,42 @@ const oneLine = oneLineOfCode;
 function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: CostSetup, source: SourceText): Branch {
   const spanOf = (node: SyntaxNode) => withinLines(source, spanOfNode(node));
   const estimates = site.paths.map((p) => estimateCost(p.nodes, setup));
-  const paths: BranchPath[] = site.paths.map((p, i) => ({ label: p.label, cost: estimates[i].cost, spans: p.nodes.map(spanOf) }));
+  const paths: BranchPath[] = site.paths.map((p, i) => ({
+    label: p.label,
+    cost: estimates[i].cost,
+    spans: p.nodes.map(spanOf),
+  }));
   const divergent = verdict.kind === 'divergent';
   let concurrentPaths: number[][];
   if (!divergent) concurrentPaths = paths.map((_, i) => [i]);
   else if (site.construct === 'switch' && verdict.outcomeSets.length > 0 && verdict.basis !== 'data') {
-    concurrentPaths = verdict.outcomeSets.map((set) => set.map(Number).filter((i) => Number.isInteger(i) && i < paths.length)).filter((s) => s.length > 0);
+    concurrentPaths = verdict.outcomeSets
+      .map((set) => set.map(Number).filter((i) => Number.isInteger(i) && i < paths.length))
+      .filter((s) => s.length > 0);
     if (concurrentPaths.length === 0) concurrentPaths = [paths.map((_, i) => i)];
   } else concurrentPaths = [paths.map((_, i) => i)];
   const firstPathIsFalse = site.construct === 'return' || site.construct === 'break' || site.construct === 'continue';
-  const laneActivity = divergent && verdict.trueFraction !== null ? round(firstPathIsFalse ? 1 - verdict.trueFraction : verdict.trueFraction) : undefined;
+  const laneActivity =
+    divergent && verdict.trueFraction !== null
+      ? round(firstPathIsFalse ? 1 - verdict.trueFraction : verdict.trueFraction)
+      : undefined;
   const notes = [...new Set(estimates.flatMap((e) => e.notes))];
   const predicable = ['if', 'else-if', 'ternary', 'short-circuit'].includes(site.construct);
   const totalStatements = estimates.reduce((s, e) => s + e.statements, 0);
-  const likelyPredicated = predicable && !estimates.some((e) => e.complex) && totalStatements <= 4 && estimates.reduce((s, e) => s + e.cost, 0) <= 16;
+  const likelyPredicated =
+    predicable &&
+    !estimates.some((e) => e.complex) &&
+    totalStatements <= 4 &&
+    estimates.reduce((s, e) => s + e.cost, 0) <= 16;
   const assumptions = [
     ...(verdict.dependsOnShape && verdict.basis === 'lanes' ? shapes.assumptions : []),
     ...verdict.notes,
-    ...(divergent ? ['path costs are estimates from the syntax tree (about one instruction per operator, load, store or call)', ...notes] : []),
+    ...(divergent
+      ? [
+          'path costs are estimates from the syntax tree (about one instruction per operator, load, store or call)',
+          ...notes,
+        ]
+      : []),
   ];
   const origin = site.condition.origin ?? { text: oneLine(site.conditionNode.text), span: spanOf(site.conditionNode) };
   const branch: Branch = {
@@ -317,7 +397,9 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     idleIssueSlots: 0,
     kernelIssueSlots: setup.kernelCost,
     ...(laneActivity !== undefined ? { laneActivity } : {}),
-    ...(verdict.split ? { split: { ...verdict.split, groups: verdict.split.groups && [...verdict.split.groups] } } : {}),
+    ...(verdict.split
+      ? { split: { ...verdict.split, groups: verdict.split.groups && [...verdict.split.groups] } }
+      : {}),
     costSource: 'syntax-estimate',
     likelyPredicated,
     explanation: '',
@@ -331,9 +413,18 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
 export function finish(branch: Branch, basis: Verdict['basis'] | null, shapesKnown: boolean): Branch {
   const costs = branch.paths.map((p) => p.cost);
   const idealCost = Math.max(0, ...costs);
-  const divergedCost = Math.max(idealCost, ...branch.concurrentPaths.map((set) => set.reduce((s, i) => s + (costs[i] ?? 0), 0)));
+  const divergedCost = Math.max(
+    idealCost,
+    ...branch.concurrentPaths.map((set) => set.reduce((s, i) => s + (costs[i] ?? 0), 0)),
+  );
   const efficiency = divergedCost > 0 ? round(idealCost / divergedCost) : 1;
-  const b: Branch = { ...branch, idealCost, divergedCost, efficiency, idleIssueSlots: branch.kind === 'divergent' ? idleSlots(branch, costs) : 0 };
+  const b: Branch = {
+    ...branch,
+    idealCost,
+    divergedCost,
+    efficiency,
+    idleIssueSlots: branch.kind === 'divergent' ? idleSlots(branch, costs) : 0,
+  };
   b.explanation = explain(b, basis, shapesKnown);
   b.suggestion = suggest(b);
   return b;
@@ -349,7 +440,10 @@ export function finish(branch: Branch, basis: Verdict['basis'] | null, shapesKno
  */
 function idleSlots(b: Branch, costs: number[]): number {
   if (b.construct === 'switch') {
-    const set = b.concurrentPaths.reduce((a, c) => (c.reduce((s, i) => s + (costs[i] ?? 0), 0) > a.reduce((s, i) => s + (costs[i] ?? 0), 0) ? c : a), b.concurrentPaths[0] ?? []);
+    const set = b.concurrentPaths.reduce(
+      (a, c) => (c.reduce((s, i) => s + (costs[i] ?? 0), 0) > a.reduce((s, i) => s + (costs[i] ?? 0), 0) ? c : a),
+      b.concurrentPaths[0] ?? [],
+    );
     return round(set.length > 1 ? set.reduce((s, i) => s + (costs[i] ?? 0) * (1 - 1 / set.length), 0) : 0);
   }
   const first = b.laneActivity ?? 0.5;

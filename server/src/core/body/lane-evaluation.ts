@@ -157,7 +157,8 @@ export function blockEvaluator(sym: Sym, blockDim: Dim3): (sample: BlockSample) 
         const c = perThread();
         const id = s.id;
         steps.push((sample) => {
-          for (let w = 0; w * 32 < size; w++) c.values.fill(pseudoRandom(id, sample.warpKey(w)), w * 32, Math.min(size, w * 32 + 32));
+          for (let w = 0; w * 32 < size; w++)
+            c.values.fill(pseudoRandom(id, sample.warpKey(w)), w * 32, Math.min(size, w * 32 + 32));
         });
         return c;
       }
@@ -245,7 +246,13 @@ export const threadCoordinates = memoByText(
   (d: Dim3) => `${d.x},${d.y},${d.z}`,
   (d: Dim3): ThreadCoordinates => {
     const size = d.x * d.y * d.z;
-    const c = { x: new Float64Array(size), y: new Float64Array(size), z: new Float64Array(size), lane: new Float64Array(size), numbers: new Uint8Array(size) };
+    const c = {
+      x: new Float64Array(size),
+      y: new Float64Array(size),
+      z: new Float64Array(size),
+      lane: new Float64Array(size),
+      numbers: new Uint8Array(size),
+    };
     for (let t = 0; t < size; t++) {
       const idx = { x: t % d.x, y: Math.floor(t / d.x) % d.y, z: Math.floor(t / (d.x * d.y)) };
       c.x[t] = idx.x;
@@ -269,7 +276,11 @@ function pseudoRandom(id: number, key: number): number {
   return (h >>> 8) % 41;
 }
 /** Values a loop counter takes under a block shape, when its init, condition and update can be computed (at most 64). */
-export function simulateLoopCounter(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>, bindings: ReadonlyMap<number, number> = new Map()): number[] | null {
+export function simulateLoopCounter(
+  sym: Extract<Sym, { op: 'free' }>,
+  base: Omit<EvalPoint, 'bindings'>,
+  bindings: ReadonlyMap<number, number> = new Map(),
+): number[] | null {
   const loop = sym.loop;
   if (!loop || loop.role !== 'counter' || !loop.cond || !loop.update) return null;
   const withoutSelf: EvalPoint = { ...base, bindings };

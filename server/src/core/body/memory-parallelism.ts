@@ -28,7 +28,8 @@ export interface MemoryParallelismOptions {
 }
 
 const LOAD_INTRINSICS: ReadonlySet<string> = new Set(['__ldg', '__ldca', '__ldcg', '__ldcs', '__ldlu', '__ldcv']);
-const BARRIERS = /^(__syncthreads\w*|__syncwarp|__threadfence\w*|atomic\w+|__nanosleep|cooperative_groups::\w+|grid\.sync|block\.sync|\w+\.sync|__pipeline_wait_prior|cuda::memcpy_async)$/;
+const BARRIERS =
+  /^(__syncthreads\w*|__syncwarp|__threadfence\w*|atomic\w+|__nanosleep|cooperative_groups::\w+|grid\.sync|block\.sync|\w+\.sync|__pipeline_wait_prior|cuda::memcpy_async)$/;
 
 /** Where and why counting stops: thrown out of the walk. Not an Error: most walks end in one, and an Error records the stack. */
 class Stop {
@@ -50,7 +51,12 @@ interface WalkState {
   source: SourceText;
 }
 
-export function estimateMemoryParallelism(kernel: Kernel, tree: Tree, source: SourceText, options: MemoryParallelismOptions = {}): MemoryParallelism {
+export function estimateMemoryParallelism(
+  kernel: Kernel,
+  tree: Tree,
+  source: SourceText,
+  options: MemoryParallelismOptions = {},
+): MemoryParallelism {
   const templateNames = new Set((kernel.templateParams ?? []).map((p) => p.name));
   const outer = options.lookup ?? (() => null);
   const state: WalkState = {
@@ -67,7 +73,11 @@ export function estimateMemoryParallelism(kernel: Kernel, tree: Tree, source: So
   const result = (stop: MemoryParallelism['stop']): MemoryParallelism => {
     const p = state.loads.filter((l) => l.counted).reduce((sum, l) => sum + l.multiplicity, 0);
     const reasoning = [...state.reasoning];
-    reasoning.push(p === 0 ? 'No global load is visible in the body: p = 0 (the latency model does not apply).' : `p = ${p}: ${p} independent global load${p === 1 ? '' : 's'} in flight before the first use of a loaded value.`);
+    reasoning.push(
+      p === 0
+        ? 'No global load is visible in the body: p = 0 (the latency model does not apply).'
+        : `p = ${p}: ${p} independent global load${p === 1 ? '' : 's'} in flight before the first use of a loaded value.`,
+    );
     return { kernel: kernel.name, p, loads: state.loads, stop, reasoning, source: 'source' };
   };
   if (!kernel.bodySpan) {
@@ -79,7 +89,9 @@ export function estimateMemoryParallelism(kernel: Kernel, tree: Tree, source: So
     const name = /([A-Za-z_]\w*)\s*(?:\[\s*\])?\s*$/.exec(param.replace(/=.*$/, ''))?.[1];
     if (name) state.globals.add(name);
   }
-  state.restrict = pointerParams.length > 0 && pointerParams.every((p) => /__restrict__|\brestrict\b/.test(p) || /\bconst\b[^*]*\*/.test(p));
+  state.restrict =
+    pointerParams.length > 0 &&
+    pointerParams.every((p) => /__restrict__|\brestrict\b/.test(p) || /\bconst\b[^*]*\*/.test(p));
   state.reasoning.push(
     pointerParams.length
       ? `Global pointers: ${[...state.globals].join(', ')}${state.restrict ? ' (all `__restrict__` or read-only, so stores do not hold loads back)' : ''}.`
@@ -92,7 +104,8 @@ export function estimateMemoryParallelism(kernel: Kernel, tree: Tree, source: So
     state.reasoning.push('The parser could not read the body, so no loads were counted.');
     return result(null);
   }
-  if (body.node.hasError) state.reasoning.push('Part of the body did not parse (a gap in tree-sitter-cuda); loads there may be missed.');
+  if (body.node.hasError)
+    state.reasoning.push('Part of the body did not parse (a gap in tree-sitter-cuda); loads there may be missed.');
   try {
     walkStatement(body, state, 1);
   } catch (e) {
@@ -105,7 +118,14 @@ export function estimateMemoryParallelism(kernel: Kernel, tree: Tree, source: So
 
 function findBody(tree: Tree, start: number, end: number): SyntaxNode | null {
   let node: SyntaxNode | null = tree.rootNode.descendantForIndex(start, start);
-  while (node && !(node.startIndex === start && node.endIndex >= end - 1 && (node.type === 'compound_statement' || node.type === 'ERROR'))) {
+  while (
+    node &&
+    !(
+      node.startIndex === start &&
+      node.endIndex >= end - 1 &&
+      (node.type === 'compound_statement' || node.type === 'ERROR')
+    )
+  ) {
     if (node.startIndex < start) return containing(tree, start, end);
     node = node.parent;
   }
@@ -119,7 +139,8 @@ function containing(tree: Tree, start: number, end: number): SyntaxNode | null {
 
 /** A block boundary: loads after it cannot be issued before a use above it. */
 function boundary(state: WalkState, at: NodeView, what: string): void {
-  if (state.useSeen) throw new Stop(at, `${what} after the first use of a loaded value (line ${state.useSeen.startPosition.row + 1})`);
+  if (state.useSeen)
+    throw new Stop(at, `${what} after the first use of a loaded value (line ${state.useSeen.startPosition.row + 1})`);
 }
 
 function walkStatement(node: NodeView, state: WalkState, multiplicity: number): void {
@@ -199,7 +220,8 @@ function walkDeclaration(node: NodeView, state: WalkState, multiplicity: number)
 
 function declaredName(declarator: NodeView | null): string | null {
   let d = declarator;
-  while (d && d.type !== 'identifier') d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c?.type === 'identifier') ?? null;
+  while (d && d.type !== 'identifier')
+    d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c?.type === 'identifier') ?? null;
   return d?.text ?? null;
 }
 
@@ -210,13 +232,16 @@ function walkExpressionStatement(node: NodeView, state: WalkState, multiplicity:
     const right = node.childForFieldName('right');
     const operator = node.childForFieldName('operator')?.text ?? '=';
     const compound = operator !== '=';
-    const rightScan = right ? scanExpression(right, state, multiplicity) : { loads: 0, usesTaint: false, namesGlobal: false };
+    const rightScan = right
+      ? scanExpression(right, state, multiplicity)
+      : { loads: 0, usesTaint: false, namesGlobal: false };
     if (left && isMemoryAccess(left) && baseNamesGlobal(left, state)) {
       // A store to global memory: `out[i] = v` (and `out[i] += v` reads it first).
       scanAccessIndices(left, state, multiplicity);
       if (compound) recordLoad(left, state, multiplicity);
       if (rightScan.loads > 0 || rightScan.usesTaint || compound) markUse(state, node);
-      if (!state.restrict) boundary(state, node, `a store to global memory (\`${left.text}\`) that may alias later loads`);
+      if (!state.restrict)
+        boundary(state, node, `a store to global memory (\`${left.text}\`) that may alias later loads`);
       return;
     }
     if (left?.type === 'identifier') {
@@ -235,9 +260,13 @@ function walkExpressionStatement(node: NodeView, state: WalkState, multiplicity:
   if (type === 'call_expression') {
     const fn = node.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '';
     if (BARRIERS.test(fn)) {
-      for (const arg of node.childForFieldName('arguments')?.namedChildren ?? []) if (arg) scanExpression(arg, state, multiplicity);
+      for (const arg of node.childForFieldName('arguments')?.namedChildren ?? [])
+        if (arg) scanExpression(arg, state, multiplicity);
       boundary(state, node, `\`${fn}()\``);
-      if (/^__syncthreads|sync$/.test(fn)) state.reasoning.push(`\`${fn}()\` at line ${node.startPosition.row + 1}: loads issued before it stay in flight.`);
+      if (/^__syncthreads|sync$/.test(fn))
+        state.reasoning.push(
+          `\`${fn}()\` at line ${node.startPosition.row + 1}: loads issued before it stay in flight.`,
+        );
       return;
     }
   }
@@ -260,7 +289,9 @@ function walkIf(node: NodeView, state: WalkState, multiplicity: number): void {
     return;
   }
   if (consequence) {
-    state.reasoning.push(`Following the branch at line ${node.startPosition.row + 1}${alternative ? ' (its then-part only)' : ''}.`);
+    state.reasoning.push(
+      `Following the branch at line ${node.startPosition.row + 1}${alternative ? ' (its then-part only)' : ''}.`,
+    );
     walkStatement(consequence, state, multiplicity);
   }
   if (alternative) throw new Stop(node, 'the end of an if/else: the paths differ after it');
@@ -268,7 +299,8 @@ function walkIf(node: NodeView, state: WalkState, multiplicity: number): void {
 }
 
 function leavesEarly(node: NodeView): boolean {
-  const last = node.type === 'compound_statement' ? node.namedChildren.filter((c) => c && c.type !== 'comment').pop() : node;
+  const last =
+    node.type === 'compound_statement' ? node.namedChildren.filter((c) => c && c.type !== 'comment').pop() : node;
   return !!last && ['return_statement', 'break_statement', 'continue_statement', 'goto_statement'].includes(last.type);
 }
 
@@ -303,7 +335,9 @@ function walkLoop(node: NodeView, state: WalkState, multiplicity: number): void 
   }
   if (!body) return;
   if (unroll !== null && unroll > 0 && !hasInnerBoundary(body)) {
-    state.reasoning.push(`The loop at line ${node.startPosition.row + 1} is unrolled ${unroll}× (${why}): each load in it is issued ${unroll} times.`);
+    state.reasoning.push(
+      `The loop at line ${node.startPosition.row + 1} is unrolled ${unroll}× (${why}): each load in it is issued ${unroll} times.`,
+    );
     const before = state.loads.length;
     try {
       walkStatement(body, state, multiplicity * unroll);
@@ -315,14 +349,27 @@ function walkLoop(node: NodeView, state: WalkState, multiplicity: number): void 
     return;
   }
   boundary(state, node, 'a loop');
-  state.reasoning.push(`The loop at line ${node.startPosition.row + 1} is not unrolled${trips === null ? ' (its trip count is not a constant)' : ''}: counting its first iteration.`);
+  state.reasoning.push(
+    `The loop at line ${node.startPosition.row + 1} is not unrolled${trips === null ? ' (its trip count is not a constant)' : ''}: counting its first iteration.`,
+  );
   walkStatement(body, state, multiplicity);
-  if (state.useSeen) throw new Stop(node, 'the end of the first iteration: the next one starts after its loads were used');
+  if (state.useSeen)
+    throw new Stop(node, 'the end of the first iteration: the next one starts after its loads were used');
 }
 
 function hasInnerBoundary(body: NodeView): boolean {
-  return body.descendantsOfType(['if_statement', 'for_statement', 'while_statement', 'do_statement', 'switch_statement', 'return_statement', 'break_statement', 'continue_statement']).length > 0
-    || /\b__syncthreads|\b__syncwarp|\batomic[A-Z]/.test(body.text);
+  return (
+    body.descendantsOfType([
+      'if_statement',
+      'for_statement',
+      'while_statement',
+      'do_statement',
+      'switch_statement',
+      'return_statement',
+      'break_statement',
+      'continue_statement',
+    ]).length > 0 || /\b__syncthreads|\b__syncwarp|\batomic[A-Z]/.test(body.text)
+  );
 }
 
 /** `for (int j = A; j < B; j += C)` with constant A, B, C: the number of iterations. */
@@ -330,7 +377,10 @@ function tripCount(node: NodeView, lookup: Lookup): number | null {
   const init = node.childForFieldName('initializer')?.text ?? '';
   const cond = node.childForFieldName('condition')?.text ?? '';
   const update = node.childForFieldName('update')?.text ?? '';
-  const i = /^(?:(?:const\s+)?(?:unsigned\s+)?(?:int|long|short|size_t|unsigned|auto|uint32_t|int32_t)\s+)?([A-Za-z_]\w*)\s*=\s*(.+?);?$/s.exec(init.trim());
+  const i =
+    /^(?:(?:const\s+)?(?:unsigned\s+)?(?:int|long|short|size_t|unsigned|auto|uint32_t|int32_t)\s+)?([A-Za-z_]\w*)\s*=\s*(.+?);?$/s.exec(
+      init.trim(),
+    );
   if (!i) return null;
   const v = i[1];
   const start = evaluateInteger(i[2], lookup);
@@ -354,7 +404,8 @@ function tripCount(node: NodeView, lookup: Lookup): number | null {
 /** `#pragma unroll [N]` or `_Pragma("unroll [N]")` on the lines right above a loop. */
 function unrollPragma(node: NodeView, source: SourceText): { text: string; factor: number | null } | null {
   const { text, lineStarts } = source;
-  const lineText = (row: number) => text.slice(lineStarts[row], row + 1 < lineStarts.length ? lineStarts[row + 1] : text.length).replace(/\r?\n$/, '');
+  const lineText = (row: number) =>
+    text.slice(lineStarts[row], row + 1 < lineStarts.length ? lineStarts[row + 1] : text.length).replace(/\r?\n$/, '');
   const row = node.startPosition.row;
   const sameLine = lineText(row).slice(0, node.startPosition.column);
   const candidates = [sameLine];
@@ -362,7 +413,13 @@ function unrollPragma(node: NodeView, source: SourceText): { text: string; facto
   for (const [k, line] of candidates.entries()) {
     const t = line.trim();
     const m = /(?:#\s*pragma\s+(?:nv_)?unroll|_Pragma\s*\(\s*"\s*(?:nv_)?unroll)\s*\(?\s*(\d+)?/.exec(t);
-    if (m) return { text: m[0].startsWith('_Pragma') ? `_Pragma("unroll${m[1] ? ' ' + m[1] : ''}")` : `#pragma unroll${m[1] ? ' ' + m[1] : ''}`, factor: m[1] ? Number(m[1]) : null };
+    if (m)
+      return {
+        text: m[0].startsWith('_Pragma')
+          ? `_Pragma("unroll${m[1] ? ' ' + m[1] : ''}")`
+          : `#pragma unroll${m[1] ? ' ' + m[1] : ''}`,
+        factor: m[1] ? Number(m[1]) : null,
+      };
     if (t === '' || t.startsWith('//') || t.startsWith('#')) continue;
     if (k === 0) continue;
     return null;
@@ -407,7 +464,9 @@ function scanExpression(node: NodeView, state: WalkState, multiplicity: number, 
       case 'call_expression': {
         const fn = n.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '';
         if (LOAD_INTRINSICS.has(fn)) {
-          const dependent = (n.childForFieldName('arguments')?.namedChildren ?? []).some((a) => a && mentionsTaint(a, state));
+          const dependent = (n.childForFieldName('arguments')?.namedChildren ?? []).some(
+            (a) => a && mentionsTaint(a, state),
+          );
           if (dependent) throw new Stop(n, `the load \`${n.text}\` needs a loaded value for its address`);
           recordLoad(n, state, multiplicity);
           scan.loads++;
@@ -447,7 +506,10 @@ function indexUsesTaint(node: NodeView, state: WalkState): boolean {
   if (node.type === 'subscript_expression') {
     const indices = node.childForFieldName('indices') ?? node.childForFieldName('index');
     const base = node.childForFieldName('argument');
-    return (!!indices && mentionsTaint(indices, state)) || (!!base && base.type !== 'identifier' && mentionsTaint(base, state));
+    return (
+      (!!indices && mentionsTaint(indices, state)) ||
+      (!!base && base.type !== 'identifier' && mentionsTaint(base, state))
+    );
   }
   const arg = node.childForFieldName('argument');
   return !!arg && mentionsTaint(arg, state);
@@ -456,7 +518,8 @@ function indexUsesTaint(node: NodeView, state: WalkState): boolean {
 function scanAccessIndices(node: NodeView, state: WalkState, multiplicity: number): void {
   let n: NodeView | null = node;
   while (n && n.type === 'field_expression') n = n.childForFieldName('argument');
-  const indices = n?.type === 'subscript_expression' ? n.childForFieldName('indices') ?? n.childForFieldName('index') : null;
+  const indices =
+    n?.type === 'subscript_expression' ? (n.childForFieldName('indices') ?? n.childForFieldName('index')) : null;
   if (indices) for (const c of indices.namedChildren) if (c) scanExpression(c, state, multiplicity);
 }
 
@@ -473,7 +536,9 @@ function recordLoad(node: NodeView, state: WalkState, multiplicity: number): voi
 function markUse(state: WalkState, node: NodeView): void {
   if (!state.useSeen && state.loads.length > 0) {
     state.useSeen = node;
-    state.reasoning.push(`First use of a loaded value at line ${node.startPosition.row + 1} (\`${firstLine(node.text)}\`); loads in the same straight-line block are still issued before it.`);
+    state.reasoning.push(
+      `First use of a loaded value at line ${node.startPosition.row + 1} (\`${firstLine(node.text)}\`); loads in the same straight-line block are still issued before it.`,
+    );
   } else if (!state.useSeen && state.loads.length === 0) {
     // A use of something tainted without loads: nothing in flight.
   }

@@ -31,9 +31,12 @@ export interface CostContext {
   views?: SyntaxViews;
 }
 
-const MATH_CALL = /^(exp|exp2|exp10|log|log2|log10|pow|sin|cos|tan|sincos|asin|acos|atan|atan2|sinh|cosh|tanh|sqrt|rsqrt|cbrt|erf|erfc|lgamma|tgamma|fmod|remainder|hypot|norm|normcdf)f?$|^__(exp|log|sin|cos|tan|pow|fdividef|frcp_r[nzdu]|fsqrt_r[nzdu])f?$/;
-const CHEAP_CALL = /^(min|max|fminf?|fmaxf?|abs|fabsf?|floorf?|ceilf?|truncf?|roundf?|rintf?|__fmaf?_r[nzdu]|fmaf?|__mul24|__umul24|__popc|__popcll|__clz|__ffs|__brev|__ldg|__float2int_r[nzdu]|__int2float_r[nzdu]|static_cast|reinterpret_cast|make_float[234]|make_int[234]|__shfl(_up|_down|_xor)?(_sync)?|__ballot_sync|__any_sync|__all_sync|__activemask|__funnelshift_[lr]c?)$/;
-const BARRIER = /^(__syncthreads|__syncwarp|__threadfence(_block|_system)?|sync|__syncthreads_(count|and|or)|barrier_sync)$/;
+const MATH_CALL =
+  /^(exp|exp2|exp10|log|log2|log10|pow|sin|cos|tan|sincos|asin|acos|atan|atan2|sinh|cosh|tanh|sqrt|rsqrt|cbrt|erf|erfc|lgamma|tgamma|fmod|remainder|hypot|norm|normcdf)f?$|^__(exp|log|sin|cos|tan|pow|fdividef|frcp_r[nzdu]|fsqrt_r[nzdu])f?$/;
+const CHEAP_CALL =
+  /^(min|max|fminf?|fmaxf?|abs|fabsf?|floorf?|ceilf?|truncf?|roundf?|rintf?|__fmaf?_r[nzdu]|fmaf?|__mul24|__umul24|__popc|__popcll|__clz|__ffs|__brev|__ldg|__float2int_r[nzdu]|__int2float_r[nzdu]|static_cast|reinterpret_cast|make_float[234]|make_int[234]|__shfl(_up|_down|_xor)?(_sync)?|__ballot_sync|__any_sync|__all_sync|__activemask|__funnelshift_[lr]c?)$/;
+const BARRIER =
+  /^(__syncthreads|__syncwarp|__threadfence(_block|_system)?|sync|__syncthreads_(count|and|or)|barrier_sync)$/;
 const ATOMIC = /^atomic/;
 
 export function estimateCost(nodes: readonly SyntaxNode[], ctx: CostContext): CostEstimate {
@@ -96,7 +99,14 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
       acc.complex = true;
       const body = node.childForFieldName('body');
       const cases = (body?.namedChildren ?? []).filter((c) => c.type === 'case_statement');
-      const costs = cases.map((c) => sub(c.namedChildren.filter((s) => s.id !== c.childForFieldName('value')?.id), ctx, acc, stack));
+      const costs = cases.map((c) =>
+        sub(
+          c.namedChildren.filter((s) => s.id !== c.childForFieldName('value')?.id),
+          ctx,
+          acc,
+          stack,
+        ),
+      );
       const total = ctx.nestedDivergent?.(node.node) ? costs.reduce((s, x) => s + x, 0) : Math.max(0, ...costs);
       acc.cost += 2 + expressionCost(node.childForFieldName('condition'), ctx, acc, stack) + total;
       return;
@@ -118,8 +128,12 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
       else {
         acc.cost += perIteration;
         // Named by its header, not its line: notes must stay true when the kernel moves (kernel-analysis-cache.ts).
-        const header = (body ? node.text.slice(0, body.startIndex - node.startIndex) : node.text.split('\n')[0]).replace(/\s+/g, ' ').trim();
-        acc.notes.push(`the loop \`${header.length > 60 ? `${header.slice(0, 57)}...` : header}\` is counted once (its trip count is not a constant)`);
+        const header = (body ? node.text.slice(0, body.startIndex - node.startIndex) : node.text.split('\n')[0])
+          .replace(/\s+/g, ' ')
+          .trim();
+        acc.notes.push(
+          `the loop \`${header.length > 60 ? `${header.slice(0, 57)}...` : header}\` is counted once (its trip count is not a constant)`,
+        );
       }
       return;
     }
@@ -183,7 +197,10 @@ function childrenCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack
 function callCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
   const fn = node.childForFieldName('function');
   const args = expressionCost(node.childForFieldName('arguments'), ctx, acc, stack);
-  const raw = fn?.type === 'field_expression' ? fn.childForFieldName('field')?.text ?? '' : (fn?.text ?? '').replace(/<.*$/s, '');
+  const raw =
+    fn?.type === 'field_expression'
+      ? (fn.childForFieldName('field')?.text ?? '')
+      : (fn?.text ?? '').replace(/<.*$/s, '');
   const name = raw.slice(raw.lastIndexOf(':') + 1);
   if (BARRIER.test(name)) {
     acc.complex = true;
@@ -218,15 +235,26 @@ function tripCount(node: NodeView, ctx: Pick<CostContext, 'lookup'>): number | n
   const cond = node.childForFieldName('condition');
   const update = node.childForFieldName('update');
   if (!init || !cond || !update) return null;
-  const decl = init.type === 'declaration' ? init.childrenForFieldName('declarator').find((d) => d?.type === 'init_declarator') : init.type === 'assignment_expression' ? init : null;
+  const decl =
+    init.type === 'declaration'
+      ? init.childrenForFieldName('declarator').find((d) => d?.type === 'init_declarator')
+      : init.type === 'assignment_expression'
+        ? init
+        : null;
   if (!decl) return null;
-  const name = (decl.type === 'init_declarator' ? decl.childForFieldName('declarator') : decl.childForFieldName('left'))?.text;
-  const start = integer(decl.type === 'init_declarator' ? decl.childForFieldName('value') : decl.childForFieldName('right'), ctx);
-  if (!name || start === null || cond.type !== 'binary_expression' || cond.childForFieldName('left')?.text !== name) return null;
+  const name = (decl.type === 'init_declarator' ? decl.childForFieldName('declarator') : decl.childForFieldName('left'))
+    ?.text;
+  const start = integer(
+    decl.type === 'init_declarator' ? decl.childForFieldName('value') : decl.childForFieldName('right'),
+    ctx,
+  );
+  if (!name || start === null || cond.type !== 'binary_expression' || cond.childForFieldName('left')?.text !== name)
+    return null;
   const bound = integer(cond.childForFieldName('right'), ctx);
   const op = cond.childForFieldName('operator')?.type;
   let step: number | null = null;
-  if (update.type === 'update_expression' && update.childForFieldName('argument')?.text === name) step = update.text.includes('++') ? 1 : -1;
+  if (update.type === 'update_expression' && update.childForFieldName('argument')?.text === name)
+    step = update.text.includes('++') ? 1 : -1;
   else if (update.type === 'assignment_expression' && update.childForFieldName('left')?.text === name) {
     const amount = integer(update.childForFieldName('right'), ctx);
     const aop = update.childForFieldName('operator')?.type;
@@ -236,7 +264,18 @@ function tripCount(node: NodeView, ctx: Pick<CostContext, 'lookup'>): number | n
   if (bound === null || !step || !op) return null;
   let trips = 0;
   for (let v = start; trips <= 4096; v += step) {
-    const ok = op === '<' ? v < bound : op === '<=' ? v <= bound : op === '>' ? v > bound : op === '>=' ? v >= bound : op === '!=' ? v !== bound : false;
+    const ok =
+      op === '<'
+        ? v < bound
+        : op === '<='
+          ? v <= bound
+          : op === '>'
+            ? v > bound
+            : op === '>='
+              ? v >= bound
+              : op === '!='
+                ? v !== bound
+                : false;
     if (!ok) return trips;
     trips++;
   }

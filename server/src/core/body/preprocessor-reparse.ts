@@ -18,7 +18,11 @@ const parserFor = memoByObject('reparse parsers', (language: Language) => new Pa
  * its text when the parse lost it in an error) keep one branch each, or null when the definition
  * has no error, holds no group, or still has an error that way. The caller deletes the tree.
  */
-export function reparseSplitBranches(tree: Tree, text: string, definition: SyntaxNode | { startIndex: number; endIndex: number }): Tree | null {
+export function reparseSplitBranches(
+  tree: Tree,
+  text: string,
+  definition: SyntaxNode | { startIndex: number; endIndex: number },
+): Tree | null {
   if ('hasError' in definition && !definition.hasError) return null;
   const { startIndex: start, endIndex: end } = definition;
   const region = text.slice(start, end);
@@ -28,7 +32,11 @@ export function reparseSplitBranches(tree: Tree, text: string, definition: Synta
   // Only the definition's text is parsed (at its own offsets, lines and columns): what a branch
   // keeps inside it does not change how the rest of the file parses, and a 10k-line file is not
   // parsed again for each such kernel. Its calls are followed into the file's tree.
-  const reparsed = parserFor(tree.language).parse(variant, null, { includedRanges: [{ startIndex: start, endIndex: end, startPosition: pointAt(text, start), endPosition: pointAt(text, end) }] });
+  const reparsed = parserFor(tree.language).parse(variant, null, {
+    includedRanges: [
+      { startIndex: start, endIndex: end, startPosition: pointAt(text, start), endPosition: pointAt(text, end) },
+    ],
+  });
   if (!reparsed) return null;
   const again = reparsed.rootNode.descendantForIndex(start, Math.max(start, end - 1));
   let node: SyntaxNode | null = again;
@@ -57,7 +65,8 @@ export function keepOneBranch(text: string, start: number, end: number): string 
   // Only the characters between `start` and `end` change.
   const chars = text.slice(start, end).split('');
   const blank = (from: number, to: number) => {
-    for (let i = Math.max(from, start); i < Math.min(to, end); i++) if (chars[i - start] !== '\n' && chars[i - start] !== '\r') chars[i - start] = ' ';
+    for (let i = Math.max(from, start); i < Math.min(to, end); i++)
+      if (chars[i - start] !== '\n' && chars[i - start] !== '\r') chars[i - start] = ' ';
   };
   // A stack of open groups: whether the branch being read is kept, and whether one was kept already.
   const stack: Array<{ keeping: boolean; taken: boolean; outer: boolean }> = [];
@@ -72,7 +81,12 @@ export function keepOneBranch(text: string, start: number, end: number): string 
     if (directive) {
       const [, kind, rest] = directive;
       if (kind === 'if' || kind === 'ifdef' || kind === 'ifndef') {
-        const value = kind === 'ifdef' ? defined.has(rest.trim()) : kind === 'ifndef' ? !defined.has(rest.trim()) : evaluateCondition(rest, defined);
+        const value =
+          kind === 'ifdef'
+            ? defined.has(rest.trim())
+            : kind === 'ifndef'
+              ? !defined.has(rest.trim())
+              : evaluateCondition(rest, defined);
         const keep = value !== false;
         stack.push({ keeping: keep, taken: keep, outer: keepingNow() });
       } else if (stack.length > 0) {

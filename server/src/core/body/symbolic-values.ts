@@ -105,10 +105,21 @@ export interface SymFacts {
   readonly frees: ReadonlyArray<Extract<Sym, { op: 'free' }>>;
 }
 
-const NO_FACTS: SymFacts = { threadAxes: new Set(), laneId: false, blockIdx: false, opaqueLane: false, opaqueWarp: false, frees: [] };
+const NO_FACTS: SymFacts = {
+  threadAxes: new Set(),
+  laneId: false,
+  blockIdx: false,
+  opaqueLane: false,
+  opaqueWarp: false,
+  frees: [],
+};
 
 /** The facts of the leaves that mention no unknown, shared: most of a walk's values are such leaves or hold one. */
-const THREAD_FACTS: Record<Axis, SymFacts> = { x: { ...NO_FACTS, threadAxes: new Set(['x']) }, y: { ...NO_FACTS, threadAxes: new Set(['y']) }, z: { ...NO_FACTS, threadAxes: new Set(['z']) } };
+const THREAD_FACTS: Record<Axis, SymFacts> = {
+  x: { ...NO_FACTS, threadAxes: new Set(['x']) },
+  y: { ...NO_FACTS, threadAxes: new Set(['y']) },
+  z: { ...NO_FACTS, threadAxes: new Set(['z']) },
+};
 const LANE_FACTS: SymFacts = { ...NO_FACTS, laneId: true };
 const BLOCK_FACTS: SymFacts = { ...NO_FACTS, blockIdx: true };
 const OPAQUE_LANE_FACTS: SymFacts = { ...NO_FACTS, opaqueLane: true };
@@ -143,7 +154,12 @@ export function symFacts(sym: Sym): SymFacts {
     case 'select': {
       return (
         innerFacts.get(sym) ??
-        innerFacts.set(sym, sym.op === 'binary' ? mergeFacts([symFacts(sym.left), symFacts(sym.right)]) : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]))
+        innerFacts.set(
+          sym,
+          sym.op === 'binary'
+            ? mergeFacts([symFacts(sym.left), symFacts(sym.right)])
+            : mergeFacts([symFacts(sym.cond), symFacts(sym.then), symFacts(sym.else)]),
+        )
       );
     }
     default:
@@ -161,7 +177,8 @@ function mergeFacts(all: SymFacts[]): SymFacts {
   const withAxes = parts.filter((p) => p.threadAxes.size > 0);
   const withFrees = parts.filter((p) => p.frees.length > 0);
   return {
-    threadAxes: withAxes.length <= 1 ? (withAxes[0] ?? NO_FACTS).threadAxes : new Set(withAxes.flatMap((p) => [...p.threadAxes])),
+    threadAxes:
+      withAxes.length <= 1 ? (withAxes[0] ?? NO_FACTS).threadAxes : new Set(withAxes.flatMap((p) => [...p.threadAxes])),
     laneId: parts.some((p) => p.laneId),
     blockIdx: parts.some((p) => p.blockIdx),
     opaqueLane: parts.some((p) => p.opaqueLane),
@@ -258,7 +275,8 @@ export function structuralKey(sym: Sym): string {
         return `(${key(s.cond)} ? ${key(s.then)} : ${key(s.else)})`;
     }
   };
-  const loopKey = (loop: LoopInfo): string => `{${loop.role} ${key(loop.init)} ${loop.cond ? key(loop.cond) : '-'} ${loop.update ? `${loop.update.operator} ${key(loop.update.amount)}` : '-'}}`;
+  const loopKey = (loop: LoopInfo): string =>
+    `{${loop.role} ${key(loop.init)} ${loop.cond ? key(loop.cond) : '-'} ${loop.update ? `${loop.update.operator} ${key(loop.update.amount)}` : '-'}}`;
   return key(sym);
 }
 
@@ -302,7 +320,11 @@ export function canonicalWarpValues(sym: Sym, numbers: Map<number, number> = new
 }
 
 /** JSON.stringify of an operator, written out once per operator (every binary node of every key writes one). */
-const quoted: (operator: string) => string = memoByText('quoted operators', (operator: string) => operator, (operator: string) => JSON.stringify(operator));
+const quoted: (operator: string) => string = memoByText(
+  'quoted operators',
+  (operator: string) => operator,
+  (operator: string) => JSON.stringify(operator),
+);
 
 // Arithmetic on the values of a lane, as the device computes it (constant folding uses it too).
 
@@ -344,9 +366,27 @@ const BINARY_OPERATORS: ReadonlyMap<string, BinaryOperator> = new Map([
   ['%', (a, b) => (b === 0 ? null : a % b)],
   ['<<', (a, b) => (b < 0 || b > 62 ? null : a * 2 ** b)],
   ['>>', (a, b) => (b < 0 || b > 62 ? null : Math.floor(a / 2 ** b))],
-  ['&', bitwise((a, b) => a & b, (a, b) => a & b)],
-  ['|', bitwise((a, b) => a | b, (a, b) => a | b)],
-  ['^', bitwise((a, b) => a ^ b, (a, b) => a ^ b)],
+  [
+    '&',
+    bitwise(
+      (a, b) => a & b,
+      (a, b) => a & b,
+    ),
+  ],
+  [
+    '|',
+    bitwise(
+      (a, b) => a | b,
+      (a, b) => a | b,
+    ),
+  ],
+  [
+    '^',
+    bitwise(
+      (a, b) => a ^ b,
+      (a, b) => a ^ b,
+    ),
+  ],
   ['<', (a, b) => (a < b ? 1 : 0)],
   ['<=', (a, b) => (a <= b ? 1 : 0)],
   ['>', (a, b) => (a > b ? 1 : 0)],

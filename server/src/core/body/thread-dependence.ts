@@ -10,7 +10,24 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Span } from '../types';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
-import { applyUnary, binary, constant, fixedSym, freeSym, isFixedValue, isThreadDependent, opaqueSym, symFacts, symKey, ZERO, type DependenceKind, type LoopInfo, type Sym, type ThreadValue, type ValueOrigin } from './symbolic-values';
+import {
+  applyUnary,
+  binary,
+  constant,
+  fixedSym,
+  freeSym,
+  isFixedValue,
+  isThreadDependent,
+  opaqueSym,
+  symFacts,
+  symKey,
+  ZERO,
+  type DependenceKind,
+  type LoopInfo,
+  type Sym,
+  type ThreadValue,
+  type ValueOrigin,
+} from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
 import { oneLineOfCode } from '../text/one-line';
 
@@ -18,7 +35,8 @@ export * from './symbolic-values';
 export * from './lane-evaluation';
 export * from './dependence-kind';
 
-export type BranchConstruct = 'if' | 'else-if' | 'ternary' | 'switch' | 'short-circuit' | 'loop' | 'return' | 'break' | 'continue';
+export type BranchConstruct =
+  'if' | 'else-if' | 'ternary' | 'switch' | 'short-circuit' | 'loop' | 'return' | 'break' | 'continue';
 
 export interface PathNodes {
   label: string;
@@ -102,7 +120,11 @@ interface WalkContext {
 const LOOP_TYPES: ReadonlySet<string> = new Set(['for_statement', 'while_statement', 'do_statement', 'for_range_loop']);
 
 /** Dependence facts for each kernel with a body, from the document's syntax tree. */
-export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], options: DependenceOptions = {}): KernelDependence[] {
+export function analyzeThreadDependence(
+  tree: Tree,
+  kernels: readonly Kernel[],
+  options: DependenceOptions = {},
+): KernelDependence[] {
   const functions = options.functions ?? collectFunctions(tree.rootNode);
   const definitions = options.definitions ?? findKernelDefinitions(tree.rootNode, kernels);
   const results: KernelDependence[] = [];
@@ -134,7 +156,13 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
     for (const name of templateValueParameters(definition)) env.set(name, uniformValue(fixedSym(name)));
     for (const name of parameterNames(definition)) env.set(name, { sym: freeSym(name), origin: null });
     walkStatement(body, env, ctx);
-    results.push({ kernel: kernel.name, body: body.node, variables: env, sites: dedupeSites(ctx.sites), usesMultiDimensionalBlock: ctx.multiDimensional });
+    results.push({
+      kernel: kernel.name,
+      body: body.node,
+      variables: env,
+      sites: dedupeSites(ctx.sites),
+      usesMultiDimensionalBlock: ctx.multiDimensional,
+    });
   }
   return results;
 }
@@ -142,7 +170,24 @@ export function analyzeThreadDependence(tree: Tree, kernels: readonly Kernel[], 
 /** Evaluate one expression in a fresh environment (for tests and quick checks): names bound by `bindings`, the rest uniform. */
 export function evaluateExpressionNode(node: SyntaxNode, bindings: Map<string, ThreadValue> = new Map()): ThreadValue {
   const views = new SyntaxViews(node.tree);
-  const ctx: WalkContext = { kernel: '', lookup: () => null, functions: collectFunctions(node.tree.rootNode), sites: [], callStack: [], groups: new Map(), returns: null, multiDimensional: false, silent: 1, guards: [], shared: new Set(), arrays: new Set(), memoryRefs: new Set(), lambdas: new Map(), loops: new Map(), views };
+  const ctx: WalkContext = {
+    kernel: '',
+    lookup: () => null,
+    functions: collectFunctions(node.tree.rootNode),
+    sites: [],
+    callStack: [],
+    groups: new Map(),
+    returns: null,
+    multiDimensional: false,
+    silent: 1,
+    guards: [],
+    shared: new Set(),
+    arrays: new Set(),
+    memoryRefs: new Set(),
+    lambdas: new Map(),
+    loops: new Map(),
+    views,
+  };
   return evalExpr(views.view(node), new Map(bindings), ctx);
 }
 
@@ -162,7 +207,12 @@ export type FunctionTable = Pick<ReadonlyMap<string, SyntaxNode>, 'get'>;
  */
 export function lazyFunctions(root: SyntaxNode, mayDefine: (name: string) => boolean = () => true): FunctionTable {
   let table: Map<string, SyntaxNode> | null = null;
-  return { get: (name) => (mayDefine(name.startsWith('.') ? name.slice(1).replace(/#\d+$/, '') : name) ? (table ??= collectFunctions(root)).get(name) : undefined) };
+  return {
+    get: (name) =>
+      mayDefine(name.startsWith('.') ? name.slice(1).replace(/#\d+$/, '') : name)
+        ? (table ??= collectFunctions(root)).get(name)
+        : undefined,
+  };
 }
 
 /**
@@ -188,18 +238,35 @@ export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
 /** A name written as a call: `name(`, `name<...>(`. */
 const CALL_LIKE = /([A-Za-z_]\w*)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(/g;
 
-const SCOPES: ReadonlySet<string> = new Set(['template_declaration', 'namespace_definition', 'declaration_list', 'linkage_specification', 'preproc_if', 'preproc_ifdef', 'preproc_else', 'preproc_elif']);
+const SCOPES: ReadonlySet<string> = new Set([
+  'template_declaration',
+  'namespace_definition',
+  'declaration_list',
+  'linkage_specification',
+  'preproc_if',
+  'preproc_ifdef',
+  'preproc_else',
+  'preproc_elif',
+]);
 const CLASSES: ReadonlySet<string> = new Set(['struct_specifier', 'class_specifier', 'union_specifier']);
 
 /** Every function definition at file scope, in namespaces, templates and class bodies (`member`: in a class). */
-function forEachFunctionDefinition(root: SyntaxNode, visitDefinition: (definition: SyntaxNode, member: boolean) => void): void {
+function forEachFunctionDefinition(
+  root: SyntaxNode,
+  visitDefinition: (definition: SyntaxNode, member: boolean) => void,
+): void {
   const visit = (node: SyntaxNode, member: boolean) => {
     for (const child of node.namedChildren) {
       if (!child) continue;
       if (child.type === 'function_definition') visitDefinition(child, member);
       else if (SCOPES.has(child.type)) visit(child, member);
-      else if (CLASSES.has(child.type) || (child.type === 'declaration' && child.namedChildren.some((c) => !!c && CLASSES.has(c.type)))) {
-        const specifier = CLASSES.has(child.type) ? child : child.namedChildren.find((c) => !!c && CLASSES.has(c.type))!;
+      else if (
+        CLASSES.has(child.type) ||
+        (child.type === 'declaration' && child.namedChildren.some((c) => !!c && CLASSES.has(c.type)))
+      ) {
+        const specifier = CLASSES.has(child.type)
+          ? child
+          : child.namedChildren.find((c) => !!c && CLASSES.has(c.type))!;
         const body = specifier.childForFieldName('body');
         if (body) visit(body, true);
       }
@@ -284,10 +351,13 @@ export function findKernelDefinitions(root: SyntaxNode, kernels: readonly Kernel
 
 function parameterNames(definition: NodeView): string[] {
   let d: NodeView | null = definition.childForFieldName('declarator');
-  while (d && d.type !== 'function_declarator' && d.type !== 'abstract_function_declarator') d = d.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator' && d.type !== 'abstract_function_declarator')
+    d = d.childForFieldName('declarator');
   const params = d?.childForFieldName('parameters');
   if (!params) return [];
-  return params.namedChildren.filter((p) => p.type.includes('parameter_declaration')).map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
+  return params.namedChildren
+    .filter((p) => p.type.includes('parameter_declaration'))
+    .map((p) => declaratorName(p.childForFieldName('declarator')) ?? '');
 }
 
 /**
@@ -296,12 +366,24 @@ function parameterNames(definition: NodeView): string[] {
  */
 function templateValueParameters(definition: NodeView): string[] {
   const template = definition.parent?.type === 'template_declaration' ? definition.parent : null;
-  const list = template?.childForFieldName('parameters') ?? template?.namedChildren.find((c) => c.type === 'template_parameter_list') ?? null;
+  const list =
+    template?.childForFieldName('parameters') ??
+    template?.namedChildren.find((c) => c.type === 'template_parameter_list') ??
+    null;
   if (!list) return [];
   const names: string[] = [];
   for (const p of list.namedChildren) {
-    if (p.type !== 'parameter_declaration' && p.type !== 'optional_parameter_declaration' && p.type !== 'variadic_parameter_declaration') continue;
-    const name = declaratorName(p.childForFieldName('declarator') ?? p.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ?? null);
+    if (
+      p.type !== 'parameter_declaration' &&
+      p.type !== 'optional_parameter_declaration' &&
+      p.type !== 'variadic_parameter_declaration'
+    )
+      continue;
+    const name = declaratorName(
+      p.childForFieldName('declarator') ??
+        p.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ??
+        null,
+    );
     if (name) names.push(name);
   }
   return names;
@@ -311,7 +393,10 @@ function declaratorName(node: NodeView | null): string | null {
   let d = node;
   while (d) {
     if (d.type === 'identifier' || d.type === 'field_identifier') return d.text;
-    d = d.childForFieldName('declarator') ?? d.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ?? null;
+    d =
+      d.childForFieldName('declarator') ??
+      d.namedChildren.find((c) => c.type === 'identifier' || c.type.endsWith('declarator')) ??
+      null;
   }
   return null;
 }
@@ -332,7 +417,8 @@ function uniformValue(sym: Sym): ThreadValue {
 /** The statement that holds `node` (for the origin of a variable's value). */
 function enclosingStatement(node: NodeView): NodeView {
   let n: NodeView = node;
-  while (n.parent && !n.type.endsWith('statement') && n.type !== 'declaration' && n.type !== 'for_statement') n = n.parent;
+  while (n.parent && !n.type.endsWith('statement') && n.type !== 'declaration' && n.type !== 'for_statement')
+    n = n.parent;
   return n.type === 'for_statement' || n.type === 'compound_statement' ? node : n;
 }
 
@@ -416,10 +502,18 @@ function walkDeclaration(node: NodeView, env: Env, ctx: WalkContext): void {
       const group = groupOf(valueNode, ctx);
       if (group) ctx.groups.set(name, group);
       if (valueNode.type === 'lambda_expression') ctx.lambdas.set(name, valueNode);
-      const init = valueNode.type === 'initializer_list' || valueNode.type === 'argument_list' ? valueNode.namedChildren[0] : valueNode;
+      const init =
+        valueNode.type === 'initializer_list' || valueNode.type === 'argument_list'
+          ? valueNode.namedChildren[0]
+          : valueNode;
       const v = init ? evalExpr(init, env, ctx) : uniformValue(freeSym(name));
       env.set(name, bindOrigin(v, node));
-      if (d.childForFieldName('declarator')?.type === 'reference_declarator' && init && (init.type === 'subscript_expression' || (init.type === 'pointer_expression' && init.child(0)?.type === '*'))) ctx.memoryRefs.add(name);
+      if (
+        d.childForFieldName('declarator')?.type === 'reference_declarator' &&
+        init &&
+        (init.type === 'subscript_expression' || (init.type === 'pointer_expression' && init.child(0)?.type === '*'))
+      )
+        ctx.memoryRefs.add(name);
     } else {
       const name = declaratorName(d);
       if (name) env.set(name, uniformValue(freeSym(name)));
@@ -435,7 +529,8 @@ function bindOrigin(v: ThreadValue, statement: NodeView): ThreadValue {
 function condExpr(node: NodeView | null): NodeView | null {
   if (!node) return null;
   if (node.type === 'condition_clause' || node.type === 'parenthesized_expression') {
-    const inner = node.childForFieldName('value') ?? node.namedChildren.filter((c) => c.type !== 'comment').pop() ?? null;
+    const inner =
+      node.childForFieldName('value') ?? node.namedChildren.filter((c) => c.type !== 'comment').pop() ?? null;
     return inner ?? node;
   }
   return node;
@@ -455,7 +550,15 @@ function record(ctx: WalkContext, site: SiteViews): void {
   if (!isThreadDependent(site.condition.sym)) return;
   const { construct, node, conditionNode, condition, paths } = site;
   const guards = ctx.guards.slice(-MAX_GUARDS);
-  ctx.sites.push({ kernel: ctx.kernel, construct, node: node.node, conditionNode: conditionNode.node, condition, paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })), guards });
+  ctx.sites.push({
+    kernel: ctx.kernel,
+    construct,
+    node: node.node,
+    conditionNode: conditionNode.node,
+    condition,
+    paths: paths.map((p) => ({ ...p, nodes: p.nodes.map((n) => n.node) })),
+    guards,
+  });
 }
 
 /** The innermost enclosing conditions a branch's verdict takes into account. */
@@ -480,7 +583,10 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
   const conditionNode = condExpr(node.childForFieldName('condition'));
   const consequence = node.childForFieldName('consequence');
   const alternativeClause = node.childForFieldName('alternative');
-  const alternative = alternativeClause?.type === 'else_clause' ? alternativeClause.namedChildren.find((c) => c.type !== 'comment') ?? null : alternativeClause;
+  const alternative =
+    alternativeClause?.type === 'else_clause'
+      ? (alternativeClause.namedChildren.find((c) => c.type !== 'comment') ?? null)
+      : alternativeClause;
   if (!conditionNode || !consequence) return null;
   const condition = evalExpr(conditionNode, env, ctx);
   const jump = alternative ? null : earlyExit(consequence);
@@ -492,8 +598,14 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
       condition,
       // the path that keeps running first: `laneActivity` describes it
       paths: [
-        { label: jump.type === 'return_statement' ? 'rest of the function' : 'rest of the loop body', nodes: followingStatements(node, jump.type !== 'return_statement') },
-        { label: jump.type === 'return_statement' ? 'return' : jump.type === 'break_statement' ? 'break' : 'continue', nodes: [consequence] },
+        {
+          label: jump.type === 'return_statement' ? 'rest of the function' : 'rest of the loop body',
+          nodes: followingStatements(node, jump.type !== 'return_statement'),
+        },
+        {
+          label: jump.type === 'return_statement' ? 'return' : jump.type === 'break_statement' ? 'break' : 'continue',
+          nodes: [consequence],
+        },
       ],
     });
   } else {
@@ -523,7 +635,8 @@ function walkIf(node: NodeView, env: Env, ctx: WalkContext, construct: 'if' | 'e
 
 /** `return;`, `break;` or `continue;`, alone or alone in braces. */
 function earlyExit(node: NodeView): NodeView | null {
-  if (node.type === 'return_statement' || node.type === 'break_statement' || node.type === 'continue_statement') return node;
+  if (node.type === 'return_statement' || node.type === 'break_statement' || node.type === 'continue_statement')
+    return node;
   if (node.type === 'compound_statement') {
     const statements = node.namedChildren.filter((c) => c.type !== 'comment');
     if (statements.length === 1 && statements[0]) return earlyExit(statements[0]);
@@ -565,8 +678,19 @@ function mergeInto(env: Env, branches: Env[], condition: ThreadValue, ctx?: Walk
     if (!env.has(name)) continue; // declared inside one path only
     // The two paths of an `if` on a condition that is not per-lane data (a bounds guard's
     // `count++`): each lane holds its own path's value, which is computed lane by lane.
-    if (ctx && branches.length === 2 && values.length === 2 && condKind !== 'uniform' && !ctx.shared.has(name) && !symFacts(condition.sym).opaqueLane && symSize(condition.sym) + symSize(values[0].sym) + symSize(values[1].sym) <= MAX_SELECT_SIZE) {
-      env.set(name, { sym: { op: 'select', cond: condition.sym, then: values[0].sym, else: values[1].sym }, origin: firstOrigin(...values) ?? condition.origin });
+    if (
+      ctx &&
+      branches.length === 2 &&
+      values.length === 2 &&
+      condKind !== 'uniform' &&
+      !ctx.shared.has(name) &&
+      !symFacts(condition.sym).opaqueLane &&
+      symSize(condition.sym) + symSize(values[0].sym) + symSize(values[1].sym) <= MAX_SELECT_SIZE
+    ) {
+      env.set(name, {
+        sym: { op: 'select', cond: condition.sym, then: values[0].sym, else: values[1].sym },
+        origin: firstOrigin(...values) ?? condition.origin,
+      });
       continue;
     }
     env.set(name, joinValues(name, values, condKind === 'uniform' ? null : condition, condKind));
@@ -597,17 +721,32 @@ function symSize(sym: Sym, budget = MAX_SELECT_SIZE + 1): number {
 
 /** What a thread's array holds after a store: the value stored, joined with what it held. */
 function storeInto(name: string, held: ThreadValue | undefined, stored: ThreadValue): ThreadValue {
-  if (!held || !isThreadDependent(held.sym)) return isThreadDependent(stored.sym) ? { sym: opaqueSym(dependenceKind(stored.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', name), origin: stored.origin } : held ?? stored;
+  if (!held || !isThreadDependent(held.sym))
+    return isThreadDependent(stored.sym)
+      ? {
+          sym: opaqueSym(dependenceKind(stored.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', name),
+          origin: stored.origin,
+        }
+      : (held ?? stored);
   if (!isThreadDependent(stored.sym)) return held;
   return joinValues(name, [held, stored], null, 'uniform');
 }
 
-function joinValues(name: string, values: ThreadValue[], condition: ThreadValue | null, condKind: DependenceKind): ThreadValue {
+function joinValues(
+  name: string,
+  values: ThreadValue[],
+  condition: ThreadValue | null,
+  condKind: DependenceKind,
+): ThreadValue {
   const kinds = values.map((v) => dependenceKind(v.sym));
   const origin = firstOrigin(...values) ?? condition?.origin ?? null;
-  const laneish = kinds.some((k) => k === 'laneVarying' || k === 'globalIndex') || condKind === 'laneVarying' || condKind === 'globalIndex';
+  const laneish =
+    kinds.some((k) => k === 'laneVarying' || k === 'globalIndex') ||
+    condKind === 'laneVarying' ||
+    condKind === 'globalIndex';
   if (laneish) return { sym: opaqueSym('laneVarying', name), origin };
-  if (kinds.some((k) => k === 'warpUniform') || condKind === 'warpUniform') return { sym: opaqueSym('warpUniform', name), origin };
+  if (kinds.some((k) => k === 'warpUniform') || condKind === 'warpUniform')
+    return { sym: opaqueSym('warpUniform', name), origin };
   return uniformValue(freeSym(name));
 }
 
@@ -644,12 +783,20 @@ function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
     const u = updates.get(name);
     if (!prior || !u) continue;
     if (!isThreadDependent(prior.sym)) {
-      const sym = freeSym(name, { role: 'counter', init: prior.sym, cond: null, update: u }) as Extract<Sym, { op: 'free' }>;
+      const sym = freeSym(name, { role: 'counter', init: prior.sym, cond: null, update: u }) as Extract<
+        Sym,
+        { op: 'free' }
+      >;
       counters.set(name, sym);
       head.set(name, uniformValue(sym));
       shaped.add(name);
     } else if (u.operator === '+' || u.operator === '-') {
-      const offset = freeSym(`${name} offset`, { role: 'offset', init: ZERO, cond: null, update: { operator: '+', amount: u.amount } });
+      const offset = freeSym(`${name} offset`, {
+        role: 'offset',
+        init: ZERO,
+        cond: null,
+        update: { operator: '+', amount: u.amount },
+      });
       head.set(name, { sym: binary(u.operator, prior.sym, offset), origin: prior.origin });
       shaped.add(name);
     }
@@ -711,7 +858,8 @@ function walkLoop(node: NodeView, env: Env, ctx: WalkContext): void {
 
 /** A `break` or `return` on a thread-dependent condition among the sites recorded since `from` (a loop's own). */
 function hasThreadDependentExit(ctx: WalkContext, from: number): boolean {
-  for (let i = from; i < ctx.sites.length; i++) if (ctx.sites[i].construct === 'break' || ctx.sites[i].construct === 'return') return true;
+  for (let i = from; i < ctx.sites.length; i++)
+    if (ctx.sites[i].construct === 'break' || ctx.sites[i].construct === 'return') return true;
   return ctx.silent > 0;
 }
 
@@ -730,7 +878,13 @@ interface LoopSyntax {
  * is walked again for each pass of the loops around it and each call of its
  * function, and reading the syntax tree is what costs.
  */
-function loopSyntax(node: NodeView, body: NodeView | null, update: NodeView | null, condition: NodeView | null, ctx: WalkContext): LoopSyntax {
+function loopSyntax(
+  node: NodeView,
+  body: NodeView | null,
+  update: NodeView | null,
+  condition: NodeView | null,
+  ctx: WalkContext,
+): LoopSyntax {
   let syntax = ctx.loops.get(node.id);
   if (!syntax) {
     syntax = { assigned: new Set(), assignments: new Map() };
@@ -751,7 +905,8 @@ function recordAssignment(into: LoopSyntax, name: string, a: LoopAssignment): vo
 function collectAssignments(n: NodeView, into: LoopSyntax): void {
   if (n.type === 'update_expression') {
     const arg = n.childForFieldName('argument');
-    if (arg?.type === 'identifier') recordAssignment(into, arg.text, { operator: n.text.includes('++') ? '+' : '-', amount: 'one' });
+    if (arg?.type === 'identifier')
+      recordAssignment(into, arg.text, { operator: n.text.includes('++') ? '+' : '-', amount: 'one' });
   } else if (n.type === 'assignment_expression') {
     const left = n.childForFieldName('left');
     const right = n.childForFieldName('right');
@@ -766,7 +921,13 @@ function collectAssignments(n: NodeView, into: LoopSyntax): void {
           operator = right.childForFieldName('operator')?.type ?? null;
           amount = right.childForFieldName('right');
         }
-        recordAssignment(into, name, operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amount ? { operator: operator as NonNullable<LoopInfo['update']>['operator'], amount } : 'other');
+        recordAssignment(
+          into,
+          name,
+          operator && ['+', '-', '*', '/', '<<', '>>'].includes(operator) && amount
+            ? { operator: operator as NonNullable<LoopInfo['update']>['operator'], amount }
+            : 'other',
+        );
       }
     }
   }
@@ -808,9 +969,22 @@ function additiveOrScalingUpdate(assignments: LoopAssignment[], env: Env, ctx: W
 
 /** Whether `node` reads a plain name that is neither in `env` nor a known constant (a variable declared later, in a loop body). */
 function mentionsLocalOf(node: NodeView, env: Env, ctx: WalkContext): boolean {
-  if (node.type === 'identifier') return !env.has(node.text) && node.text !== 'warpSize' && ctx.lookup(node.text) === null && !CONSTANT_NAME.test(node.text) && !ctx.functions.get(node.text) && !/^(threadIdx|blockIdx|blockDim|gridDim)$/.test(node.text);
-  if (node.type === 'field_expression') return mentionsLocalOf(node.childForFieldName('argument') ?? node, env, ctx) && node.childForFieldName('argument') !== null;
-  if (node.type === 'call_expression') return (node.childForFieldName('arguments')?.namedChildren ?? []).some((c) => mentionsLocalOf(c, env, ctx));
+  if (node.type === 'identifier')
+    return (
+      !env.has(node.text) &&
+      node.text !== 'warpSize' &&
+      ctx.lookup(node.text) === null &&
+      !CONSTANT_NAME.test(node.text) &&
+      !ctx.functions.get(node.text) &&
+      !/^(threadIdx|blockIdx|blockDim|gridDim)$/.test(node.text)
+    );
+  if (node.type === 'field_expression')
+    return (
+      mentionsLocalOf(node.childForFieldName('argument') ?? node, env, ctx) &&
+      node.childForFieldName('argument') !== null
+    );
+  if (node.type === 'call_expression')
+    return (node.childForFieldName('arguments')?.namedChildren ?? []).some((c) => mentionsLocalOf(c, env, ctx));
   return node.namedChildren.some((c) => mentionsLocalOf(c, env, ctx));
 }
 
@@ -863,12 +1037,46 @@ function caseStatements(c: NodeView): NodeView[] {
 
 const ATOMIC = /^atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$/;
 const BLOCK_BARRIER = /^(__syncthreads(_count|_and|_or)?|sync|barrier_sync|__barrier_sync)$/;
-const WARP_UNIFORM_INTRINSICS: ReadonlySet<string> = new Set(['__ballot_sync', '__any_sync', '__all_sync', '__ballot', '__any', '__all', '__activemask', '__reduce_add_sync', '__reduce_min_sync', '__reduce_max_sync', '__reduce_and_sync', '__reduce_or_sync', '__reduce_xor_sync', '__match_all_sync', '__syncthreads_count', '__syncthreads_and', '__syncthreads_or']);
+const WARP_UNIFORM_INTRINSICS: ReadonlySet<string> = new Set([
+  '__ballot_sync',
+  '__any_sync',
+  '__all_sync',
+  '__ballot',
+  '__any',
+  '__all',
+  '__activemask',
+  '__reduce_add_sync',
+  '__reduce_min_sync',
+  '__reduce_max_sync',
+  '__reduce_and_sync',
+  '__reduce_or_sync',
+  '__reduce_xor_sync',
+  '__match_all_sync',
+  '__syncthreads_count',
+  '__syncthreads_and',
+  '__syncthreads_or',
+]);
 const WARP_VOTE_NAME = /^(?:\w*_)?(?:ballot|BALLOT|Ballot)(?:_sync|_SYNC|Sync)?$/;
-const SHUFFLE_RELATIVE: ReadonlySet<string> = new Set(['__shfl_up_sync', '__shfl_down_sync', '__shfl_xor_sync', '__shfl_up', '__shfl_down', '__shfl_xor']);
+const SHUFFLE_RELATIVE: ReadonlySet<string> = new Set([
+  '__shfl_up_sync',
+  '__shfl_down_sync',
+  '__shfl_xor_sync',
+  '__shfl_up',
+  '__shfl_down',
+  '__shfl_xor',
+]);
 /** `idx_t(blockIdx.x)`, `int64_t(n)`: a type named like a typedef used as a function-style cast. */
 const FUNCTION_STYLE_CAST = /^(?:\w+_t|int|unsigned|long|short|char|float|double|bool|size_t)$/;
-const PASS_THROUGH: ReadonlySet<string> = new Set(['static_cast', 'reinterpret_cast', 'const_cast', '__float2int_rz', '__float2int_rn', '__ldg', 'int', 'unsigned']);
+const PASS_THROUGH: ReadonlySet<string> = new Set([
+  'static_cast',
+  'reinterpret_cast',
+  'const_cast',
+  '__float2int_rz',
+  '__float2int_rn',
+  '__ldg',
+  'int',
+  'unsigned',
+]);
 
 function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   switch (node.type) {
@@ -906,7 +1114,10 @@ function evalExpr(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
       const operator = node.childForFieldName('operator')?.type ?? node.child(0)?.type ?? '+';
       if (!arg) return uniformValue(freeSym(node.text));
       const v = evalExpr(arg, env, ctx);
-      return { sym: v.sym.op === 'const' ? constant(applyUnary(operator, v.sym.value)) : { op: 'unary', operator, arg: v.sym }, origin: v.origin };
+      return {
+        sym: v.sym.op === 'const' ? constant(applyUnary(operator, v.sym.value)) : { op: 'unary', operator, arg: v.sym },
+        origin: v.origin,
+      };
     }
     case 'update_expression': {
       const arg = node.childForFieldName('argument');
@@ -991,8 +1202,17 @@ function loadValue(node: NodeView, addressParts: ThreadValue[]): ThreadValue {
 }
 
 function numberLiteral(text: string): Sym {
-  const t = text.replace(/'/g, '').replace(/(?<![xX][0-9a-fA-F]*)[uUlLfF]+$/, '').replace(/[uUlL]+$/, '');
-  const n = /^0[xX]/.test(t) ? parseInt(t, 16) : /^0[bB]/.test(t) ? parseInt(t.slice(2), 2) : /^0[0-7]+$/.test(t) ? parseInt(t, 8) : Number(t);
+  const t = text
+    .replace(/'/g, '')
+    .replace(/(?<![xX][0-9a-fA-F]*)[uUlLfF]+$/, '')
+    .replace(/[uUlL]+$/, '');
+  const n = /^0[xX]/.test(t)
+    ? parseInt(t, 16)
+    : /^0[bB]/.test(t)
+      ? parseInt(t.slice(2), 2)
+      : /^0[0-7]+$/.test(t)
+        ? parseInt(t, 8)
+        : Number(t);
   return Number.isFinite(n) ? constant(n) : freeSym(text);
 }
 
@@ -1026,7 +1246,8 @@ function fieldValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   // block.thread_index().x, grid.block_index().x
   if (argument?.type === 'call_expression' && (field === 'x' || field === 'y' || field === 'z')) {
     const callee = argument.childForFieldName('function');
-    const method = callee?.type === 'field_expression' ? callee.childForFieldName('field')?.text : callee?.text.replace(/^.*::/, '');
+    const method =
+      callee?.type === 'field_expression' ? callee.childForFieldName('field')?.text : callee?.text.replace(/^.*::/, '');
     if (method === 'thread_index') {
       if (field !== 'x') ctx.multiDimensional = true;
       return { sym: { op: 'threadIdx', dim: field }, origin: originOf(node) };
@@ -1037,7 +1258,10 @@ function fieldValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   if (!argument) return uniformValue(freeSym(node.text));
   const base = evalExpr(argument, env, ctx);
   if (!isThreadDependent(base.sym)) return uniformValue(freeSym(node.text));
-  return { sym: opaqueSym(dependenceKind(base.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', node.text), origin: base.origin };
+  return {
+    sym: opaqueSym(dependenceKind(base.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', node.text),
+    origin: base.origin,
+  };
 }
 
 function binaryValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
@@ -1063,7 +1287,8 @@ function binaryValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
 }
 
 function hasSideEffectsOrLoads(node: NodeView): boolean {
-  if (['call_expression', 'subscript_expression', 'assignment_expression', 'update_expression'].includes(node.type)) return true;
+  if (['call_expression', 'subscript_expression', 'assignment_expression', 'update_expression'].includes(node.type))
+    return true;
   if (node.type === 'pointer_expression' && node.child(0)?.type === '*') return true;
   if (node.type === 'field_expression' && node.text.includes('->')) return true;
   return node.namedChildren.some(hasSideEffectsOrLoads);
@@ -1084,7 +1309,19 @@ function assignmentValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValu
       const index = left.childForFieldName('indices')?.namedChildren.find((c) => c.type !== 'comment');
       const stored = rv;
       const iv = index ? silently(ctx, () => evalExpr(index, env, ctx)) : uniformValue(ZERO);
-      env.set(array.text, storeInto(array.text, env.get(array.text), isThreadDependent(stored.sym) || !isThreadDependent(iv.sym) ? stored : { sym: opaqueSym(dependenceKind(iv.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', left.text), origin: iv.origin }));
+      env.set(
+        array.text,
+        storeInto(
+          array.text,
+          env.get(array.text),
+          isThreadDependent(stored.sym) || !isThreadDependent(iv.sym)
+            ? stored
+            : {
+                sym: opaqueSym(dependenceKind(iv.sym) === 'warpUniform' ? 'warpUniform' : 'laneVarying', left.text),
+                origin: iv.origin,
+              },
+        ),
+      );
     }
     return rv;
   }
@@ -1123,7 +1360,8 @@ function conditionalValue(node: NodeView, env: Env, ctx: WalkContext): ThreadVal
 
 function calleeName(fn: NodeView | null): { name: string; object: NodeView | null } {
   if (!fn) return { name: '', object: null };
-  if (fn.type === 'field_expression') return { name: fn.childForFieldName('field')?.text ?? '', object: fn.childForFieldName('argument') };
+  if (fn.type === 'field_expression')
+    return { name: fn.childForFieldName('field')?.text ?? '', object: fn.childForFieldName('argument') };
   if (fn.type === 'template_function') return calleeName(fn.childForFieldName('name'));
   if (fn.type === 'qualified_identifier') {
     const text = fn.text.replace(/<[^<>]*>/g, '');
@@ -1142,7 +1380,11 @@ function groupOf(node: NodeView, ctx: WalkContext): GroupInfo | null {
   if (name === 'tiled_partition') {
     const template = /tiled_partition\s*<\s*(\d+)\s*>/.exec(node.text);
     const args = node.childForFieldName('arguments')?.namedChildren ?? [];
-    const size = template ? Number(template[1]) : args[1] ? Number(ctx.lookup(args[1].text) ?? (Number(args[1].text) || NaN)) : NaN;
+    const size = template
+      ? Number(template[1])
+      : args[1]
+        ? Number(ctx.lookup(args[1].text) ?? (Number(args[1].text) || NaN))
+        : NaN;
     return { kind: 'tile', size: Number.isFinite(size) ? size : null };
   }
   return null;
@@ -1165,33 +1407,51 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const origin = originOf(node);
 
   // A barrier: every thread of the block sees the same value in a `__shared__` scalar after it.
-  if (BLOCK_BARRIER.test(name) && (!object || /^(block|cta|tb)$/i.test(object.text) || groupOf(object, ctx)?.kind === 'block')) {
+  if (
+    BLOCK_BARRIER.test(name) &&
+    (!object || /^(block|cta|tb)$/i.test(object.text) || groupOf(object, ctx)?.kind === 'block')
+  ) {
     for (const s of ctx.shared) if (env.has(s)) env.set(s, uniformValue(freeSym(s)));
   }
 
   // cooperative groups
   const group = object ? groupOf(object, ctx) : null;
-  if (group || (object && /^(thread_rank|meta_group_rank|shfl|shfl_down|shfl_up|shfl_xor|any|all|ballot)$/.test(name))) {
+  if (
+    group ||
+    (object && /^(thread_rank|meta_group_rank|shfl|shfl_down|shfl_up|shfl_xor|any|all|ballot)$/.test(name))
+  ) {
     const g = group ?? { kind: 'other', size: null };
     if (name === 'thread_rank') {
       if (g.kind === 'block') return { sym: linearIndexSym(), origin };
       if (g.kind === 'tile' && g.size) return { sym: binary('%', linearIndexSym(), constant(g.size)), origin };
       return { sym: opaqueSym('laneVarying', node.text), origin };
     }
-    if (name === 'meta_group_rank' && g.kind === 'tile' && g.size) return { sym: binary('/', linearIndexSym(), constant(g.size)), origin };
-    if (name === 'size' || name === 'num_threads' || name === 'meta_group_size' || name === 'group_dim') return uniformValue(freeSym(node.text));
+    if (name === 'meta_group_rank' && g.kind === 'tile' && g.size)
+      return { sym: binary('/', linearIndexSym(), constant(g.size)), origin };
+    if (name === 'size' || name === 'num_threads' || name === 'meta_group_size' || name === 'group_dim')
+      return uniformValue(freeSym(node.text));
     if (/^(any|all|ballot)$/.test(name)) return tileCollective(g, args, node, origin);
-    if (name === 'shfl') return shuffleBroadcast(args[0], args[1], g.kind === 'tile' && g.size ? g.size : 32, node, origin);
-    if (/^shfl_(down|up|xor)$/.test(name)) return isThreadDependent(args[0]?.sym ?? ZERO) ? { sym: opaqueSym('laneVarying', node.text), origin } : args[0] ?? uniformValue(ZERO);
+    if (name === 'shfl')
+      return shuffleBroadcast(args[0], args[1], g.kind === 'tile' && g.size ? g.size : 32, node, origin);
+    if (/^shfl_(down|up|xor)$/.test(name))
+      return isThreadDependent(args[0]?.sym ?? ZERO)
+        ? { sym: opaqueSym('laneVarying', node.text), origin }
+        : (args[0] ?? uniformValue(ZERO));
   }
   if (name === 'reduce' && argNodes[0]) {
     const g = groupOf(argNodes[0], ctx);
     if (g) return tileCollective(g, args.slice(1), node, origin);
   }
 
-  if ((PASS_THROUGH.has(name) || (args.length === 1 && !object && FUNCTION_STYLE_CAST.test(name) && !ctx.functions.get(name))) && args.length >= 1) return args[0];
+  if (
+    (PASS_THROUGH.has(name) ||
+      (args.length === 1 && !object && FUNCTION_STYLE_CAST.test(name) && !ctx.functions.get(name))) &&
+    args.length >= 1
+  )
+    return args[0];
   if (name === 'min' || name === 'max' || name === 'umin' || name === 'umax') {
-    if (args.length === 2) return { sym: binary(name.replace(/^u/, ''), args[0].sym, args[1].sym), origin: firstOrigin(...args) };
+    if (args.length === 2)
+      return { sym: binary(name.replace(/^u/, ''), args[0].sym, args[1].sym), origin: firstOrigin(...args) };
   }
   if (ATOMIC.test(name)) return { sym: opaqueSym('laneVarying', node.text), origin };
   // A vote the file cannot see defined (`BALLOT(x)`, a macro set when the kernel is compiled at run
@@ -1199,9 +1459,14 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   if (WARP_UNIFORM_INTRINSICS.has(name) || (WARP_VOTE_NAME.test(name) && !ctx.functions.get(name))) {
     const dependent = args.some((a) => isThreadDependent(a.sym));
     if (name === '__activemask') return { sym: opaqueSym('warpUniform', node.text), origin };
-    return dependent ? { sym: opaqueSym('warpUniform', node.text), origin: firstOrigin(...args) ?? origin } : uniformValue(freeSym(node.text));
+    return dependent
+      ? { sym: opaqueSym('warpUniform', node.text), origin: firstOrigin(...args) ?? origin }
+      : uniformValue(freeSym(node.text));
   }
-  if (name === '__match_any_sync') return isThreadDependent(args[1]?.sym ?? ZERO) ? { sym: opaqueSym('laneVarying', node.text), origin } : uniformValue(freeSym(node.text));
+  if (name === '__match_any_sync')
+    return isThreadDependent(args[1]?.sym ?? ZERO)
+      ? { sym: opaqueSym('laneVarying', node.text), origin }
+      : uniformValue(freeSym(node.text));
   if (name === '__shfl_sync' || name === '__shfl') {
     const hasMask = name === '__shfl_sync';
     const value = args[hasMask ? 1 : 0];
@@ -1212,7 +1477,9 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   }
   if (SHUFFLE_RELATIVE.has(name)) {
     const value = args[name.endsWith('_sync') ? 1 : 0];
-    return value && isThreadDependent(value.sym) ? { sym: opaqueSym('laneVarying', node.text), origin: value.origin ?? origin } : value ?? uniformValue(ZERO);
+    return value && isThreadDependent(value.sym)
+      ? { sym: opaqueSym('laneVarying', node.text), origin: value.origin ?? origin }
+      : (value ?? uniformValue(ZERO));
   }
   if (name === '__laneid') return { sym: { op: 'laneId' }, origin };
 
@@ -1222,7 +1489,9 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   const candidates = lambda ? [lambda] : calleeDefinitions(ctx, name, object !== null);
   if (candidates.length > 0 && ctx.callStack.length < 8 && !ctx.callStack.includes(name)) {
     // Members of several classes share a name (`GetElement` of each loader): each is walked, and their results joined.
-    const results = candidates.map((definition) => walkCallee(definition, node, fn, argNodes, args, name, env, ctx)).filter((r): r is ThreadValue => r !== null);
+    const results = candidates
+      .map((definition) => walkCallee(definition, node, fn, argNodes, args, name, env, ctx))
+      .filter((r): r is ThreadValue => r !== null);
     if (results.length === candidates.length) {
       if (results.every((r) => symKey(r.sym) === symKey(results[0].sym))) return results[0];
       return joinValues(name, results, null, 'uniform');
@@ -1232,12 +1501,16 @@ function callValue(node: NodeView, env: Env, ctx: WalkContext): ThreadValue {
   // own array passed to it (`BlockLoad(...).Load(ptr, vals)`) comes back holding the thread's data.
   argNodes.forEach((a) => {
     const array = arrayArgument(a);
-    if (array && ctx.arrays.has(array) && env.has(array) && !MATH_LIKE.test(name)) env.set(array, { sym: opaqueSym('laneVarying', array), origin });
+    if (array && ctx.arrays.has(array) && env.has(array) && !MATH_LIKE.test(name))
+      env.set(array, { sym: opaqueSym('laneVarying', array), origin });
   });
   const dependent = args.filter((a) => isThreadDependent(a.sym));
   if (dependent.length === 0) {
     // A function of compile-time values and the launch shape (`divUp(blockDim.x, kWarpSize)`) is fixed with them.
-    const fixed = args.length > 0 && args.every((a) => isFixedValue(a.sym)) && (!object || isFixedValue(silently(ctx, () => evalExpr(object, env, ctx)).sym));
+    const fixed =
+      args.length > 0 &&
+      args.every((a) => isFixedValue(a.sym)) &&
+      (!object || isFixedValue(silently(ctx, () => evalExpr(object, env, ctx)).sym));
     return uniformValue(fixed ? fixedSym(node.text) : freeSym(node.text));
   }
   const kind = dependent.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
@@ -1252,7 +1525,8 @@ function arrayArgument(a: NodeView): string | null {
   if (a.type === 'identifier') return a.text;
   if (a.type === 'pointer_expression' && a.child(0)?.type === '&') {
     const arg = a.childForFieldName('argument');
-    if (arg?.type === 'subscript_expression') return arg.childForFieldName('argument')?.type === 'identifier' ? arg.childForFieldName('argument')!.text : null;
+    if (arg?.type === 'subscript_expression')
+      return arg.childForFieldName('argument')?.type === 'identifier' ? arg.childForFieldName('argument')!.text : null;
     return arg?.type === 'identifier' ? arg.text : null;
   }
   if (a.type === 'call_expression' && /_cast$/.test(calleeName(a.childForFieldName('function')).name)) {
@@ -1291,7 +1565,16 @@ function calleeDefinitions(ctx: WalkContext, name: string, throughObject: boolea
 }
 
 /** Walks a callee's body with the call's arguments bound; its return value (null: the body could not be read). */
-function walkCallee(definition: NodeView, node: NodeView, fn: NodeView | null, argNodes: NodeView[], args: ThreadValue[], name: string, env: Env, ctx: WalkContext): ThreadValue | null {
+function walkCallee(
+  definition: NodeView,
+  node: NodeView,
+  fn: NodeView | null,
+  argNodes: NodeView[],
+  args: ThreadValue[],
+  name: string,
+  env: Env,
+  ctx: WalkContext,
+): ThreadValue | null {
   const params = parameterNames(definition);
   const calleeEnv: Env = new Map();
   // Its template's value parameters: the call's explicit arguments (`reduce<16>(v)`), else fixed unknowns.
@@ -1315,7 +1598,9 @@ function walkCallee(definition: NodeView, node: NodeView, fn: NodeView | null, a
     ctx.groups = new Map();
     ctx.arrays = new Set();
     ctx.shared = new Set();
-    ctx.memoryRefs = new Set(params.filter((p, i) => p && argNodes[i]?.type === 'identifier' && savedRefs.has(argNodes[i].text)));
+    ctx.memoryRefs = new Set(
+      params.filter((p, i) => p && argNodes[i]?.type === 'identifier' && savedRefs.has(argNodes[i].text)),
+    );
     // The caller's arrays passed in: what the callee stores in them is what the caller reads after.
     const arrayParams = new Map<string, string>();
     argNodes.forEach((a, i) => {
@@ -1346,7 +1631,12 @@ function walkCallee(definition: NodeView, node: NodeView, fn: NodeView | null, a
     // A name the file does not define (a macro set when the kernel is compiled at run time, as
     // `return SORT_KEY;`) may stand for any expression of the arguments: as lane-varying as they are.
     const dependentArgs = args.filter((a) => isThreadDependent(a.sym));
-    if (dependentArgs.length > 0 && returns.some((r) => symFacts(r.sym).frees.some((f) => f.fixed && f.id > firstUnknown && CONSTANT_NAME.test(f.name)))) {
+    if (
+      dependentArgs.length > 0 &&
+      returns.some((r) =>
+        symFacts(r.sym).frees.some((f) => f.fixed && f.id > firstUnknown && CONSTANT_NAME.test(f.name)),
+      )
+    ) {
       const kind = dependentArgs.every((a) => dependenceKind(a.sym) === 'warpUniform') ? 'warpUniform' : 'laneVarying';
       return { sym: opaqueSym(kind, node.text), origin: firstOrigin(...dependentArgs) };
     }
@@ -1360,26 +1650,45 @@ function tileCollective(g: GroupInfo, args: ThreadValue[], node: NodeView, origi
   const dependent = args.some((a) => isThreadDependent(a.sym));
   if (!dependent) return uniformValue(freeSym(node.text));
   const warpWide = g.kind === 'tile' ? g.size !== null && g.size % 32 === 0 : false;
-  return { sym: opaqueSym(warpWide ? 'warpUniform' : 'laneVarying', node.text), origin: firstOrigin(...args) ?? origin };
+  return {
+    sym: opaqueSym(warpWide ? 'warpUniform' : 'laneVarying', node.text),
+    origin: firstOrigin(...args) ?? origin,
+  };
 }
 
 /** `__shfl_sync(mask, v, src)`: lane `src`'s value for the whole warp (or each `width`-lane segment). */
-function shuffleBroadcast(value: ThreadValue | undefined, src: ThreadValue | undefined, width: number, node: NodeView, origin: ValueOrigin): ThreadValue {
+function shuffleBroadcast(
+  value: ThreadValue | undefined,
+  src: ThreadValue | undefined,
+  width: number,
+  node: NodeView,
+  origin: ValueOrigin,
+): ThreadValue {
   if (!value || !isThreadDependent(value.sym)) return value ?? uniformValue(ZERO);
   const srcKind = src ? dependenceKind(src.sym) : 'uniform';
-  if ((srcKind === 'uniform' || srcKind === 'warpUniform') && width >= 32) return { sym: opaqueSym('warpUniform', node.text), origin: value.origin ?? origin };
+  if ((srcKind === 'uniform' || srcKind === 'warpUniform') && width >= 32)
+    return { sym: opaqueSym('warpUniform', node.text), origin: value.origin ?? origin };
   return { sym: opaqueSym('laneVarying', node.text), origin };
 }
 
 /** `asm("mov.u32 %0, %%laneid;" : "=r"(lane))`: outputs read from lane-varying special registers. */
 function asmValue(node: NodeView, env: Env, ctx: WalkContext): void {
-  const template = node.childForFieldName('assembly_code')?.text ?? node.namedChildren.find((c) => c.type === 'string_literal' || c.type === 'concatenated_string')?.text ?? '';
-  const outputs = node.childForFieldName('output_operands')?.namedChildren ?? node.namedChildren.find((c) => c.type === 'gnu_asm_output_operand_list')?.namedChildren ?? [];
+  const template =
+    node.childForFieldName('assembly_code')?.text ??
+    node.namedChildren.find((c) => c.type === 'string_literal' || c.type === 'concatenated_string')?.text ??
+    '';
+  const outputs =
+    node.childForFieldName('output_operands')?.namedChildren ??
+    node.namedChildren.find((c) => c.type === 'gnu_asm_output_operand_list')?.namedChildren ??
+    [];
   let sym: Sym | null = null;
   if (/%laneid/.test(template)) sym = { op: 'laneId' };
   else if (/%tid\.x/.test(template)) sym = { op: 'threadIdx', dim: 'x' };
   else if (/%warpid|%smid/.test(template)) sym = opaqueSym('warpUniform', template);
-  const inputs = node.childForFieldName('input_operands')?.namedChildren ?? node.namedChildren.find((c) => c.type === 'gnu_asm_input_operand_list')?.namedChildren ?? [];
+  const inputs =
+    node.childForFieldName('input_operands')?.namedChildren ??
+    node.namedChildren.find((c) => c.type === 'gnu_asm_input_operand_list')?.namedChildren ??
+    [];
   const inputValues = inputs.map((i) => {
     const value = i.childForFieldName('value');
     return value ? evalExpr(value, env, ctx) : uniformValue(ZERO);
@@ -1390,7 +1699,8 @@ function asmValue(node: NodeView, env: Env, ctx: WalkContext): void {
     if (target?.type !== 'identifier') continue;
     const origin = originOf(enclosingStatement(node));
     if (sym && outputs.length === 1) env.set(target.text, { sym, origin });
-    else if (sym || dependentInput) env.set(target.text, { sym: opaqueSym('laneVarying', target.text), origin: dependentInput?.origin ?? origin });
+    else if (sym || dependentInput)
+      env.set(target.text, { sym: opaqueSym('laneVarying', target.text), origin: dependentInput?.origin ?? origin });
     else env.set(target.text, uniformValue(freeSym(target.text)));
   }
 }

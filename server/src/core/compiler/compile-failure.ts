@@ -28,7 +28,10 @@ export interface FailureText {
   hint: string | null;
 }
 
-const SETTINGS: Record<Surface, { includes: string; defines: string; database: string; args: string; timeout: string; archs: string }> = {
+const SETTINGS: Record<
+  Surface,
+  { includes: string; defines: string; database: string; args: string; timeout: string; archs: string }
+> = {
   editor: {
     includes: '`cudaOccupancy.nvcc.includePaths`',
     defines: '`cudaOccupancy.nvcc.defines`',
@@ -40,7 +43,7 @@ const SETTINGS: Record<Surface, { includes: string; defines: string; database: s
   cli: {
     includes: '`-I DIR`',
     defines: '`-D NAME=VALUE`',
-    database: '`-p DIR` with the build\'s `compile_commands.json`',
+    database: "`-p DIR` with the build's `compile_commands.json`",
     args: 'nvcc arguments after `--`',
     timeout: '`--timeout SECONDS`',
     archs: '`--arch`',
@@ -50,18 +53,38 @@ const SETTINGS: Record<Surface, { includes: string; defines: string; database: s
 export function describeCompileFailure(error: CompileError | null, surface: Surface): FailureText {
   const s = SETTINGS[surface];
   const message = error?.message ?? error?.text ?? 'nvcc failed';
-  const missing = /cannot open source file "([^"]+)"/.exec(message) ?? /^([^:\s]+(?:\.\w+)?): No such file or directory/.exec(message);
-  if (missing) return { summary: `\`${missing[1]}\`: no such file`, hint: `set ${s.includes} to the folder that holds it, or use ${s.database}` };
+  const missing =
+    /cannot open source file "([^"]+)"/.exec(message) ??
+    /^([^:\s]+(?:\.\w+)?): No such file or directory/.exec(message);
+  if (missing)
+    return {
+      summary: `\`${missing[1]}\`: no such file`,
+      hint: `set ${s.includes} to the folder that holds it, or use ${s.database}`,
+    };
   const undefinedName = /identifier "([^"]+)" is undefined/.exec(message) ?? /'([^']+)' was not declared/.exec(message);
-  if (undefinedName) return { summary: `\`${undefinedName[1]}\` is undefined`, hint: `if the build defines it or includes its header, set ${s.defines} or ${s.includes}, or use ${s.database}` };
+  if (undefinedName)
+    return {
+      summary: `\`${undefinedName[1]}\` is undefined`,
+      hint: `if the build defines it or includes its header, set ${s.defines} or ${s.includes}, or use ${s.database}`,
+    };
   if (/did not finish within/.test(message)) return { summary: message, hint: `raise ${s.timeout}` };
-  if (/unsupported gpu architecture|is not defined for option 'gpu-name'/i.test(message)) return { summary: message, hint: `this nvcc does not compile for it: choose others in ${s.archs}` };
+  if (/unsupported gpu architecture|is not defined for option 'gpu-name'/i.test(message))
+    return { summary: message, hint: `this nvcc does not compile for it: choose others in ${s.archs}` };
   if (/^cancelled$/.test(message)) return { summary: message, hint: null };
-  return { summary: short(message), hint: `if the build compiles it with other flags, set ${s.includes}, ${s.defines} or ${s.args}, or use ${s.database}` };
+  return {
+    summary: short(message),
+    hint: `if the build compiles it with other flags, set ${s.includes}, ${s.defines} or ${s.args}, or use ${s.database}`,
+  };
 }
 
 /** The one diagnostic at the top of a file whose compile failed (or, for a header, the compiles of the files that include it). */
-export function compileFailureFinding(input: { error: CompileError | null; text: FailureText; firstLine: Span; unit: string | null; relatedPath?: (file: string) => string | null }): Finding {
+export function compileFailureFinding(input: {
+  error: CompileError | null;
+  text: FailureText;
+  firstLine: Span;
+  unit: string | null;
+  relatedPath?: (file: string) => string | null;
+}): Finding {
   const { error, text } = input;
   const where = input.unit ? ` (compiling ${baseName(input.unit)})` : '';
   const file = error?.file && input.relatedPath ? input.relatedPath(error.file) : null;
@@ -70,7 +93,16 @@ export function compileFailureFinding(input: { error: CompileError | null; text:
     severity: 'info',
     message: `nvcc failed${where}, so register figures are missing: ${short(error?.text ?? text.summary)}${text.hint ? `. To fix it, ${text.hint}.` : '.'}`,
     span: input.firstLine,
-    related: file && error?.line ? [{ uri: file, span: { start: { line: error.line - 1, character: 0 }, end: { line: error.line - 1, character: 0 } }, message: `nvcc: ${short(error.message)}` }] : [],
+    related:
+      file && error?.line
+        ? [
+            {
+              uri: file,
+              span: { start: { line: error.line - 1, character: 0 }, end: { line: error.line - 1, character: 0 } },
+              message: `nvcc: ${short(error.message)}`,
+            },
+          ]
+        : [],
   };
 }
 

@@ -9,11 +9,16 @@ import type { KernelResources } from './kernel-resources';
 import type { LaunchAnalysis } from '../report/launch-analysis';
 import { demangle } from './demangle';
 
-export function compilerFindings(kernels: ReadonlyArray<KernelResources<Kernel>>, diagnostics: readonly PtxasDiagnostic[]): Finding[] {
+export function compilerFindings(
+  kernels: ReadonlyArray<KernelResources<Kernel>>,
+  diagnostics: readonly PtxasDiagnostic[],
+): Finding[] {
   const findings: Finding[] = [];
   for (const { kernel, instances } of kernels) {
     for (const instance of instances) {
-      const spilling = Object.entries(instance.resources).filter(([, f]) => (f.spillStoreBytes ?? 0) > 0 || (f.spillLoadBytes ?? 0) > 0);
+      const spilling = Object.entries(instance.resources).filter(
+        ([, f]) => (f.spillStoreBytes ?? 0) > 0 || (f.spillLoadBytes ?? 0) > 0,
+      );
       if (spilling.length === 0) continue;
       const [, f] = spilling[0];
       const name = instance.signature ?? kernel.qualifiedName;
@@ -27,11 +32,23 @@ export function compilerFindings(kernels: ReadonlyArray<KernelResources<Kernel>>
     }
   }
   for (const d of diagnostics) {
-    if (!['launch-bounds-ignored', 'register-limit-adjusted', 'register-limit-ignored', 'too-much-shared', 'too-much-resource'].includes(d.kind)) continue;
+    if (
+      ![
+        'launch-bounds-ignored',
+        'register-limit-adjusted',
+        'register-limit-ignored',
+        'too-much-shared',
+        'too-much-resource',
+      ].includes(d.kind)
+    )
+      continue;
     const kernel = kernelNamed(kernels, d.mangledName);
     if (!kernel) continue;
     findings.push({
-      code: d.kind === 'too-much-shared' || d.kind === 'too-much-resource' ? 'kernel-too-many-resources' : 'launch-bounds-unmet',
+      code:
+        d.kind === 'too-much-shared' || d.kind === 'too-much-resource'
+          ? 'kernel-too-many-resources'
+          : 'launch-bounds-unmet',
       severity: d.severity === 'error' || d.kind.startsWith('too-much') ? 'error' : 'warning',
       message: `ptxas${d.arch ? ` (${d.arch})` : ''}: ${d.message}`,
       span: kernel.launchBounds?.span ?? kernel.nameSpan,
@@ -45,10 +62,17 @@ export function compilerFindings(kernels: ReadonlyArray<KernelResources<Kernel>>
 export function impossibleLaunchFindings(analyses: readonly LaunchAnalysis[]): Finding[] {
   const findings: Finding[] = [];
   for (const a of analyses) {
-    const none = a.perArch.filter((p) => p.result && p.result.activeBlocksPerMultiprocessor === 0 && p.figures.source !== 'unknown');
+    const none = a.perArch.filter(
+      (p) => p.result && p.result.activeBlocksPerMultiprocessor === 0 && p.figures.source !== 'unknown',
+    );
     if (none.length === 0 || a.threadsPerBlock === null || a.threadsPerBlock > 1024) continue;
     const p = none[0];
-    const why = p.result!.blockLimitRegs === 0 ? `${p.figures.numRegs} registers per thread × ${a.threadsPerBlock} threads exceed the register file` : p.result!.blockLimitSharedMem === 0 ? 'the block needs more shared memory than one SM allows' : 'no block fits on one SM';
+    const why =
+      p.result!.blockLimitRegs === 0
+        ? `${p.figures.numRegs} registers per thread × ${a.threadsPerBlock} threads exceed the register file`
+        : p.result!.blockLimitSharedMem === 0
+          ? 'the block needs more shared memory than one SM allows'
+          : 'no block fits on one SM';
     findings.push({
       code: 'launch-too-many-resources',
       severity: 'error',

@@ -58,7 +58,15 @@ export function parseResourceUsage(text: string): ObjectFunctionFigures[] {
       continue;
     }
     const constant = [...fields].filter(([k]) => k.startsWith('CONSTANT')).reduce((s, [, v]) => s + v, 0);
-    found.push({ arch, name: fn, registers, stackBytes: fields.get('STACK') ?? 0, sharedBytes: fields.get('SHARED') ?? 0, localBytes: fields.get('LOCAL') ?? 0, constantBytes: constant });
+    found.push({
+      arch,
+      name: fn,
+      registers,
+      stackBytes: fields.get('STACK') ?? 0,
+      sharedBytes: fields.get('SHARED') ?? 0,
+      localBytes: fields.get('LOCAL') ?? 0,
+      constantBytes: constant,
+    });
     fn = null;
   }
   return found;

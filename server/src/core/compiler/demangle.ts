@@ -47,8 +47,15 @@ export function demangle(symbol: string): DemangledName | null {
     if (!stripped.startsWith('_Z')) {
       if (!C_IDENTIFIER.test(stripped)) return null;
       return {
-        name: stripped, scopedName: stripped, qualifiedName: stripped, scope: [], templateArgs: [],
-        parameters: null, returnType: null, signature: stripped, externC: true,
+        name: stripped,
+        scopedName: stripped,
+        qualifiedName: stripped,
+        scope: [],
+        templateArgs: [],
+        parameters: null,
+        returnType: null,
+        signature: stripped,
+        externC: true,
       };
     }
     const { body, suffix } = splitCloneSuffix(stripped.slice(2));
@@ -73,40 +80,81 @@ function splitCloneSuffix(text: string): { body: string; suffix: string } {
 // The tree the parser builds.
 
 type Node =
-  | { kind: 'text'; text: string }                                  // builtin, source name, literal
-  | { kind: 'qualified'; scope: Node; name: Node }                  // a::b
-  | { kind: 'template'; name: Node; args: Node[] }                  // a<b, c>
+  | { kind: 'text'; text: string } // builtin, source name, literal
+  | { kind: 'qualified'; scope: Node; name: Node } // a::b
+  | { kind: 'template'; name: Node; args: Node[] } // a<b, c>
   | { kind: 'pointer'; inner: Node }
   | { kind: 'lref'; inner: Node }
   | { kind: 'rref'; inner: Node }
-  | { kind: 'cv'; inner: Node; quals: string }                      // const, volatile, restrict
-  | { kind: 'vendor'; inner: Node; qual: string }                   // U8__vector
-  | { kind: 'vector'; inner: Node; dim: string }                    // Dv4_f
+  | { kind: 'cv'; inner: Node; quals: string } // const, volatile, restrict
+  | { kind: 'vendor'; inner: Node; qual: string } // U8__vector
+  | { kind: 'vector'; inner: Node; dim: string } // Dv4_f
   | { kind: 'array'; inner: Node; dim: string }
   | { kind: 'ptrmem'; cls: Node; member: Node }
   | { kind: 'fntype'; ret: Node; params: Node[]; quals: string }
-  | { kind: 'pack'; elems: Node[] }                                 // a template argument pack
-  | { kind: 'expansion'; inner: Node }                              // Dp <type>
+  | { kind: 'pack'; elems: Node[] } // a template argument pack
+  | { kind: 'expansion'; inner: Node } // Dp <type>
   | { kind: 'function'; name: Node; ret: Node | null; params: Node[]; templateArgs: Node[] | null; quals: string }
-  | { kind: 'local'; fn: Node; entity: Node };                      // f()::entity
+  | { kind: 'local'; fn: Node; entity: Node }; // f()::entity
 
 const BUILTINS: Record<string, string> = {
-  v: 'void', w: 'wchar_t', b: 'bool', c: 'char', a: 'signed char', h: 'unsigned char', s: 'short',
-  t: 'unsigned short', i: 'int', j: 'unsigned int', l: 'long', m: 'unsigned long', x: 'long long',
-  y: 'unsigned long long', n: '__int128', o: 'unsigned __int128', f: 'float', d: 'double',
-  e: 'long double', g: '__float128', z: '...',
+  v: 'void',
+  w: 'wchar_t',
+  b: 'bool',
+  c: 'char',
+  a: 'signed char',
+  h: 'unsigned char',
+  s: 'short',
+  t: 'unsigned short',
+  i: 'int',
+  j: 'unsigned int',
+  l: 'long',
+  m: 'unsigned long',
+  x: 'long long',
+  y: 'unsigned long long',
+  n: '__int128',
+  o: 'unsigned __int128',
+  f: 'float',
+  d: 'double',
+  e: 'long double',
+  g: '__float128',
+  z: '...',
 };
 
 const D_BUILTINS: Record<string, string> = {
-  d: 'decimal64', e: 'decimal128', f: 'decimal32', h: 'half', i: 'char32_t', s: 'char16_t',
-  u: 'char8_t', a: 'auto', c: 'decltype(auto)', n: 'decltype(nullptr)',
+  d: 'decimal64',
+  e: 'decimal128',
+  f: 'decimal32',
+  h: 'half',
+  i: 'char32_t',
+  s: 'char16_t',
+  u: 'char8_t',
+  a: 'auto',
+  c: 'decltype(auto)',
+  n: 'decltype(nullptr)',
 };
 
 /** Operators of expressions in names (array bounds, decltype, template arguments), by their two-letter codes. */
 const UNARY_OPERATORS: Readonly<Record<string, string>> = { ng: '-', ps: '+', nt: '!', co: '~', de: '*' };
 const BINARY_OPERATORS: Readonly<Record<string, string>> = {
-  pl: '+', mi: '-', ml: '*', dv: '/', rm: '%', an: '&', or: '|', eo: '^', ls: '<<', rs: '>>',
-  lt: '<', gt: '>', le: '<=', ge: '>=', eq: '==', ne: '!=', aa: '&&', oo: '||',
+  pl: '+',
+  mi: '-',
+  ml: '*',
+  dv: '/',
+  rm: '%',
+  an: '&',
+  or: '|',
+  eo: '^',
+  ls: '<<',
+  rs: '>>',
+  lt: '<',
+  gt: '>',
+  le: '<=',
+  ge: '>=',
+  eq: '==',
+  ne: '!=',
+  aa: '&&',
+  oo: '||',
 };
 
 /** Literal suffixes c++filt prints after an integer of this builtin type; absent means `(type)value`. */
@@ -582,16 +630,21 @@ class Parser {
       return text(BUILTINS[c]);
     }
     switch (c) {
-      case 'r': case 'V': case 'K': {
+      case 'r':
+      case 'V':
+      case 'K': {
         const quals = this.parseCvQualifiers();
         const inner = this.parseType();
         const node: Node = inner.kind === 'fntype' ? { ...inner, quals } : { kind: 'cv', inner, quals };
         this.subs.push(node);
         return node;
       }
-      case 'P': return this.pushSub({ kind: 'pointer', inner: (this.pos++, this.parseType()) });
-      case 'R': return this.pushSub({ kind: 'lref', inner: (this.pos++, this.parseType()) });
-      case 'O': return this.pushSub({ kind: 'rref', inner: (this.pos++, this.parseType()) });
+      case 'P':
+        return this.pushSub({ kind: 'pointer', inner: (this.pos++, this.parseType()) });
+      case 'R':
+        return this.pushSub({ kind: 'lref', inner: (this.pos++, this.parseType()) });
+      case 'O':
+        return this.pushSub({ kind: 'rref', inner: (this.pos++, this.parseType()) });
       case 'F': {
         this.pos++;
         this.eat('Y');
@@ -644,9 +697,20 @@ class Parser {
         const inner = this.parseType();
         return this.pushSub({ kind: 'vendor', inner, qual });
       }
-      case 'D': return this.parseDType();
-      case 'N': case 'Z': case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9': {
+      case 'D':
+        return this.parseDType();
+      case 'N':
+      case 'Z':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9': {
         const { node } = this.parseName();
         return this.pushSub(node);
       }
@@ -718,18 +782,30 @@ function printTemplateArgs(args: readonly Node[]): string {
 /** Prints a type around a declarator (`*`, `(*)`, ` const*`), the way C spells nested declarators. */
 function printDeclarator(node: Node, decl: string): string {
   switch (node.kind) {
-    case 'text': return node.text + decl;
-    case 'qualified': return `${printNode(node.scope)}::${printNode(node.name)}${decl}`;
-    case 'template': return `${printNode(node.name)}${printTemplateArgs(node.args)}${decl}`;
-    case 'pack': return printList(node.elems) + decl;
-    case 'expansion': return printList([node]) + decl;
-    case 'pointer': return wrapDeclarator(node.inner, '*', decl);
-    case 'lref': return wrapDeclarator(node.inner, '&', decl);
-    case 'rref': return wrapDeclarator(node.inner, '&&', decl);
-    case 'cv': return printDeclarator(node.inner, ` ${node.quals}${decl}`);
-    case 'vendor': return printDeclarator(node.inner, ` ${node.qual}${decl}`);
-    case 'vector': return printDeclarator(node.inner, ` __vector(${node.dim})${decl}`);
-    case 'array': return printDeclarator(node.inner, ` ${decl ? `${decl.trimStart()} ` : ''}[${node.dim}]`);
+    case 'text':
+      return node.text + decl;
+    case 'qualified':
+      return `${printNode(node.scope)}::${printNode(node.name)}${decl}`;
+    case 'template':
+      return `${printNode(node.name)}${printTemplateArgs(node.args)}${decl}`;
+    case 'pack':
+      return printList(node.elems) + decl;
+    case 'expansion':
+      return printList([node]) + decl;
+    case 'pointer':
+      return wrapDeclarator(node.inner, '*', decl);
+    case 'lref':
+      return wrapDeclarator(node.inner, '&', decl);
+    case 'rref':
+      return wrapDeclarator(node.inner, '&&', decl);
+    case 'cv':
+      return printDeclarator(node.inner, ` ${node.quals}${decl}`);
+    case 'vendor':
+      return printDeclarator(node.inner, ` ${node.qual}${decl}`);
+    case 'vector':
+      return printDeclarator(node.inner, ` __vector(${node.dim})${decl}`);
+    case 'array':
+      return printDeclarator(node.inner, ` ${decl ? `${decl.trimStart()} ` : ''}[${node.dim}]`);
     case 'fntype': {
       const quals = node.quals ? ` ${node.quals}` : '';
       return printDeclarator(node.ret, ` ${decl.trimStart()}(${printList(node.params)})${quals}`);
@@ -743,13 +819,15 @@ function printDeclarator(node: Node, decl: string): string {
       const ret = node.ret ? `${printNode(node.ret)} ` : '';
       return `${ret}${printNode(node.name)}(${printList(node.params)})${node.quals}${decl}`;
     }
-    case 'local': return `${printNode(node.fn)}::${printNode(node.entity)}${decl}`;
+    case 'local':
+      return `${printNode(node.fn)}::${printNode(node.entity)}${decl}`;
   }
 }
 
 function wrapDeclarator(inner: Node, symbol: string, decl: string): string {
   const target = inner.kind === 'cv' && inner.inner.kind === 'fntype' ? inner.inner : inner;
-  if (target.kind === 'fntype' || target.kind === 'array') return printDeclarator(inner, `(${symbol}${decl.trimStart()})`);
+  if (target.kind === 'fntype' || target.kind === 'array')
+    return printDeclarator(inner, `(${symbol}${decl.trimStart()})`);
   return printDeclarator(inner, symbol + decl);
 }
 
@@ -769,21 +847,38 @@ function expandPacks(nodes: readonly Node[]): Node[] {
 
 function findPack(node: Node): (Node & { kind: 'pack' }) | null {
   switch (node.kind) {
-    case 'pack': return node;
-    case 'pointer': case 'lref': case 'rref': case 'cv': case 'vendor': case 'vector': case 'array':
+    case 'pack':
+      return node;
+    case 'pointer':
+    case 'lref':
+    case 'rref':
+    case 'cv':
+    case 'vendor':
+    case 'vector':
+    case 'array':
       return findPack(node.inner);
-    case 'template': return node.args.map(findPack).find((p) => p) ?? null;
-    default: return null;
+    case 'template':
+      return node.args.map(findPack).find((p) => p) ?? null;
+    default:
+      return null;
   }
 }
 
 function replacePack(node: Node, pack: Node, elem: Node): Node {
   if (node === pack) return elem;
   switch (node.kind) {
-    case 'pointer': case 'lref': case 'rref': case 'cv': case 'vendor': case 'vector': case 'array':
+    case 'pointer':
+    case 'lref':
+    case 'rref':
+    case 'cv':
+    case 'vendor':
+    case 'vector':
+    case 'array':
       return { ...node, inner: replacePack(node.inner, pack, elem) };
-    case 'template': return { ...node, args: node.args.map((a) => replacePack(a, pack, elem)) };
-    default: return node;
+    case 'template':
+      return { ...node, args: node.args.map((a) => replacePack(a, pack, elem)) };
+    default:
+      return node;
   }
 }
 

@@ -12,7 +12,13 @@
  * states change, so cached reports are rebuilt.
  */
 import type { Kernel, Launch } from '../types';
-import { UNKNOWN_FIGURES, type CompileNote, type FiguresFor, type FigureSite, type KernelFigures } from '../report/launch-analysis';
+import {
+  UNKNOWN_FIGURES,
+  type CompileNote,
+  type FiguresFor,
+  type FigureSite,
+  type KernelFigures,
+} from '../report/launch-analysis';
 import {
   parseResourceAnnotation,
   pickInstance,
@@ -27,7 +33,9 @@ import { matchInstances } from './launch-instances';
 /** Template arguments of a launch as the demangler spells them, numbers resolved where the source allows. */
 export function launchTemplateArgs(launch: Launch | null): string[] | null {
   if (!launch?.templateArgs) return null;
-  return launch.templateArgs.map((text, k) => (launch.templateArgValues?.[k] != null ? String(launch.templateArgValues[k]) : text));
+  return launch.templateArgs.map((text, k) =>
+    launch.templateArgValues?.[k] != null ? String(launch.templateArgValues[k]) : text,
+  );
 }
 
 /** A kernel written in a file, with the instances one translation unit compiled of it. */
@@ -133,7 +141,11 @@ export class FiguresRegistry {
    * name: from `preferUnit` when it compiled the kernel, else the freshest), with the unit's stale
    * mark on its figures.
    */
-  instancesOf(path: string, kernel: Pick<Kernel, 'qualifiedName' | 'parameters'>, preferUnit: string | null = null): KernelInstance[] {
+  instancesOf(
+    path: string,
+    kernel: Pick<Kernel, 'qualifiedName' | 'parameters'>,
+    preferUnit: string | null = null,
+  ): KernelInstance[] {
     const key = definitionKey(path, kernel);
     const preferred = preferUnit !== null ? this.units.get(preferUnit) : undefined;
     const own = preferred?.kernels.get(key);
@@ -154,17 +166,22 @@ export class FiguresRegistry {
   readonly figuresFor: FiguresFor = (kernel, launch, arch, site) => {
     if (!kernel) return { ...UNKNOWN_FIGURES, note: 'kernel not found' };
     let best: KernelFigures | null = site ? this.compiledFigures(kernel, launch, arch, site) : null;
-    for (const kernels of this.logs.values()) best = preferResources(best, this.fromLog(kernels, kernel, launch, arch)) as KernelFigures | null;
+    for (const kernels of this.logs.values())
+      best = preferResources(best, this.fromLog(kernels, kernel, launch, arch)) as KernelFigures | null;
     const annotation = parseResourceAnnotation(kernel.leadingComment);
     if (annotation) best = preferResources(best, resourcesForArch(annotation.resources, arch)) as KernelFigures | null;
-    const compile = site ? this.compileNote(site, arch) ?? (best ? null : this.noInstanceNote(site)) : null;
+    const compile = site ? (this.compileNote(site, arch) ?? (best ? null : this.noInstanceNote(site))) : null;
     if (!best) return compile ? { ...UNKNOWN_FIGURES, compile } : UNKNOWN_FIGURES;
-    return compile && (compile.state === 'running' || best.source === 'unknown' || best.stale) ? { ...best, compile } : best;
+    return compile && (compile.state === 'running' || best.source === 'unknown' || best.stale)
+      ? { ...best, compile }
+      : best;
   };
 
   /** The instance (or instances) of the launch among what the units compiled of the kernel written in `site.kernelPath`. */
   private compiledFigures(kernel: Kernel, launch: Launch | null, arch: string, site: FigureSite): KernelFigures | null {
-    const pool = this.instancesOf(site.kernelPath, kernel, site.unit ?? null).filter((i) => resourcesForArch(i.resources, arch));
+    const pool = this.instancesOf(site.kernelPath, kernel, site.unit ?? null).filter((i) =>
+      resourcesForArch(i.resources, arch),
+    );
     if (pool.length === 0) return null;
     const args = launchTemplateArgs(launch);
     const needsAliases = args?.some((a) => /[A-Za-z_]/.test(a)) ?? false;
@@ -178,7 +195,12 @@ export class FiguresRegistry {
   }
 
   /** Figures of a build log: matched by name (a log does not say which file a kernel came from). */
-  private fromLog(kernels: ReadonlyArray<KernelResources<Kernel>>, kernel: Kernel, launch: Launch | null, arch: string): ResourceFigures | null {
+  private fromLog(
+    kernels: ReadonlyArray<KernelResources<Kernel>>,
+    kernel: Kernel,
+    launch: Launch | null,
+    arch: string,
+  ): ResourceFigures | null {
     const match = kernels.find((k) => k.kernel.qualifiedName === kernel.qualifiedName && k.instances.length > 0);
     if (!match) return null;
     const instance = pickInstance(match.instances, launchTemplateArgs(launch));
@@ -189,7 +211,8 @@ export class FiguresRegistry {
   private noInstanceNote(site: FigureSite): CompileNote | null {
     const own = site.unit ? this.units.get(site.unit) : undefined;
     if (own && own.covers.has(site.kernelPath)) return { state: 'no-instance', unit: site.unit! };
-    for (const [unit, entry] of this.units) if (entry.covers.has(site.kernelPath)) return { state: 'no-instance', unit };
+    for (const [unit, entry] of this.units)
+      if (entry.covers.has(site.kernelPath)) return { state: 'no-instance', unit };
     return null;
   }
 
@@ -198,9 +221,13 @@ export class FiguresRegistry {
     const relevant = this.statesCovering(site.kernelPath);
     const own = site.unit ? this.states.get(site.unit) : undefined;
     if (own && !relevant.some((r) => r.unit === site.unit)) relevant.push({ unit: site.unit!, state: own.state });
-    const running = relevant.filter((r) => r.state.state === 'running' && (r.state.archs.length === 0 || r.state.archs.includes(arch)));
+    const running = relevant.filter(
+      (r) => r.state.state === 'running' && (r.state.archs.length === 0 || r.state.archs.includes(arch)),
+    );
     if (running.length) {
-      const first = running.reduce((a, b) => ((a.state as { since: number }).since <= (b.state as { since: number }).since ? a : b));
+      const first = running.reduce((a, b) =>
+        (a.state as { since: number }).since <= (b.state as { since: number }).since ? a : b,
+      );
       const state = first.state as Extract<UnitState, { state: 'running' }>;
       return { state: 'running', unit: first.unit, archs: [...state.archs], since: state.since };
     }
@@ -215,7 +242,9 @@ export class FiguresRegistry {
 
 function markedInstance(instance: KernelInstance, unit: Unit): KernelInstance {
   if (!unit.stale) return instance;
-  const resources = Object.fromEntries(Object.entries(instance.resources).map(([arch, f]) => [arch, { ...f, stale: true, note: unit.note }]));
+  const resources = Object.fromEntries(
+    Object.entries(instance.resources).map(([arch, f]) => [arch, { ...f, stale: true, note: unit.note }]),
+  );
   return { ...instance, resources };
 }
 

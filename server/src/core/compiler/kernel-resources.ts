@@ -80,7 +80,9 @@ export interface MapKernelResourcesResult<K extends SourceKernel> {
 }
 
 /** Groups ptxas entries into instances of the source kernels they compile. */
-export function mapKernelResources<K extends SourceKernel>(input: MapKernelResourcesInput<K>): MapKernelResourcesResult<K> {
+export function mapKernelResources<K extends SourceKernel>(
+  input: MapKernelResourcesInput<K>,
+): MapKernelResourcesResult<K> {
   const results: Array<KernelResources<K>> = input.kernels.map((kernel) => ({ kernel, instances: [] }));
   const unmatched: PtxasFunctionFigures[] = [];
   const demangled = new Map<string, DemangledName | null>();
@@ -100,7 +102,12 @@ export function mapKernelResources<K extends SourceKernel>(input: MapKernelResou
     const instances = results[target].instances;
     let instance = instances.find((i) => i.mangledName === entry.mangledName);
     if (!instance) {
-      instance = { mangledName: entry.mangledName, signature: name.signature, templateArgs: [...name.templateArgs], resources: {} };
+      instance = {
+        mangledName: entry.mangledName,
+        signature: name.signature,
+        templateArgs: [...name.templateArgs],
+        resources: {},
+      };
       instances.push(instance);
     }
     instance.resources[entry.arch] = figuresFromEntry(entry, input.source, input.producedAt ?? null);
@@ -109,7 +116,11 @@ export function mapKernelResources<K extends SourceKernel>(input: MapKernelResou
 }
 
 /** The figures of one ptxas entry, in the project's shape. */
-export function figuresFromEntry(entry: PtxasFunctionFigures, source: ResourceSource, producedAt: number | null = null): ResourceFigures {
+export function figuresFromEntry(
+  entry: PtxasFunctionFigures,
+  source: ResourceSource,
+  producedAt: number | null = null,
+): ResourceFigures {
   return {
     numRegs: entry.numRegs,
     sharedSizeBytes: entry.sharedSizeBytes,
@@ -125,8 +136,14 @@ export function figuresFromEntry(entry: PtxasFunctionFigures, source: ResourceSo
 /** Figures that claim nothing. */
 export function unknownResources(note: string | null = null): ResourceFigures {
   return {
-    numRegs: null, sharedSizeBytes: null, spillStoreBytes: null, spillLoadBytes: null, stackFrameBytes: null,
-    barriers: null, source: 'unknown', note,
+    numRegs: null,
+    sharedSizeBytes: null,
+    spillStoreBytes: null,
+    spillLoadBytes: null,
+    stackFrameBytes: null,
+    barriers: null,
+    source: 'unknown',
+    note,
   };
 }
 
@@ -151,7 +168,10 @@ export function preferResources(a: ResourceFigures | null, b: ResourceFigures | 
 
 /** Drops anonymous namespaces, however the source side spells them (`(anonymous namespace)`, `(anonymousnamespace)`). */
 function stripAnonymous(name: string): string {
-  return name.split('::').filter((part) => part.replace(/\s+/g, '') !== '(anonymousnamespace)' && part !== '').join('::');
+  return name
+    .split('::')
+    .filter((part) => part.replace(/\s+/g, '') !== '(anonymousnamespace)' && part !== '')
+    .join('::');
 }
 
 /** Index of the source kernel an entry compiles, or -1. */
@@ -159,7 +179,8 @@ function pickSourceKernel(name: DemangledName, kernels: readonly SourceKernel[])
   const wanted = stripAnonymous(name.scopedName);
   let candidates: number[] = [];
   kernels.forEach((kernel, index) => {
-    if (name.externC ? kernel.name === name.name : stripAnonymous(kernel.qualifiedName) === wanted) candidates.push(index);
+    if (name.externC ? kernel.name === name.name : stripAnonymous(kernel.qualifiedName) === wanted)
+      candidates.push(index);
   });
   if (candidates.length === 0 && !name.externC) {
     // The source finder may not see every namespace (macros, `namespace a::b`): accept a unique suffix match.
@@ -178,7 +199,11 @@ function pickSourceKernel(name: DemangledName, kernels: readonly SourceKernel[])
 }
 
 /** Among overloads, those whose written parameters best match the demangled ones. */
-function bestByParameters(candidates: number[], kernels: readonly SourceKernel[], parameters: readonly string[]): number[] {
+function bestByParameters(
+  candidates: number[],
+  kernels: readonly SourceKernel[],
+  parameters: readonly string[],
+): number[] {
   const scored = candidates.map((index) => ({ index, score: parameterScore(kernels[index].parameters, parameters) }));
   const best = Math.max(...scored.map((s) => s.score));
   return scored.filter((s) => s.score === best).map((s) => s.index);
@@ -188,13 +213,17 @@ function parameterScore(written: readonly string[] | undefined, demangled: reado
   if (!written) return 0;
   if (written.length !== demangled.length) return -1000;
   let score = 1;
-  for (let i = 0; i < written.length; i++) if (normalizeType(parameterType(written[i])) === normalizeType(demangled[i])) score += 10;
+  for (let i = 0; i < written.length; i++)
+    if (normalizeType(parameterType(written[i])) === normalizeType(demangled[i])) score += 10;
   return score;
 }
 
 /** `const float* __restrict__ in` -> `const float*`: drops the declarator name and restrict qualifiers. */
 function parameterType(declaration: string): string {
-  const text = declaration.replace(/=.*$/s, '').replace(/\b(__restrict__|__restrict|restrict)\b/g, '').trim();
+  const text = declaration
+    .replace(/=.*$/s, '')
+    .replace(/\b(__restrict__|__restrict|restrict)\b/g, '')
+    .trim();
   const m = /^(.*?[\s*&>])([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)$/.exec(text);
   if (!m || /^(const|volatile|unsigned|signed|int|long|short|char|float|double|bool|void)$/.test(m[2])) return text;
   return m[3] ? `${m[1]}(${m[3]})` : m[1];
@@ -210,7 +239,11 @@ function parameterType(declaration: string): string {
  * (missing trailing arguments are taken as defaults). Null when no instance or several match (see
  * matchInstances for all the instances a launch can run).
  */
-export function pickInstance(instances: readonly KernelInstance[], templateArgs: readonly string[] | string | null | undefined, aliases?: TypeAliases): KernelInstance | null {
+export function pickInstance(
+  instances: readonly KernelInstance[],
+  templateArgs: readonly string[] | string | null | undefined,
+  aliases?: TypeAliases,
+): KernelInstance | null {
   const match = matchInstances(instances, templateArgs, aliases);
   return match.instances.length === 1 ? match.instances[0] : null;
 }
@@ -276,16 +309,31 @@ export function parseResourceAnnotation(comment: string | null | undefined): Res
   return found ? { resources, unknownKeys } : null;
 }
 
-type AnnotationField = 'numRegs' | 'sharedSizeBytes' | 'spillStoreBytes' | 'spillLoadBytes' | 'stackFrameBytes' | 'barriers' | 'spills';
+type AnnotationField =
+  'numRegs' | 'sharedSizeBytes' | 'spillStoreBytes' | 'spillLoadBytes' | 'stackFrameBytes' | 'barriers' | 'spills';
 
 const ANNOTATION_KEYS: Record<string, AnnotationField> = {
-  regs: 'numRegs', registers: 'numRegs', reg: 'numRegs', numregs: 'numRegs',
-  smem: 'sharedSizeBytes', shared: 'sharedSizeBytes', sharedsizebytes: 'sharedSizeBytes', shmem: 'sharedSizeBytes',
-  spills: 'spills', spill: 'spills',
-  'spill-stores': 'spillStoreBytes', spillstores: 'spillStoreBytes', spillstorebytes: 'spillStoreBytes',
-  'spill-loads': 'spillLoadBytes', spillloads: 'spillLoadBytes', spillloadbytes: 'spillLoadBytes',
-  stack: 'stackFrameBytes', stackframe: 'stackFrameBytes', stackframebytes: 'stackFrameBytes',
-  barriers: 'barriers', bar: 'barriers',
+  regs: 'numRegs',
+  registers: 'numRegs',
+  reg: 'numRegs',
+  numregs: 'numRegs',
+  smem: 'sharedSizeBytes',
+  shared: 'sharedSizeBytes',
+  sharedsizebytes: 'sharedSizeBytes',
+  shmem: 'sharedSizeBytes',
+  spills: 'spills',
+  spill: 'spills',
+  'spill-stores': 'spillStoreBytes',
+  spillstores: 'spillStoreBytes',
+  spillstorebytes: 'spillStoreBytes',
+  'spill-loads': 'spillLoadBytes',
+  spillloads: 'spillLoadBytes',
+  spillloadbytes: 'spillLoadBytes',
+  stack: 'stackFrameBytes',
+  stackframe: 'stackFrameBytes',
+  stackframebytes: 'stackFrameBytes',
+  barriers: 'barriers',
+  bar: 'barriers',
 };
 
 /** `8192`, `8 KB`, `8KiB`, `48k`, `512B` -> bytes; counts (registers, barriers) take no unit. */
@@ -305,5 +353,12 @@ function parseByteCount(text: string, isCount: boolean): number | null {
  * unknown ones (the contract's `mangledName: null` instance).
  */
 export function uncompiledInstances(annotation: ResourceAnnotation | null): KernelInstance[] {
-  return [{ mangledName: null, signature: null, templateArgs: [], resources: annotation ? { ...annotation.resources } : { [ANY_ARCH]: unknownResources() } }];
+  return [
+    {
+      mangledName: null,
+      signature: null,
+      templateArgs: [],
+      resources: annotation ? { ...annotation.resources } : { [ANY_ARCH]: unknownResources() },
+    },
+  ];
 }

@@ -25,17 +25,50 @@ export interface InstanceMatch {
  * arguments are written with: mangled names spell the type they name.
  */
 const BUILTIN_ALIASES: ReadonlyMap<string, string> = new Map([
-  ['half', '__half'], ['half2', '__half2'], ['nv_half', '__half'], ['nv_half2', '__half2'],
-  ['nv_bfloat16', '__nv_bfloat16'], ['nv_bfloat162', '__nv_bfloat162'],
-  ['int8_t', 'signed char'], ['uint8_t', 'unsigned char'], ['int16_t', 'short'], ['uint16_t', 'unsigned short'],
-  ['int32_t', 'int'], ['uint32_t', 'unsigned int'], ['int64_t', 'long'], ['uint64_t', 'unsigned long'],
-  ['intptr_t', 'long'], ['uintptr_t', 'unsigned long'], ['ptrdiff_t', 'long'], ['ssize_t', 'long'],
-  ['uint', 'unsigned int'], ['ushort', 'unsigned short'], ['ulong', 'unsigned long'],
+  ['half', '__half'],
+  ['half2', '__half2'],
+  ['nv_half', '__half'],
+  ['nv_half2', '__half2'],
+  ['nv_bfloat16', '__nv_bfloat16'],
+  ['nv_bfloat162', '__nv_bfloat162'],
+  ['int8_t', 'signed char'],
+  ['uint8_t', 'unsigned char'],
+  ['int16_t', 'short'],
+  ['uint16_t', 'unsigned short'],
+  ['int32_t', 'int'],
+  ['uint32_t', 'unsigned int'],
+  ['int64_t', 'long'],
+  ['uint64_t', 'unsigned long'],
+  ['intptr_t', 'long'],
+  ['uintptr_t', 'unsigned long'],
+  ['ptrdiff_t', 'long'],
+  ['ssize_t', 'long'],
+  ['uint', 'unsigned int'],
+  ['ushort', 'unsigned short'],
+  ['ulong', 'unsigned long'],
 ]);
 
 const BUILTIN_TYPE_WORDS: ReadonlySet<string> = new Set([
-  'void', 'bool', 'char', 'wchar_t', 'char16_t', 'char32_t', 'short', 'int', 'long', 'float', 'double', 'signed', 'unsigned',
-  'const', 'volatile', '__half', '__half2', '__nv_bfloat16', '__nv_bfloat162', '__int128',
+  'void',
+  'bool',
+  'char',
+  'wchar_t',
+  'char16_t',
+  'char32_t',
+  'short',
+  'int',
+  'long',
+  'float',
+  'double',
+  'signed',
+  'unsigned',
+  'const',
+  'volatile',
+  '__half',
+  '__half2',
+  '__nv_bfloat16',
+  '__nv_bfloat162',
+  '__int128',
 ]);
 const VECTOR_TYPE = /^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$/;
 
@@ -44,10 +77,14 @@ const VECTOR_TYPE = /^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-
  * the text between `<` and `>`; null when written without) can run; see the module comment.
  * Instances without a mangled name (annotations) count only when no compiled one is known.
  */
-export function matchInstances(instances: readonly KernelInstance[], templateArgs: readonly string[] | string | null | undefined, aliases: TypeAliases = new Map()): InstanceMatch {
+export function matchInstances(
+  instances: readonly KernelInstance[],
+  templateArgs: readonly string[] | string | null | undefined,
+  aliases: TypeAliases = new Map(),
+): InstanceMatch {
   const compiled = instances.filter((i) => i.mangledName !== null);
   const pool = compiled.length ? compiled : [...instances];
-  const wanted = typeof templateArgs === 'string' ? splitTemplateArgsText(templateArgs) : templateArgs ?? null;
+  const wanted = typeof templateArgs === 'string' ? splitTemplateArgsText(templateArgs) : (templateArgs ?? null);
   if (!wanted || wanted.length === 0) {
     if (pool.length <= 1) return { instances: pool, open: null };
     const plain = pool.filter((i) => i.templateArgs.length === 0);
@@ -56,9 +93,11 @@ export function matchInstances(instances: readonly KernelInstance[], templateArg
   const args = wanted.map((arg) => canonicalArg(arg, aliases));
   const open: number[] = [];
   args.forEach((arg, k) => {
-    if (!isKnown(arg) && !pool.some((i) => k < i.templateArgs.length && sameArg(canonicalArg(i.templateArgs[k]), arg))) open.push(k);
+    if (!isKnown(arg) && !pool.some((i) => k < i.templateArgs.length && sameArg(canonicalArg(i.templateArgs[k]), arg)))
+      open.push(k);
   });
-  const fits = (i: KernelInstance) => args.every((arg, k) => open.includes(k) || sameArg(canonicalArg(i.templateArgs[k]), arg));
+  const fits = (i: KernelInstance) =>
+    args.every((arg, k) => open.includes(k) || sameArg(canonicalArg(i.templateArgs[k]), arg));
   // All arguments written: instances with exactly as many; else the written ones lead (defaults and deduced ones follow).
   const sameLength = pool.filter((i) => i.templateArgs.length === args.length && fits(i));
   if (sameLength.length) return { instances: sameLength, open };
@@ -89,7 +128,10 @@ function isKnown(canonical: string): boolean {
 function resolveAliases(text: string, aliases: TypeAliases): string {
   let out = text.replace(/\bstd::(?=u?int\d+_t\b|u?intptr_t\b|ptrdiff_t\b)/g, '');
   for (let depth = 0; depth < 4; depth++) {
-    const next = out.replace(/(?<![\w:.])[A-Za-z_]\w*(?![\w(])/g, (word) => aliases.get(word) ?? BUILTIN_ALIASES.get(word) ?? word);
+    const next = out.replace(
+      /(?<![\w:.])[A-Za-z_]\w*(?![\w(])/g,
+      (word) => aliases.get(word) ?? BUILTIN_ALIASES.get(word) ?? word,
+    );
     if (next === out) break;
     out = next;
   }
@@ -125,6 +167,7 @@ export function findTypeAliases(text: string): Map<string, string> {
     }
   }
   const aliases = new Map<string, string>();
-  for (const [name, types] of found) if (types.size === 1 && !templateParams.has(name)) aliases.set(name, [...types][0]);
+  for (const [name, types] of found)
+    if (types.size === 1 && !templateParams.has(name)) aliases.set(name, [...types][0]);
   return aliases;
 }

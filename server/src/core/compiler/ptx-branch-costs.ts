@@ -8,7 +8,14 @@
  */
 import { finish, type Branch } from '../body/divergence';
 import type { Launch, Span } from '../types';
-import { countInstructionsInSpans, fileIdsFor, parsePtx, ptxEntriesFor, type PtxFunction, type PtxModule } from './ptx-line-costs';
+import {
+  countInstructionsInSpans,
+  fileIdsFor,
+  parsePtx,
+  ptxEntriesFor,
+  type PtxFunction,
+  type PtxModule,
+} from './ptx-line-costs';
 import { demangle } from './demangle';
 import { pickInstance, type KernelInstance } from './kernel-resources';
 import { launchTemplateArgs } from './figures-registry';
@@ -25,16 +32,31 @@ const PREDICABLE: ReadonlySet<string> = new Set(['if', 'else-if', 'ternary', 'sh
  * estimate (a ternary's `.loc` names its statement only), but is still said to be predicated when
  * no branch instruction sits on its lines.
  */
-export function refineBranchesWithPtx(branches: readonly Branch[], ptx: PtxModule | string, filePath: string, launches: readonly Launch[] = []): Branch[] {
+export function refineBranchesWithPtx(
+  branches: readonly Branch[],
+  ptx: PtxModule | string,
+  filePath: string,
+  launches: readonly Launch[] = [],
+): Branch[] {
   const module = typeof ptx === 'string' ? parsePtx(ptx) : ptx;
   const fileIds = fileIdsFor(module, filePath);
   return branches.map((b) => {
     if (b.kind !== 'divergent' || fileIds.size === 0) return b;
     const candidates = b.inDeviceFunction ? module.functions : ptxEntriesFor(module, b.kernel);
     const counted = candidates
-      .map((entry) => ({ entry, counts: b.paths.map((p) => (p.spans.length === 0 ? 0 : countInstructionsInSpans([entry], fileIds, p.spans))) }))
+      .map((entry) => ({
+        entry,
+        counts: b.paths.map((p) => (p.spans.length === 0 ? 0 : countInstructionsInSpans([entry], fileIds, p.spans))),
+      }))
       .filter(({ counts }) => b.paths.every((p, i) => p.spans.length === 0 || counts[i] > 0));
-    const inLines = (entry: PtxFunction) => entry.instructions.filter((ins) => ins.location && fileIds.has(ins.location.file) && ins.location.line - 1 >= b.span.start.line && ins.location.line - 1 <= b.span.end.line);
+    const inLines = (entry: PtxFunction) =>
+      entry.instructions.filter(
+        (ins) =>
+          ins.location &&
+          fileIds.has(ins.location.file) &&
+          ins.location.line - 1 >= b.span.start.line &&
+          ins.location.line - 1 <= b.span.end.line,
+      );
     if (counted.length === 0) {
       // No per-path counts: say whether the compiler predicated it, from the instructions on its lines.
       const entries = candidates.filter((e) => inLines(e).length > 0);
@@ -45,7 +67,11 @@ export function refineBranchesWithPtx(branches: readonly Branch[], ptx: PtxModul
       const cost = Math.max(...lines.map((ins) => ins.length));
       return finish({ ...b, predicated: { source: 'ptx', cost } }, basisOf(b), shapesKnown(b));
     }
-    const chosen = launched(counted.map((c) => c.entry), b, launches);
+    const chosen = launched(
+      counted.map((c) => c.entry),
+      b,
+      launches,
+    );
     const pool = chosen ? counted.filter((c) => chosen.includes(c.entry)) : counted;
     const total = (c: (typeof counted)[number]) => c.counts.reduce((s, x) => s + x, 0);
     const shown = pool.reduce((a, c) => (total(c) > total(a) ? c : a));
@@ -58,19 +84,34 @@ export function refineBranchesWithPtx(branches: readonly Branch[], ptx: PtxModul
       return lo === hi ? `${p.label} ${lo}` : `${p.label} ${lo}–${hi}`;
     });
     const template = (demangle(shown.entry.name)?.templateArgs.length ?? 0) > 0;
-    const which = !template && counted.length === 1
-      ? ''
-      : chosen
-        ? pool.length === 1
-          ? `of \`${name}\`, the instance launched here`
-          : `of \`${name}\`, the costliest of the ${pool.length} instances launched here (across them: ${ranges.join(' · ')})`
-        : counted.length === 1
-          ? `of \`${name}\``
-          : `of \`${name}\`, the costliest of ${counted.length} instantiations (across them: ${ranges.join(' · ')})`;
+    const which =
+      !template && counted.length === 1
+        ? ''
+        : chosen
+          ? pool.length === 1
+            ? `of \`${name}\`, the instance launched here`
+            : `of \`${name}\`, the costliest of the ${pool.length} instances launched here (across them: ${ranges.join(' · ')})`
+          : counted.length === 1
+            ? `of \`${name}\``
+            : `of \`${name}\`, the costliest of ${counted.length} instantiations (across them: ${ranges.join(' · ')})`;
     const assumptions = b.assumptions
-      .filter((a) => !a.startsWith('path costs are estimates') && !a.startsWith('the loop at line') && !a.startsWith('the loop `'))
-      .concat([`path costs are the PTX instructions (nvcc -ptx -lineinfo) whose source location falls in each path, per warp and per pass${which ? `, ${which}` : ''}; loops are counted once`]);
-    const predicated = PREDICABLE.has(b.construct) && !shown.entry.instructions.some((ins) => ins.location && fileIds.has(ins.location.file) && inSpan(ins.location, b.span) && !b.paths.some((p) => p.spans.some((s) => inSpan(ins.location!, s))) && isBranchInstruction(ins.text));
+      .filter(
+        (a) =>
+          !a.startsWith('path costs are estimates') && !a.startsWith('the loop at line') && !a.startsWith('the loop `'),
+      )
+      .concat([
+        `path costs are the PTX instructions (nvcc -ptx -lineinfo) whose source location falls in each path, per warp and per pass${which ? `, ${which}` : ''}; loops are counted once`,
+      ]);
+    const predicated =
+      PREDICABLE.has(b.construct) &&
+      !shown.entry.instructions.some(
+        (ins) =>
+          ins.location &&
+          fileIds.has(ins.location.file) &&
+          inSpan(ins.location, b.span) &&
+          !b.paths.some((p) => p.spans.some((s) => inSpan(ins.location!, s))) &&
+          isBranchInstruction(ins.text),
+      );
     return finish(
       {
         ...b,
@@ -93,7 +134,12 @@ export function refineBranchesWithPtx(branches: readonly Branch[], ptx: PtxModul
  * information; anywhere in the kernel, without) is said to be predicated, with the SASS
  * instructions on its lines as its cost when the listing says where they come from.
  */
-export function refineBranchesWithSass(branches: readonly Branch[], sass: readonly SassFunction[] | string, filePath: string, launches: readonly Launch[] = []): Branch[] {
+export function refineBranchesWithSass(
+  branches: readonly Branch[],
+  sass: readonly SassFunction[] | string,
+  filePath: string,
+  launches: readonly Launch[] = [],
+): Branch[] {
   const functions = typeof sass === 'string' ? parseSass(sass) : sass;
   const base = filePath.replace(/\\/g, '/').split('/').pop();
   const ours = (file: string) => file.replace(/\\/g, '/').split('/').pop() === base;
@@ -102,13 +148,24 @@ export function refineBranchesWithSass(branches: readonly Branch[], sass: readon
     const all = sassFunctionsFor(functions, b.kernel);
     if (all.length === 0) return b;
     const chosen = launched(all, b, launches) ?? all;
-    const lines = (f: SassFunction) => f.instructions.filter((i) => i.location && ours(i.location.file) && i.location.line - 1 >= b.span.start.line && i.location.line - 1 <= b.span.end.line);
+    const lines = (f: SassFunction) =>
+      f.instructions.filter(
+        (i) =>
+          i.location &&
+          ours(i.location.file) &&
+          i.location.line - 1 >= b.span.start.line &&
+          i.location.line - 1 <= b.span.end.line,
+      );
     const withLines = chosen.some((f) => f.instructions.some((i) => i.location));
     if (withLines) {
       const here = chosen.map(lines);
       if (here.every((ins) => ins.length === 0)) return b;
       if (here.some((ins) => ins.some((i) => i.predicated && /^(BRA|BRX|JMP|JMX)$/.test(i.opcode)))) return b;
-      return finish({ ...b, predicated: { source: 'sass', cost: Math.max(...here.map((ins) => ins.length)) } }, basisOf(b), shapesKnown(b));
+      return finish(
+        { ...b, predicated: { source: 'sass', cost: Math.max(...here.map((ins) => ins.length)) } },
+        basisOf(b),
+        shapesKnown(b),
+      );
     }
     // Without line information: only a kernel with no conditional branch at all says so for each of its branches.
     if (chosen.some((f) => conditionalBranches(f).length > 0)) return b;
@@ -117,10 +174,20 @@ export function refineBranchesWithSass(branches: readonly Branch[], sass: readon
 }
 
 /** The instances the document's launches of the branch's kernel run, when they say which (null: they do not). */
-function launched<T extends { name: string }>(entries: readonly T[], b: Branch, launches: readonly Launch[]): T[] | null {
+function launched<T extends { name: string }>(
+  entries: readonly T[],
+  b: Branch,
+  launches: readonly Launch[],
+): T[] | null {
   const mine = launches.filter((l) => l.baseName === b.kernel && !l.inMacro);
   if (mine.length === 0 || b.inDeviceFunction) return null;
-  const instances: Array<KernelInstance & { entry: T }> = entries.map((entry) => ({ entry, mangledName: entry.name, signature: null, templateArgs: [...(demangle(entry.name)?.templateArgs ?? [])], resources: {} }));
+  const instances: Array<KernelInstance & { entry: T }> = entries.map((entry) => ({
+    entry,
+    mangledName: entry.name,
+    signature: null,
+    templateArgs: [...(demangle(entry.name)?.templateArgs ?? [])],
+    resources: {},
+  }));
   const picked = new Set<T>();
   for (const l of mine) {
     const instance = pickInstance(instances, launchTemplateArgs(l));

@@ -69,7 +69,9 @@ export function parsePtx(text: string): PtxModule {
     }
     const loc = LOC.exec(line);
     if (loc) {
-      location = loc[4] ? { file: Number(loc[4]), line: Number(loc[5]), column: Number(loc[6]) } : { file: Number(loc[1]), line: Number(loc[2]), column: Number(loc[3]) };
+      location = loc[4]
+        ? { file: Number(loc[4]), line: Number(loc[5]), column: Number(loc[6]) }
+        : { file: Number(loc[1]), line: Number(loc[2]), column: Number(loc[3]) };
     } else if (seenBody && isInstruction(line)) {
       current.instructions.push({ text: line, location });
     }
@@ -101,7 +103,13 @@ export function fileIdsFor(module: { files: ReadonlyMap<number, string> }, path:
   const ids = new Set<number>();
   for (const [id, p] of module.files) {
     const f = norm(p);
-    if (f === wanted || f.endsWith('/' + wanted) || wanted.endsWith('/' + f) || f.slice(f.lastIndexOf('/') + 1) === base) ids.add(id);
+    if (
+      f === wanted ||
+      f.endsWith('/' + wanted) ||
+      wanted.endsWith('/' + f) ||
+      f.slice(f.lastIndexOf('/') + 1) === base
+    )
+      ids.add(id);
   }
   return ids;
 }
@@ -114,11 +122,19 @@ export function ptxEntriesFor(module: PtxModule, kernelName: string): PtxFunctio
 /** Whether a PTX entry's name is the kernel's: plain (`extern "C"`) or Itanium-mangled. */
 export function entryNamesKernel(entryName: string, kernelName: string): boolean {
   const mangled = `${kernelName.length}${kernelName}`;
-  return entryName === kernelName || new RegExp(`^_Z(?:N.*?)?(?:I.*?)?${mangled}(?![A-Za-z_])`).test(entryName) || entryName.includes(mangled);
+  return (
+    entryName === kernelName ||
+    new RegExp(`^_Z(?:N.*?)?(?:I.*?)?${mangled}(?![A-Za-z_])`).test(entryName) ||
+    entryName.includes(mangled)
+  );
 }
 
 /** Instructions of `functions` whose source location falls in one of `spans` (0-based spans, end exclusive). */
-export function countInstructionsInSpans(functions: readonly PtxFunction[], fileIds: ReadonlySet<number>, spans: readonly Span[]): number {
+export function countInstructionsInSpans(
+  functions: readonly PtxFunction[],
+  fileIds: ReadonlySet<number>,
+  spans: readonly Span[],
+): number {
   let count = 0;
   for (const f of functions) {
     for (const ins of f.instructions) {
@@ -132,7 +148,8 @@ export function countInstructionsInSpans(functions: readonly PtxFunction[], file
 
 function inSpan(loc: PtxLocation, span: Span): boolean {
   const line = loc.line - 1;
-  if (loc.column === 0) return line > span.start.line && line < span.end.line || (line === span.start.line && line === span.end.line);
+  if (loc.column === 0)
+    return (line > span.start.line && line < span.end.line) || (line === span.start.line && line === span.end.line);
   const col = loc.column - 1;
   const afterStart = line > span.start.line || (line === span.start.line && col >= span.start.character);
   const beforeEnd = line < span.end.line || (line === span.end.line && col < span.end.character);

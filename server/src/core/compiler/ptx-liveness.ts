@@ -21,7 +21,8 @@ function registerWidth(name: string): number {
 /** nvcc's virtual registers: `%r12`, `%rd3`, `%f1`, `%fd2`, `%rs1`, `%h1`, `%hh1`, `%p1`, `%b1`. */
 const VIRTUAL = /%(?:rd|rs|fd|hh|r|f|h|p|b)\d+\b/g;
 /** Opcodes whose first operand is read, not written. */
-const NO_DESTINATION = /^(st|red|bra|brx|ret|exit|bar|barrier|membar|fence|trap|call|prefetch|prefetchu|cp\.async\.commit_group|cp\.async\.wait|cp\.async\.bulk\.commit|cp\.async\.bulk\.wait|discard|applypriority|nanosleep|pmevent|elect|griddepcontrol|setmaxnreg|mbarrier\.init|mbarrier\.arrive_drop|wmma\.store|stmatrix|tensormap|multimem\.st|multimem\.red|cp\.async(?!\.wait)|cp\.reduce|st\.async|red\.async)\b/;
+const NO_DESTINATION =
+  /^(st|red|bra|brx|ret|exit|bar|barrier|membar|fence|trap|call|prefetch|prefetchu|cp\.async\.commit_group|cp\.async\.wait|cp\.async\.bulk\.commit|cp\.async\.bulk\.wait|discard|applypriority|nanosleep|pmevent|elect|griddepcontrol|setmaxnreg|mbarrier\.init|mbarrier\.arrive_drop|wmma\.store|stmatrix|tensormap|multimem\.st|multimem\.red|cp\.async(?!\.wait)|cp\.reduce|st\.async|red\.async)\b/;
 
 export interface PressureInstruction {
   text: string;
@@ -77,7 +78,8 @@ export function ptxPressure(ptx: string): KernelPressure[] {
 /** `$L__info_stringN: .b8 95,90,...,0` in `.debug_str`: the (mangled) names of inlined functions. */
 function debugStrings(ptx: string): Map<string, string> {
   const names = new Map<string, string>();
-  const section = ptx.indexOf('.section\t.debug_str') >= 0 ? ptx.indexOf('.section\t.debug_str') : ptx.indexOf('.section .debug_str');
+  const section =
+    ptx.indexOf('.section\t.debug_str') >= 0 ? ptx.indexOf('.section\t.debug_str') : ptx.indexOf('.section .debug_str');
   if (section < 0) return names;
   const label = /(\$L__info_string\d+):\s*((?:\.b8[^\n]*\n?\s*)+)/g;
   label.lastIndex = section;
@@ -104,14 +106,22 @@ const locKey = (l: { file: number; line: number; column: number }) => `${l.file}
  * Where inlined code sits in the kernel's own source: follow `inlined_at` from call site to call
  * site (a `.loc` of the caller says where that caller was itself inlined) up to code of the kernel.
  */
-function kernelPlace(loc: Loc, known: ReadonlyMap<string, Loc>, names: ReadonlyMap<string, string>): Pick<Parsed, 'line' | 'file' | 'inlinedFrom'> {
+function kernelPlace(
+  loc: Loc,
+  known: ReadonlyMap<string, Loc>,
+  names: ReadonlyMap<string, string>,
+): Pick<Parsed, 'line' | 'file' | 'inlinedFrom'> {
   let at = loc;
   for (let depth = 0; at.inlinedAt && depth < 64; depth++) {
     const caller = known.get(locKey(at.inlinedAt));
     if (!caller || !caller.inlinedAt) {
       const mangled = at.fn ? names.get(at.fn) : undefined;
       const fn = mangled ? (demangle(mangled)?.scopedName ?? mangled) : null;
-      return { file: at.inlinedAt.file, line: at.inlinedAt.line || null, inlinedFrom: { function: fn, file: at.file, line: at.line } };
+      return {
+        file: at.inlinedAt.file,
+        line: at.inlinedAt.line || null,
+        inlinedFrom: { function: fn, file: at.file, line: at.line },
+      };
     }
     at = caller;
   }
@@ -159,7 +169,13 @@ function parseBody(body: readonly string[], names: ReadonlyMap<string, string>):
       if (!text || text === '{' || text === '}') continue;
       const l = LOC.exec(text);
       if (l) {
-        loc = { file: Number(l[1]), line: Number(l[2]), column: Number(l[3]), fn: l[4] ?? null, inlinedAt: l[5] ? { file: Number(l[5]), line: Number(l[6]), column: Number(l[7]) } : null };
+        loc = {
+          file: Number(l[1]),
+          line: Number(l[2]),
+          column: Number(l[3]),
+          fn: l[4] ?? null,
+          inlinedAt: l[5] ? { file: Number(l[5]), line: Number(l[6]), column: Number(l[7]) } : null,
+        };
         if (loc.inlinedAt && !known.has(locKey(loc))) known.set(locKey(loc), loc);
         continue;
       }
@@ -178,7 +194,13 @@ function parseBody(body: readonly string[], names: ReadonlyMap<string, string>):
   // Places resolved once every `.loc` is known: a caller's own `.loc` may come later.
   parsed.forEach((ins, k) => {
     const place = places[k];
-    if (place) Object.assign(ins, place.inlinedAt ? kernelPlace(place, known, names) : { file: place.file, line: place.line || null, inlinedFrom: null });
+    if (place)
+      Object.assign(
+        ins,
+        place.inlinedAt
+          ? kernelPlace(place, known, names)
+          : { file: place.file, line: place.line || null, inlinedFrom: null },
+      );
   });
   return parsed;
 }
@@ -195,7 +217,12 @@ function parseInstruction(text: string): Omit<Parsed, 'label' | 'line' | 'file' 
   const opcode = space < 0 ? rest : rest.slice(0, space);
   const operands = space < 0 ? '' : rest.slice(space + 1);
   const base = opcode.split('.')[0];
-  const targets = base === 'bra' ? [operands.trim().split(/[\s,]+/)[0]] : base === 'brx' ? [...operands.matchAll(/\$[\w]+/g)].map((m) => m[0]) : null;
+  const targets =
+    base === 'bra'
+      ? [operands.trim().split(/[\s,]+/)[0]]
+      : base === 'brx'
+        ? [...operands.matchAll(/\$[\w]+/g)].map((m) => m[0])
+        : null;
   const registers = (s: string) => [...s.matchAll(VIRTUAL)].map((m) => m[0]);
   let defs: string[] = [];
   let uses: string[];
@@ -239,7 +266,10 @@ function kernelPressure(name: string, code: Parsed[]): KernelPressure {
   const blockStarts = [...starts].filter((k) => k < code.length).sort((a, b) => a - b);
   const blockOf = new Map<number, number>();
   blockStarts.forEach((s, b) => blockOf.set(s, b));
-  const blocks = blockStarts.map((start, b) => ({ start, end: b + 1 < blockStarts.length ? blockStarts[b + 1] : code.length }));
+  const blocks = blockStarts.map((start, b) => ({
+    start,
+    end: b + 1 < blockStarts.length ? blockStarts[b + 1] : code.length,
+  }));
   const successors = blocks.map(({ end }) => {
     const last = code[end - 1];
     const next: number[] = [];
@@ -288,7 +318,14 @@ function kernelPressure(name: string, code: Parsed[]): KernelPressure {
         if (w === 0) predicates++;
         else registers += w;
       }
-      instructions[k] = { text: ins.text, line: ins.line, file: ins.file, inlinedFrom: ins.inlinedFrom, liveRegisters: registers, livePredicates: predicates };
+      instructions[k] = {
+        text: ins.text,
+        line: ins.line,
+        file: ins.file,
+        inlinedFrom: ins.inlinedFrom,
+        liveRegisters: registers,
+        livePredicates: predicates,
+      };
       step(live, ins);
     }
   });

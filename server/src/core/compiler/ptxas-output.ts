@@ -81,8 +81,11 @@ export interface PtxasDiagnostic {
   readonly count: number;
   /** Byte figures the message carries: spills, stack frame, or requested/limit for `too much`. */
   readonly bytes?: {
-    readonly spillStores?: number; readonly spillLoads?: number; readonly stackFrame?: number;
-    readonly requested?: number; readonly limit?: number;
+    readonly spillStores?: number;
+    readonly spillLoads?: number;
+    readonly stackFrame?: number;
+    readonly requested?: number;
+    readonly limit?: number;
   };
 }
 
@@ -116,15 +119,35 @@ const STACK_LINE = /(?:^|\s)(\d+) bytes stack frame, (\d+) bytes spill stores, (
 const ARCH_NAME = /^sm_\d+[a-z]?$/;
 
 interface MutableFigures {
-  mangledName: string; arch: string | null; isEntry: boolean; numRegs: number | null; barriers: number | null;
-  sharedSizeBytes: number; constBytes: number; constBanks: Record<string, number>; stackFrameBytes: number;
-  spillStoreBytes: number; spillLoadBytes: number; cumulativeStackBytes: number | null; localBytes: number;
-  textures: number; samplers: number; surfaces: number; unknownFields: string[]; line: number;
+  mangledName: string;
+  arch: string | null;
+  isEntry: boolean;
+  numRegs: number | null;
+  barriers: number | null;
+  sharedSizeBytes: number;
+  constBytes: number;
+  constBanks: Record<string, number>;
+  stackFrameBytes: number;
+  spillStoreBytes: number;
+  spillLoadBytes: number;
+  cumulativeStackBytes: number | null;
+  localBytes: number;
+  textures: number;
+  samplers: number;
+  surfaces: number;
+  unknownFields: string[];
+  line: number;
 }
 
 interface PendingDiagnostic {
-  severity: PtxasDiagnostic['severity']; kind: PtxasDiagnosticKind; message: string; mangledName: string | null;
-  arch: string | null; line: number; count: number; bytes?: PtxasDiagnostic['bytes'];
+  severity: PtxasDiagnostic['severity'];
+  kind: PtxasDiagnosticKind;
+  message: string;
+  mangledName: string | null;
+  arch: string | null;
+  line: number;
+  count: number;
+  bytes?: PtxasDiagnostic['bytes'];
 }
 
 /** Parses ptxas verbose output or a whole build log. Never throws; unknown lines are skipped. */
@@ -142,8 +165,8 @@ export function parsePtxasOutput(text: string, options: ParsePtxasOptions = {}):
   let sawPtxasOutput = false;
 
   let currentArch: string | null = defaultArch;
-  let current: MutableFigures | null = null;          // the function a `Used` line belongs to
-  let propertiesFor: MutableFigures | null = null;    // the function a stack-frame line belongs to
+  let current: MutableFigures | null = null; // the function a `Used` line belongs to
+  let propertiesFor: MutableFigures | null = null; // the function a stack-frame line belongs to
 
   const noteArch = (arch: string): void => {
     if (!archs.includes(arch)) archs.push(arch);
@@ -206,7 +229,8 @@ export function parsePtxasOutput(text: string, options: ParsePtxasOptions = {}):
       if (current && current.mangledName === name) {
         propertiesFor = current;
       } else {
-        const figures: MutableFigures = functions.get(key(name, currentArch)) ?? newFigures(name, currentArch, false, lineNo);
+        const figures: MutableFigures =
+          functions.get(key(name, currentArch)) ?? newFigures(name, currentArch, false, lineNo);
         functions.set(key(name, currentArch), figures);
         propertiesFor = figures;
         current = figures;
@@ -265,9 +289,24 @@ function key(name: string, arch: string | null): string {
 
 function newFigures(mangledName: string, arch: string | null, isEntry: boolean, line: number): MutableFigures {
   return {
-    mangledName, arch, isEntry, numRegs: null, barriers: null, sharedSizeBytes: 0, constBytes: 0, constBanks: {},
-    stackFrameBytes: 0, spillStoreBytes: 0, spillLoadBytes: 0, cumulativeStackBytes: null, localBytes: 0,
-    textures: 0, samplers: 0, surfaces: 0, unknownFields: [], line,
+    mangledName,
+    arch,
+    isEntry,
+    numRegs: null,
+    barriers: null,
+    sharedSizeBytes: 0,
+    constBytes: 0,
+    constBanks: {},
+    stackFrameBytes: 0,
+    spillStoreBytes: 0,
+    spillLoadBytes: 0,
+    cumulativeStackBytes: null,
+    localBytes: 0,
+    textures: 0,
+    samplers: 0,
+    surfaces: 0,
+    unknownFields: [],
+    line,
   };
 }
 
@@ -298,7 +337,10 @@ function applyUsedLine(target: MutableFigures, body: string): boolean {
   const update: Partial<MutableFigures> = {};
   const banks: Record<string, number> = { ...target.constBanks };
   const unknown: string[] = [];
-  for (const field of body.split(',').map((f) => f.trim()).filter(Boolean)) {
+  for (const field of body
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean)) {
     let m: RegExpExecArray | null;
     if ((m = /^Used (\S+) registers?$/.exec(field))) {
       const n = toCount(m[1]);
@@ -343,7 +385,10 @@ function applyUsedLine(target: MutableFigures, body: string): boolean {
 function parseModuleLine(body: string, line: number): Omit<PtxasModuleFigures, 'arch'> | null {
   let gmemBytes: number | null = null;
   const constBanks: Record<string, number> = {};
-  for (const field of body.split(',').map((f) => f.trim()).filter(Boolean)) {
+  for (const field of body
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean)) {
     let m: RegExpExecArray | null;
     if ((m = /^(\S+) bytes gmem$/.exec(field))) gmemBytes = toCount(m[1]);
     else if ((m = /^(\S+) bytes cmem\[(\d+)\]$/.exec(field))) {
@@ -356,17 +401,27 @@ function parseModuleLine(body: string, line: number): Omit<PtxasModuleFigures, '
 }
 
 function addDiagnostic(list: PendingDiagnostic[], diagnostic: PendingDiagnostic): void {
-  const same = list.find((d) => d.severity === diagnostic.severity && d.message === diagnostic.message && d.arch === diagnostic.arch);
+  const same = list.find(
+    (d) => d.severity === diagnostic.severity && d.message === diagnostic.message && d.arch === diagnostic.arch,
+  );
   if (same) same.count++;
   else list.push(diagnostic);
 }
 
 function classifyDiagnostic(
-  severity: PtxasDiagnostic['severity'], body: string, line: number, arch: string | null,
+  severity: PtxasDiagnostic['severity'],
+  body: string,
+  line: number,
+  arch: string | null,
 ): PendingDiagnostic {
   const base = { severity, message: body, line, count: 1, arch };
   let m: RegExpExecArray | null;
-  if ((m = /^Registers are spilled to local memory in function '([^']+)', (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(body))) {
+  if (
+    (m =
+      /^Registers are spilled to local memory in function '([^']+)', (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
+        body,
+      ))
+  ) {
     const spillStores = toCount(m[2]);
     const spillLoads = toCount(m[3]);
     return { ...base, kind: 'spill', mangledName: m[1], bytes: validBytes({ spillStores, spillLoads }) };
@@ -384,9 +439,16 @@ function classifyDiagnostic(
   if (/maxrregcount value .* will be ignored|Too big maxrregcount/.test(body)) {
     return { ...base, kind: 'register-limit-ignored', mangledName: null };
   }
-  if ((m = /^Entry function '([^']+)' uses too much shared data \((0x[0-9a-fA-F]+|\d+) bytes, (0x[0-9a-fA-F]+|\d+) max\)/.exec(body))) {
+  if (
+    (m =
+      /^Entry function '([^']+)' uses too much shared data \((0x[0-9a-fA-F]+|\d+) bytes, (0x[0-9a-fA-F]+|\d+) max\)/.exec(
+        body,
+      ))
+  ) {
     return {
-      ...base, kind: 'too-much-shared', mangledName: m[1],
+      ...base,
+      kind: 'too-much-shared',
+      mangledName: m[1],
       bytes: validBytes({ requested: parseHexOrDecimal(m[2]), limit: parseHexOrDecimal(m[3]) }),
     };
   }
@@ -414,9 +476,12 @@ function validBytes(bytes: Record<string, number | null>): PtxasDiagnostic['byte
  * that was current when it was printed.
  */
 function diagnosticArch(
-  diagnostic: PendingDiagnostic, order: ReadonlyArray<{ line: number; name: string; arch: string }>, fallback: string | null,
+  diagnostic: PendingDiagnostic,
+  order: ReadonlyArray<{ line: number; name: string; arch: string }>,
+  fallback: string | null,
 ): string | null {
-  if (diagnostic.kind === 'register-limit-adjusted' && diagnostic.arch && /For profile/.test(diagnostic.message)) return diagnostic.arch;
+  if (diagnostic.kind === 'register-limit-adjusted' && diagnostic.arch && /For profile/.test(diagnostic.message))
+    return diagnostic.arch;
   const named = diagnostic.mangledName;
   if (named) {
     const next = order.find((c) => c.name === named && c.line > diagnostic.line);

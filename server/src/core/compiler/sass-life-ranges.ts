@@ -79,7 +79,8 @@ export function parseSassLifeRanges(text: string): SassFunction[] {
     };
     current.instructions.push(instruction);
     const live = instruction.liveRegisters;
-    if (live !== null && instruction.line !== null) current.lines.set(instruction.line, Math.max(current.lines.get(instruction.line) ?? 0, live));
+    if (live !== null && instruction.line !== null)
+      current.lines.set(instruction.line, Math.max(current.lines.get(instruction.line) ?? 0, live));
     if (live !== null && live > current.peak) {
       current.peak = live;
       current.peakLine = instruction.line;

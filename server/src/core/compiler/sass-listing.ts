@@ -77,7 +77,12 @@ export function parseSass(text: string): SassFunction[] {
     const predicate = /^@!?U?P[T\d]+\s+/.exec(body);
     const rest = predicate ? body.slice(predicate[0].length) : body;
     const opcode = rest.split(/[\s.]/)[0];
-    current.instructions.push({ text: body, opcode, predicated: predicate !== null && !/^@!?PT\s/.test(body), location });
+    current.instructions.push({
+      text: body,
+      opcode,
+      predicated: predicate !== null && !/^@!?PT\s/.test(body),
+      location,
+    });
   }
   return functions;
 }
@@ -93,5 +98,10 @@ export function conditionalBranches(fn: SassFunction): SassInstruction[] {
 /** The functions whose name is a kernel's (plain or mangled, as ptxEntriesFor matches them). */
 export function sassFunctionsFor(functions: readonly SassFunction[], kernelName: string): SassFunction[] {
   const mangled = `${kernelName.length}${kernelName}`;
-  return functions.filter((f) => f.name === kernelName || new RegExp(`^_Z(?:N.*?)?(?:I.*?)?${mangled}(?![A-Za-z_])`).test(f.name) || f.name.includes(mangled));
+  return functions.filter(
+    (f) =>
+      f.name === kernelName ||
+      new RegExp(`^_Z(?:N.*?)?(?:I.*?)?${mangled}(?![A-Za-z_])`).test(f.name) ||
+      f.name.includes(mangled),
+  );
 }

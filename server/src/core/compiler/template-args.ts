@@ -33,7 +33,11 @@ export function normalizeTemplateArg(arg: string): string {
   const integer = /^([-+]?)\s*(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)?$/.exec(a);
   if (integer) {
     const digits = integer[2].replace(/^0[bB]/, '');
-    const value = /^0[xX]/.test(integer[2]) ? BigInt(integer[2]) : /^0[bB]/.test(integer[2]) ? BigInt(`0b${digits}`) : BigInt(integer[2]);
+    const value = /^0[xX]/.test(integer[2])
+      ? BigInt(integer[2])
+      : /^0[bB]/.test(integer[2])
+        ? BigInt(`0b${digits}`)
+        : BigInt(integer[2]);
     return (integer[1] === '-' ? -value : value).toString();
   }
   if (/^'.'$/.test(a)) return String(a.charCodeAt(1));
@@ -43,7 +47,8 @@ export function normalizeTemplateArg(arg: string): string {
 /** A spelling-insensitive form of a C++ type: `const float *` and `float const*` agree. */
 export function normalizeType(type: string): string {
   let t = ` ${type.replace(/\s+/g, ' ').trim()} `;
-  t = t.replace(/\bstd::size_t\b|\bsize_t\b/g, 'unsigned long')
+  t = t
+    .replace(/\bstd::size_t\b|\bsize_t\b/g, 'unsigned long')
     .replace(/\bunsigned\s*(?=[*&,>)]|\s*$)/g, 'unsigned int ')
     .replace(/\bsigned int\b/g, 'int')
     .replace(/\blong int\b/g, 'long')

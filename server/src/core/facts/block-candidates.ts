@@ -14,7 +14,13 @@ import { splitTopLevel } from '../text/source-text';
  * The blocks `text` (a launch's block argument, written at `at` in `masked`) can be, read with the
  * tables and lookup in view there; at least two, else null (one value is a block size, not a set).
  */
-export function blockCandidates(text: string, tables: readonly ConstantTable[], lookup: Lookup, masked: string, at: number): Dim3[] | null {
+export function blockCandidates(
+  text: string,
+  tables: readonly ConstantTable[],
+  lookup: Lookup,
+  masked: string,
+  at: number,
+): Dim3[] | null {
   const values = setLookup(tables, lookup, masked, at);
   const args = dim3Args(text.trim(), tables);
   const sets: ValueSet[] = [];
@@ -57,11 +63,16 @@ function setLookup(tables: readonly ConstantTable[], lookup: Lookup, masked: str
     seen.add(name);
     try {
       for (const table of tables) {
-        const local = table.reassigned?.get(name)?.filter((r) => r.from <= at && at <= r.until).sort((a, b) => b.from - a.from)[0];
+        const local = table.reassigned
+          ?.get(name)
+          ?.filter((r) => r.from <= at && at <= r.until)
+          .sort((a, b) => b.from - a.from)[0];
         if (local) {
           const init = evaluateSet(local.init, self);
           if (!init) return null;
-          return valuesAt(masked, name, init, local.from, at, (text, own) => evaluateSet(text, (n) => (n === name ? own : self(n))));
+          return valuesAt(masked, name, init, local.from, at, (text, own) =>
+            evaluateSet(text, (n) => (n === name ? own : self(n))),
+          );
         }
         if (table.shadowed?.has(name)) return null;
         const def = table.constants.get(name);

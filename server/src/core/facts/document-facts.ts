@@ -50,21 +50,60 @@ export interface DocumentFacts {
  * one; matchKernel looks no further), else one the workspace index finds, with its launch bounds
  * resolved for the launch's template arguments.
  */
-export function launchTarget(launch: Launch, kernels: readonly Kernel[], lookup: Lookup, key: string, workspace?: WorkspaceIndex): LaunchTarget {
-  const templateArgs = launch.templateArgs?.map((a, k) => (launch.templateArgValues?.[k] != null ? String(launch.templateArgValues[k]) : a)) ?? null;
-  const local = matchKernel(kernels.map((kernel) => ({ kernel, path: key })), launch.kernelName, () => 'this file');
+export function launchTarget(
+  launch: Launch,
+  kernels: readonly Kernel[],
+  lookup: Lookup,
+  key: string,
+  workspace?: WorkspaceIndex,
+): LaunchTarget {
+  const templateArgs =
+    launch.templateArgs?.map((a, k) =>
+      launch.templateArgValues?.[k] != null ? String(launch.templateArgValues[k]) : a,
+    ) ?? null;
+  const local = matchKernel(
+    kernels.map((kernel) => ({ kernel, path: key })),
+    launch.kernelName,
+    () => 'this file',
+  );
   if (local?.kernel) {
     // Declared here, defined elsewhere: the figures are the definition's.
-    const definition = !local.kernel.isDefinition && workspace ? workspace.findKernel(key, launch.kernelName, { skipOwnEntry: true }) : null;
-    const kernelPath = definition?.kernel?.isDefinition && definition.path && definition.kernel.qualifiedName === local.kernel.qualifiedName ? definition.path : key;
-    return { kernel: local.kernel, kernelUri: null, launchBounds: resolveLaunchBounds(local.kernel, { templateArgs, argLookup: lookup, kernelLookup: lookup }), note: local.note, kernelPath };
+    const definition =
+      !local.kernel.isDefinition && workspace
+        ? workspace.findKernel(key, launch.kernelName, { skipOwnEntry: true })
+        : null;
+    const kernelPath =
+      definition?.kernel?.isDefinition &&
+      definition.path &&
+      definition.kernel.qualifiedName === local.kernel.qualifiedName
+        ? definition.path
+        : key;
+    return {
+      kernel: local.kernel,
+      kernelUri: null,
+      launchBounds: resolveLaunchBounds(local.kernel, { templateArgs, argLookup: lookup, kernelLookup: lookup }),
+      note: local.note,
+      kernelPath,
+    };
   }
   if (local) return { kernel: null, kernelUri: null, launchBounds: null, note: local.note };
-  if (!workspace) return { kernel: null, kernelUri: null, launchBounds: null, note: `no kernel named \`${launch.kernelName}\` in this file` };
+  if (!workspace)
+    return {
+      kernel: null,
+      kernelUri: null,
+      launchBounds: null,
+      note: `no kernel named \`${launch.kernelName}\` in this file`,
+    };
   const match = workspace.findKernel(key, launch.kernelName, { skipOwnEntry: true });
   if (!match.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match.note };
   const launchBounds = workspace.launchBoundsFor({ kernel: match.kernel, path: match.path }, templateArgs, lookup);
-  return { kernel: match.kernel, kernelUri: match.boundsPath === key ? null : match.boundsPath ?? match.path, launchBounds, note: match.note, kernelPath: match.path };
+  return {
+    kernel: match.kernel,
+    kernelUri: match.boundsPath === key ? null : (match.boundsPath ?? match.path),
+    launchBounds,
+    note: match.note,
+    kernelPath: match.path,
+  };
 }
 
 export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {

@@ -9,13 +9,30 @@
  * then.
  */
 import type { Dim3, Kernel, LaunchBounds, SharedDeclaration, TemplateParam } from '../types';
-import { isIdentCharAt, isSpaceAt, matchingClose, spanOf, splitTopLevel, trimRange, type SourceText } from '../text/source-text';
+import {
+  isIdentCharAt,
+  isSpaceAt,
+  matchingClose,
+  spanOf,
+  splitTopLevel,
+  trimRange,
+  type SourceText,
+} from '../text/source-text';
 import { findScopes, scopesAt } from '../text/scopes';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { evaluateInteger, sizeofType, type Lookup } from '../text/const-eval';
 
 /** Attributes written as `name(args)` that may stand among a kernel's specifiers. */
-const ATTRIBUTES_WITH_ARGS: ReadonlySet<string> = new Set(['__launch_bounds__', '__maxnreg__', '__cluster_dims__', '__align__', '__attribute__', '__declspec', 'alignas', '__nv_register_params__']);
+const ATTRIBUTES_WITH_ARGS: ReadonlySet<string> = new Set([
+  '__launch_bounds__',
+  '__maxnreg__',
+  '__cluster_dims__',
+  '__align__',
+  '__attribute__',
+  '__declspec',
+  'alignas',
+  '__nv_register_params__',
+]);
 
 export interface KernelFinderOptions {
   /** Resolves identifiers in attribute and array-size expressions (macros, constants). */
@@ -67,7 +84,8 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): { k
   const enclosing = scopesAt(ctx.scopes, globalAt);
   const namespaces = enclosing.filter((s) => s.kind === 'namespace').map((s) => s.name);
   const qualified = [...namespaces, ...(scopePrefix ? [scopePrefix] : []), name].join('::');
-  const externC = enclosing.some((s) => s.kind === 'externC') || /\bextern\s*"C"/.test(source.text.slice(headerStart, paramsOpen));
+  const externC =
+    enclosing.some((s) => s.kind === 'externC') || /\bextern\s*"C"/.test(source.text.slice(headerStart, paramsOpen));
 
   const templateParams = readTemplateParams(source, headerStart, globalAt);
   const templateNames = new Set((templateParams ?? []).map((p) => p.name));
@@ -80,7 +98,9 @@ function readKernel(source: SourceText, globalAt: number, ctx: ReadContext): { k
 
   const shared = isDefinition && bodyClose > 0 ? findSharedDeclarations(source, i + 1, bodyClose, lookup) : [];
   const staticShared = shared.filter((d) => !d.isExtern);
-  const staticSharedBytes = staticShared.every((d) => d.bytes !== null) ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0) : null;
+  const staticSharedBytes = staticShared.every((d) => d.bytes !== null)
+    ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
+    : null;
 
   const kernel: Kernel = {
     name,
@@ -110,7 +130,14 @@ function readParameters(source: SourceText, open: number, close: number): string
   for (const [a, b] of splitTopLevel(source.masked, open + 1, close)) {
     const text = source.text.slice(a, b);
     // Most parameters sit on one line with single spaces: already what the general case gives.
-    const p = isPlainParameter(text) ? text : text.split('\n').filter((line) => !/^\s*#/.test(line)).join(' ').replace(/\s+/g, ' ').trim();
+    const p = isPlainParameter(text)
+      ? text
+      : text
+          .split('\n')
+          .filter((line) => !/^\s*#/.test(line))
+          .join(' ')
+          .replace(/\s+/g, ' ')
+          .trim();
     if (p.length > 0) parameters.push(p);
   }
   return parameters;
@@ -120,7 +147,11 @@ function readParameters(source: SourceText, open: number, close: number): string
 function isPlainParameter(text: string): boolean {
   if (text.charCodeAt(0) === 35 /* # */) return false;
   for (let i = 0; i < text.length; i++) {
-    if (isSpaceAt(text, i) && (text.charCodeAt(i) !== 32 || i === 0 || i === text.length - 1 || text.charCodeAt(i + 1) === 32)) return false;
+    if (
+      isSpaceAt(text, i) &&
+      (text.charCodeAt(i) !== 32 || i === 0 || i === text.length - 1 || text.charCodeAt(i + 1) === 32)
+    )
+      return false;
   }
   return true;
 }
@@ -254,7 +285,11 @@ interface AttributeText {
   end: number;
 }
 
-function readAttributes(source: SourceText, from: number, to: number): { launchBounds?: AttributeText; maxnreg?: AttributeText; clusterDims?: AttributeText } {
+function readAttributes(
+  source: SourceText,
+  from: number,
+  to: number,
+): { launchBounds?: AttributeText; maxnreg?: AttributeText; clusterDims?: AttributeText } {
   const masked = source.masked;
   const found: Record<string, AttributeText> = {};
   const re = /\b(__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\(/g;
@@ -267,7 +302,9 @@ function readAttributes(source: SourceText, from: number, to: number): { launchB
     if (close < 0) continue;
     found[m[1]] = {
       name: m[1],
-      args: splitTopLevel(masked, open + 1, close).filter(([a, b]) => b > a).map(([a, b]) => source.text.slice(a, b).trim()),
+      args: splitTopLevel(masked, open + 1, close)
+        .filter(([a, b]) => b > a)
+        .map(([a, b]) => source.text.slice(a, b).trim()),
       text: source.text.slice(m.index, close + 1),
       start: m.index,
       end: close + 1,
@@ -315,16 +352,29 @@ function findSharedDeclarations(source: SourceText, from: number, to: number, lo
   return result;
 }
 
-function readSharedDeclaration(source: SourceText, text: string, start: number, end: number, lookup: Lookup): SharedDeclaration[] {
+function readSharedDeclaration(
+  source: SourceText,
+  text: string,
+  start: number,
+  end: number,
+  lookup: Lookup,
+): SharedDeclaration[] {
   // The patterns run only where their words are: most declarations are `__shared__ T name[N]`.
   const isExtern = text.includes('extern') && /\bextern\b/.test(text);
   const mayAlign = text.includes('align');
   const alignMatch = mayAlign ? /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(text) : null;
-  const unattributed = mayAlign || text.includes('__attribute__') ? text.replace(/__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)/g, ' ') : text;
+  const unattributed =
+    mayAlign || text.includes('__attribute__')
+      ? text.replace(/__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)/g, ' ')
+      : text;
   const cleaned = withoutSpecifiers(unattributed);
   // type then declarators: `float a[32][33], b[4]` or `T tile[BS]`
-  const firstDeclarator = /^((?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*(?:\s*<[^;]*>)?)(?:\s*\*)?)\s+(.*)$/s.exec(cleaned);
-  if (!firstDeclarator) return [{ name: '', bytes: null, isExtern, text: source.text.slice(start, end), span: spanOf(source, start, end) }];
+  const firstDeclarator =
+    /^((?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*(?:\s*<[^;]*>)?)(?:\s*\*)?)\s+(.*)$/s.exec(
+      cleaned,
+    );
+  if (!firstDeclarator)
+    return [{ name: '', bytes: null, isExtern, text: source.text.slice(start, end), span: spanOf(source, start, end) }];
   const type = firstDeclarator[1].trim();
   const elementSize = sizeofType(type);
   const out: SharedDeclaration[] = [];
@@ -412,10 +462,21 @@ export function resolveLaunchBounds(kernel: Kernel, context: LaunchBoundsContext
   const kernelLookup = context.kernelLookup ?? (() => null);
   if (!kernel.templateParams?.length) {
     // Not a template (most kernels): nothing to bind, every name is the kernel's.
-    const plain = (k: number): number | null => (bounds.args[k] === undefined ? null : evaluateInteger(bounds.args[k], kernelLookup));
-    return { ...bounds, maxThreadsPerBlock: plain(0), minBlocksPerMultiprocessor: plain(1), maxBlocksPerCluster: plain(2) };
+    const plain = (k: number): number | null =>
+      bounds.args[k] === undefined ? null : evaluateInteger(bounds.args[k], kernelLookup);
+    return {
+      ...bounds,
+      maxThreadsPerBlock: plain(0),
+      minBlocksPerMultiprocessor: plain(1),
+      maxBlocksPerCluster: plain(2),
+    };
   }
-  const substitutions = bindTemplateArguments(kernel.templateParams ?? [], context.templateArgs ?? null, argLookup, kernelLookup);
+  const substitutions = bindTemplateArguments(
+    kernel.templateParams ?? [],
+    context.templateArgs ?? null,
+    argLookup,
+    kernelLookup,
+  );
   const templateNames = new Set((kernel.templateParams ?? []).map((p) => p.name).filter((n) => n));
   const lookup: Lookup = (id) => (templateNames.has(id) ? null : kernelLookup(id));
   const value = (k: number): number | null => {
@@ -423,11 +484,21 @@ export function resolveLaunchBounds(kernel: Kernel, context: LaunchBoundsContext
     if (arg === undefined) return null;
     return evaluateInteger(substitute(arg, substitutions), lookup);
   };
-  return { ...bounds, maxThreadsPerBlock: value(0), minBlocksPerMultiprocessor: value(1), maxBlocksPerCluster: value(2) };
+  return {
+    ...bounds,
+    maxThreadsPerBlock: value(0),
+    minBlocksPerMultiprocessor: value(1),
+    maxBlocksPerCluster: value(2),
+  };
 }
 
 /** Template parameter name -> the text that replaces it: `(256)` for a value, `float` for a type. */
-function bindTemplateArguments(params: readonly TemplateParam[], args: readonly string[] | null, argLookup: Lookup, kernelLookup: Lookup): Map<string, string> {
+function bindTemplateArguments(
+  params: readonly TemplateParam[],
+  args: readonly string[] | null,
+  argLookup: Lookup,
+  kernelLookup: Lookup,
+): Map<string, string> {
   const bound = new Map<string, string>();
   if (args && args.length > params.length) return bound;
   params.forEach((param, k) => {

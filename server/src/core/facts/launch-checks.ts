@@ -81,8 +81,11 @@ export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCh
   if (block) {
     const threads = block.x * block.y * block.z;
     const tooLarge: string[] = [];
-    if (threads > MAX_THREADS_PER_BLOCK) tooLarge.push(`${threads} threads per block (at most ${MAX_THREADS_PER_BLOCK})`);
-    for (const axis of ['x', 'y', 'z'] as const) if (block[axis] > MAX_BLOCK_DIM[axis]) tooLarge.push(`block.${axis} = ${block[axis]} (at most ${MAX_BLOCK_DIM[axis]})`);
+    if (threads > MAX_THREADS_PER_BLOCK)
+      tooLarge.push(`${threads} threads per block (at most ${MAX_THREADS_PER_BLOCK})`);
+    for (const axis of ['x', 'y', 'z'] as const)
+      if (block[axis] > MAX_BLOCK_DIM[axis])
+        tooLarge.push(`block.${axis} = ${block[axis]} (at most ${MAX_BLOCK_DIM[axis]})`);
     if (tooLarge.length) {
       findings.push({
         code: LAUNCH_CHECK_CODES.blockTooLarge,
@@ -99,7 +102,13 @@ export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCh
         severity: 'error',
         message: `${name} is launched with ${threads} threads per block, but its \`${compact(target.launchBounds.text)}\` allows at most ${max}: this launch fails with cudaErrorInvalidValue / too many resources requested.`,
         span: launch.span,
-        related: [{ uri: target.kernelUri, span: target.launchBounds.span, message: `\`${compact(target.launchBounds.text)}\` of ${target.kernel?.name ?? name}` }],
+        related: [
+          {
+            uri: target.kernelUri,
+            span: target.launchBounds.span,
+            message: `\`${compact(target.launchBounds.text)}\` of ${target.kernel?.name ?? name}`,
+          },
+        ],
       });
     }
     if (threads > 0 && threads % WARP !== 0 && threads <= MAX_THREADS_PER_BLOCK) {
@@ -121,7 +130,12 @@ export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCh
   return findings;
 }
 
-function checkSharedMemory(launch: Launch, target: LaunchTarget, smemOptIns: readonly SmemOptIn[], archs: readonly ArchSmemLimit[]): Finding[] {
+function checkSharedMemory(
+  launch: Launch,
+  target: LaunchTarget,
+  smemOptIns: readonly SmemOptIn[],
+  archs: readonly ArchSmemLimit[],
+): Finding[] {
   const dynamic = launch.dynamicSmem.value;
   if (dynamic === null || dynamic <= 0) return [];
   const name = displayName(launch);
@@ -143,7 +157,11 @@ function checkSharedMemory(launch: Launch, target: LaunchTarget, smemOptIns: rea
     const optIns = smemOptIns.filter((o) => sameKernel(o, launch));
     const sufficient = optIns.some((o) => o.bytes.value === null || o.bytes.value >= dynamic);
     if (!sufficient) {
-      const related: RelatedLocation[] = optIns.map((o) => ({ uri: null, span: o.span, message: `opts in to ${formatBytes(o.bytes.value ?? 0)} only` }));
+      const related: RelatedLocation[] = optIns.map((o) => ({
+        uri: null,
+        span: o.span,
+        message: `opts in to ${formatBytes(o.bytes.value ?? 0)} only`,
+      }));
       const kernelArg = launch.kernelName + (launch.templateArgs ? `<${launch.templateArgs.join(', ')}>` : '');
       findings.push({
         code: LAUNCH_CHECK_CODES.smemNeedsOptIn,

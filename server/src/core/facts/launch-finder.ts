@@ -6,15 +6,50 @@
  * reported with `inMacro` and no values.
  */
 import type { Dim3, Launch, LaunchVia, ResolvedValue, SmemOptIn } from '../types';
-import { isIdentCharAt, isSpaceAt, isWordCode, lastComponent, makeSourceText, matchingClose, offsetAt, positionAt, spanOf, splitTopLevel, type SourceText } from '../text/source-text';
+import {
+  isIdentCharAt,
+  isSpaceAt,
+  isWordCode,
+  lastComponent,
+  makeSourceText,
+  matchingClose,
+  offsetAt,
+  positionAt,
+  spanOf,
+  splitTopLevel,
+  type SourceText,
+} from '../text/source-text';
 import { expandUse, findMacroUses, launchingMacros, type MacroDefinition } from '../text/macros';
-import { findWrapperCalls, kernelIn, relevantArguments, resolveWrapperCall, wrapperAt, wrappersByName, wrappersKey, type CallScope, type KernelBinding, type WrapperDefinition, type WrapperRef, type WrapperStep } from './launch-wrappers';
+import {
+  findWrapperCalls,
+  kernelIn,
+  relevantArguments,
+  resolveWrapperCall,
+  wrapperAt,
+  wrappersByName,
+  wrappersKey,
+  type CallScope,
+  type KernelBinding,
+  type WrapperDefinition,
+  type WrapperRef,
+  type WrapperStep,
+} from './launch-wrappers';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { findInactiveRanges, isInactive } from '../text/preprocessor-branches';
 import { blockCandidates } from './block-candidates';
 import { memoByObject } from '../incremental/kept-tables';
 import { findScopes } from '../text/scopes';
-import { collectConstants, explainNames, isReassigned, makeLookup, partialDim3, resolveDim3, scopeKeyAt, tableAt, type ConstantTable } from '../text/constant-table';
+import {
+  collectConstants,
+  explainNames,
+  isReassigned,
+  makeLookup,
+  partialDim3,
+  resolveDim3,
+  scopeKeyAt,
+  tableAt,
+  type ConstantTable,
+} from '../text/constant-table';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
 
 export interface LaunchFinderOptions {
@@ -38,7 +73,10 @@ export interface LaunchFacts {
   wrappers: WrapperDefinition[];
 }
 
-const LAUNCH_APIS: Record<string, { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }> = {
+const LAUNCH_APIS: Record<
+  string,
+  { via: LaunchVia; func: number; grid: number; block: number; smem: number; stream: number }
+> = {
   cudaLaunchKernel: { via: 'cudaLaunchKernel', func: 0, grid: 1, block: 2, smem: 4, stream: 5 },
   cudaLaunchCooperativeKernel: { via: 'cudaLaunchCooperativeKernel', func: 0, grid: 1, block: 2, smem: 4, stream: 5 },
 };
@@ -61,17 +99,29 @@ export function findLaunchFacts(source: SourceText, options: LaunchFinderOptions
   for (let round = 0, key = ''; round < 4; round++) {
     const own = [...direct.wrappers, ...derived];
     if (own.length === 0 && outer.size === 0) break;
-    calls = findCallLaunches(source, { ...options, fileConstants, wrappers: withOwnWrappers(outer, own, fileConstants, options.fallback) });
+    calls = findCallLaunches(source, {
+      ...options,
+      fileConstants,
+      wrappers: withOwnWrappers(outer, own, fileConstants, options.fallback),
+    });
     const next = wrappersKey(calls.wrappers);
     if (next === key) break;
     key = next;
     derived = calls.wrappers;
   }
-  return { launches: sortLaunches([...direct.launches, ...calls.launches]), wrappers: [...direct.wrappers, ...derived] };
+  return {
+    launches: sortLaunches([...direct.launches, ...calls.launches]),
+    wrappers: [...direct.wrappers, ...derived],
+  };
 }
 
 /** `outer` with `own` (definitions of this text, read with its constants) added. */
-export function withOwnWrappers(outer: ReadonlyMap<string, readonly WrapperRef[]>, own: readonly WrapperDefinition[], fileConstants: ConstantTable, fallback: Lookup | undefined): ReadonlyMap<string, readonly WrapperRef[]> {
+export function withOwnWrappers(
+  outer: ReadonlyMap<string, readonly WrapperRef[]>,
+  own: readonly WrapperDefinition[],
+  fileConstants: ConstantTable,
+  fallback: Lookup | undefined,
+): ReadonlyMap<string, readonly WrapperRef[]> {
   if (own.length === 0) return outer;
   const merged = new Map<string, WrapperRef[]>([...outer].map(([k, v]) => [k, [...v]]));
   // The text's own definitions of a name hide the workspace's (an included header's are the same ones, indexed).
@@ -82,7 +132,12 @@ export function withOwnWrappers(outer: ReadonlyMap<string, readonly WrapperRef[]
 /** The launches written in the text (chevrons, launch APIs, macro uses), and the wrappers they make of their functions. */
 export function findDirectLaunches(source: SourceText, options: LaunchFinderOptions = {}): LaunchFacts {
   const context = makeContext(source, options);
-  const launches = [...findChevronLaunches(context), ...findApiLaunches(context), ...findLaunchKernelEx(context), ...findMacroLaunches(context, 'direct')];
+  const launches = [
+    ...findChevronLaunches(context),
+    ...findApiLaunches(context),
+    ...findLaunchKernelEx(context),
+    ...findMacroLaunches(context, 'direct'),
+  ];
   const wrappers: WrapperDefinition[] = [];
   for (const p of context.parametric) {
     const def = wrapperAt(source, p.at, p.step, [p.step.kernel, p.step.block, p.step.smem]);
@@ -99,7 +154,10 @@ export function findCallLaunches(source: SourceText, options: LaunchFinderOption
   const context = makeContext(source, options);
   const found = findWrapperLaunches(context);
   const fromMacros = findMacroLaunches(context, 'calls');
-  return { launches: live(source, [...found.launches, ...fromMacros]), wrappers: [...found.wrappers, ...context.derived] };
+  return {
+    launches: live(source, [...found.launches, ...fromMacros]),
+    wrappers: [...found.wrappers, ...context.derived],
+  };
 }
 
 /** Not the launches in `#if` branches that are certainly off (`#if 0`): they never run. */
@@ -109,7 +167,9 @@ function live(source: SourceText, launches: Launch[]): Launch[] {
 }
 
 function sortLaunches(launches: Launch[]): Launch[] {
-  return launches.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  return launches.sort(
+    (a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character,
+  );
 }
 
 const NO_WRAPPERS: ReadonlyMap<string, readonly WrapperRef[]> = new Map();
@@ -190,7 +250,11 @@ interface FileLayout {
 /** The layout of a text, read once per text: the launches of every function body in it share it. */
 const fileLayout = memoByObject('launch-finder layouts', (source: SourceText): FileLayout => {
   const scopeOpens = new Set(findScopes(source).map((s) => s.open));
-  return { directives: findDirectiveRanges(source), outerBlocks: findOuterBlocks(source.masked, scopeOpens), bodies: new Map() };
+  return {
+    directives: findDirectiveRanges(source),
+    outerBlocks: findOuterBlocks(source.masked, scopeOpens),
+    bodies: new Map(),
+  };
 });
 
 /** One forward pass: the `{...}` blocks directly inside the file or a namespace / extern "C" block. */
@@ -235,7 +299,16 @@ function findChevronLaunches(ctx: LaunchContext): Launch[] {
     const callOpen = skipSpace(masked, configEnd.at + configEnd.length);
     const callClose = masked[callOpen] === '(' ? matchingClose(masked, callOpen) : -1;
     const end = callClose >= 0 ? callClose + 1 : configEnd.at + configEnd.length;
-    launches.push(makeLaunch(ctx, 'chevrons', name, { grid: args[0], block: args[1], smem: args[2], stream: args[3] }, name.start, end));
+    launches.push(
+      makeLaunch(
+        ctx,
+        'chevrons',
+        name,
+        { grid: args[0], block: args[1], smem: args[2], stream: args[3] },
+        name.start,
+        end,
+      ),
+    );
     re.lastIndex = configEnd.at + configEnd.length;
   }
   return launches;
@@ -282,7 +355,13 @@ function readCalleeBackward(masked: string, before: number): CalleeName | null {
       } else if (masked[j] === ';' || masked[j] === '{' || masked[j] === '}') return null;
     }
     if (j < 0) return null;
-    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) => masked.slice(a, b).replace(/\\\r?\n/g, ' ').replace(/\s+/g, ' ').trim());
+    templateArgs = splitTopLevel(masked, j + 1, i).map(([a, b]) =>
+      masked
+        .slice(a, b)
+        .replace(/\\\r?\n/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
     i = j - 1;
     while (i >= 0 && isBlankOrContinuation(masked, i)) i--;
     nameEnd = i + 1;
@@ -342,14 +421,36 @@ function findApiLaunches(ctx: LaunchContext): Launch[] {
       // A CUfunction: the name of the variable that holds it.
       const callee = kernelFromFunctionArgument(args[0] ?? '', m.index);
       if (!callee || args.length < 9) continue;
-      const dims = (from: number) => `{${args.slice(from, from + 3).map((a) => a.trim()).join(', ')}}`;
-      launches.push(makeLaunch(ctx, 'cuLaunchKernel', callee, { grid: dims(1), block: dims(4), smem: args[7], stream: args[8] }, m.index, close + 1));
+      const dims = (from: number) =>
+        `{${args
+          .slice(from, from + 3)
+          .map((a) => a.trim())
+          .join(', ')}}`;
+      launches.push(
+        makeLaunch(
+          ctx,
+          'cuLaunchKernel',
+          callee,
+          { grid: dims(1), block: dims(4), smem: args[7], stream: args[8] },
+          m.index,
+          close + 1,
+        ),
+      );
       continue;
     }
     const api = LAUNCH_APIS[m[1]];
     const callee = kernelFromFunctionArgument(args[api.func] ?? '', m.index);
     if (!callee) continue;
-    launches.push(makeLaunch(ctx, api.via, callee, { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] }, m.index, close + 1));
+    launches.push(
+      makeLaunch(
+        ctx,
+        api.via,
+        callee,
+        { grid: args[api.grid], block: args[api.block], smem: args[api.smem], stream: args[api.stream] },
+        m.index,
+        close + 1,
+      ),
+    );
   }
   return launches;
 }
@@ -357,7 +458,9 @@ function findApiLaunches(ctx: LaunchContext): Launch[] {
 const NO_MACROS: ReadonlyMap<string, MacroDefinition> = new Map();
 
 /** The macros among those in view whose uses expand to a launch: worked out once per table of macros. */
-const launchingMacrosOf = memoByObject('launching macros', (macros: ReadonlyMap<string, MacroDefinition>) => launchingMacros(macros, mayLaunch));
+const launchingMacrosOf = memoByObject('launching macros', (macros: ReadonlyMap<string, MacroDefinition>) =>
+  launchingMacros(macros, mayLaunch),
+);
 
 /** A macro body that may hold a launch (a chevron, a launch API). */
 function mayLaunch(body: string): boolean {
@@ -383,18 +486,34 @@ function findMacroLaunches(ctx: LaunchContext, mode: 'direct' | 'calls'): Launch
     const inner = makeSourceText(body ? `{\n${expanded}\n}` : expanded);
     const span = spanOf(ctx.source, use.start, use.end);
     const nameSpan = spanOf(ctx.source, use.start, use.nameEnd);
-    const options: LaunchFinderOptions = { fallback: ctx.fallback, describe: ctx.describe, scopeTables: scope.tables, macros: NO_MACROS, wrappers: ctx.wrappers };
-    const found = mode === 'direct' ? findDirectLaunches(inner, options).launches : findCallLaunches(inner, options).launches;
+    const options: LaunchFinderOptions = {
+      fallback: ctx.fallback,
+      describe: ctx.describe,
+      scopeTables: scope.tables,
+      macros: NO_MACROS,
+      wrappers: ctx.wrappers,
+    };
+    const found =
+      mode === 'direct' ? findDirectLaunches(inner, options).launches : findCallLaunches(inner, options).launches;
     for (const launch of found) {
       if (launch.inMacro) continue;
-      out.push({ ...launch, span, nameSpan, through: launch.through ?? { kind: 'macro', name: use.name }, enclosingFunction: body?.name ?? launch.enclosingFunction });
+      out.push({
+        ...launch,
+        span,
+        nameSpan,
+        through: launch.through ?? { kind: 'macro', name: use.name },
+        enclosingFunction: body?.name ?? launch.enclosingFunction,
+      });
     }
   }
   return out;
 }
 
 /** The macros whose expansion may call one of `wrappers`. */
-function callingMacros(macros: ReadonlyMap<string, MacroDefinition>, wrappers: ReadonlyMap<string, readonly WrapperRef[]>): Map<string, MacroDefinition> {
+function callingMacros(
+  macros: ReadonlyMap<string, MacroDefinition>,
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>,
+): Map<string, MacroDefinition> {
   const names = [...wrappers.keys()];
   return launchingMacros(macros, (body) => names.some((n) => body.includes(n)));
 }
@@ -417,7 +536,14 @@ function findWrapperLaunches(ctx: LaunchContext): LaunchFacts {
     const nameSpan = spanOf(source, call.start, call.nameEnd);
     for (const r of resolveWrapperCall(call, ctx.wrappers, callScope)) {
       // A call of a wrapper that calls the launching one, telling nothing that one's call does not (the kernel a name there, nothing known), is no launch of its own.
-      if (r.nested && r.kernel.name === r.writtenKernel && r.block.value === null && r.dynamicSmem.value === null && r.kernel.templateArgs === null) continue;
+      if (
+        r.nested &&
+        r.kernel.name === r.writtenKernel &&
+        r.block.value === null &&
+        r.dynamicSmem.value === null &&
+        r.kernel.templateArgs === null
+      )
+        continue;
       out.launches.push({
         via: r.via,
         kernelName: r.kernel.name,
@@ -439,7 +565,18 @@ function findWrapperLaunches(ctx: LaunchContext): LaunchFacts {
     // A call that passes its own function's parameters on to what the wrapper launches with: that function is a wrapper too.
     const relevant = relevantArguments(call, ctx.wrappers);
     if (relevant.length) {
-      const def = wrapperAt(source, call.start, { kind: 'call', callee: call.written, templateArgs: call.templateArgs, ctorArgs: call.ctorArgs, args: call.args }, relevant);
+      const def = wrapperAt(
+        source,
+        call.start,
+        {
+          kind: 'call',
+          callee: call.written,
+          templateArgs: call.templateArgs,
+          ctorArgs: call.ctorArgs,
+          args: call.args,
+        },
+        relevant,
+      );
       if (def) out.wrappers.push(def);
     }
   }
@@ -447,12 +584,23 @@ function findWrapperLaunches(ctx: LaunchContext): LaunchFacts {
 }
 
 /** A call's argument naming a kernel: `k<T, 128>`, `&k`, or a local that holds one (`auto kernel = k<256>;`). */
-function kernelArgument(ctx: LaunchContext, text: string, at: number, body: FunctionBody | null, lookup: Lookup): KernelBinding | null {
+function kernelArgument(
+  ctx: LaunchContext,
+  text: string,
+  at: number,
+  body: FunctionBody | null,
+  lookup: Lookup,
+): KernelBinding | null {
   const written = kernelIn(text, lookup);
   if (!written || written.templateArgs || written.name.includes('::')) return written;
   const target = resolveFunctionPointer(ctx, written.name, at, body);
   if (!target) return written;
-  return { name: target.name, templateArgs: target.templateArgs, templateArgValues: target.templateArgs ? target.templateArgs.map((a) => evaluateInteger(a, lookup)) : null, calledThrough: written.name };
+  return {
+    name: target.name,
+    templateArgs: target.templateArgs,
+    templateArgValues: target.templateArgs ? target.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
+    calledThrough: written.name,
+  };
 }
 
 /** `cudaLaunchKernelEx(&config, kernel, args...)` with `config.blockDim = ...` assigned nearby. */
@@ -475,7 +623,11 @@ function findLaunchKernelEx(ctx: LaunchContext): Launch[] {
   return launches;
 }
 
-function readConfigFields(ctx: LaunchContext, configName: string, before: number): { grid?: string; block?: string; smem?: string; stream?: string } {
+function readConfigFields(
+  ctx: LaunchContext,
+  configName: string,
+  before: number,
+): { grid?: string; block?: string; smem?: string; stream?: string } {
   const masked = ctx.source.masked;
   const body = enclosingFunctionBody(ctx, before);
   const from = body ? body.open : 0;
@@ -483,14 +635,25 @@ function readConfigFields(ctx: LaunchContext, configName: string, before: number
   const last = (field: string) => {
     const re = new RegExp(String.raw`\b${configName}\s*(?:\.|->)\s*${field}\s*=\s*([^;]+);`, 'g');
     let value: string | undefined;
-    for (let m = re.exec(region); m; m = re.exec(region)) value = ctx.source.text.slice(from + m.index + m[0].indexOf(m[1]), from + m.index + m[0].indexOf(m[1]) + m[1].length);
+    for (let m = re.exec(region); m; m = re.exec(region))
+      value = ctx.source.text.slice(
+        from + m.index + m[0].indexOf(m[1]),
+        from + m.index + m[0].indexOf(m[1]) + m[1].length,
+      );
     return value;
   };
-  const fields = { grid: last('gridDim'), block: last('blockDim'), smem: last('dynamicSmemBytes'), stream: last('stream') };
+  const fields = {
+    grid: last('gridDim'),
+    block: last('blockDim'),
+    smem: last('dynamicSmemBytes'),
+    stream: last('stream'),
+  };
   const aggregate = new RegExp(String.raw`\bcudaLaunchConfig_t\s+${configName}\s*=?\s*\{([^;]*)\}\s*;`).exec(region);
   if (aggregate) {
     const start = from + aggregate.index + aggregate[0].indexOf('{') + 1;
-    const parts = splitTopLevel(masked, start, start + aggregate[1].length).map(([a, b]) => ctx.source.text.slice(a, b));
+    const parts = splitTopLevel(masked, start, start + aggregate[1].length).map(([a, b]) =>
+      ctx.source.text.slice(a, b),
+    );
     if (parts.length && !parts[0].trim().startsWith('.')) {
       fields.grid ??= parts[0];
       fields.block ??= parts[1];
@@ -519,7 +682,7 @@ function isDeclaration(masked: string, at: number): boolean {
 /** The kernel named by a launch API's function argument: `(void*)k`, `reinterpret_cast<const void*>(&ns::k<T>)`, `k`. */
 function kernelFromFunctionArgument(text: string, at: number): CalleeName | null {
   let t = text.trim();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     const before = t;
     t = t.replace(/^\(\s*(?:const\s+)?void\s*\*\s*\)\s*/, '');
     t = t.replace(/^(?:reinterpret_cast|static_cast|const_cast)\s*<[^>]*>\s*\((.*)\)$/s, '$1').trim();
@@ -529,7 +692,10 @@ function kernelFromFunctionArgument(text: string, at: number): CalleeName | null
   }
   const m = /^((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(?:<(.*)>)?$/s.exec(t);
   if (!m) return null;
-  const templateArgs = m[2] !== undefined ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ')) : null;
+  const templateArgs =
+    m[2] !== undefined
+      ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' '))
+      : null;
   return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs, start: at, nameEnd: at };
 }
 
@@ -540,7 +706,14 @@ interface ConfigTexts {
   stream?: string;
 }
 
-function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, config: ConfigTexts, start: number, end: number): Launch {
+function makeLaunch(
+  ctx: LaunchContext,
+  via: LaunchVia,
+  written: CalleeName,
+  config: ConfigTexts,
+  start: number,
+  end: number,
+): Launch {
   const { source } = ctx;
   const inMacro = inRanges(ctx.layout.directives, start);
   const body = inMacro ? null : enclosingFunctionBody(ctx, start);
@@ -558,25 +731,57 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     if (value) return { text: text.trim(), value, note };
     // Partly known: say what is known, never a number (`32 × ? × 1`), and why the rest is not.
     const known = partialDim3(text, scope.tables, lookup);
-    const definition = /^\s*[A-Za-z_]\w*\s*$/.test(text) ? scope.tables.find((t) => t.dim3s.has(text.trim()))?.dim3s.get(text.trim()) : undefined;
-    const why = note ?? (definition && definition.args.length ? explain(definition.args.join(', ')) : null) ?? 'not a compile-time constant here';
+    const definition = /^\s*[A-Za-z_]\w*\s*$/.test(text)
+      ? scope.tables.find((t) => t.dim3s.has(text.trim()))?.dim3s.get(text.trim())
+      : undefined;
+    const why =
+      note ??
+      (definition && definition.args.length ? explain(definition.args.join(', ')) : null) ??
+      'not a compile-time constant here';
     return { text: text.trim(), value: null, note: why, ...(known ? { known } : {}) };
   };
   let dynamicSmem: ResolvedValue<number>;
-  if (config.smem === undefined || config.smem.trim() === '') dynamicSmem = { text: '0', value: inMacro ? null : 0, note: 'not given (0)' };
-  else if (inMacro) dynamicSmem = unresolved(config.smem, 'in a macro body: the arguments are known only where the macro is used');
+  if (config.smem === undefined || config.smem.trim() === '')
+    dynamicSmem = { text: '0', value: inMacro ? null : 0, note: 'not given (0)' };
+  else if (inMacro)
+    dynamicSmem = unresolved(config.smem, 'in a macro body: the arguments are known only where the macro is used');
   else {
     const value = evaluateInteger(config.smem.trim(), lookup);
     const note = explain(config.smem);
-    dynamicSmem = { text: config.smem.trim(), value, note: value === null ? note ?? 'not a compile-time constant here' : note };
+    dynamicSmem = {
+      text: config.smem.trim(),
+      value,
+      note: value === null ? (note ?? 'not a compile-time constant here') : note,
+    };
   }
   const nameStart = via === 'chevrons' ? written.start : start;
   const nameEnd = via === 'chevrons' ? written.nameEnd : start + via.length;
   const block = dim(config.block);
-  const candidates = block.value === null && !inMacro && config.block !== undefined ? blockCandidates(config.block, scope.tables, lookup, source.masked, start) : null;
+  const candidates =
+    block.value === null && !inMacro && config.block !== undefined
+      ? blockCandidates(config.block, scope.tables, lookup, source.masked, start)
+      : null;
   // What a call could set: a block or shared memory not known here, or a kernel that is a parameter.
-  if (!inMacro && body && (block.value === null || dynamicSmem.value === null || (!callee.name.includes('::') && (body.name === null || body.parameters.includes(callee.name))))) {
-    ctx.parametric.push({ at: start, step: { kind: 'launch', via, kernel: callee.name, templateArgs: callee.templateArgs, grid: config.grid, block: config.block, smem: config.smem, stream: config.stream } });
+  if (
+    !inMacro &&
+    body &&
+    (block.value === null ||
+      dynamicSmem.value === null ||
+      (!callee.name.includes('::') && (body.name === null || body.parameters.includes(callee.name))))
+  ) {
+    ctx.parametric.push({
+      at: start,
+      step: {
+        kind: 'launch',
+        via,
+        kernel: callee.name,
+        templateArgs: callee.templateArgs,
+        grid: config.grid,
+        block: config.block,
+        smem: config.smem,
+        stream: config.stream,
+      },
+    });
   }
   return {
     via,
@@ -592,7 +797,8 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
     inMacro,
     enclosingFunction: body?.name ?? null,
     calledThrough: pointerTarget ? written.name : null,
-    templateArgValues: callee.templateArgs && !inMacro ? callee.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
+    templateArgValues:
+      callee.templateArgs && !inMacro ? callee.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
     ...(candidates ? { candidates } : {}),
   };
 }
@@ -602,25 +808,43 @@ function makeLaunch(ctx: LaunchContext, via: LaunchVia, written: CalleeName, con
  * `auto fp = k;`, `void (*fp)(float*) = &k;`, `decltype(&k) fp = k<float>;`.
  * Null when there is no such declaration, or when `fp` is assigned again.
  */
-function resolveFunctionPointer(ctx: LaunchContext, name: string, at: number, body: FunctionBody | null): CalleeName | null {
+function resolveFunctionPointer(
+  ctx: LaunchContext,
+  name: string,
+  at: number,
+  body: FunctionBody | null,
+): CalleeName | null {
   if (!/^[A-Za-z_]\w*$/.test(name)) return null;
   const masked = ctx.source.masked;
   const from = body ? body.open : 0;
   const to = body ? body.close : masked.length;
   const region = masked.slice(from, at);
   if (!mayBeDeclaredIn(region, name)) return null;
-  const decl = new RegExp(String.raw`(?:^|[;{}])[^;{}=]*?[\s*(]${name}\s*\)?\s*(?:\([^;{}=]*\))?\s*=\s*&?\s*((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<[^;{}()]*>)?\s*;`, 'g');
+  const decl = new RegExp(
+    String.raw`(?:^|[;{}])[^;{}=]*?[\s*(]${name}\s*\)?\s*(?:\([^;{}=]*\))?\s*=\s*&?\s*((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<[^;{}()]*>)?\s*;`,
+    'g',
+  );
   const found: RegExpExecArray[] = [];
   for (let m = decl.exec(region); m; m = decl.exec(region)) found.push(m);
   if (found.length !== 1) return null;
   const m = found[0];
   if (!/\bauto\b|\(\s*\*|\bdecltype\b|\*/.test(m[0].slice(0, m[0].indexOf('=')))) {
     // a typedef'd pointer type (`kernel_t fp = k;`) is fine too, but not `fp = k;` alone
-    if (!/[A-Za-z_]\w*\s+[A-Za-z_]/.test(m[0].slice(0, m[0].indexOf('=')).replace(/^[;{}]/, '').trim())) return null;
+    if (
+      !/[A-Za-z_]\w*\s+[A-Za-z_]/.test(
+        m[0]
+          .slice(0, m[0].indexOf('='))
+          .replace(/^[;{}]/, '')
+          .trim(),
+      )
+    )
+      return null;
   }
   const declEnd = from + m.index + m[0].length;
   if (isReassigned(masked.slice(0, to), name, declEnd, to)) return null;
-  const targetArgs = m[2] ? splitTopLevel(m[2], 1, m[2].length - 1).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ')) : null;
+  const targetArgs = m[2]
+    ? splitTopLevel(m[2], 1, m[2].length - 1).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' '))
+    : null;
   return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs: targetArgs, start: at, nameEnd: at };
 }
 
@@ -655,7 +879,9 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null, at: number
   }
   let scope = ctx.constantScopes.get(key);
   if (!scope) {
-    const tables = functionTable ? [tableAt(functionTable, at), ctx.fileConstants, ...ctx.scopeTables] : [ctx.fileConstants, ...ctx.scopeTables];
+    const tables = functionTable
+      ? [tableAt(functionTable, at), ctx.fileConstants, ...ctx.scopeTables]
+      : [ctx.fileConstants, ...ctx.scopeTables];
     scope = { tables, lookup: makeLookup(tables, ctx.fallback), dim3s: new Map(), notes: new Map() };
     ctx.constantScopes.set(key, scope);
   }
@@ -663,8 +889,13 @@ function constantScope(ctx: LaunchContext, body: FunctionBody | null, at: number
 }
 
 function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTable {
-  const why = (name: string) => `\`${name}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`;
-  const table = collectConstants(ctx.source, body.open, body.close, { localsMustBeConst: false, parameters: body.parameters, parameterNote: why });
+  const why = (name: string) =>
+    `\`${name}\` is a parameter of \`${body.name ?? 'the enclosing function'}\`, known only at run time`;
+  const table = collectConstants(ctx.source, body.open, body.close, {
+    localsMustBeConst: false,
+    parameters: body.parameters,
+    parameterNote: why,
+  });
   const shadowed = (table.shadowed ??= new Map());
   for (const name of body.parameters) {
     table.constants.delete(name);
@@ -675,7 +906,10 @@ function functionConstants(ctx: LaunchContext, body: FunctionBody): ConstantTabl
   for (const param of body.templateParameters) {
     table.constants.delete(param);
     table.dim3s.delete(param);
-    shadowed.set(param, `\`${param}\` is a template parameter of \`${body.name ?? 'the enclosing template'}\`, known only per instantiation`);
+    shadowed.set(
+      param,
+      `\`${param}\` is a template parameter of \`${body.name ?? 'the enclosing template'}\`, known only per instantiation`,
+    );
   }
   return table;
 }
@@ -720,12 +954,22 @@ function enclosingFunctionBody(ctx: LaunchContext, offset: number): FunctionBody
     const before = masked.slice(Math.max(0, open - 200), open);
     name = trailingName(before, true);
     for (const [a, b] of splitTopLevel(masked, open + 1, j)) {
-      const declarator = masked.slice(a, b).replace(/=.*$/s, '').replace(/\[[^\]]*\]/g, '').trim();
+      const declarator = masked
+        .slice(a, b)
+        .replace(/=.*$/s, '')
+        .replace(/\[[^\]]*\]/g, '')
+        .trim();
       const param = trailingName(declarator, false);
       if (param && param !== 'void' && /[\s*&]/.test(declarator)) parameters.push(param);
     }
   }
-  const body = { name, open: candidate, close, parameters, templateParameters: templateParametersBefore(masked, masked[j] === ')' ? matchingOpen(masked, j) : candidate) };
+  const body = {
+    name,
+    open: candidate,
+    close,
+    parameters,
+    templateParameters: templateParametersBefore(masked, masked[j] === ')' ? matchingOpen(masked, j) : candidate),
+  };
   ctx.layout.bodies.set(candidate, body);
   return body;
 }
@@ -761,9 +1005,14 @@ function templateParametersBefore(masked: string, at: number): string[] {
     }
     if (close < 0) break;
     for (const [a, b] of splitTopLevel(head, open + 1, close)) {
-      const declarator = head.slice(a, b).replace(/=.*$/s, '').replace(/\.\.\./g, ' ').trim();
+      const declarator = head
+        .slice(a, b)
+        .replace(/=.*$/s, '')
+        .replace(/\.\.\./g, ' ')
+        .trim();
       const name = trailingName(declarator, false);
-      if (name && /[\s*&>]/.test(declarator) && !/^(typename|class|int|unsigned|bool|auto)$/.test(name)) names.push(name);
+      if (name && /[\s*&>]/.test(declarator) && !/^(typename|class|int|unsigned|bool|auto)$/.test(name))
+        names.push(name);
     }
     re.lastIndex = close + 1;
   }
@@ -787,7 +1036,6 @@ function trailingName(text: string, scoped: boolean): string | null {
 function isNameStart(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; // A-Z a-z _
 }
-
 
 /**
  * `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`
@@ -814,7 +1062,14 @@ export function findSmemOptIns(source: SourceText, options: LaunchFinderOptions 
     out.push({
       kernelName: callee.name,
       baseName: lastComponent(callee.name),
-      bytes: { text: args[2] ?? '', value, note: value === null ? explainNames(args[2] ?? '', tables, lookup, ctx.describe) ?? 'not a compile-time constant here' : null },
+      bytes: {
+        text: args[2] ?? '',
+        value,
+        note:
+          value === null
+            ? (explainNames(args[2] ?? '', tables, lookup, ctx.describe) ?? 'not a compile-time constant here')
+            : null,
+      },
       span: spanOf(source, m.index, close + 1),
     });
   }

@@ -13,8 +13,24 @@
  * Plain data in, plain data out: the definitions are kept in the workspace index for other files.
  */
 import type { Dim3, LaunchVia, ResolvedValue } from '../types';
-import { isIdentCharAt, isSpaceAt, lastComponent, positionAt, splitTopLevel, type SourceText } from '../text/source-text';
-import { collectConstants, explainNames, makeLookup, resolveDim3, tableAt, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
+import {
+  isIdentCharAt,
+  isSpaceAt,
+  lastComponent,
+  positionAt,
+  splitTopLevel,
+  type SourceText,
+} from '../text/source-text';
+import {
+  collectConstants,
+  explainNames,
+  makeLookup,
+  resolveDim3,
+  tableAt,
+  type ConstantDefinition,
+  type ConstantTable,
+  type Dim3Definition,
+} from '../text/constant-table';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
 import { findDirectiveRanges, inRanges } from '../text/preprocessor-lines';
 import { memoByObject } from '../incremental/kept-tables';
@@ -52,7 +68,9 @@ export interface ParamAssignment {
 }
 
 /** What a wrapper does with its parameters: launches, or passes them to another wrapper. */
-export type WrapperStep = ({ kind: 'launch' } & LaunchTexts) | { kind: 'call'; callee: string; templateArgs: string[] | null; ctorArgs: string[] | null; args: string[] };
+export type WrapperStep =
+  | ({ kind: 'launch' } & LaunchTexts)
+  | { kind: 'call'; callee: string; templateArgs: string[] | null; ctorArgs: string[] | null; args: string[] };
 
 export interface WrapperDefinition {
   /** What calls name it by: the function's last name component, or the class's name for a call operator. */
@@ -152,15 +170,40 @@ function matchingBrace(masked: string, open: number): number {
 
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
-const CONTROL: ReadonlySet<string> = new Set(['if', 'for', 'while', 'switch', 'catch', 'sizeof', 'decltype', 'return', 'alignas', '__launch_bounds__']);
-const TRAILERS: ReadonlySet<string> = new Set(['const', 'noexcept', 'override', 'final', 'mutable', 'volatile', '__host__', '__device__', '__forceinline__', 'inline']);
+const CONTROL: ReadonlySet<string> = new Set([
+  'if',
+  'for',
+  'while',
+  'switch',
+  'catch',
+  'sizeof',
+  'decltype',
+  'return',
+  'alignas',
+  '__launch_bounds__',
+]);
+const TRAILERS: ReadonlySet<string> = new Set([
+  'const',
+  'noexcept',
+  'override',
+  'final',
+  'mutable',
+  'volatile',
+  '__host__',
+  '__device__',
+  '__forceinline__',
+  'inline',
+]);
 
 /**
  * What opens the block at `open`: a named function's body (its name and parameter list), a class
  * or namespace ('class': nothing further out is read), or another block ('block': a lambda, a
  * control statement, a plain block).
  */
-function functionHead(masked: string, open: number): { name: string; nameStart: number; paramsOpen: number; paramsClose: number } | 'class' | 'block' | null {
+function functionHead(
+  masked: string,
+  open: number,
+): { name: string; nameStart: number; paramsOpen: number; paramsClose: number } | 'class' | 'block' | null {
   let j = open - 1;
   for (;;) {
     while (j >= 0 && isSpaceAt(masked, j)) j--;
@@ -191,7 +234,12 @@ function functionHead(masked: string, open: number): { name: string; nameStart: 
     while (s >= 0 && isSpaceAt(masked, s)) s--;
     if (masked.slice(s - 7, s + 1) === 'operator') {
       const start = qualifiedStart(masked, s - 7);
-      return { name: `${masked.slice(start, s - 7).replace(/\s+/g, '')}operator()`, nameStart: start, paramsOpen, paramsClose };
+      return {
+        name: `${masked.slice(start, s - 7).replace(/\s+/g, '')}operator()`,
+        nameStart: start,
+        paramsOpen,
+        paramsClose,
+      };
     }
   }
   if (masked[e] === ']' || masked[e] === '(' || masked[e] === ',' || masked[e] === '=') return 'block';
@@ -246,7 +294,10 @@ function classAround(masked: string, open: number): { name: string; open: number
   const outer = enclosingOpen(masked, open);
   if (outer < 0) return null;
   const before = masked.slice(Math.max(0, outer - 300), outer);
-  const m = /\b(?:class|struct)\s+(?:__\w+\s+|alignas\s*\([^)]*\)\s*)*([A-Za-z_]\w*)(?:\s+final)?\s*(?::[^;{}]*)?$/.exec(before);
+  const m =
+    /\b(?:class|struct)\s+(?:__\w+\s+|alignas\s*\([^)]*\)\s*)*([A-Za-z_]\w*)(?:\s+final)?\s*(?::[^;{}]*)?$/.exec(
+      before,
+    );
   if (!m) return null;
   const close = matchingBrace(masked, outer);
   return { name: m[1], open: outer, close: close < 0 ? masked.length : close };
@@ -265,7 +316,11 @@ function readParams(source: SourceText, open: number, close: number): WrapperPar
     const name = /\(\s*[*&]\s*([A-Za-z_]\w*)\s*\)\s*\(/.exec(decl)?.[1] ?? /([A-Za-z_]\w*)\s*$/.exec(decl)?.[1];
     // A parameter not read keeps its place (the arguments are matched by position), nameless.
     const named = name !== undefined && /[\s*&.)]/.test(decl);
-    params.push({ name: named ? name : '', defaultText: eq < 0 ? null : source.text.slice(a + eq + 1, b).trim(), ...(decl.includes('...') ? { pack: true } : {}) });
+    params.push({
+      name: named ? name : '',
+      defaultText: eq < 0 ? null : source.text.slice(a + eq + 1, b).trim(),
+      ...(decl.includes('...') ? { pack: true } : {}),
+    });
   }
   return params;
 }
@@ -316,14 +371,17 @@ function readTemplateParams(source: SourceText, nameStart: number): WrapperParam
     const eq = topLevelEquals(text);
     const decl = (eq < 0 ? text : text.slice(0, eq)).trim();
     const name = /([A-Za-z_]\w*)\s*$/.exec(decl)?.[1] ?? '';
-    out.push({ name: /\s/.test(decl) ? name : '', defaultText: eq < 0 ? null : source.text.slice(a + eq + 1, b).trim() });
+    out.push({
+      name: /\s/.test(decl) ? name : '',
+      defaultText: eq < 0 ? null : source.text.slice(a + eq + 1, b).trim(),
+    });
   }
   return out;
 }
 
 /** The words of `text` that are names (for which parameters a launch mentions). */
 function namesIn(text: string | undefined): string[] {
-  return text ? text.match(WORDS) ?? [] : [];
+  return text ? (text.match(WORDS) ?? []) : [];
 }
 
 const WORDS = /[A-Za-z_]\w*/g;
@@ -333,18 +391,33 @@ const WORDS = /[A-Za-z_]\w*/g;
  * launches names none of the function's parameters (nor, in a call operator, members its
  * constructors set).
  */
-export function wrapperAt(source: SourceText, at: number, step: WrapperStep, relevantTexts: ReadonlyArray<string | undefined>): WrapperDefinition | null {
+export function wrapperAt(
+  source: SourceText,
+  at: number,
+  step: WrapperStep,
+  relevantTexts: ReadonlyArray<string | undefined>,
+): WrapperDefinition | null {
   const fn = enclosingNamedFunction(source, at);
   if (!fn) return null;
   const names = new Set<string>();
   for (const p of fn.params) names.add(p.name);
   for (const p of fn.templateParams) if (p.name) names.add(p.name);
-  const constructors = fn.written.endsWith('operator()') && fn.className ? readConstructors(source, fn.className, fn.classOpen, fn.classClose) : null;
+  const constructors =
+    fn.written.endsWith('operator()') && fn.className
+      ? readConstructors(source, fn.className, fn.classOpen, fn.classClose)
+      : null;
   for (const c of constructors ?? []) for (const [member] of c.members) names.add(member);
   const relevant = [...new Set(relevantTexts.flatMap((t) => namesIn(t).filter((n) => names.has(n))))];
   if (relevant.length === 0) return null;
   const parameters = fn.params.map((p) => p.name).filter((n) => n !== '');
-  const table = tableAt(collectConstants(source, fn.open, fn.close, { localsMustBeConst: false, parameters, parameterNote: (n) => `\`${n}\` is a parameter of \`${fn.written}\`` }), at);
+  const table = tableAt(
+    collectConstants(source, fn.open, fn.close, {
+      localsMustBeConst: false,
+      parameters,
+      parameterNote: (n) => `\`${n}\` is a parameter of \`${fn.written}\``,
+    }),
+    at,
+  );
   for (const p of [...fn.params, ...fn.templateParams]) {
     table.constants.delete(p.name);
     table.dim3s.delete(p.name);
@@ -374,8 +447,16 @@ function functionKey(written: string, line: number): string {
 /** `def` as read from a text `delta` lines further down (a chunk that moved). */
 export function movedWrapper(def: WrapperDefinition, delta: number): WrapperDefinition {
   if (delta === 0) return def;
-  const constants = def.locals.constants.map(([name, d]): [string, ConstantDefinition] => [name, d.line === undefined ? d : { ...d, line: d.line + delta }]);
-  return { ...def, line: def.line + delta, fn: functionKey(def.written, def.line + delta), locals: { ...def.locals, constants } };
+  const constants = def.locals.constants.map(([name, d]): [string, ConstantDefinition] => [
+    name,
+    d.line === undefined ? d : { ...d, line: d.line + delta },
+  ]);
+  return {
+    ...def,
+    line: def.line + delta,
+    fn: functionKey(def.written, def.line + delta),
+    locals: { ...def.locals, constants },
+  };
 }
 
 function plainTable(table: ConstantTable): PlainTable {
@@ -383,10 +464,19 @@ function plainTable(table: ConstantTable): PlainTable {
 }
 
 /** A plain table as a constant table, made once per table. */
-const tableOf = memoByObject('wrapper locals', (plain: PlainTable): ConstantTable => ({ constants: new Map(plain.constants), dim3s: new Map(plain.dim3s), shadowed: new Map(plain.shadowed) }));
+const tableOf = memoByObject('wrapper locals', (plain: PlainTable): ConstantTable => ({
+  constants: new Map(plain.constants),
+  dim3s: new Map(plain.dim3s),
+  shadowed: new Map(plain.shadowed),
+}));
 
 /** A class's constructors written in its body: their parameters and what each member initializer reads. */
-function readConstructors(source: SourceText, className: string, open: number, close: number): Array<{ params: WrapperParam[]; members: Array<[string, string]> }> {
+function readConstructors(
+  source: SourceText,
+  className: string,
+  open: number,
+  close: number,
+): Array<{ params: WrapperParam[]; members: Array<[string, string]> }> {
   const { masked } = source;
   const out: Array<{ params: WrapperParam[]; members: Array<[string, string]> }> = [];
   const re = new RegExp(String.raw`(?<![\w:~])${className}\s*\(`, 'g');
@@ -446,7 +536,10 @@ function paramAssignments(source: SourceText, fn: NamedFunction): Array<[string,
   const out: Array<[string, ParamAssignment[]]> = [];
   for (const p of fn.params) {
     if (!body.includes(p.name)) continue;
-    const re = new RegExp(String.raw`(?<![\w.>])${p.name}\s*((?:[-+*/%&|^]|<<|>>)?=)(?!=)|(?:\+\+|--)\s*${p.name}\b|(?<![\w.>])${p.name}\s*(?:\+\+|--)|&\s*${p.name}\b`, 'g');
+    const re = new RegExp(
+      String.raw`(?<![\w.>])${p.name}\s*((?:[-+*/%&|^]|<<|>>)?=)(?!=)|(?:\+\+|--)\s*${p.name}\b|(?<![\w.>])${p.name}\s*(?:\+\+|--)|&\s*${p.name}\b`,
+      'g',
+    );
     const found: ParamAssignment[] = [];
     for (let m = re.exec(body); m; m = re.exec(body)) {
       const at = fn.open + 1 + m.index;
@@ -501,7 +594,10 @@ export interface WrapperCall {
 }
 
 /** The calls in the text of the wrappers in `wrappers` (by name), outside directives, not their definitions or declarations. */
-export function findWrapperCalls(source: SourceText, wrappers: ReadonlyMap<string, readonly WrapperRef[]>): WrapperCall[] {
+export function findWrapperCalls(
+  source: SourceText,
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>,
+): WrapperCall[] {
   const { masked, text } = source;
   const directives = findDirectiveRanges(source);
   const calls: WrapperCall[] = [];
@@ -516,7 +612,9 @@ export function findWrapperCalls(source: SourceText, wrappers: ReadonlyMap<strin
       if (masked[j] === '<') {
         const close = matchingAngle(masked, j);
         if (close < 0) continue;
-        templateArgs = splitTopLevel(masked, j + 1, close).map(([a, b]) => text.slice(a, b).replace(/\s+/g, ' ').trim());
+        templateArgs = splitTopLevel(masked, j + 1, close).map(([a, b]) =>
+          text.slice(a, b).replace(/\s+/g, ' ').trim(),
+        );
         j = skipBlanks(masked, close + 1);
       }
       let ctorArgs: string[] | null = null;
@@ -534,8 +632,19 @@ export function findWrapperCalls(source: SourceText, wrappers: ReadonlyMap<strin
       // A definition or a declaration of it: `name(params) {`, `name(params) const;` after a type.
       const after = skipBlanks(masked, close + 1);
       if (masked[after] === '{' || (masked[after] === ':' && masked[after + 1] !== ':')) continue;
-      const args = splitTopLevel(masked, j + 1, close).map(([a, b]) => text.slice(a, b).trim()).filter((a, k, all) => a !== '' || all.length > 1);
-      calls.push({ name, written: masked.slice(start, i + name.length).replace(/\s+/g, ''), start, nameEnd: i + name.length, end: close + 1, templateArgs, ctorArgs, args });
+      const args = splitTopLevel(masked, j + 1, close)
+        .map(([a, b]) => text.slice(a, b).trim())
+        .filter((a, k, all) => a !== '' || all.length > 1);
+      calls.push({
+        name,
+        written: masked.slice(start, i + name.length).replace(/\s+/g, ''),
+        start,
+        nameEnd: i + name.length,
+        end: close + 1,
+        templateArgs,
+        ctorArgs,
+        args,
+      });
     }
   }
   return calls.sort((a, b) => a.start - b.start);
@@ -566,7 +675,16 @@ function callStart(masked: string, at: number): number {
   return start;
 }
 
-const CALL_AFTER: ReadonlySet<string> = new Set(['return', 'else', 'do', 'case', 'throw', 'co_return', 'co_await', 'co_yield']);
+const CALL_AFTER: ReadonlySet<string> = new Set([
+  'return',
+  'else',
+  'do',
+  'case',
+  'throw',
+  'co_return',
+  'co_await',
+  'co_yield',
+]);
 
 function matchingAngle(masked: string, open: number): number {
   let depth = 0;
@@ -628,7 +746,12 @@ const MAX_DEPTH = 4;
  * function whose parameters fit the arguments; none when several do), its parameters bound to
  * the arguments, each step read with them.
  */
-export function resolveWrapperCall(call: Pick<WrapperCall, 'name' | 'templateArgs' | 'ctorArgs' | 'args'>, wrappers: ReadonlyMap<string, readonly WrapperRef[]>, scope: CallScope, depth = 0): WrapperLaunch[] {
+export function resolveWrapperCall(
+  call: Pick<WrapperCall, 'name' | 'templateArgs' | 'ctorArgs' | 'args'>,
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>,
+  scope: CallScope,
+  depth = 0,
+): WrapperLaunch[] {
   if (depth > MAX_DEPTH) return [];
   const steps = calledFunction(call, wrappers);
   if (!steps) return [];
@@ -648,14 +771,23 @@ export function resolveWrapperCall(call: Pick<WrapperCall, 'name' | 'templateArg
         line: scope.line,
         kernelOf: (text) => binding.kernels.get(text.trim()) ?? kernelIn(text, lookup),
       };
-      for (const launch of resolveWrapperCall({ name: lastComponent(step.callee), templateArgs: step.templateArgs, ctorArgs: step.ctorArgs, args: step.args }, wrappers, inner, depth + 1)) out.push({ ...launch, wrapper: ref.def.written, nested: true });
+      for (const launch of resolveWrapperCall(
+        { name: lastComponent(step.callee), templateArgs: step.templateArgs, ctorArgs: step.ctorArgs, args: step.args },
+        wrappers,
+        inner,
+        depth + 1,
+      ))
+        out.push({ ...launch, wrapper: ref.def.written, nested: true });
     }
   }
   return out;
 }
 
 /** The steps of the one wrapper function a call can be (its arguments fit), or null when none or several can. */
-function calledFunction(call: Pick<WrapperCall, 'name' | 'ctorArgs' | 'args'>, wrappers: ReadonlyMap<string, readonly WrapperRef[]>): WrapperRef[] | null {
+function calledFunction(
+  call: Pick<WrapperCall, 'name' | 'ctorArgs' | 'args'>,
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>,
+): WrapperRef[] | null {
   const exact = new Map<string, WrapperRef[]>();
   // Fewer arguments than the definition has parameters without defaults: a declaration elsewhere (a header) gives the rest defaults.
   const short = new Map<string, WrapperRef[]>();
@@ -673,7 +805,10 @@ function calledFunction(call: Pick<WrapperCall, 'name' | 'ctorArgs' | 'args'>, w
 }
 
 /** The arguments of a call that what the called wrapper launches depends on (see WrapperDefinition.relevant). */
-export function relevantArguments(call: Pick<WrapperCall, 'name' | 'templateArgs' | 'ctorArgs' | 'args'>, wrappers: ReadonlyMap<string, readonly WrapperRef[]>): string[] {
+export function relevantArguments(
+  call: Pick<WrapperCall, 'name' | 'templateArgs' | 'ctorArgs' | 'args'>,
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>,
+): string[] {
   const steps = calledFunction(call, wrappers);
   if (!steps) return [];
   const out: string[] = [];
@@ -684,7 +819,8 @@ export function relevantArguments(call: Pick<WrapperCall, 'name' | 'templateArgs
       const t = def.templateParams.findIndex((p) => p.name === name);
       if (t >= 0 && call.templateArgs?.[t] !== undefined) out.push(call.templateArgs[t]);
       const k = def.params.findIndex((p) => p.name === name);
-      if (k >= 0 && call.args[k] !== undefined && (name !== kernelParam || /^[A-Za-z_]\w*$/.test(call.args[k]))) out.push(call.args[k]);
+      if (k >= 0 && call.args[k] !== undefined && (name !== kernelParam || /^[A-Za-z_]\w*$/.test(call.args[k])))
+        out.push(call.args[k]);
       for (const ctor of def.constructors ?? []) {
         const init = ctor.members.find(([member]) => member === name)?.[1];
         if (init === undefined) continue;
@@ -718,7 +854,11 @@ interface Binding {
 }
 
 /** The wrapper's parameters (template parameters, parameters, a class's members) as the call sets them. */
-function bind(ref: WrapperRef, call: Pick<WrapperCall, 'templateArgs' | 'ctorArgs' | 'args'>, scope: CallScope): Binding | null {
+function bind(
+  ref: WrapperRef,
+  call: Pick<WrapperCall, 'templateArgs' | 'ctorArgs' | 'args'>,
+  scope: CallScope,
+): Binding | null {
   const { def } = ref;
   const table = emptyTable();
   const kernels = new Map<string, KernelBinding>();
@@ -726,9 +866,21 @@ function bind(ref: WrapperRef, call: Pick<WrapperCall, 'templateArgs' | 'ctorArg
     const tables = [first, ...ref.tables];
     return { tables, lookup: makeLookup(tables, ref.lookup) };
   };
-  const argument = (name: string, value: number): ConstantDefinition => ({ name, expr: String(value), kind: 'argument', offset: 0, line: scope.line });
+  const argument = (name: string, value: number): ConstantDefinition => ({
+    name,
+    expr: String(value),
+    kind: 'argument',
+    offset: 0,
+    line: scope.line,
+  });
   /** Bind `name` in `into` to `text` read with `read` (the call's scope, or the wrapper's for a default), or to nothing known (`why`). */
-  const set = (into: ConstantTable, name: string, text: string | null, read: { tables: readonly ConstantTable[]; lookup: Lookup } | null, why: string) => {
+  const set = (
+    into: ConstantTable,
+    name: string,
+    text: string | null,
+    read: { tables: readonly ConstantTable[]; lookup: Lookup } | null,
+    why: string,
+  ) => {
     if (!name) return;
     if (text === null || read === null) {
       into.shadowed!.set(name, why);
@@ -750,21 +902,41 @@ function bind(ref: WrapperRef, call: Pick<WrapperCall, 'templateArgs' | 'ctorArg
   def.templateParams.forEach((p, k) => {
     const given = call.templateArgs?.[k];
     if (given !== undefined) set(table, p.name, given, scope, '');
-    else set(table, p.name, p.defaultText, p.defaultText === null ? null : inWrapper(table), `\`${p.name}\` is deduced at this call`);
+    else
+      set(
+        table,
+        p.name,
+        p.defaultText,
+        p.defaultText === null ? null : inWrapper(table),
+        `\`${p.name}\` is deduced at this call`,
+      );
   });
   def.params.forEach((p, k) => {
     const given = p.pack ? undefined : call.args[k];
     if (given !== undefined) set(table, p.name, given, scope, '');
-    else set(table, p.name, p.defaultText, p.defaultText === null ? null : inWrapper(table), `\`${p.name}\` has no argument at this call`);
+    else
+      set(
+        table,
+        p.name,
+        p.defaultText,
+        p.defaultText === null ? null : inWrapper(table),
+        `\`${p.name}\` has no argument at this call`,
+      );
   });
-  if (call.ctorArgs && def.constructors) bindMembers(def, call.ctorArgs, table, (into, name, text, fromCall) => set(into, name, text, fromCall ? scope : inWrapper(into), ''));
+  if (call.ctorArgs && def.constructors)
+    bindMembers(def, call.ctorArgs, table, (into, name, text, fromCall) =>
+      set(into, name, text, fromCall ? scope : inWrapper(into), ''),
+    );
   // A parameter the body assigns: known only when every assignment is under a condition that is false at this call.
   const bound = makeLookup([table], () => null);
   for (const [name, assignments] of def.assigned) {
     for (const a of assignments) {
       const holds = a.guard === null ? 1 : evaluateInteger(a.guard, bound);
       if (holds === 0) continue;
-      const value = holds !== null && a.value !== null ? evaluateInteger(a.value, makeLookup([tableOf(def.locals), ...ref.tables], ref.lookup)) : null;
+      const value =
+        holds !== null && a.value !== null
+          ? evaluateInteger(a.value, makeLookup([tableOf(def.locals), ...ref.tables], ref.lookup))
+          : null;
       table.constants.delete(name);
       table.dim3s.delete(name);
       if (value !== null) table.constants.set(name, argument(name, value));
@@ -809,7 +981,13 @@ function bindMembers(
       }
       const scalar = evaluateInteger(init, lookup);
       const dims = scalar === null ? resolveDim3(`{${init}}`, [params], lookup) : null;
-      list.push(scalar !== null ? { name: member, expr: String(scalar), kind: 'argument', offset: 0 } : dims ? dim3Of(member, dims) : null);
+      list.push(
+        scalar !== null
+          ? { name: member, expr: String(scalar), kind: 'argument', offset: 0 }
+          : dims
+            ? dim3Of(member, dims)
+            : null,
+      );
     }
   }
   for (const [member, values] of members) {
@@ -817,7 +995,10 @@ function bindMembers(
     // `n` and `dim3(n, 1, 1)` are one value.
     const texts = new Set(known.map((v) => ('expr' in v ? `${v.expr},1,1` : v.args.join(','))));
     if (texts.size !== 1) {
-      into.shadowed!.set(member, `\`${member}\` is set by \`${def.name}\`'s constructor from values not known statically here`);
+      into.shadowed!.set(
+        member,
+        `\`${member}\` is set by \`${def.name}\`'s constructor from values not known statically here`,
+      );
       continue;
     }
     const dims = known.find((v): v is Dim3Definition => !('expr' in v));
@@ -827,19 +1008,29 @@ function bindMembers(
 }
 
 /** A wrapper's launch read with its parameters bound. */
-function readLaunch(step: LaunchTexts, tables: readonly ConstantTable[], lookup: Lookup, kernels: ReadonlyMap<string, KernelBinding>, wrapper: string): WrapperLaunch {
+function readLaunch(
+  step: LaunchTexts,
+  tables: readonly ConstantTable[],
+  lookup: Lookup,
+  kernels: ReadonlyMap<string, KernelBinding>,
+  wrapper: string,
+): WrapperLaunch {
   const dim = (text: string | undefined): ResolvedValue<Dim3> => {
     if (text === undefined) return { text: '', value: null, note: 'not given' };
     const value = resolveDim3(text, tables, lookup);
     const note = explainNames(text, tables, lookup);
-    return { text: text.trim(), value, note: value ? note : note ?? 'not a compile-time constant here' };
+    return { text: text.trim(), value, note: value ? note : (note ?? 'not a compile-time constant here') };
   };
   let dynamicSmem: ResolvedValue<number>;
   if (step.smem === undefined || step.smem.trim() === '') dynamicSmem = { text: '0', value: 0, note: 'not given (0)' };
   else {
     const value = evaluateInteger(step.smem, lookup);
     const note = explainNames(step.smem, tables, lookup);
-    dynamicSmem = { text: step.smem.trim(), value, note: value === null ? note ?? 'not a compile-time constant here' : note };
+    dynamicSmem = {
+      text: step.smem.trim(),
+      value,
+      note: value === null ? (note ?? 'not a compile-time constant here') : note,
+    };
   }
   const kernel = kernels.get(step.kernel) ?? {
     name: step.kernel,
@@ -847,13 +1038,23 @@ function readLaunch(step: LaunchTexts, tables: readonly ConstantTable[], lookup:
     templateArgValues: step.templateArgs ? step.templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
     calledThrough: null,
   };
-  return { via: step.via, kernel, grid: dim(step.grid), block: dim(step.block), dynamicSmem, stream: step.stream?.trim() || null, wrapper, writtenKernel: step.kernel, nested: false };
+  return {
+    via: step.via,
+    kernel,
+    grid: dim(step.grid),
+    block: dim(step.block),
+    dynamicSmem,
+    stream: step.stream?.trim() || null,
+    wrapper,
+    writtenKernel: step.kernel,
+    nested: false,
+  };
 }
 
 /** A kernel named by an argument (`k`, `&ns::k<T, 128>`), with its template arguments read with `lookup`. */
 export function kernelIn(text: string, lookup: Lookup): KernelBinding | null {
   let t = text.trim();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     const before = t;
     t = t.replace(/^\(\s*(?:const\s+)?void\s*\*\s*\)\s*/, '');
     t = t.replace(/^(?:reinterpret_cast|static_cast|const_cast)\s*<[^>]*>\s*\((.*)\)$/s, '$1').trim();
@@ -863,12 +1064,25 @@ export function kernelIn(text: string, lookup: Lookup): KernelBinding | null {
   }
   const m = /^((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(?:<(.*)>)?$/s.exec(t);
   if (!m) return null;
-  const templateArgs = m[2] !== undefined ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ').trim()) : null;
-  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs, templateArgValues: templateArgs ? templateArgs.map((a) => evaluateInteger(a, lookup)) : null, calledThrough: null };
+  const templateArgs =
+    m[2] !== undefined
+      ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ').trim())
+      : null;
+  return {
+    name: m[1].replace(/\s+/g, '').replace(/^::/, ''),
+    templateArgs,
+    templateArgValues: templateArgs ? templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
+    calledThrough: null,
+  };
 }
 
 /** Definitions by the name calls use, each with the tables to read it with. */
-export function wrappersByName(defs: readonly WrapperDefinition[], tables: readonly ConstantTable[], lookup: Lookup, into = new Map<string, WrapperRef[]>()): Map<string, WrapperRef[]> {
+export function wrappersByName(
+  defs: readonly WrapperDefinition[],
+  tables: readonly ConstantTable[],
+  lookup: Lookup,
+  into = new Map<string, WrapperRef[]>(),
+): Map<string, WrapperRef[]> {
   for (const def of defs) {
     const list = into.get(def.name);
     const ref = { def, tables, lookup };
@@ -880,5 +1094,19 @@ export function wrappersByName(defs: readonly WrapperDefinition[], tables: reado
 
 /** What the definitions say, as a key: the uses of a set of wrappers are read again when it changes. */
 export function wrappersKey(defs: readonly WrapperDefinition[]): string {
-  return defs.map((d) => JSON.stringify([d.name, d.fn, d.origin ?? '', d.params, d.templateParams, d.constructors, d.locals, d.assigned, d.step])).join('\n');
+  return defs
+    .map((d) =>
+      JSON.stringify([
+        d.name,
+        d.fn,
+        d.origin ?? '',
+        d.params,
+        d.templateParams,
+        d.constructors,
+        d.locals,
+        d.assigned,
+        d.step,
+      ]),
+    )
+    .join('\n');
 }

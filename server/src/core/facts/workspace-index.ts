@@ -139,8 +139,23 @@ export class WorkspaceIndex {
     const lookup = makeLookup([constants]);
     // Read for the index alone: its strings are cut from the whole text, which copies let go.
     // Launches and wrappers are looked for only where one may be (most headers have none: a third of the time of an index).
-    const found = mayLaunch(source.masked) || constants.macros ? findLaunchFacts(source, { fileConstants: constants }) : { launches: [], wrappers: [] };
-    return this.set(path, { ...keptCopy({ constants, kernels: findKernels(source, { lookup }), smemOptIns: findSmemOptIns(source, { fileConstants: constants }), wrappers: found.wrappers }), launches: found.launches }, source);
+    const found =
+      mayLaunch(source.masked) || constants.macros
+        ? findLaunchFacts(source, { fileConstants: constants })
+        : { launches: [], wrappers: [] };
+    return this.set(
+      path,
+      {
+        ...keptCopy({
+          constants,
+          kernels: findKernels(source, { lookup }),
+          smemOptIns: findSmemOptIns(source, { fileConstants: constants }),
+          wrappers: found.wrappers,
+        }),
+        launches: found.launches,
+      },
+      source,
+    );
   }
 
   /**
@@ -169,13 +184,27 @@ export class WorkspaceIndex {
     this.forgetDerived(); // they hold the definitions
   }
 
-  private set(path: string, { constants, kernels, smemOptIns, launches, wrappers = [] }: Omit<AnalysedFile, 'source'>, source: SourceText): FileFacts {
+  private set(
+    path: string,
+    { constants, kernels, smemOptIns, launches, wrappers = [] }: Omit<AnalysedFile, 'source'>,
+    source: SourceText,
+  ): FileFacts {
     const key = normalizePath(path);
     const origin = baseName(key);
     const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
     const table: ConstantTable = { ...constants, constants: own };
-    if (constants.macros) table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
-    const facts: FileFacts = { path: key, generation: ++this.generation, kernels, constants: table, includes: findIncludes(source), smemOptIns, launches: indexedLaunches(launches ?? []), wrappers: wrappers.map((w) => ({ ...w, origin })) };
+    if (constants.macros)
+      table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
+    const facts: FileFacts = {
+      path: key,
+      generation: ++this.generation,
+      kernels,
+      constants: table,
+      includes: findIncludes(source),
+      smemOptIns,
+      launches: indexedLaunches(launches ?? []),
+      wrappers: wrappers.map((w) => ({ ...w, origin })),
+    };
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
@@ -329,7 +358,8 @@ export class WorkspaceIndex {
     const here = normalizePath(path);
     const all = this.workspaceConstants();
     // A file writes a name once: its own entry is at most one of the name's definitions.
-    const ownAt = (defs: ReadonlyArray<{ path: string }>) => (skipOwnEntry ? defs.findIndex((d) => d.path === here) : -1);
+    const ownAt = (defs: ReadonlyArray<{ path: string }>) =>
+      skipOwnEntry ? defs.findIndex((d) => d.path === here) : -1;
     /** The workspace's definitions of `name` (without `path`'s own when its entry is skipped). */
     const definitionsOf = (name: string) => {
       const defs = all.get(name) ?? [];
@@ -351,12 +381,19 @@ export class WorkspaceIndex {
       const def = table?.constants.get(name) ?? workspaceTable.constants.get(name);
       if (!def) {
         const count = definitionsOf(name).length;
-        return count > 1 ? `\`${name}\` is defined in ${count} places in the workspace and none is included here` : null;
+        return count > 1
+          ? `\`${name}\` is defined in ${count} places in the workspace and none is included here`
+          : null;
       }
       const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
       return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
     };
-    return { lookup, describe, macros: this.macrosInView(here, included), wrappers: this.wrappersInView(here, includedPaths, lookup) };
+    return {
+      lookup,
+      describe,
+      macros: this.macrosInView(here, included),
+      wrappers: this.wrappersInView(here, includedPaths, lookup),
+    };
   }
 
   /**
@@ -364,13 +401,22 @@ export class WorkspaceIndex {
    * (a wrapper in a header the file reaches through a `-I` the index was not told). Each is read
    * with its own file's constants, then what `path` sees.
    */
-  private wrappersInView(path: string, included: readonly string[], lookup: Lookup): ReadonlyMap<string, readonly WrapperRef[]> {
+  private wrappersInView(
+    path: string,
+    included: readonly string[],
+    lookup: Lookup,
+  ): ReadonlyMap<string, readonly WrapperRef[]> {
     const out = new Map<string, WrapperRef[]>();
     const add = (p: string, names: ReadonlySet<string> | null) => {
       const facts = this.files.get(p);
       if (!facts?.wrappers.length) return;
-      const refs = wrappersByName(facts.wrappers.filter((w) => !names || names.has(w.name)), [facts.constants], makeLookup([facts.constants], lookup));
-      for (const [name, list] of refs) if (!out.has(name) || names === null) out.set(name, [...(out.get(name) ?? []), ...list]);
+      const refs = wrappersByName(
+        facts.wrappers.filter((w) => !names || names.has(w.name)),
+        [facts.constants],
+        makeLookup([facts.constants], lookup),
+      );
+      for (const [name, list] of refs)
+        if (!out.has(name) || names === null) out.set(name, [...(out.get(name) ?? []), ...list]);
     };
     for (const p of included) add(p, null);
     const byName = new Map<string, Set<string>>();
@@ -385,7 +431,8 @@ export class WorkspaceIndex {
   /** The macros of `included` (nearest first), then those the rest of the workspace defines once (not `path`'s own). */
   private macrosInView(path: string, included: readonly ConstantTable[]): ReadonlyMap<string, MacroDefinition> {
     const macros = new Map<string, MacroDefinition>();
-    for (const table of included) for (const [name, def] of table.macros ?? []) if (!macros.has(name)) macros.set(name, def);
+    for (const table of included)
+      for (const [name, def] of table.macros ?? []) if (!macros.has(name)) macros.set(name, def);
     for (const [name, defs] of this.workspaceMacros()) {
       if (macros.has(name)) continue;
       const others = defs.filter((d) => d.path !== path);
@@ -424,14 +471,23 @@ export class WorkspaceIndex {
       if (match?.kernel && !match.kernel.isDefinition) return this.withDefinition(match);
       if (match) return match;
     }
-    return { kernel: null, path: null, boundsPath: null, candidates: [], note: `no kernel named \`${name}\` in this file, its includes or the workspace` };
+    return {
+      kernel: null,
+      path: null,
+      boundsPath: null,
+      candidates: [],
+      note: `no kernel named \`${name}\` in this file, its includes or the workspace`,
+    };
   }
 
   /** A header declaration completed by its one definition elsewhere in the workspace (body, shared memory). */
   private withDefinition(match: KernelMatch): KernelMatch {
     const declared = match.kernel!;
     const definitions: KernelRef[] = [];
-    for (const [p, facts] of this.files) for (const kernel of facts.kernels) if (kernel.isDefinition && kernel.qualifiedName === declared.qualifiedName) definitions.push({ kernel, path: p });
+    for (const [p, facts] of this.files)
+      for (const kernel of facts.kernels)
+        if (kernel.isDefinition && kernel.qualifiedName === declared.qualifiedName)
+          definitions.push({ kernel, path: p });
     if (definitions.length !== 1) return match;
     const [definition] = definitions;
     const ownBounds = definition.kernel.launchBounds;
@@ -448,7 +504,9 @@ export class WorkspaceIndex {
   launchesNamed(name: string): Array<{ path: string; launch: IndexedLaunch }> {
     const base = name.replace(/^.*::/, '');
     const out: Array<{ path: string; launch: IndexedLaunch }> = [];
-    for (const [p, facts] of this.files) for (const launch of facts.launches) if (launch.kernelName.replace(/^.*::/, '') === base) out.push({ path: p, launch });
+    for (const [p, facts] of this.files)
+      for (const launch of facts.launches)
+        if (launch.kernelName.replace(/^.*::/, '') === base) out.push({ path: p, launch });
     return out;
   }
 
@@ -486,28 +544,59 @@ export class WorkspaceIndex {
  * declaration with its definition. Null when nothing matches; a match with
  * `kernel: null` when several different kernels do (null beats wrong).
  */
-export function matchKernel(refs: readonly KernelRef[], name: string, label: (path: string) => string = (p) => p): KernelMatch | null {
+export function matchKernel(
+  refs: readonly KernelRef[],
+  name: string,
+  label: (path: string) => string = (p) => p,
+): KernelMatch | null {
   const wanted = name.replace(/^::/, '');
   const matching = refs.filter(({ kernel }) => namesSameKernel(kernel.qualifiedName, wanted));
   if (matching.length === 0) return null;
   if (matching.length === 1) {
     // One candidate (most launches): what the general case below gives for it.
     const [only] = matching;
-    return { kernel: only.kernel, path: only.path, boundsPath: only.kernel.launchBounds ? only.path : null, candidates: matching, note: label(only.path) };
+    return {
+      kernel: only.kernel,
+      path: only.path,
+      boundsPath: only.kernel.launchBounds ? only.path : null,
+      candidates: matching,
+      note: label(only.path),
+    };
   }
   const names = new Set(matching.map((r) => r.kernel.qualifiedName));
   if (names.size > 1) {
-    return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}` };
+    return {
+      kernel: null,
+      path: null,
+      boundsPath: null,
+      candidates: matching,
+      note: `${names.size} kernels could be \`${name}\`: ${[...names].join(', ')}`,
+    };
   }
   const definitions = matching.filter((r) => r.kernel.isDefinition);
-  const bounds = new Set(matching.map((r) => r.kernel.launchBounds?.text.replace(/\s+/g, '')).filter((t) => t !== undefined));
+  const bounds = new Set(
+    matching.map((r) => r.kernel.launchBounds?.text.replace(/\s+/g, '')).filter((t) => t !== undefined),
+  );
   if (definitions.length > 1 && bounds.size > 1) {
-    return { kernel: null, path: null, boundsPath: null, candidates: matching, note: `${definitions.length} overloads of \`${name}\` with different launch bounds` };
+    return {
+      kernel: null,
+      path: null,
+      boundsPath: null,
+      candidates: matching,
+      note: `${definitions.length} overloads of \`${name}\` with different launch bounds`,
+    };
   }
   const chosen = definitions[0] ?? matching[0];
-  const withBounds = chosen.kernel.launchBounds ? chosen : matching.find((r) => r.kernel.launchBounds) ?? chosen;
-  const kernel = withBounds === chosen ? chosen.kernel : { ...chosen.kernel, launchBounds: withBounds.kernel.launchBounds };
-  return { kernel, path: chosen.path, boundsPath: kernel.launchBounds ? withBounds.path : null, candidates: matching, note: label(chosen.path) };
+  const withBounds = chosen.kernel.launchBounds ? chosen : (matching.find((r) => r.kernel.launchBounds) ?? chosen);
+  const kernel =
+    withBounds === chosen ? chosen.kernel : { ...chosen.kernel, launchBounds: withBounds.kernel.launchBounds };
+  return {
+    kernel,
+    path: chosen.path,
+    boundsPath: kernel.launchBounds ? withBounds.path : null,
+    candidates: matching,
+    note: label(chosen.path),
+  };
 }
 
 /** `ns::k` is `k`, `ns::k` or `outer::ns::k`: one name is the other or ends with `::` and the other. */
@@ -534,7 +623,11 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
     const line = source.text.slice(start, end);
     const m = /^\s*#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)/.exec(line);
     if (!m) continue;
-    out.push({ target: ownCopy((m[1] ?? m[2]).trim()), system: m[1] === undefined, span: spanOf(source, start + m.index, start + m[0].length) });
+    out.push({
+      target: ownCopy((m[1] ?? m[2]).trim()),
+      system: m[1] === undefined,
+      span: spanOf(source, start + m.index, start + m[0].length),
+    });
   }
   return out;
 }
@@ -543,11 +636,24 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
  * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
  * objects and the text they were read from.
  */
-function keptCopy({ kernels, constants, smemOptIns, wrappers }: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'>): Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'> {
+function keptCopy({
+  kernels,
+  constants,
+  smemOptIns,
+  wrappers,
+}: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'>): Pick<
+  FileFacts,
+  'kernels' | 'constants' | 'smemOptIns' | 'wrappers'
+> {
   const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
   if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
   if (constants.macros) table.macros = copyMap(constants.macros);
-  return { kernels: plainCopy(kernels), constants: table, smemOptIns: plainCopy(smemOptIns), wrappers: plainCopy(wrappers) };
+  return {
+    kernels: plainCopy(kernels),
+    constants: table,
+    smemOptIns: plainCopy(smemOptIns),
+    wrappers: plainCopy(wrappers),
+  };
 }
 
 /** A launch written in the text (before reading it as one). */
@@ -559,7 +665,11 @@ function mayLaunch(masked: string): boolean {
 function indexedLaunches(launches: readonly Launch[]): IndexedLaunch[] {
   return launches
     .filter((l) => !l.inMacro)
-    .map((l) => ({ kernelName: ownCopy(l.kernelName), line: l.span.start.line, threads: l.block.value ? l.block.value.x * l.block.value.y * l.block.value.z : null }));
+    .map((l) => ({
+      kernelName: ownCopy(l.kernelName),
+      line: l.span.start.line,
+      threads: l.block.value ? l.block.value.x * l.block.value.y * l.block.value.z : null,
+    }));
 }
 
 function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {

@@ -72,7 +72,14 @@ export function dramRequestsPerCyclePerSm(arch: ArchRow): number {
   return (p.dramBandwidthGBs * 1e9) / (p.numSms * p.boostClockMHz * 1e6 * WARP_REQUEST_BYTES);
 }
 
-function reading(latencyCycles: number, rate: number, p: number, warpsResident: number, latencySource: string, referencePart?: string): LatencyReading {
+function reading(
+  latencyCycles: number,
+  rate: number,
+  p: number,
+  warpsResident: number,
+  latencySource: string,
+  referencePart?: string,
+): LatencyReading {
   // The 1e-9 keeps float noise (40.000000001) from adding a warp.
   const warpsNeeded = Math.max(0, Math.ceil((latencyCycles * rate) / p - 1e-9));
   const assumptions: LatencyAssumptions = { latencyCycles, rate, independentOpsPerWarp: p, latencySource };
@@ -89,17 +96,24 @@ function reading(latencyCycles: number, rate: number, p: number, warpsResident: 
 /** Warps needed to hide global-memory latency, read issue-bound and bandwidth-bound. */
 export function latencyHiding(input: LatencyInput): LatencyEstimate {
   const p = input.independentOpsPerWarp ?? 1;
-  if (!(p > 0) || !Number.isFinite(p)) throw new RangeError(`independent operations per warp must be positive, got ${p}`);
+  if (!(p > 0) || !Number.isFinite(p))
+    throw new RangeError(`independent operations per warp must be positive, got ${p}`);
   if (!(input.warpsResident >= 0)) throw new RangeError(`resident warps must be 0 or more, got ${input.warpsResident}`);
   const override = input.latencyCycles;
-  if (override !== undefined && !(override > 0 && Number.isFinite(override))) throw new RangeError(`latency must be positive, got ${override}`);
+  if (override !== undefined && !(override > 0 && Number.isFinite(override)))
+    throw new RangeError(`latency must be positive, got ${override}`);
   const latencyCycles = override ?? input.arch.globalMemoryLatency.cycles;
   const latencySource = override !== undefined ? 'override' : input.arch.globalMemoryLatency.source;
   const issueRate = input.arch.schedulersPerMultiprocessor * ISSUE_WIDTH;
   return {
     issueBound: reading(latencyCycles, issueRate, p, input.warpsResident, latencySource),
     bandwidthBound: reading(
-      latencyCycles, dramRequestsPerCyclePerSm(input.arch), p, input.warpsResident, latencySource, input.arch.referencePart.name,
+      latencyCycles,
+      dramRequestsPerCyclePerSm(input.arch),
+      p,
+      input.warpsResident,
+      latencySource,
+      input.arch.referencePart.name,
     ),
   };
 }
@@ -124,7 +138,13 @@ export interface PartLatencyRange {
  * needs (its clock, its bandwidth, or a published latency: null beats wrong).
  */
 export function partLatencyRange(
-  part: { name: string; sms: number; boostClockMHz: number | null; dramBandwidthGBs: number | null; latency: { lowCycles: number; highCycles: number; note: string } | null },
+  part: {
+    name: string;
+    sms: number;
+    boostClockMHz: number | null;
+    dramBandwidthGBs: number | null;
+    latency: { lowCycles: number; highCycles: number; note: string } | null;
+  },
   warpsResident: number,
   independentOpsPerWarp = 1,
 ): PartLatencyRange | null {

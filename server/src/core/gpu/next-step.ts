@@ -81,7 +81,11 @@ export function registerStep(q: OccupancyQuery): RegisterStep {
   const target = now + 1;
   const current = q.numRegs ?? 0;
   // Fewer registers never means fewer blocks, so the blocks-at-least-target set is a prefix of 0..current-1.
-  const found = lastTrue(0, Math.min(current, MAX_REGS_PER_THREAD + 1) - 1, (regs) => activeBlocks({ ...q, numRegs: regs }) >= target);
+  const found = lastTrue(
+    0,
+    Math.min(current, MAX_REGS_PER_THREAD + 1) - 1,
+    (regs) => activeBlocks({ ...q, numRegs: regs }) >= target,
+  );
   return { activeBlocks: now, targetBlocks: target, maxRegsPerThread: found ?? null };
 }
 

@@ -122,7 +122,10 @@ const NO_LIMIT = (n: number): number | null => (n >= INT_MAX ? null : n);
  * The calculator's query for one configuration, by the hover's rules (launch-analysis.ts
  * occupancyFor): the opt-in limit above the 48 KB default, absent barriers count as 1.
  */
-export function chartQuery(row: ArchRow, at: { blockSize: number; numRegs: number; staticBytes: number; dynamicBytes: number; numBlockBarriers?: number }): OccupancyQuery {
+export function chartQuery(
+  row: ArchRow,
+  at: { blockSize: number; numRegs: number; staticBytes: number; dynamicBytes: number; numBlockBarriers?: number },
+): OccupancyQuery {
   return {
     device: row.device,
     blockSize: at.blockSize,
@@ -135,12 +138,21 @@ export function chartQuery(row: ArchRow, at: { blockSize: number; numRegs: numbe
 }
 
 /** The calculator at one configuration. */
-function pointAt(row: ArchRow, q: ChartQuery, x: number, at: { blockSize: number; numRegs: number; staticBytes: number; dynamicBytes: number }): ChartPoint {
+function pointAt(
+  row: ArchRow,
+  q: ChartQuery,
+  x: number,
+  at: { blockSize: number; numRegs: number; staticBytes: number; dynamicBytes: number },
+): ChartPoint {
   const r = occupancy(chartQuery(row, { ...at, numBlockBarriers: q.numBlockBarriers }));
   const v = r.ok ? r.value : null;
   if (!v) {
     return {
-      x, activeWarps: 0, activeBlocks: 0, occupancy: 0, limitingFactors: [],
+      x,
+      activeWarps: 0,
+      activeBlocks: 0,
+      occupancy: 0,
+      limitingFactors: [],
       ceilings: { registers: null, sharedMemory: null, warps: null, blocks: null, barriers: null },
       error: r.ok ? null : r.error,
     };
@@ -179,20 +191,36 @@ export function occupancyChartData(q: ChartQuery): ChartData | null {
   if (!row) return null;
   const d = row.device;
   const total = q.sharedSizeBytes + q.dynamicSmemBytes;
-  const now = { blockSize: q.blockSize, numRegs: q.numRegs, staticBytes: q.sharedSizeBytes, dynamicBytes: q.dynamicSmemBytes };
+  const now = {
+    blockSize: q.blockSize,
+    numRegs: q.numRegs,
+    staticBytes: q.sharedSizeBytes,
+    dynamicBytes: q.dynamicSmemBytes,
+  };
   const smemStep = headerArchConstants(d).smemAllocationGranularity || row.smemAllocationGranularity;
 
   const blockSize: ChartSweep = {
-    id: 'blockSize', title: 'Threads per block', unit: 'threads', current: q.blockSize,
-    points: grid(d.warpSize, d.maxThreadsPerBlock, d.warpSize, q.blockSize).map((x) => pointAt(row, q, x, { ...now, blockSize: x })),
+    id: 'blockSize',
+    title: 'Threads per block',
+    unit: 'threads',
+    current: q.blockSize,
+    points: grid(d.warpSize, d.maxThreadsPerBlock, d.warpSize, q.blockSize).map((x) =>
+      pointAt(row, q, x, { ...now, blockSize: x }),
+    ),
   };
   const registers: ChartSweep = {
-    id: 'registers', title: 'Registers per thread', unit: 'registers', current: q.numRegs,
+    id: 'registers',
+    title: 'Registers per thread',
+    unit: 'registers',
+    current: q.numRegs,
     points: grid(0, row.maxRegsPerThread, 1, q.numRegs).map((x) => pointAt(row, q, x, { ...now, numRegs: x })),
   };
   // Shared memory per block: the kernel's static size is kept and the rest is dynamic; below the static size, static shrinks.
   const sharedMemory: ChartSweep = {
-    id: 'sharedMemory', title: 'Shared memory per block', unit: 'bytes', current: total,
+    id: 'sharedMemory',
+    title: 'Shared memory per block',
+    unit: 'bytes',
+    current: total,
     points: grid(0, d.sharedMemPerBlockOptin, smemStep, total).map((x) => {
       const staticBytes = Math.min(q.sharedSizeBytes, x);
       return pointAt(row, q, x, { ...now, staticBytes, dynamicBytes: x - staticBytes });

@@ -200,59 +200,115 @@ const SIZE_T = 1n << 64n;
 
 function cudaOccSMemAllocationGranularity(p: DeviceProps): number {
   switch (p.computeMajor) {
-    case 3: case 5: case 6: case 7: return 256;
-    case 8: case 9: case 10: case 11: case 12: return 128;
-    default: return unknownDevice();
+    case 3:
+    case 5:
+    case 6:
+    case 7:
+      return 256;
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+      return 128;
+    default:
+      return unknownDevice();
   }
 }
 
 function cudaOccRegAllocationMaxPerThread(p: DeviceProps): number {
   switch (p.computeMajor) {
-    case 3: case 5: case 6: return 255;
-    case 7: case 8: case 9: case 10: case 11: case 12: return 256;
-    default: return unknownDevice();
+    case 3:
+    case 5:
+    case 6:
+      return 255;
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+      return 256;
+    default:
+      return unknownDevice();
   }
 }
 
 function cudaOccRegAllocationGranularity(p: DeviceProps): number {
   switch (p.computeMajor) {
-    case 3: case 5: case 6: case 7: case 8: case 9: case 10: case 11: case 12: return 256;
-    default: return unknownDevice();
+    case 3:
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+      return 256;
+    default:
+      return unknownDevice();
   }
 }
 
 function cudaOccSubPartitionsPerMultiprocessor(p: DeviceProps): number {
   switch (p.computeMajor) {
-    case 3: case 5: case 7: case 8: case 9: case 10: case 11: case 12: return 4;
-    case 6: return p.computeMinor ? 4 : 2;
-    default: return unknownDevice();
+    case 3:
+    case 5:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+      return 4;
+    case 6:
+      return p.computeMinor ? 4 : 2;
+    default:
+      return unknownDevice();
   }
 }
 
 function cudaOccMaxBlocksPerMultiprocessor(p: DeviceProps): number {
   switch (p.computeMajor) {
-    case 3: return 16;
-    case 5: case 6: return 32;
-    case 7: return p.computeMinor === 5 ? 16 : 32;
-    case 8: return p.computeMinor === 0 ? 32 : p.computeMinor === 9 ? 24 : 16;
-    case 9: return 32;
-    case 10: return p.computeMinor === 1 ? 24 : 32;
-    case 11: return p.computeMinor === 0 ? 24 : 32;
-    case 12: return 24;
-    default: return unknownDevice();
+    case 3:
+      return 16;
+    case 5:
+    case 6:
+      return 32;
+    case 7:
+      return p.computeMinor === 5 ? 16 : 32;
+    case 8:
+      return p.computeMinor === 0 ? 32 : p.computeMinor === 9 ? 24 : 16;
+    case 9:
+      return 32;
+    case 10:
+      return p.computeMinor === 1 ? 24 : 32;
+    case 11:
+      return p.computeMinor === 0 ? 24 : 32;
+    case 12:
+      return 24;
+    default:
+      return unknownDevice();
   }
 }
 
 /** Carveout sizes (KB) the header rounds up to, per compute capability; undefined: unknown device. */
 function carveoutStepsKB(p: DeviceProps): readonly number[] | undefined {
   switch (p.computeMajor) {
-    case 7: return p.computeMinor === 5 ? [32, 64] : [0, 8, 16, 32, 64, 96];
-    case 8: return p.computeMinor === 0 || p.computeMinor === 7 ? [0, 8, 16, 32, 64, 100, 132, 164] : [0, 8, 16, 32, 64, 100];
-    case 9: return [0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
-    case 10: case 11:
+    case 7:
+      return p.computeMinor === 5 ? [32, 64] : [0, 8, 16, 32, 64, 96];
+    case 8:
+      return p.computeMinor === 0 || p.computeMinor === 7 ? [0, 8, 16, 32, 64, 100, 132, 164] : [0, 8, 16, 32, 64, 100];
+    case 9:
+      return [0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
+    case 10:
+    case 11:
       return [0, 1, 3].includes(p.computeMinor) ? [0, 8, 16, 32, 64, 100, 132, 164, 196, 228] : undefined;
-    case 12: return [0, 1].includes(p.computeMinor) ? [0, 8, 16, 32, 64, 100] : undefined;
-    default: return undefined;
+    case 12:
+      return [0, 1].includes(p.computeMinor) ? [0, 8, 16, 32, 64, 100] : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -282,7 +338,8 @@ function cudaOccSMemPreference(p: DeviceProps, s: DeviceState): bigint {
       if (s.cacheConfig === 'l1') return low;
       if (s.cacheConfig === 'equal') return ((high + low) % SIZE_T) / 2n;
       return high;
-    case 5: case 6:
+    case 5:
+    case 6:
       return high;
     default:
       return unknownDevice();
@@ -297,10 +354,19 @@ function cudaOccSMemPerMultiprocessor(p: DeviceProps, s: DeviceState): bigint {
 function cudaOccSMemPerBlock(p: DeviceProps, config: ShmemLimitConfig, smemPerCta: number): number {
   let limit: number;
   switch (p.computeMajor) {
-    case 2: case 3: case 4: case 5: case 6:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
       limit = p.sharedMemPerBlock;
       break;
-    case 7: case 8: case 9: case 10: case 11: case 12:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
       limit = config === 'optin' && smemPerCta > p.sharedMemPerBlock ? p.sharedMemPerBlockOptin : p.sharedMemPerBlock;
       break;
     default:
@@ -311,7 +377,10 @@ function cudaOccSMemPerBlock(p: DeviceProps, config: ShmemLimitConfig, smemPerCt
 }
 
 function cudaOccPartitionedGlobalCachingModeSupport(p: DeviceProps): boolean {
-  return (p.computeMajor === 5 && (p.computeMinor === 2 || p.computeMinor === 3)) || (p.computeMajor === 6 && p.computeMinor !== 0);
+  return (
+    (p.computeMajor === 5 && (p.computeMinor === 2 || p.computeMinor === 3)) ||
+    (p.computeMajor === 6 && p.computeMinor !== 0)
+  );
 }
 
 function cudaOccMaxVirtualResourceCountPerSM(p: DeviceProps): number {
@@ -320,10 +389,16 @@ function cudaOccMaxVirtualResourceCountPerSM(p: DeviceProps): number {
 
 function cudaOccInputCheck(p: DeviceProps, a: KernelAttributes): void {
   if (
-    p.maxThreadsPerBlock <= 0 || p.maxThreadsPerMultiprocessor <= 0 || p.regsPerBlock <= 0 ||
-    p.regsPerMultiprocessor <= 0 || p.warpSize <= 0 || p.sharedMemPerBlock <= 0 ||
-    p.sharedMemPerMultiprocessor <= 0 || p.numSms <= 0
-  ) invalidInput();
+    p.maxThreadsPerBlock <= 0 ||
+    p.maxThreadsPerMultiprocessor <= 0 ||
+    p.regsPerBlock <= 0 ||
+    p.regsPerMultiprocessor <= 0 ||
+    p.warpSize <= 0 ||
+    p.sharedMemPerBlock <= 0 ||
+    p.sharedMemPerMultiprocessor <= 0 ||
+    p.numSms <= 0
+  )
+    invalidInput();
   if (a.maxThreadsPerBlock <= 0 || a.numRegs < 0) invalidInput();
 }
 
@@ -348,7 +423,10 @@ interface SmemLimit {
 }
 
 function cudaOccMaxBlocksPerSMSmemLimit(
-  p: DeviceProps, a: KernelAttributes, s: DeviceState, dynamicSmemSize: number,
+  p: DeviceProps,
+  a: KernelAttributes,
+  s: DeviceState,
+  dynamicSmemSize: number,
 ): SmemLimit {
   const granularity = cudaOccSMemAllocationGranularity(p);
   const userSmemPreference = cudaOccSMemPerMultiprocessor(p, s);
@@ -382,7 +460,12 @@ interface RegsLimit {
   allocatedRegistersPerBlock: number;
 }
 
-function cudaOccMaxBlocksPerSMRegsLimit(gcIn: PartitionedGCConfig, p: DeviceProps, a: KernelAttributes, blockSize: number): RegsLimit {
+function cudaOccMaxBlocksPerSMRegsLimit(
+  gcIn: PartitionedGCConfig,
+  p: DeviceProps,
+  a: KernelAttributes,
+  blockSize: number,
+): RegsLimit {
   let gc = gcIn;
   const granularity = cudaOccRegAllocationGranularity(p);
   const maxRegsPerThread = cudaOccRegAllocationMaxPerThread(p);
@@ -415,12 +498,21 @@ function cudaOccMaxBlocksPerSMRegsLimit(gcIn: PartitionedGCConfig, p: DeviceProp
 
 function barriersAvailablePerBlockSlot(p: DeviceProps): number {
   switch (p.computeMajor) {
-    case 5: case 6: case 7: case 9: return 2;
-    case 8: return p.computeMinor === 0 ? 2 : 1;
-    case 10: return p.computeMinor === 1 ? 1 : 2;
-    case 11: return p.computeMinor === 0 ? 1 : 2;
-    case 12: return 1;
-    default: return unknownDevice();
+    case 5:
+    case 6:
+    case 7:
+    case 9:
+      return 2;
+    case 8:
+      return p.computeMinor === 0 ? 2 : 1;
+    case 10:
+      return p.computeMinor === 1 ? 1 : 2;
+    case 11:
+      return p.computeMinor === 0 ? 1 : 2;
+    case 12:
+      return 1;
+    default:
+      return unknownDevice();
   }
 }
 
@@ -439,7 +531,13 @@ function cudaOccMaxBlocksPerSMVirtualResource(p: DeviceProps, a: KernelAttribute
 // The header's API functions
 // ---------------------------------------------------------------------------
 
-function maxActiveBlocks(p: DeviceProps, a: KernelAttributes, s: DeviceState, blockSize: number, dynamicSmem: number): OccupancyResult {
+function maxActiveBlocks(
+  p: DeviceProps,
+  a: KernelAttributes,
+  s: DeviceState,
+  blockSize: number,
+  dynamicSmem: number,
+): OccupancyResult {
   if (blockSize <= 0) invalidInput();
   cudaOccInputCheck(p, a);
   const gcExpected = cudaOccPartitionedGCExpected(p, a);
@@ -506,7 +604,9 @@ function attempt<T>(compute: () => T): Outcome<T> {
 
 /** `cudaOccMaxActiveBlocksPerMultiprocessor`: blocks per SM, every limit, and what binds. */
 export function occupancy(q: OccupancyQuery): Outcome<OccupancyResult> {
-  return attempt(() => maxActiveBlocks(q.device, resolveAttributes(q), resolveState(q), q.blockSize, q.dynamicSmemBytes ?? 0));
+  return attempt(() =>
+    maxActiveBlocks(q.device, resolveAttributes(q), resolveState(q), q.blockSize, q.dynamicSmemBytes ?? 0),
+  );
 }
 
 /**
@@ -589,12 +689,19 @@ export function headerArchConstants(p: DeviceProps): HeaderArchConstants {
   const smemAllocationGranularity = get('cudaOccSMemAllocationGranularity', () => cudaOccSMemAllocationGranularity(p));
   const regAllocationGranularity = get('cudaOccRegAllocationGranularity', () => cudaOccRegAllocationGranularity(p));
   const maxRegsPerThread = get('cudaOccRegAllocationMaxPerThread', () => cudaOccRegAllocationMaxPerThread(p));
-  const subPartitionsPerMultiprocessor = get('cudaOccSubPartitionsPerMultiprocessor', () => cudaOccSubPartitionsPerMultiprocessor(p));
-  const maxBlocksPerMultiprocessor = get('cudaOccMaxBlocksPerMultiprocessor', () => cudaOccMaxBlocksPerMultiprocessor(p));
+  const subPartitionsPerMultiprocessor = get('cudaOccSubPartitionsPerMultiprocessor', () =>
+    cudaOccSubPartitionsPerMultiprocessor(p),
+  );
+  const maxBlocksPerMultiprocessor = get('cudaOccMaxBlocksPerMultiprocessor', () =>
+    cudaOccMaxBlocksPerMultiprocessor(p),
+  );
   let barriersPerBlockSlot = 0;
   if (error === null && maxBlocksPerMultiprocessor > 0) {
     try {
-      barriersPerBlockSlot = idiv(maxBlocksPerMultiprocessor * barriersAvailablePerBlockSlot(p), maxBlocksPerMultiprocessor);
+      barriersPerBlockSlot = idiv(
+        maxBlocksPerMultiprocessor * barriersAvailablePerBlockSlot(p),
+        maxBlocksPerMultiprocessor,
+      );
     } catch (e) {
       if (!(e instanceof HeaderError)) throw e;
     }

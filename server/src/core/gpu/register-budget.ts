@@ -24,7 +24,10 @@ export interface BudgetLevel {
  * out: above the last level's registers the launch fails). Empty when the configuration cannot
  * run at any register count, or the query is invalid.
  */
-export function registerBudget(query: Omit<OccupancyQuery, 'numRegs'>, maxRegsPerThread = MAX_REGS_PER_THREAD): BudgetLevel[] {
+export function registerBudget(
+  query: Omit<OccupancyQuery, 'numRegs'>,
+  maxRegsPerThread = MAX_REGS_PER_THREAD,
+): BudgetLevel[] {
   const levels: BudgetLevel[] = [];
   for (let regs = 1; regs <= maxRegsPerThread; regs++) {
     const outcome = occupancy({ ...query, numRegs: regs });

@@ -45,7 +45,16 @@ export function wavesOf(gridBlocks: number, blocksPerSm: number, sms: number): W
     { blocks: perSm + 1, sms: extra },
     { blocks: perSm, sms: sms - extra },
   ].filter((s) => s.sms > 0 && s.blocks > 0);
-  return { blocksPerWave, waves, wavesRun, lastWaveBlocks, lastWaveFill, idleFraction, idleSms: Math.max(0, sms - gridBlocks), spread };
+  return {
+    blocksPerWave,
+    waves,
+    wavesRun,
+    lastWaveBlocks,
+    lastWaveFill,
+    idleFraction,
+    idleSms: Math.max(0, sms - gridBlocks),
+    spread,
+  };
 }
 
 /** The smallest grid at least `gridBlocks` that fills whole waves (a suggestion, not an edit). */
@@ -82,18 +91,33 @@ export interface ClusterEstimate {
 /** The largest cluster a launch may ask for without cudaFuncAttributeNonPortableClusterSizeAllowed. */
 export const PORTABLE_CLUSTER_BLOCKS = 8;
 
-export function clusterEstimate(clusterBlocks: number, blocksPerSm: number, sms: number, gpcs: number): ClusterEstimate | null {
+export function clusterEstimate(
+  clusterBlocks: number,
+  blocksPerSm: number,
+  sms: number,
+  gpcs: number,
+): ClusterEstimate | null {
   if (!(clusterBlocks >= 1) || !(blocksPerSm >= 1) || !(sms >= 1) || !(gpcs >= 1)) return null;
   const base = Math.floor(sms / gpcs);
   const larger = sms - base * gpcs;
   let maxActiveClusters = 0;
-  for (let g = 0; g < gpcs; g++) maxActiveClusters += Math.floor(((g < larger ? base + 1 : base) * blocksPerSm) / clusterBlocks);
+  for (let g = 0; g < gpcs; g++)
+    maxActiveClusters += Math.floor(((g < larger ? base + 1 : base) * blocksPerSm) / clusterBlocks);
   const assumptions = [
     `${sms} SMs spread as evenly as they can over ${gpcs} GPCs (${larger > 0 ? `${larger} of ${base + 1} and ${gpcs - larger} of ${base}` : `${base} each`}): NVIDIA publishes no per-part layout`,
     'a cluster runs inside one GPC; the formula of cudaOccupancyMaxActiveClusters is not published',
   ];
-  if (clusterBlocks > PORTABLE_CLUSTER_BLOCKS) assumptions.push(`more than ${PORTABLE_CLUSTER_BLOCKS} blocks per cluster needs cudaFuncAttributeNonPortableClusterSizeAllowed`);
-  return { clusterBlocks, maxActiveClusters, blocksInClusters: maxActiveClusters * clusterBlocks, blocksWithoutClusters: blocksPerSm * sms, assumptions };
+  if (clusterBlocks > PORTABLE_CLUSTER_BLOCKS)
+    assumptions.push(
+      `more than ${PORTABLE_CLUSTER_BLOCKS} blocks per cluster needs cudaFuncAttributeNonPortableClusterSizeAllowed`,
+    );
+  return {
+    clusterBlocks,
+    maxActiveClusters,
+    blocksInClusters: maxActiveClusters * clusterBlocks,
+    blocksWithoutClusters: blocksPerSm * sms,
+    assumptions,
+  };
 }
 
 /** A point of the waves chart: n elements, the grid ceil(n / perBlock), and the share of the SMs' block slots it keeps busy. */
@@ -122,18 +146,25 @@ export interface WavesChart {
  * The sawtooth of the tail effect: from one block to `waves` full waves of n, the share of block
  * slots used jumps down each time the grid spills into a new wave and climbs back as it fills.
  */
-export function wavesChart(input: { part: string; variable: string; perBlock: number; blocksPerSm: number; sms: number }, waves = 4, perWave = 24): WavesChart | null {
+export function wavesChart(
+  input: { part: string; variable: string; perBlock: number; blocksPerSm: number; sms: number },
+  waves = 4,
+  perWave = 24,
+): WavesChart | null {
   const { perBlock, blocksPerSm, sms } = input;
   if (!(perBlock >= 1) || !(blocksPerSm >= 1) || !(sms >= 1)) return null;
   const blocksPerWave = blocksPerSm * sms;
   const grids = new Set<number>();
   for (let w = 0; w < waves; w++) {
-    for (let k = 1; k <= perWave; k++) grids.add(Math.max(1, Math.round(w * blocksPerWave + (k * blocksPerWave) / perWave)));
+    for (let k = 1; k <= perWave; k++)
+      grids.add(Math.max(1, Math.round(w * blocksPerWave + (k * blocksPerWave) / perWave)));
     grids.add(w * blocksPerWave + 1);
   }
-  const points = [...grids].sort((a, b) => a - b).map((gridBlocks) => {
-    const w = wavesOf(gridBlocks, blocksPerSm, sms)!;
-    return { n: gridBlocks * perBlock, gridBlocks, waves: w.waves, used: 1 - w.idleFraction };
-  });
+  const points = [...grids]
+    .sort((a, b) => a - b)
+    .map((gridBlocks) => {
+      const w = wavesOf(gridBlocks, blocksPerSm, sms)!;
+      return { n: gridBlocks * perBlock, gridBlocks, waves: w.waves, used: 1 - w.idleFraction };
+    });
   return { ...input, elementsPerWave: elementsPerWave(perBlock, blocksPerSm, sms), points };
 }

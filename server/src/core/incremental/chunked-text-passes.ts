@@ -9,14 +9,36 @@
 import type { Kernel, Launch, SmemOptIn } from '../types';
 import { isWordCode, offsetAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
-import { collectConstantDefinitions, decideBranches, decideMacroBranches, isReassigned, makeLookup, type ConstantDefinition, type ConstantTable, type Dim3Definition } from '../text/constant-table';
-import { findInactiveRanges, hasConditionals, isInactive, NO_INACTIVE_RANGES, type InactiveRanges } from '../text/preprocessor-branches';
+import {
+  collectConstantDefinitions,
+  decideBranches,
+  decideMacroBranches,
+  isReassigned,
+  makeLookup,
+  type ConstantDefinition,
+  type ConstantTable,
+  type Dim3Definition,
+} from '../text/constant-table';
+import {
+  findInactiveRanges,
+  hasConditionals,
+  isInactive,
+  NO_INACTIVE_RANGES,
+  type InactiveRanges,
+} from '../text/preprocessor-branches';
 import type { MacroDefinition } from '../text/macros';
 import { findKernels } from '../facts/kernel-finder';
 import { findCallLaunches, findDirectLaunches, findSmemOptIns, withOwnWrappers } from '../facts/launch-finder';
 import { movedWrapper, wrappersKey, type WrapperDefinition, type WrapperRef } from '../facts/launch-wrappers';
 import { layoutChunks, type Chunk } from '../text/top-level-chunks';
-import { contextKeyOf, fileContextParts, hash, hashHalves, shiftLines, type FileContextParts } from './kernel-analysis-cache';
+import {
+  contextKeyOf,
+  fileContextParts,
+  hash,
+  hashHalves,
+  shiftLines,
+  type FileContextParts,
+} from './kernel-analysis-cache';
 import { ownCopy } from './engine-seams';
 import { sameItems } from './same-items';
 
@@ -118,7 +140,15 @@ export class TextPassCache {
    * The last version's text, chunks and their entries (the next one is cut again only around its
    * edit), and its file-wide tables (kept when the chunks the edit replaced held the same).
    */
-  layout: { source: SourceText; chunks: readonly Chunk[]; entries: readonly ChunkEntry[]; body: Lazy<BodyContext>; constantsPart: string } | undefined;
+  layout:
+    | {
+        source: SourceText;
+        chunks: readonly Chunk[];
+        entries: readonly ChunkEntry[];
+        body: Lazy<BodyContext>;
+        constantsPart: string;
+      }
+    | undefined;
 
   lookup(text: string, masked: string): ChunkEntry | undefined {
     const entry = this.used.get(text) ?? this.entries.get(text);
@@ -138,7 +168,15 @@ export class TextPassCache {
   }
 }
 
-export function runTextPasses({ source, outer, describe, outerMacros, outerWrappers, outerKey, cache = new TextPassCache() }: TextPassInput): TextFacts {
+export function runTextPasses({
+  source,
+  outer,
+  describe,
+  outerMacros,
+  outerWrappers,
+  outerKey,
+  cache = new TextPassCache(),
+}: TextPassInput): TextFacts {
   const previous = cache.layout;
   const { chunks, previousIndex } = layoutChunks(source, previous);
   // The chunks read for the first time, as pieces of the document: the passes below read the same
@@ -169,13 +207,26 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerWrapp
   // The file's `#if` branches that are off: their launches are not reported, their definitions not read.
   // Only a file with a conditional has any (each chunk says whether it holds one: the file is not scanned again).
   const inactive = entries.some((e) => e.conditionals) ? findInactiveRanges(source) : NO_INACTIVE_RANGES;
-  const constants = mergeConstants(source, parts.map(({ chunk, entry }) => ({ chunk, table: entry.constants, definitions: entry.definitions, moved: chunk.line - entry.line })), inactive);
+  const constants = mergeConstants(
+    source,
+    parts.map(({ chunk, entry }) => ({
+      chunk,
+      table: entry.constants,
+      definitions: entry.definitions,
+      moved: chunk.line - entry.line,
+    })),
+    inactive,
+  );
   // Hashed: it is compared once per chunk and per launch, and the constants of a large file written out run
   // long (45,000 characters for the 1,600 constants of the 35k-line bench file).
   const sums = parts.map(({ chunk, entry }) => constantSums(entry, chunk.line));
   const environment = hash(`${outerKey}\n${constantsKey(constants, sums, 'withLines')}`);
   // The file's function-like macros, then those of its includes (outerMacros changes with outerKey).
-  const macros = !outerMacros?.size ? constants.macros : !constants.macros ? outerMacros : new Map([...outerMacros, ...constants.macros]);
+  const macros = !outerMacros?.size
+    ? constants.macros
+    : !constants.macros
+      ? outerMacros
+      : new Map([...outerMacros, ...constants.macros]);
   const lookup = makeLookup([constants], outer);
   // Constants count by name and value, not by where they are: typing in a `const` line, or a line break above
   // one, invalidates no kernel; a change to what the workspace answers (a header saved) invalidates them all.
@@ -184,17 +235,35 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerWrapp
   // ones that replace them (typing in a kernel body changes no function name or directive). Taken now,
   // as plain data: holding the previous version's lazy value would hold every version before it.
   const keptBody = previous?.body.peek();
-  const kept = keptBody ? { body: keptBody, sameConstants: previous!.constantsPart === constantsPart, edit: replacedEntries(previous!.entries, previousIndex, entries) } : undefined;
+  const kept = keptBody
+    ? {
+        body: keptBody,
+        sameConstants: previous!.constantsPart === constantsPart,
+        edit: replacedEntries(previous!.entries, previousIndex, entries),
+      }
+    : undefined;
   const placed = parts.map(({ chunk, entry }) => ({ entry, moved: chunk.line - entry.line }));
   const body = lazyBodyContext(placed, constantsPart, kept);
-  const facts: TextFacts = { constants, environment, bodyContext: body.get, kernels: [], launches: [], smemOptIns: [], wrappers: [] };
+  const facts: TextFacts = {
+    constants,
+    environment,
+    bodyContext: body.get,
+    kernels: [],
+    launches: [],
+    smemOptIns: [],
+    wrappers: [],
+  };
   cache.layout = { source, chunks, entries, body, constantsPart };
   for (const { chunk, entry } of parts) {
     // Read from the entry's copy of the chunk (see above).
     const piece = () => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked);
     if (!entry.results || entry.environment !== environment) {
       const read = piece();
-      entry.results = { line: chunk.line, kernels: findKernels(read, { lookup }), ...findCalls(read, constants, outer, describe, macros) };
+      entry.results = {
+        line: chunk.line,
+        kernels: findKernels(read, { lookup }),
+        ...findCalls(read, constants, outer, describe, macros),
+      };
       entry.environment = environment;
     } else if (entry.results.line !== chunk.line) {
       // The chunk moved: spans shift; a note that cites a line (`threads = 256 (local, line 48)`) is written again.
@@ -203,21 +272,42 @@ export function runTextPasses({ source, outer, describe, outerMacros, outerWrapp
       entry.results = {
         line: chunk.line,
         kernels: shiftLines(entry.results.kernels, delta),
-        ...(citesLines(launches) || smemOptIns.some((o) => citesLine(o.bytes.note)) ? findCalls(piece(), constants, outer, describe, macros) : { launches: shiftLines(launches, delta), smemOptIns: shiftLines(smemOptIns, delta), wrappers: movedWrappers(wrappers, delta) }),
+        ...(citesLines(launches) || smemOptIns.some((o) => citesLine(o.bytes.note))
+          ? findCalls(piece(), constants, outer, describe, macros)
+          : {
+              launches: shiftLines(launches, delta),
+              smemOptIns: shiftLines(smemOptIns, delta),
+              wrappers: movedWrappers(wrappers, delta),
+            }),
       };
     }
     facts.kernels.push(...entry.results.kernels);
     facts.smemOptIns.push(...entry.results.smemOptIns);
     if (entry.results.wrappers.length) facts.wrappers.push(...entry.results.wrappers);
   }
-  const calls = readWrapperCalls(parts, { source, constants, outer, describe, macros, environment, outerWrappers, piece: (chunk, entry) => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked) }, facts.wrappers);
+  const calls = readWrapperCalls(
+    parts,
+    {
+      source,
+      constants,
+      outer,
+      describe,
+      macros,
+      environment,
+      outerWrappers,
+      piece: (chunk, entry) => pieces.get(chunk) ?? chunkSource(source, chunk, entry.key, entry.masked),
+    },
+    facts.wrappers,
+  );
   if (calls) facts.wrappers.push(...calls.wrappers);
   for (let k = 0; k < parts.length; k++) {
     const own = calls?.byChunk[k];
     const written = parts[k].entry.results!.launches;
     const launches = own?.length ? [...written, ...own].sort(byPlace) : written;
     if (inactive.certain.length === 0) facts.launches.push(...launches);
-    else for (const launch of launches) if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
+    else
+      for (const launch of launches)
+        if (!isInactive(inactive.certain, offsetAt(source, launch.span.start))) facts.launches.push(launch);
   }
   cache.sweep();
   return facts;
@@ -258,7 +348,11 @@ interface CallContext {
  * found, until no new one is (a wrapper that calls a wrapper). Kept per chunk while the wrappers in
  * view and the chunk's environment stay the same; a chunk that names none of them reads nothing.
  */
-function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry }>, ctx: CallContext, direct: readonly WrapperDefinition[]): { byChunk: Launch[][]; wrappers: WrapperDefinition[] } | null {
+function readWrapperCalls(
+  parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry }>,
+  ctx: CallContext,
+  direct: readonly WrapperDefinition[],
+): { byChunk: Launch[][]; wrappers: WrapperDefinition[] } | null {
   const outerWrappers = ctx.outerWrappers ?? NO_WRAPPERS;
   // No wrapper in view (most files): no call to read, nothing kept.
   if (direct.length === 0 && outerWrappers.size === 0) {
@@ -282,11 +376,34 @@ function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry
       }
       let calls = entry.calls;
       if (!calls || calls.key !== key) {
-        const read = findCallLaunches(ctx.piece(chunk, entry), { fileConstants: ctx.constants, fallback: ctx.outer, describe: ctx.describe, macros: ctx.macros, wrappers: inView });
+        const read = findCallLaunches(ctx.piece(chunk, entry), {
+          fileConstants: ctx.constants,
+          fallback: ctx.outer,
+          describe: ctx.describe,
+          macros: ctx.macros,
+          wrappers: inView,
+        });
         calls = { key, line: chunk.line, launches: read.launches, wrappers: read.wrappers };
       } else if (calls.line !== chunk.line) {
         const delta = chunk.line - calls.line;
-        calls = citesLines(calls.launches) ? { ...calls, ...findCallLaunches(ctx.piece(chunk, entry), { fileConstants: ctx.constants, fallback: ctx.outer, describe: ctx.describe, macros: ctx.macros, wrappers: inView }), line: chunk.line } : { key, line: chunk.line, launches: shiftLines(calls.launches, delta), wrappers: movedWrappers(calls.wrappers, delta) };
+        calls = citesLines(calls.launches)
+          ? {
+              ...calls,
+              ...findCallLaunches(ctx.piece(chunk, entry), {
+                fileConstants: ctx.constants,
+                fallback: ctx.outer,
+                describe: ctx.describe,
+                macros: ctx.macros,
+                wrappers: inView,
+              }),
+              line: chunk.line,
+            }
+          : {
+              key,
+              line: chunk.line,
+              launches: shiftLines(calls.launches, delta),
+              wrappers: movedWrappers(calls.wrappers, delta),
+            };
       }
       entry.calls = calls;
       byChunk.push(calls.launches);
@@ -302,19 +419,30 @@ function readWrapperCalls(parts: ReadonlyArray<{ chunk: Chunk; entry: ChunkEntry
 }
 
 /** The names a chunk must write for its calls to be read: the wrappers', and those of the macros that call one. */
-function triggerNames(wrappers: ReadonlyMap<string, readonly WrapperRef[]>, macros: ReadonlyMap<string, MacroDefinition> | undefined): string[] {
+function triggerNames(
+  wrappers: ReadonlyMap<string, readonly WrapperRef[]>,
+  macros: ReadonlyMap<string, MacroDefinition> | undefined,
+): string[] {
   const names = [...wrappers.keys()];
   if (macros) for (const [name, def] of macros) if (names.some((n) => def.body.includes(n))) names.push(name);
   return names;
 }
 
-type KeptBodyContext = { body: BodyContext; sameConstants: boolean; edit: { removed: ChunkEntry[]; added: ChunkEntry[] } };
+type KeptBodyContext = {
+  body: BodyContext;
+  sameConstants: boolean;
+  edit: { removed: ChunkEntry[]; added: ChunkEntry[] };
+};
 
 /**
  * bodyContextOf, when first asked for. Made here, not in runTextPasses: a closure there would share
  * its scope, and hold this version's text and the previous version's layout (and so every version before).
  */
-function lazyBodyContext(placed: ReadonlyArray<{ entry: ChunkEntry; moved: number }>, constantsPart: string, kept: KeptBodyContext | undefined): Lazy<BodyContext> {
+function lazyBodyContext(
+  placed: ReadonlyArray<{ entry: ChunkEntry; moved: number }>,
+  constantsPart: string,
+  kept: KeptBodyContext | undefined,
+): Lazy<BodyContext> {
   return lazy(() => bodyContextOf(placed, constantsPart, kept));
 }
 
@@ -330,23 +458,35 @@ function bodyContextOf(
   kept: KeptBodyContext | undefined,
 ): BodyContext {
   const unchanged = (part: (body: ChunkBodyParts) => readonly string[]) =>
-    kept !== undefined && sameItems(kept.edit.removed.flatMap((e) => part(bodyPartsOf(e))), kept.edit.added.flatMap((e) => part(bodyPartsOf(e))));
+    kept !== undefined &&
+    sameItems(
+      kept.edit.removed.flatMap((e) => part(bodyPartsOf(e))),
+      kept.edit.added.flatMap((e) => part(bodyPartsOf(e))),
+    );
   const bodies = placed.map(({ entry }) => bodyPartsOf(entry));
   const contexts = bodies.map((b) => b.context);
   const contextKey =
-    kept?.sameConstants && unchanged((b) => b.context.directives) && unchanged((b) => b.context.deviceFunctions.filter((d) => d.name === null).map((d) => d.text))
+    kept?.sameConstants &&
+    unchanged((b) => b.context.directives) &&
+    unchanged((b) => b.context.deviceFunctions.filter((d) => d.name === null).map((d) => d.text))
       ? kept.body.contextKey
       : contextKeyOf(contexts, constantsPart);
-  const functionNames = kept && unchanged((b) => b.functionNames) ? kept.body.functionNames : new Set(bodies.flatMap((b) => b.functionNames));
+  const functionNames =
+    kept && unchanged((b) => b.functionNames)
+      ? kept.body.functionNames
+      : new Set(bodies.flatMap((b) => b.functionNames));
   let deviceFunctions = kept?.body.deviceFunctions;
   let devicesKey = kept?.body.devicesKey;
   if (!deviceFunctions || devicesKey === undefined || !unchanged((b) => [b.devices])) {
     const named = new Map<string, string[]>();
-    for (const d of contexts.flatMap((p) => p.deviceFunctions)) if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
+    for (const d of contexts.flatMap((p) => p.deviceFunctions))
+      if (d.name !== null) named.set(d.name, [...(named.get(d.name) ?? []), d.text]);
     deviceFunctions = named;
     devicesKey = hash(bodies.map((b) => b.devices).join(','));
   }
-  const devicePlaces = hash(placed.flatMap(({ moved }, k) => contexts[k].deviceFunctions.map((d) => d.line + moved)).join(','));
+  const devicePlaces = hash(
+    placed.flatMap(({ moved }, k) => contexts[k].deviceFunctions.map((d) => d.line + moved)).join(','),
+  );
   return { contextKey, deviceFunctions, devicesKey, devicePlaces, functionNames };
 }
 
@@ -364,7 +504,12 @@ function bodyPartsOf(entry: ChunkEntry): ChunkBodyParts {
     const context = fileContextParts(piece);
     entry.body = {
       context,
-      devices: hash(context.deviceFunctions.filter((d) => d.name !== null).map((d) => `${d.name}:${d.text}`).join('\n')),
+      devices: hash(
+        context.deviceFunctions
+          .filter((d) => d.name !== null)
+          .map((d) => `${d.name}:${d.text}`)
+          .join('\n'),
+      ),
       functionNames: definedFunctionNames(piece.masked),
     };
     entry.unread = undefined;
@@ -397,14 +542,29 @@ function lazy<T>(compute: () => T): Lazy<T> {
  * The previous version's entries that no chunk kept by position (the edit replaced them), and this
  * version's entries not taken by position, each in file order. They are the same run of the file.
  */
-function replacedEntries(previous: readonly ChunkEntry[], previousIndex: readonly number[], entries: readonly ChunkEntry[]): { removed: ChunkEntry[]; added: ChunkEntry[] } {
+function replacedEntries(
+  previous: readonly ChunkEntry[],
+  previousIndex: readonly number[],
+  entries: readonly ChunkEntry[],
+): { removed: ChunkEntry[]; added: ChunkEntry[] } {
   const kept = new Array<boolean>(previous.length).fill(false);
   for (const k of previousIndex) if (k >= 0) kept[k] = true;
   return { removed: previous.filter((_, k) => !kept[k]), added: entries.filter((_, k) => previousIndex[k] < 0) };
 }
 
-function findCalls(piece: SourceText, constants: ConstantTable, outer: Lookup | undefined, describe: TextPassInput['describe'], macros: ReadonlyMap<string, MacroDefinition> | undefined): Pick<ChunkResults, 'launches' | 'smemOptIns' | 'wrappers'> {
-  const { launches, wrappers } = findDirectLaunches(piece, { fileConstants: constants, fallback: outer, describe, macros });
+function findCalls(
+  piece: SourceText,
+  constants: ConstantTable,
+  outer: Lookup | undefined,
+  describe: TextPassInput['describe'],
+  macros: ReadonlyMap<string, MacroDefinition> | undefined,
+): Pick<ChunkResults, 'launches' | 'smemOptIns' | 'wrappers'> {
+  const { launches, wrappers } = findDirectLaunches(piece, {
+    fileConstants: constants,
+    fallback: outer,
+    describe,
+    macros,
+  });
   return {
     launches,
     wrappers,
@@ -429,7 +589,8 @@ function definedFunctionNames(masked: string): string[] {
   for (let i = 0; i < masked.length; i++) {
     const c = masked.charCodeAt(i);
     // Not one of `(){};` (40 41 59 123 125): most characters, passed over in a comparison or two.
-    if (c < OPEN_PAREN || (c > CLOSE_PAREN && c !== SEMICOLON && c < OPEN_BRACE) || c > CLOSE_BRACE || c === 124) continue;
+    if (c < OPEN_PAREN || (c > CLOSE_PAREN && c !== SEMICOLON && c < OPEN_BRACE) || c > CLOSE_BRACE || c === 124)
+      continue;
     if (c === OPEN_PAREN) {
       // The identifier (`[A-Za-z_]\w*`, a whole word) before the parenthesis, blanks between, or -1, -1.
       const end = blanksStart(masked, i);
@@ -447,7 +608,8 @@ function definedFunctionNames(masked: string): string[] {
       }
     } else {
       // Names in the order they are written, as a left-to-right reading finds them.
-      if (c === OPEN_BRACE) for (const k of pairsByStart(closed, closedTop)) names.add(masked.slice(closed[k], closed[k + 1]));
+      if (c === OPEN_BRACE)
+        for (const k of pairsByStart(closed, closedTop)) names.add(masked.slice(closed[k], closed[k + 1]));
       closedTop = 0;
       openTop = 0; // a stop inside parentheses: they match nothing
     }
@@ -490,7 +652,6 @@ function isBlank(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13);
 }
 
-
 /** A chunk read for the first time (`piece`, on its own copy of the text), on document line `line`. */
 function newEntry(piece: SourceText, line: number): ChunkEntry {
   const { table, definitions } = collectConstantDefinitions(piece);
@@ -512,7 +673,8 @@ function newEntry(piece: SourceText, line: number): ChunkEntry {
 function chunkSource(source: SourceText, chunk: Chunk, text: string, masked: string): SourceText {
   const lineStarts: number[] = [];
   // Up to the line that starts at the chunk's end: an offset there (a definition left open) is that line's start, as in the whole file.
-  for (let line = chunk.line; line < source.lineStarts.length && source.lineStarts[line] <= chunk.end; line++) lineStarts.push(source.lineStarts[line] - chunk.start);
+  for (let line = chunk.line; line < source.lineStarts.length && source.lineStarts[line] <= chunk.end; line++)
+    lineStarts.push(source.lineStarts[line] - chunk.start);
   return { text, masked, lineStarts, firstLine: chunk.line };
 }
 
@@ -523,7 +685,12 @@ function chunkSource(source: SourceText, chunk: Chunk, text: string, masked: str
  */
 function mergeConstants(
   source: SourceText,
-  tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; definitions: readonly ConstantDefinition[]; moved: number }>,
+  tables: ReadonlyArray<{
+    chunk: Chunk;
+    table: ConstantTable;
+    definitions: readonly ConstantDefinition[];
+    moved: number;
+  }>,
   inactive: InactiveRanges,
 ): ConstantTable {
   const constants = new Map<string, ConstantDefinition>();
@@ -535,10 +702,18 @@ function mergeConstants(
       const moved = { ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines };
       constants.set(def.name, constants.has(def.name) ? { ...moved, expr: '' } : moved);
     }
-    if (decide) for (const def of written) definitions.push({ ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines });
+    if (decide)
+      for (const def of written)
+        definitions.push({ ...def, offset: def.offset + chunk.start, line: (def.line ?? 0) + lines });
     for (const def of table.dim3s.values()) {
       const offset = def.offset + chunk.start;
-      const known = def.args.length > 0 && !dim3s.has(def.name) && !(atFileScope(def, source, chunk) && isReassigned(source.masked, def.name, chunk.end, source.masked.length, true));
+      const known =
+        def.args.length > 0 &&
+        !dim3s.has(def.name) &&
+        !(
+          atFileScope(def, source, chunk) &&
+          isReassigned(source.masked, def.name, chunk.end, source.masked.length, true)
+        );
       dim3s.set(def.name, { name: def.name, args: known ? def.args : [], offset });
     }
   }
@@ -551,7 +726,10 @@ function mergeConstants(
 }
 
 /** The chunks' function-like macros as one table (see mergeConstants). */
-function mergeMacros(tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>, inactive: InactiveRanges): Map<string, MacroDefinition> | undefined {
+function mergeMacros(
+  tables: ReadonlyArray<{ chunk: Chunk; table: ConstantTable; moved: number }>,
+  inactive: InactiveRanges,
+): Map<string, MacroDefinition> | undefined {
   let macros: Map<string, MacroDefinition> | undefined;
   let all: MacroDefinition[] | undefined;
   for (const { chunk, table, moved: lines } of tables) {
@@ -588,7 +766,11 @@ function atFileScope(def: Dim3Definition, source: SourceText, chunk: Chunk): boo
  * writing out and sorting every definition. The file-scope `dim3`s come from the merged table (a
  * later assignment makes one unknown).
  */
-function constantsKey(table: ConstantTable, sums: readonly ConstantSums[], which: 'withLines' | 'withoutLines'): string {
+function constantsKey(
+  table: ConstantTable,
+  sums: readonly ConstantSums[],
+  which: 'withLines' | 'withoutLines',
+): string {
   let a = 0;
   let b = 0;
   for (const sum of sums) {
@@ -634,5 +816,7 @@ function addHash(sum: [number, number], text: string): void {
 
 /** An expression without the blanks that do not separate two words: a space typed into `(n + 1)` changes no value. */
 function tokens(expr: string): string {
-  return expr.replace(/\s+/g, (blank, at: number) => (/\w/.test(expr[at - 1] ?? '') && /\w/.test(expr[at + blank.length] ?? '') ? ' ' : ''));
+  return expr.replace(/\s+/g, (blank, at: number) =>
+    /\w/.test(expr[at - 1] ?? '') && /\w/.test(expr[at + blank.length] ?? '') ? ' ' : '',
+  );
 }

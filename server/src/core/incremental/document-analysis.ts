@@ -18,7 +18,14 @@ import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/lau
 import { groupBy, launchTarget, type DocumentFacts } from '../facts/document-facts';
 import { collectParseErrors } from '../syntax/parse-errors';
 import { memoryParallelismOf, withinStack } from '../body/body-passes';
-import { deviceFunctionBranches, divergenceOf, prepareDivergence, uncalledDeviceRoots, type Branch, type DivergenceContext } from '../body/divergence';
+import {
+  deviceFunctionBranches,
+  divergenceOf,
+  prepareDivergence,
+  uncalledDeviceRoots,
+  type Branch,
+  type DivergenceContext,
+} from '../body/divergence';
 import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
 import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
 import { calleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
@@ -71,23 +78,60 @@ export interface ResumableAnalysis {
 }
 
 /** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
-export function analyzeResumable({ uri, version, text, tree, workspaceLookup, workspace, path, archs, divergence = true, cache, textCache, treePassBudgetMs = Infinity, clock }: AnalyzeInput): ResumableAnalysis {
+export function analyzeResumable({
+  uri,
+  version,
+  text,
+  tree,
+  workspaceLookup,
+  workspace,
+  path,
+  archs,
+  divergence = true,
+  cache,
+  textCache,
+  treePassBudgetMs = Infinity,
+  clock,
+}: AnalyzeInput): ResumableAnalysis {
   const source = makeSourceText(text, textCache?.layout?.source);
   const key = path ?? uri;
   // This document's kernels and constants come from `text`; the index's entry for it may be older.
   const view = workspace?.constantView(key, { skipOwnEntry: true });
-  const outer: Lookup | undefined = view ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null : workspaceLookup;
+  const outer: Lookup | undefined = view
+    ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null
+    : workspaceLookup;
   const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, bodyContext, environment, kernels, launches, smemOptIns, wrappers } = runTextPasses({ source, outer, describe: view?.describe, outerMacros: view?.macros, outerWrappers: view?.wrappers, outerKey, cache: textCache });
+  const { constants, bodyContext, environment, kernels, launches, smemOptIns, wrappers } = runTextPasses({
+    source,
+    outer,
+    describe: view?.describe,
+    outerMacros: view?.macros,
+    outerWrappers: view?.wrappers,
+    outerKey,
+    cache: textCache,
+  });
   const lookup = makeLookup([constants], outer);
-  const optInsInView = workspace ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])] : smemOptIns;
+  const optInsInView = workspace
+    ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])]
+    : smemOptIns;
   const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
   const launchTargets = launches.map((launch) => {
     const candidates = kernelsByName.get(lastComponent(launch.kernelName)) ?? [];
     // A launch and kernels kept from the previous version, read with the same constants: the same target.
     return keptTarget(launch, { environment, key, candidates, lookup, workspace });
   });
-  const passes: TreePassInput = { source, tree, kernels, launches, lookup, divergence, cache, version, clock: clock ?? (() => 0), memo: { body: bodyContext, keys: new Map(), calls: 0 } };
+  const passes: TreePassInput = {
+    source,
+    tree,
+    kernels,
+    launches,
+    lookup,
+    divergence,
+    cache,
+    version,
+    clock: clock ?? (() => 0),
+    memo: { body: bodyContext, keys: new Map(), calls: 0 },
+  };
   const facts: DocumentFacts = {
     uri,
     version,
@@ -106,7 +150,13 @@ export function analyzeResumable({ uri, version, text, tree, workspaceLookup, wo
 }
 
 function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
-  return { facts, resume: facts.pendingKernels > 0 ? (budgetMs, at) => resumable({ ...facts, ...treePasses(passes, budgetMs, at) }, passes) : null };
+  return {
+    facts,
+    resume:
+      facts.pendingKernels > 0
+        ? (budgetMs, at) => resumable({ ...facts, ...treePasses(passes, budgetMs, at) }, passes)
+        : null,
+  };
 }
 
 interface TreePassInput {
@@ -148,7 +198,11 @@ interface TreePassMemo {
  * version (their results are kept in the cache under the version's key), so
  * a first hover on a large file does not wait for every kernel body.
  */
-function treePasses({ source, tree, kernels, launches, lookup, divergence, cache, version, clock, memo }: TreePassInput, budgetMs: number, at?: Position): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
+function treePasses(
+  { source, tree, kernels, launches, lookup, divergence, cache, version, clock, memo }: TreePassInput,
+  budgetMs: number,
+  at?: Position,
+): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
   if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
   const started = clock();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
@@ -172,7 +226,13 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
   const launchesOf = groupBy(launches, (l) => l.baseName);
   const hasError = tree.rootNode.hasError;
   const keyOf = (k: Kernel): KernelKeys | null => {
-    if (!memo.keys.has(k)) memo.keys.set(k, !hasError || cleanDefinition(tree, source, k) ? keysFor(k, source, tree, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError) : null);
+    if (!memo.keys.has(k))
+      memo.keys.set(
+        k,
+        !hasError || cleanDefinition(tree, source, k)
+          ? keysFor(k, source, tree, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError)
+          : null,
+      );
     return memo.keys.get(k)!;
   };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
@@ -186,7 +246,7 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       pending.add(k);
       continue;
     }
-    const key = cache ? keyOf(k)?.memoryParallelism ?? `mp|${k.span.start.line}|${thisVersion(k)}` : null;
+    const key = cache ? (keyOf(k)?.memoryParallelism ?? `mp|${k.span.start.line}|${thisVersion(k)}`) : null;
     const cached = key ? cache!.get<MemoryParallelism>(key, k.span.start.line) : undefined;
     if (cached) {
       found.set(k, cached);
@@ -220,7 +280,9 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     // start on the same lines; without a key, for the next call on this version.
     const keysOf = (k: Kernel): [string, string] => {
       const across = divKeyOf(k);
-      return across ? [across.branchesMoving, across.branchesInPlace] : [`div|${thisVersion(k)}`, `div|${thisVersion(k)}`];
+      return across
+        ? [across.branchesMoving, across.branchesInPlace]
+        : [`div|${thisVersion(k)}`, `div|${thisVersion(k)}`];
     };
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
@@ -231,7 +293,8 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
         continue;
       }
       const [moving, inPlace] = keysOf(k);
-      const cached = cache?.get<Branch[]>(moving, k.span.start.line) ?? cache?.get<Branch[]>(inPlace, k.span.start.line);
+      const cached =
+        cache?.get<Branch[]>(moving, k.span.start.line) ?? cache?.get<Branch[]>(inPlace, k.span.start.line);
       if (cached) reused.push(...cached);
       else fresh.push(k);
     }
@@ -239,7 +302,20 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
     const analyse = (batch: Kernel[]) =>
-      withinStack(() => divergenceOf((memo.divergence ??= prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functions: functionsOf(tree, memo) } })), batch), () => []);
+      withinStack(
+        () =>
+          divergenceOf(
+            (memo.divergence ??= prepareDivergence({
+              source,
+              tree,
+              kernels: [...shared, ...fresh],
+              launches,
+              options: { fileLookup: lookup, functions: functionsOf(tree, memo) },
+            })),
+            batch,
+          ),
+        () => [],
+      );
     if (shared.length) {
       const sharedKey = `div|v${version}|shared`;
       const kept = cache?.get<Branch[]>(sharedKey, 0);
@@ -255,7 +331,9 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
       progressed = true;
       computed.push(...own);
       // Branches in a __device__ function sit outside the kernel: they do not move with it.
-      const movesWithKernel = own.every((b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line);
+      const movesWithKernel = own.every(
+        (b) => b.span.start.line >= k.span.start.line && b.span.end.line <= k.span.end.line,
+      );
       const [moving, inPlace] = keysOf(k);
       cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
     }
@@ -263,18 +341,35 @@ function treePasses({ source, tree, kernels, launches, lookup, divergence, cache
     // Once every kernel is read: the __device__ functions nothing in the file calls (a header's
     // helpers), each kept across versions while its text and the file's context stay the same.
     if (queue.length === 0 && /\b__device__\b/.test(source.masked)) {
-      const context = memo.divergence ?? prepareDivergence({ source, tree, kernels: [...shared, ...fresh], launches, options: { fileLookup: lookup, functions: functionsOf(tree, memo) } });
+      const context =
+        memo.divergence ??
+        prepareDivergence({
+          source,
+          tree,
+          kernels: [...shared, ...fresh],
+          launches,
+          options: { fileLookup: lookup, functions: functionsOf(tree, memo) },
+        });
       memo.divergence ??= context;
-      for (const root of withinStack(() => uncalledDeviceRoots(context), () => [])) {
+      for (const root of withinStack(
+        () => uncalledDeviceRoots(context),
+        () => [],
+      )) {
         const line = root.node.startPosition.row;
         // A function with an error inside reads as error recovery shaped it: not kept across versions.
-        const key = cache && !root.node.hasError ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}` : null;
+        const key =
+          cache && !root.node.hasError
+            ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}`
+            : null;
         const kept = key ? cache!.get<Branch[]>(key, line) : undefined;
         if (kept) {
           computed.push(...kept);
           continue;
         }
-        const found = withinStack(() => deviceFunctionBranches(context, root), () => []);
+        const found = withinStack(
+          () => deviceFunctionBranches(context, root),
+          () => [],
+        );
         if (key) cache!.set(key, line, found);
         computed.push(...found);
       }
@@ -308,10 +403,22 @@ function byPlace(a: Branch, b: Branch): number {
  * clean definition), each made to also name the clean definitions its passes may follow, or null
  * when one of them has an error inside.
  */
-function withCalleeNodes(kernel: Kernel, keys: KernelKeys | null, source: SourceText, tree: Tree, memo: TreePassMemo): KernelKeys | null {
+function withCalleeNodes(
+  kernel: Kernel,
+  keys: KernelKeys | null,
+  source: SourceText,
+  tree: Tree,
+  memo: TreePassMemo,
+): KernelKeys | null {
   if (!keys) return null;
   const nodes = calleeNodesKey(kernel, source, tree, memo);
-  return nodes === null ? null : { ...keys, branchesMoving: `${keys.branchesMoving}|${nodes}`, branchesInPlace: `${keys.branchesInPlace}|${nodes}` };
+  return nodes === null
+    ? null
+    : {
+        ...keys,
+        branchesMoving: `${keys.branchesMoving}|${nodes}`,
+        branchesInPlace: `${keys.branchesInPlace}|${nodes}`,
+      };
 }
 
 /** A name written as a call (`f(`, `f<T>(`), as calleesKey reads them. */
@@ -347,7 +454,11 @@ function calleeNodesKey(kernel: Kernel, source: SourceText, tree: Tree, memo: Tr
       }
     }
   };
-  visit(kernel.bodySpan ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end)) : '');
+  visit(
+    kernel.bodySpan
+      ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end))
+      : '',
+  );
   return clean ? hash(parts.join('\n')) : null;
 }
 
@@ -359,7 +470,13 @@ function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolea
   const start = offsetAt(source, kernel.span.start);
   const end = offsetAt(source, kernel.span.end);
   const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
-  return node !== null && node.startIndex === start && node.endIndex === end && !node.hasError && /^(function_definition|template_declaration|linkage_specification)$/.test(node.type);
+  return (
+    node !== null &&
+    node.startIndex === start &&
+    node.endIndex === end &&
+    !node.hasError &&
+    /^(function_definition|template_declaration|linkage_specification)$/.test(node.type)
+  );
 }
 
 /** A kernel's keys in the cache (see treePasses): its memory parallelism, and its branches across versions or where they are. */
@@ -388,8 +505,10 @@ interface TargetInputs {
 /** A launch kept from the previous version (a chunk the edit did not touch), read with the same constants and candidates: the same target. */
 const keptTarget = memoWhileSame(
   'launch targets',
-  (kept: TargetInputs, now: TargetInputs) => kept.environment === now.environment && kept.key === now.key && sameItems(kept.candidates, now.candidates),
-  (launch: Launch, { candidates, lookup, key, workspace }: TargetInputs) => launchTarget(launch, candidates, lookup, key, workspace),
+  (kept: TargetInputs, now: TargetInputs) =>
+    kept.environment === now.environment && kept.key === now.key && sameItems(kept.candidates, now.candidates),
+  (launch: Launch, { candidates, lookup, key, workspace }: TargetInputs) =>
+    launchTarget(launch, candidates, lookup, key, workspace),
 );
 
 interface CheckInputs {
@@ -402,11 +521,17 @@ interface CheckInputs {
 /** A launch's findings are kept while its target, the opt-ins in view and the archs stay the same: a keystroke checks only the launches it changed. */
 const keptChecks = memoWhileSame(
   'launch findings',
-  (kept: CheckInputs, now: CheckInputs) => kept.target === now.target && kept.archsKey === now.archsKey && sameItems(kept.smemOptIns, now.smemOptIns),
+  (kept: CheckInputs, now: CheckInputs) =>
+    kept.target === now.target && kept.archsKey === now.archsKey && sameItems(kept.smemOptIns, now.smemOptIns),
   (launch: Launch, { target, smemOptIns, archs }: CheckInputs) => checkLaunch({ launch, target, smemOptIns, archs }),
 );
 
-function launchFindings(launches: readonly Launch[], targets: readonly LaunchTarget[], smemOptIns: readonly SmemOptIn[], archs: readonly ArchSmemLimit[]) {
+function launchFindings(
+  launches: readonly Launch[],
+  targets: readonly LaunchTarget[],
+  smemOptIns: readonly SmemOptIn[],
+  archs: readonly ArchSmemLimit[],
+) {
   const archsKey = archs.map((a) => `${a.arch}:${a.maxOptInSmemBytes}`).join();
   return launches.flatMap((launch, k) => keptChecks(launch, { target: targets[k], smemOptIns, archs, archsKey }));
 }
@@ -418,12 +543,28 @@ function launchFindings(launches: readonly Launch[], targets: readonly LaunchTar
  */
 const keptKeys = objectTable<Kernel, KeptKeys>('kernel cache keys');
 
-function keysFor(kernel: Kernel, source: SourceText, tree: Tree, launches: readonly Launch[], context: string, memo: TreePassMemo, keep: boolean): KernelKeys {
+function keysFor(
+  kernel: Kernel,
+  source: SourceText,
+  tree: Tree,
+  launches: readonly Launch[],
+  context: string,
+  memo: TreePassMemo,
+  keep: boolean,
+): KernelKeys {
   const line = kernel.span.start.line;
   const callees = calleesOf(kernel, source, tree, memo);
   const kept = keep ? keptKeys.get(kernel) : undefined;
   const { devicePlaces } = memo.body();
-  if (kept && kept.line === line && kept.context === context && kept.devicePlaces === devicePlaces && kept.callees === callees && sameItems(kept.launches, launches)) return kept;
+  if (
+    kept &&
+    kept.line === line &&
+    kept.context === context &&
+    kept.devicePlaces === devicePlaces &&
+    kept.callees === callees &&
+    sameItems(kept.launches, launches)
+  )
+    return kept;
   const key = kernelKey(source, kernel, launches, `${context}|${callees}`);
   const keys: KeptKeys = {
     memoryParallelism: `mp|${line}|${key}`,
@@ -444,7 +585,9 @@ function keysFor(kernel: Kernel, source: SourceText, tree: Tree, launches: reado
  * it may define stay the same, and the kernel calls none of its other functions (those are read
  * from each version's syntax tree).
  */
-const keptCallees = objectTable<Kernel, { devicesKey: string; functionNames: ReadonlySet<string>; key: string }>('kernel callee keys');
+const keptCallees = objectTable<Kernel, { devicesKey: string; functionNames: ReadonlySet<string>; key: string }>(
+  'kernel callee keys',
+);
 
 function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string {
   const { devicesKey, deviceFunctions, functionNames } = memo.body();
@@ -459,7 +602,9 @@ function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePas
     },
   };
   // Its body: the header writes the kernel's own name as if called.
-  const body = kernel.bodySpan ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end)) : '';
+  const body = kernel.bodySpan
+    ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end))
+    : '';
   const { key, usesOthers } = calleesKey(body, deviceFunctions, others);
   if (usesOthers) keptCallees.delete(kernel);
   else keptCallees.set(kernel, { devicesKey, functionNames, key });
@@ -474,4 +619,3 @@ function functionsOf(tree: Tree, memo: TreePassMemo): FunctionTable {
 
 /** A number per function object: an outer lookup passed again is the same lookup. */
 const functionId = objectIds('lookup ids');
-

@@ -71,7 +71,15 @@ export class DocumentSessions {
 
   open(uri: string, version: number, text: string): void {
     this.drop(uri);
-    this.entries.set(uri, { version, text, tree: null, facts: null, resume: null, kernels: new KernelAnalysisCache(), chunks: new TextPassCache() });
+    this.entries.set(uri, {
+      version,
+      text,
+      tree: null,
+      facts: null,
+      resume: null,
+      kernels: new KernelAnalysisCache(),
+      chunks: new TextPassCache(),
+    });
   }
 
   /**

@@ -5,14 +5,28 @@
  * architectures, figures and settings.
  */
 import { analyzeLaunch, type LatencyOptions, type LaunchAnalysis } from '../report/launch-analysis';
-import { buildDocumentReport, type DocumentReport, type LaunchAnalyzer, type ReportInput } from '../report/document-report';
+import {
+  buildDocumentReport,
+  type DocumentReport,
+  type LaunchAnalyzer,
+  type ReportInput,
+} from '../report/document-report';
 import { objectTable } from './kept-tables';
 
-export function reportWithKeptAnalyses(input: Omit<ReportInput, 'analyze'>, previous: DocumentReport | undefined): DocumentReport {
+export function reportWithKeptAnalyses(
+  input: Omit<ReportInput, 'analyze'>,
+  previous: DocumentReport | undefined,
+): DocumentReport {
   const earlier = new Map(previous?.analyses.map((a) => [a.launch, a]));
   const analyze: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => {
     const before = earlier.get(launch);
-    if (before && before.kernel === kernel && before.launchBounds === launchBounds && latencyInputs.get(before) === latencyKey(latency)) return before;
+    if (
+      before &&
+      before.kernel === kernel &&
+      before.launchBounds === launchBounds &&
+      latencyInputs.get(before) === latencyKey(latency)
+    )
+      return before;
     const analysis = analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
     latencyInputs.set(analysis, latencyKey(latency));
     return analysis;

@@ -70,8 +70,16 @@ export function clearKeptTables(): void {
  * dropped, with whatever was not used since.
  */
 export function memoByText<A, V>(name: TextTableName, keyOf: (a: A) => string, compute: (a: A) => V): (a: A) => V;
-export function memoByText<A, B, V>(name: TextTableName, keyOf: (a: A, b: B) => string, compute: (a: A, b: B) => V): (a: A, b: B) => V;
-export function memoByText<A, B, V>(name: TextTableName, keyOf: (a: A, b: B) => string, compute: (a: A, b: B) => V): (a: A, b: B) => V {
+export function memoByText<A, B, V>(
+  name: TextTableName,
+  keyOf: (a: A, b: B) => string,
+  compute: (a: A, b: B) => V,
+): (a: A, b: B) => V;
+export function memoByText<A, B, V>(
+  name: TextTableName,
+  keyOf: (a: A, b: B) => string,
+  compute: (a: A, b: B) => V,
+): (a: A, b: B) => V {
   const half = Math.max(1, Math.floor(CAPACITY[name] / 2));
   let young = new Map<string, V>();
   let old = new Map<string, V>();
@@ -108,7 +116,10 @@ export function memoByText<A, B, V>(name: TextTableName, keyOf: (a: A, b: B) => 
 /** `compute` memoized per object: worked out once per object (a version's text, a grammar), dropped with it. */
 export function memoByObject<O extends object, V>(name: string, compute: (object: O) => V): (object: O) => V {
   let entries = new WeakMap<O, V>();
-  registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
+  registry.push({
+    info: () => ({ name, keyedBy: 'object', size: null, capacity: null }),
+    clear: () => (entries = new WeakMap()),
+  });
   return (object: O) => {
     const kept = entries.get(object);
     if (kept !== undefined || entries.has(object)) return kept as V;
@@ -123,9 +134,16 @@ export function memoByObject<O extends object, V>(name: string, compute: (object
  * was computed from with the new ones): a launch that a chunk kept from the previous version, read
  * with the same constants, has the same target, and a keystroke checks only the launches it changed.
  */
-export function memoWhileSame<O extends object, I, V>(name: string, same: (kept: I, now: I) => boolean, compute: (object: O, inputs: I) => V): (object: O, inputs: I) => V {
+export function memoWhileSame<O extends object, I, V>(
+  name: string,
+  same: (kept: I, now: I) => boolean,
+  compute: (object: O, inputs: I) => V,
+): (object: O, inputs: I) => V {
   let entries = new WeakMap<O, { inputs: I; value: V }>();
-  registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
+  registry.push({
+    info: () => ({ name, keyedBy: 'object', size: null, capacity: null }),
+    clear: () => (entries = new WeakMap()),
+  });
   return (object: O, inputs: I) => {
     const kept = entries.get(object);
     if (kept && same(kept.inputs, inputs)) return kept.value;
@@ -144,7 +162,10 @@ export interface ObjectTable<O extends object, V> {
 
 export function objectTable<O extends object, V>(name: string): ObjectTable<O, V> {
   let entries = new WeakMap<O, V>();
-  registry.push({ info: () => ({ name, keyedBy: 'object', size: null, capacity: null }), clear: () => (entries = new WeakMap()) });
+  registry.push({
+    info: () => ({ name, keyedBy: 'object', size: null, capacity: null }),
+    clear: () => (entries = new WeakMap()),
+  });
   return {
     get: (object) => entries.get(object),
     set: (object, value) => void entries.set(object, value),
@@ -155,7 +176,10 @@ export function objectTable<O extends object, V>(name: string): ObjectTable<O, V
 /** A value made once per process (the parser's WebAssembly runtime), from the first call's arguments. */
 export function once<A extends unknown[], V>(name: string, make: (...args: A) => V): (...args: A) => V {
   let made: { value: V } | null = null;
-  registry.push({ info: () => ({ name, keyedBy: 'process', size: made ? 1 : 0, capacity: 1 }), clear: () => undefined });
+  registry.push({
+    info: () => ({ name, keyedBy: 'process', size: made ? 1 : 0, capacity: 1 }),
+    clear: () => undefined,
+  });
   return (...args: A) => (made ??= { value: make(...args) }).value;
 }
 

@@ -118,7 +118,28 @@ export function calleesKey(
 }
 
 /** Words written like calls (`if (`, `sizeof(`) that name no function. */
-const NOT_CALLS = new Set(['if', 'for', 'while', 'switch', 'catch', 'return', 'sizeof', 'alignof', 'decltype', 'static_assert', 'defined', 'do', 'else', 'case', 'throw', 'new', 'delete', 'noexcept', 'typeid', 'alignas']);
+const NOT_CALLS = new Set([
+  'if',
+  'for',
+  'while',
+  'switch',
+  'catch',
+  'return',
+  'sizeof',
+  'alignof',
+  'decltype',
+  'static_assert',
+  'defined',
+  'do',
+  'else',
+  'case',
+  'throw',
+  'new',
+  'delete',
+  'noexcept',
+  'typeid',
+  'alignas',
+]);
 
 export function fileContextParts(source: SourceText): FileContextParts {
   // Whitespace is normalised: re-indenting a constant does not invalidate every kernel.
@@ -133,7 +154,11 @@ export function fileContextParts(source: SourceText): FileContextParts {
     if (source.masked[open] !== '{') continue;
     const close = matchingClose(source.masked, open);
     const name = /([A-Za-z_]\w*)\s*\(/.exec(source.masked.slice(m.index, open))?.[1] ?? null;
-    deviceFunctions.push({ name, line: positionAt(source, m.index).line, text: squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)) });
+    deviceFunctions.push({
+      name,
+      line: positionAt(source, m.index).line,
+      text: squeeze(source.text.slice(m.index, close < 0 ? source.text.length : close + 1)),
+    });
     if (close > 0) device.lastIndex = close;
   }
   return { directives, deviceFunctions };
@@ -182,7 +207,11 @@ export function shiftLines<T>(value: T, delta: number): T {
   if (delta === 0 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => shiftLines(v, delta)) as T;
   if (isSpan(value)) {
-    return { ...value, start: { ...value.start, line: value.start.line + delta }, end: { ...value.end, line: value.end.line + delta } } as T;
+    return {
+      ...value,
+      start: { ...value.start, line: value.start.line + delta },
+      end: { ...value.end, line: value.end.line + delta },
+    } as T;
   }
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = shiftLines(v, delta);

@@ -18,7 +18,9 @@ const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent
 export function branchesAt(branches: readonly Branch[], position: Position): Branch[] {
   const hits = branches.filter((b) => contains(b.conditionSpan, position));
   if (hits.length === 0) return [];
-  const innermost = hits.reduce((a, b) => (spanSize(b.conditionSpan) < spanSize(a.conditionSpan) ? b : a)).conditionSpan;
+  const innermost = hits.reduce((a, b) =>
+    spanSize(b.conditionSpan) < spanSize(a.conditionSpan) ? b : a,
+  ).conditionSpan;
   return hits
     .filter((b) => sameSpan(b.conditionSpan, innermost))
     .sort((a, b) => RANK[b.kind] - RANK[a.kind] || a.efficiency - b.efficiency);
@@ -32,7 +34,9 @@ export function branchesAt(branches: readonly Branch[], position: Position): Bra
  */
 export function branchHoverMarkdown(branches: readonly Branch[], severity: DivergenceSeverityOptions = {}): string {
   const [b, ...others] = branches;
-  const where = b.inDeviceFunction ? `in ${code(b.kernel === 'lambda' ? 'a device lambda' : b.kernel)}, a \`__device__\` function no kernel of this file calls` : `in kernel ${code(b.kernel)}`;
+  const where = b.inDeviceFunction
+    ? `in ${code(b.kernel === 'lambda' ? 'a device lambda' : b.kernel)}, a \`__device__\` function no kernel of this file calls`
+    : `in kernel ${code(b.kernel)}`;
   const lines = [`**${b.kind}** ${code(b.condition)} ${where}`, b.explanation];
   if (b.kind === 'divergent') {
     const source = b.costSource === 'ptx' ? 'from the PTX' : 'estimated from the syntax';
@@ -45,7 +49,8 @@ export function branchHoverMarkdown(branches: readonly Branch[], severity: Diver
   if (b.suggestion) lines.push(`**Suggestion:** ${b.suggestion}`);
   if (b.assumptions.length > 0) lines.push(`Assumptions:\n${b.assumptions.map((a) => `- ${a}`).join('\n')}`);
   const elsewhere = others.filter((o) => o.kernel !== b.kernel);
-  if (elsewhere.length > 0) lines.push(`Also reached from ${elsewhere.map((o) => `${code(o.kernel)} (${o.kind})`).join(', ')}.`);
+  if (elsewhere.length > 0)
+    lines.push(`Also reached from ${elsewhere.map((o) => `${code(o.kernel)} (${o.kind})`).join(', ')}.`);
   return lines.join('\n\n');
 }
 
@@ -59,5 +64,10 @@ function spanSize(span: Span): number {
 }
 
 function sameSpan(a: Span, b: Span): boolean {
-  return a.start.line === b.start.line && a.start.character === b.start.character && a.end.line === b.end.line && a.end.character === b.end.character;
+  return (
+    a.start.line === b.start.line &&
+    a.start.character === b.start.character &&
+    a.end.line === b.end.line &&
+    a.end.character === b.end.character
+  );
 }

@@ -38,7 +38,10 @@ const known = (f: KernelFigures): boolean => f.source !== 'unknown' && f.numRegs
 
 /** The chart for a kernel, or null when no architecture has register figures for it (nothing to chart without claiming numbers). */
 export function chartDataFor(input: ChartRequestInput): ChartData | null {
-  const targets = input.archs.map((a) => parseArch(a)).filter((r) => r !== undefined).map(archName);
+  const targets = input.archs
+    .map((a) => parseArch(a))
+    .filter((r) => r !== undefined)
+    .map(archName);
   const notes: string[] = [];
   const requested = input.arch !== undefined ? parseArch(input.arch) : undefined;
   if (input.arch !== undefined && !requested) notes.push(`Unknown architecture \`${input.arch}\`.`);
@@ -52,7 +55,9 @@ export function chartDataFor(input: ChartRequestInput): ChartData | null {
     if (withFigures === undefined) return null;
     figures = input.figuresFor(withFigures);
     figuresArch = withFigures;
-    notes.push(`No register figures for ${arch}${targets.includes(arch) ? '' : ' (not a target architecture, so not compiled for it)'}: charted with the ${withFigures} figures.`);
+    notes.push(
+      `No register figures for ${arch}${targets.includes(arch) ? '' : ' (not a target architecture, so not compiled for it)'}: charted with the ${withFigures} figures.`,
+    );
   }
   const row = parseArch(arch)!;
   const numRegs = figures.numRegs!;
@@ -60,7 +65,8 @@ export function chartDataFor(input: ChartRequestInput): ChartData | null {
   const numBlockBarriers = figures.barriers ?? undefined;
 
   const dynamicSmemBytes = input.dynamicSmemBytes ?? 0;
-  if (input.dynamicSmemBytes === null) notes.push('The launch\'s dynamic shared memory is not known statically: charted with 0 bytes.');
+  if (input.dynamicSmemBytes === null)
+    notes.push("The launch's dynamic shared memory is not known statically: charted with 0 bytes.");
 
   let blockSize = input.threadsPerBlock;
   if (blockSize === null) {
@@ -73,13 +79,20 @@ export function chartDataFor(input: ChartRequestInput): ChartData | null {
       shmemLimitConfig: needsOptIn(row, sharedSizeBytes, dynamicSmemBytes) ? 'optin' : 'default',
       numBlockBarriers: numBlockBarriers === undefined ? 1 : Math.max(numBlockBarriers, 1),
     });
-    blockSize = suggested.ok && suggested.value.blockSize > 0 ? suggested.value.blockSize : (input.launchBoundsMaxThreads || 256);
-    notes.push(suggested.ok && suggested.value.blockSize > 0
-      ? `No launch with a static block size: charted at ${blockSize} threads, the block size with the most resident threads (as cudaOccupancyMaxPotentialBlockSize picks it).`
-      : `No launch with a static block size, and no block size can run: charted at ${blockSize} threads.`);
+    blockSize =
+      suggested.ok && suggested.value.blockSize > 0 ? suggested.value.blockSize : input.launchBoundsMaxThreads || 256;
+    notes.push(
+      suggested.ok && suggested.value.blockSize > 0
+        ? `No launch with a static block size: charted at ${blockSize} threads, the block size with the most resident threads (as cudaOccupancyMaxPotentialBlockSize picks it).`
+        : `No launch with a static block size, and no block size can run: charted at ${blockSize} threads.`,
+    );
   }
 
-  const source = figuresLine([occupancyFor(figuresArch, { ...figures, sharedSizeBytes }, null, 0, null)], null, input.now);
+  const source = figuresLine(
+    [occupancyFor(figuresArch, { ...figures, sharedSizeBytes }, null, 0, null)],
+    null,
+    input.now,
+  );
   const smemNote = dynamicSmemBytes > 0 ? ` + ${bytes(dynamicSmemBytes)} dynamic smem` : '';
   return occupancyChartData({
     arch,
@@ -99,24 +112,43 @@ export function chartDataFor(input: ChartRequestInput): ChartData | null {
  * The chart a lens or the chart panel asks for: the kernel named (or the one at or above `line`)
  * and the launch on `line` (or the kernel's first launch with a known block size).
  */
-export function chartForTarget(report: DocumentReport, target: { kernel: string; line: number; arch?: string }, figuresFor: FiguresFor): ChartData | null {
-  const kernel = report.facts.kernels.find((k) => k.qualifiedName === target.kernel) ?? [...report.facts.kernels].reverse().find((k) => k.span.start.line <= target.line) ?? null;
-  const launch = report.analyses.find((a) => a.launch.span.start.line === target.line && a.kernel) ?? (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
+export function chartForTarget(
+  report: DocumentReport,
+  target: { kernel: string; line: number; arch?: string },
+  figuresFor: FiguresFor,
+): ChartData | null {
+  const kernel =
+    report.facts.kernels.find((k) => k.qualifiedName === target.kernel) ??
+    [...report.facts.kernels].reverse().find((k) => k.span.start.line <= target.line) ??
+    null;
+  const launch =
+    report.analyses.find((a) => a.launch.span.start.line === target.line && a.kernel) ??
+    (kernel ? report.byKernel.get(kernel)?.find((a) => a.threadsPerBlock !== null) : undefined);
   const charted = kernel ?? launch?.kernel ?? null;
   if (!charted) return null;
   const data = chartDataFor({
     kernel: charted.qualifiedName,
     archs: report.archs,
     arch: target.arch,
-    figuresFor: (arch) => figuresFor(charted, launch?.launch ?? null, arch, launch?.site ?? { kernelPath: report.path, unit: report.path }),
+    figuresFor: (arch) =>
+      figuresFor(charted, launch?.launch ?? null, arch, launch?.site ?? { kernelPath: report.path, unit: report.path }),
     threadsPerBlock: launch?.threadsPerBlock ?? null,
     dynamicSmemBytes: launch?.dynamicSmemBytes ?? null,
     staticSharedBytes: charted.staticSharedBytes,
-    launchBoundsMaxThreads: launch?.launchBounds?.maxThreadsPerBlock ?? charted.launchBounds?.maxThreadsPerBlock ?? null,
+    launchBoundsMaxThreads:
+      launch?.launchBounds?.maxThreadsPerBlock ?? charted.launchBounds?.maxThreadsPerBlock ?? null,
   });
   if (!data || !launch) return data;
   // A grid of ceil(n / b) blocks: its waves on the charted architecture's first named part.
   const onPart = report.gpus[report.analyses.indexOf(launch)]?.find((g) => g.perElement && g.arch === data.arch);
-  const waves = onPart?.perElement ? wavesChart({ part: onPart.part.name, variable: onPart.perElement.variable, perBlock: onPart.perElement.perBlock, blocksPerSm: onPart.blocksPerSm, sms: onPart.part.sms }) : null;
+  const waves = onPart?.perElement
+    ? wavesChart({
+        part: onPart.part.name,
+        variable: onPart.perElement.variable,
+        perBlock: onPart.perElement.perBlock,
+        blocksPerSm: onPart.blocksPerSm,
+        sms: onPart.part.sms,
+      })
+    : null;
   return { ...data, waves };
 }

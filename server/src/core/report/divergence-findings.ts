@@ -18,24 +18,34 @@ export interface DivergenceSeverityOptions {
 }
 
 /** What a divergent branch's finding is: a warning, a hint, or none. */
-export function divergenceSeverity(b: Branch, { minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD, minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE }: DivergenceSeverityOptions = {}): Severity | null {
+export function divergenceSeverity(
+  b: Branch,
+  {
+    minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD,
+    minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE,
+  }: DivergenceSeverityOptions = {},
+): Severity | null {
   if (b.kind !== 'divergent' || b.idleIssueSlots <= 0) return null;
   if (b.predicated) return 'hint';
-  const material = b.idleIssueSlots >= minCostThreshold && b.idleIssueSlots * 100 >= minSharePercent * Math.max(1, b.kernelIssueSlots);
+  const material =
+    b.idleIssueSlots >= minCostThreshold && b.idleIssueSlots * 100 >= minSharePercent * Math.max(1, b.kernelIssueSlots);
   return material ? 'warning' : 'hint';
 }
 
 /** Why a divergent branch is (or is not) a warning, in words, for its hover. */
 export function severityNote(b: Branch, options: DivergenceSeverityOptions = {}): string | null {
   if (b.kind !== 'divergent') return null;
-  const { minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD, minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE } = options;
+  const { minCostThreshold = DEFAULT_DIVERGENCE_COST_THRESHOLD, minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE } =
+    options;
   const share = Math.round((100 * b.idleIssueSlots) / Math.max(1, b.kernelIssueSlots));
   const where = b.inDeviceFunction ? 'the function' : 'the kernel';
   const measured = `${Math.round(b.idleIssueSlots * 10) / 10} issue slots per warp with lanes idle, ${share}% of ${where}'s ${b.kernelIssueSlots}`;
   const rule = `a warning from ${minCostThreshold} slots and ${minSharePercent}% (\`cudaOccupancy.divergence.minCost\`, \`cudaOccupancy.divergence.minShare\`)`;
   const severity = divergenceSeverity(b, options);
-  if (severity === null) return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
-  if (b.predicated) return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
+  if (severity === null)
+    return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
+  if (b.predicated)
+    return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
   return severity === 'warning' ? `**Warning:** ${measured}; ${rule}.` : `A hint, not a warning: ${measured}; ${rule}.`;
 }
 
@@ -43,7 +53,10 @@ export function divergenceFindings(branches: readonly Branch[], options: Diverge
   const seen = new Set<string>();
   const findings: Finding[] = [];
   // A device function reached from several kernels: its worst verdict, once.
-  const ordered = [...branches].sort((a, b) => (divergenceSeverity(b, options) === 'warning' ? 1 : 0) - (divergenceSeverity(a, options) === 'warning' ? 1 : 0));
+  const ordered = [...branches].sort(
+    (a, b) =>
+      (divergenceSeverity(b, options) === 'warning' ? 1 : 0) - (divergenceSeverity(a, options) === 'warning' ? 1 : 0),
+  );
   for (const b of ordered) {
     const severity = divergenceSeverity(b, options);
     if (!severity) continue;
@@ -58,5 +71,7 @@ export function divergenceFindings(branches: readonly Branch[], options: Diverge
       related: [{ uri: null, span: b.source.span, message: `the thread index comes from \`${b.source.text}\`` }],
     });
   }
-  return findings.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  return findings.sort(
+    (a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character,
+  );
 }

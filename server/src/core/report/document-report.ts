@@ -6,7 +6,14 @@
 import { findSuppressions, withoutSuppressed } from './suppressions';
 import type { DocumentFacts } from '../facts/document-facts';
 import type { Finding, Kernel, Launch, LaunchBounds, MemoryParallelism } from '../types';
-import { analyzeLaunch, type FiguresFor, type FigureSite, type KernelFigures, type LatencyOptions, type LaunchAnalysis } from './launch-analysis';
+import {
+  analyzeLaunch,
+  type FiguresFor,
+  type FigureSite,
+  type KernelFigures,
+  type LatencyOptions,
+  type LaunchAnalysis,
+} from './launch-analysis';
 import { findTypeAliases, type TypeAliases } from '../compiler/launch-instances';
 import type { Branch } from '../body/divergence';
 import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
@@ -31,7 +38,13 @@ export interface ReportSettings {
   pressureEnabled?: boolean;
 }
 
-export const DEFAULT_REPORT_SETTINGS: ReportSettings = { latencyCycles: 0, occupancyWarningBelow: 0, divergenceMinCost: 4, divergenceMinShare: 8, divergenceEnabled: true };
+export const DEFAULT_REPORT_SETTINGS: ReportSettings = {
+  latencyCycles: 0,
+  occupancyWarningBelow: 0,
+  divergenceMinCost: 4,
+  divergenceMinShare: 8,
+  divergenceEnabled: true,
+};
 
 export interface DocumentReport {
   facts: DocumentFacts;
@@ -109,15 +122,32 @@ export interface LaunchAnalysisInput {
   site: FigureSite | null;
 }
 
-const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) => analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
+const analyzeOne: LaunchAnalyzer = ({ launch, kernel, launchBounds, archs, figuresFor, latency, site }) =>
+  analyzeLaunch(launch, kernel, launchBounds, archs, figuresFor, latency, site);
 
-export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAULT_REPORT_SETTINGS, compilerFindings = [], ptx = null, pressure = null, capChecks = new Map(), sass = null, analyze = analyzeOne, parts = [], path = facts.uri, instancesOf }: ReportInput): DocumentReport {
+export function buildDocumentReport({
+  facts,
+  archs,
+  figuresFor,
+  settings = DEFAULT_REPORT_SETTINGS,
+  compilerFindings = [],
+  ptx = null,
+  pressure = null,
+  capChecks = new Map(),
+  sass = null,
+  analyze = analyzeOne,
+  parts = [],
+  path = facts.uri,
+  instancesOf,
+}: ReportInput): DocumentReport {
   let aliases: TypeAliases | undefined;
   const aliasesOf = () => (aliases ??= findTypeAliases(facts.source.text));
   const estimates = new Map<string, MemoryParallelism>();
   for (const m of facts.memoryParallelism) if (!estimates.has(m.kernel)) estimates.set(m.kernel, m);
   const estimateOf = (kernel: Kernel) => estimates.get(kernel.qualifiedName) ?? estimates.get(kernel.name);
-  const definedHere = new Set(facts.pendingKernels > 0 ? facts.kernels.filter((k) => k.isDefinition).map((k) => k.qualifiedName) : []);
+  const definedHere = new Set(
+    facts.pendingKernels > 0 ? facts.kernels.filter((k) => k.isDefinition).map((k) => k.qualifiedName) : [],
+  );
   const analyses = facts.launches.map((launch, i) => {
     const target = facts.launchTargets[i];
     const kernel = target?.kernel ?? null;
@@ -129,7 +159,9 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
       // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
       pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
     };
-    const site: FigureSite | null = kernel ? { kernelPath: target.kernelPath ?? path, unit: path, aliases: aliasesOf } : null;
+    const site: FigureSite | null = kernel
+      ? { kernelPath: target.kernelPath ?? path, unit: path, aliases: aliasesOf }
+      : null;
     return analyze({ launch, kernel, launchBounds: bounds, archs, figuresFor, latency, site });
   });
   const gpus = analyses.map((a) => {
@@ -146,23 +178,32 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
   const byKernel = new Map<Kernel, LaunchAnalysis[]>();
   for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
   const divergent = facts.branches.some((b) => b.kind === 'divergent');
-  const fromPtx = ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
-  const branches = sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
-  const divergenceSeverity = { minCostThreshold: settings.divergenceMinCost, minSharePercent: settings.divergenceMinShare };
-  const findings = withoutSuppressed([
-    ...facts.findings,
-    ...compilerFindings,
-    ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
-    ...impossibleLaunchFindings(analyses),
-    ...occupancyFindings(analyses, settings.occupancyWarningBelow),
-    ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
-  ], findSuppressions(facts.source));
+  const fromPtx =
+    ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
+  const branches =
+    sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
+  const divergenceSeverity = {
+    minCostThreshold: settings.divergenceMinCost,
+    minSharePercent: settings.divergenceMinShare,
+  };
+  const findings = withoutSuppressed(
+    [
+      ...facts.findings,
+      ...compilerFindings,
+      ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
+      ...impossibleLaunchFindings(analyses),
+      ...occupancyFindings(analyses, settings.occupancyWarningBelow),
+      ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
+    ],
+    findSuppressions(facts.source),
+  );
   const compiled = new Map<Kernel, CompiledInstance[]>();
   if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
   const allocated = (kernel: Kernel, entry: string, arch: string | null): number | null => {
     if (!arch) return null;
     const instances = compiled.get(kernel) ?? [];
-    const instance = instances.find((i) => i.mangledName === entry) ?? (instances.length === 1 ? instances[0] : undefined);
+    const instance =
+      instances.find((i) => i.mangledName === entry) ?? (instances.length === 1 ? instances[0] : undefined);
     const fromInstance = instance?.resources[arch]?.numRegs;
     if (fromInstance !== undefined && fromInstance !== null) return fromInstance;
     if (kernel.templateParams) return null;
@@ -172,6 +213,22 @@ export function buildDocumentReport({ facts, archs, figuresFor, settings = DEFAU
     }
     return null;
   };
-  const pressureViews = ptx && pressure && settings.pressureEnabled !== false ? kernelPressures(facts.kernels, pressure, ptx.filePath, allocated) : new Map<Kernel, KernelPressureView>();
-  return { facts, path, archs, analyses, byKernel, findings, branches, gpus, compiled, divergenceSeverity, pressure: pressureViews, capChecks };
+  const pressureViews =
+    ptx && pressure && settings.pressureEnabled !== false
+      ? kernelPressures(facts.kernels, pressure, ptx.filePath, allocated)
+      : new Map<Kernel, KernelPressureView>();
+  return {
+    facts,
+    path,
+    archs,
+    analyses,
+    byKernel,
+    findings,
+    branches,
+    gpus,
+    compiled,
+    divergenceSeverity,
+    pressure: pressureViews,
+    capChecks,
+  };
 }

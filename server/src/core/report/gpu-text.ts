@@ -13,17 +13,21 @@ const blocksText = (n: number) => `${count(n)} block${n === 1 ? '' : 's'}`;
 export function wavesText(g: LaunchOnGpu, named = true): string | null {
   const on = `${named ? `on the ${g.part.name} ` : ''}(${g.blocksPerSm} blocks per SM × ${g.part.sms} SMs = ${count(g.blocksPerSm * g.part.sms)} per wave)`;
   if (g.sizedFromDevice) return `The grid is sized from the device: one full wave ${on}, no tail.`;
-  if (g.perElement) return `\`${g.perElement.variable}\` sets the grid: one wave per ${count(g.perElement.elementsPerWave)} elements of \`${g.perElement.variable}\` ${on}.`;
+  if (g.perElement)
+    return `\`${g.perElement.variable}\` sets the grid: one wave per ${count(g.perElement.elementsPerWave)} elements of \`${g.perElement.variable}\` ${on}.`;
   const w = g.waves;
   // One block is a design (a final reduction, a serial step): nothing to say about waves.
   if (!w || g.gridBlocks === null || g.gridBlocks === 1) return null;
   if (w.wavesRun === 1 && w.lastWaveFill < 1) {
-    const spread = w.spread.map((s) => `${count(s.sms)} SM${s.sms === 1 ? '' : 's'} run${s.sms === 1 ? 's' : ''} ${s.blocks}`).join(' and ');
+    const spread = w.spread
+      .map((s) => `${count(s.sms)} SM${s.sms === 1 ? '' : 's'} run${s.sms === 1 ? 's' : ''} ${s.blocks}`)
+      .join(' and ');
     const idle = w.idleSms > 0 ? `; ${count(w.idleSms)} SMs stay idle` : '';
     const share = w.waves < 0.01 ? 'under 1% of a wave' : `${w.waves.toFixed(2)} of a wave`;
     return `${blocksText(g.gridBlocks)} = ${share} ${on}: ${spread}, of the ${g.blocksPerSm} each could hold${idle}. The grid, not occupancy, limits this launch.`;
   }
-  if (w.lastWaveFill === 1) return `${blocksText(g.gridBlocks)} = ${w.wavesRun} full wave${w.wavesRun === 1 ? '' : 's'} ${on}.`;
+  if (w.lastWaveFill === 1)
+    return `${blocksText(g.gridBlocks)} = ${w.wavesRun} full wave${w.wavesRun === 1 ? '' : 's'} ${on}.`;
   const whole = wholeWavesGrid(g.gridBlocks, g.blocksPerSm, g.part.sms);
   return `${blocksText(g.gridBlocks)} = ${w.waves.toFixed(2)} waves ${on}: the last wave runs ${percent(Math.round(w.lastWaveFill * 1000) / 1000)} full, and about ${Math.round(w.idleFraction * 100)}% of the block slots idle over the run. A grid of ${count(whole)} blocks fills whole waves.`;
 }
@@ -31,10 +35,12 @@ export function wavesText(g: LaunchOnGpu, named = true): string | null {
 /** The launch lens's short form: `1.25 waves on the A100 SXM4 40GB (last 25% full)`, or null when there is nothing to say. */
 export function wavesShort(g: LaunchOnGpu): string | null {
   if (g.sizedFromDevice) return `one full wave on the ${g.part.name}`;
-  if (g.perElement) return `a wave per ${count(g.perElement.elementsPerWave)} of ${g.perElement.variable} on the ${g.part.name}`;
+  if (g.perElement)
+    return `a wave per ${count(g.perElement.elementsPerWave)} of ${g.perElement.variable} on the ${g.part.name}`;
   const w = g.waves;
   if (!w || g.gridBlocks === null || g.gridBlocks === 1) return null;
-  if (w.wavesRun === 1 && w.lastWaveFill < 1) return `${w.waves < 0.01 ? 'under 0.01' : w.waves.toFixed(2)} of a wave on the ${g.part.name}${w.idleSms > 0 ? `, ${count(w.idleSms)} SMs idle` : ''}`;
+  if (w.wavesRun === 1 && w.lastWaveFill < 1)
+    return `${w.waves < 0.01 ? 'under 0.01' : w.waves.toFixed(2)} of a wave on the ${g.part.name}${w.idleSms > 0 ? `, ${count(w.idleSms)} SMs idle` : ''}`;
   const last = w.lastWaveFill < 1 ? ` (last ${percent(Math.round(w.lastWaveFill * 1000) / 1000)} full)` : '';
   return `${Number.isInteger(w.waves) ? w.waves : w.waves.toFixed(2)} waves on the ${g.part.name}${last}`;
 }
@@ -50,13 +56,18 @@ export function clusterText(g: LaunchOnGpu, named = true): string | null {
 export function latencyRangeText(g: LaunchOnGpu, numRegs: number | null): string | null {
   const l = g.latency;
   if (!l) return null;
-  const needed = l.warpsNeeded.low === l.warpsNeeded.high ? `${l.warpsNeeded.low}` : `${l.warpsNeeded.low}–${l.warpsNeeded.high}`;
-  const cycles = l.latencyCycles.low === l.latencyCycles.high ? `${l.latencyCycles.low}` : `${l.latencyCycles.low}–${l.latencyCycles.high}`;
-  const covered = l.warpsResident >= l.warpsNeeded.high
-    ? 'covered even at the high latency'
-    : l.warpsResident >= l.warpsNeeded.low
-      ? `covered at the low latency, ${percent(Math.round((l.warpsResident / l.warpsNeeded.high) * 1000) / 1000)} at the high`
-      : `short: ${percent(Math.round((l.warpsResident / l.warpsNeeded.low) * 1000) / 1000)} of the low latency covered`;
+  const needed =
+    l.warpsNeeded.low === l.warpsNeeded.high ? `${l.warpsNeeded.low}` : `${l.warpsNeeded.low}–${l.warpsNeeded.high}`;
+  const cycles =
+    l.latencyCycles.low === l.latencyCycles.high
+      ? `${l.latencyCycles.low}`
+      : `${l.latencyCycles.low}–${l.latencyCycles.high}`;
+  const covered =
+    l.warpsResident >= l.warpsNeeded.high
+      ? 'covered even at the high latency'
+      : l.warpsResident >= l.warpsNeeded.low
+        ? `covered at the low latency, ${percent(Math.round((l.warpsResident / l.warpsNeeded.high) * 1000) / 1000)} at the high`
+        : `short: ${percent(Math.round((l.warpsResident / l.warpsNeeded.low) * 1000) / 1000)} of the low latency covered`;
   let text = `${needed} warps needed to keep DRAM busy (bandwidth-bound, L = ${cycles} cycles as published, ${l.independentOpsPerWarp} load${l.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${l.warpsResident} resident, ${covered}.`;
   if (g.registerHeadroom !== null && numRegs !== null && g.registerHeadroom > numRegs) {
     text += ` Aim for a full gap, not a full stadium: the kernel could use up to ${g.registerHeadroom} registers per thread (now ${numRegs}) on unrolling or ILP and still hold the ${l.warpsNeeded.high} warps.`;
@@ -69,12 +80,17 @@ export function latencyRangeText(g: LaunchOnGpu, numRegs: number | null): string
  * part's name. `onArch` gives the kernel's registers on an architecture and, where it matters,
  * the issue-bound reading's sentence.
  */
-export function gpuLines(onGpus: readonly LaunchOnGpu[], onArch: (arch: string) => { numRegs: number | null; issueBound: string | null }): string[] {
+export function gpuLines(
+  onGpus: readonly LaunchOnGpu[],
+  onArch: (arch: string) => { numRegs: number | null; issueBound: string | null },
+): string[] {
   const lines: string[] = [];
   for (const g of onGpus) {
     const { numRegs, issueBound } = onArch(g.arch);
     const range = latencyRangeText(g, numRegs);
-    const latency = range && `Latency (estimate): ${range}${issueBound ? ` ${issueBound}` : ''} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+    const latency =
+      range &&
+      `Latency (estimate): ${range}${issueBound ? ` ${issueBound}` : ''} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
     const said = [wavesText(g, false), clusterText(g, false), latency].filter((t): t is string => t !== null);
     if (said.length) lines.push(`**On the ${g.part.name}:** ${said.join(' ')}`);
   }

@@ -3,7 +3,16 @@ import type { Position, Span } from '../types';
 import { contains } from '../text/source-text';
 import type { DocumentReport } from './document-report';
 import { mdText } from './format';
-import { compiledLines, compiledText, issueBoundMatters, launchHoverMarkdown, occupancyTable, figuresLine, kernelLensTitle, type ReportExtras } from './launch-report';
+import {
+  compiledLines,
+  compiledText,
+  issueBoundMatters,
+  launchHoverMarkdown,
+  occupancyTable,
+  figuresLine,
+  kernelLensTitle,
+  type ReportExtras,
+} from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
 import { gpuLines } from './gpu-text';
 import { pressureAt, pressureHoverMarkdown } from './pressure-report';
@@ -16,8 +25,14 @@ export interface HoverText {
   span: Span;
 }
 
-export function hoverText(report: DocumentReport, position: Position, extras: (analysisIndex: number) => ReportExtras = () => ({})): HoverText | null {
-  const index = report.analyses.findIndex((a) => contains(a.launch.nameSpan, position) || contains(a.launch.span, position));
+export function hoverText(
+  report: DocumentReport,
+  position: Position,
+  extras: (analysisIndex: number) => ReportExtras = () => ({}),
+): HoverText | null {
+  const index = report.analyses.findIndex(
+    (a) => contains(a.launch.nameSpan, position) || contains(a.launch.span, position),
+  );
   if (index >= 0) {
     const analysis = report.analyses[index];
     const more = extras(index);
@@ -27,43 +42,69 @@ export function hoverText(report: DocumentReport, position: Position, extras: (a
       const matters = i && p.result && issueBoundMatters(i, p.result.maxWarpsPerMultiprocessor);
       return {
         numRegs: p?.figures.numRegs ?? null,
-        issueBound: matters ? `Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).` : null,
+        issueBound: matters
+          ? `Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`
+          : null,
       };
     });
     const latencyOnGpus = (report.gpus[index] ?? []).some((g) => g.latency !== null);
-    return { markdown: launchHoverMarkdown(analysis, { ...more, latencyOnGpus, capChecks: capChecksOf(report, analysis), lines: [...onGpus, ...(more.lines ?? [])] }), span: analysis.launch.nameSpan };
+    return {
+      markdown: launchHoverMarkdown(analysis, {
+        ...more,
+        latencyOnGpus,
+        capChecks: capChecksOf(report, analysis),
+        lines: [...onGpus, ...(more.lines ?? [])],
+      }),
+      span: analysis.launch.nameSpan,
+    };
   }
   for (const [kernel, analyses] of report.byKernel) {
     if (!contains(kernel.nameSpan, position)) continue;
-    const lines = [`**${mdText(kernel.qualifiedName)}**${kernel.launchBounds ? ` · \`${kernel.launchBounds.text}\`` : ''}`];
+    const lines = [
+      `**${mdText(kernel.qualifiedName)}**${kernel.launchBounds ? ` · \`${kernel.launchBounds.text}\`` : ''}`,
+    ];
     const compiled = report.compiled.get(kernel) ?? [];
     if (analyses.length === 0) {
       lines.push('No launches of this kernel in view.');
-      if (compiled.some((i) => Object.values(i.resources).some((f) => f.numRegs !== null))) lines.push(`${compiledText(compiled).replace(/^./, (c) => c.toUpperCase())}:\n\n${compiledLines(compiled).join('\n')}`);
+      if (compiled.some((i) => Object.values(i.resources).some((f) => f.numRegs !== null)))
+        lines.push(
+          `${compiledText(compiled).replace(/^./, (c) => c.toUpperCase())}:\n\n${compiledLines(compiled).join('\n')}`,
+        );
     } else {
       lines.push(kernelLensTitle(kernel, analyses, compiled));
       const first = analyses.find((a) => a.perArch.some((x) => x.result)) ?? analyses[0];
       // Above the table, as on a launch: a long hover is cut off at the bottom.
       lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
       const table = occupancyTable(first.perArch);
-      if (table) lines.push(`At ${first.threadsPerBlock} threads (line ${first.launch.span.start.line + 1}):\n\n${table}`);
-      lines.push(`Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`);
+      if (table)
+        lines.push(`At ${first.threadsPerBlock} threads (line ${first.launch.span.start.line + 1}):\n\n${table}`);
+      lines.push(
+        `Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`,
+      );
     }
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };
   }
   const branches = branchesAt(report.branches, position);
-  if (branches.length > 0) return { markdown: branchHoverMarkdown(branches, report.divergenceSeverity), span: branches[0].conditionSpan };
+  if (branches.length > 0)
+    return { markdown: branchHoverMarkdown(branches, report.divergenceSeverity), span: branches[0].conditionSpan };
   // Anywhere else in a kernel's body: the register pressure of the line, when the PTX has it.
   const pressure = pressureAt(report.pressure, position);
   if (pressure) {
-    const lineEnd = report.facts.source.text.split(/\r?\n|\r/, position.line + 1)[position.line]?.length ?? position.character;
-    return { markdown: pressureHoverMarkdown(pressure.view, pressure.line), span: { start: { line: position.line, character: 0 }, end: { line: position.line, character: lineEnd } } };
+    const lineEnd =
+      report.facts.source.text.split(/\r?\n|\r/, position.line + 1)[position.line]?.length ?? position.character;
+    return {
+      markdown: pressureHoverMarkdown(pressure.view, pressure.line),
+      span: { start: { line: position.line, character: 0 }, end: { line: position.line, character: lineEnd } },
+    };
   }
   return null;
 }
 
 /** What ptxas did with the register caps the launch's next step proposes (none asked: empty). */
-function capChecksOf(report: DocumentReport, analysis: DocumentReport['analyses'][number]): NonNullable<ReportExtras['capChecks']> {
+function capChecksOf(
+  report: DocumentReport,
+  analysis: DocumentReport['analyses'][number],
+): NonNullable<ReportExtras['capChecks']> {
   if (report.capChecks.size === 0) return {};
   const out: NonNullable<ReportExtras['capChecks']> = {};
   for (const { cap, arch } of registerCaps(report).filter((c) => c.analysis === analysis)) {

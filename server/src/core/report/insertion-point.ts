@@ -44,7 +44,12 @@ interface Frame {
  * Where a statement must go to run exactly when the launch at `[start, end)` runs. `directives` are the
  * preprocessor lines (skipped: a statement never starts inside one).
  */
-export function insertionPointFor(source: SourceText, directives: ReadonlyArray<readonly [number, number]>, start: number, end: number): InsertionPoint {
+export function insertionPointFor(
+  source: SourceText,
+  directives: ReadonlyArray<readonly [number, number]>,
+  start: number,
+  end: number,
+): InsertionPoint {
   const masked = source.masked;
   const inDirective = (i: number) => directives.find(([a, b]) => i >= a && i < b);
   const block = enclosingBlock(masked, start, inDirective);
@@ -86,7 +91,8 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
           beginStatement();
         } else if (CONTROL_WITH_HEADER.has(word)) {
           let open = skipBlanks(masked, j);
-          if (word === 'if' && masked.startsWith('constexpr', open)) open = skipBlanks(masked, open + 'constexpr'.length);
+          if (word === 'if' && masked.startsWith('constexpr', open))
+            open = skipBlanks(masked, open + 'constexpr'.length);
           if (masked[open] === '(') {
             stack.push({ open: '(', openAt: open, control: word, conditional: false, ternaries: 0 });
             i = open;
@@ -142,7 +148,8 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
       } else if (top().open !== '{') {
         // A `;` inside brackets (not in a nested block) is a `for` header's, or the brackets are not balanced (code being typed).
         const innerBlock = stack.map((f) => f.open).lastIndexOf('{');
-        if (!stack.slice(innerBlock + 1).some((f) => f.control === 'for')) return comma('unbalanced brackets before the launch');
+        if (!stack.slice(innerBlock + 1).some((f) => f.control === 'for'))
+          return comma('unbalanced brackets before the launch');
       }
       continue;
     }
@@ -165,17 +172,25 @@ export function insertionPointFor(source: SourceText, directives: ReadonlyArray<
     }
   }
 
-  if (stack.some((f) => f.control !== null)) return comma(`in the header of a \`${stack.find((f) => f.control)!.control}\``);
+  if (stack.some((f) => f.control !== null))
+    return comma(`in the header of a \`${stack.find((f) => f.control)!.control}\``);
   if (stack.some((f) => f.conditional)) return comma('under a condition inside its statement');
   if (statementStart < 0) statementStart = start;
-  const lineStart = Math.max(masked.lastIndexOf('\n', statementStart - 1), masked.lastIndexOf('\r', statementStart - 1)) + 1;
+  const lineStart =
+    Math.max(masked.lastIndexOf('\n', statementStart - 1), masked.lastIndexOf('\r', statementStart - 1)) + 1;
   const ownLine = /^[ \t]*$/.test(masked.slice(lineStart, statementStart));
   if (!control) return { kind: 'statement', statementStart, ownLine, braces: null };
   const statementEnd = statementEndAfter(masked, end, inDirective);
   if (statementEnd < 0) return comma('the end of its statement is not in view');
   // Braces on both sides of a preprocessor line could end up in different branches.
-  if (directives.some(([a, b]) => b > control!.afterHeader && a < statementEnd)) return comma('a preprocessor line lies inside the statement');
-  return { kind: 'statement', statementStart, ownLine, braces: { afterHeader: control.afterHeader, statementEnd, kind: control.kind } };
+  if (directives.some(([a, b]) => b > control!.afterHeader && a < statementEnd))
+    return comma('a preprocessor line lies inside the statement');
+  return {
+    kind: 'statement',
+    statementStart,
+    ownLine,
+    braces: { afterHeader: control.afterHeader, statementEnd, kind: control.kind },
+  };
 }
 
 /** Whether the `{` at `open` follows `name(...)` or `name<...>(...)` (a lambda's parameters follow `]`). */
@@ -194,7 +209,11 @@ function skipBlanks(masked: string, i: number): number {
 }
 
 /** The innermost `{` before `at` that is still open there, or -1 (braces in directives do not count). */
-function enclosingBlock(masked: string, at: number, inDirective: (i: number) => readonly [number, number] | undefined): number {
+function enclosingBlock(
+  masked: string,
+  at: number,
+  inDirective: (i: number) => readonly [number, number] | undefined,
+): number {
   let depth = 0;
   for (let i = at - 1; i >= 0; i--) {
     const c = masked[i];
@@ -216,7 +235,11 @@ function enclosingBlock(masked: string, at: number, inDirective: (i: number) => 
  * not a namespace, a class or an initializer: it follows a `)`, a statement's end, a label, `else`, `do`,
  * `try`, or a function's trailing specifiers.
  */
-function opensStatementBlock(masked: string, open: number, inDirective: (i: number) => readonly [number, number] | undefined): boolean {
+function opensStatementBlock(
+  masked: string,
+  open: number,
+  inDirective: (i: number) => readonly [number, number] | undefined,
+): boolean {
   let i = open - 1;
   for (;;) {
     while (i >= 0 && /\s/.test(masked[i])) i--;
@@ -233,11 +256,13 @@ function opensStatementBlock(masked: string, open: number, inDirective: (i: numb
   let j = i;
   while (j > 0 && isIdentCharAt(masked, j - 1)) j--;
   const word = masked.slice(j, i + 1);
-  if (['else', 'do', 'try', 'const', 'noexcept', 'override', 'final', 'mutable', 'volatile'].includes(word)) return true;
+  if (['else', 'do', 'try', 'const', 'noexcept', 'override', 'final', 'mutable', 'volatile'].includes(word))
+    return true;
   // `-> T {` (a trailing return type) or `) __attribute__ {`: a function body when a `)` comes before the words.
   for (let k = j - 1; k >= 0; k--) {
     const d = masked[k];
-    if (d === ')') return !/(?:namespace|struct|class|union|enum)\s[^)]*$/.test(masked.slice(Math.max(0, k - 200), open));
+    if (d === ')')
+      return !/(?:namespace|struct|class|union|enum)\s[^)]*$/.test(masked.slice(Math.max(0, k - 200), open));
     if (d === ';' || d === '{' || d === '}' || d === '=') return false;
   }
   return false;
@@ -269,7 +294,11 @@ function isPlainLabel(masked: string, end: number): boolean {
 }
 
 /** The offset just past the `;` that ends the statement the launch ending at `from` is in, or -1. */
-function statementEndAfter(masked: string, from: number, inDirective: (i: number) => readonly [number, number] | undefined): number {
+function statementEndAfter(
+  masked: string,
+  from: number,
+  inDirective: (i: number) => readonly [number, number] | undefined,
+): number {
   let depth = 0;
   for (let i = from; i < masked.length; i++) {
     const directive = inDirective(i);

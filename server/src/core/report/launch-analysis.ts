@@ -121,7 +121,12 @@ export interface LatencyOptions {
 }
 
 /** Figures for a kernel instance on an arch; the caller decides where they come from. */
-export type FiguresFor = (kernel: Kernel | null, launch: Launch | null, arch: string, site?: FigureSite | null) => KernelFigures;
+export type FiguresFor = (
+  kernel: Kernel | null,
+  launch: Launch | null,
+  arch: string,
+  site?: FigureSite | null,
+) => KernelFigures;
 
 export const UNKNOWN_FIGURES: KernelFigures = {
   numRegs: null,
@@ -154,17 +159,40 @@ export function analyzeLaunch(
   // A block the hardware rejects, or a launch above its kernel's __launch_bounds__, does not run:
   // no occupancy to claim.
   const failsAt = (block: Dim3 | null, count: number | null) =>
-    (block ? rejectedBlock(block) : null) ?? (count !== null && bound !== null && count > bound ? `${count} threads per block is above \`${launchBounds!.text}\`` : null);
+    (block ? rejectedBlock(block) : null) ??
+    (count !== null && bound !== null && count > bound
+      ? `${count} threads per block is above \`${launchBounds!.text}\``
+      : null);
   const perBlock = (block: Dim3 | null, count: number | null): ArchOccupancy[] => {
     const fails = failsAt(block, count);
     return archs.map((arch, k) => {
       if (!fails) return occupancyFor(arch, figures[k], count, dynamicSmemBytes, kernel, latency);
       const row = parseArch(arch);
       const reason = `the launch fails: ${fails}`;
-      return { arch: row ? archName(row) : arch, figures: figures[k], result: null, reason, fails: reason, upperBound: null, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
+      return {
+        arch: row ? archName(row) : arch,
+        figures: figures[k],
+        result: null,
+        reason,
+        fails: reason,
+        upperBound: null,
+        nextStep: null,
+        atRegisterCap: null,
+        launchBoundsCapForNext: null,
+        latency: null,
+        spread: null,
+        budget: null,
+      };
     });
   };
-  const candidates = threads === null && launch.candidates?.length ? launch.candidates.map((block) => ({ block, threadsPerBlock: block.x * block.y * block.z, perArch: perBlock(block, block.x * block.y * block.z) })) : null;
+  const candidates =
+    threads === null && launch.candidates?.length
+      ? launch.candidates.map((block) => ({
+          block,
+          threadsPerBlock: block.x * block.y * block.z,
+          perArch: perBlock(block, block.x * block.y * block.z),
+        }))
+      : null;
   return {
     launch,
     kernel,
@@ -185,16 +213,24 @@ const MAX_BLOCK_DIM = { x: 1024, y: 1024, z: 64 } as const;
 /** Why the hardware rejects a block of this shape (cudaErrorInvalidConfiguration), or null. */
 function rejectedBlock(block: { x: number; y: number; z: number }): string | null {
   const threads = block.x * block.y * block.z;
-  if (threads > MAX_THREADS_PER_BLOCK) return `${threads} threads per block is above the limit of ${MAX_THREADS_PER_BLOCK}`;
+  if (threads > MAX_THREADS_PER_BLOCK)
+    return `${threads} threads per block is above the limit of ${MAX_THREADS_PER_BLOCK}`;
   for (const axis of ['x', 'y', 'z'] as const) {
-    if (block[axis] > MAX_BLOCK_DIM[axis]) return `block.${axis} = ${block[axis]} is above the limit of ${MAX_BLOCK_DIM[axis]}`;
+    if (block[axis] > MAX_BLOCK_DIM[axis])
+      return `block.${axis} = ${block[axis]} is above the limit of ${MAX_BLOCK_DIM[axis]}`;
     if (block[axis] < 1) return `block.${axis} = ${block[axis]}: every dimension must be at least 1`;
   }
   return null;
 }
 
 /** The calculator's query for a kernel with `figures` at `threads` per block. */
-export function occupancyQuery(row: ArchRow, figures: KernelFigures, threads: number, dynamicSmemBytes: number, kernel: Kernel | null): OccupancyQuery {
+export function occupancyQuery(
+  row: ArchRow,
+  figures: KernelFigures,
+  threads: number,
+  dynamicSmemBytes: number,
+  kernel: Kernel | null,
+): OccupancyQuery {
   const staticSmem = figures.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0;
   return {
     device: row.device,
@@ -216,16 +252,41 @@ export const UNKNOWN_DYNAMIC_SMEM = 'dynamic shared memory not known';
  * without it and is an upper bound (`upperBound`); the next step and the latency estimate, which
  * would rest on it, are left out.
  */
-export function occupancyFor(arch: string, figures: KernelFigures, threads: number | null, dynamicSmemBytes: number | null, kernel: Kernel | null, latency: LatencyOptions = {}): ArchOccupancy {
+export function occupancyFor(
+  arch: string,
+  figures: KernelFigures,
+  threads: number | null,
+  dynamicSmemBytes: number | null,
+  kernel: Kernel | null,
+  latency: LatencyOptions = {},
+): ArchOccupancy {
   const row = parseArch(arch);
   const name = row ? archName(row) : arch;
-  const none = { fails: null, upperBound: null, nextStep: null, atRegisterCap: null, launchBoundsCapForNext: null, latency: null, spread: null, budget: null };
+  const none = {
+    fails: null,
+    upperBound: null,
+    nextStep: null,
+    atRegisterCap: null,
+    launchBoundsCapForNext: null,
+    latency: null,
+    spread: null,
+    budget: null,
+  };
   if (!row) return { arch: name, figures, result: null, reason: `unknown architecture ${arch}`, ...none };
-  if (threads === null) return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
+  if (threads === null)
+    return { arch: name, figures, result: null, reason: 'block size not known statically', ...none };
   if (figures.numRegs === null) {
     // The budget rests on the dynamic shared memory: none when it is not known.
-    const budget = dynamicSmemBytes === null ? [] : keptBudget(row, occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel));
-    return { arch: name, figures, result: null, reason: 'registers per thread not known', ...none, budget: budget.length ? budget : null };
+    const budget =
+      dynamicSmemBytes === null ? [] : keptBudget(row, occupancyQuery(row, figures, threads, dynamicSmemBytes, kernel));
+    return {
+      arch: name,
+      figures,
+      result: null,
+      reason: 'registers per thread not known',
+      ...none,
+      budget: budget.length ? budget : null,
+    };
   }
   const query = occupancyQuery(row, figures, threads, dynamicSmemBytes ?? 0, kernel);
   const outcome = occupancy(query);
@@ -233,10 +294,20 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
   const result = outcome.value;
   if (result.activeBlocksPerMultiprocessor === 0) {
     const limits = result.limitingFactors.map((f) => LIMIT_NAMES[f] ?? f).join(' and ');
-    return { arch: name, figures, result, reason: null, ...none, fails: `the launch fails: not one block fits on an SM (${limits}; too many resources requested for launch)` };
+    return {
+      arch: name,
+      figures,
+      result,
+      reason: null,
+      ...none,
+      fails: `the launch fails: not one block fits on an SM (${limits}; too many resources requested for launch)`,
+    };
   }
   const upperBound = dynamicSmemBytes === null ? UNKNOWN_DYNAMIC_SMEM : null;
-  const spread = figures.instances && figures.instances.length > 1 ? spreadOf(row, figures, threads, dynamicSmemBytes ?? 0, kernel) : null;
+  const spread =
+    figures.instances && figures.instances.length > 1
+      ? spreadOf(row, figures, threads, dynamicSmemBytes ?? 0, kernel)
+      : null;
   if (spread && (spread.minActiveBlocks !== spread.maxActiveBlocks || spread.minOccupancy !== spread.maxOccupancy)) {
     const reason = `${spread.instances} compiled instantiations could run here (${spread.minRegs}–${spread.maxRegs} registers): ${upperBound ? '≤ ' : ''}${percent(spread.minOccupancy)}–${percent(spread.maxOccupancy)}`;
     return { arch: name, figures, result: null, reason, ...none, upperBound, spread };
@@ -245,7 +316,9 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
   const next = nextStep(query);
   const capRegs = next?.registers.maxRegsPerThread ?? null;
   const atCap = capRegs !== null ? occupancy({ ...query, numRegs: capRegs }) : null;
-  const atRegisterCap = atCap?.ok ? { numRegs: capRegs!, activeBlocks: atCap.value.activeBlocksPerMultiprocessor, occupancy: atCap.value.occupancy } : null;
+  const atRegisterCap = atCap?.ok
+    ? { numRegs: capRegs!, activeBlocks: atCap.value.activeBlocksPerMultiprocessor, occupancy: atCap.value.occupancy }
+    : null;
   return {
     arch: name,
     figures,
@@ -255,10 +328,19 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
     upperBound: null,
     nextStep: next,
     atRegisterCap,
-    launchBoundsCapForNext: atRegisterCap && threads <= row.device.maxThreadsPerBlock ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks) : null,
-    latency: result.activeWarps > 0 && !latency.pending
-      ? latencyHiding({ arch: row, warpsResident: result.activeWarps, independentOpsPerWarp: latency.independentOpsPerWarp, latencyCycles: latency.latencyCycles || undefined })
-      : null,
+    launchBoundsCapForNext:
+      atRegisterCap && threads <= row.device.maxThreadsPerBlock
+        ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks)
+        : null,
+    latency:
+      result.activeWarps > 0 && !latency.pending
+        ? latencyHiding({
+            arch: row,
+            warpsResident: result.activeWarps,
+            independentOpsPerWarp: latency.independentOpsPerWarp,
+            latencyCycles: latency.latencyCycles || undefined,
+          })
+        : null,
     spread,
     budget: null,
   };
@@ -267,7 +349,8 @@ export function occupancyFor(arch: string, figures: KernelFigures, threads: numb
 /** A launch's register budget, kept by what it depends on: many launches share a block size and shared memory. */
 const keptBudget = memoByText(
   'register budgets',
-  (row: ArchRow, q: OccupancyQuery) => `${archName(row)}|${q.blockSize}|${q.sharedSizeBytes}|${q.dynamicSmemBytes}|${q.shmemLimitConfig}|${q.numBlockBarriers}`,
+  (row: ArchRow, q: OccupancyQuery) =>
+    `${archName(row)}|${q.blockSize}|${q.sharedSizeBytes}|${q.dynamicSmemBytes}|${q.shmemLimitConfig}|${q.numBlockBarriers}`,
   (row: ArchRow, q: OccupancyQuery): readonly BudgetLevel[] => {
     const { numRegs: _unknown, ...rest } = q;
     return registerBudget(rest, row.maxRegsPerThread);
@@ -275,7 +358,13 @@ const keptBudget = memoByText(
 );
 
 /** The occupancy of each instance that could run, and how far they spread (null when one does not compute). */
-function spreadOf(row: ArchRow, figures: KernelFigures, threads: number, dynamicSmemBytes: number, kernel: Kernel | null): InstanceSpread | null {
+function spreadOf(
+  row: ArchRow,
+  figures: KernelFigures,
+  threads: number,
+  dynamicSmemBytes: number,
+  kernel: Kernel | null,
+): InstanceSpread | null {
   const results: OccupancyResult[] = [];
   const regs: number[] = [];
   for (const { figures: f } of figures.instances ?? []) {
@@ -289,12 +378,14 @@ function spreadOf(row: ArchRow, figures: KernelFigures, threads: number, dynamic
   const blocks = results.map((r) => r.activeBlocksPerMultiprocessor);
   return {
     instances: results.length,
-    minRegs: Math.min(...regs), maxRegs: Math.max(...regs),
-    minOccupancy: Math.min(...occ), maxOccupancy: Math.max(...occ),
-    minActiveBlocks: Math.min(...blocks), maxActiveBlocks: Math.max(...blocks),
+    minRegs: Math.min(...regs),
+    maxRegs: Math.max(...regs),
+    minOccupancy: Math.min(...occ),
+    maxOccupancy: Math.max(...occ),
+    minActiveBlocks: Math.min(...blocks),
+    maxActiveBlocks: Math.max(...blocks),
   };
 }
-
 
 /** A launch above the 48 KB default needs the opt-in (and fails without it; launch-checks reports that). */
 export function needsOptIn(row: ArchRow, staticSmem: number, dynamicSmem: number): boolean {

@@ -7,7 +7,14 @@
 import type { Finding } from '../types';
 import type { GpuPart } from '../gpu/gpu-parts';
 import { archName, parseArch } from '../gpu/arch-table';
-import { clusterEstimate, elementsPerWave, wavesOf, wholeWavesGrid, type ClusterEstimate, type Waves } from '../gpu/waves';
+import {
+  clusterEstimate,
+  elementsPerWave,
+  wavesOf,
+  wholeWavesGrid,
+  type ClusterEstimate,
+  type Waves,
+} from '../gpu/waves';
 import { partLatencyRange, type PartLatencyRange } from '../gpu/latency';
 import { registerHeadroom } from '../gpu/next-step';
 import { occupancyQuery, type LaunchAnalysis } from './launch-analysis';
@@ -30,14 +37,27 @@ export interface LaunchOnGpu {
 }
 
 /** The launch on each part whose architecture it was analysed for (parts of other architectures are left out). */
-export function launchOnGpus(analysis: LaunchAnalysis, parts: readonly GpuPart[], independentOpsPerWarp = 1): LaunchOnGpu[] {
+export function launchOnGpus(
+  analysis: LaunchAnalysis,
+  parts: readonly GpuPart[],
+  independentOpsPerWarp = 1,
+): LaunchOnGpu[] {
   const found: LaunchOnGpu[] = [];
   for (const part of parts) {
     const row = parseArch(part.arch);
     const onArch = row && analysis.perArch.find((p) => p.arch === archName(row));
     const result = onArch?.result;
     // An upper bound (unknown dynamic shared memory) or a launch that fails has no waves to claim.
-    if (!row || !onArch || !result || onArch.fails || onArch.upperBound || result.activeBlocksPerMultiprocessor < 1 || analysis.threadsPerBlock === null) continue;
+    if (
+      !row ||
+      !onArch ||
+      !result ||
+      onArch.fails ||
+      onArch.upperBound ||
+      result.activeBlocksPerMultiprocessor < 1 ||
+      analysis.threadsPerBlock === null
+    )
+      continue;
     const blocksPerSm = result.activeBlocksPerMultiprocessor;
     const grid = analysis.launch.grid.value;
     const gridBlocks = grid ? grid.x * grid.y * grid.z : null;
@@ -45,18 +65,33 @@ export function launchOnGpus(analysis: LaunchAnalysis, parts: readonly GpuPart[]
     const clusterBlocks = clusterSizeOf(analysis);
     // p waits for the kernel body's analysis: no latency figures before it is in.
     const latency = analysis.latencyPending ? null : partLatencyRange(part, result.activeWarps, independentOpsPerWarp);
-    const query = occupancyQuery(row, onArch.figures, analysis.threadsPerBlock, analysis.dynamicSmemBytes ?? 0, analysis.kernel);
+    const query = occupancyQuery(
+      row,
+      onArch.figures,
+      analysis.threadsPerBlock,
+      analysis.dynamicSmemBytes ?? 0,
+      analysis.kernel,
+    );
     found.push({
       part,
       arch: archName(row),
       blocksPerSm,
       gridBlocks,
       waves: gridBlocks !== null ? wavesOf(gridBlocks, blocksPerSm, part.sms) : null,
-      perElement: perElement ? { ...perElement, elementsPerWave: elementsPerWave(perElement.perBlock, blocksPerSm, part.sms) } : null,
-      sizedFromDevice: gridBlocks === null && /multiProcessorCount|MaxActiveBlocksPerMultiprocessor|\bnum_?sms?\b|\bsm_?count\b/i.test(analysis.launch.grid.text),
+      perElement: perElement
+        ? { ...perElement, elementsPerWave: elementsPerWave(perElement.perBlock, blocksPerSm, part.sms) }
+        : null,
+      sizedFromDevice:
+        gridBlocks === null &&
+        /multiProcessorCount|MaxActiveBlocksPerMultiprocessor|\bnum_?sms?\b|\bsm_?count\b/i.test(
+          analysis.launch.grid.text,
+        ),
       cluster: clusterBlocks && part.gpcs ? clusterEstimate(clusterBlocks, blocksPerSm, part.sms, part.gpcs) : null,
       latency,
-      registerHeadroom: latency && latency.warpsNeeded.high <= result.activeWarps && onArch.figures.numRegs !== null ? registerHeadroom(query, latency.warpsNeeded.high) : null,
+      registerHeadroom:
+        latency && latency.warpsNeeded.high <= result.activeWarps && onArch.figures.numRegs !== null
+          ? registerHeadroom(query, latency.warpsNeeded.high)
+          : null,
     });
   }
   return found;
@@ -72,7 +107,10 @@ export function ceilDivision(text: string): { variable: string; perBlock: number
     const by = num(m[3]);
     if (by !== null && by > 1 && add === by - 1) return { variable: m[1], perBlock: by };
   }
-  m = /^(?:[\w:]*::)?(?:div_?up|ceil_?div|divup|cdiv|iDivUp|DivRoundUp|DIV_UP|CEIL_DIV|DIVUP)\(([A-Za-z_][\w.>-]*),(\d+)\)$/i.exec(t);
+  m =
+    /^(?:[\w:]*::)?(?:div_?up|ceil_?div|divup|cdiv|iDivUp|DivRoundUp|DIV_UP|CEIL_DIV|DIVUP)\(([A-Za-z_][\w.>-]*),(\d+)\)$/i.exec(
+      t,
+    );
   if (m && Number(m[2]) > 1) return { variable: m[1], perBlock: Number(m[2]) };
   return null;
 }

@@ -38,12 +38,16 @@ function titleParts(analysis: LaunchAnalysis): { name: string; shape: string } {
   const block = l.block.value;
   const threads = analysis.threadsPerBlock;
   const candidates = analysis.candidates;
-  const shape = block && threads !== null
-    ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
-    : candidates
-      ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
-      : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
-  const smem = analysis.dynamicSmemBytes !== null ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory` : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
+  const shape =
+    block && threads !== null
+      ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
+      : candidates
+        ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
+        : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
+  const smem =
+    analysis.dynamicSmemBytes !== null
+      ? `${bytes(analysis.dynamicSmemBytes)} dynamic shared memory`
+      : `dynamic shared memory \`${l.dynamicSmem.text}\` not known statically`;
   return { name, shape: `${shape}, ${smem}` };
 }
 
@@ -67,23 +71,50 @@ export function occupancyTable(perArch: readonly ArchOccupancy[]): string {
   const withResult = shownArchs(perArch);
   if (withResult.length === 0) return '';
   const header = `| | ${withResult.map((a) => a.arch).join(' | ')} |\n|---|${withResult.map(() => '---').join('|')}|`;
-  const row = (label: string, cell: (r: OccupancyResult, a: ArchOccupancy) => string) => `| ${label} | ${withResult.map((a) => cell(a.result!, a)).join(' | ')} |`;
+  const row = (label: string, cell: (r: OccupancyResult, a: ArchOccupancy) => string) =>
+    `| ${label} | ${withResult.map((a) => cell(a.result!, a)).join(' | ')} |`;
   const limit = (factor: string, value: (r: OccupancyResult) => number) => (r: OccupancyResult) =>
     r.limitingFactors.includes(factor as never) ? `**${blocks(value(r))}** ◀ limit` : blocks(value(r));
   const rows = [
-    row('occupancy', (r, a) => `**${occupancyPercent(a)}** (${a.upperBound ? '≤ ' : ''}${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`),
+    row(
+      'occupancy',
+      (r, a) =>
+        `**${occupancyPercent(a)}** (${a.upperBound ? '≤ ' : ''}${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`,
+    ),
     row('blocks / SM', (_r, a) => blocksPerSm(a)),
-    row('registers', limit('registers', (r) => r.blockLimitRegs)),
-    row('shared memory', limit('sharedMemory', (r) => r.blockLimitSharedMem)),
-    row('warp slots', limit('warps', (r) => r.blockLimitWarps)),
-    row('block slots', limit('blocks', (r) => r.blockLimitBlocks)),
+    row(
+      'registers',
+      limit('registers', (r) => r.blockLimitRegs),
+    ),
+    row(
+      'shared memory',
+      limit('sharedMemory', (r) => r.blockLimitSharedMem),
+    ),
+    row(
+      'warp slots',
+      limit('warps', (r) => r.blockLimitWarps),
+    ),
+    row(
+      'block slots',
+      limit('blocks', (r) => r.blockLimitBlocks),
+    ),
   ];
-  if (withResult.some((a) => a.result!.blockLimitBarriers < 2147483647)) rows.push(row('barriers', limit('barriers', (r) => r.blockLimitBarriers)));
+  if (withResult.some((a) => a.result!.blockLimitBarriers < 2147483647))
+    rows.push(
+      row(
+        'barriers',
+        limit('barriers', (r) => r.blockLimitBarriers),
+      ),
+    );
   return [header, ...rows].join('\n');
 }
 
 /** "40 registers, 1 KB static smem (ptxas, sm_80 and sm_90, 2 min ago)" */
-export function figuresLine(perArch: ReadonlyArray<Pick<ArchOccupancy, 'arch' | 'figures'>>, kernel: Kernel | null, now = Date.now()): string {
+export function figuresLine(
+  perArch: ReadonlyArray<Pick<ArchOccupancy, 'arch' | 'figures'>>,
+  kernel: Kernel | null,
+  now = Date.now(),
+): string {
   const groups = new Map<string, string[]>();
   for (const a of perArch) {
     const key = figuresText(a.figures, kernel, now);
@@ -96,22 +127,34 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
   if (f.source === 'unknown' || f.numRegs === null) {
     const smem = kernel?.staticSharedBytes ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';
     const compile = f.compile;
-    if (compile?.state === 'running') return `registers not known yet for {archs}${smem} (${runningText(compile, now)})`;
+    if (compile?.state === 'running')
+      return `registers not known yet for {archs}${smem} (${runningText(compile, now)})`;
     if (compile?.state === 'failed') return `registers unknown for {archs}${smem}: ${failedText(compile)}`;
-    if (compile?.state === 'no-instance') return `registers unknown for {archs}${smem}: ptxas compiled ${baseName(compile.unit)}, with no instance of this kernel that fits this launch${f.note ? ` (${f.note})` : ''}`;
+    if (compile?.state === 'no-instance')
+      return `registers unknown for {archs}${smem}: ptxas compiled ${baseName(compile.unit)}, with no instance of this kernel that fits this launch${f.note ? ` (${f.note})` : ''}`;
     return `registers unknown for {archs}${smem}${f.note ? ` (${f.note})` : ''}: save with nvcc available, pass a build log, or add \`// occupancy: regs=N\` above the kernel`;
   }
   const spread = f.instances && f.instances.length > 1 ? f.instances : null;
   const regs = spread ? rangeText(spread.map((i) => i.figures.numRegs ?? 0)) : `${f.numRegs}`;
   const smem = spread
-    ? rangeText(spread.map((i) => i.figures.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0), bytes)
+    ? rangeText(
+        spread.map((i) => i.figures.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0),
+        bytes,
+      )
     : bytes(f.sharedSizeBytes ?? kernel?.staticSharedBytes ?? 0);
   const parts = [`${regs} registers`, `${smem} static smem`];
   if (spread) parts[0] = `${regs} registers over ${spread.length} instantiations that could run here`;
   if (f.spillStoreBytes && !spread) parts.push(`${f.spillStoreBytes} B spill stores`);
   const when = ago(f.producedAt, now);
   const origin = [f.source, '{archs}', when, f.stale ? 'stale' : null].filter(Boolean).join(', ');
-  const compile = f.compile?.state === 'running' ? `; ${runningText(f.compile, now)}` : f.stale && f.compile?.state === 'failed' ? `: ${failedText(f.compile)}` : f.stale && f.note ? `: ${f.note}` : '';
+  const compile =
+    f.compile?.state === 'running'
+      ? `; ${runningText(f.compile, now)}`
+      : f.stale && f.compile?.state === 'failed'
+        ? `: ${failedText(f.compile)}`
+        : f.stale && f.note
+          ? `: ${f.note}`
+          : '';
   return `${parts.join(', ')} (${origin})${compile}`;
 }
 
@@ -155,21 +198,27 @@ export function budgetLines(analysis: LaunchAnalysis): string[] {
   }
   const smem = analysis.dynamicSmemBytes ? ` and ${bytes(analysis.dynamicSmemBytes)} of dynamic shared memory` : '';
   const k = analysis.kernel;
-  const unknownStatic = k && k.staticSharedBytes === null && k.sharedDeclarations.some((d) => !d.isExtern)
-    ? ' Its static shared memory is not known from the source and is counted as 0: more would lower these.'
-    : '';
-  return [...groups].map(([text, archs]) => `**Register budget** at ${analysis.threadsPerBlock} threads${smem} (${listAnd(archs)}): ${text}.${unknownStatic}`);
+  const unknownStatic =
+    k && k.staticSharedBytes === null && k.sharedDeclarations.some((d) => !d.isExtern)
+      ? ' Its static shared memory is not known from the source and is counted as 0: more would lower these.'
+      : '';
+  return [...groups].map(
+    ([text, archs]) =>
+      `**Register budget** at ${analysis.threadsPerBlock} threads${smem} (${listAnd(archs)}): ${text}.${unknownStatic}`,
+  );
 }
 
 /** One architecture's line when there is no single occupancy: the spread of the instances that could run, or the register budget. */
 export function noOccupancyText(p: ArchOccupancy): string {
-  if (p.budget) return `${p.reason}; ${budgetText(p.budget).replace(/ registers per thread$/, '')} registers per thread`;
+  if (p.budget)
+    return `${p.reason}; ${budgetText(p.budget).replace(/ registers per thread$/, '')} registers per thread`;
   return p.reason ?? 'no occupancy';
 }
 
 /** "56 regs" or "40–56 regs over 24 instantiations", for a result's figures. */
 export function registersShort(p: Pick<ArchOccupancy, 'figures' | 'spread'>): string {
-  if (p.spread) return `${p.spread.minRegs === p.spread.maxRegs ? p.spread.minRegs : `${p.spread.minRegs}–${p.spread.maxRegs}`} regs over ${p.spread.instances} instantiations`;
+  if (p.spread)
+    return `${p.spread.minRegs === p.spread.maxRegs ? p.spread.minRegs : `${p.spread.minRegs}–${p.spread.maxRegs}`} regs over ${p.spread.instances} instantiations`;
   return `${p.figures.numRegs} regs`;
 }
 
@@ -189,24 +238,40 @@ export function candidatesTable(candidates: readonly CandidateOccupancy[]): stri
   const cell = (a: ArchOccupancy) =>
     a.result
       ? `**${percent(a.result.occupancy)}** (${a.result.activeBlocksPerMultiprocessor} block${a.result.activeBlocksPerMultiprocessor === 1 ? '' : 's'}/SM, ${a.result.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ') || 'no limit'})`
-      : a.reason?.startsWith('the launch fails') ? 'fails: above the launch bounds' : a.figures.numRegs === null ? 'registers unknown' : 'no occupancy';
-  const rows = candidates.map((c) => `| ${dim3Text(c.block)}${c.block.y !== 1 || c.block.z !== 1 ? ` (${c.threadsPerBlock})` : ''} | ${c.perArch.map(cell).join(' | ')} |`);
+      : a.reason?.startsWith('the launch fails')
+        ? 'fails: above the launch bounds'
+        : a.figures.numRegs === null
+          ? 'registers unknown'
+          : 'no occupancy';
+  const rows = candidates.map(
+    (c) =>
+      `| ${dim3Text(c.block)}${c.block.y !== 1 || c.block.z !== 1 ? ` (${c.threadsPerBlock})` : ''} | ${c.perArch.map(cell).join(' | ')} |`,
+  );
   return [header, ...rows].join('\n');
 }
 
 export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtras = {}): string {
   // Without register figures, the register budget follows where they come from.
-  const parts = [launchTitle(analysis), `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`, ...budgetLines(analysis)];
+  const parts = [
+    launchTitle(analysis),
+    `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`,
+    ...budgetLines(analysis),
+  ];
   const table = occupancyTable(analysis.perArch);
   if (table) parts.push(table);
   if (analysis.candidates) parts.push(candidatesTable(analysis.candidates));
   const bounded = shownArchs(analysis.perArch).filter((a) => a.upperBound);
   for (const [why, archs] of groupBy(bounded, (a) => a.upperBound!)) {
-    parts.push(`Upper bounds for ${listAnd(archs.map((a) => a.arch))}: ${why} (\`${mdCode(analysis.launch.dynamicSmem.text)}\`), and every byte of it per block can only lower them. The next step and the latency estimate need it.`);
+    parts.push(
+      `Upper bounds for ${listAnd(archs.map((a) => a.arch))}: ${why} (\`${mdCode(analysis.launch.dynamicSmem.text)}\`), and every byte of it per block can only lower them. The next step and the latency estimate need it.`,
+    );
   }
   // Unknown registers: the figures line says why, and the budget follows.
-  const missing = analysis.candidates ? [] : analysis.perArch.filter((a) => a.fails || (!a.result && a.reason && !(a.figures.numRegs === null && a.budget)));
-  for (const [reason, archs] of groupBy(missing, (a) => a.fails ?? a.reason!)) parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
+  const missing = analysis.candidates
+    ? []
+    : analysis.perArch.filter((a) => a.fails || (!a.result && a.reason && !(a.figures.numRegs === null && a.budget)));
+  for (const [reason, archs] of groupBy(missing, (a) => a.fails ?? a.reason!))
+    parts.push(`No occupancy for ${listAnd(archs.map((a) => a.arch))}: ${reason}.`);
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   const next = nextStepLine(analysis, extras.capChecks);
   if (next) parts.push(next);
@@ -217,7 +282,11 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
 }
 
 /** "sm_80 75% · sm_90 75% at 256 threads · limited by registers (40/thread) · 1 KB smem" */
-export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysis[], compiled: readonly CompiledInstance[] = []): string {
+export function kernelLensTitle(
+  kernel: Kernel,
+  analyses: readonly LaunchAnalysis[],
+  compiled: readonly CompiledInstance[] = [],
+): string {
   const resolved = analyses.filter((a) => shownArchs(a.perArch).length > 0);
   if (resolved.length === 0) {
     const spread = analyses.find((a) => a.perArch.some((x) => x.spread));
@@ -225,25 +294,45 @@ export function kernelLensTitle(kernel: Kernel, analyses: readonly LaunchAnalysi
     const count = analyses.length;
     const bounds = kernel.launchBounds ? ` · ${kernel.launchBounds.text}` : '';
     const figures = compiled.length ? ` · ${compiledText(compiled)}` : '';
-    return count === 0 ? `no launches in view${figures}${bounds}` : `${count} launch${count === 1 ? '' : 'es'} in view · occupancy needs ${analyses.some((a) => a.threadsPerBlock !== null) ? 'register figures' : 'a static block size'}${figures}${bounds}`;
+    return count === 0
+      ? `no launches in view${figures}${bounds}`
+      : `${count} launch${count === 1 ? '' : 'es'} in view · occupancy needs ${analyses.some((a) => a.threadsPerBlock !== null) ? 'register figures' : 'a static block size'}${figures}${bounds}`;
   }
   const sizes = [...new Set(resolved.map((a) => a.threadsPerBlock))].sort((x, y) => (x ?? 0) - (y ?? 0));
   const shown = resolved[0];
-  const occ = shownArchs(shown.perArch).map((a) => `${a.arch} ${occupancyPercent(a)}`).join(' · ');
+  const occ = shownArchs(shown.perArch)
+    .map((a) => `${a.arch} ${occupancyPercent(a)}`)
+    .join(' · ');
   const first = shownArchs(shown.perArch)[0];
   const limiter = first.result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
-  const regs = [...new Set(shownArchs(shown.perArch).flatMap((a) => (a.spread ? [a.spread.minRegs, a.spread.maxRegs] : [a.figures.numRegs])).filter((n): n is number => n !== null))].sort((a, b) => a - b);
+  const regs = [
+    ...new Set(
+      shownArchs(shown.perArch)
+        .flatMap((a) => (a.spread ? [a.spread.minRegs, a.spread.maxRegs] : [a.figures.numRegs]))
+        .filter((n): n is number => n !== null),
+    ),
+  ].sort((a, b) => a - b);
   const regText = regs.length > 1 ? `${regs[0]}–${regs[regs.length - 1]}` : `${regs[0]}`;
   const instances = first.spread ? `, ${first.spread.instances} instantiations` : '';
-  const detail = first.result!.limitingFactors.includes('registers') && regs.length ? ` (${regText}/thread${instances})` : first.spread ? ` (${first.spread.instances} instantiations)` : '';
+  const detail =
+    first.result!.limitingFactors.includes('registers') && regs.length
+      ? ` (${regText}/thread${instances})`
+      : first.spread
+        ? ` (${first.spread.instances} instantiations)`
+        : '';
   const smem = first.figures.sharedSizeBytes ?? kernel.staticSharedBytes;
-  const at = sizes.length > 1 ? `at ${sizes[0]}–${sizes[sizes.length - 1]} threads (showing ${shown.threadsPerBlock})` : `at ${shown.threadsPerBlock} threads`;
+  const at =
+    sizes.length > 1
+      ? `at ${sizes[0]}–${sizes[sizes.length - 1]} threads (showing ${shown.threadsPerBlock})`
+      : `at ${shown.threadsPerBlock} threads`;
   return `${occ} ${at} · limited by ${limiter}${detail}${smem ? ` · ${bytes(smem)} smem` : ''}`;
 }
 
 /** "2 instantiations compiled: 16–48 regs (ptxas, sm_80)": what the units that compile a kernel made of it. */
 export function compiledText(compiled: readonly CompiledInstance[]): string {
-  const figures = compiled.flatMap((i) => Object.entries(i.resources).map(([arch, f]) => ({ arch, f }))).filter((x) => x.f.numRegs !== null);
+  const figures = compiled
+    .flatMap((i) => Object.entries(i.resources).map(([arch, f]) => ({ arch, f })))
+    .filter((x) => x.f.numRegs !== null);
   if (figures.length === 0) return '';
   const regs = rangeText(figures.map((x) => x.f.numRegs!));
   const archs = [...new Set(figures.map((x) => x.arch))];
@@ -254,7 +343,9 @@ export function compiledText(compiled: readonly CompiledInstance[]): string {
 /** One line per compiled instance (the first few): "`gemm<float, 4>`: 16 registers, 0 B static smem on sm_80". */
 export function compiledLines(compiled: readonly CompiledInstance[], limit = 8): string[] {
   const lines = compiled.slice(0, limit).map((i) => {
-    const perArch = Object.entries(i.resources).filter(([, f]) => f.numRegs !== null).map(([arch, f]) => `${f.numRegs} registers, ${bytes(f.sharedSizeBytes ?? 0)} static smem on ${arch}`);
+    const perArch = Object.entries(i.resources)
+      .filter(([, f]) => f.numRegs !== null)
+      .map(([arch, f]) => `${f.numRegs} registers, ${bytes(f.sharedSizeBytes ?? 0)} static smem on ${arch}`);
     return `- \`${i.signature ?? '?'}\`: ${perArch.join('; ') || 'no figures'}`;
   });
   if (compiled.length > limit) lines.push(`- and ${compiled.length - limit} more`);
@@ -264,7 +355,12 @@ export function compiledLines(compiled: readonly CompiledInstance[], limit = 8):
 /** "sm_80 50–75% · over 24 instantiations (32–56 regs)": the occupancy spread of the instances a launch could run. */
 function spreadText(analysis: LaunchAnalysis): string {
   const withSpread = analysis.perArch.filter((a) => a.spread);
-  const occ = withSpread.map((a) => `${a.arch} ${a.spread!.minOccupancy === a.spread!.maxOccupancy ? percent(a.spread!.minOccupancy) : `${percent(a.spread!.minOccupancy)}–${percent(a.spread!.maxOccupancy)}`}`).join(' · ');
+  const occ = withSpread
+    .map(
+      (a) =>
+        `${a.arch} ${a.spread!.minOccupancy === a.spread!.maxOccupancy ? percent(a.spread!.minOccupancy) : `${percent(a.spread!.minOccupancy)}–${percent(a.spread!.maxOccupancy)}`}`,
+    )
+    .join(' · ');
   const s = withSpread[0].spread!;
   return `${occ} over ${s.instances} instantiations (${s.minRegs === s.maxRegs ? s.minRegs : `${s.minRegs}–${s.maxRegs}`} regs)`;
 }
@@ -276,7 +372,12 @@ export function launchLensTitle(analysis: LaunchAnalysis): string {
   if (with_.length === 0) {
     if (analysis.perArch.some((a) => a.spread)) return `${analysis.threadsPerBlock} threads · ${spreadText(analysis)}`;
     const compile = analysis.perArch.map((a) => a.figures.compile).find((c) => c);
-    const state = compile?.state === 'running' ? 'ptxas running' : compile?.state === 'failed' ? 'nvcc failed' : 'registers unknown';
+    const state =
+      compile?.state === 'running'
+        ? 'ptxas running'
+        : compile?.state === 'failed'
+          ? 'nvcc failed'
+          : 'registers unknown';
     const budget = analysis.perArch.find((a) => a.budget);
     if (budget) {
       const [top, next] = budget.budget!;
@@ -309,21 +410,38 @@ export function nextStepLine(analysis: LaunchAnalysis, checks: ReportExtras['cap
   const r = p.result!;
   const { sharedMemory, blockSize } = p.nextStep!;
   const warps = Math.ceil(threads / 32);
-  const occAt = (blocks: number) => percent(Math.min(blocks * warps, r.maxWarpsPerMultiprocessor) / r.maxWarpsPerMultiprocessor);
+  const occAt = (blocks: number) =>
+    percent(Math.min(blocks * warps, r.maxWarpsPerMultiprocessor) / r.maxWarpsPerMultiprocessor);
   const steps: string[] = [];
   const cap = p.atRegisterCap;
   if (cap && p.figures.numRegs !== null && cap.numRegs < p.figures.numRegs) {
-    const bounds = p.launchBoundsCapForNext !== null ? ` Try \`__launch_bounds__(${threads}, ${cap.activeBlocks})\` (${checks.launchBounds ?? 'ptxas may spill to meet it'}).` : '';
+    const bounds =
+      p.launchBoundsCapForNext !== null
+        ? ` Try \`__launch_bounds__(${threads}, ${cap.activeBlocks})\` (${checks.launchBounds ?? 'ptxas may spill to meet it'}).`
+        : '';
     const flag = checks.maxrregcount ? ` With \`${checks.maxrregcount.fix}\`: ${checks.maxrregcount.text}.` : '';
-    steps.push(`at ≤ ${cap.numRegs} registers per thread, ${cap.activeBlocks} blocks fit (${percent(cap.occupancy)}) on ${p.arch}.${bounds}${flag}`);
+    steps.push(
+      `at ≤ ${cap.numRegs} registers per thread, ${cap.activeBlocks} blocks fit (${percent(cap.occupancy)}) on ${p.arch}.${bounds}${flag}`,
+    );
   }
   if (sharedMemory.maxSharedMemPerBlock !== null && r.limitingFactors.includes('sharedMemory')) {
-    steps.push(`at ≤ ${bytes(sharedMemory.maxSharedMemPerBlock)} shared memory per block (now ${bytes(r.allocatedSharedMemPerBlock)} allocated), ${sharedMemory.targetBlocks} blocks fit (${occAt(sharedMemory.targetBlocks)}).`);
+    steps.push(
+      `at ≤ ${bytes(sharedMemory.maxSharedMemPerBlock)} shared memory per block (now ${bytes(r.allocatedSharedMemPerBlock)} allocated), ${sharedMemory.targetBlocks} blocks fit (${occAt(sharedMemory.targetBlocks)}).`,
+    );
   }
-  if (blockSize.best && blockSize.best.blockSize !== threads && (analysis.launchBounds?.maxThreadsPerBlock ?? Infinity) >= blockSize.best.blockSize) {
-    steps.push(`${blockSize.best.blockSize} threads per block give ${percent(blockSize.best.occupancy)} (${blockSize.best.activeWarps} warps).`);
+  if (
+    blockSize.best &&
+    blockSize.best.blockSize !== threads &&
+    (analysis.launchBounds?.maxThreadsPerBlock ?? Infinity) >= blockSize.best.blockSize
+  ) {
+    steps.push(
+      `${blockSize.best.blockSize} threads per block give ${percent(blockSize.best.occupancy)} (${blockSize.best.activeWarps} warps).`,
+    );
   }
-  if (steps.length === 0) return r.occupancy >= 1 ? null : `**Next step:** nothing short of a different block shape raises occupancy on ${p.arch}: ${r.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')} bind.`;
+  if (steps.length === 0)
+    return r.occupancy >= 1
+      ? null
+      : `**Next step:** nothing short of a different block shape raises occupancy on ${p.arch}: ${r.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')} bind.`;
   return `**Next step:** ${steps.join(' ')}`;
 }
 
@@ -335,12 +453,15 @@ export function nextStepLine(analysis: LaunchAnalysis, checks: ReportExtras['cap
  */
 export function latencyLine(analysis: LaunchAnalysis): string | null {
   if (analysis.latencyPending && analysis.perArch.some((x) => x.result && x.result.activeWarps > 0)) {
-    return '**Latency (estimate):** waiting for the analysis of this kernel\'s loads (it runs in the background on a first open).';
+    return "**Latency (estimate):** waiting for the analysis of this kernel's loads (it runs in the background on a first open).";
   }
   const p = analysis.perArch.find((x) => x.latency);
   if (!p) return null;
   const { bandwidthBound: b, issueBound: i } = p.latency!;
-  const verdict = b.deficitWarps > 0 ? `${b.deficitWarps} short: about ${percent(b.coveredFraction)} of the latency is covered` : 'so latency is covered';
+  const verdict =
+    b.deficitWarps > 0
+      ? `${b.deficitWarps} short: about ${percent(b.coveredFraction)} of the latency is covered`
+      : 'so latency is covered';
   const p_ = b.assumptions.independentOpsPerWarp;
   const upper = issueBoundMatters(i, p.result!.maxWarpsPerMultiprocessor)
     ? ` Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`

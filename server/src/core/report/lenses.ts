@@ -25,16 +25,29 @@ export function lenses(report: DocumentReport, options: LensOptions = {}): Lens[
   for (const [kernel, analyses] of report.byKernel) {
     if (!kernel.isDefinition && analyses.length === 0) continue;
     const line = kernel.span.start.line;
-    found.push({ span: { start: { line, character: 0 }, end: { line, character: 0 } }, title: kernelLensTitle(kernel, analyses, report.compiled.get(kernel)), chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line } });
+    found.push({
+      span: { start: { line, character: 0 }, end: { line, character: 0 } },
+      title: kernelLensTitle(kernel, analyses, report.compiled.get(kernel)),
+      chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line },
+    });
   }
   for (const [kernel, view] of report.pressure) {
     if (view.peakLine === null) continue;
-    found.push({ span: { start: { line: view.peakLine, character: 0 }, end: { line: view.peakLine, character: 0 } }, title: pressureLensTitle(view), chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line }, action: 'pressure-heatmap' });
+    found.push({
+      span: { start: { line: view.peakLine, character: 0 }, end: { line: view.peakLine, character: 0 } },
+      title: pressureLensTitle(view),
+      chart: { uri, kernel: kernel.qualifiedName, line: kernel.nameSpan.start.line },
+      action: 'pressure-heatmap',
+    });
   }
   report.analyses.forEach((analysis, k) => {
     if (analysis.threadsPerBlock === null || !analysis.kernel) return;
     const waves = options.waves ? (report.gpus[k] ?? []).map(wavesShort).find((w) => w !== null) : undefined;
-    found.push({ span: analysis.launch.nameSpan, title: `${launchLensTitle(analysis)}${waves ? ` · ${waves}` : ''}`, chart: { uri, kernel: analysis.kernel.qualifiedName, line: analysis.launch.span.start.line } });
+    found.push({
+      span: analysis.launch.nameSpan,
+      title: `${launchLensTitle(analysis)}${waves ? ` · ${waves}` : ''}`,
+      chart: { uri, kernel: analysis.kernel.qualifiedName, line: analysis.launch.span.start.line },
+    });
   });
   return found;
 }

@@ -6,8 +6,12 @@ import { LIMIT_NAMES, percent } from './format';
 export function occupancyFindings(analyses: readonly LaunchAnalysis[], warnBelowPercent: number): Finding[] {
   const findings: Finding[] = [];
   for (const a of analyses) {
-    const name = a.launch.templateArgs ? `${a.launch.kernelName}<${a.launch.templateArgs.join(', ')}>` : a.launch.kernelName;
-    const low = a.perArch.filter((p) => p.result && p.result.activeBlocksPerMultiprocessor > 0 && p.result.occupancy * 100 < warnBelowPercent);
+    const name = a.launch.templateArgs
+      ? `${a.launch.kernelName}<${a.launch.templateArgs.join(', ')}>`
+      : a.launch.kernelName;
+    const low = a.perArch.filter(
+      (p) => p.result && p.result.activeBlocksPerMultiprocessor > 0 && p.result.occupancy * 100 < warnBelowPercent,
+    );
     if (warnBelowPercent > 0 && low.length) {
       findings.push({
         code: 'low-occupancy',

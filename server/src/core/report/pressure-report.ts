@@ -54,7 +54,12 @@ export interface KernelPressureView {
  * instructions whose `.loc` is in the document (`filePath`, as nvcc compiled it) and in the
  * kernel's span, inlined code counted at its call.
  */
-export function kernelPressures(kernels: readonly Kernel[], module: ModulePressure, filePath: string, allocated: (kernel: Kernel, entry: string, arch: string | null) => number | null = () => null): Map<Kernel, KernelPressureView> {
+export function kernelPressures(
+  kernels: readonly Kernel[],
+  module: ModulePressure,
+  filePath: string,
+  allocated: (kernel: Kernel, entry: string, arch: string | null) => number | null = () => null,
+): Map<Kernel, KernelPressureView> {
   const ids = fileIdsFor(module, filePath);
   const views = new Map<Kernel, KernelPressureView>();
   if (ids.size === 0) return views;
@@ -71,7 +76,13 @@ export function kernelPressures(kernels: readonly Kernel[], module: ModulePressu
   return views;
 }
 
-function viewOf(kernel: Kernel, entry: KernelPressure, ids: ReadonlySet<number>, arch: string | null, instances: number): KernelPressureView | null {
+function viewOf(
+  kernel: Kernel,
+  entry: KernelPressure,
+  ids: ReadonlySet<number>,
+  arch: string | null,
+  instances: number,
+): KernelPressureView | null {
   const first = kernel.span.start.line;
   const last = kernel.span.end.line;
   const lines = new Map<number, LinePressure>();
@@ -85,18 +96,31 @@ function viewOf(kernel: Kernel, entry: KernelPressure, ids: ReadonlySet<number>,
     if (!at) lines.set(line, (at = { line, live: 0, inlinedFrom: [] }));
     at.live = Math.max(at.live, ins.liveRegisters);
     const from = ins.inlinedFrom;
-    if (from && !at.inlinedFrom.some((f) => f.function === from.function && f.line === from.line)) at.inlinedFrom.push({ function: from.function, line: from.line });
+    if (from && !at.inlinedFrom.some((f) => f.function === from.function && f.line === from.line))
+      at.inlinedFrom.push({ function: from.function, line: from.line });
     if (ins.liveRegisters > peak) {
       peak = ins.liveRegisters;
       peakLine = line;
     }
   }
   if (lines.size === 0) return null;
-  return { kernel, entry: entry.name, instances, arch, peak, peakLine, lines: [...lines.values()].sort((a, b) => a.line - b.line), allocated: null };
+  return {
+    kernel,
+    entry: entry.name,
+    instances,
+    arch,
+    peak,
+    peakLine,
+    lines: [...lines.values()].sort((a, b) => a.line - b.line),
+    allocated: null,
+  };
 }
 
 /** The kernel whose body holds `position`, and the pressure of its line, if the PTX has it. */
-export function pressureAt(pressure: ReadonlyMap<Kernel, KernelPressureView>, position: Position): { view: KernelPressureView; line: LinePressure } | null {
+export function pressureAt(
+  pressure: ReadonlyMap<Kernel, KernelPressureView>,
+  position: Position,
+): { view: KernelPressureView; line: LinePressure } | null {
   for (const view of pressure.values()) {
     const body = view.kernel.bodySpan;
     if (!body || position.line < body.start.line || position.line > body.end.line) continue;
@@ -108,10 +132,18 @@ export function pressureAt(pressure: ReadonlyMap<Kernel, KernelPressureView>, po
 
 /** "About 17 values live at this line (PTX, before register allocation; ptxas allocated 20). …" */
 export function pressureHoverMarkdown(view: KernelPressureView, line: LinePressure): string {
-  const allocated = view.allocated !== null ? `; ptxas allocated ${view.allocated}${view.arch ? ` on ${view.arch}` : ''}` : '';
-  const parts = [`**Register pressure (estimate):** about ${line.live} values live at this line (PTX, before register allocation${allocated}).`];
-  const inlined = line.inlinedFrom.map((f) => `${f.function ? `\`${f.function.replace(/`/g, "'")}\`` : 'a device function'} at line ${f.line}`);
-  if (inlined.length) parts.push(`Counts code inlined from ${inlined.slice(0, 3).join(', ')}${inlined.length > 3 ? ` and ${inlined.length - 3} more` : ''}.`);
+  const allocated =
+    view.allocated !== null ? `; ptxas allocated ${view.allocated}${view.arch ? ` on ${view.arch}` : ''}` : '';
+  const parts = [
+    `**Register pressure (estimate):** about ${line.live} values live at this line (PTX, before register allocation${allocated}).`,
+  ];
+  const inlined = line.inlinedFrom.map(
+    (f) => `${f.function ? `\`${f.function.replace(/`/g, "'")}\`` : 'a device function'} at line ${f.line}`,
+  );
+  if (inlined.length)
+    parts.push(
+      `Counts code inlined from ${inlined.slice(0, 3).join(', ')}${inlined.length > 3 ? ` and ${inlined.length - 3} more` : ''}.`,
+    );
   if (view.peakLine === line.line) parts.push(`The kernel's pressure peaks here.`);
   else if (view.peakLine !== null) parts.push(`The kernel peaks at about ${view.peak} on line ${view.peakLine + 1}.`);
   if (view.instances > 1) parts.push(`Of ${view.instances} instantiations, the one with the highest peak.`);

@@ -60,17 +60,30 @@ export interface FindingInView {
 }
 
 /** The fixes for launches that `span` overlaps, and for the findings in view. */
-export function quickFixes(report: DocumentReport, span: Span, findings: readonly FindingInView[], context: QuickFixContext = {}): QuickFix[] {
+export function quickFixes(
+  report: DocumentReport,
+  span: Span,
+  findings: readonly FindingInView[],
+  context: QuickFixContext = {},
+): QuickFix[] {
   const fixes: QuickFix[] = [];
   for (const analysis of report.analyses) {
     if (!overlaps(analysis.launch.span, span)) continue;
-    fixes.push(...exceedsBoundsActions(report, analysis), ...launchBoundsActions(report, analysis, context), ...blockSizeActions(report, analysis), ...maxrregcountActions(report, analysis));
+    fixes.push(
+      ...exceedsBoundsActions(report, analysis),
+      ...launchBoundsActions(report, analysis, context),
+      ...blockSizeActions(report, analysis),
+      ...maxrregcountActions(report, analysis),
+    );
   }
   for (const finding of findings) {
     if (finding.code !== 'dynamic-smem-needs-opt-in') continue;
     // The launch the finding is on: the one starting where it starts (launch spans of broken code can overlap).
-    const at = (a: LaunchAnalysis) => a.launch.span.start.line === finding.span.start.line && a.launch.span.start.character === finding.span.start.character;
-    const analysis = report.analyses.find(at) ?? report.analyses.find((a) => contains(a.launch.span, finding.span.start));
+    const at = (a: LaunchAnalysis) =>
+      a.launch.span.start.line === finding.span.start.line &&
+      a.launch.span.start.character === finding.span.start.character;
+    const analysis =
+      report.analyses.find(at) ?? report.analyses.find((a) => contains(a.launch.span, finding.span.start));
     const fix = analysis && optInAction(report, analysis, { code: finding.code, span: finding.span }, context);
     if (fix) fixes.push(fix);
   }
@@ -96,7 +109,8 @@ function first(analysis: LaunchAnalysis) {
 function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis): QuickFix[] {
   const bounds = analysis.launchBounds;
   const threads = analysis.threadsPerBlock;
-  if (!bounds || bounds.maxThreadsPerBlock === null || threads === null || threads <= bounds.maxThreadsPerBlock) return [];
+  if (!bounds || bounds.maxThreadsPerBlock === null || threads === null || threads <= bounds.maxThreadsPerBlock)
+    return [];
   const actions: QuickFix[] = [];
   const block = blockArgumentRange(report, analysis);
   if (block && /^\d+$/.test(analysis.launch.block.text.trim())) {
@@ -115,7 +129,12 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
     actions.push({
       title: `Raise the bound to \`__launch_bounds__(${threads}${bounds.args.length > 1 ? ', …' : ''})\` (ptxas then compiles ${kernel.name} for ${threads}-thread blocks, with fewer registers per thread if it must)`,
       kind: 'quickfix',
-      edits: [{ span: { start: positionAt(source, start), end: positionAt(source, start + literal[2].length) }, newText: String(threads) }],
+      edits: [
+        {
+          span: { start: positionAt(source, start), end: positionAt(source, start + literal[2].length) },
+          newText: String(threads),
+        },
+      ],
     });
   }
   return actions;
@@ -132,7 +151,9 @@ function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis, c
   if (proposal.disabled) return [{ title: proposal.title, kind: 'quickfix', disabled: proposal.disabled }];
   const checked = capCheckText(analysis, proposal.arch, report.capChecks.get(proposal.cap.key));
   const title = checked ? `${proposal.title} — ${checked}` : proposal.title;
-  return [{ title: proposal.over ? `${title} ⚠ ${proposal.over}` : title, kind: 'quickfix', edits: proposal.cap.edits }];
+  return [
+    { title: proposal.over ? `${title} ⚠ ${proposal.over}` : title, kind: 'quickfix', edits: proposal.cap.edits },
+  ];
 }
 
 interface CapProposal {
@@ -145,35 +166,66 @@ interface CapProposal {
   over?: string | null;
 }
 
-function launchBoundsProposal(report: DocumentReport, analysis: LaunchAnalysis, context: QuickFixContext): CapProposal | null {
+function launchBoundsProposal(
+  report: DocumentReport,
+  analysis: LaunchAnalysis,
+  context: QuickFixContext,
+): CapProposal | null {
   const kernel = analysis.kernel;
   const p = first(analysis);
   const threads = analysis.threadsPerBlock;
   if (!kernel || !p || threads === null || !kernel.isDefinition || !sameDocument(report, kernel)) return null;
   const cap = p.atRegisterCap;
-  if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs) return null;
+  if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs)
+    return null;
   const target = cap.activeBlocks;
   const cluster = kernel.launchBounds?.args[2]?.trim();
   const text = `__launch_bounds__(${threads}, ${target}${cluster ? `, ${cluster}` : ''})`;
   const title = `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`;
   const base = { key: launchBoundsCapKey(kernel, text), kind: 'launch-bounds' as const, fix: text, kernel, flag: null };
   if (!kernel.launchBounds) {
-    const macro = macroSupplyingBounds(report.facts.source, kernel, (name) => context.macroBody?.(name) ?? localMacro(report, name));
+    const macro = macroSupplyingBounds(
+      report.facts.source,
+      kernel,
+      (name) => context.macroBody?.(name) ?? localMacro(report, name),
+    );
     if (macro) return { cap: { ...base, edits: [] }, title, arch: p.arch, disabled: macro };
   }
   const source = report.facts.source;
   const at = positionAt(source, declaratorStart(source, offsetAt(source, kernel.nameSpan.start)));
-  const edit: SourceEdit = kernel.launchBounds ? { span: kernel.launchBounds.span, newText: text } : { span: { start: at, end: at }, newText: `${text} ` };
-  return { cap: { ...base, edits: [edit] }, title, arch: p.arch, over: launchesOver(report, analysis, kernel, threads, context) };
+  const edit: SourceEdit = kernel.launchBounds
+    ? { span: kernel.launchBounds.span, newText: text }
+    : { span: { start: at, end: at }, newText: `${text} ` };
+  return {
+    cap: { ...base, edits: [edit] },
+    title,
+    arch: p.arch,
+    over: launchesOver(report, analysis, kernel, threads, context),
+  };
 }
 
 function maxrregcountProposal(analysis: LaunchAnalysis): CapProposal | null {
   const p = first(analysis);
   const cap = p?.atRegisterCap;
-  if (!p || !cap || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs || p.figures.source !== 'ptxas' || !analysis.kernel) return null;
+  if (
+    !p ||
+    !cap ||
+    p.figures.numRegs === null ||
+    cap.numRegs >= p.figures.numRegs ||
+    p.figures.source !== 'ptxas' ||
+    !analysis.kernel
+  )
+    return null;
   const arg = `-maxrregcount=${cap.numRegs}`;
   return {
-    cap: { key: maxrregcountCapKey(analysis.kernel, cap.numRegs), kind: 'maxrregcount', fix: arg, kernel: analysis.kernel, edits: [], flag: arg },
+    cap: {
+      key: maxrregcountCapKey(analysis.kernel, cap.numRegs),
+      kind: 'maxrregcount',
+      fix: arg,
+      kernel: analysis.kernel,
+      edits: [],
+      flag: arg,
+    },
     title: `Limit registers with \`${arg}\` (all kernels compiled with these settings; ${cap.activeBlocks} blocks/SM for ${analysis.launch.kernelName} on ${p.arch})`,
     arch: p.arch,
   };
@@ -183,7 +235,10 @@ function maxrregcountProposal(analysis: LaunchAnalysis): CapProposal | null {
  * The register caps the document's fixes propose, per launch: what the adapters compile to check
  * them with ptxas (a cap offered greyed out, beside a macro, is not checked).
  */
-export function registerCaps(report: DocumentReport, context: QuickFixContext = {}): Array<{ analysis: LaunchAnalysis; cap: RegisterCap; arch: string }> {
+export function registerCaps(
+  report: DocumentReport,
+  context: QuickFixContext = {},
+): Array<{ analysis: LaunchAnalysis; cap: RegisterCap; arch: string }> {
   const found: Array<{ analysis: LaunchAnalysis; cap: RegisterCap; arch: string }> = [];
   for (const analysis of report.analyses) {
     for (const proposal of [launchBoundsProposal(report, analysis, context), maxrregcountProposal(analysis)]) {
@@ -225,13 +280,40 @@ function declaratorStart(source: SourceText, nameStart: number): number {
 
 /** Words that may stand between a kernel's first specifier and its name without supplying bounds. */
 const KNOWN_HEADER_WORDS: ReadonlySet<string> = new Set([
-  '__global__', '__device__', '__host__', '__forceinline__', '__noinline__', '__inline__', 'inline', 'static', 'extern', 'void',
-  'constexpr', 'template', 'typename', 'class', 'struct', 'noexcept', '__launch_bounds__', '__cluster_dims__', '__maxnreg__',
-  '__attribute__', '__declspec', '__restrict__', 'alignas', 'friend', 'virtual', 'explicit',
+  '__global__',
+  '__device__',
+  '__host__',
+  '__forceinline__',
+  '__noinline__',
+  '__inline__',
+  'inline',
+  'static',
+  'extern',
+  'void',
+  'constexpr',
+  'template',
+  'typename',
+  'class',
+  'struct',
+  'noexcept',
+  '__launch_bounds__',
+  '__cluster_dims__',
+  '__maxnreg__',
+  '__attribute__',
+  '__declspec',
+  '__restrict__',
+  'alignas',
+  'friend',
+  'virtual',
+  'explicit',
 ]);
 
 /** Why no `__launch_bounds__` may be added to `kernel`: a word in its header that is (or may be) a macro supplying one. */
-function macroSupplyingBounds(source: SourceText, kernel: Kernel, macroBody: (name: string) => string | null): string | null {
+function macroSupplyingBounds(
+  source: SourceText,
+  kernel: Kernel,
+  macroBody: (name: string) => string | null,
+): string | null {
   const masked = source.masked;
   let i = offsetAt(source, kernel.headerSpan.start);
   const end = declaratorStart(source, offsetAt(source, kernel.nameSpan.start));
@@ -266,8 +348,10 @@ function macroSupplyingBounds(source: SourceText, kernel: Kernel, macroBody: (na
     i = j - 1;
     if (KNOWN_HEADER_WORDS.has(word)) continue;
     const body = macroBody(word);
-    if (body === null) return `\`${word}\` in the header of ${kernel.name} is a macro whose definition is not in view: it may supply \`__launch_bounds__\` already, and a second one would not compile`;
-    if (/\b__launch_bounds__\b/.test(body)) return `\`${word}\` already supplies \`${body.trim()}\` to ${kernel.name}: change the bound in its definition (a second one would not compile)`;
+    if (body === null)
+      return `\`${word}\` in the header of ${kernel.name} is a macro whose definition is not in view: it may supply \`__launch_bounds__\` already, and a second one would not compile`;
+    if (/\b__launch_bounds__\b/.test(body))
+      return `\`${word}\` already supplies \`${body.trim()}\` to ${kernel.name}: change the bound in its definition (a second one would not compile)`;
   }
   return null;
 }
@@ -279,9 +363,22 @@ function localMacro(report: DocumentReport, name: string): string | null {
 }
 
 /** The other launches of `kernel` that a bound of `threads` threads would make fail, as a warning, or null. */
-function launchesOver(report: DocumentReport, analysis: LaunchAnalysis, kernel: Kernel, threads: number, context: QuickFixContext): string | null {
+function launchesOver(
+  report: DocumentReport,
+  analysis: LaunchAnalysis,
+  kernel: Kernel,
+  threads: number,
+  context: QuickFixContext,
+): string | null {
   const here = report.analyses
-    .filter((a) => a !== analysis && a.kernel && a.kernel.nameSpan === kernel.nameSpan && a.threadsPerBlock !== null && a.threadsPerBlock > threads)
+    .filter(
+      (a) =>
+        a !== analysis &&
+        a.kernel &&
+        a.kernel.nameSpan === kernel.nameSpan &&
+        a.threadsPerBlock !== null &&
+        a.threadsPerBlock > threads,
+    )
     .map((a) => `${a.threadsPerBlock} threads at line ${a.launch.span.start.line + 1}`);
   const elsewhere = (context.otherLaunches?.(kernel) ?? [])
     .filter((l) => l.threads !== null && l.threads > threads)
@@ -303,7 +400,12 @@ function baseName(p: string): string {
 function blockSizeActions(report: DocumentReport, analysis: LaunchAnalysis): QuickFix[] {
   const p = first(analysis);
   const block = analysis.launch.block;
-  if (!p || !/^\d+$/.test(block.text.trim()) || (analysis.threadsPerBlock !== null && analysis.threadsPerBlock <= WARP_SIZE)) return [];
+  if (
+    !p ||
+    !/^\d+$/.test(block.text.trim()) ||
+    (analysis.threadsPerBlock !== null && analysis.threadsPerBlock <= WARP_SIZE)
+  )
+    return [];
   const best = p.nextStep!.blockSize.best;
   const bound = analysis.launchBounds?.maxThreadsPerBlock ?? null;
   if (!best || (bound !== null && best.blockSize > bound) || best.blockSize === analysis.threadsPerBlock) return [];
@@ -339,25 +441,45 @@ const WARP_SIZE = 32;
  * launch runs (insertion-point.ts): before the launch's statement, in braces with it when that statement is a
  * brace-less body, else a comma expression around the launch. New lines end as the file's do.
  */
-function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: { code: string; span: Span }, context: QuickFixContext): QuickFix | null {
+function optInAction(
+  report: DocumentReport,
+  analysis: LaunchAnalysis,
+  finding: { code: string; span: Span },
+  context: QuickFixContext,
+): QuickFix | null {
   const bytesNeeded = analysis.dynamicSmemBytes;
   if (bytesNeeded === null || analysis.launch.inMacro) return null;
   const source = report.facts.source;
   const start = offsetAt(source, analysis.launch.span.start);
   const end = offsetAt(source, analysis.launch.span.end);
-  const kernelExpr = analysis.launch.templateArgs ? `${analysis.launch.kernelName}<${analysis.launch.templateArgs.join(', ')}>` : analysis.launch.kernelName;
+  const kernelExpr = analysis.launch.templateArgs
+    ? `${analysis.launch.kernelName}<${analysis.launch.templateArgs.join(', ')}>`
+    : analysis.launch.kernelName;
   const call = `cudaFuncSetAttribute(${kernelExpr}, cudaFuncAttributeMaxDynamicSharedMemorySize, ${bytesNeeded})`;
   const title = `Opt in to ${bytesNeeded} bytes of dynamic shared memory: insert \`${call};\``;
   // A template launched with deduced arguments names no one function: `cudaFuncSetAttribute(k, ...)` would not compile.
   if (analysis.kernel?.templateParams && !analysis.launch.templateArgs) {
-    return { title, kind: 'quickfix', fixes: finding, disabled: `${analysis.launch.kernelName} is a template whose arguments this launch deduces: call cudaFuncSetAttribute on the instantiation it launches (\`${analysis.launch.kernelName}<...>\`)` };
+    return {
+      title,
+      kind: 'quickfix',
+      fixes: finding,
+      disabled: `${analysis.launch.kernelName} is a template whose arguments this launch deduces: call cudaFuncSetAttribute on the instantiation it launches (\`${analysis.launch.kernelName}<...>\`)`,
+    };
   }
   // An overloaded name does not say which function either.
   if (analysis.kernel && isOverloaded(report, analysis.kernel, context)) {
-    return { title, kind: 'quickfix', fixes: finding, disabled: `${analysis.launch.kernelName} is overloaded: call cudaFuncSetAttribute on the overload this launch runs (cast the name to its function pointer type)` };
+    return {
+      title,
+      kind: 'quickfix',
+      fixes: finding,
+      disabled: `${analysis.launch.kernelName} is overloaded: call cudaFuncSetAttribute on the overload this launch runs (cast the name to its function pointer type)`,
+    };
   }
   const point = insertionPointFor(source, findDirectiveRanges(source), start, end);
-  const insert = (offset: number, newText: string): SourceEdit => ({ span: { start: positionAt(source, offset), end: positionAt(source, offset) }, newText });
+  const insert = (offset: number, newText: string): SourceEdit => ({
+    span: { start: positionAt(source, offset), end: positionAt(source, offset) },
+    newText,
+  });
   let edits: SourceEdit[];
   let where: string;
   if (point.kind === 'comma') {
@@ -369,13 +491,18 @@ function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: 
     const before = point.ownLine ? `${call};${eol}${indent}` : `${call}; `;
     if (!point.braces) {
       edits = [insert(point.statementStart, before)];
-      where = 'before the launch\'s statement';
+      where = "before the launch's statement";
     } else {
       const headerLine = indentOf(source.text, point.braces.afterHeader);
       const close = point.ownLine ? `${eol}${headerLine}}` : ' }';
-      edits = point.braces.afterHeader === point.statementStart
-        ? [insert(point.statementStart, `{ ${before}`), insert(point.braces.statementEnd, close)]
-        : [insert(point.braces.afterHeader, ' {'), insert(point.statementStart, before), insert(point.braces.statementEnd, close)];
+      edits =
+        point.braces.afterHeader === point.statementStart
+          ? [insert(point.statementStart, `{ ${before}`), insert(point.braces.statementEnd, close)]
+          : [
+              insert(point.braces.afterHeader, ' {'),
+              insert(point.statementStart, before),
+              insert(point.braces.statementEnd, close),
+            ];
       where = `before the launch, in braces with it (the body of the \`${point.braces.kind}\`)`;
     }
   }
@@ -390,14 +517,22 @@ function optInAction(report: DocumentReport, analysis: LaunchAnalysis, finding: 
 
 /** Whether kernels of `kernel`'s qualified name, here or elsewhere in the workspace, take different parameters. */
 function isOverloaded(report: DocumentReport, kernel: Kernel, context: QuickFixContext): boolean {
-  const same = [...report.facts.kernels, ...(context.kernelsNamed?.(kernel.qualifiedName) ?? [])].filter((k) => k.qualifiedName === kernel.qualifiedName);
+  const same = [...report.facts.kernels, ...(context.kernelsNamed?.(kernel.qualifiedName) ?? [])].filter(
+    (k) => k.qualifiedName === kernel.qualifiedName,
+  );
   return new Set(same.map(parameterTypes)).size > 1;
 }
 
 /** A kernel's parameter list without parameter names and default arguments (a declaration and its definition agree). */
 function parameterTypes(kernel: Kernel): string {
   return kernel.parameters
-    .map((p) => p.replace(/=[\s\S]*$/, '').replace(/\s+/g, ' ').trim().replace(/(\S)\s*\b[A-Za-z_]\w*$/, (all, before: string) => (/[\w*&\]]/.test(before) ? before : all)))
+    .map((p) =>
+      p
+        .replace(/=[\s\S]*$/, '')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .replace(/(\S)\s*\b[A-Za-z_]\w*$/, (all, before: string) => (/[\w*&\]]/.test(before) ? before : all)),
+    )
     .join(',');
 }
 

@@ -21,7 +21,8 @@ export interface CapFigures {
 }
 
 /** Where a cap's check stands: compiling, ptxas's figures per architecture, or why there are none. */
-export type CapCheck = { state: 'checking' } | { state: 'done'; perArch: Record<string, CapFigures> } | { state: 'failed'; message: string };
+export type CapCheck =
+  { state: 'checking' } | { state: 'done'; perArch: Record<string, CapFigures> } | { state: 'failed'; message: string };
 
 export interface CapEdit {
   span: { start: { line: number; character: number }; end: { line: number; character: number } };
@@ -52,20 +53,38 @@ export function maxrregcountCapKey(kernel: Kernel, numRegs: number): string {
 
 /** The document's text with a cap's edits applied (edits do not overlap). */
 export function variantText(source: SourceText, edits: readonly CapEdit[]): string {
-  const ordered = edits.map((e) => ({ start: offsetAt(source, e.span.start), end: offsetAt(source, e.span.end), text: e.newText })).sort((a, b) => b.start - a.start);
+  const ordered = edits
+    .map((e) => ({ start: offsetAt(source, e.span.start), end: offsetAt(source, e.span.end), text: e.newText }))
+    .sort((a, b) => b.start - a.start);
   let text = source.text;
   for (const e of ordered) text = text.slice(0, e.start) + e.text + text.slice(e.end);
   return text;
 }
 
 /** Per architecture of the launch: ptxas's figures under the cap and the occupancy they give at the launch's block. */
-export function checkedOccupancy(analysis: LaunchAnalysis, check: CapCheck | undefined): Record<string, CapFigures & { occupancy: number | null }> | null {
+export function checkedOccupancy(
+  analysis: LaunchAnalysis,
+  check: CapCheck | undefined,
+): Record<string, CapFigures & { occupancy: number | null }> | null {
   if (!check || check.state !== 'done') return null;
   const out: Record<string, CapFigures & { occupancy: number | null }> = {};
   for (const p of analysis.perArch) {
     const f = check.perArch[p.arch];
     if (!f) continue;
-    const at = occupancyFor(p.arch, { ...p.figures, numRegs: f.numRegs, spillStoreBytes: f.spillStoreBytes, spillLoadBytes: f.spillLoadBytes, stackFrameBytes: f.stackFrameBytes, instances: undefined }, analysis.threadsPerBlock, analysis.dynamicSmemBytes, analysis.kernel);
+    const at = occupancyFor(
+      p.arch,
+      {
+        ...p.figures,
+        numRegs: f.numRegs,
+        spillStoreBytes: f.spillStoreBytes,
+        spillLoadBytes: f.spillLoadBytes,
+        stackFrameBytes: f.stackFrameBytes,
+        instances: undefined,
+      },
+      analysis.threadsPerBlock,
+      analysis.dynamicSmemBytes,
+      analysis.kernel,
+    );
     out[p.arch] = { ...f, occupancy: at.result && !at.fails ? at.result.occupancy : null };
   }
   return out;
@@ -82,7 +101,9 @@ export function capCheckText(analysis: LaunchAnalysis, arch: string, check: CapC
   const f = checkedOccupancy(analysis, check)?.[arch];
   if (!f) return null;
   const spills = f.spillStoreBytes > 0 || f.spillLoadBytes > 0;
-  const spillText = spills ? `${bytes(f.spillStoreBytes)} spill stores / ${bytes(f.spillLoadBytes)} loads` : 'no spills';
+  const spillText = spills
+    ? `${bytes(f.spillStoreBytes)} spill stores / ${bytes(f.spillLoadBytes)} loads`
+    : 'no spills';
   const occupancy = f.occupancy !== null ? ` → ${percent(f.occupancy)}` : '';
   return `ptxas: ${f.numRegs} registers, ${spillText}${occupancy}${spills ? ': the spills may cost more than the occupancy gains' : ''}`;
 }

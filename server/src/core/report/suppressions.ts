@@ -50,7 +50,7 @@ export function findSuppressions(source: SourceText): Suppression[] {
 /** `findings` without the ones the directives switch off. */
 export function withoutSuppressed(findings: readonly Finding[], suppressions: readonly Suppression[]): Finding[] {
   if (suppressions.length === 0) return [...findings];
-  const covers = (s: Suppression, f: Finding) => (s.codes === null || s.codes.includes(f.code)) && (s.scope === 'file' || s.line === f.span.start.line);
+  const covers = (s: Suppression, f: Finding) =>
+    (s.codes === null || s.codes.includes(f.code)) && (s.scope === 'file' || s.line === f.span.start.line);
   return findings.filter((f) => !suppressions.some((s) => covers(s, f)));
 }
-

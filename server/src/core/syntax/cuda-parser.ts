@@ -51,7 +51,10 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
       // Read in small pieces when re-parsing: it reads a few tokens at each place the edit
       // reaches, and a whole string is copied into the parser 5,000 characters at a time.
       if (!oldTree) countFromScratch();
-      let tree = parser.parse(oldTree ? (index: number) => input.slice(index, index + INCREMENTAL_READ) : input, oldTree ?? null);
+      let tree = parser.parse(
+        oldTree ? (index: number) => input.slice(index, index + INCREMENTAL_READ) : input,
+        oldTree ?? null,
+      );
       // After error recovery an incremental parse can differ from a fresh one
       // (tree-sitter/tree-sitter#1444, #633): it is kept only where it cannot depend on the
       // edits that led to it (see settledAround), else the text is parsed from scratch.
@@ -115,7 +118,11 @@ function settledAround(old: Tree, now: Tree, reread?: { start: number; end: numb
   }
   if (first < 0) return false;
   const region = { start: root.child(first)!.startIndex, end: root.child(last)!.endIndex };
-  if (root.children.slice(first, last + 1).some((c) => c!.hasError) && !(reread && reread.start <= region.start && region.end <= reread.end)) return false;
+  if (
+    root.children.slice(first, last + 1).some((c) => c!.hasError) &&
+    !(reread && reread.start <= region.start && region.end <= reread.end)
+  )
+    return false;
   const before = first > 0 ? root.child(first - 1) : null;
   const after = last + 1 < root.childCount ? root.child(last + 1) : null;
   return (!before || before.parseState !== NO_STATE) && (!after || after.parseState !== NO_STATE);
@@ -131,7 +138,14 @@ function rereadEdited(old: Tree): { start: number; end: number } | null {
   if (edited.length === 0) return null;
   const first = edited[0]!;
   const last = edited[edited.length - 1]!;
-  old.edit({ startIndex: first.startIndex, oldEndIndex: last.endIndex, newEndIndex: last.endIndex, startPosition: first.startPosition, oldEndPosition: last.endPosition, newEndPosition: last.endPosition });
+  old.edit({
+    startIndex: first.startIndex,
+    oldEndIndex: last.endIndex,
+    newEndIndex: last.endIndex,
+    startPosition: first.startPosition,
+    oldEndPosition: last.endPosition,
+    newEndPosition: last.endPosition,
+  });
   return { start: first.startIndex, end: last.endIndex };
 }
 

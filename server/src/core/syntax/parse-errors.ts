@@ -8,7 +8,13 @@ export function collectParseErrors(tree: Tree, source: SourceText, limit = 100):
   if (!tree.rootNode.hasError) return spans;
   // From offsets, not tree points: a MISSING node can sit between the `\r` and `\n` of a
   // line end, which no LSP position names; it is moved before the `\r`.
-  const at = (offset: number) => positionAt(source, offset > 0 && source.text.charCodeAt(offset - 1) === 13 && source.text.charCodeAt(offset) === 10 ? offset - 1 : offset);
+  const at = (offset: number) =>
+    positionAt(
+      source,
+      offset > 0 && source.text.charCodeAt(offset - 1) === 13 && source.text.charCodeAt(offset) === 10
+        ? offset - 1
+        : offset,
+    );
   const cursor = tree.walk();
   let visitedChildren = false;
   for (;;) {

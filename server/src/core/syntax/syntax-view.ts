@@ -38,7 +38,8 @@ export class SyntaxViews {
 
   /** The view of `node`, a node of this tree (or of `also`). */
   view(node: SyntaxNode): NodeView {
-    if (node.tree !== this.tree && (this.also === undefined || node.tree !== this.also)) throw new Error('SyntaxViews: a node of another tree');
+    if (node.tree !== this.tree && (this.also === undefined || node.tree !== this.also))
+      throw new Error('SyntaxViews: a node of another tree');
     let view = this.views.get(node.id);
     if (!view) {
       view = new NodeView(node, this);
@@ -167,5 +168,10 @@ export class NodeView {
 // Views live for one analysis; one view is kept between analyses so that V8 keeps its hidden class
 // (see engine-seams.ts). Of a node of no tree: a real tree would keep its document's text alive.
 const standInTree = { language: { fields: [] } } as unknown as Tree;
-const standInNode = { id: 0, startIndex: 0, startPosition: { row: 0, column: 0 }, tree: standInTree } as unknown as SyntaxNode;
+const standInNode = {
+  id: 0,
+  startIndex: 0,
+  startPosition: { row: 0, column: 0 },
+  tree: standInTree,
+} as unknown as SyntaxNode;
 keepAlive([new NodeView(standInNode, new SyntaxViews(standInTree))]);

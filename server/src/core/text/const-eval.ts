@@ -12,23 +12,89 @@ export type Lookup = (name: string) => number | null;
 
 /** Bytes of the built-in and CUDA vector types `sizeof` knows. */
 export const BUILTIN_TYPE_SIZES: Readonly<Record<string, number>> = {
-  char: 1, 'signed char': 1, 'unsigned char': 1, bool: 1, int8_t: 1, uint8_t: 1, char1: 1, uchar1: 1,
-  short: 2, 'unsigned short': 2, int16_t: 2, uint16_t: 2, half: 2, __half: 2, __nv_bfloat16: 2, nv_bfloat16: 2,
-  char2: 2, uchar2: 2, short1: 2, ushort1: 2,
-  int: 4, unsigned: 4, 'unsigned int': 4, float: 4, int32_t: 4, uint32_t: 4, half2: 4, __half2: 4,
-  __nv_bfloat162: 4, nv_bfloat162: 4, char4: 4, uchar4: 4, short2: 4, ushort2: 4, int1: 4, uint1: 4, float1: 4,
-  long: 8, 'unsigned long': 8, 'long long': 8, 'unsigned long long': 8, double: 8, int64_t: 8, uint64_t: 8,
-  size_t: 8, ptrdiff_t: 8, int2: 8, uint2: 8, float2: 8, short4: 8, ushort4: 8, long1: 8, ulong1: 8,
-  longlong1: 8, ulonglong1: 8, double1: 8,
-  int3: 12, uint3: 12, float3: 12,
-  int4: 16, uint4: 16, float4: 16, double2: 16, long2: 16, ulong2: 16, longlong2: 16, ulonglong2: 16,
-  double3: 24, double4: 32, long4: 32, ulong4: 32, longlong4: 32, ulonglong4: 32,
+  char: 1,
+  'signed char': 1,
+  'unsigned char': 1,
+  bool: 1,
+  int8_t: 1,
+  uint8_t: 1,
+  char1: 1,
+  uchar1: 1,
+  short: 2,
+  'unsigned short': 2,
+  int16_t: 2,
+  uint16_t: 2,
+  half: 2,
+  __half: 2,
+  __nv_bfloat16: 2,
+  nv_bfloat16: 2,
+  char2: 2,
+  uchar2: 2,
+  short1: 2,
+  ushort1: 2,
+  int: 4,
+  unsigned: 4,
+  'unsigned int': 4,
+  float: 4,
+  int32_t: 4,
+  uint32_t: 4,
+  half2: 4,
+  __half2: 4,
+  __nv_bfloat162: 4,
+  nv_bfloat162: 4,
+  char4: 4,
+  uchar4: 4,
+  short2: 4,
+  ushort2: 4,
+  int1: 4,
+  uint1: 4,
+  float1: 4,
+  long: 8,
+  'unsigned long': 8,
+  'long long': 8,
+  'unsigned long long': 8,
+  double: 8,
+  int64_t: 8,
+  uint64_t: 8,
+  size_t: 8,
+  ptrdiff_t: 8,
+  int2: 8,
+  uint2: 8,
+  float2: 8,
+  short4: 8,
+  ushort4: 8,
+  long1: 8,
+  ulong1: 8,
+  longlong1: 8,
+  ulonglong1: 8,
+  double1: 8,
+  int3: 12,
+  uint3: 12,
+  float3: 12,
+  int4: 16,
+  uint4: 16,
+  float4: 16,
+  double2: 16,
+  long2: 16,
+  ulong2: 16,
+  longlong2: 16,
+  ulonglong2: 16,
+  double3: 24,
+  double4: 32,
+  long4: 32,
+  ulong4: 32,
+  longlong4: 32,
+  ulonglong4: 32,
 };
 
 export function sizeofType(typeText: string): number | null {
   // One word (`float`, `T`): what the general case below reads it as.
-  if (ONE_WORD.test(typeText) && typeText !== 'const' && typeText !== 'volatile') return BUILTIN_TYPE_SIZES[typeText] ?? null;
-  const normalized = typeText.replace(/\b(const|volatile)\b/g, '').replace(/\s+/g, ' ').trim();
+  if (ONE_WORD.test(typeText) && typeText !== 'const' && typeText !== 'volatile')
+    return BUILTIN_TYPE_SIZES[typeText] ?? null;
+  const normalized = typeText
+    .replace(/\b(const|volatile)\b/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (/\*\s*$/.test(normalized)) return 8;
   const withoutStd = normalized.replace(/^std::/, '');
   return BUILTIN_TYPE_SIZES[withoutStd] ?? null;
@@ -38,7 +104,34 @@ const ONE_WORD = /^\w+$/;
 
 type Token = { kind: 'num'; value: number } | { kind: 'id'; text: string } | { kind: 'op'; text: string };
 
-const OPERATORS: readonly string[] = ['<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '::', '+', '-', '*', '/', '%', '(', ')', '?', ':', '<', '>', '&', '|', '^', '~', '!', ','];
+const OPERATORS: readonly string[] = [
+  '<<',
+  '>>',
+  '<=',
+  '>=',
+  '==',
+  '!=',
+  '&&',
+  '||',
+  '::',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '(',
+  ')',
+  '?',
+  ':',
+  '<',
+  '>',
+  '&',
+  '|',
+  '^',
+  '~',
+  '!',
+  ',',
+];
 
 // Sticky: each matches exactly at its `lastIndex`.
 const NUMBER = /(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*(\.[0-9]*)?([eE][+-]?[0-9]+)?)([uUlLfF]*)/y;
@@ -49,7 +142,11 @@ const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
  * texts (`256`, `BLOCK`, `(n + 255) / 256`) are evaluated at every version of a file.
  * Tokenized from a copy: the identifiers cut from it must not keep the document's text alive.
  */
-const tokensOf: (text: string) => readonly Token[] | null = memoByText('expression tokens', (text: string) => text, (text: string) => tokenize(ownCopy(text)));
+const tokensOf: (text: string) => readonly Token[] | null = memoByText(
+  'expression tokens',
+  (text: string) => text,
+  (text: string) => tokenize(ownCopy(text)),
+);
 
 function tokenize(text: string): Token[] | null {
   const tokens: Token[] = [];
@@ -100,9 +197,29 @@ export function evaluateInteger(text: string, lookup: Lookup = () => null): numb
   return Number.isSafeInteger(value) ? value : null;
 }
 
-const INTEGER_TYPES = /^(const\s+)?((unsigned|signed)\s+)?(int|long|long long|short|char|size_t|int32_t|uint32_t|int64_t|uint64_t|unsigned|signed)$/;
-const CAST_TEMPLATES: ReadonlySet<string> = new Set(['static_cast', 'int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
-const FUNCTIONAL_CASTS: ReadonlySet<string> = new Set(['int', 'unsigned', 'size_t', 'int32_t', 'uint32_t', 'int64_t', 'uint64_t', 'long']);
+const INTEGER_TYPES =
+  /^(const\s+)?((unsigned|signed)\s+)?(int|long|long long|short|char|size_t|int32_t|uint32_t|int64_t|uint64_t|unsigned|signed)$/;
+const CAST_TEMPLATES: ReadonlySet<string> = new Set([
+  'static_cast',
+  'int',
+  'unsigned',
+  'size_t',
+  'int32_t',
+  'uint32_t',
+  'int64_t',
+  'uint64_t',
+  'long',
+]);
+const FUNCTIONAL_CASTS: ReadonlySet<string> = new Set([
+  'int',
+  'unsigned',
+  'size_t',
+  'int32_t',
+  'uint32_t',
+  'int64_t',
+  'uint64_t',
+  'long',
+]);
 
 function isOp(t: Token | undefined, op: string): boolean {
   return t !== undefined && t.kind === 'op' && t.text === op;
@@ -179,24 +296,42 @@ class Evaluator {
 
   private apply(op: string, a: number, b: number): number {
     switch (op) {
-      case '||': return a !== 0 || b !== 0 ? 1 : 0;
-      case '&&': return a !== 0 && b !== 0 ? 1 : 0;
-      case '|': return Number(BigInt(a) | BigInt(b));
-      case '^': return Number(BigInt(a) ^ BigInt(b));
-      case '&': return Number(BigInt(a) & BigInt(b));
-      case '==': return a === b ? 1 : 0;
-      case '!=': return a !== b ? 1 : 0;
-      case '<': return a < b ? 1 : 0;
-      case '>': return a > b ? 1 : 0;
-      case '<=': return a <= b ? 1 : 0;
-      case '>=': return a >= b ? 1 : 0;
-      case '<<': return b < 0 || b > 62 ? this.fail() : a * 2 ** b;
-      case '>>': return b < 0 || b > 62 ? this.fail() : Math.floor(a / 2 ** b);
-      case '+': return a + b;
-      case '-': return a - b;
-      case '*': return a * b;
-      case '/': return b === 0 ? this.fail() : Math.trunc(a / b);
-      case '%': return b === 0 ? this.fail() : a % b;
+      case '||':
+        return a !== 0 || b !== 0 ? 1 : 0;
+      case '&&':
+        return a !== 0 && b !== 0 ? 1 : 0;
+      case '|':
+        return Number(BigInt(a) | BigInt(b));
+      case '^':
+        return Number(BigInt(a) ^ BigInt(b));
+      case '&':
+        return Number(BigInt(a) & BigInt(b));
+      case '==':
+        return a === b ? 1 : 0;
+      case '!=':
+        return a !== b ? 1 : 0;
+      case '<':
+        return a < b ? 1 : 0;
+      case '>':
+        return a > b ? 1 : 0;
+      case '<=':
+        return a <= b ? 1 : 0;
+      case '>=':
+        return a >= b ? 1 : 0;
+      case '<<':
+        return b < 0 || b > 62 ? this.fail() : a * 2 ** b;
+      case '>>':
+        return b < 0 || b > 62 ? this.fail() : Math.floor(a / 2 ** b);
+      case '+':
+        return a + b;
+      case '-':
+        return a - b;
+      case '*':
+        return a * b;
+      case '/':
+        return b === 0 ? this.fail() : Math.trunc(a / b);
+      case '%':
+        return b === 0 ? this.fail() : a % b;
     }
     return this.fail();
   }
@@ -210,10 +345,22 @@ class Evaluator {
 
   private unaryAt(): number {
     const t = this.peek();
-    if (isOp(t, '-')) { this.pos++; return this.check(-this.unary()); }
-    if (isOp(t, '+')) { this.pos++; return this.unary(); }
-    if (isOp(t, '!')) { this.pos++; return this.unary() === 0 ? 1 : 0; }
-    if (isOp(t, '~')) { this.pos++; return this.check(-this.unary() - 1); }
+    if (isOp(t, '-')) {
+      this.pos++;
+      return this.check(-this.unary());
+    }
+    if (isOp(t, '+')) {
+      this.pos++;
+      return this.unary();
+    }
+    if (isOp(t, '!')) {
+      this.pos++;
+      return this.unary() === 0 ? 1 : 0;
+    }
+    if (isOp(t, '~')) {
+      this.pos++;
+      return this.check(-this.unary() - 1);
+    }
     return this.primary();
   }
 
@@ -296,7 +443,12 @@ class Evaluator {
       else if (isOp(tokens[j], ')') && --depth === 0) break;
     }
     if (j >= tokens.length) return this.fail();
-    const inner = tokens.slice(start, j).map((x) => (x.kind === 'num' ? String(x.value) : x.text)).join(' ').replace(/ \* /g, ' *').replace(/\s*\*$/, '*');
+    const inner = tokens
+      .slice(start, j)
+      .map((x) => (x.kind === 'num' ? String(x.value) : x.text))
+      .join(' ')
+      .replace(/ \* /g, ' *')
+      .replace(/\s*\*$/, '*');
     this.pos = j + 1;
     const size = sizeofType(inner.replace(/\s*\*/g, '*').replace(/\*/g, ' *'));
     return size ?? this.fail();
@@ -307,5 +459,16 @@ const MAX_NESTING = 256;
 
 /** Binary operators by how tightly they bind: 0 the loosest. */
 const BINARY_LEVEL: ReadonlyMap<string, number> = new Map(
-  [['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%']].flatMap((ops, level) => ops.map((op) => [op, level] as const)),
+  [
+    ['||'],
+    ['&&'],
+    ['|'],
+    ['^'],
+    ['&'],
+    ['==', '!='],
+    ['<', '>', '<=', '>='],
+    ['<<', '>>'],
+    ['+', '-'],
+    ['*', '/', '%'],
+  ].flatMap((ops, level) => ops.map((op) => [op, level] as const)),
 );

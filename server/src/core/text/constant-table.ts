@@ -6,7 +6,15 @@
  */
 import type { Dim3 } from '../types';
 import { evaluateInteger, type Lookup } from './const-eval';
-import { isIdentCharAt, isSpaceAt, lastComponent, matchingClose, positionAt, splitTopLevel, type SourceText } from './source-text';
+import {
+  isIdentCharAt,
+  isSpaceAt,
+  lastComponent,
+  matchingClose,
+  positionAt,
+  splitTopLevel,
+  type SourceText,
+} from './source-text';
 import { findScopes, scopesAt, type Scope } from './scopes';
 import { findInactiveRanges, isInactive, type InactiveRanges } from './preprocessor-branches';
 import { collectMacros, type MacroDefinition } from './macros';
@@ -61,7 +69,8 @@ const INTEGER_TYPE = String.raw`(?:(?:unsigned|signed)\s+)?(?:int|long\s+long|lo
  * Words that stand where a type would but are none (`return x = 1;`, `else y = 2;`), or that the
  * patterns read apart (`dim3`, the specifiers).
  */
-const NOT_TYPES = 'return|else|case|goto|throw|delete|using|typedef|new|co_return|co_yield|co_await|do|struct|class|enum|union|namespace|template|typename|public|private|protected|friend|operator|sizeof|static_assert|if|while|for|switch|dim3|const|constexpr|static|inline|volatile|extern|register|mutable|thread_local|default';
+const NOT_TYPES =
+  'return|else|case|goto|throw|delete|using|typedef|new|co_return|co_yield|co_await|do|struct|class|enum|union|namespace|template|typename|public|private|protected|friend|operator|sizeof|static_assert|if|while|for|switch|dim3|const|constexpr|static|inline|volatile|extern|register|mutable|thread_local|default';
 /**
  * A type named by one (qualified) name: a typedef (`uint`, `idx_t`, `std::uint32_t`), a template
  * parameter, a class. The value decides what is an integer: `const float f = 0.5f;` has none.
@@ -70,7 +79,10 @@ const NAMED_TYPE = String.raw`(?:(?!(?:${NOT_TYPES})\b)(?:::)?[A-Za-z_]\w*(?:\s*
 const ANY_TYPE = String.raw`(?:${INTEGER_TYPE}(?![\w:])|${NAMED_TYPE})`;
 
 // Built once (collectConstants runs for every chunk and function body); global: each scan sets `lastIndex`.
-const CONST_VAR = new RegExp(String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${ANY_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`, 'g');
+const CONST_VAR = new RegExp(
+  String.raw`\b(?:static\s+|inline\s+)*(const|constexpr)\s+(?:static\s+)?(?:const\s+)?${ANY_TYPE}\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\}|\(([^;{}]*)\))\s*;`,
+  'g',
+);
 // Sticky: tried at each `const` that follows a type's word (see constAfterType).
 const CONST_VAR_LEADING = /(?:const|constexpr)\s+(?:static\s+)?([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;/y;
 const PLAIN_VAR = new RegExp(String.raw`(?:^|[;{}])\s*${ANY_TYPE}\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`, 'g');
@@ -104,7 +116,12 @@ export interface CollectOptions {
   declareOnly?: ReadonlySet<string>;
 }
 
-export function collectConstants(source: SourceText, from = 0, to = source.masked.length, options: CollectOptions = {}): ConstantTable {
+export function collectConstants(
+  source: SourceText,
+  from = 0,
+  to = source.masked.length,
+  options: CollectOptions = {},
+): ConstantTable {
   return collectConstantDefinitions(source, from, to, options).table;
 }
 
@@ -119,7 +136,12 @@ export function collectConstantDefinitions(
   to = source.masked.length,
   options: CollectOptions = {},
 ): { table: ConstantTable; definitions: ConstantDefinition[] } {
-  const { localsMustBeConst = true, parameters = [], parameterNote = (name) => `\`${name}\` is a parameter`, declareOnly } = options;
+  const {
+    localsMustBeConst = true,
+    parameters = [],
+    parameterNote = (name) => `\`${name}\` is a parameter`,
+    declareOnly,
+  } = options;
   const masked = source.masked.slice(0, to);
   const constants = new Map<string, ConstantDefinition>();
   const dim3s = new Map<string, Dim3Definition>();
@@ -176,7 +198,10 @@ export function collectConstantDefinitions(
   for (let m = hasConst ? CONST_VAR.exec(masked) : null; m; m = CONST_VAR.exec(masked)) {
     const init = (m[3] ?? m[4] ?? m[5] ?? '').trim();
     // `const int A = 1, B = A * 2;`: one declaration, several constants
-    const parts = m[3] !== undefined && init.includes(',') ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b)) : [init];
+    const parts =
+      m[3] !== undefined && init.includes(',')
+        ? splitTopLevel(init, 0, init.length).map(([a, b]) => init.slice(a, b))
+        : [init];
     const at = wordAt(masked, m[2], m.index);
     const first: ConstantDefinition = { name: m[2], expr: parts[0] ?? '', kind: 'const', offset: at }; // `= ;` half-typed: no parts
     add(first);
@@ -184,18 +209,32 @@ export function collectConstantDefinitions(
     for (const part of parts.slice(1)) {
       const d = /^([A-Za-z_]\w*)\s*(?:=\s*(.+)|\{(.*)\})$/s.exec(part.trim());
       if (!d) continue;
-      const def: ConstantDefinition = { name: d[1], expr: (d[2] ?? d[3]).trim(), kind: 'const', offset: wordAt(masked, d[1], at + 1) };
+      const def: ConstantDefinition = {
+        name: d[1],
+        expr: (d[2] ?? d[3]).trim(),
+        kind: 'const',
+        offset: wordAt(masked, d[1], at + 1),
+      };
       add(def);
       addQualified(def);
     }
   }
   // `int const N = 4;`, `uint32_t constexpr N = 4;`: tried at each `const` written after a word (few are).
-  for (let i = hasConst && hasConstAfterType(masked, from, firstConst) ? firstConst : -1; i >= 0; i = masked.indexOf('const', i + 5)) {
+  for (
+    let i = hasConst && hasConstAfterType(masked, from, firstConst) ? firstConst : -1;
+    i >= 0;
+    i = masked.indexOf('const', i + 5)
+  ) {
     if (!constAfterType(masked, from, i)) continue;
     CONST_VAR_LEADING.lastIndex = i;
     const m = CONST_VAR_LEADING.exec(masked);
     if (!m) continue;
-    const def: ConstantDefinition = { name: m[1], expr: (m[2] ?? m[3]).trim(), kind: 'const', offset: wordAt(masked, m[1], i) };
+    const def: ConstantDefinition = {
+      name: m[1],
+      expr: (m[2] ?? m[3]).trim(),
+      kind: 'const',
+      offset: wordAt(masked, m[1], i),
+    };
     add(def);
     addQualified(def);
   }
@@ -225,7 +264,8 @@ export function collectConstantDefinitions(
       while (isSpaceAt(masked, end - 1)) end--;
       const at = end - m[1].length;
       note(m[1], at);
-      if (scoped && declareOnly!.has(m[1]) && !scoped.has(at)) scoped.set(at, { name: m[1], offset: at, until: -1, shadow: unknownLocal(m[1]) });
+      if (scoped && declareOnly!.has(m[1]) && !scoped.has(at))
+        scoped.set(at, { name: m[1], offset: at, until: -1, shadow: unknownLocal(m[1]) });
     }
   }
 
@@ -258,14 +298,23 @@ export function collectConstantDefinitions(
     const known = !dim3s.has(name) && !reassigned;
     dim3s.set(name, { name, args: known ? args : [], offset: at });
     // Scoped by its own declaration: assigned again in its block, it has no value there.
-    declare(name, at, reassigned ? { shadow: `\`${name}\` is assigned again after its declaration, so its value here is not known statically` } : { dim3: { name, args, offset: at } }, true);
+    declare(
+      name,
+      at,
+      reassigned
+        ? { shadow: `\`${name}\` is assigned again after its declaration, so its value here is not known statically` }
+        : { dim3: { name, args, offset: at } },
+      true,
+    );
   };
   const hasDim3 = masked.includes('dim3', from);
   DIM3.lastIndex = from;
   for (let m = hasDim3 ? DIM3.exec(masked) : null; m; m = DIM3.exec(masked)) {
     const inner = m[2] ?? m[3] ?? m[4] ?? m[5] ?? '';
     const innerStart = m.index + m[0].indexOf(inner);
-    const args = splitTopLevel(masked, innerStart, innerStart + inner.length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
+    const args = splitTopLevel(masked, innerStart, innerStart + inner.length)
+      .filter(([a, b]) => b > a)
+      .map(([a, b]) => masked.slice(a, b));
     dim3At(m[1], args, wordAt(masked, m[1], m.index), m.index + m[0].length);
   }
   // `auto block = dim3(threads);`: read back from each `= dim3` (few are written).
@@ -280,11 +329,15 @@ export function collectConstantDefinitions(
     const m = AUTO_DIM3.exec(masked);
     if (!m) continue;
     const innerStart = m.index + m[0].lastIndexOf(m[2]);
-    const args = splitTopLevel(masked, innerStart, innerStart + m[2].length).filter(([a, b]) => b > a).map(([a, b]) => masked.slice(a, b));
+    const args = splitTopLevel(masked, innerStart, innerStart + m[2].length)
+      .filter(([a, b]) => b > a)
+      .map(([a, b]) => masked.slice(a, b));
     dim3At(m[1], args, wordAt(masked, m[1], m.index), m.index + m[0].length);
   }
   // A name declared as a dim3 is not hidden by the general declaration pattern that read it too.
-  for (const name of dim3s.keys()) if (shadowed.get(name)?.endsWith('whose value is not known statically') && !constants.has(name)) shadowed.delete(name);
+  for (const name of dim3s.keys())
+    if (shadowed.get(name)?.endsWith('whose value is not known statically') && !constants.has(name))
+      shadowed.delete(name);
   for (const def of functionConstants(source, masked, from)) {
     add(def);
     addQualified(def);
@@ -292,8 +345,17 @@ export function collectConstantDefinitions(
   let macros: Map<string, MacroDefinition> | undefined;
   if (localsMustBeConst) {
     for (const def of collectMacros(source, from, to)) {
-      definitions.push({ name: def.name, expr: `(${def.params.join(',')}${def.variadic ? ',...' : ''})${def.body}`, kind: 'macro', offset: def.offset, line: def.line });
-      (macros ??= new Map()).set(def.name, macros.has(def.name) && macros.get(def.name)!.body !== def.body ? { ...def, body: '' } : def);
+      definitions.push({
+        name: def.name,
+        expr: `(${def.params.join(',')}${def.variadic ? ',...' : ''})${def.body}`,
+        kind: 'macro',
+        offset: def.offset,
+        line: def.line,
+      });
+      (macros ??= new Map()).set(
+        def.name,
+        macros.has(def.name) && macros.get(def.name)!.body !== def.body ? { ...def, body: '' } : def,
+      );
     }
     // Definitions in `#if` branches that are off: dropped, and where a name is defined in several branches, the one a build without `-D` flags compiles.
     const inactive = findInactiveRanges(source);
@@ -307,16 +369,35 @@ export function collectConstantDefinitions(
   const names = Object.keys(reassigned);
   if (names.length) table.reassigned = new Map(names.map((n) => [n, reassigned[n]]));
   if (again.size) table.scoped = scopedDeclarations(source, from, to, options, again);
-  if (scoped) table.scoped = listed(scoped, masked, to, parameters.filter((p) => declareOnly!.has(p)), parameterNote);
+  if (scoped)
+    table.scoped = listed(
+      scoped,
+      masked,
+      to,
+      parameters.filter((p) => declareOnly!.has(p)),
+      parameterNote,
+    );
   return { table, definitions };
 }
 
 /** The declarations of `names` in a function body, each with where it is in view (read once more, listing them). */
-function scopedDeclarations(source: SourceText, from: number, to: number, options: CollectOptions, names: ReadonlySet<string>): Map<string, ScopedDeclaration[]> | undefined {
+function scopedDeclarations(
+  source: SourceText,
+  from: number,
+  to: number,
+  options: CollectOptions,
+  names: ReadonlySet<string>,
+): Map<string, ScopedDeclaration[]> | undefined {
   return collectConstantDefinitions(source, from, to, { ...options, declareOnly: names }).table.scoped;
 }
 
-function listed(scoped: ReadonlyMap<number, { name: string } & ScopedDeclaration>, masked: string, to: number, parameters: readonly string[], parameterNote: (name: string) => string): Map<string, ScopedDeclaration[]> {
+function listed(
+  scoped: ReadonlyMap<number, { name: string } & ScopedDeclaration>,
+  masked: string,
+  to: number,
+  parameters: readonly string[],
+  parameterNote: (name: string) => string,
+): Map<string, ScopedDeclaration[]> {
   const byName = new Map<string, ScopedDeclaration[]>();
   for (const name of parameters) byName.set(name, [{ offset: -1, until: to, shadow: parameterNote(name) }]);
   for (const d of scoped.values()) {
@@ -333,7 +414,12 @@ function listed(scoped: ReadonlyMap<number, { name: string } & ScopedDeclaration
  * no definition; of several definitions of one name, the one not off in a build without `-D` flags,
  * when there is exactly one.
  */
-export function decideBranches(constants: Map<string, ConstantDefinition>, definitions: readonly ConstantDefinition[], inactive: InactiveRanges, base = 0): void {
+export function decideBranches(
+  constants: Map<string, ConstantDefinition>,
+  definitions: readonly ConstantDefinition[],
+  inactive: InactiveRanges,
+  base = 0,
+): void {
   const byName = new Map<string, ConstantDefinition[]>();
   for (const def of definitions) {
     if (def.kind === 'local' || def.kind === 'macro') continue;
@@ -354,7 +440,12 @@ export function decideBranches(constants: Map<string, ConstantDefinition>, defin
 }
 
 /** decideBranches for function-like macros: `definitions` every one written, `macros` the table read as if every branch were on. */
-export function decideMacroBranches(macros: Map<string, MacroDefinition>, definitions: readonly MacroDefinition[], inactive: InactiveRanges, base = 0): void {
+export function decideMacroBranches(
+  macros: Map<string, MacroDefinition>,
+  definitions: readonly MacroDefinition[],
+  inactive: InactiveRanges,
+  base = 0,
+): void {
   const byName = new Map<string, MacroDefinition[]>();
   for (const def of definitions) byName.set(def.name, [...(byName.get(def.name) ?? []), def]);
   for (const [name, defs] of byName) {
@@ -363,7 +454,11 @@ export function decideMacroBranches(macros: Map<string, MacroDefinition>, defini
       macros.delete(name);
       continue;
     }
-    const chosen = new Set((live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base))).map((d) => d.body));
+    const chosen = new Set(
+      (live.length === 1 ? live : live.filter((d) => !isInactive(inactive.assumed, d.offset - base))).map(
+        (d) => d.body,
+      ),
+    );
     const last = live[live.length - 1];
     macros.set(name, chosen.size === 1 ? live.find((d) => chosen.has(d.body))! : { ...last, body: '' });
   }
@@ -390,20 +485,42 @@ function wordAt(masked: string, name: string, from: number): number {
 function functionConstants(source: SourceText, masked: string, from: number): ConstantDefinition[] {
   const out: ConstantDefinition[] = [];
   EMPTY_PARAMS_BODY.lastIndex = from;
-  for (let m = masked.includes('()', from) || masked.includes('( )', from) || masked.includes('void)', from) ? EMPTY_PARAMS_BODY.exec(masked) : null; m; m = EMPTY_PARAMS_BODY.exec(masked)) {
+  for (
+    let m =
+      masked.includes('()', from) || masked.includes('( )', from) || masked.includes('void)', from)
+        ? EMPTY_PARAMS_BODY.exec(masked)
+        : null;
+    m;
+    m = EMPTY_PARAMS_BODY.exec(masked)
+  ) {
     let end = m.index;
     while (end > 0 && isSpaceAt(masked, end - 1)) end--;
     let start = end;
-    while (start > 0 && (isIdentCharAt(masked, start - 1) || (masked[start - 1] === ':' && masked[start - 2] === ':' && isIdentCharAt(masked, start - 3)))) start -= masked[start - 1] === ':' ? 2 : 1;
+    while (
+      start > 0 &&
+      (isIdentCharAt(masked, start - 1) ||
+        (masked[start - 1] === ':' && masked[start - 2] === ':' && isIdentCharAt(masked, start - 3)))
+    )
+      start -= masked[start - 1] === ':' ? 2 : 1;
     const name = masked.slice(start, end);
     if (!/^[A-Za-z_]/.test(name) || FUNCTION_NOT_NAMES.has(name)) continue;
     // A call followed by a block (`f() {` after `if (g())`) has an operator or `(` before the name, a definition a type.
     let before = start - 1;
     while (before >= 0 && isSpaceAt(masked, before)) before--;
-    if (before < 0 || !(isIdentCharAt(masked, before) || masked[before] === '>' || masked[before] === '*' || masked[before] === '&')) continue;
+    if (
+      before < 0 ||
+      !(isIdentCharAt(masked, before) || masked[before] === '>' || masked[before] === '*' || masked[before] === '&')
+    )
+      continue;
     const open = m.index + m[0].length - 1;
     const body = RETURN_ONLY.exec(masked.slice(open, Math.min(masked.length, open + 400)));
-    out.push({ name: `${name}()`, expr: body ? body[1].trim() : '', kind: 'const', offset: start, line: positionAt(source, start).line });
+    out.push({
+      name: `${name}()`,
+      expr: body ? body[1].trim() : '',
+      kind: 'const',
+      offset: start,
+      line: positionAt(source, start).line,
+    });
   }
   return out;
 }
@@ -411,7 +528,22 @@ function functionConstants(source: SourceText, masked: string, from: number): Co
 /** `( )`, `(void)`, trailers, then the body's `{`. Global: searched from `lastIndex`. */
 const EMPTY_PARAMS_BODY = /\(\s*(?:void\s*)?\)\s*(?:const\s*|noexcept\s*|override\s*|final\s*|->\s*[\w:]+\s*)*\{/g;
 const RETURN_ONLY = /^\{\s*return\s+([^;{}]+);\s*\}/;
-const FUNCTION_NOT_NAMES: ReadonlySet<string> = new Set(['if', 'while', 'for', 'switch', 'catch', 'return', 'sizeof', 'decltype', 'noexcept', 'alignof', 'operator', 'else', 'do', 'main']);
+const FUNCTION_NOT_NAMES: ReadonlySet<string> = new Set([
+  'if',
+  'while',
+  'for',
+  'switch',
+  'catch',
+  'return',
+  'sizeof',
+  'decltype',
+  'noexcept',
+  'alignof',
+  'operator',
+  'else',
+  'do',
+  'main',
+]);
 
 /**
  * The table as code at `offset` sees it: each name declared in several blocks of the function is
@@ -429,7 +561,8 @@ export function tableAt(table: ConstantTable, offset: number): ConstantTable {
     let best: ScopedDeclaration | null = null;
     for (const d of list) if (d.offset < offset && offset <= d.until && (!best || d.offset > best.offset)) best = d;
     // Declared twice in one block: only `#if`/`#else` branches make that legal, and which one compiles is not known here.
-    const twice = best !== null && list.some((d) => d !== best && d.offset >= 0 && d.offset < offset && d.until === best!.until);
+    const twice =
+      best !== null && list.some((d) => d !== best && d.offset >= 0 && d.offset < offset && d.until === best!.until);
     if (best?.def) constants.set(name, twice ? { ...best.def, expr: '' } : best.def);
     else if (best?.dim3) dim3s.set(name, twice ? { ...best.dim3, args: [] } : best.dim3);
     else if (best?.shadow) shadowed.set(name, best.shadow);
@@ -454,7 +587,8 @@ export function scopeKeyAt(table: ConstantTable, offset: number): string {
 // Built once, as the patterns above.
 const DEFINE = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$/gm;
 const ENUM = /\benum\b(?:\s+(?:class|struct))?(?:\s+[A-Za-z_]\w*)?(?:\s*:\s*[\w:\s]+?)?\s*\{/g;
-const DIM3 = /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
+const DIM3 =
+  /\b(?:const\s+)?dim3\s+(?:const\s+)?([A-Za-z_]\w*)\s*(?:\(([^;]*)\)|\{([^;]*)\}|=\s*(?:dim3\s*)?[({]([^;]*)[)}]|=\s*([^;(){}]+))\s*;/g;
 const AUTO_DIM3 = /auto\s+(?:const\s+)?([A-Za-z_]\w*)\s*=\s*dim3\s*[({]([^;]*)[)}]\s*;/y;
 /** What stands between `auto` and the `=` of an `auto name = dim3(…)`. */
 const AUTO_HEAD = /^auto\s+(?:const\s+)?[A-Za-z_]\w*\s*$/;
@@ -506,7 +640,9 @@ const assignmentPattern = memoByText(
   (name: string, members: boolean) => (members ? `${name}.` : name),
   (name: string, members: boolean): RegExp => {
     const member = members ? String.raw`(?:\s*\.\s*[xyz])?` : '';
-    return new RegExp(String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`);
+    return new RegExp(
+      String.raw`(?<![\w.>])${name}${member}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*${name}\b|(?<![\w.>])${name}\s*(?:\+\+|--)|&\s*${name}\b|>>\s*${name}\b`,
+    );
   },
 );
 
@@ -564,7 +700,9 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
     // `detail::kBlock` names the `kBlock` a namespace block declares (the tables key by the plain name; two
     // different definitions of it make it ambiguous, so this never picks one of several).
     const last = lastComponent(name);
-    return tables.some((t) => t.constants.get(last)?.kind === 'const' || t.constants.get(last)?.kind === 'define') ? lookup(last) : fallback(last);
+    return tables.some((t) => t.constants.get(last)?.kind === 'const' || t.constants.get(last)?.kind === 'define')
+      ? lookup(last)
+      : fallback(last);
   };
   return lookup;
 }
@@ -597,7 +735,10 @@ function dim3Parts(text: string, tables: readonly ConstantTable[], lookup: Looku
     for (const table of tables) {
       const def = table.dim3s.get(trimmed);
       if (def) {
-        args = def.args.length === 1 && /^[A-Za-z_]\w*$/.test(def.args[0]) && tables.some((t) => t.dim3s.has(def.args[0])) ? null : def.args;
+        args =
+          def.args.length === 1 && /^[A-Za-z_]\w*$/.test(def.args[0]) && tables.some((t) => t.dim3s.has(def.args[0]))
+            ? null
+            : def.args;
         if (def.args.length === 1 && args === null) return dim3Parts(def.args[0], tables, lookup);
         break;
       }
@@ -635,13 +776,37 @@ function splitArgs(text: string): string[] {
 
 const NAME_START = /[A-Za-z_]/;
 const RUNTIME_BUILTINS: ReadonlySet<string> = new Set(['blockDim', 'gridDim', 'threadIdx', 'blockIdx', 'warpSize']);
-const NOT_NAMES: ReadonlySet<string> = new Set(['dim3', 'sizeof', 'static_cast', 'int', 'unsigned', 'long', 'short', 'char', 'signed', 'size_t', 'float', 'double', 'const', 'true', 'false', 'x', 'y', 'z']);
+const NOT_NAMES: ReadonlySet<string> = new Set([
+  'dim3',
+  'sizeof',
+  'static_cast',
+  'int',
+  'unsigned',
+  'long',
+  'short',
+  'char',
+  'signed',
+  'size_t',
+  'float',
+  'double',
+  'const',
+  'true',
+  'false',
+  'x',
+  'y',
+  'z',
+]);
 
 /**
  * A note for a value: where each name in `text` got its number
  * (`BLOCK = 256 (#define, line 4)`), or why one has none. Null when the text names nothing.
  */
-export function explainNames(text: string, tables: readonly ConstantTable[], lookup: Lookup, describeOuter: (name: string) => string | null = () => null): string | null {
+export function explainNames(
+  text: string,
+  tables: readonly ConstantTable[],
+  lookup: Lookup,
+  describeOuter: (name: string) => string | null = () => null,
+): string | null {
   if (!NAME_START.test(text)) return null; // `256`, `(1 << 10) * 4`: no name to explain
   const parts: string[] = [];
   // Each name as first written (`a :: b` and `a::b` are two writings of one name, each explained).
@@ -666,7 +831,9 @@ export function explainNames(text: string, tables: readonly ConstantTable[], loo
     const value = lookup(name);
     if (def) {
       const where = `${kindWord(def.kind)}, ${def.origin ? `${def.origin}:${(def.line ?? 0) + 1}` : `line ${(def.line ?? 0) + 1}`}`;
-      parts.push(value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`);
+      parts.push(
+        value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`,
+      );
       continue;
     }
     const outer = describeOuter(name);
@@ -686,5 +853,13 @@ function innermostNaming(tables: readonly ConstantTable[], name: string): Consta
 }
 
 function kindWord(kind: ConstantDefinition['kind']): string {
-  return kind === 'define' ? '#define' : kind === 'enumerator' ? 'enumerator' : kind === 'local' ? 'local' : kind === 'argument' ? 'argument at the call' : 'const';
+  return kind === 'define'
+    ? '#define'
+    : kind === 'enumerator'
+      ? 'enumerator'
+      : kind === 'local'
+        ? 'local'
+        : kind === 'argument'
+          ? 'argument at the call'
+          : 'const';
 }

@@ -53,7 +53,10 @@ export function collectMacros(source: SourceText, from = 0, to = source.masked.l
     const variadic = params.length > 0 && params[params.length - 1].endsWith('...');
     if (variadic) params.pop();
     if (!params.every((p) => /^[A-Za-z_]\w*$/.test(p))) continue;
-    const body = masked.slice(paramsClose + 1, end).replace(/\\\r?\n/g, '\n').trim();
+    const body = masked
+      .slice(paramsClose + 1, end)
+      .replace(/\\\r?\n/g, '\n')
+      .trim();
     out.push({ name: m[1], params, variadic, body, offset: start, line: positionAt(source, start).line });
   }
   return out;
@@ -63,11 +66,14 @@ export function collectMacros(source: SourceText, from = 0, to = source.masked.l
 const FUNCTION_DEFINE = /[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(/y;
 
 /** The macros among `macros` whose expansion may launch a kernel: `launches` says it of a body, directly; a macro that uses one of them launches too. */
-export function launchingMacros(macros: ReadonlyMap<string, MacroDefinition>, launches: (body: string) => boolean): Map<string, MacroDefinition> {
+export function launchingMacros(
+  macros: ReadonlyMap<string, MacroDefinition>,
+  launches: (body: string) => boolean,
+): Map<string, MacroDefinition> {
   const found = new Map<string, MacroDefinition>();
   for (const [name, def] of macros) if (launches(def.body)) found.set(name, def);
   // Then the macros that use one, until no more are found (a chain of macros is short).
-  for (let grew = found.size > 0; grew; ) {
+  for (let grew = found.size > 0; grew;) {
     grew = false;
     for (const [name, def] of macros) {
       if (found.has(name)) continue;
@@ -114,7 +120,9 @@ export function findMacroUses(source: SourceText, names: ReadonlyMap<string, Mac
 
 function argsFit(def: MacroDefinition, count: number): boolean {
   // `F()` passes one empty argument to a macro of one parameter, none to one of none.
-  return def.variadic ? count >= def.params.length : count === def.params.length || (def.params.length === 0 && count === 1);
+  return def.variadic
+    ? count >= def.params.length
+    : count === def.params.length || (def.params.length === 0 && count === 1);
 }
 
 function skipBlanks(text: string, i: number): number {
@@ -158,12 +166,23 @@ const MAX_LENGTH = 256 * 1024;
  * What a use of `def` with `args` expands to, macros in its result expanded in turn (a macro is not
  * expanded again inside its own expansion). Null when the expansion runs past the limits.
  */
-export function expandUse(def: MacroDefinition, args: readonly string[], macros: ReadonlyMap<string, MacroDefinition>): string | null {
+export function expandUse(
+  def: MacroDefinition,
+  args: readonly string[],
+  macros: ReadonlyMap<string, MacroDefinition>,
+): string | null {
   const budget = { left: MAX_LENGTH };
   return expandOne(def, args, macros, new Set(), budget, 0);
 }
 
-function expandOne(def: MacroDefinition, args: readonly string[], macros: ReadonlyMap<string, MacroDefinition>, active: ReadonlySet<string>, budget: { left: number }, depth: number): string | null {
+function expandOne(
+  def: MacroDefinition,
+  args: readonly string[],
+  macros: ReadonlyMap<string, MacroDefinition>,
+  active: ReadonlySet<string>,
+  budget: { left: number },
+  depth: number,
+): string | null {
   if (depth > MAX_DEPTH) return null;
   const substituted = substitute(def, args);
   budget.left -= substituted.length;
@@ -173,7 +192,13 @@ function expandOne(def: MacroDefinition, args: readonly string[], macros: Readon
 }
 
 /** `text` with the uses of `macros` not in `active` expanded. */
-function rescan(text: string, macros: ReadonlyMap<string, MacroDefinition>, active: ReadonlySet<string>, budget: { left: number }, depth: number): string | null {
+function rescan(
+  text: string,
+  macros: ReadonlyMap<string, MacroDefinition>,
+  active: ReadonlySet<string>,
+  budget: { left: number },
+  depth: number,
+): string | null {
   let out = '';
   let copied = 0;
   IDENTIFIER.lastIndex = 0;
@@ -201,7 +226,7 @@ function substitute(def: MacroDefinition, args: readonly string[]): string {
   const value = (name: string): string | undefined => {
     if (name === '__VA_ARGS__' && def.variadic) return args.slice(def.params.length).join(', ');
     const k = def.params.indexOf(name);
-    return k < 0 ? undefined : args[k] ?? '';
+    return k < 0 ? undefined : (args[k] ?? '');
   };
   const body = def.body;
   let out = '';

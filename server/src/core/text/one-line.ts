@@ -4,5 +4,8 @@
  * run of blanks becomes one space.
  */
 export function oneLineOfCode(text: string): string {
-  return text.replace(/\\[ \t]*\r?\n/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/\\[ \t]*\r?\n/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

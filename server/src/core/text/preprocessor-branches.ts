@@ -34,7 +34,10 @@ const KNOWN: ReadonlyMap<string, string | null> = new Map([
 ]);
 
 /** The text's off branches: found once per text, shared by the scanners that ask. */
-export const findInactiveRanges: (source: SourceText) => InactiveRanges = memoByObject('inactive branches', scanInactiveRanges);
+export const findInactiveRanges: (source: SourceText) => InactiveRanges = memoByObject(
+  'inactive branches',
+  scanInactiveRanges,
+);
 
 export const NO_INACTIVE_RANGES: InactiveRanges = { certain: [], assumed: [] };
 
@@ -106,7 +109,10 @@ function scanInactiveRanges(source: SourceText): InactiveRanges {
     }
     if (word === 'if' || word === 'ifdef' || word === 'ifndef') {
       const parent: [boolean | null, boolean | null] = [on(0), on(1)];
-      const current: [boolean | null, boolean | null] = [condition(word, rest, readings[0]), condition(word, rest, readings[1])];
+      const current: [boolean | null, boolean | null] = [
+        condition(word, rest, readings[0]),
+        condition(word, rest, readings[1]),
+      ];
       stack.push({ parent, taken: [current[0], current[1]], current, start: end });
       continue;
     }
@@ -144,7 +150,10 @@ function isConditional(masked: string, start: number): boolean {
   while (masked.charCodeAt(i) === 32 || masked.charCodeAt(i) === 9) i++;
   const c = masked.charCodeAt(i);
   // `i`f…, `e`l… / `e`ndif (not `e`rror)
-  return (c === 105 && masked.charCodeAt(i + 1) === 102) || (c === 101 && (masked.startsWith('el', i) || masked.startsWith('endif', i)));
+  return (
+    (c === 105 && masked.charCodeAt(i + 1) === 102) ||
+    (c === 101 && (masked.startsWith('el', i) || masked.startsWith('endif', i)))
+  );
 }
 
 /** Whether the condition of an `#if`/`#ifdef`/`#ifndef` (or the `#elif` forms) holds, or null when unknown. */
@@ -157,11 +166,14 @@ function condition(word: string, rest: string, reading: Reading): boolean | null
   }
   // `defined(X)` / `defined X` first, then the names' values.
   let unknown = false;
-  const expr = rest.replace(/\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))/g, (_, a: string | undefined, b: string | undefined) => {
-    const defined = isDefined((a ?? b)!, reading);
-    if (defined === null) unknown = true;
-    return defined ? '1' : '0';
-  });
+  const expr = rest.replace(
+    /\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))/g,
+    (_, a: string | undefined, b: string | undefined) => {
+      const defined = isDefined((a ?? b)!, reading);
+      if (defined === null) unknown = true;
+      return defined ? '1' : '0';
+    },
+  );
   if (unknown) return null;
   const seen = new Set<string>();
   const lookup = (name: string): number | null => {

@@ -7,7 +7,10 @@ import { positionAt, type SourceText } from './source-text';
 import { memoByObject } from '../incremental/kept-tables';
 
 /** Sorted [start, end) offset ranges of directive lines: found once per text, shared by the scanners that ask. */
-export const findDirectiveRanges: (source: SourceText) => ReadonlyArray<[number, number]> = memoByObject('directive ranges', scanDirectiveRanges);
+export const findDirectiveRanges: (source: SourceText) => ReadonlyArray<[number, number]> = memoByObject(
+  'directive ranges',
+  scanDirectiveRanges,
+);
 
 function scanDirectiveRanges(source: SourceText): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];

@@ -46,7 +46,13 @@ function maskWhole(text: string): SourceText {
   const regions: number[] = [];
   const masked = maskRange(lines, 0, regions).masked;
   const alternateBranches = ALTERNATE_BRANCH.test(masked);
-  return { text, masked: alternateBranches ? blankAlternateBranchBraces(masked) : masked, lineStarts: computeLineStarts(text), regions, alternateBranches };
+  return {
+    text,
+    masked: alternateBranches ? blankAlternateBranchBraces(masked) : masked,
+    lineStarts: computeLineStarts(text),
+    regions,
+    alternateBranches,
+  };
 }
 
 /** A line that starts an `#elif`/`#else` branch (blanks before and after the `#`, on that line). */
@@ -84,7 +90,8 @@ function remask(text: string, previous: SourceText): SourceText | null {
     return -1;
   };
   const regions: number[] = [];
-  for (let k = 0; k < oldRegions.length && oldRegions[k + 1] <= from; k += 2) regions.push(oldRegions[k], oldRegions[k + 1]);
+  for (let k = 0; k < oldRegions.length && oldRegions[k + 1] <= from; k += 2)
+    regions.push(oldRegions[k], oldRegions[k + 1]);
   const window = maskRange(text, from, regions, resync);
   const to = window.end;
   if (ALTERNATE_BRANCH.test(window.masked)) return null;
@@ -163,7 +170,11 @@ export function commonPrefix(a: string, b: string): number {
 /** The length of the longest common suffix of `a` and `b`, at most `limit`. */
 export function commonSuffix(a: string, b: string, limit: number): number {
   let i = 0;
-  while (i + BLOCK <= limit && a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)) i += BLOCK;
+  while (
+    i + BLOCK <= limit &&
+    a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)
+  )
+    i += BLOCK;
   while (i < limit && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
   return i;
 }
@@ -178,14 +189,16 @@ function blankAlternateBranchBraces(masked: string): string {
   // Most files have no alternate branch: do not split them into lines.
   if (!ALTERNATE_BRANCH.test(masked)) return masked;
   const lines = masked.split('\n');
-  interface Group { branchStarts: number[] }
+  interface Group {
+    branchStarts: number[];
+  }
   const stack: Group[] = [];
   const alternates: Array<[number, number]> = [];
   lines.forEach((line, k) => {
     const d = /^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b/.exec(line)?.[1];
     if (!d) return;
     if (d.startsWith('if')) stack.push({ branchStarts: [k] });
-    else if (stack.length && (d.startsWith('el'))) {
+    else if (stack.length && d.startsWith('el')) {
       const group = stack[stack.length - 1];
       if (group.branchStarts.length > 1) alternates.push([group.branchStarts[group.branchStarts.length - 1], k]);
       group.branchStarts.push(k);
@@ -280,7 +293,12 @@ const BACKSLASH = 92;
  * `stop` returns: it is asked, between comments and literals, for one in [lo, hi], where the scan
  * is outside all of them. Each comment and literal's start and end go to `regions`.
  */
-function maskRange(text: string, from: number, regions: number[], stop?: (lo: number, hi: number) => number): { masked: string; end: number } {
+function maskRange(
+  text: string,
+  from: number,
+  regions: number[],
+  stop?: (lo: number, hi: number) => number,
+): { masked: string; end: number } {
   const n = text.length;
   // The result is joined from unchanged slices of `text` and blanked runs (a flat string: the
   // scanners read it by index); `text[copied...]` is not yet in `parts`.
@@ -294,7 +312,7 @@ function maskRange(text: string, from: number, regions: number[], stop?: (lo: nu
     copied = end;
   };
   let end = n;
-  for (let at = from; ; ) {
+  for (let at = from; ;) {
     const i = nextSpecial(text, at);
     if (stop) {
       const q = stop(at, i);
@@ -319,7 +337,8 @@ function maskRange(text: string, from: number, regions: number[], stop?: (lo: nu
       j = rawStringEnd(text, i);
       blank(i + 1, j);
     } else if (c === DOUBLE_QUOTE || (c === SINGLE_QUOTE && !isDigitSeparator(text, i))) {
-      for (let d = text.charCodeAt(j); j < n && d !== c && d !== NEWLINE; d = text.charCodeAt(j)) j += d === BACKSLASH ? 2 : 1;
+      for (let d = text.charCodeAt(j); j < n && d !== c && d !== NEWLINE; d = text.charCodeAt(j))
+        j += d === BACKSLASH ? 2 : 1;
       j = Math.min(n, j + 1);
       blank(i + 1, j - 1);
     } else {
@@ -389,7 +408,11 @@ function spaces(length: number): string {
 
 /** `1'000'000`: a quote between digits is a C++14 digit separator, not a character literal. */
 function isDigitSeparator(text: string, i: number): boolean {
-  return isHexDigit(text.charCodeAt(i - 1)) && isHexDigit(text.charCodeAt(i + 1)) && isDecimalDigit(precedingNumberStart(text, i));
+  return (
+    isHexDigit(text.charCodeAt(i - 1)) &&
+    isHexDigit(text.charCodeAt(i + 1)) &&
+    isDecimalDigit(precedingNumberStart(text, i))
+  );
 }
 
 /** The first character code of the number literal a quote at `i` follows. */
@@ -440,7 +463,17 @@ export function isSpaceAt(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
   if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
   if (c < 160) return false;
-  return c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 160 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /**
@@ -448,7 +481,12 @@ export function isSpaceAt(text: string, i: number): boolean {
  * kind, and for all but `{` a `;`, `{` or `}` (they end the search). Global:
  * searched from `lastIndex`, to jump between them rather than read every character.
  */
-const BRACKET_STOPS: Readonly<Record<string, RegExp>> = { '(': /[(){};]/g, '[': /[[\]{};]/g, '{': /[{}]/g, '<': /[<>{};]/g };
+const BRACKET_STOPS: Readonly<Record<string, RegExp>> = {
+  '(': /[(){};]/g,
+  '[': /[[\]{};]/g,
+  '{': /[{}]/g,
+  '<': /[<>{};]/g,
+};
 const CLOSERS: Readonly<Record<string, string>> = { '(': ')', '[': ']', '{': '}', '<': '>' };
 
 /** The offset of the bracket matching the one (`(`, `[`, `{` or `<`) at `open` in masked text, or -1. */

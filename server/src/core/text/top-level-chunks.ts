@@ -41,7 +41,10 @@ export interface ChunkLayout {
  * The chunks of `source`: cut again from `previous` (the same document's last version) around the
  * edit when that is possible, saying which chunks are the previous version's (moved or not).
  */
-export function layoutChunks(source: SourceText, previous?: { source: SourceText; chunks: readonly Chunk[] }): ChunkLayout {
+export function layoutChunks(
+  source: SourceText,
+  previous?: { source: SourceText; chunks: readonly Chunk[] },
+): ChunkLayout {
   const kept = previous && resplit(source, previous);
   if (kept) return kept;
   const chunks = scan(source, 0, 0, () => false);
@@ -57,7 +60,8 @@ export function layoutChunks(source: SourceText, previous?: { source: SourceText
 function resplit(source: SourceText, previous: { source: SourceText; chunks: readonly Chunk[] }): ChunkLayout | null {
   const before = previous.source.text;
   const { text } = source;
-  if (source.alternateBranches !== false || previous.source.alternateBranches !== false || previous.chunks.length === 0) return null;
+  if (source.alternateBranches !== false || previous.source.alternateBranches !== false || previous.chunks.length === 0)
+    return null;
   const prefix = commonPrefix(before, text);
   const suffix = commonSuffix(before, text, Math.min(before.length, text.length) - prefix);
   const delta = text.length - before.length;
@@ -78,8 +82,13 @@ function resplit(source: SourceText, previous: { source: SourceText; chunks: rea
   const kept = previous.chunks.slice(0, first);
   const previousIndex = [...kept.map((_, k) => k), ...middle.map(() => -1)];
   if (resumeAt < 0) return { chunks: [...kept, ...middle], previousIndex };
-  const moved = previous.chunks.slice(resumeAt).map((c) => ({ start: c.start + delta, end: c.end + delta, line: c.line + lineDelta }));
-  return { chunks: [...kept, ...middle, ...moved], previousIndex: [...previousIndex, ...moved.map((_, k) => resumeAt + k)] };
+  const moved = previous.chunks
+    .slice(resumeAt)
+    .map((c) => ({ start: c.start + delta, end: c.end + delta, line: c.line + lineDelta }));
+  return {
+    chunks: [...kept, ...middle, ...moved],
+    previousIndex: [...previousIndex, ...moved.map((_, k) => resumeAt + k)],
+  };
 }
 
 /**
@@ -107,7 +116,13 @@ function scan(source: SourceText, from: number, fromLine: number, stop: (end: nu
     else if (c === 41 /* ) */) parens = Math.max(0, parens - 1);
     else if (c === 10) {
       const to = i + 1;
-      if (braces === 0 && parens === 0 && to < length && endsDefinition(source, lineStart, i) && (to - chunkStart >= MAX_CHUNK || takes(text, to))) {
+      if (
+        braces === 0 &&
+        parens === 0 &&
+        to < length &&
+        endsDefinition(source, lineStart, i) &&
+        (to - chunkStart >= MAX_CHUNK || takes(text, to))
+      ) {
         chunks.push({ start: chunkStart, end: to, line: chunkLine });
         if (stop(to)) return chunks;
         chunkStart = to;
@@ -117,7 +132,8 @@ function scan(source: SourceText, from: number, fromLine: number, stop: (end: nu
       lineStart = to;
     }
   }
-  if (chunkStart < masked.length || chunks.length === 0) chunks.push({ start: chunkStart, end: masked.length, line: chunkLine });
+  if (chunkStart < masked.length || chunks.length === 0)
+    chunks.push({ start: chunkStart, end: masked.length, line: chunkLine });
   return chunks;
 }
 

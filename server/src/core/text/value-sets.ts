@@ -133,7 +133,14 @@ function splitTernary(text: string): [string, string, string] | null {
  * `case` of a `switch`; a path that returns or throws holds nothing. Null when a loop, a directive,
  * an address taken or an assignment that is not `name = e` / `name op= e` could change it.
  */
-export function valuesAt(masked: string, name: string, init: ValueSet, from: number, to: number, evaluate: (text: string, self: ValueSet) => ValueSet | null): ValueSet | null {
+export function valuesAt(
+  masked: string,
+  name: string,
+  init: ValueSet,
+  from: number,
+  to: number,
+  evaluate: (text: string, self: ValueSet) => ValueSet | null,
+): ValueSet | null {
   const reader = new StatementReader(masked, name, to, evaluate);
   const end = reader.run(from, to, new Set(init));
   return end === null ? null : normalize(end);
