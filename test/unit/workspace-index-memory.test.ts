@@ -47,11 +47,17 @@ describe('WorkspaceIndex memory', function () {
       return { kernel: new WeakRef(facts.kernels[0]), firstKernel: JSON.stringify(facts.kernels[0]) };
     };
     const { kernel, firstKernel } = analyse();
-    // A WeakRef holds its target until the end of the job that made it.
-    await new Promise((resolve) => setImmediate(resolve));
-    collectGarbage();
+    // A WeakRef holds its target until the end of the job that made it (or last dereferenced it), and
+    // on a loaded machine the engine's background compiler can hold an object a little longer: a few
+    // rounds of a new job and a full collection, as long as it is still there.
+    let alive = true;
+    for (let round = 0; round < 8 && alive; round++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      collectGarbage();
+      alive = kernel.deref() !== undefined;
+    }
 
-    assert.equal(kernel.deref(), undefined, "the analysis's kernel died with it");
+    assert.equal(alive, false, "the analysis's kernel died with it");
     const indexed = index.get('/ws/big.cu')!;
     assert.equal(indexed.kernels.length, KERNELS);
     assert.equal(JSON.stringify(indexed.kernels[0]), firstKernel, 'the index has an equal copy');
