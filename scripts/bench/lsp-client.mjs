@@ -133,7 +133,8 @@ export class LspClient {
   /** shutdown + exit, so that a server run with --cpu-prof writes its profile; killed if it lingers. */
   async stop(timeoutMs = 5000) {
     const exited = new Promise((resolve) => {
-      if (this.process.exitCode !== null) resolve();
+      // A server killed by a signal has a null exitCode and has already emitted 'exit'.
+      if (this.process.exitCode !== null || this.process.signalCode !== null) resolve();
       else this.process.once('exit', resolve);
     });
     try {
