@@ -196,3 +196,23 @@ void run(float* x) {
     assert.equal(chartForTarget(fixed, { kernel: 'scale', line: 3 }, () => figures(32))!.waves, null);
   });
 });
+
+describe('a launch analysis kept between versions', () => {
+  it('keeps where its kernel is written, not the reader of the type aliases (which holds its whole version)', async () => {
+    const facts = await analyzeSnippet('__global__ void k(float* x) {}\nvoid f(float* x) { k<<<1, 128>>>(x); }\n');
+    const analysis = analyzeLaunch(
+      facts.launches[0],
+      facts.launchTargets[0].kernel,
+      null,
+      ['sm_80'],
+      () => figures(32),
+      {},
+      {
+        kernelPath: '/w/a.cu',
+        unit: '/w/a.cu',
+        aliases: () => new Map([['scalar_t', 'float']]),
+      },
+    );
+    assert.deepEqual(analysis.site, { kernelPath: '/w/a.cu', unit: '/w/a.cu' });
+  });
+});

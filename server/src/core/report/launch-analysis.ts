@@ -200,7 +200,9 @@ export function analyzeLaunch(
     latencyPending: latency.pending === true,
     threadsPerBlock: threads,
     dynamicSmemBytes,
-    site,
+    // Without the aliases reader: it holds the whole analysis of the version the launch was analysed in,
+    // and a kept analysis (incremental/kept-reports.ts) would keep every such version alive.
+    site: site && { kernelPath: site.kernelPath, unit: site.unit },
     perArch: perBlock(launch.block.value, threads),
     candidates,
   };
