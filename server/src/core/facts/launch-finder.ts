@@ -23,6 +23,7 @@ import { expandUse, findMacroUses, launchingMacros, type MacroDefinition } from 
 import {
   findWrapperCalls,
   kernelIn,
+  kernelNameIn,
   relevantArguments,
   resolveWrapperCall,
   wrapperAt,
@@ -681,22 +682,8 @@ function isDeclaration(masked: string, at: number): boolean {
 
 /** The kernel named by a launch API's function argument: `(void*)k`, `reinterpret_cast<const void*>(&ns::k<T>)`, `k`. */
 function kernelFromFunctionArgument(text: string, at: number): CalleeName | null {
-  let t = text.trim();
-  for (let changed = true; changed;) {
-    const before = t;
-    t = t.replace(/^\(\s*(?:const\s+)?void\s*\*\s*\)\s*/, '');
-    t = t.replace(/^(?:reinterpret_cast|static_cast|const_cast)\s*<[^>]*>\s*\((.*)\)$/s, '$1').trim();
-    t = t.replace(/^\((.*)\)$/s, '$1').trim();
-    t = t.replace(/^&\s*/, '');
-    changed = t !== before;
-  }
-  const m = /^((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(?:<(.*)>)?$/s.exec(t);
-  if (!m) return null;
-  const templateArgs =
-    m[2] !== undefined
-      ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' '))
-      : null;
-  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs, start: at, nameEnd: at };
+  const named = kernelNameIn(text);
+  return named && { ...named, start: at, nameEnd: at };
 }
 
 interface ConfigTexts {

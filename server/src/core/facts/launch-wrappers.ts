@@ -1051,8 +1051,12 @@ function readLaunch(
   };
 }
 
-/** A kernel named by an argument (`k`, `&ns::k<T, 128>`), with its template arguments read with `lookup`. */
-export function kernelIn(text: string, lookup: Lookup): KernelBinding | null {
+/**
+ * The kernel a function argument names, casts, parentheses and `&` taken off (`(void*)k`,
+ * `reinterpret_cast<const void*>(&ns::k<T, 128>)`): its name without spaces and its template
+ * arguments as written (spaces collapsed), or null when the argument names no function.
+ */
+export function kernelNameIn(text: string): { name: string; templateArgs: string[] | null } | null {
   let t = text.trim();
   for (let changed = true; changed;) {
     const before = t;
@@ -1066,10 +1070,18 @@ export function kernelIn(text: string, lookup: Lookup): KernelBinding | null {
   if (!m) return null;
   const templateArgs =
     m[2] !== undefined
-      ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' ').trim())
+      ? splitTopLevel(m[2], 0, m[2].length).map(([a, b]) => m[2].slice(a, b).replace(/\s+/g, ' '))
       : null;
+  return { name: m[1].replace(/\s+/g, '').replace(/^::/, ''), templateArgs };
+}
+
+/** A kernel named by an argument (`k`, `&ns::k<T, 128>`), with its template arguments read with `lookup`. */
+export function kernelIn(text: string, lookup: Lookup): KernelBinding | null {
+  const named = kernelNameIn(text);
+  if (!named) return null;
+  const templateArgs = named.templateArgs && named.templateArgs.map((a) => a.trim());
   return {
-    name: m[1].replace(/\s+/g, '').replace(/^::/, ''),
+    name: named.name,
     templateArgs,
     templateArgValues: templateArgs ? templateArgs.map((a) => evaluateInteger(a, lookup)) : null,
     calledThrough: null,
