@@ -8,7 +8,7 @@
  * An editor's first pass may leave kernel bodies for later (a time budget, measured with the clock
  * the caller gives): `resume` completes the same version, first the kernel a request waits for.
  */
-import type { Tree } from 'web-tree-sitter';
+import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
 import { contains, lastComponent, makeSourceText, offsetAt, type SourceText } from '../text/source-text';
 import { makeLookup } from '../text/constant-table';
@@ -17,6 +17,7 @@ import type { WorkspaceIndex } from '../facts/workspace-index';
 import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
 import { groupBy, launchTarget, type DocumentFacts } from '../facts/document-facts';
 import { collectParseErrors } from '../syntax/parse-errors';
+import { subtreeShape } from '../syntax/subtree-shape';
 import { memoryParallelismOf, withinStack } from '../body/body-passes';
 import {
   deviceFunctionBranches,
@@ -221,18 +222,33 @@ function treePasses(
   const wanted = at ? definitions.find((k) => contains(k.span, at)) : undefined;
   const inOrder = wanted ? [wanted, ...definitions.filter((k) => k !== wanted)] : definitions;
   // With a parse error, error recovery can reshape a kernel whose text did not change (an
-  // unclosed `<<<` above it). A kernel is reused only when its text parses as one clean
-  // definition: the grammar is context-free, so that subtree is the one a fresh parse gives.
+  // unclosed `<<<` above it). A kernel is reused only when its text is exactly one definition
+  // node, and the key names that node's shape where it holds an error of its own (a macro used as
+  // a loop header, `CUDA_KERNEL_LOOP(i, n) {`, reads as a call missing its `;`): the tree is the
+  // one a fresh parse gives (see cuda-parser.ts), so the same text and shape read the same.
   const launchesOf = groupBy(launches, (l) => l.baseName);
   const hasError = tree.rootNode.hasError;
+  // tree-sitter builds an item with an error again on every parse: its shape is read each time.
+  const shapeOf = (node: SyntaxNode) => hash(subtreeShape(node));
   const keyOf = (k: Kernel): KernelKeys | null => {
-    if (!memo.keys.has(k))
+    if (!memo.keys.has(k)) {
+      const node = hasError ? definitionNode(tree, source, k) : null;
+      const context = cache ? memo.body().contextKey : '';
       memo.keys.set(
         k,
-        !hasError || cleanDefinition(tree, source, k)
-          ? keysFor(k, source, tree, launchesOf.get(k.name) ?? [], cache ? memo.body().contextKey : '', memo, !hasError)
+        !hasError || node
+          ? keysFor(
+              k,
+              source,
+              tree,
+              launchesOf.get(k.name) ?? [],
+              node?.hasError ? `${context}|shape:${shapeOf(node)}` : context,
+              memo,
+              !hasError,
+            )
           : null,
       );
+    }
     return memo.keys.get(k)!;
   };
   // A kernel that cannot be reused across versions is still kept for the next call on this version.
@@ -270,14 +286,12 @@ function treePasses(
     // Branch costs also follow calls into the file's functions, which an error elsewhere can
     // swallow into an ERROR node while their text (the context key) stays the same: with an
     // error, a kernel's branches are kept only while every function its passes may follow is
-    // found as the same clean definition (see calleeNodesKey).
-    const divKeyOf = hasError ? (k: Kernel) => withCalleeNodes(k, keyOf(k), source, tree, memo) : keyOf;
-    const definitionsOf = groupBy(definitions, (d) => d.name);
-    // Branches are told apart by kernel name: kernels that share one are analysed together, at once.
-    const unique = (k: Kernel) => definitionsOf.get(k.name)!.length === 1;
+    // found as the same definition (see calleeNodesKey).
+    const divKeyOf = hasError ? (k: Kernel) => withCalleeNodes(k, keyOf(k), source, tree, memo, shapeOf) : keyOf;
     // Where a kernel's branches are kept: across versions under its key, or (branches in a device
     // function it calls stay where that function is) while the kernel and every device function
-    // start on the same lines; without a key, for the next call on this version.
+    // start on the same lines; without a key, for the next call on this version. Each kernel is
+    // analysed alone, overloads and specialisations that share its name included.
     const keysOf = (k: Kernel): [string, string] => {
       const across = divKeyOf(k);
       return across
@@ -287,7 +301,6 @@ function treePasses(
     const reused: Branch[] = [];
     const fresh: Kernel[] = [];
     for (const k of inOrder) {
-      if (!unique(k)) continue;
       if (nothingCached) {
         fresh.push(k);
         continue;
@@ -298,7 +311,6 @@ function treePasses(
       if (cached) reused.push(...cached);
       else fresh.push(k);
     }
-    const shared = definitions.filter((k) => !unique(k));
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
     const analyse = (batch: Kernel[]) =>
@@ -308,7 +320,7 @@ function treePasses(
             (memo.divergence ??= prepareDivergence({
               source,
               tree,
-              kernels: [...shared, ...fresh],
+              kernels: fresh,
               launches,
               options: { fileLookup: lookup, functions: functionsOf(tree, memo) },
             })),
@@ -316,13 +328,6 @@ function treePasses(
           ),
         () => [],
       );
-    if (shared.length) {
-      const sharedKey = `div|v${version}|shared`;
-      const kept = cache?.get<Branch[]>(sharedKey, 0);
-      const found = kept ?? analyse(shared);
-      if (!kept) cache?.set(sharedKey, 0, found);
-      computed.push(...found);
-    }
     const queue = [...fresh];
     while (queue.length > 0 && inBudget()) {
       const k = queue.shift()!;
@@ -346,7 +351,7 @@ function treePasses(
         prepareDivergence({
           source,
           tree,
-          kernels: [...shared, ...fresh],
+          kernels: fresh,
           launches,
           options: { fileLookup: lookup, functions: functionsOf(tree, memo) },
         });
@@ -356,11 +361,11 @@ function treePasses(
         () => [],
       )) {
         const line = root.node.startPosition.row;
-        // A function with an error inside reads as error recovery shaped it: not kept across versions.
-        const key =
-          cache && !root.node.hasError
-            ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}`
-            : null;
+        // A function with an error inside reads as error recovery shaped it: kept by that shape too.
+        const shape = root.node.hasError ? `|shape:${shapeOf(root.node)}` : '';
+        const key = cache
+          ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}${shape}`
+          : null;
         const kept = key ? cache!.get<Branch[]>(key, line) : undefined;
         if (kept) {
           computed.push(...kept);
@@ -400,8 +405,7 @@ function byPlace(a: Branch, b: Branch): number {
 
 /**
  * A kernel's branch keys with a parse error in the file: the keys (null when the kernel is not one
- * clean definition), each made to also name the clean definitions its passes may follow, or null
- * when one of them has an error inside.
+ * definition node), each made to also name the definitions its passes may follow.
  */
 function withCalleeNodes(
   kernel: Kernel,
@@ -409,16 +413,15 @@ function withCalleeNodes(
   source: SourceText,
   tree: Tree,
   memo: TreePassMemo,
+  shapeOf: (node: SyntaxNode) => string,
 ): KernelKeys | null {
   if (!keys) return null;
-  const nodes = calleeNodesKey(kernel, source, tree, memo);
-  return nodes === null
-    ? null
-    : {
-        ...keys,
-        branchesMoving: `${keys.branchesMoving}|${nodes}`,
-        branchesInPlace: `${keys.branchesInPlace}|${nodes}`,
-      };
+  const nodes = calleeNodesKey(kernel, source, tree, memo, shapeOf);
+  return {
+    ...keys,
+    branchesMoving: `${keys.branchesMoving}|${nodes}`,
+    branchesInPlace: `${keys.branchesInPlace}|${nodes}`,
+  };
 }
 
 /** A name written as a call (`f(`, `f<T>(`), as calleesKey reads them. */
@@ -427,29 +430,30 @@ const CALL = /\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g;
 /**
  * The definitions the body passes of a kernel may follow, as this version's tree has them: for
  * each name its body (and theirs, in turn) calls, the function the tree finds by that name, free
- * or member, by its text; null when one of them has an error inside. Two trees that find the same
- * clean definitions give the walk the same subtrees (the grammar is context-free), whatever error
- * recovery did elsewhere.
+ * or member, by its text, and by its shape where it has an error inside. Two trees that find the
+ * same definitions give the walk the same subtrees, whatever error recovery did elsewhere.
  */
-function calleeNodesKey(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string | null {
+function calleeNodesKey(
+  kernel: Kernel,
+  source: SourceText,
+  tree: Tree,
+  memo: TreePassMemo,
+  shapeOf: (node: SyntaxNode) => string,
+): string {
   const functions = functionsOf(tree, memo);
   const seen = new Set<string>();
   const parts: string[] = [];
-  let clean = true;
   const visit = (text: string) => {
     for (const m of text.matchAll(CALL)) {
       const name = m[1];
-      if (!clean || seen.has(name)) continue;
+      if (seen.has(name)) continue;
       seen.add(name);
       for (const key of [name, `.${name}`, `.${name}#2`, `.${name}#3`, `.${name}#4`]) {
         const node = functions.get(key);
         if (!node) continue;
-        if (node.hasError) {
-          clean = false;
-          return;
-        }
         const body = source.text.slice(node.startIndex, node.endIndex);
-        parts.push(`${key}@${node.startPosition.column}:${hash(body)}`);
+        const shape = node.hasError ? `:shape:${shapeOf(node)}` : '';
+        parts.push(`${key}@${node.startPosition.column}:${hash(body)}${shape}`);
         visit(body);
       }
     }
@@ -459,24 +463,23 @@ function calleeNodesKey(kernel: Kernel, source: SourceText, tree: Tree, memo: Tr
       ? source.text.slice(offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end))
       : '',
   );
-  return clean ? hash(parts.join('\n')) : null;
+  return hash(parts.join('\n'));
 }
 
 /** Kernel bodies analysed (memory-level parallelism, divergence), for tests of what an edit re-analyses. */
 const countBodyPass = counter('kernel body passes');
 
-/** The kernel's text is exactly one syntax node (its definition, possibly in a template) with no error inside. */
-function cleanDefinition(tree: Tree, source: SourceText, kernel: Kernel): boolean {
+/** The kernel's definition when its text is exactly one syntax node (its definition, possibly in a template), else null. */
+function definitionNode(tree: Tree, source: SourceText, kernel: Kernel): SyntaxNode | null {
   const start = offsetAt(source, kernel.span.start);
   const end = offsetAt(source, kernel.span.end);
   const node = tree.rootNode.descendantForIndex(start, Math.max(start, end - 1));
-  return (
-    node !== null &&
+  return node !== null &&
     node.startIndex === start &&
     node.endIndex === end &&
-    !node.hasError &&
     /^(function_definition|template_declaration|linkage_specification)$/.test(node.type)
-  );
+    ? node
+    : null;
 }
 
 /** A kernel's keys in the cache (see treePasses): its memory parallelism, and its branches across versions or where they are. */
