@@ -55,6 +55,8 @@ const shebang = { js: `${shebangFor([])}\n${common.banner.js}` };
 const builds = [
   { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client/extension.js', external: ['vscode'] },
   { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: serverShebang },
+  // Beside the server, which starts it as a worker thread (see server/src/lsp/fresh-parses.ts).
+  { ...common, entryPoints: ['server/src/lsp/fresh-parse-thread.ts'], outfile: 'dist/server/fresh-parse-thread.js' },
   { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
   // The chart webview's script: a browser bundle with Chart.js in it (no network; the CSP allows only this file).
   {

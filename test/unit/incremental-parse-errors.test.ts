@@ -10,7 +10,7 @@ import { DocumentStore } from '../../server/src/lsp/document-store';
 import { keptTables } from '../../server/src/core/incremental/kept-tables';
 import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import { getCudaParser } from '../support/grammar';
-import type { Tree } from '../../server/src/core/syntax/cuda-parser';
+import { treeShape, type Tree } from '../../server/src/core/syntax/cuda-parser';
 
 const URI = 'file:///parse-error.cu';
 const TEXT = readFileSync(
@@ -190,4 +190,68 @@ describe('incremental parse of a file with a parse error', () => {
       }
     });
   }
+});
+
+describe('an incremental parse near an error, settled by a fresh parse elsewhere', () => {
+  const fromScratch = () => keptTables().find((t) => t.name === 'parses from scratch')!.size!;
+  let store: DocumentStore;
+  let version: number;
+  let text: string;
+  const shapeOfFresh = async (t: string) => {
+    const fresh = (await getCudaParser()).parse(t);
+    try {
+      return treeShape(fresh);
+    } finally {
+      fresh.delete();
+    }
+  };
+
+  beforeEach(async () => {
+    store = new DocumentStore({ parser: await getCudaParser(), settleLater: true });
+    version = 1;
+    text = TEXT;
+    store.open(URI, 'cuda-cpp', version, text);
+    completeFacts(store);
+  });
+  afterEach(() => store.dispose());
+
+  /** Types next to the item with the error: an incremental parse that settledAround cannot vouch for. */
+  function typeNextToTheError(): void {
+    const line = lineOf(text, 'data[i] += 1.0f;');
+    store.change(URI, ++version, [
+      { range: { start: { line, character: 0 }, end: { line, character: 0 } }, text: 'x' },
+    ]);
+    text = typed(text, line, 0, 'x');
+  }
+
+  it('answers from the incremental parse at once, and waits for the fresh parse of that version', async () => {
+    const before = fromScratch();
+    typeNextToTheError();
+    const facts = completeFacts(store);
+    assert.equal(fromScratch() - before, 0, 'not parsed again from scratch');
+    assert.deepEqual(store.unsettled(URI), { version, text });
+    assert.deepEqual(facts, await freshFacts(text, version));
+  });
+
+  it('is settled when the fresh parse has the same shape, and stays an edit away from one that was not', async () => {
+    typeNextToTheError();
+    completeFacts(store);
+    typeNextToTheError();
+    completeFacts(store);
+    assert.equal(store.settle(URI, version - 1, await shapeOfFresh(text)), 'stale', 'an older version');
+    assert.ok(store.unsettled(URI), 'an edit of an unsettled tree is not settled either');
+    assert.equal(store.settle(URI, version, await shapeOfFresh(text)), 'same');
+    assert.equal(store.unsettled(URI), null);
+  });
+
+  it('parses the version again from scratch when the fresh parse differs, and then gives its facts', async () => {
+    typeNextToTheError();
+    completeFacts(store);
+    const before = fromScratch();
+    assert.equal(store.settle(URI, version, 'another shape'), 'parsed again');
+    const facts = completeFacts(store);
+    assert.equal(fromScratch() - before, 1);
+    assert.equal(store.unsettled(URI), null);
+    assert.deepEqual(facts, await freshFacts(text, version));
+  });
 });

@@ -10,7 +10,7 @@
  */
 import type { Finding, Kernel, Position } from './types';
 import { contains } from './text/source-text';
-import { createCudaParser, type CudaParser, type GrammarBytes } from './syntax/cuda-parser';
+import { createCudaParser, treeShape, type CudaParser, type GrammarBytes } from './syntax/cuda-parser';
 import { normalizePath, WorkspaceIndex } from './facts/workspace-index';
 import { parseArch } from './gpu/arch-table';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './incremental/document-analysis';
@@ -77,6 +77,8 @@ export interface AnalyzerOptions {
   log?: (message: string) => void;
   /** Who shows the figures: what a failed compile's hint tells the user to set (the editor's settings, the CLI's flags). Default: editor. */
   surface?: Surface;
+  /** An editor that checks unsettled incremental parses with a fresh parse elsewhere (see DocumentSessions.settle). */
+  settleLater?: boolean;
 }
 
 export interface AnalysisSettings {
@@ -136,6 +138,27 @@ export interface KernelInstanceFigures {
   resources: Record<string, KernelFigures>;
 }
 
+/**
+ * A parser that parses whole texts from scratch and gives their tree's shape (see treeShape): what
+ * a worker thread runs to tell whether an editor's unsettled incremental parse is the fresh one.
+ */
+export async function createFreshParser(
+  grammar: GrammarBytes,
+): Promise<{ shapeOf(text: string): string; dispose(): void }> {
+  const parser = await createCudaParser(grammar);
+  return {
+    shapeOf(text) {
+      const tree = parser.parse(text);
+      try {
+        return treeShape(tree);
+      } finally {
+        tree.delete();
+      }
+    },
+    dispose: () => parser.dispose(),
+  };
+}
+
 export async function createAnalyzer(options: AnalyzerOptions): Promise<Analyzer> {
   return new Analyzer(await createCudaParser(options.grammar), options);
 }
@@ -170,6 +193,7 @@ export class Analyzer {
       clock: options.clock,
       treePassBudgetMs: options.clock ? FIRST_PASS_BUDGET_MS : Infinity,
       log: options.log,
+      settleLater: options.settleLater,
       analyzeOptions: (uri) => this.analyzeOptions(uri),
       onForget: (uri) => {
         this.reports.delete(uri);

@@ -59,6 +59,7 @@ import { memoryUsage } from './memory-usage';
 import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
 import { unitsForHeader } from '../files/translation-units';
+import { FreshParses } from './fresh-parses';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
@@ -83,6 +84,8 @@ export class CudaOccupancyServer {
   /** Since when a document's current version has waited for its kernel bodies (see publishDiagnostics). */
   private readonly pendingSince = new Map<string, { version: number; at: number }>();
   private readonly collector = new IdleCollector();
+  /** Fresh parses on a worker thread of versions whose incremental parse may differ from one (see FreshParses). */
+  private readonly freshParses: FreshParses;
   private readonly compile: CompileService;
   private readonly documents: DocumentStore;
   private logNote: string | null = null;
@@ -105,6 +108,10 @@ export class CudaOccupancyServer {
     this.safely = makeSafely((m) => connection.console.error(m));
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
     this.documents = new DocumentStore({ sessions: analyzer.documents, limits: () => documentLimitsOf(this.settings) });
+    this.freshParses = new FreshParses({
+      onShape: (uri, version, shape) => this.onFreshShape(uri, version, shape),
+      log: (m) => connection.console.warn(m),
+    });
     this.compile = new CompileService({
       workspaceRoots: this.workspaceRoots(),
       trusted: init.workspaceTrusted !== false,
@@ -134,6 +141,7 @@ export class CudaOccupancyServer {
       indexKey,
       contentHash,
       log: (m) => connection.console.warn(m),
+      settleLater: true,
     });
     const server = new CudaOccupancyServer(connection, analyzer, params);
     server.register();
@@ -181,6 +189,7 @@ export class CudaOccupancyServer {
     c.onDidCloseTextDocument((p) => {
       const uri = p.textDocument.uri;
       this.documents.close(uri);
+      this.freshParses.forget(uri);
       const file = filePath(uri);
       if (file)
         updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
@@ -205,6 +214,7 @@ export class CudaOccupancyServer {
       clearTimeout(this.completionTimer);
       this.completing.length = 0;
       this.collector.dispose();
+      this.freshParses.dispose();
       this.compile.dispose();
       this.documents.dispose();
     });
@@ -685,6 +695,23 @@ export class CudaOccupancyServer {
   private sendDiagnostics(uri: string, report: DocumentReport): void {
     const diagnostics = report.findings.map((f) => toDiagnostic(f, uri));
     void this.connection.sendDiagnostics({ uri, version: report.facts.version, diagnostics });
+    // Answered from an incremental parse near an error: a fresh parse on the worker thread checks it.
+    const unsettled = this.documents.unsettled(uri);
+    if (unsettled && unsettled.version === report.facts.version)
+      this.freshParses.request(uri, unsettled.version, unsettled.text);
+  }
+
+  /**
+   * The fresh parse's shape of a version answered from an unsettled incremental parse: the same
+   * tree, or the version is parsed again here and its diagnostics and lenses sent again.
+   */
+  private onFreshShape(uri: string, version: number, shape: string | null): void {
+    if (!this.documents.has(uri)) return;
+    // Without a shape (the thread failed), the version is parsed again here.
+    if (this.documents.settle(uri, version, shape ?? '') !== 'parsed again') return;
+    this.publishDiagnostics(uri);
+    if (this.params.capabilities.workspace?.codeLens?.refreshSupport)
+      void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
   }
 }
 

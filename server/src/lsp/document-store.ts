@@ -144,6 +144,15 @@ export class DocumentStore {
     this.sessions.invalidate(uri);
   }
 
+  /** See DocumentSessions.unsettled and settle: a version whose tree a fresh parse elsewhere checks. */
+  unsettled(uri: string): { version: number; text: string } | null {
+    return this.sessions.unsettled(uri);
+  }
+
+  settle(uri: string, version: number, freshShape: string): 'same' | 'parsed again' | 'stale' {
+    return this.sessions.settle(uri, version, freshShape);
+  }
+
   dispose(): void {
     this.documents.clear();
     this.oversize.clear();

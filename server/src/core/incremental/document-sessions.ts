@@ -4,7 +4,7 @@
  * read), and the per-chunk and per-kernel results an edit does not touch. What to keep of which
  * document, and for how long, is decided here; the text itself comes from the editor adapter.
  */
-import type { CudaParser, TextEdit, Tree } from '../syntax/cuda-parser';
+import { treeShape, type CudaParser, type TextEdit, type Tree } from '../syntax/cuda-parser';
 import type { Position } from '../types';
 import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type ResumableAnalysis } from './document-analysis';
 import { KernelAnalysisCache } from './kernel-analysis-cache';
@@ -21,6 +21,8 @@ interface Entry {
   kernels: KernelAnalysisCache;
   /** Per-chunk text-pass results of earlier versions: an edit re-reads only the chunk it fell in. */
   chunks: TextPassCache;
+  /** The tree is an incremental parse that may differ from a fresh one (see settleLater). */
+  unsettled: boolean;
 }
 
 export interface DocumentSessionsOptions {
@@ -34,6 +36,13 @@ export interface DocumentSessionsOptions {
   clock?: () => number;
   /** A document's analysis was forgotten to save memory (it is analysed again when asked): drop what was built on it. */
   onForget?: (uri: string) => void;
+  /**
+   * Keep an incremental parse that error recovery may have made differ from a fresh parse, rather
+   * than parse the whole text again before answering: the caller parses the version afresh
+   * elsewhere (a worker thread) and hands its shape to `settle`. Without it, such a parse is
+   * parsed again from scratch at once.
+   */
+  settleLater?: boolean;
 }
 
 /**
@@ -79,6 +88,7 @@ export class DocumentSessions {
       resume: null,
       kernels: new KernelAnalysisCache(),
       chunks: new TextPassCache(),
+      unsettled: false,
     });
   }
 
@@ -175,7 +185,7 @@ export class DocumentSessions {
     // A parse from scratch makes a tree that pushes out the least recently analysed one: pushed out
     // first, the parser's WebAssembly memory (which never shrinks) peaks one tree lower.
     if (!old) this.keepTrees(TREES_KEPT - 1);
-    entry.tree = this.parse(text, old);
+    entry.tree = this.parse(text, old, entry);
     if (old && old !== entry.tree) old.delete();
     const analysis = analyzeResumable({
       ...this.options.analyzeOptions?.(uri, text),
@@ -227,9 +237,45 @@ export class DocumentSessions {
     for (const uri of [...this.entries.keys()]) this.drop(uri);
   }
 
-  private parse(text: string, old: Tree | null): Tree | null {
+  /**
+   * The version `settle` waits for: its text, when its tree is an incremental parse that may differ
+   * from a fresh one; else null.
+   */
+  unsettled(uri: string): { version: number; text: string } | null {
+    const entry = this.entries.get(uri);
+    return entry?.tree && entry.unsettled ? { version: entry.version, text: entry.text } : null;
+  }
+
+  /**
+   * A fresh parse of `version`'s text had this `treeShape`: the same as the kept tree's, which
+   * is then settled, or not, and the version is parsed again from scratch when next asked (its
+   * facts may change: publish them again). Stale when the document moved on.
+   */
+  settle(uri: string, version: number, freshShape: string): 'same' | 'parsed again' | 'stale' {
+    const entry = this.entries.get(uri);
+    if (!entry?.tree || !entry.unsettled || entry.version !== version) return 'stale';
+    entry.unsettled = false;
+    if (treeShape(entry.tree) === freshShape) return 'same';
+    entry.tree.delete();
+    entry.tree = null;
+    entry.facts = null;
+    entry.resume = null;
+    this.withTrees.delete(uri);
+    return 'parsed again';
+  }
+
+  private parse(text: string, old: Tree | null, entry: Entry): Tree | null {
+    const parser = this.options.parser;
     try {
-      return this.options.parser.parse(text, old ?? undefined);
+      if (old && this.options.settleLater && parser.parseIncremental) {
+        const { tree, settled } = parser.parseIncremental(text, old);
+        // An edit of a tree that was not settled is not either: settledAround assumes the old tree
+        // was a fresh parse.
+        entry.unsettled = entry.unsettled || !settled;
+        return tree;
+      }
+      entry.unsettled = false;
+      return parser.parse(text, old ?? undefined);
     } catch (error) {
       this.options.log?.(`parse failed, analysing without a syntax tree: ${String(error)}`);
       return null;

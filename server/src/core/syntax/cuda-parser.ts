@@ -6,6 +6,7 @@
 import { Language, Parser, type Tree } from 'web-tree-sitter';
 import { counter, memoByObject, once } from '../incremental/kept-tables';
 import { keepAlive } from '../incremental/engine-seams';
+import { subtreeShape } from './subtree-shape';
 
 export interface GrammarBytes {
   /** web-tree-sitter's runtime, `tree-sitter.wasm`. */
@@ -30,6 +31,12 @@ export interface CudaParser {
    * whether it ends a line depends on the character after it).
    */
   parse(text: string, oldTree?: Tree): Tree;
+  /**
+   * An incremental parse that is not parsed again from scratch where it may differ from a fresh
+   * parse (error recovery near the edit): `settled` is false then, and a fresh parse elsewhere (a
+   * worker thread) can tell whether it does, by comparing `treeShape`s.
+   */
+  parseIncremental?(text: string, oldTree: Tree): { tree: Tree; settled: boolean };
   dispose(): void;
 }
 
@@ -45,39 +52,61 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
   const parser = new Parser();
   parser.setLanguage(await loadLanguage(bytes.grammar));
   keepShapesAlive(parser);
+  // Read in small pieces when re-parsing: it reads a few tokens at each place the edit reaches,
+  // and a whole string is copied into the parser 5,000 characters at a time.
+  const reparse = (input: string, oldTree: Tree) =>
+    parser.parse((index: number) => input.slice(index, index + INCREMENTAL_READ), oldTree);
+  const incremental = (text: string, oldTree: Tree): { tree: Tree; settled: boolean } => {
+    const input = treeLines(text);
+    const tree = parsed(reparse(input, oldTree));
+    // After error recovery an incremental parse can differ from a fresh one
+    // (tree-sitter/tree-sitter#1444, #633): it is settled only where it cannot depend on the
+    // edits that led to it (see settledAround).
+    if (!(oldTree.rootNode.hasError || tree.rootNode.hasError) || settledAround(oldTree, tree))
+      return { tree, settled: true };
+    // Again, the edited top-level items read token by token (nothing in them reused).
+    const reread = rereadEdited(oldTree);
+    if (!reread) return { tree, settled: false };
+    const again = parsed(reparse(input, oldTree));
+    if (settledAround(oldTree, again, reread)) {
+      tree.delete();
+      return { tree: again, settled: true };
+    }
+    again.delete();
+    return { tree, settled: false };
+  };
   return {
     parse(text, oldTree) {
-      const input = treeLines(text);
-      // Read in small pieces when re-parsing: it reads a few tokens at each place the edit
-      // reaches, and a whole string is copied into the parser 5,000 characters at a time.
-      if (!oldTree) countFromScratch();
-      let tree = parser.parse(
-        oldTree ? (index: number) => input.slice(index, index + INCREMENTAL_READ) : input,
-        oldTree ?? null,
-      );
-      // After error recovery an incremental parse can differ from a fresh one
-      // (tree-sitter/tree-sitter#1444, #633): it is kept only where it cannot depend on the
-      // edits that led to it (see settledAround), else the text is parsed from scratch.
-      if (tree && oldTree && (oldTree.rootNode.hasError || tree.rootNode.hasError) && !settledAround(oldTree, tree)) {
-        tree.delete();
-        // Again, the edited top-level items read token by token (nothing in them reused), then
-        // from scratch if that is not settled either.
-        const reread = rereadEdited(oldTree);
-        tree = reread ? parser.parse((index: number) => input.slice(index, index + INCREMENTAL_READ), oldTree) : null;
-        if (tree && !settledAround(oldTree, tree, reread)) {
-          tree.delete();
-          tree = null;
-        }
-        if (!tree) countFromScratch();
-        tree ??= parser.parse(input);
+      if (!oldTree) {
+        countFromScratch();
+        return parsed(parser.parse(treeLines(text)));
       }
-      if (!tree) throw new Error('tree-sitter returned no tree');
-      return tree;
+      const { tree, settled } = incremental(text, oldTree);
+      if (settled) return tree;
+      tree.delete();
+      countFromScratch();
+      return parsed(parser.parse(treeLines(text)));
+    },
+    parseIncremental(text, oldTree) {
+      return incremental(text, oldTree);
     },
     dispose() {
       parser.delete();
     },
   };
+}
+
+function parsed(tree: Tree | null): Tree {
+  if (!tree) throw new Error('tree-sitter returned no tree');
+  return tree;
+}
+
+/**
+ * The tree's shape where error recovery could make two parses of one text differ (see
+ * subtreeShape): equal for an incremental parse and a fresh one exactly when they agree.
+ */
+export function treeShape(tree: Tree): string {
+  return subtreeShape(tree.rootNode);
 }
 
 /** Parses of a whole text from scratch, for tests of when an incremental parse is kept. */
