@@ -34,6 +34,6 @@ export async function applyFromBuild({
   const summary =
     read.build.size === 0
       ? `--from-build ${shown}: no figures found (${c.objects} object(s) read by cuobjdump, ${c.logs} log(s) with no ptxas lines); build with -Xptxas -v (or --resource-usage) into a log, or with the toolkit's cuobjdump at hand`
-      : `--from-build ${shown}: figures of ${read.build.size} kernel(s) and architecture(s) from ${c.objectsWithFigures} object(s) and ${c.logsWithFigures} log(s)`;
+      : `--from-build ${shown}: ${read.build.size} figure(s), one per function and architecture, from ${c.objectsWithFigures} object(s) and ${c.logsWithFigures} log(s)`;
   return [...read.notes.map((n) => n.replaceAll(cwd + path.sep, '')), summary];
 }
