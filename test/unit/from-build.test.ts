@@ -13,21 +13,8 @@ import * as path from 'node:path';
 import { BuildFigures } from '../../server/src/core/compiler/build-figures';
 import { listBuildOutputs, readBuildFigures } from '../../server/src/files/build-outputs';
 import { checkJsonOf, runCli, sourceTree } from '../support/cli-run';
+import { FAKE_CUDA_HOME, FAKE_CUOBJDUMP, fakeObject } from '../support/fake-cuobjdump';
 import type { CheckJson } from '../../server/src/cli/check-json-types';
-
-const FAKE_CUDA_HOME = path.resolve(__dirname, '../../../test/fixtures/fake-cuobjdump');
-const FAKE_CUOBJDUMP = path.join(FAKE_CUDA_HOME, 'bin', 'cuobjdump');
-
-/** An object as the fake cuobjdump reads it: the documented `--dump-resource-usage` output for these functions. */
-function fakeObject(archs: Record<string, Record<string, { reg: number; shared?: number; stack?: number }>>): string {
-  let text = 'FAKE-OBJECT\n';
-  for (const [arch, functions] of Object.entries(archs)) {
-    text += `\nFatbin elf code:\n================\narch = ${arch}\ncode version = [1,8]\nhost = linux\ncompile_size = 64bit\n\nResource usage:\n Common:\n  GLOBAL:0\n`;
-    for (const [name, f] of Object.entries(functions))
-      text += ` Function ${name}:\n  REG:${f.reg} STACK:${f.stack ?? 0} SHARED:${f.shared ?? 0} LOCAL:0 CONSTANT[0]:368 TEXTURE:0 SURFACE:0 SAMPLER:0\n`;
-  }
-  return text;
-}
 
 const ptxasLog = (name: string, arch: string, regs: number, smem: number, spills = 0) =>
   `[1/2] Building CUDA object k.cu.o\nptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function '${name}' for '${arch}'\n` +
