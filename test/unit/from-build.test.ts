@@ -238,6 +238,24 @@ describe('figures from a build (--from-build)', function () {
       assert.equal(json.files[0].launches[0].occupancy.sm_80, null);
     });
 
+    it("a launch that could run several instances gets their range from a log, as from ptxas; none when the build's files disagree on one of them", async () => {
+      const source = `template <int N> __global__ void tk(float* x) { x[threadIdx.x] = N; }
+template <int N> void launch(float* x) { tk<N><<<1, 128>>>(x); }
+void run(float* x) { launch<1>(x); launch<2>(x); }
+`;
+      const log = ptxasLog('_Z2tkILi1EEvPf', 'sm_80', 16, 0) + ptxasLog('_Z2tkILi2EEvPf', 'sm_80', 200, 0);
+      const dir = sourceTree({ 'src/t.cu': source, 'build/build.log': log });
+      const json = await checkJsonOf(['src', '--from-build', 'build', '--no-nvcc', '--arch', 'sm_80'], dir);
+      const range = (json.files[0].launches[0].occupancyRange as Record<string, { minRegs: number; maxRegs: number }>)
+        .sm_80;
+      assert.deepEqual([range.minRegs, range.maxRegs], [16, 200]);
+      fs.writeFileSync(path.join(dir, 'build', 'other.log'), ptxasLog('_Z2tkILi2EEvPf', 'sm_80', 40, 0));
+      const split = await checkJsonOf(['src', '--from-build', 'build', '--no-nvcc', '--arch', 'sm_80'], dir);
+      const launch = split.files[0].launches[0];
+      assert.equal(launch.occupancy.sm_80, null);
+      assert.equal((launch.occupancyRange as Record<string, unknown> | null)?.sm_80 ?? null, null);
+    });
+
     it('does not run nvcc unless --nvcc names it, and a folder that is not there is a usage error', async () => {
       const dir = sourceTree({ 'src/k.cu': KERNEL, 'build/build.log': ptxasLog(SCALE, 'sm_80', 24, 1024) });
       const run = await runCli(['check', 'src', '--from-build', 'build', '--arch', 'sm_80'], dir);
