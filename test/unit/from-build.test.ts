@@ -59,7 +59,7 @@ describe('figures from a build (--from-build)', function () {
       // cuobjdump says neither spills (LOCAL mixes them with local arrays) nor barriers: unknown, not 0.
       assert.equal(f.spillStoreBytes, null);
       assert.equal(f.barriers, null);
-      assert.deepEqual(f.origin, { kind: 'object', path: '/b/libk.a', modifiedAt: 2000, files: 2 });
+      assert.deepEqual(f.origin, { kind: 'object', via: 'cuobjdump', path: '/b/libk.a', modifiedAt: 2000, files: 2 });
       assert.equal(build.figuresOf(SCALE, 'sm_90'), null);
     });
 
@@ -150,7 +150,7 @@ describe('figures from a build (--from-build)', function () {
   });
 
   describe('reading a build', () => {
-    it('without cuobjdump: one line says the objects were not read, and the logs still give figures', async () => {
+    it('without cuobjdump: one line says so and that the device code was read directly; the logs still give figures', async () => {
       const dir = sourceTree({
         'k.cu.o': fakeObject({ sm_80: { [SCALE]: { reg: 99 } } }),
         'libk.a': 'x',
@@ -160,7 +160,7 @@ describe('figures from a build (--from-build)', function () {
       assert.equal(read.notes.filter((n) => /cuobjdump/.test(n)).length, 1);
       assert.match(
         read.notes[0],
-        /cuobjdump not found .*the 2 object\(s\) .* were not read; figures come from its logs \(1 with ptxas lines\)/,
+        /cuobjdump not found .*read the device code of the build's 2 object\(s\) directly .*, 0 with kernels/,
       );
       assert.equal(read.build.figuresOf(SCALE, 'sm_80')!.numRegs, 24);
     });

@@ -220,6 +220,7 @@ function resourceJson(f: KernelFigures) {
       ? {
           origin: {
             kind: f.origin.kind,
+            ...(f.origin.via ? { via: f.origin.via } : {}),
             path: f.origin.path,
             modifiedAt: f.origin.modifiedAt ? new Date(f.origin.modifiedAt).toISOString() : null,
             files: f.origin.files,

@@ -27,6 +27,8 @@ export interface BuildOutputLimits {
   maxObjectBytes?: number;
   /** A log larger than this is not read. Default 64 MiB. */
   maxLogBytes?: number;
+  /** Without cuobjdump, objects are read here up to this size. Default 256 MiB. */
+  maxDirectReadBytes?: number;
   /** All logs together, at most. Default 512 MiB. */
   maxTotalLogBytes?: number;
 }
@@ -169,8 +171,9 @@ export async function readBuildFigures(options: ReadBuildOptions): Promise<Build
 
   const cuobjdump = options.cuobjdumpPath === undefined ? locateCuobjdump(options.nvccPath) : options.cuobjdumpPath;
   if (found.objects.length && !cuobjdump) {
+    const direct = readDeviceCodeOf(found.objects, build, counts, options.limits?.maxDirectReadBytes);
     notes.push(
-      `cuobjdump not found (beside nvcc, in $CUDA_HOME/bin, /usr/local/cuda/bin or on PATH): the ${found.objects.length} object(s) under the build folder were not read; figures come from its logs (${counts.logsWithFigures} with ptxas lines)`,
+      `cuobjdump not found (beside nvcc, in $CUDA_HOME/bin, /usr/local/cuda/bin or on PATH): read the device code of the build's ${found.objects.length} object(s) directly (registers, shared memory, stack, barriers; no spills), ${counts.objectsWithFigures} with kernels${direct}`,
     );
     return { build, notes, counts };
   }
@@ -213,6 +216,47 @@ export async function readBuildFigures(options: ReadBuildOptions): Promise<Build
   if (failures.length && counts.objectsWithFigures === 0)
     notes.push(`cuobjdump read no figures from ${failures.length} object(s), e.g. ${failures[0]}`);
   return { build, notes, counts };
+}
+
+/**
+ * Without cuobjdump: the kernels of each object's device code, read from its bytes (cubins, and the
+ * fatbins objects embed); returns what to add to the note (compressed entries, files too large).
+ */
+function readDeviceCodeOf(
+  objects: readonly BuildFile[],
+  build: BuildFigures,
+  counts: BuildRead['counts'],
+  maxBytes = 256 * 1024 * 1024,
+): string {
+  let compressed = 0;
+  let uncertain = 0;
+  let tooLarge = 0;
+  for (const file of objects) {
+    if (file.size > maxBytes) {
+      tooLarge++;
+      continue;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = readBoundedFileSync(file.path, { maxBytes, what: 'object' }).bytes;
+    } catch {
+      continue;
+    }
+    counts.objects++;
+    const read = build.addDeviceCodeBytes({ path: file.path, modifiedAt: file.modifiedAt }, bytes);
+    compressed += read.compressed;
+    uncertain += read.uncertain;
+    if (read.kernels > 0) counts.objectsWithFigures++;
+  }
+  return [
+    compressed
+      ? `; ${compressed} compressed device code entr${compressed === 1 ? 'y' : 'ies'} not read (cuobjdump reads them)`
+      : '',
+    uncertain
+      ? `; ${uncertain} kernel(s) whose shared memory the device code mixes with reserved shared memory (sm_90 objects) not read`
+      : '',
+    tooLarge ? `; ${tooLarge} object(s) over ${maxBytes} bytes not read` : '',
+  ].join('');
 }
 
 function isDirectory(p: string): boolean {

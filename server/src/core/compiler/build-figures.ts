@@ -14,6 +14,7 @@
  */
 import { parseResourceUsage } from './cuobjdump-resources';
 import { parsePtxasOutput, type PtxasFunctionFigures } from './ptxas-output';
+import { readDeviceCode, type CubinFunctionFigures } from './cubin-resources';
 import { unknownResources, type BuildOrigin, type ResourceFigures } from './kernel-resources';
 
 export type { BuildOrigin, FigureOrigin } from './kernel-resources';
@@ -21,8 +22,10 @@ export type { BuildOrigin, FigureOrigin } from './kernel-resources';
 interface Candidate {
   entry: PtxasFunctionFigures;
   origin: BuildOrigin;
-  /** cuobjdump does not say spills or barriers: those fields are not known. */
-  partial: boolean;
+  /** A log says spills; cuobjdump and the ELF do not. */
+  knowsSpills: boolean;
+  /** A log and the ELF say barriers; cuobjdump does not. */
+  knowsBarriers: boolean;
 }
 
 /** What a conflict note lists of the disagreeing figures. */
@@ -35,7 +38,7 @@ export class BuildFigures {
   /** The ptxas lines of a build log; returns how many entry figures it held (0: no ptxas output). */
   addLog(origin: Omit<BuildOrigin, 'kind'>, text: string): number {
     // A log can hold the same kernel twice (two targets, two builds appended): each report is a candidate.
-    return this.add({ ...origin, kind: 'log' }, allEntries(text), false);
+    return this.add({ ...origin, kind: 'log' }, allEntries(text), { knowsSpills: true, knowsBarriers: true });
   }
 
   /** `cuobjdump --dump-resource-usage` output of one file; returns how many function figures it held. */
@@ -61,7 +64,40 @@ export class BuildFigures {
       unknownFields: [],
       line: 0,
     }));
-    return this.add({ ...origin, kind: 'object' }, entries, true);
+    return this.add({ ...origin, kind: 'object', via: 'cuobjdump' }, entries, {
+      knowsSpills: false,
+      knowsBarriers: false,
+    });
+  }
+
+  /** Kernels read from device code without cuobjdump (cubin-resources.ts); returns how many. */
+  addDeviceCode(origin: Omit<BuildOrigin, 'kind'>, figures: readonly CubinFunctionFigures[]): number {
+    const entries = figures.map((f): PtxasFunctionFigures => ({
+      ...EMPTY_ENTRY,
+      mangledName: f.name,
+      arch: f.arch,
+      numRegs: f.registers,
+      barriers: f.barriers,
+      sharedSizeBytes: f.sharedBytes,
+      stackFrameBytes: f.stackFrameBytes ?? 0,
+    }));
+    return this.add({ ...origin, kind: 'object', via: 'elf' }, entries, { knowsSpills: false, knowsBarriers: true });
+  }
+
+  /**
+   * Kernels read from the bytes of a cubin, fatbin, object, archive or shared object, without
+   * cuobjdump; returns how many, and how many device code entries were compressed and not read.
+   */
+  addDeviceCodeBytes(
+    origin: Omit<BuildOrigin, 'kind'>,
+    bytes: Uint8Array,
+  ): { kernels: number; compressed: number; uncertain: number } {
+    const read = readDeviceCode(bytes);
+    return {
+      kernels: this.addDeviceCode(origin, read.figures),
+      compressed: read.compressedEntries,
+      uncertain: read.uncertainKernels,
+    };
   }
 
   /** The files that gave figures. */
@@ -103,28 +139,33 @@ export class BuildFigures {
     const pick = chosen(candidates);
     const e = pick.entry;
     const newest = candidates.reduce((a, b) => ((b.origin.modifiedAt ?? 0) > (a.origin.modifiedAt ?? 0) ? b : a));
-    const logPick = candidates.find((c) => !c.partial);
+    const spills = candidates.find((c) => c.knowsSpills);
+    const barriers = candidates.find((c) => c.knowsBarriers);
     return {
       numRegs: e.numRegs,
       sharedSizeBytes: e.sharedSizeBytes,
       // cuobjdump's LOCAL holds spills and local arrays together: spills are known only from a log.
-      spillStoreBytes: logPick ? logPick.entry.spillStoreBytes : null,
-      spillLoadBytes: logPick ? logPick.entry.spillLoadBytes : null,
+      spillStoreBytes: spills ? spills.entry.spillStoreBytes : null,
+      spillLoadBytes: spills ? spills.entry.spillLoadBytes : null,
       stackFrameBytes: e.stackFrameBytes,
-      barriers: logPick ? logPick.entry.barriers : null,
+      barriers: barriers ? barriers.entry.barriers : null,
       source: 'log',
       producedAt: newest.origin.modifiedAt,
       origin: { ...newest.origin, files: new Set(candidates.map((c) => c.origin.path)).size },
     };
   }
 
-  private add(origin: BuildOrigin, entries: readonly PtxasFunctionFigures[], partial: boolean): number {
+  private add(
+    origin: BuildOrigin,
+    entries: readonly PtxasFunctionFigures[],
+    knows: Pick<Candidate, 'knowsSpills' | 'knowsBarriers'>,
+  ): number {
     let count = 0;
     for (const entry of entries) {
       if (!entry.isEntry || entry.arch === null || entry.numRegs === null) continue;
       const key = keyOf(entry.mangledName, entry.arch);
       const list = this.byKey.get(key) ?? [];
-      list.push({ entry, origin, partial });
+      list.push({ entry, origin, ...knows });
       this.byKey.set(key, list);
       count++;
     }
@@ -139,8 +180,29 @@ function keyOf(mangledName: string, arch: string): string {
 
 /** A log's candidate first (it knows spills and barriers), else the first. */
 function chosen(candidates: readonly Candidate[]): Candidate {
-  return candidates.find((c) => !c.partial) ?? candidates[0];
+  return candidates.find((c) => c.knowsSpills) ?? candidates[0];
 }
+
+const EMPTY_ENTRY: PtxasFunctionFigures = {
+  mangledName: '',
+  arch: null,
+  isEntry: true,
+  numRegs: null,
+  barriers: null,
+  sharedSizeBytes: 0,
+  constBytes: 0,
+  constBanks: {},
+  stackFrameBytes: 0,
+  spillStoreBytes: 0,
+  spillLoadBytes: 0,
+  cumulativeStackBytes: null,
+  localBytes: 0,
+  textures: 0,
+  samplers: 0,
+  surfaces: 0,
+  unknownFields: [],
+  line: 0,
+};
 
 /**
  * Every entry report of a log, repeats included: the parser keeps the last report of a name and

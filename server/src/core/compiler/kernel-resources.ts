@@ -42,6 +42,8 @@ export interface BuildOrigin {
   path: string;
   /** When the file was written (its mtime, ms since epoch), or null. */
   modifiedAt: number | null;
+  /** How an object was read: the toolkit's cuobjdump, or its device code's ELF read here (no cuobjdump). */
+  via?: 'cuobjdump' | 'elf';
 }
 
 /** Where a figure shown came from: the newest of the files that agree on it, and how many files agree. */
