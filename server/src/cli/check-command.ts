@@ -70,8 +70,9 @@ const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '-
 export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
-  --from-build DIR       read figures from what a build produced under DIR (cuobjdump of its objects, its logs'
-                         -Xptxas -v lines); repeatable. nvcc is then not run unless --nvcc names it.
+  --from-build DIR       read figures from what a build produced under DIR: its objects (through cuobjdump, or their
+                         device code without it) and its logs' -Xptxas -v lines; repeatable. nvcc then runs only
+                         when --nvcc names it.
   --allow-compiler GLOB  a host compiler compile_commands.json may name (-ccbin, --compiler-bindir), as an absolute-path glob
                          (e.g. /usr/bin/g++-*); repeatable. Without it such options are dropped, with a line each.`;
 
