@@ -61,6 +61,9 @@ describe('device code figures without cuobjdump, checked against ptxas -v of the
         [],
       );
       assert.equal(got.length + read.uncertainKernels, expected.length);
+      // An archive member starts at any even offset: the same figures.
+      const shifted = Buffer.concat([Buffer.from('!<arch>\n' + ' '.repeat(62)), fs.readFileSync(object)]);
+      assert.deepEqual(readDeviceCode(shifted).figures.map(elfView), got);
       assert.deepEqual(
         got.filter((g) => g.startsWith('sm_80')).sort(),
         expected.filter((e) => e.startsWith('sm_80')),

@@ -53,11 +53,11 @@ export function readDeviceCode(bytes: Uint8Array): CubinRead {
     addCubin(out, bytes);
     return out;
   }
-  // Fatbins sit 8-byte aligned in `.nv_fatbin` (of an object, of each archive member, of a shared object).
-  for (let at = 0; at + 16 <= bytes.length; at += 8) {
+  // Fatbins sit 8-byte aligned in `.nv_fatbin`, but an archive's members are only 2-byte aligned: every offset is tried.
+  for (let at = bytes.indexOf(0x50); at >= 0 && at + 16 <= bytes.length; at = bytes.indexOf(0x50, at + 1)) {
     if (view.getUint32(at, true) !== FATBIN_MAGIC) continue;
     const next = readFatbin(bytes, view, at, out);
-    if (next > at) at = Math.ceil(next / 8) * 8 - 8;
+    if (next > at) at = next - 1;
   }
   return out;
 }
