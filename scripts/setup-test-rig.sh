@@ -2,7 +2,8 @@
 # npm run test:setup: installs what the VS Code and Neovim tests need, once per machine, from
 # Debian's apt and the npm registry only:
 #   - apt: chromium (drives the VS Code workbench headlessly), neovim (the LSP test), and what
-#     code-server's native modules build with (g++, make, python3, libkrb5-dev), ripgrep, a font;
+#     code-server's native modules build with (g++, make, python3, libkrb5-dev), ripgrep, a font,
+#     cmake and ninja (the --from-build test configures and builds a small CMake project);
 #   - npm, into $RIG_DIR (default /tmp/rig): code-server (the real VS Code workbench and its Node
 #     extension host) and playwright-core (drives Debian's chromium; it downloads no browser).
 # The project's own npm packages (@vscode/test-electron, mocha, ...) come from `npm ci`.
@@ -15,7 +16,7 @@ RIG_DIR="${RIG_DIR:-/tmp/rig}"
 # engines.node is 20 (4.103 and later ask for node 22).
 CODE_SERVER_VERSION=4.100.3
 PLAYWRIGHT_VERSION=1.65.1
-APT_PACKAGES=(chromium neovim ripgrep g++ make python3 libkrb5-dev fonts-dejavu-core)
+APT_PACKAGES=(chromium neovim ripgrep g++ make python3 libkrb5-dev fonts-dejavu-core cmake ninja-build)
 RECIPE="code-server $CODE_SERVER_VERSION, playwright-core $PLAYWRIGHT_VERSION, node $(node -p 'process.versions.node.split(".")[0]')"
 STAMP="$RIG_DIR/.cuda-occupancy-rig"
 

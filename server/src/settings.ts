@@ -112,6 +112,13 @@ export const SETTINGS_SCHEMA = {
       'A build log holding `nvcc -Xptxas -v` output to read figures from (e.g. build/ptxas.log). Ignored in an untrusted workspace when set in the workspace settings.',
     readsFiles: true,
   }),
+  fromBuild: spec<string[]>({
+    default: [],
+    type: 'array',
+    description:
+      "Build folders to read register, shared-memory, spill and barrier figures from, without compiling (e.g. `build`): the objects, libraries and fatbins under them through the toolkit's `cuobjdump --dump-resource-usage`, and their `*.log` files for `-Xptxas -v` output. A kernel the folders' files give different figures for shows none. Ignored in an untrusted workspace when set in the workspace settings.",
+    readsFiles: true,
+  }),
   latencyCycles: spec<number>({
     default: 0,
     type: 'number',

@@ -19,6 +19,7 @@ import {
 } from '../core/analyzer';
 import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
+import { applyFromBuild } from './from-build';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
 import {
@@ -49,6 +50,7 @@ const FLAGS = {
   '--no-nvcc': 'boolean',
   '-p': 'string',
   '--ptxas-log': 'string',
+  '--from-build': 'list',
   '--fail-on': 'string',
   '--timeout': 'string',
   '--baseline': 'string',
@@ -65,9 +67,12 @@ const FLAGS = {
 } as const;
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
+  --from-build DIR       read figures from what a build produced under DIR: its objects (through cuobjdump, or their
+                         device code without it) and its logs' -Xptxas -v lines; repeatable. nvcc then runs only
+                         when --nvcc names it.
   --allow-compiler GLOB  a host compiler compile_commands.json may name (-ccbin, --compiler-bindir), as an absolute-path glob
                          (e.g. /usr/bin/g++-*); repeatable. Without it such options are dropped, with a line each.`;
 
@@ -170,7 +175,20 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
       throw new UsageError((error as Error).message);
     }
   }
-  if (!flags['--no-nvcc']) {
+  const fromBuild = lists['--from-build'] ?? [];
+  if (fromBuild.length)
+    notes.push(
+      ...(await applyFromBuild({
+        analyzer,
+        dirs: fromBuild,
+        cwd: io.cwd,
+        nvccPath: flags['--no-nvcc'] ? null : locateNvcc(flags['--nvcc'] as string | undefined),
+        jobs,
+        timeoutMs: timeoutSeconds * 1000,
+      })),
+    );
+  // The build's figures stand for a compile: nvcc runs beside them only when --nvcc names it.
+  if (!flags['--no-nvcc'] && !(fromBuild.length && flags['--nvcc'] === undefined)) {
     const nvccPath = locateNvcc(flags['--nvcc'] as string | undefined);
     // Every .cu file given is a translation unit: its figures go to the kernels it defines and to those of
     // the headers it includes, wherever they are launched (a .cu that only launches is compiled too).

@@ -215,6 +215,19 @@ function resourceJson(f: KernelFigures) {
     source: f.source,
     producedAt: f.producedAt ? new Date(f.producedAt).toISOString() : null,
     stale: f.stale ?? false,
+    // Figures of a build's files (--from-build) say which file; others have no origin field.
+    ...(f.origin
+      ? {
+          origin: {
+            kind: f.origin.kind,
+            ...(f.origin.via ? { via: f.origin.via } : {}),
+            path: f.origin.path,
+            modifiedAt: f.origin.modifiedAt ? new Date(f.origin.modifiedAt).toISOString() : null,
+            files: f.origin.files,
+          },
+        }
+      : {}),
+    ...(f.conflict ? { conflict: f.conflict } : {}),
   };
 }
 

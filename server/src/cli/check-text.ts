@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import type { CheckFile, CheckInstance } from './check-json';
 import type { Finding, Kernel, Severity } from '../core/types';
 import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
-import { LIMIT_NAMES, bytes } from '../core/report/format';
+import { LIMIT_NAMES, bytes, originText } from '../core/report/format';
 import {
   blocksPerSm,
   launchTitleText,
@@ -157,7 +157,7 @@ function instanceName(instance: CheckInstance, kernel: Kernel): string {
 
 /** "56 registers, 0 B static smem, 0 B stack, no spills [ptxas]": what the compiler (or a log, or an annotation) said. */
 function figuresText(f: KernelFigures, kernel: Kernel): string {
-  const source = `[${f.source}${f.stale ? ', stale' : ''}]`;
+  const source = `[${f.source}${f.origin ? `: ${originText(f.origin)}` : ''}${f.stale ? ', stale' : ''}]`;
   if (f.numRegs === null) {
     const smem =
       kernel.staticSharedBytes !== null ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';

@@ -24,6 +24,7 @@ import {
   unknownResources,
 } from './compiler/kernel-resources';
 import { compilerFindings } from './compiler/compiler-findings';
+import { BuildFigures } from './compiler/build-figures';
 import {
   compileFailureFinding,
   describeCompileFailure,
@@ -48,6 +49,7 @@ import { modulePressure, pressureResult, type ModulePressure, type PressureResul
 import type { ChartData } from './gpu/occupancy-sweeps';
 
 export { resolveArchs } from './report/launch-analysis';
+export { BuildFigures, type BuildOrigin } from './compiler/build-figures';
 export { GPU_PARTS, findGpuPart, type GpuPart } from './gpu/gpu-parts';
 export { describeCompileFailure, looksCompiledAtRunTime } from './compiler/compile-failure';
 export type { CompileError } from './compiler/compile-failure';
@@ -400,6 +402,23 @@ export class Analyzer {
       name,
       mapKernelResources({ kernels, entries: output.entries, source: 'log', producedAt }).kernels,
     );
+  }
+
+  /**
+   * Figures from a build's files (`BuildFigures`: cuobjdump of its objects, its logs), mapped by
+   * mangled name to the workspace's kernels like a log's, each with the file it came from; a name
+   * and architecture the files disagree on is unknown (replaces what was set under `key`).
+   */
+  setBuildFigures(key: string, build: BuildFigures): void {
+    const kernels = this.index.paths().flatMap((p) => this.index.get(p)?.kernels ?? []);
+    const mapped = mapKernelResources({ kernels, entries: build.entries(), source: 'log' }).kernels;
+    for (const k of mapped)
+      for (const instance of k.instances)
+        for (const arch of Object.keys(instance.resources)) {
+          const figures = instance.mangledName ? build.figuresOf(instance.mangledName, arch) : null;
+          if (figures) instance.resources[arch] = figures;
+        }
+    this.figures.setLog(key, mapped);
   }
 
   clearLogs(): void {

@@ -42,6 +42,8 @@ import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
+import { readBuildFigures } from '../files/build-outputs';
+import { chooseNvcc } from '../nvcc/locate-nvcc';
 import { CompileService, type DocumentPtx, type VariantResult } from '../nvcc/compile-service';
 import { contentHash } from '../nvcc/compile-ptx';
 import {
@@ -89,6 +91,10 @@ export class CudaOccupancyServer {
   private readonly compile: CompileService;
   private readonly documents: DocumentStore;
   private logNote: string | null = null;
+  /** What reading `cudaOccupancy.fromBuild` said that the user can act on (cuobjdump missing, limits hit). */
+  private buildNote: string | null = null;
+  /** Counts the reads of the build folders: a read that a newer one replaced is dropped. */
+  private buildRead = 0;
   private warnedArchs = '';
   /**
    * Translation units compiled for open documents without being open themselves (the `.cu` files
@@ -287,8 +293,45 @@ export class CudaOccupancyServer {
         `unknown GPUs in cudaOccupancy.gpus: ${unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`,
       );
     this.loadPtxasLog();
+    void this.loadFromBuild(fromWorkspace);
     this.refreshAll();
     for (const uri of this.documents.uris()) this.requestCompile(uri);
+  }
+
+  /** Figures from the build folders of `cudaOccupancy.fromBuild` (cuobjdump of their objects, their logs); nothing is compiled. */
+  private async loadFromBuild(fromWorkspace: ReadonlySet<keyof Settings> | null): Promise<void> {
+    const read = ++this.buildRead;
+    this.buildNote = null;
+    const dirs = this.settings.fromBuild;
+    if (dirs.length === 0) return;
+    const root = this.workspaceRoots()[0] ?? process.cwd();
+    const { nvccPath } = chooseNvcc({
+      configured: this.settings['nvcc.path'],
+      fromWorkspace: fromWorkspace?.has('nvcc.path') ?? true,
+      allowedCompilers: this.settings['nvcc.allowedCompilers'],
+      cwd: root,
+    });
+    try {
+      const result = await readBuildFigures({
+        dirs: dirs.map((d) => path.resolve(root, d)),
+        nvccPath,
+        timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
+        jobs: this.settings['nvcc.maxParallel'],
+        limits: { maxLogBytes: this.settings['limits.fileMB'] * 1024 * 1024 },
+      });
+      if (read !== this.buildRead) return;
+      for (const note of result.notes) this.connection.console.warn(`cudaOccupancy.fromBuild: ${note}`);
+      const c = result.counts;
+      this.connection.console.log(
+        `cudaOccupancy.fromBuild: ${result.build.size} figures from ${c.objectsWithFigures} of ${c.objects} objects read and ${c.logsWithFigures} of ${c.logs} logs`,
+      );
+      this.buildNote = result.notes.length ? result.notes.map((n) => `cudaOccupancy.fromBuild: ${n}`).join('\n') : null;
+      this.analyzer.setBuildFigures('cudaOccupancy.fromBuild', result.build);
+      this.refreshAll();
+      this.sendStatus();
+    } catch (error) {
+      this.connection.console.error(`[error] cudaOccupancy.fromBuild failed: ${String(error)}`);
+    }
   }
 
   private loadPtxasLog(): void {
@@ -599,6 +642,7 @@ export class CudaOccupancyServer {
         ...failed.slice(0, 3),
         failed.length > 3 ? `and ${failed.length - 3} more files` : null,
         this.logNote,
+        this.buildNote,
       ]
         .filter(Boolean)
         .join('\n\n'),

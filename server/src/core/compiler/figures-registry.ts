@@ -26,7 +26,6 @@ import {
   resourcesForArch,
   type KernelInstance,
   type KernelResources,
-  type ResourceFigures,
 } from './kernel-resources';
 import { matchInstances } from './launch-instances';
 
@@ -167,7 +166,7 @@ export class FiguresRegistry {
     if (!kernel) return { ...UNKNOWN_FIGURES, note: 'kernel not found' };
     let best: KernelFigures | null = site ? this.compiledFigures(kernel, launch, arch, site) : null;
     for (const kernels of this.logs.values())
-      best = preferResources(best, this.fromLog(kernels, kernel, launch, arch)) as KernelFigures | null;
+      best = preferResources(best, this.fromLog(kernels, kernel, launch, arch, site)) as KernelFigures | null;
     const annotation = parseResourceAnnotation(kernel.leadingComment);
     if (annotation) best = preferResources(best, resourcesForArch(annotation.resources, arch)) as KernelFigures | null;
     const compile = site ? (this.compileNote(site, arch) ?? (best ? null : this.noInstanceNote(site))) : null;
@@ -179,32 +178,27 @@ export class FiguresRegistry {
 
   /** The instance (or instances) of the launch among what the units compiled of the kernel written in `site.kernelPath`. */
   private compiledFigures(kernel: Kernel, launch: Launch | null, arch: string, site: FigureSite): KernelFigures | null {
-    const pool = this.instancesOf(site.kernelPath, kernel, site.unit ?? null).filter((i) =>
-      resourcesForArch(i.resources, arch),
-    );
-    if (pool.length === 0) return null;
-    const args = launchTemplateArgs(launch);
-    const needsAliases = args?.some((a) => /[A-Za-z_]/.test(a)) ?? false;
-    const { instances } = matchInstances(pool, args, needsAliases && site.aliases ? site.aliases() : undefined);
-    if (instances.length === 0) return null;
-    const figures = instances.map((i) => ({ signature: i.signature, figures: resourcesForArch(i.resources, arch)! }));
-    if (figures.length === 1) return figures[0].figures;
-    // Several could run: the figures of the one with the most registers, and all of theirs.
-    const most = figures.reduce((a, b) => ((b.figures.numRegs ?? -1) > (a.figures.numRegs ?? -1) ? b : a));
-    return { ...most.figures, instances: figures };
+    return launchFigures(this.instancesOf(site.kernelPath, kernel, site.unit ?? null), launch, arch, site);
   }
 
-  /** Figures of a build log: matched by name (a log does not say which file a kernel came from). */
+  /**
+   * Figures of a build log (or a build folder's files): matched by name, since a log does not say
+   * which file a kernel came from; the launch's instance, or the range of those that could run, as for ptxas.
+   */
   private fromLog(
     kernels: ReadonlyArray<KernelResources<Kernel>>,
     kernel: Kernel,
     launch: Launch | null,
     arch: string,
-  ): ResourceFigures | null {
+    site: FigureSite | null | undefined,
+  ): KernelFigures | null {
     const match = kernels.find((k) => k.kernel.qualifiedName === kernel.qualifiedName && k.instances.length > 0);
     if (!match) return null;
-    const instance = pickInstance(match.instances, launchTemplateArgs(launch));
-    return instance ? resourcesForArch(instance.resources, arch) : null;
+    if (!site) {
+      const instance = pickInstance(match.instances, launchTemplateArgs(launch));
+      return instance ? resourcesForArch(instance.resources, arch) : null;
+    }
+    return launchFigures(match.instances, launch, arch, site);
   }
 
   /** A unit that covers the kernel's file compiled, with no instance of it for the launch (the launching unit first). */
@@ -238,6 +232,29 @@ export class FiguresRegistry {
     const state = shown.state as Extract<UnitState, { state: 'failed' }>;
     return { state: 'failed', unit: shown.unit, message: state.message, hint: state.hint };
   }
+}
+
+/** The instance a launch runs among `instances`, or, when several could, the one with the most registers and all of theirs. */
+function launchFigures(
+  instances: readonly KernelInstance[],
+  launch: Launch | null,
+  arch: string,
+  site: FigureSite,
+): KernelFigures | null {
+  const pool = instances.filter((i) => resourcesForArch(i.resources, arch));
+  if (pool.length === 0) return null;
+  const args = launchTemplateArgs(launch);
+  const needsAliases = args?.some((a) => /[A-Za-z_]/.test(a)) ?? false;
+  const { instances: matched } = matchInstances(pool, args, needsAliases && site.aliases ? site.aliases() : undefined);
+  if (matched.length === 0) return null;
+  const figures = matched.map((i) => ({ signature: i.signature, figures: resourcesForArch(i.resources, arch)! }));
+  if (figures.length === 1) return figures[0].figures;
+  // One that could run has no known registers (a build's files disagree on it): no range is claimed.
+  const unknown = figures.find((f) => f.figures.numRegs === null);
+  if (unknown) return unknown.figures;
+  // Several could run: the figures of the one with the most registers, and all of theirs.
+  const most = figures.reduce((a, b) => ((b.figures.numRegs ?? -1) > (a.figures.numRegs ?? -1) ? b : a));
+  return { ...most.figures, instances: figures };
 }
 
 function markedInstance(instance: KernelInstance, unit: Unit): KernelInstance {

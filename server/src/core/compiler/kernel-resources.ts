@@ -29,6 +29,26 @@ export interface ResourceFigures {
   stale?: boolean;
   /** Why the figures are stale or unknown (the compiler's first error, nvcc missing...). */
   note?: string | null;
+  /** For figures read from a build's files (`--from-build`): the file they came from. */
+  origin?: FigureOrigin | null;
+  /** The build's files disagree on this kernel's figures (what they say, and where): the figures are unknown. */
+  conflict?: string | null;
+}
+
+/** A file of a build that figures were read from. */
+export interface BuildOrigin {
+  /** `object`: cuobjdump of an object, library, shared object, cubin or fatbin; `log`: a build log's ptxas lines. */
+  kind: 'object' | 'log';
+  path: string;
+  /** When the file was written (its mtime, ms since epoch), or null. */
+  modifiedAt: number | null;
+  /** How an object was read: the toolkit's cuobjdump, or its device code's ELF read here (no cuobjdump). */
+  via?: 'cuobjdump' | 'elf';
+}
+
+/** Where a figure shown came from: the newest of the files that agree on it, and how many files agree. */
+export interface FigureOrigin extends BuildOrigin {
+  files: number;
 }
 
 /** Figures keyed by architecture (`sm_90`); ANY_ARCH holds figures that apply to every architecture. */

@@ -25,6 +25,18 @@ export function ago(producedAt: number | null | undefined, now: number): string 
   return `${Math.round(s / 86400)} d ago`;
 }
 
+/** "cuobjdump of kernels.cu.o", "device code of k.o", "build log build.log and 2 more files": where figures of a build came from. */
+export function originText(origin: {
+  kind: 'object' | 'log';
+  path: string;
+  files: number;
+  via?: 'cuobjdump' | 'elf';
+}): string {
+  const name = origin.path.slice(origin.path.replace(/\\/g, '/').lastIndexOf('/') + 1);
+  const more = origin.files > 1 ? ` and ${origin.files - 1} more file${origin.files === 2 ? '' : 's'}` : '';
+  return `${origin.kind === 'log' ? 'build log' : origin.via === 'elf' ? 'device code of' : 'cuobjdump of'} ${name}${more}`;
+}
+
 export function dim3Text(d: { x: number; y: number; z: number }): string {
   if (d.y === 1 && d.z === 1) return `${d.x}`;
   if (d.z === 1) return `${d.x}×${d.y}`;

@@ -8,7 +8,7 @@ import type { BudgetLevel } from '../gpu/register-budget';
 import type { CompiledInstance } from './document-report';
 import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
-import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, percent } from './format';
+import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, originText, percent } from './format';
 
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
@@ -146,7 +146,14 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
   if (spread) parts[0] = `${regs} registers over ${spread.length} instantiations that could run here`;
   if (f.spillStoreBytes && !spread) parts.push(`${f.spillStoreBytes} B spill stores`);
   const when = ago(f.producedAt, now);
-  const origin = [f.source, '{archs}', when, f.stale ? 'stale' : null].filter(Boolean).join(', ');
+  const origin = [
+    f.origin ? `${f.source}: ${originText(f.origin)}` : f.source,
+    '{archs}',
+    when,
+    f.stale ? 'stale' : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
   const compile =
     f.compile?.state === 'running'
       ? `; ${runningText(f.compile, now)}`
