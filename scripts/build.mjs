@@ -56,6 +56,8 @@ const builds = [
   { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client/extension.js', external: ['vscode'] },
   { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: serverShebang },
   { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
+  // check's worker threads (check-workers.ts starts them from beside the CLI).
+  { ...common, entryPoints: ['server/src/cli/check-worker.ts'], outfile: 'dist/cli/check-worker.js' },
   // The chart webview's script: a browser bundle with Chart.js in it (no network; the CSP allows only this file).
   {
     ...common,
