@@ -127,6 +127,13 @@ export class WorkspaceIndex {
   private byName: Map<string, string[]> | null = null;
   /** Who includes each file directly (see includersOf), worked out when first asked after a change. */
   private includedBy: Map<string, string[]> | null = null;
+  /**
+   * Each file's include closure once asked, until a file changes: a file's analysis asks for it
+   * per launch and per constant view, and in a whole repository each asking resolves every include again.
+   */
+  private readonly closures = new Map<string, readonly string[]>();
+  /** paths(), sorted once after a change: the workspace tier of every launch's kernel lookup reads it. */
+  private sortedPaths: readonly string[] | null = null;
 
   constructor(options: WorkspaceIndexOptions = {}) {
     this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
@@ -234,7 +241,8 @@ export class WorkspaceIndex {
   }
 
   paths(): string[] {
-    return [...this.files.keys()].sort();
+    this.sortedPaths ??= [...this.files.keys()].sort();
+    return [...this.sortedPaths];
   }
 
   /**
@@ -268,6 +276,12 @@ export class WorkspaceIndex {
   /** The indexed files `path` includes, directly or not, nearest first; `path` itself is not listed. */
   includeClosure(path: string): string[] {
     const start = normalizePath(path);
+    let closure = this.closures.get(start);
+    if (!closure) this.closures.set(start, (closure = this.closureOf(start)));
+    return [...closure];
+  }
+
+  private closureOf(start: string): string[] {
     const seen = new Set([start]);
     const order: string[] = [];
     const queue = [start];
@@ -337,6 +351,8 @@ export class WorkspaceIndex {
     this.views.clear();
     this.includedBy = null;
     this.byName = null;
+    this.closures.clear();
+    this.sortedPaths = null;
   }
 
   /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
@@ -676,8 +692,12 @@ function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {
   return new Map([...map].map(([k, v]) => [ownCopy(k), plainCopy(v)]));
 }
 
+const NOT_NORMAL = /\\|\/\/|(?:^|\/)\.\.?(?:\/|$)|\/$/;
+
 /** `a/./b/../c.h` -> `a/c.h`, backslashes to slashes; keeps a leading `/` or `..`. */
 export function normalizePath(path: string): string {
+  // Most paths asked about are already normal (the index's own keys): no `.`, `..` or empty part, no backslash.
+  if (!NOT_NORMAL.test(path)) return path;
   const absolute = path.startsWith('/') || path.startsWith('\\');
   const parts: string[] = [];
   for (const part of path.replace(/\\/g, '/').split('/')) {
