@@ -16,7 +16,7 @@ import {
   type CheckOutputs,
   type Source,
 } from './check-analysis';
-import { canUseWorkers, checkInWorkers, MIN_FILES_FOR_WORKERS, WorkerUsageError } from './check-workers';
+import { canUseWorkers, checkInWorkers, minFilesForWorkers, WorkerUsageError } from './check-workers';
 import { readGrammarBytes } from '../files/grammar-files';
 import {
   createAnalyzer,
@@ -168,7 +168,7 @@ export async function runCheck(
 
   // Without nvcc the figures are known before the analysis (a log, annotations): each file's output
   // can be built where it is analysed, on every core. With nvcc they come after the compiles.
-  if (flags['--no-nvcc'] && jobs > 1 && sources.length >= MIN_FILES_FOR_WORKERS && canUseWorkers()) {
+  if (flags['--no-nvcc'] && jobs > 1 && sources.length >= minFilesForWorkers() && canUseWorkers()) {
     try {
       const checked = await checkInWorkers(
         {

@@ -18,6 +18,12 @@ import type { CheckedFile, CheckOutputs, IndexInput } from './check-analysis';
  */
 export const MIN_FILES_FOR_WORKERS = 12;
 
+/** MIN_FILES_FOR_WORKERS, or `CUDA_OCCUPANCY_WORKER_MIN_FILES` (tests and measurements of small inputs). */
+export function minFilesForWorkers(): number {
+  const set = Number(process.env.CUDA_OCCUPANCY_WORKER_MIN_FILES);
+  return Number.isInteger(set) && set > 0 ? set : MIN_FILES_FOR_WORKERS;
+}
+
 /** What each worker starts with. */
 export interface WorkerInput extends IndexInput {
   cwd: string;
