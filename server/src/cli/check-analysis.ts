@@ -4,7 +4,7 @@
  * order, then per file its analysis and its report, turned into plain pieces of the output.
  */
 import * as path from 'node:path';
-import type { Analyzer, DocumentFacts } from '../core/analyzer';
+import type { Analyzer, DocumentFacts, FileFacts, WorkspaceIndex } from '../core/analyzer';
 import type { Severity } from '../core/types';
 import { branchesForCli, checkJsonFile, type CheckFile, type CheckJsonOptions } from './check-json';
 import { checkTextPieces, type CheckTextOptions, type CheckTextPieces } from './check-text';
@@ -48,24 +48,55 @@ export interface IndexInput {
 }
 
 /**
- * Every file a checked file may read facts from: the sources under the roots (the checked ones
- * from the texts already read), the headers they include from outside, then checked files the
- * scan left out (another extension, a skipped folder). Every file is indexed before any is
- * analysed, so a file's results do not depend on where it comes in the order.
+ * The files indexed from the roots, in order: the scan's (`scanned` of them), then the checked
+ * files it left out (another extension, a skipped folder). The headers they include from outside
+ * the roots come in between (assembleIndex).
  */
-export function indexSources(index: Analyzer['index'], { roots, database, sources }: IndexInput): void {
-  const texts = new Map(sources.map((s) => [s.file, s.text]));
-  const scanned = new Set<string>();
-  for (const file of listSourceFiles(roots).files) {
-    const text = texts.get(file);
-    if (text === undefined) updateFromDisk(index, file);
-    else index.update(toIndexPath(file), text);
-    scanned.add(file);
-  }
-  // Headers outside the checked folders: included beside a file (`"../x.h"`) or from its compile command's -I folders.
+export interface IndexPlan {
+  files: string[];
+  scanned: number;
+}
+
+export function indexPlan(roots: readonly string[], sources: readonly Source[]): IndexPlan {
+  const scan = listSourceFiles(roots).files;
+  const scanned = new Set(scan);
+  return { files: [...scan, ...sources.map((s) => s.file).filter((f) => !scanned.has(f))], scanned: scan.length };
+}
+
+/** Index one file of the plan, from the text already read when it is checked, else from disk; its entry, or null when unreadable. */
+export function indexFile(index: WorkspaceIndex, file: string, texts: ReadonlyMap<string, string>): FileFacts | null {
+  const text = texts.get(file);
+  if (text !== undefined) return index.update(toIndexPath(file), text);
+  return updateFromDisk(index, file) ? (index.get(toIndexPath(file)) ?? null) : null;
+}
+
+/**
+ * Every file a checked file may read facts from, in the plan's order, each by `indexOne` (from its
+ * text, or its entry built elsewhere): the scan, the headers they include from outside (beside a
+ * file, `"../x.h"`, or in its compile command's -I folders), then the rest of the checked files.
+ * Every file is indexed before any is analysed, so a file's results do not depend on its place in the order.
+ */
+export function assembleIndex(
+  index: WorkspaceIndex,
+  database: CompileCommand[] | null,
+  plan: IndexPlan,
+  indexOne: (k: number) => void,
+): void {
+  for (let k = 0; k < plan.scanned; k++) indexOne(k);
   index.setIncludeDirs(includeDirsFromDatabase(database));
   indexIncludedFiles(index);
-  for (const { file, text } of sources) if (!scanned.has(file)) index.update(toIndexPath(file), text);
+  for (let k = plan.scanned; k < plan.files.length; k++) indexOne(k);
+}
+
+export function textsOf(sources: readonly Source[]): Map<string, string> {
+  return new Map(sources.map((s) => [s.file, s.text]));
+}
+
+/** The index of the serial path: every file of the plan read here. */
+export function indexSources(index: WorkspaceIndex, { roots, database, sources }: IndexInput): void {
+  const texts = textsOf(sources);
+  const plan = indexPlan(roots, sources);
+  assembleIndex(index, database, plan, (k) => void indexFile(index, plan.files[k], texts));
 }
 
 /** A checked file's analysis: every kernel body read. */

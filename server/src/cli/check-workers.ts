@@ -1,16 +1,19 @@
 /**
- * `check` on every core: worker threads (check-worker.ts), each with its own parser and its own
- * copy of the workspace index, analyse the files handed to them one at a time, and the results
- * are put back in the files' order, so the output is the serial path's to the byte.
+ * `check` on every core: worker threads (check-worker.ts), each with its own parser, work in two
+ * rounds, each file handed to the next free worker and its result put back in the files' order,
+ * so the output is the serial path's to the byte.
  *
- * Each worker builds the whole index itself from the same texts: the index is what a file reads
- * of other files (kernels, wrappers and constants in headers), and it costs a fraction of the
- * analysis, so building it again beats shipping its tables between threads.
+ * 1. Index: each file's workspace-index entry (the text passes of update), built from its text.
+ *    This thread assembles the entries in the serial path's order (with the headers included
+ *    from outside the roots, read here) and gives every worker the whole index: what a file reads
+ *    of other files (kernels, wrappers, constants in headers) is then the same in every worker.
+ * 2. Analyse: each checked file's analysis and report, sent back as plain pieces of the output.
  */
 import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import type { CheckedFile, CheckOutputs, IndexInput } from './check-analysis';
+import { WorkspaceIndex, type FileFacts } from '../core/analyzer';
+import { assembleIndex, type CheckedFile, type CheckOutputs, type IndexInput, type IndexPlan } from './check-analysis';
 
 /**
  * Below this many files the serial path is used: a worker's start (its bundle, the grammar, the
@@ -26,6 +29,7 @@ export function minFilesForWorkers(): number {
 
 /** What each worker starts with. */
 export interface WorkerInput extends IndexInput {
+  plan: IndexPlan;
   cwd: string;
   archs: string[];
   gpus: string[];
@@ -34,11 +38,14 @@ export interface WorkerInput extends IndexInput {
   log: { name: string; text: string; producedAt: number | null } | null;
 }
 
-export type ToWorker = { type: 'analyse'; index: number };
+export type ToWorker =
+  { type: 'index'; index: number } | { type: 'load'; entries: FileFacts[] } | { type: 'analyse'; index: number };
 export type FromWorker =
   | { type: 'ready' }
+  | { type: 'indexed'; index: number; entry: FileFacts | null }
+  | { type: 'loaded' }
   | { type: 'done'; index: number; checked: CheckedFile }
-  | { type: 'failed'; index: number; message: string }
+  | { type: 'failed'; index: number; round: 'index' | 'analyse' | 'start'; message: string }
   /** The input is wrong (a log without ptxas output): a usage error, not a crash. */
   | { type: 'usage'; message: string };
 
@@ -58,68 +65,134 @@ export function canUseWorkers(): boolean {
  * Analyse `input.sources` on `workers` threads; the results in the sources' order. Rejects when a
  * worker fails (the file it was on and why), and stops every worker first: a failure never hangs.
  */
-export function checkInWorkers(input: WorkerInput, workers: number): Promise<CheckedFile[]> {
-  const total = input.sources.length;
-  const results: CheckedFile[] = new Array(total);
-  let next = 0;
-  let finished = 0;
-  const pool: Worker[] = [];
-  const busy = new Map<Worker, number>();
-  return new Promise<CheckedFile[]>((resolve, reject) => {
-    let settled = false;
-    const stop = () => {
-      for (const w of pool) void w.terminate();
-    };
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      stop();
-      reject(error);
-    };
-    const where = (index: number) =>
-      index >= 0 && index < total
-        ? path.relative(input.cwd, input.sources[index].file) || input.sources[index].file
-        : null;
-    const handOut = (worker: Worker) => {
-      if (next >= total) {
-        busy.delete(worker);
-        return;
-      }
-      busy.set(worker, next);
-      worker.postMessage({ type: 'analyse', index: next++ } satisfies ToWorker);
-    };
-    for (let k = 0; k < Math.min(workers, total); k++) {
+export async function checkInWorkers(input: WorkerInput, workers: number): Promise<CheckedFile[]> {
+  const pool = new WorkerPool(input, Math.min(workers, input.sources.length));
+  try {
+    await pool.started;
+    const entries = await pool.round<FileFacts | null>('index', input.plan.files.length);
+    const index = new WorkspaceIndex();
+    assembleIndex(index, input.database, input.plan, (k) => {
+      const entry = entries[k];
+      if (entry) index.load([entry]);
+    });
+    await pool.everyWorker({ type: 'load', entries: index.entries() });
+    return await pool.round<CheckedFile>('analyse', input.sources.length);
+  } finally {
+    pool.stop();
+  }
+}
+
+/** Workers that take jobs one at a time; the first failure of any ends every wait. */
+class WorkerPool {
+  readonly started: Promise<void>;
+  private readonly workers: Worker[] = [];
+  /** The file each worker is on (for a failure's message), by round. */
+  private readonly onFile = new Map<Worker, number>();
+  private round_: 'index' | 'analyse' | null = null;
+  private failure: Error | null = null;
+  private listener: ((worker: Worker, message: FromWorker) => void) | null = null;
+  private onFailure: ((error: Error) => void) | null = null;
+
+  constructor(
+    private readonly input: WorkerInput,
+    count: number,
+  ) {
+    let ready = 0;
+    this.started = this.wait<void>((worker, message, resolve) => {
+      if (message.type === 'ready' && ++ready === count) resolve();
+    });
+    for (let k = 0; k < count; k++) {
       const worker = new Worker(workerScript(), { workerData: input });
-      pool.push(worker);
-      worker.on('message', (message: FromWorker) => {
-        if (settled) return;
-        if (message.type === 'ready') return handOut(worker);
-        if (message.type === 'usage') return fail(new WorkerUsageError(message.message));
-        if (message.type === 'failed') {
-          const file = where(message.index);
-          return fail(
-            new Error(
-              file
-                ? `analysing ${file} failed in a worker thread: ${message.message}`
-                : `a worker thread failed to start: ${message.message}`,
-            ),
-          );
-        }
-        results[message.index] = message.checked;
-        if (++finished === total) {
-          settled = true;
-          stop();
-          resolve(results);
-        } else handOut(worker);
-      });
-      worker.on('error', (error) => {
-        const file = where(busy.get(worker) ?? -1);
-        fail(new Error(`a worker thread failed${file ? ` while analysing ${file}` : ''}: ${error.message}`));
-      });
-      worker.on('exit', (code) => {
-        const file = where(busy.get(worker) ?? -1);
-        fail(new Error(`a worker thread stopped (exit code ${code})${file ? ` while analysing ${file}` : ''}`));
-      });
+      this.workers.push(worker);
+      worker.on('message', (message: FromWorker) => this.receive(worker, message));
+      worker.on('error', (error) =>
+        this.fail(new Error(`a worker thread failed${this.where(worker)}: ${error.message}`)),
+      );
+      worker.on('exit', (code) =>
+        this.fail(new Error(`a worker thread stopped (exit code ${code})${this.where(worker)}`)),
+      );
     }
-  });
+  }
+
+  /** Jobs 0..count-1 of a round, each to the next free worker; their results in job order. */
+  round<T>(kind: 'index' | 'analyse', count: number): Promise<T[]> {
+    const results: T[] = new Array(count);
+    let next = 0;
+    let finished = 0;
+    this.round_ = kind;
+    const handOut = (worker: Worker) => {
+      if (next >= count) return void this.onFile.delete(worker);
+      this.onFile.set(worker, next);
+      worker.postMessage({ type: kind, index: next++ } satisfies ToWorker);
+    };
+    const answer = kind === 'index' ? 'indexed' : 'done';
+    const done = this.wait<T[]>((worker, message, resolve) => {
+      if (message.type !== answer) return;
+      results[message.index] = (message.type === 'indexed' ? message.entry : message.checked) as T;
+      if (++finished < count) return handOut(worker);
+      this.onFile.clear();
+      resolve(results);
+    });
+    if (count === 0) return Promise.resolve(results);
+    for (const worker of this.workers) handOut(worker);
+    return done;
+  }
+
+  /** One message to every worker, answered by each. */
+  everyWorker(message: ToWorker): Promise<void> {
+    let answered = 0;
+    const done = this.wait<void>((_worker, reply, resolve) => {
+      if (reply.type === 'loaded' && ++answered === this.workers.length) resolve();
+    });
+    for (const worker of this.workers) worker.postMessage(message);
+    return done;
+  }
+
+  stop(): void {
+    this.failure ??= new Error('stopped');
+    for (const worker of this.workers) void worker.terminate();
+  }
+
+  private wait<T>(listen: (worker: Worker, message: FromWorker, resolve: (value: T) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
+      this.onFailure = reject;
+      this.listener = (worker, message) => listen(worker, message, resolve);
+    });
+  }
+
+  private receive(worker: Worker, message: FromWorker): void {
+    if (this.failure) return;
+    if (message.type === 'usage') return this.fail(new WorkerUsageError(message.message));
+    if (message.type === 'failed') {
+      const file = this.fileAt(message.round, message.index);
+      return this.fail(
+        new Error(
+          file
+            ? `${message.round === 'index' ? 'indexing' : 'analysing'} ${file} failed in a worker thread: ${message.message}`
+            : `a worker thread failed to start: ${message.message}`,
+        ),
+      );
+    }
+    this.listener?.(worker, message);
+  }
+
+  private fail(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const worker of this.workers) void worker.terminate();
+    this.onFailure?.(error);
+  }
+
+  private where(worker: Worker): string {
+    const k = this.onFile.get(worker);
+    const file = k === undefined || this.round_ === null ? null : this.fileAt(this.round_, k);
+    return file ? ` while ${this.round_ === 'index' ? 'indexing' : 'analysing'} ${file}` : '';
+  }
+
+  private fileAt(round: 'index' | 'analyse' | 'start', k: number): string | null {
+    const file =
+      round === 'index' ? this.input.plan.files[k] : round === 'analyse' ? this.input.sources[k]?.file : undefined;
+    return file === undefined ? null : path.relative(this.input.cwd, file) || file;
+  }
 }

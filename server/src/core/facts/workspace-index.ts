@@ -219,6 +219,26 @@ export class WorkspaceIndex {
     return facts;
   }
 
+  /** Every file's entry, in the order the files were first indexed: plain data, for another index to `load`. */
+  entries(): FileFacts[] {
+    return [...this.files.values()];
+  }
+
+  /**
+   * Index the files of `entries` (in that order, after those already indexed) as another index
+   * built them from their texts (its `update`, then `entries`): what a worker thread's index is
+   * given instead of reading every file again. The entries are taken as they are.
+   */
+  load(entries: readonly FileFacts[]): void {
+    for (const facts of entries) {
+      const key = normalizePath(facts.path);
+      this.files.set(key, { ...facts, path: key, generation: ++this.generation });
+      this.borrowed.delete(key);
+      this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
+    }
+    this.forgetDerived();
+  }
+
   remove(path: string): void {
     const key = normalizePath(path);
     this.borrowed.delete(key);
