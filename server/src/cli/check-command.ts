@@ -78,6 +78,9 @@ const FLAGS = {
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
 export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+  --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core; 1: in this process, as for
+                         a dozen files or fewer); with nvcc, run at most N compiles at a time (default: cores, at most 4).
+                         The output is the same whatever N.
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
   --allow-compiler GLOB  a host compiler compile_commands.json may name (-ccbin, --compiler-bindir), as an absolute-path glob
@@ -115,12 +118,13 @@ export async function runCheck(
   const timeoutSeconds = flags['--timeout'] === undefined ? 120 : Number(flags['--timeout']);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
     throw new UsageError(`--timeout needs a positive number of seconds, got ${flags['--timeout']}`);
-  const jobs =
-    flags['--jobs'] === undefined
-      ? Math.max(1, Math.min(4, os.availableParallelism?.() ?? os.cpus().length))
-      : Number(flags['--jobs']);
+  const cores = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  // nvcc runs take a gigabyte or more each: at most 4 by default. The analysis takes every core.
+  const jobs = flags['--jobs'] === undefined ? Math.min(4, cores) : Number(flags['--jobs']);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs needs a positive whole number, got ${flags['--jobs']}`);
+  // More threads than cores would only hold more copies of the index (each has its own).
+  const analysisJobs = flags['--jobs'] === undefined ? cores : Math.min(jobs, Math.max(4, cores));
   // Like a compiler: -I, -D and --std, then nvcc's own arguments after `--`; added to the flags compile_commands.json gives a file.
   const compilerFlags = [
     ...flagsFromSettings({
@@ -169,7 +173,7 @@ export async function runCheck(
 
   // Without nvcc the figures are known before the analysis (a log, annotations): each file's output
   // can be built where it is analysed, on every core. With nvcc they come after the compiles.
-  if (flags['--no-nvcc'] && jobs > 1 && sources.length >= minFilesForWorkers() && canUseWorkers()) {
+  if (flags['--no-nvcc'] && analysisJobs > 1 && sources.length >= minFilesForWorkers() && canUseWorkers()) {
     try {
       const checked = await checkInWorkers(
         {
@@ -183,7 +187,7 @@ export async function runCheck(
           outputs,
           log: log && logPath ? { name: logPath, ...log } : null,
         },
-        jobs,
+        analysisJobs,
       );
       return { archs, files: checked, notes, compileFailures: [], failOn };
     } catch (error) {
