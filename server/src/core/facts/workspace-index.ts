@@ -114,6 +114,7 @@ export class WorkspaceIndex {
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
   private uniqueMacros: Map<string, Array<{ path: string; def: MacroDefinition }>> | null = null;
+  private singles: Map<string, ConstantDefinition> | null = null;
   /**
    * The last constant views handed out (by path and whether its own entry is skipped), until a file
    * changes: an open document asks for its view on every keystroke, and building one reads every
@@ -368,6 +369,7 @@ export class WorkspaceIndex {
   private forgetDerived(): void {
     this.uniqueConstants = null;
     this.uniqueMacros = null;
+    this.singles = null;
     this.views.clear();
     this.includedBy = null;
     this.byName = null;
@@ -402,10 +404,16 @@ export class WorkspaceIndex {
       const own = ownAt(defs);
       return own < 0 ? defs : defs.filter((_, k) => k !== own);
     };
-    const workspaceTable: ConstantTable = { constants: new Map(), dim3s: new Map() };
-    for (const [name, defs] of all) {
-      const own = ownAt(defs);
-      if (defs.length - (own < 0 ? 0 : 1) === 1) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
+    // The names one definition in the workspace gives, but for `path`'s own: those are among the names `path` defines.
+    const workspaceTable: ConstantTable = { constants: new Map(this.singleConstants()), dim3s: new Map() };
+    if (skipOwnEntry) {
+      for (const { name } of this.files.get(here)?.constants.constants.values() ?? []) {
+        const defs = all.get(name) ?? [];
+        const own = ownAt(defs);
+        if (own < 0) continue;
+        if (defs.length === 1) workspaceTable.constants.delete(name);
+        else if (defs.length === 2) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
+      }
     }
     const workspaceLookup = makeLookup([workspaceTable]);
     const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
@@ -557,6 +565,15 @@ export class WorkspaceIndex {
     const view = this.constantView(ref.path);
     const kernelLookup = makeLookup(facts ? [facts.constants] : [], view.lookup);
     return resolveLaunchBounds(ref.kernel, { templateArgs, argLookup, kernelLookup });
+  }
+
+  /** The constants the workspace defines once, by name (what every file's view starts from). */
+  private singleConstants(): ReadonlyMap<string, ConstantDefinition> {
+    if (this.singles) return this.singles;
+    const singles = new Map<string, ConstantDefinition>();
+    for (const [name, defs] of this.workspaceConstants()) if (defs.length === 1) singles.set(name, defs[0].def);
+    this.singles = singles;
+    return singles;
   }
 
   private workspaceConstants(): Map<string, Array<{ path: string; def: ConstantDefinition }>> {
