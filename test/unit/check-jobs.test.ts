@@ -6,8 +6,8 @@
  */
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../support/cli-run';
 
@@ -33,7 +33,7 @@ function check(args: string[], env: Record<string, string> = {}): Run {
 }
 
 /** Worker threads even for a folder of a few files (the CLI keeps small inputs in process). */
-const SMALL_INPUTS_TOO = { CUDA_OCCUPANCY_WORKER_MIN_FILES: '1' };
+const SMALL_INPUTS_TOO = { CUDA_OCCUPANCY_WORKER_MIN_BYTES: '0' };
 
 describe('check --jobs (worker threads)', function () {
   this.timeout(120_000);
@@ -68,13 +68,27 @@ describe('check --jobs (worker threads)', function () {
     assert.equal(file('tile.cu').launches[0].threadsPerBlock, 1024);
   });
 
-  it('prints the same JSON with --jobs 1 and the default over the whole fixture tree (workers without being told)', () => {
-    const serial = check(['--format', 'json', '--fail-on', 'never', '--jobs', '1', 'test/fixtures']);
-    const parallel = check(['--format', 'json', '--fail-on', 'never', 'test/fixtures']);
-    assert.equal(serial.code, 0, serial.err);
-    assert.ok(JSON.parse(serial.out).files.length >= 12, 'enough files for worker threads');
-    assert.equal(parallel.out, serial.out);
-    assert.equal(parallel.err, serial.err);
+  it('prints the same JSON with --jobs 1 and the default over a folder large enough for workers without being told', () => {
+    // The fixture tree (57 KB) six times over: above the size below which the CLI stays in process.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'check-jobs-'));
+    try {
+      for (const copy of ['a', 'b', 'c', 'd', 'e', 'f'])
+        cpSync(path.join(REPO_ROOT, 'test', 'fixtures'), path.join(dir, copy), { recursive: true });
+      const serial = check(['--format', 'json', '--fail-on', 'never', '--jobs', '1', dir]);
+      const parallel = check(['--format', 'json', '--fail-on', 'never', dir]);
+      assert.equal(serial.code, 0, serial.err);
+      assert.ok(serial.out.length > 0 && JSON.parse(serial.out).files.length >= 240);
+      assert.equal(parallel.out, serial.out);
+      assert.equal(parallel.err, serial.err);
+      // The default took the worker path (given a second core): a worker asked to fail fails it.
+      if ((os.availableParallelism?.() ?? os.cpus().length) < 2) return;
+      const failing = check(['--format', 'json', '--fail-on', 'never', dir], {
+        CUDA_OCCUPANCY_TEST_WORKER_FAIL: 'throw:saxpy.cu',
+      });
+      assert.equal(failing.code, 2, failing.err);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('prints the same on every run, whatever order the workers finish in', () => {
@@ -108,7 +122,7 @@ describe('check --jobs (worker threads)', function () {
   });
 
   it('says a log without ptxas output is bad input (exit 2, one line), as the serial path does', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'check-jobs-'));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'check-jobs-'));
     try {
       const log = path.join(dir, 'build.log');
       writeFileSync(log, 'make: nothing to be done\n');

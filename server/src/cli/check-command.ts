@@ -17,7 +17,7 @@ import {
   type CheckOutputs,
   type Source,
 } from './check-analysis';
-import { canUseWorkers, checkInWorkers, minFilesForWorkers, WorkerUsageError } from './check-workers';
+import { canUseWorkers, checkInWorkers, workersPay, WorkerUsageError } from './check-workers';
 import { readGrammarBytes } from '../files/grammar-files';
 import {
   createAnalyzer,
@@ -79,7 +79,7 @@ const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '-
 
 export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core; 1: in this process, as for
-                         a dozen files or fewer); with nvcc, run at most N compiles at a time (default: cores, at most 4).
+                         less than about 300 KB of source); with nvcc, run at most N compiles at a time (default: cores, at most 4).
                          The output is the same whatever N.
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
@@ -173,7 +173,7 @@ export async function runCheck(
 
   // Without nvcc the figures are known before the analysis (a log, annotations): each file's output
   // can be built where it is analysed, on every core. With nvcc they come after the compiles.
-  if (flags['--no-nvcc'] && analysisJobs > 1 && sources.length >= minFilesForWorkers() && canUseWorkers()) {
+  if (flags['--no-nvcc'] && analysisJobs > 1 && workersPay(sources) && canUseWorkers()) {
     try {
       const checked = await checkInWorkers(
         {
