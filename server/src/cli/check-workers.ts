@@ -37,6 +37,12 @@ export function workersPay(sources: readonly Source[]): boolean {
   return sources.length >= 2 && sources.reduce((n, s) => n + s.text.length, 0) >= least;
 }
 
+/**
+ * Jobs a worker holds at once: an index entry takes a millisecond or two, so a few; a file's
+ * analysis is longer, and one queued behind it keeps the worker busy.
+ */
+const JOBS_AHEAD = { index: 8, analyse: 2 } as const;
+
 /** What each worker starts with. */
 export interface WorkerInput extends IndexInput {
   plan: IndexPlan;
@@ -96,8 +102,8 @@ export async function checkInWorkers(input: WorkerInput, workers: number): Promi
 class WorkerPool {
   readonly started: Promise<void>;
   private readonly workers: Worker[] = [];
-  /** The file each worker is on (for a failure's message), by round. */
-  private readonly onFile = new Map<Worker, number>();
+  /** The jobs handed to each worker and not answered yet, oldest (the one it is on) first. */
+  private readonly onFile = new Map<Worker, number[]>();
   private round_: 'index' | 'analyse' | null = null;
   private failure: Error | null = null;
   private listener: ((worker: Worker, message: FromWorker) => void) | null = null;
@@ -124,20 +130,28 @@ class WorkerPool {
     }
   }
 
-  /** Jobs 0..count-1 of a round, each to the next free worker; their results in job order. */
+  /**
+   * Jobs 0..count-1 of a round, handed out in order to the workers as they answer, a few ahead
+   * (JOBS_AHEAD) so that a worker never waits for this thread to be scheduled; their results in
+   * job order.
+   */
   round<T>(kind: 'index' | 'analyse', count: number): Promise<T[]> {
     const results: T[] = new Array(count);
     let next = 0;
     let finished = 0;
     this.round_ = kind;
+    for (const worker of this.workers) this.onFile.set(worker, []);
     const handOut = (worker: Worker) => {
-      if (next >= count) return void this.onFile.delete(worker);
-      this.onFile.set(worker, next);
-      worker.postMessage({ type: kind, index: next++ } satisfies ToWorker);
+      const queue = this.onFile.get(worker)!;
+      while (queue.length < JOBS_AHEAD[kind] && next < count) {
+        queue.push(next);
+        worker.postMessage({ type: kind, index: next++ } satisfies ToWorker);
+      }
     };
     const answer = kind === 'index' ? 'indexed' : 'done';
     const done = this.wait<T[]>((worker, message, resolve) => {
       if (message.type !== answer) return;
+      this.onFile.get(worker)?.shift();
       results[message.index] = (message.type === 'indexed' ? message.entry : message.checked) as T;
       if (++finished < count) return handOut(worker);
       this.onFile.clear();
@@ -195,7 +209,7 @@ class WorkerPool {
   }
 
   private where(worker: Worker): string {
-    const k = this.onFile.get(worker);
+    const k = this.onFile.get(worker)?.[0];
     const file = k === undefined || this.round_ === null ? null : this.fileAt(this.round_, k);
     return file ? ` while ${this.round_ === 'index' ? 'indexing' : 'analysing'} ${file}` : '';
   }
