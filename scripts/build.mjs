@@ -58,6 +58,8 @@ const builds = [
   // Beside the server, which starts it as a worker thread (see server/src/lsp/fresh-parses.ts).
   { ...common, entryPoints: ['server/src/lsp/fresh-parse-thread.ts'], outfile: 'dist/server/fresh-parse-thread.js' },
   { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
+  // check's worker threads (check-workers.ts starts them from beside the CLI).
+  { ...common, entryPoints: ['server/src/cli/check-worker.ts'], outfile: 'dist/cli/check-worker.js' },
   // The chart webview's script: a browser bundle with Chart.js in it (no network; the CSP allows only this file).
   {
     ...common,

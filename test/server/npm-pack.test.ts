@@ -39,6 +39,7 @@ describe('the npm package', function () {
     const files = pack.files.map((f) => f.path).sort();
     for (const needed of [
       'dist/cli/cuda-occupancy.js',
+      'dist/cli/check-worker.js',
       'dist/server/server.js',
       'dist/wasm/tree-sitter.wasm',
       'dist/wasm/tree-sitter-cuda.wasm',
@@ -99,6 +100,16 @@ describe('the npm package', function () {
       assert.equal(check.status, 1, check.stderr);
       const codes = JSON.parse(check.stdout).files[0].diagnostics.map((d: { code: string }) => d.code);
       assert.ok(codes.includes('launch-exceeds-bounds'), codes.join(', '));
+      // Its worker threads too: the worker's bundle ships beside the CLI's.
+      const examples = ['check', '--no-nvcc', '--format', 'json', path.join(REPO_ROOT, 'examples')];
+      const onWorkers = spawnSync(cli, [...examples, '--jobs', '2'], {
+        encoding: 'utf8',
+        cwd: dir,
+        env: { ...process.env, CUDA_OCCUPANCY_WORKER_MIN_BYTES: '0' },
+      });
+      const inProcess = spawnSync(cli, [...examples, '--jobs', '1'], { encoding: 'utf8', cwd: dir });
+      assert.equal(onWorkers.status, inProcess.status, onWorkers.stderr);
+      assert.equal(onWorkers.stdout, inProcess.stdout);
 
       // Run through its shebang (`env -S` with the server's environment and Node options), as an editor starts it.
       const lspVersion = spawnSync(lsp, ['--version'], { encoding: 'utf8' });

@@ -256,6 +256,33 @@ void run(float* x) { launch<1>(x); launch<2>(x); }
       assert.equal((launch.occupancyRange as Record<string, unknown> | null)?.sm_80 ?? null, null);
     });
 
+    it("the bundled CLI reads the build's figures where a large input would be analysed on worker threads", () => {
+      const dir = sourceTree({
+        'src/a.cu': KERNEL,
+        'src/b.cu': '__global__ void other(int* y) { y[threadIdx.x] = 0; }\n',
+        'build/build.log': ptxasLog(SCALE, 'sm_80', 24, 1024),
+      });
+      const out = execFileSync(
+        process.execPath,
+        [
+          path.join(__dirname, '..', '..', '..', 'dist', 'cli', 'cuda-occupancy.js'),
+          'check',
+          '--format',
+          'json',
+          '--no-nvcc',
+          '--jobs',
+          '2',
+          '--from-build',
+          'build',
+          '--arch',
+          'sm_80',
+          'src',
+        ],
+        { cwd: dir, encoding: 'utf8', env: { ...process.env, CUDA_OCCUPANCY_WORKER_MIN_BYTES: '0' } },
+      );
+      assert.equal(sm80(JSON.parse(out) as CheckJson).numRegs, 24);
+    });
+
     it('does not run nvcc unless --nvcc names it, and a folder that is not there is a usage error', async () => {
       const dir = sourceTree({ 'src/k.cu': KERNEL, 'build/build.log': ptxasLog(SCALE, 'sm_80', 24, 1024) });
       const run = await runCli(['check', 'src', '--from-build', 'build', '--arch', 'sm_80'], dir);

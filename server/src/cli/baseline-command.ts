@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { runCheck } from './check-command';
 import { compileFailureLines } from './check-text';
-import { checkJson } from './check-json';
+import { checkJsonOf } from './check-json';
 import type { CheckJson } from './check-json-types';
 import { writeBaseline, type Baseline } from './baseline';
 export { loadBaseline } from './baseline-file';
@@ -25,7 +25,12 @@ export const checkAsJson: RunCheck = async (flagsAndPaths, io) => {
   const run = await runCheck(flagsAndPaths, io);
   for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, false)])
     io.err(`cuda-occupancy: ${note}\n`);
-  return { json: checkJson(run.archs, run.files) as CheckJson };
+  return {
+    json: checkJsonOf(
+      run.archs,
+      run.files.map((f) => f.json ?? {}),
+    ) as CheckJson,
+  };
 };
 
 export async function baselineCommand(args: string[], io: CliIO, check: RunCheck = checkAsJson): Promise<number> {

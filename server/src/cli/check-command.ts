@@ -5,19 +5,31 @@ import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
 import { collectSourceFiles } from './source-files';
-import { branchesForCli, checkJson, type CheckFile } from './check-json';
-import { checkText, compileFailureLines, displayPath, type CompileFailure } from './check-text';
+import { checkJsonOf } from './check-json';
+import { checkTextOf, compileFailureLines, displayPath, type CompileFailure } from './check-text';
+import {
+  analyseSource,
+  checkedFile,
+  checkFileOf,
+  indexPlan,
+  indexSources,
+  type CheckedFile,
+  type CheckOutputs,
+  type Source,
+} from './check-analysis';
+import { canUseWorkers, checkInWorkers, workersPay, WorkerUsageError } from './check-workers';
 import { readGrammarBytes } from '../files/grammar-files';
 import {
   createAnalyzer,
   DEFAULT_REPORT_SETTINGS,
+  findGpuPart,
   GPU_PARTS,
   looksCompiledAtRunTime,
   resolveArchs,
   type Analyzer,
   type DocumentFacts,
 } from '../core/analyzer';
-import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, toIndexPath } from '../files/workspace-files';
+import { toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { applyFromBuild } from './from-build';
 import { compileResources } from '../nvcc/compile-resources';
@@ -34,7 +46,7 @@ import { droppedLine, type ArgumentPolicy } from '../nvcc/argument-policy';
 import { FileReadError, readBoundedFileSync } from '../files/bounded-read';
 import { DEFAULT_DOCUMENT_LIMITS, tooLargeToAnalyse, tooManyBytes } from '../document-limits';
 import { DEFAULT_SETTINGS } from '../settings';
-import type { Finding, Severity } from '../core/types';
+import type { Severity } from '../core/types';
 import type { CheckJson } from './check-json-types';
 import { toSarif } from './sarif';
 import { checkFixes } from './check-fixes';
@@ -68,6 +80,9 @@ const FLAGS = {
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
 export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+  --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core; 1: in this process, as for
+                         less than about 300 KB of source); with nvcc, run at most N compiles at a time (default: cores, at most 4).
+                         The output is the same whatever N.
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
   --from-build DIR       read figures from what a build produced under DIR: its objects (through cuobjdump, or their
@@ -81,15 +96,23 @@ const DEFAULT_ARCH = 'sm_80';
 
 export interface CheckRun {
   archs: string[];
-  files: CheckFile[];
+  /** Per file analysed, in the order given: its pieces of the output (those `outputs` asked for). */
+  files: CheckedFile[];
   /** Lines for stderr: nvcc missing (the analysis still ran). */
   notes: string[];
   /** nvcc runs that failed, for one summary on stderr. */
   compileFailures: CompileFailure[];
 }
 
-/** Analyse the files named in `args` (check's flags and paths), as `check` does, without printing. */
-export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { failOn: string }> {
+/**
+ * Analyse the files named in `args` (check's flags and paths), as `check` does, without printing;
+ * `outputs` says which pieces of the output to build per file (default: the JSON's).
+ */
+export async function runCheck(
+  args: string[],
+  io: CliIO,
+  outputs: CheckOutputs = { json: {}, text: null },
+): Promise<CheckRun & { failOn: string }> {
   const { flags, lists, positional, rest } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
   if (!['error', 'warning', 'never'].includes(failOn))
@@ -100,12 +123,13 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
   const timeoutSeconds = flags['--timeout'] === undefined ? 120 : Number(flags['--timeout']);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
     throw new UsageError(`--timeout needs a positive number of seconds, got ${flags['--timeout']}`);
-  const jobs =
-    flags['--jobs'] === undefined
-      ? Math.max(1, Math.min(4, os.availableParallelism?.() ?? os.cpus().length))
-      : Number(flags['--jobs']);
+  const cores = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  // nvcc runs take a gigabyte or more each: at most 4 by default. The analysis takes every core.
+  const jobs = flags['--jobs'] === undefined ? Math.min(4, cores) : Number(flags['--jobs']);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs needs a positive whole number, got ${flags['--jobs']}`);
+  // More threads than cores would only hold more copies of the index (each has its own).
+  const analysisJobs = flags['--jobs'] === undefined ? cores : Math.min(jobs, Math.max(4, cores));
   // Like a compiler: -I, -D and --std, then nvcc's own arguments after `--`; added to the flags compile_commands.json gives a file.
   const compilerFlags = [
     ...flagsFromSettings({
@@ -127,17 +151,6 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
     findOnPath: (name) => findOnPath(name),
   };
 
-  const notes: string[] = [];
-  const analyzer = await createAnalyzer({
-    grammar: readGrammarBytes(),
-    indexKey: toIndexPath,
-    contentHash,
-    surface: 'cli',
-  });
-  indexWorkspace(roots, { index: analyzer.index });
-  // Headers outside the checked folders: included beside a file (`"../x.h"`) or from its compile command's -I folders.
-  analyzer.index.setIncludeDirs(includeDirsFromDatabase(database));
-  indexIncludedFiles(analyzer.index);
   const gpus =
     typeof flags['--gpu'] === 'string'
       ? (flags['--gpu'] as string)
@@ -145,37 +158,74 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
           .map((s) => s.trim())
           .filter(Boolean)
       : [];
+  const unknownGpus = gpus.filter((name) => !findGpuPart(name));
+  if (unknownGpus.length)
+    throw new UsageError(`unknown GPU ${unknownGpus.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
+  const notes: string[] = [];
+  const sources: Source[] = [];
+  for (const file of files) {
+    const text = readSource(file, io.cwd);
+    const tooLarge = typeof text === 'number' ? tooManyBytes(text) : tooLargeToAnalyse(text);
+    if (tooLarge !== null || typeof text === 'number') {
+      notes.push(`${path.relative(io.cwd, file) || file}: ${tooLarge}; skipped`);
+      continue;
+    }
+    sources.push({ file, text });
+  }
+  const logPath =
+    typeof flags['--ptxas-log'] === 'string' ? path.resolve(io.cwd, flags['--ptxas-log'] as string) : null;
+  const log = logPath === null ? null : readLog(logPath);
+
+  const fromBuild = lists['--from-build'] ?? [];
+  // Without nvcc the figures are known before the analysis (a log, annotations): each file's output
+  // can be built where it is analysed, on every core. With nvcc they come after the compiles, and a
+  // build's figures are read here (with cuobjdump, at most --jobs at a time).
+  if (flags['--no-nvcc'] && fromBuild.length === 0 && analysisJobs > 1 && workersPay(sources) && canUseWorkers()) {
+    try {
+      const checked = await checkInWorkers(
+        {
+          roots,
+          database,
+          sources,
+          plan: indexPlan(roots, sources),
+          cwd: io.cwd,
+          archs,
+          gpus,
+          outputs,
+          log: log && logPath ? { name: logPath, ...log } : null,
+        },
+        analysisJobs,
+      );
+      return { archs, files: checked, notes, compileFailures: [], failOn };
+    } catch (error) {
+      if (error instanceof WorkerUsageError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
+
+  const analyzer = await createAnalyzer({
+    grammar: readGrammarBytes(),
+    indexKey: toIndexPath,
+    contentHash,
+    surface: 'cli',
+  });
+  indexSources(analyzer.index, { roots, database, sources });
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
-  if (analyzer.gpus.unknown.length)
-    throw new UsageError(
-      `unknown GPU ${analyzer.gpus.unknown.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`,
-    );
   const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
   try {
-    for (const file of files) {
-      const text = readSource(file, io.cwd);
-      const tooLarge = typeof text === 'number' ? tooManyBytes(text) : tooLargeToAnalyse(text);
-      if (tooLarge !== null || typeof text === 'number') {
-        notes.push(`${path.relative(io.cwd, file) || file}: ${tooLarge}; skipped`);
-        continue;
-      }
-      analyzer.index.update(toIndexPath(file), text);
-      analysed.push({ file, text, facts: analyzer.analyzeFile({ uri: file, text }) });
-    }
+    for (const source of sources) analysed.push({ ...source, facts: analyseSource(analyzer, source) });
   } finally {
     analyzer.parser.dispose();
   }
 
   const compileFailures: CompileFailure[] = [];
-  if (typeof flags['--ptxas-log'] === 'string') {
+  if (log && logPath) {
     try {
-      const log = readPtxasLog(path.resolve(io.cwd, flags['--ptxas-log'] as string));
-      analyzer.setLog(path.resolve(io.cwd, flags['--ptxas-log'] as string), log.text, log.producedAt);
+      analyzer.setLog(logPath, log.text, log.producedAt);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
   }
-  const fromBuild = lists['--from-build'] ?? [];
   if (fromBuild.length)
     notes.push(
       ...(await applyFromBuild({
@@ -224,19 +274,9 @@ export async function runCheck(args: string[], io: CliIO): Promise<CheckRun & { 
       );
   }
 
-  const checked: CheckFile[] = analysed.map(({ file, facts }) => {
-    const report = analyzer.reportOf(facts);
-    return {
-      path: path.relative(io.cwd, file) || file,
-      report,
-      instances: (kernel) => analyzer.instancesOf(file, kernel),
-      branches: branchesForCli(report.branches),
-      latency: report.analyses.map((a) => {
-        const entries = a.perArch.filter((p) => p.latency).map((p) => [p.arch, p.latency] as const);
-        return entries.length ? Object.fromEntries(entries) : null;
-      }),
-    };
-  });
+  const checked = analysed.map(({ file, facts }) =>
+    checkedFile(file, checkFileOf(analyzer, file, facts, io.cwd), { archs, cwd: io.cwd, outputs }),
+  );
   return { archs, files: checked, notes, compileFailures, failOn };
 }
 
@@ -251,24 +291,29 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   if (!['text', 'json', 'sarif'].includes(format))
     throw new UsageError(`--format must be text, json or sarif, got ${format}`);
   const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
-  const run = await runCheck(args, io);
+  const text = { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true };
+  const json = { pressureLines: flags['--lines'] === true, nextSteps: flags['--check-fixes'] === true };
+  const run = await runCheck(args, io, {
+    json: format !== 'text' || baseline ? json : null,
+    text: format === 'text' ? text : null,
+  });
   for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)])
     io.err(`cuda-occupancy: ${note}\n`);
-  let json = checkJson(run.archs, run.files, {
-    pressureLines: flags['--lines'] === true,
-    nextSteps: flags['--check-fixes'] === true,
-  }) as CheckJson;
-  const regressions = baseline ? compareToBaseline(json, baseline) : [];
-  if (baseline) json = withRegressions(json, regressions);
-  if (format === 'json') io.out(JSON.stringify(json, null, 2) + '\n');
+  let whole = checkJsonOf(
+    run.archs,
+    run.files.map((f) => f.json ?? {}),
+  ) as CheckJson;
+  const regressions = baseline ? compareToBaseline(whole, baseline) : [];
+  if (baseline) whole = withRegressions(whole, regressions);
+  if (format === 'json') io.out(JSON.stringify(whole, null, 2) + '\n');
   else if (format === 'sarif')
-    io.out(JSON.stringify(toSarif(json, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
+    io.out(JSON.stringify(toSarif(whole, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
   else {
     io.out(
-      checkText(run.archs, run.files, io.cwd, {
-        quiet: flags['--quiet'] === true,
-        verbose: flags['--verbose'] === true,
-      }),
+      checkTextOf(
+        run.files.map((f) => f.text!),
+        text,
+      ),
     );
     if (baseline)
       io.out(
@@ -279,15 +324,15 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   }
   const failing =
     exitCodeFor(
-      run.files.flatMap((f) => f.report.findings),
+      run.files.flatMap((f) => f.severities),
       run.failOn,
     ) === 1 || regressionsFail(regressions, run.failOn);
   return failing ? 1 : 0;
 }
 
-export function exitCodeFor(findings: readonly Finding[], failOn: string): number {
+export function exitCodeFor(severities: readonly Severity[], failOn: string): number {
   if (failOn === 'never') return 0;
-  const worst = Math.max(-1, ...findings.map((x) => RANK[x.severity]));
+  const worst = Math.max(-1, ...severities.map((x) => RANK[x]));
   return worst >= RANK[failOn as Severity] ? 1 : 0;
 }
 
@@ -434,19 +479,13 @@ function chooseArchs(flag: string | undefined, database: CompileCommand[] | null
   return archs;
 }
 
-/** Each file's include folders, from its compile_commands.json entry (none without one). */
-function includeDirsFromDatabase(database: CompileCommand[] | null): (file: string) => readonly string[] {
-  if (!database) return () => [];
-  const known = new Map<string, readonly string[]>();
-  return (file) => {
-    let dirs = known.get(file);
-    if (!dirs) {
-      const flags = resolveCompileFlags({ database, filePath: file, settings: {} });
-      dirs = flags.origin === 'compile_commands' ? includeDirsOfFlags(flags.flags, flags.cwd) : [];
-      known.set(file, dirs);
-    }
-    return dirs;
-  };
+/** A build log's text, read before the analysis (every worker maps its figures). */
+function readLog(file: string): { text: string; producedAt: number | null } {
+  try {
+    return readPtxasLog(file);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** A source's text, or its size when it is larger than the document limit (it is then skipped, not read). */

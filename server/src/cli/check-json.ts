@@ -36,122 +36,129 @@ export interface CheckJsonOptions {
 }
 
 export function checkJson(archs: string[], files: CheckFile[], options: CheckJsonOptions = {}): object {
-  return {
-    version: 1,
+  return checkJsonOf(
     archs,
-    files: files.map((file) => {
-      const { report } = file;
-      return {
-        path: file.path,
-        kernels: report.facts.kernels.map((k) => ({
-          name: k.name,
-          qualifiedName: k.qualifiedName,
-          ...at(k.nameSpan),
-          isDefinition: k.isDefinition,
-          templateParams: k.templateParams?.map((p) => p.name) ?? null,
-          launchBounds: k.launchBounds
+    files.map((file) => checkJsonFile(file, options)),
+  );
+}
+
+/** The whole object from each file's entry (checkJsonFile): the files may have been analysed apart. */
+export function checkJsonOf(archs: string[], files: object[]): object {
+  return { version: 1, archs, files };
+}
+
+/** One file's entry of `files`: plain data, the same wherever it was built (a worker thread or the main one). */
+export function checkJsonFile(file: CheckFile, options: CheckJsonOptions = {}): object {
+  const { report } = file;
+  return {
+    path: file.path,
+    kernels: report.facts.kernels.map((k) => ({
+      name: k.name,
+      qualifiedName: k.qualifiedName,
+      ...at(k.nameSpan),
+      isDefinition: k.isDefinition,
+      templateParams: k.templateParams?.map((p) => p.name) ?? null,
+      launchBounds: k.launchBounds
+        ? {
+            maxThreadsPerBlock: k.launchBounds.maxThreadsPerBlock,
+            minBlocksPerMultiprocessor: k.launchBounds.minBlocksPerMultiprocessor,
+            maxBlocksPerCluster: k.launchBounds.maxBlocksPerCluster,
+            text: k.launchBounds.text,
+          }
+        : null,
+      maxnreg: k.maxnreg,
+      staticSharedBytes: k.staticSharedBytes,
+      instances: file.instances(k).map((i) => ({
+        mangledName: i.mangledName,
+        signature: i.signature,
+        resources: Object.fromEntries(Object.entries(i.resources).map(([arch, f]) => [arch, resourceJson(f)])),
+      })),
+      // From the PTX of the file (null without it): an estimate before register allocation.
+      pressure: kernelPressureJson(report, k, options.pressureLines === true),
+    })),
+    launches: report.analyses.map((a, index) => ({
+      ...at(a.launch.span),
+      kernel: a.launch.kernelName,
+      templateArgs: a.launch.templateArgs,
+      via: a.launch.via,
+      inMacro: a.launch.inMacro,
+      grid: a.launch.grid.value,
+      gridExpr: a.launch.grid.text || null,
+      block: a.launch.block.value,
+      blockExpr: a.launch.block.text || null,
+      threadsPerBlock: a.threadsPerBlock,
+      dynamicSmemBytes: a.dynamicSmemBytes,
+      dynamicSmemExpr: a.launch.dynamicSmem.text || null,
+      stream: a.launch.stream,
+      kernelFound: a.kernel !== null,
+      // upperBound: the figures were computed without the dynamic shared memory, which is not known
+      // statically (each byte of it can only lower them); fails: the launch cannot run (0 blocks fit).
+      occupancy: Object.fromEntries(
+        a.perArch.map((p) => [
+          p.arch,
+          p.result
             ? {
-                maxThreadsPerBlock: k.launchBounds.maxThreadsPerBlock,
-                minBlocksPerMultiprocessor: k.launchBounds.minBlocksPerMultiprocessor,
-                maxBlocksPerCluster: k.launchBounds.maxBlocksPerCluster,
-                text: k.launchBounds.text,
+                ok: true,
+                error: null,
+                ...p.result,
+                figuresSource: p.figures.source,
+                upperBound: p.upperBound !== null,
+                upperBoundReason: p.upperBound,
+                fails: p.fails,
               }
             : null,
-          maxnreg: k.maxnreg,
-          staticSharedBytes: k.staticSharedBytes,
-          instances: file.instances(k).map((i) => ({
-            mangledName: i.mangledName,
-            signature: i.signature,
-            resources: Object.fromEntries(Object.entries(i.resources).map(([arch, f]) => [arch, resourceJson(f)])),
-          })),
-          // From the PTX of the file (null without it): an estimate before register allocation.
-          pressure: kernelPressureJson(report, k, options.pressureLines === true),
-        })),
-        launches: report.analyses.map((a, index) => ({
-          ...at(a.launch.span),
-          kernel: a.launch.kernelName,
-          templateArgs: a.launch.templateArgs,
-          via: a.launch.via,
-          inMacro: a.launch.inMacro,
-          grid: a.launch.grid.value,
-          gridExpr: a.launch.grid.text || null,
-          block: a.launch.block.value,
-          blockExpr: a.launch.block.text || null,
-          threadsPerBlock: a.threadsPerBlock,
-          dynamicSmemBytes: a.dynamicSmemBytes,
-          dynamicSmemExpr: a.launch.dynamicSmem.text || null,
-          stream: a.launch.stream,
-          kernelFound: a.kernel !== null,
-          // upperBound: the figures were computed without the dynamic shared memory, which is not known
-          // statically (each byte of it can only lower them); fails: the launch cannot run (0 blocks fit).
-          occupancy: Object.fromEntries(
+        ]),
+      ),
+      launchFails: a.perArch.find((p) => p.fails)?.fails ?? null,
+      // Several compiled instances could run (template arguments of the enclosing template, or deduced): their spread.
+      occupancyRange: a.perArch.some((p) => p.spread)
+        ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.spread ? rangeJson(p.spread) : null]))
+        : null,
+      // No register figures, block size known: for each occupancy level, the most registers per thread that reach it.
+      registerBudget: a.perArch.some((p) => p.budget)
+        ? Object.fromEntries(
             a.perArch.map((p) => [
               p.arch,
-              p.result
+              p.budget?.map((l) => ({
+                occupancy: l.occupancy,
+                activeBlocksPerMultiprocessor: l.activeBlocks,
+                maxRegsPerThread: l.maxRegsPerThread,
+              })) ?? null,
+            ]),
+          )
+        : null,
+      latency: file.latency?.[index] ?? null,
+      gpus: (report.gpus[index] ?? []).map(gpuJson),
+      // Each candidate is a dim3 (like `block`) with its threads and occupancy.
+      blockCandidates:
+        a.candidates?.map((c) => ({
+          ...c.block,
+          threadsPerBlock: c.threadsPerBlock,
+          occupancy: Object.fromEntries(
+            c.perArch.map((p) => [
+              p.arch,
+              p.result && !p.fails
                 ? {
                     ok: true,
                     error: null,
                     ...p.result,
                     figuresSource: p.figures.source,
                     upperBound: p.upperBound !== null,
-                    upperBoundReason: p.upperBound,
-                    fails: p.fails,
                   }
                 : null,
             ]),
           ),
-          launchFails: a.perArch.find((p) => p.fails)?.fails ?? null,
-          // Several compiled instances could run (template arguments of the enclosing template, or deduced): their spread.
-          occupancyRange: a.perArch.some((p) => p.spread)
-            ? Object.fromEntries(a.perArch.map((p) => [p.arch, p.spread ? rangeJson(p.spread) : null]))
-            : null,
-          // No register figures, block size known: for each occupancy level, the most registers per thread that reach it.
-          registerBudget: a.perArch.some((p) => p.budget)
-            ? Object.fromEntries(
-                a.perArch.map((p) => [
-                  p.arch,
-                  p.budget?.map((l) => ({
-                    occupancy: l.occupancy,
-                    activeBlocksPerMultiprocessor: l.activeBlocks,
-                    maxRegsPerThread: l.maxRegsPerThread,
-                  })) ?? null,
-                ]),
-              )
-            : null,
-          latency: file.latency?.[index] ?? null,
-          gpus: (report.gpus[index] ?? []).map(gpuJson),
-          // Each candidate is a dim3 (like `block`) with its threads and occupancy.
-          blockCandidates:
-            a.candidates?.map((c) => ({
-              ...c.block,
-              threadsPerBlock: c.threadsPerBlock,
-              occupancy: Object.fromEntries(
-                c.perArch.map((p) => [
-                  p.arch,
-                  p.result && !p.fails
-                    ? {
-                        ok: true,
-                        error: null,
-                        ...p.result,
-                        figuresSource: p.figures.source,
-                        upperBound: p.upperBound !== null,
-                      }
-                    : null,
-                ]),
-              ),
-            })) ?? null,
-          through: a.launch.through ?? null,
-          ...(options.nextSteps ? { nextSteps: nextStepsJson(report, a) } : {}),
-        })),
-        branches: file.branches ?? [],
-        diagnostics: report.findings.map((f) => ({
-          ...at(f.span),
-          severity: f.severity,
-          code: f.code,
-          message: f.message,
-        })),
-      };
-    }),
+        })) ?? null,
+      through: a.launch.through ?? null,
+      ...(options.nextSteps ? { nextSteps: nextStepsJson(report, a) } : {}),
+    })),
+    branches: file.branches ?? [],
+    diagnostics: report.findings.map((f) => ({
+      ...at(f.span),
+      severity: f.severity,
+      code: f.code,
+      message: f.message,
+    })),
   };
 }
 

@@ -60,12 +60,51 @@ export function displayPath(file: string, cwd: string): string {
 }
 
 export function checkText(archs: string[], files: CheckFile[], cwd: string, options: CheckTextOptions = {}): string {
+  return checkTextOf(
+    files.map((file) => checkTextPieces(file, archs, cwd, options)),
+    options,
+  );
+}
+
+/** What the text says of one file, as plain data: its finding lines, its detail lines, and what the summary counts. */
+export interface CheckTextPieces {
+  findings: string[];
+  /** Empty with `quiet`. */
+  detail: string[];
+  tally: FileTally;
+}
+
+/** What the summary line counts of one file. */
+export interface FileTally {
+  kernels: number;
+  launches: number;
+  /** Launches with an occupancy on some architecture. */
+  withOccupancy: number;
+  errors: number;
+  warnings: number;
+  notes: number;
+}
+
+/** One file's pieces of the text, the same wherever it was analysed (a worker thread or the main one). */
+export function checkTextPieces(
+  file: CheckFile,
+  archs: string[],
+  cwd: string,
+  options: CheckTextOptions = {},
+): CheckTextPieces {
+  return {
+    findings: findingLines(file, cwd),
+    detail: options.quiet ? [] : fileDetail(file, archs, cwd, options),
+    tally: fileTally(file),
+  };
+}
+
+/** The text from each file's pieces: all findings first, then the files' details, then the summary. */
+export function checkTextOf(pieces: readonly CheckTextPieces[], options: CheckTextOptions = {}): string {
   const out: string[] = [];
-  for (const file of files) out.push(...findingLines(file, cwd));
-  if (!options.quiet) {
-    for (const file of files) out.push(...fileDetail(file, archs, cwd, options));
-  }
-  out.push(summaryLine(files));
+  for (const file of pieces) out.push(...file.findings);
+  if (!options.quiet) for (const file of pieces) out.push(...file.detail);
+  out.push(summaryOf(pieces.map((p) => p.tally)));
   return `${out.join('\n')}\n`;
 }
 
@@ -219,19 +258,33 @@ function gpuTextLines(g: LaunchOnGpu, verbose: boolean): string[] {
 
 /** "12 files, 40 kernels, 61 launches: 2 errors, 5 warnings; occupancy on 48 of 61 launches" */
 export function summaryLine(files: readonly CheckFile[]): string {
-  const kernels = files.reduce((n, f) => n + f.report.facts.kernels.filter((k) => k.isDefinition).length, 0);
-  const launches = files.flatMap((f) => f.report.analyses);
-  const findings = files.flatMap((f) => f.report.findings);
+  return summaryOf(files.map(fileTally));
+}
+
+function fileTally(file: CheckFile): FileTally {
+  const { findings, analyses } = file.report;
   const of = (severities: Severity[]) => findings.filter((f) => severities.includes(f.severity)).length;
-  const notes = of(['info', 'hint']);
+  return {
+    kernels: file.report.facts.kernels.filter((k) => k.isDefinition).length,
+    launches: analyses.length,
+    withOccupancy: analyses.filter((a) => a.perArch.some((p) => p.result && !p.fails)).length,
+    errors: of(['error']),
+    warnings: of(['warning']),
+    notes: of(['info', 'hint']),
+  };
+}
+
+function summaryOf(files: readonly FileTally[]): string {
+  const sum = (key: keyof FileTally) => files.reduce((n, f) => n + f[key], 0);
+  const notes = sum('notes');
   const tally = [
-    count(of(['error']), 'error'),
-    count(of(['warning']), 'warning'),
+    count(sum('errors'), 'error'),
+    count(sum('warnings'), 'warning'),
     ...(notes ? [count(notes, 'note')] : []),
   ].join(', ');
-  const withOccupancy = launches.filter((a) => a.perArch.some((p) => p.result && !p.fails)).length;
-  const occupancy = launches.length ? `; occupancy on ${withOccupancy} of ${count(launches.length, 'launch')}` : '';
-  return `${count(files.length, 'file')}, ${count(kernels, 'kernel')}, ${count(launches.length, 'launch')}: ${tally}${occupancy}`;
+  const launches = sum('launches');
+  const occupancy = launches ? `; occupancy on ${sum('withOccupancy')} of ${count(launches, 'launch')}` : '';
+  return `${count(files.length, 'file')}, ${count(sum('kernels'), 'kernel')}, ${count(launches, 'launch')}: ${tally}${occupancy}`;
 }
 
 /** A file's findings by severity after `separator` (`; 1 error, 2 warnings`), or '' when it has none. */

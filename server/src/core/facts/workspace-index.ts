@@ -114,6 +114,7 @@ export class WorkspaceIndex {
   private readonly changedAt = new Map<string, number>();
   private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
   private uniqueMacros: Map<string, Array<{ path: string; def: MacroDefinition }>> | null = null;
+  private singles: Map<string, ConstantDefinition> | null = null;
   /**
    * The last constant views handed out (by path and whether its own entry is skipped), until a file
    * changes: an open document asks for its view on every keystroke, and building one reads every
@@ -127,6 +128,13 @@ export class WorkspaceIndex {
   private byName: Map<string, string[]> | null = null;
   /** Who includes each file directly (see includersOf), worked out when first asked after a change. */
   private includedBy: Map<string, string[]> | null = null;
+  /**
+   * Each file's include closure once asked, until a file changes: a file's analysis asks for it
+   * per launch and per constant view, and in a whole repository each asking resolves every include again.
+   */
+  private readonly closures = new Map<string, readonly string[]>();
+  /** paths(), sorted once after a change: the workspace tier of every launch's kernel lookup reads it. */
+  private sortedPaths: readonly string[] | null = null;
 
   constructor(options: WorkspaceIndexOptions = {}) {
     this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
@@ -212,6 +220,26 @@ export class WorkspaceIndex {
     return facts;
   }
 
+  /** Every file's entry, in the order the files were first indexed: plain data, for another index to `load`. */
+  entries(): FileFacts[] {
+    return [...this.files.values()];
+  }
+
+  /**
+   * Index the files of `entries` (in that order, after those already indexed) as another index
+   * built them from their texts (its `update`, then `entries`): what a worker thread's index is
+   * given instead of reading every file again. The entries are taken as they are.
+   */
+  load(entries: readonly FileFacts[]): void {
+    for (const facts of entries) {
+      const key = normalizePath(facts.path);
+      this.files.set(key, { ...facts, path: key, generation: ++this.generation });
+      this.borrowed.delete(key);
+      this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
+    }
+    this.forgetDerived();
+  }
+
   remove(path: string): void {
     const key = normalizePath(path);
     this.borrowed.delete(key);
@@ -234,7 +262,8 @@ export class WorkspaceIndex {
   }
 
   paths(): string[] {
-    return [...this.files.keys()].sort();
+    this.sortedPaths ??= [...this.files.keys()].sort();
+    return [...this.sortedPaths];
   }
 
   /**
@@ -268,6 +297,12 @@ export class WorkspaceIndex {
   /** The indexed files `path` includes, directly or not, nearest first; `path` itself is not listed. */
   includeClosure(path: string): string[] {
     const start = normalizePath(path);
+    let closure = this.closures.get(start);
+    if (!closure) this.closures.set(start, (closure = this.closureOf(start)));
+    return [...closure];
+  }
+
+  private closureOf(start: string): string[] {
     const seen = new Set([start]);
     const order: string[] = [];
     const queue = [start];
@@ -334,9 +369,12 @@ export class WorkspaceIndex {
   private forgetDerived(): void {
     this.uniqueConstants = null;
     this.uniqueMacros = null;
+    this.singles = null;
     this.views.clear();
     this.includedBy = null;
     this.byName = null;
+    this.closures.clear();
+    this.sortedPaths = null;
   }
 
   /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
@@ -366,10 +404,16 @@ export class WorkspaceIndex {
       const own = ownAt(defs);
       return own < 0 ? defs : defs.filter((_, k) => k !== own);
     };
-    const workspaceTable: ConstantTable = { constants: new Map(), dim3s: new Map() };
-    for (const [name, defs] of all) {
-      const own = ownAt(defs);
-      if (defs.length - (own < 0 ? 0 : 1) === 1) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
+    // The names one definition in the workspace gives, but for `path`'s own: those are among the names `path` defines.
+    const workspaceTable: ConstantTable = { constants: new Map(this.singleConstants()), dim3s: new Map() };
+    if (skipOwnEntry) {
+      for (const { name } of this.files.get(here)?.constants.constants.values() ?? []) {
+        const defs = all.get(name) ?? [];
+        const own = ownAt(defs);
+        if (own < 0) continue;
+        if (defs.length === 1) workspaceTable.constants.delete(name);
+        else if (defs.length === 2) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
+      }
     }
     const workspaceLookup = makeLookup([workspaceTable]);
     const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
@@ -521,6 +565,15 @@ export class WorkspaceIndex {
     const view = this.constantView(ref.path);
     const kernelLookup = makeLookup(facts ? [facts.constants] : [], view.lookup);
     return resolveLaunchBounds(ref.kernel, { templateArgs, argLookup, kernelLookup });
+  }
+
+  /** The constants the workspace defines once, by name (what every file's view starts from). */
+  private singleConstants(): ReadonlyMap<string, ConstantDefinition> {
+    if (this.singles) return this.singles;
+    const singles = new Map<string, ConstantDefinition>();
+    for (const [name, defs] of this.workspaceConstants()) if (defs.length === 1) singles.set(name, defs[0].def);
+    this.singles = singles;
+    return singles;
   }
 
   private workspaceConstants(): Map<string, Array<{ path: string; def: ConstantDefinition }>> {
@@ -676,8 +729,12 @@ function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {
   return new Map([...map].map(([k, v]) => [ownCopy(k), plainCopy(v)]));
 }
 
+const NOT_NORMAL = /\\|\/\/|(?:^|\/)\.\.?(?:\/|$)|\/$/;
+
 /** `a/./b/../c.h` -> `a/c.h`, backslashes to slashes; keeps a leading `/` or `..`. */
 export function normalizePath(path: string): string {
+  // Most paths asked about are already normal (the index's own keys): no `.`, `..` or empty part, no backslash.
+  if (!NOT_NORMAL.test(path)) return path;
   const absolute = path.startsWith('/') || path.startsWith('\\');
   const parts: string[] = [];
   for (const part of path.replace(/\\/g, '/').split('/')) {
