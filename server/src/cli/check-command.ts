@@ -321,6 +321,7 @@ async function compileUnits({
       cwd: runIn,
       timeoutMs,
       memoryLimitBytes,
+      keep: facts.kernels.some((k) => k.isDefinition),
     });
     if (result.status === 'missing') {
       missing = true;
@@ -338,9 +339,10 @@ async function compileUnits({
     }
     if (result.entries.length === 0 && result.status !== 'ok') return;
     analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
-    // The register pressure and the divergent branches' costs come from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
+    // The register pressure and the divergent branches' costs come from the PTX of the first arch (kept from that compile) when nvcc ran OK.
     if (result.status !== 'ok' || !facts.kernels.some((k) => k.isDefinition)) return;
     const ptx = await compilePtx({
+      kept: result.kept.find((k) => k.arch === archs[0])?.ptx,
       nvccPath,
       filePath: file,
       arch: archs[0],

@@ -180,7 +180,7 @@ export class CompileService {
     const scheduler = new CompileScheduler({
       maxParallel: settings['nvcc.maxParallel'],
       isOpen: this.options.isOpen,
-      compile: (request, signal) => this.compile(nvccPath, request.path, archs(), signal),
+      compile: (request, signal) => this.compile(nvccPath, request.uri, request.path, archs(), signal),
       afterCompile: async (request, result, signal) => {
         await this.compileDocumentPtx(nvccPath, request.uri, request.path, result, signal);
         await this.compileVariants(nvccPath, request.uri, request.path, archs(), result, signal);
@@ -228,6 +228,7 @@ export class CompileService {
 
   private async compile(
     nvccPath: string,
+    uri: string,
     file: string,
     archs: string[],
     signal: AbortSignal,
@@ -235,6 +236,8 @@ export class CompileService {
     const settings = this.settings!;
     const flags = this.flagsFor(file);
     const result = await compileResources({
+      // The PTX (and cubin) for the pressure pass come from this compile (compileDocumentPtx takes them).
+      keep: !this.options.wantsPtx || this.options.wantsPtx(uri),
       nvccPath,
       filePath: file,
       archs,
@@ -252,7 +255,10 @@ export class CompileService {
     return result;
   }
 
-  /** `nvcc -ptx -lineinfo` for the first target arch, with the figures compile's flags, after it succeeded. */
+  /**
+   * The PTX of the first target arch, after the figures compile succeeded: the one that compile kept, or (its
+   * figures came from the cache) `nvcc -ptx -lineinfo` with the same flags, unless the PTX cache has it.
+   */
   private async compileDocumentPtx(
     nvccPath: string,
     uri: string,
@@ -264,8 +270,10 @@ export class CompileService {
     if (figures.status !== 'ok' || !arch || !this.settings || (this.options.wantsPtx && !this.options.wantsPtx(uri)))
       return;
     const flags = this.flagsFor(file);
-    this.changed(); // nvcc is running again (the run's end is announced by the scheduler)
+    const kept = figures.kept.find((k) => k.arch === arch)?.ptx ?? null;
+    if (!kept) this.changed(); // nvcc is running again (the run's end is announced by the scheduler)
     const result = await compilePtx({
+      kept,
       nvccPath,
       filePath: file,
       arch,
@@ -278,7 +286,7 @@ export class CompileService {
       maxFileBytes: this.settings['limits.fileMB'] * 1024 * 1024,
     });
     this.options.log(
-      `nvcc -ptx ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
+      `${kept ? 'PTX kept from the figures compile' : 'nvcc -ptx'} ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
     );
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
     const ptx: DocumentPtx = {
