@@ -93,8 +93,14 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
       session.logs.some((l) => /PTX kept from the figures compile ok for .*pressure\.cu \(sm_80\)/.test(l)),
       session.logs.join('\n'),
     );
-    const runs = readFileSync(argsLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
-    assert.ok(runs.every((args) => !args.includes('-ptx')), JSON.stringify(runs));
+    const runs = readFileSync(argsLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
+    assert.ok(
+      runs.every((args) => !args.includes('-ptx')),
+      JSON.stringify(runs),
+    );
     assert.ok(runs[0].includes('-lineinfo') && runs[0].includes('-keep'), JSON.stringify(runs[0]));
   });
 
