@@ -486,6 +486,9 @@ export class CudaOccupancyServer {
           ? { state: 'done', entries: result.entries }
           : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` },
       );
+      // LSP has no request that refreshes code actions; a client asks for them again when the document's
+      // diagnostics are published (VS Code's light bulb does), so the fixes' titles stop saying "checking".
+      this.scheduleDiagnostics(uri);
     });
   }
 
