@@ -536,7 +536,7 @@ export class CudaOccupancyServer {
   private onPtx(ptx: DocumentPtx): void {
     this.safely('ptx result', undefined, () => {
       if (!this.documents.has(ptx.uri)) return;
-      this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash });
+      this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash, sass: ptx.sass });
       this.scheduleDiagnostics(ptx.uri);
       // The pressure lens follows the PTX.
       if (this.params.capabilities.workspace?.codeLens?.refreshSupport)

@@ -11,6 +11,7 @@ import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
 import { compileVariant } from './compile-variant';
+import { disassembleLifeRanges, locateNvdisasm } from './nvdisasm';
 import {
   findCompileCommandsFile,
   loadCompileCommands,
@@ -57,6 +58,8 @@ export interface DocumentPtx {
   /** sha256 of the compiled content (`contentHash`): apply the PTX only to a document with this text. */
   readonly sourceHash: string;
   readonly producedAt: number;
+  /** nvdisasm's life ranges of the same compile's cubin for `arch`, or null (no nvdisasm, or the figures were cached). */
+  readonly sass: string | null;
 }
 
 interface ResolvedFlags {
@@ -84,6 +87,8 @@ export class CompileService {
   private readonly endListeners: Array<(uri: string) => void> = [];
   /** Why compiling is off (nvcc missing, switched off), or null. */
   disabledReason: string | null = null;
+  /** nvdisasm beside the chosen nvcc or on PATH, found once per configuration (null: none). */
+  private nvdisasm: string | null = null;
 
   constructor(private readonly options: CompileServiceOptions) {
     const dir = options.cacheDir === undefined ? defaultCacheDir() : options.cacheDir;
@@ -177,6 +182,13 @@ export class CompileService {
     });
     if (chosen.note) this.options.log(chosen.note);
     const nvccPath = chosen.nvccPath;
+    this.nvdisasm = locateNvdisasm(nvccPath);
+    // Said once, not per kernel: without nvdisasm the pressure is the PTX estimate.
+    this.options.log(
+      this.nvdisasm
+        ? `register pressure from SASS: ${this.nvdisasm} --print-life-ranges --print-line-info on each compile's cubin`
+        : `nvdisasm not found beside ${nvccPath} or on PATH: the register pressure per line is the PTX estimate (values live before register allocation), and spills are not placed at their lines`,
+    );
     const scheduler = new CompileScheduler({
       maxParallel: settings['nvcc.maxParallel'],
       isOpen: this.options.isOpen,
@@ -289,6 +301,8 @@ export class CompileService {
       `${kept ? 'PTX kept from the figures compile' : 'nvcc -ptx'} ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
     );
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
+    const sass = await this.disassemble(file, arch, figures, signal);
+    if (signal.aborted) return;
     const ptx: DocumentPtx = {
       uri,
       path: file,
@@ -296,8 +310,30 @@ export class CompileService {
       text: result.ptx.text,
       sourceHash: result.sourceHash,
       producedAt: result.ptx.producedAt,
+      sass,
     };
     for (const l of this.ptxListeners) l(ptx);
+  }
+
+  /** nvdisasm's life ranges of the cubin the figures compile kept for `arch`, where there are both. */
+  private async disassemble(
+    file: string,
+    arch: string,
+    figures: CompileResourcesResult,
+    signal: AbortSignal,
+  ): Promise<string | null> {
+    const cubin = figures.kept.find((k) => k.arch === arch)?.cubin;
+    if (!this.nvdisasm || !cubin || !this.settings) return null;
+    const result = await disassembleLifeRanges({
+      nvdisasmPath: this.nvdisasm,
+      cubin,
+      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
+      signal,
+    });
+    this.options.log(
+      `nvdisasm ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? '' : `; ${result.message}`}`,
+    );
+    return result.status === 'ok' ? result.text : null;
   }
 
   /**
