@@ -96,7 +96,8 @@ function compile(entry, extra) {
   if (run.status !== 0) return { ok: false, ms, error: (run.stderr ?? '').split('\n').find((l) => /error/.test(l)) };
   const parsed = parsePtxasOutput(`${run.stderr}\n${run.stdout}`);
   const figures = new Map();
-  for (const f of [...parsed.entries, ...parsed.functions]) figures.set(`${f.arch} ${f.isEntry ? 'entry' : 'function'} ${f.mangledName}`, f);
+  for (const f of [...parsed.entries, ...parsed.functions])
+    figures.set(`${f.arch} ${f.isEntry ? 'entry' : 'function'} ${f.mangledName}`, f);
   return { ok: true, ms, figures };
 }
 
