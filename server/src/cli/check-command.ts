@@ -21,6 +21,7 @@ import { includeDirsOfFlags, indexIncludedFiles, indexWorkspace, toIndexPath } f
 import { readPtxasLog } from '../files/ptxas-log';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
+import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from '../nvcc/nvdisasm';
 import {
   findCompileCommandsFile,
   flagsFromSettings,
@@ -309,6 +310,8 @@ async function compileUnits({
   const dropped = new Set<string>();
   let missing = false;
   const queue = [...units];
+  const nvdisasm = locateNvdisasm(nvccPath);
+  let tookPtx = false;
   const compileOne = async ({ file, text, facts }: CompileUnitsInput['units'][number]): Promise<void> => {
     const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
     for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
@@ -358,7 +361,12 @@ async function compileUnits({
         status: ptx.status,
         firstError: `${ptx.error.text} (no register pressure; branch costs stay estimates)`,
       });
-    else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
+    else if (ptx.sourceHash) {
+      tookPtx = true;
+      const cubin = result.kept.find((k) => k.arch === archs[0])?.cubin;
+      const sass = await keptLifeRanges({ nvdisasmPath: nvdisasm, cubin, timeoutMs, label: `${file} (${archs[0]})` });
+      analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash, sass });
+    }
   };
   const worker = async () => {
     for (let unit = queue.shift(); unit; unit = queue.shift()) await compileOne(unit);
@@ -368,6 +376,7 @@ async function compileUnits({
   const order = new Map(units.map((u, i) => [u.file, i]));
   failures.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0));
   const notes = [...dropped];
+  if (tookPtx && !nvdisasm) notes.push(noNvdisasmNote(nvccPath));
   if (missing)
     notes.push(
       `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,

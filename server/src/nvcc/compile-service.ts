@@ -11,7 +11,7 @@ import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
 import { compileVariant } from './compile-variant';
-import { disassembleLifeRanges, locateNvdisasm } from './nvdisasm';
+import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from './nvdisasm';
 import {
   findCompileCommandsFile,
   loadCompileCommands,
@@ -187,7 +187,7 @@ export class CompileService {
     this.options.log(
       this.nvdisasm
         ? `register pressure from SASS: ${this.nvdisasm} --print-life-ranges --print-line-info on each compile's cubin`
-        : `nvdisasm not found beside ${nvccPath} or on PATH: the register pressure per line is the PTX estimate (values live before register allocation), and spills are not placed at their lines`,
+        : noNvdisasmNote(nvccPath),
     );
     const scheduler = new CompileScheduler({
       maxParallel: settings['nvcc.maxParallel'],
@@ -301,7 +301,14 @@ export class CompileService {
       `${kept ? 'PTX kept from the figures compile' : 'nvcc -ptx'} ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
     );
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
-    const sass = await this.disassemble(file, arch, figures, signal);
+    const sass = await keptLifeRanges({
+      nvdisasmPath: this.nvdisasm,
+      cubin: figures.kept.find((k) => k.arch === arch)?.cubin,
+      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
+      signal,
+      label: `${file} (${arch})`,
+      log: this.options.log,
+    });
     if (signal.aborted) return;
     const ptx: DocumentPtx = {
       uri,
@@ -313,27 +320,6 @@ export class CompileService {
       sass,
     };
     for (const l of this.ptxListeners) l(ptx);
-  }
-
-  /** nvdisasm's life ranges of the cubin the figures compile kept for `arch`, where there are both. */
-  private async disassemble(
-    file: string,
-    arch: string,
-    figures: CompileResourcesResult,
-    signal: AbortSignal,
-  ): Promise<string | null> {
-    const cubin = figures.kept.find((k) => k.arch === arch)?.cubin;
-    if (!this.nvdisasm || !cubin || !this.settings) return null;
-    const result = await disassembleLifeRanges({
-      nvdisasmPath: this.nvdisasm,
-      cubin,
-      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
-      signal,
-    });
-    this.options.log(
-      `nvdisasm ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? '' : `; ${result.message}`}`,
-    );
-    return result.status === 'ok' ? result.text : null;
   }
 
   /**

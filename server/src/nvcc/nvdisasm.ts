@@ -94,3 +94,31 @@ export async function disassembleLifeRanges(options: DisassembleOptions): Promis
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
+
+/** nvdisasm's life ranges of a cubin a compile kept, or null (no nvdisasm, no cubin, a failed run: `log` says why). */
+export async function keptLifeRanges(options: {
+  nvdisasmPath: string | null;
+  cubin: Buffer | null | undefined;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** For the log line: what was disassembled (`k.cu (sm_80)`). */
+  label: string;
+  log?: (line: string) => void;
+}): Promise<string | null> {
+  if (!options.nvdisasmPath || !options.cubin) return null;
+  const result = await disassembleLifeRanges({
+    nvdisasmPath: options.nvdisasmPath,
+    cubin: options.cubin,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+  });
+  options.log?.(
+    `nvdisasm ${result.status} for ${options.label}: ${result.durationMs} ms${result.status === 'ok' ? '' : `; ${result.message}`}`,
+  );
+  return result.status === 'ok' ? result.text : null;
+}
+
+/** The one note when there is no nvdisasm: the pressure is the PTX estimate. */
+export function noNvdisasmNote(nvccPath: string): string {
+  return `nvdisasm not found beside ${nvccPath} or on PATH: the register pressure per line is the PTX estimate (values live before register allocation), and spills are not placed at their lines`;
+}
