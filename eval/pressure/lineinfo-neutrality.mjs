@@ -93,6 +93,8 @@ function compile(entry, extra) {
   const run = spawnSync(nvcc, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 600000 });
   const ms = performance.now() - started;
   rmSync(dir, { recursive: true, force: true });
+  if (run.error?.code === 'ETIMEDOUT')
+    return { ok: false, ms, error: `nvcc timed out after ${Math.round(ms / 1000)} s` };
   if (run.status !== 0) return { ok: false, ms, error: (run.stderr ?? '').split('\n').find((l) => /error/.test(l)) };
   const parsed = parsePtxasOutput(`${run.stderr}\n${run.stdout}`);
   const figures = new Map();
