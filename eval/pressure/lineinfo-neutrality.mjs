@@ -6,7 +6,7 @@
 // function's registers, spill stores and loads, stack frame, shared memory, barriers and constant
 // memory per architecture. It also times both runs. A dev tool: it needs the corpus and nvcc.
 //
-//   node eval/pressure/lineinfo-neutrality.mjs [--corpus DIR] [--project NAME] [--archs sm_80,sm_90] [--json]
+//   node eval/pressure/lineinfo-neutrality.mjs [--corpus DIR] [--project NAME] [--files PART,PART] [--archs sm_80,sm_90] [--json]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -103,7 +103,10 @@ function compile(entry, extra) {
   return { ok: true, ms, figures };
 }
 
-const files = [...table.files, ...openmm].filter((e) => !opt('--project') || e.project === opt('--project'));
+const only = opt('--files')?.split(',');
+const files = [...table.files, ...openmm].filter(
+  (e) => (!opt('--project') || e.project === opt('--project')) && (!only || only.some((f) => e.file.includes(f))),
+);
 const results = [];
 for (const entry of files) {
   const plain = compile(entry, () => []);
