@@ -909,6 +909,61 @@ async function benchPtxas(core) {
     judgedOn:
       'compileResources wall time minus nvcc run time, over nvcc run time (version probe excluded: once per process)',
   });
+  await benchPressureCost(core, nvcc);
+}
+
+/**
+ * What the register pressure adds to a background compile (issue 26's budget: at most 25%), on
+ * examples/nbody.cu for both archs, no cache: the figures compile alone; the same compile keeping its PTX
+ * and cubin (-lineinfo -keep) plus the pressure pass over the kept PTX (what the server does now); and the
+ * figures compile followed by a separate `nvcc -ptx -lineinfo` (what it did before). Runs interleaved, 5 each,
+ * judged on the fastest of each (other processes on the machine only ever add time; medians are printed too). Checked fixes are not in the ratio: each proposed register cap is one more compile of a variant,
+ * after the figures and the pressure are in, and only for a register-limited kernel.
+ */
+async function benchPressureCost(core, nvcc) {
+  const file = join(root, 'examples', 'nbody.cu');
+  const base = { nvccPath: nvcc, filePath: file, archs: ARCHS, timeoutMs: 120000 };
+  const alone = [];
+  const kept = [];
+  const separate = [];
+  const runs = QUICK ? 2 : 5;
+  for (let k = 0; k < runs; k++) {
+    let t = performance.now();
+    const a = await core.compileResources(base);
+    alone.push(performance.now() - t);
+    t = performance.now();
+    const b = await core.compileResources({ ...base, keep: true });
+    const ptx = b.kept[0]?.ptx;
+    if (b.status !== 'ok' || !ptx) throw new Error(`the figures compile kept no PTX (${b.status})`);
+    core.modulePressure(ptx, null);
+    kept.push(performance.now() - t);
+    t = performance.now();
+    const c = await core.compileResources(base);
+    const d = await core.compilePtx({ nvccPath: nvcc, filePath: file, arch: ARCHS[0], timeoutMs: 120000 });
+    if (c.status !== 'ok' || d.status !== 'ok') throw new Error(`compile failed: ${c.status} / ${d.status}`);
+    core.modulePressure(d.ptx.text, null);
+    separate.push(performance.now() - t);
+    if (a.status !== 'ok') throw new Error(`compile failed: ${a.status}`);
+  }
+  const row = {
+    file: 'examples/nbody.cu',
+    archs: ARCHS,
+    aloneMs: round(Math.min(...alone)),
+    keptMs: round(Math.min(...kept)),
+    separateMs: round(Math.min(...separate)),
+    keptRatio: round(Math.min(...kept) / Math.min(...alone)),
+    separateRatio: round(Math.min(...separate) / Math.min(...alone)),
+    medianKeptRatio: round(median(kept) / median(alone)),
+    medianSeparateRatio: round(median(separate) / median(alone)),
+  };
+  results.ptxas = { ...results.ptxas, pressureCost: row };
+  log(
+    `  pressure cost on ${row.file} (${ARCHS.join(' + ')}, fastest of ${runs}): figures alone ${ms(row.aloneMs)} ms; keeping PTX and cubin + pressure pass ${ms(row.keptMs)} ms (${row.keptRatio}x; median ${row.medianKeptRatio}x); figures + separate nvcc -ptx ${ms(row.separateMs)} ms (${row.separateRatio}x; median ${row.medianSeparateRatio}x, before)`,
+  );
+  target('ptxas: figures + pressure, over figures alone', row.keptRatio, 1.25, 'x', {
+    judgedOn: `fastest wall time of ${runs} interleaved runs each, examples/nbody.cu, ${ARCHS.join(' + ')}, no cache`,
+    note: `the separate nvcc -ptx it replaces: ${row.separateRatio}x; checked fixes add one compile per proposed cap, after these`,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------- .vsix

@@ -56,9 +56,14 @@ export function registerPressureHeatmap(ctx: ClientContext): void {
         byLevel[pressureLevel(line.live, kernel.peak)].push({
           range: editor.document.lineAt(line.line).range,
           renderOptions: {
-            after: { contentText: `≈ ${line.live} live${line.line === kernel.peakLine ? ' (peak)' : ''}` },
+            after: {
+              contentText: `${kernel.source === 'sass' ? '' : '≈ '}${line.live} live${line.line === kernel.peakLine ? ' (peak)' : ''}`,
+            },
           },
-          hoverMessage: `Register pressure (estimate, PTX${result.arch ? ` for ${result.arch}` : ''}): about ${line.live} values live; ${kernel.kernel} peaks at ${kernel.peak}${kernel.allocated !== null ? `, ptxas allocated ${kernel.allocated}` : ''}.`,
+          hoverMessage:
+            kernel.source === 'sass'
+              ? `Register pressure (SASS${result.arch ? ` for ${result.arch}` : ''}, after register allocation): ${line.live} registers live; ${kernel.kernel} peaks at ${kernel.peak}${kernel.allocated !== null ? `, ptxas allocated ${kernel.allocated}` : ''}.`
+              : `Register pressure (estimate, PTX${result.arch ? ` for ${result.arch}` : ''}): about ${line.live} values live; ${kernel.kernel} peaks at ${kernel.peak}${kernel.allocated !== null ? `, ptxas allocated ${kernel.allocated}` : ''}.`,
         });
       }
     }

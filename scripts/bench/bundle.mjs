@@ -24,6 +24,8 @@ export { resolveArchs } from './server/src/core/report/launch-analysis';
 export { parseArch } from './server/src/core/gpu/arch-table';
 export { analyzeDivergence } from './server/src/core/body/divergence';
 export { compileResources } from './server/src/nvcc/compile-resources';
+export { compilePtx } from './server/src/nvcc/compile-ptx';
+export { modulePressure } from './server/src/core/report/pressure-report';
 export { ResourceCache } from './server/src/nvcc/resource-cache';
 export { nvccVersion } from './server/src/nvcc/nvcc-runner';
 `;

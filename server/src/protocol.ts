@@ -78,7 +78,8 @@ export const TOGGLE_PRESSURE_HEATMAP_COMMAND = 'cudaOccupancy.togglePressureHeat
 
 /**
  * Client → server: register pressure per line of a document's kernels (an estimate from the PTX of
- * its current text: values live before ptxas allocates registers), 0-based lines. Null: no PTX of
+ * its current text: values live before ptxas allocates registers; from SASS, the registers live
+ * after allocation, where the toolkit has nvdisasm), 0-based lines. Null: no PTX of
  * this text yet (the file has not compiled since its last edit, or nvcc is not available).
  */
 export const PRESSURE_REQUEST = 'cudaOccupancy/pressure';

@@ -127,4 +127,42 @@ describe('quick fixes checked by ptxas (bundled server, fake nvcc)', function ()
     );
     assert.equal(variants.filter((args) => args.includes('-maxrregcount=48')).length, 1);
   });
+
+  it('publishes the diagnostics again when a check finishes, so a client that re-reads code actions then (VS Code) shows the outcome', async () => {
+    session = await LspSession.start({
+      rootDir: dir,
+      settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-capped') } },
+      initializationOptions: { cacheDir: null },
+      env: { FAKE_NVCC_DELAY_MS: '300' },
+    });
+    const file = path.join(dir, 'capped.cu');
+    const uri = fileUri(file);
+    // Like VS Code's light bulb: the code actions are read when the document's diagnostics arrive, and only then.
+    const seen: string[][] = [];
+    let reading = Promise.resolve();
+    let count = 0;
+    const watch = setInterval(() => {
+      const published = session!.published.filter((p) => p.uri === uri).length;
+      if (published === count) return;
+      count = published;
+      reading = reading.then(async () => void seen.push(await titlesAt(uri, 16)));
+    }, 20);
+    try {
+      session.open(uri, readFileSync(file, 'utf8'));
+      const deadline = Date.now() + 30000;
+      while (!seen.some((t) => t.filter((x) => x.includes('— ptxas:')).length === 2)) {
+        if (Date.now() > deadline)
+          throw new Error(`the code actions read on each publication never showed the checks: ${JSON.stringify(seen)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      clearInterval(watch);
+      await reading;
+    }
+    // They said "checking with ptxas…" first, from a publication before the checks finished.
+    assert.ok(
+      seen.some((t) => t.some((x) => x.endsWith('— checking with ptxas…'))),
+      JSON.stringify(seen),
+    );
+  });
 });

@@ -60,7 +60,7 @@ describe('divergence costs from the PTX (bundled server, real nvcc)', function (
       /\nPath costs \(issue slots per warp, from the PTX\): then \d+ · else \d+\.\n\n\*\*Warning:\*\* [\d.]+ issue slots per warp with lanes idle, \d+% of the kernel's \d+; /,
     );
     assert.ok(
-      session.logs.some((l) => /nvcc -ptx ok for .*ptx-branches\.cu \(sm_80\)/.test(l)),
+      session.logs.some((l) => /PTX kept from the figures compile ok for .*ptx-branches\.cu \(sm_80\)/.test(l)),
       session.logs.join('\n'),
     );
 

@@ -19,9 +19,11 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
   this.timeout(60000);
   let dir: string;
   let session: LspSession | null = null;
+  let argsLog: string;
 
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-pressure-'));
+    argsLog = path.join(dir, 'args.log');
     for (const name of ['pressure.cu', 'pressure.sm_80.txt', 'pressure.sm_80.ptx'])
       cpSync(path.join(FIXTURES, name), path.join(dir, name));
   });
@@ -48,6 +50,7 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
       rootDir: dir,
       settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-capped') } },
       initializationOptions: { cacheDir: null },
+      env: { FAKE_NVCC_ARGS_LOG: argsLog },
     });
     const file = path.join(dir, 'pressure.cu');
     const uri = fileUri(file);
@@ -85,10 +88,20 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
       command: TOGGLE_PRESSURE_HEATMAP_COMMAND,
       arguments: [{ uri }],
     });
+    // The PTX comes from the figures compile (-lineinfo -keep), not from a second nvcc run.
     assert.ok(
-      session.logs.some((l) => /nvcc -ptx ok for .*pressure\.cu \(sm_80\)/.test(l)),
+      session.logs.some((l) => /PTX kept from the figures compile ok for .*pressure\.cu \(sm_80\)/.test(l)),
       session.logs.join('\n'),
     );
+    const runs = readFileSync(argsLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
+    assert.ok(
+      runs.every((args) => !args.includes('-ptx')),
+      JSON.stringify(runs),
+    );
+    assert.ok(runs[0].includes('-lineinfo') && runs[0].includes('-keep'), JSON.stringify(runs[0]));
   });
 
   it('compiles no PTX for pressure when cudaOccupancy.pressure.enabled is off, and answers the request with null', async () => {
@@ -110,7 +123,7 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
     await hoverUntil(uri, { line: 6, character: 17 }, /12 registers|12\/thread|12 regs/);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(await session.request<PressureResult>(PRESSURE_REQUEST, { uri }), null);
-    assert.ok(!session.logs.some((l) => /nvcc -ptx/.test(l)), session.logs.join('\n'));
+    assert.ok(!session.logs.some((l) => /nvcc -ptx|PTX kept/.test(l)), session.logs.join('\n'));
     const hover = await session.hover(uri, { line: 9, character: 60 });
     assert.doesNotMatch((hover?.contents as { value: string } | undefined)?.value ?? '', /Register pressure/);
   });

@@ -42,6 +42,8 @@ export function launchOf(bundlePath: string): { env: Record<string, string>; arg
 
 export class LspSession {
   readonly diagnostics = new Map<string, PublishDiagnosticsParams>();
+  /** Every publication, in order (a client that re-reads code actions when diagnostics arrive watches these). */
+  readonly published: PublishDiagnosticsParams[] = [];
   readonly logs: string[] = [];
   private readonly waiters: Array<() => void> = [];
   private versions = new Map<string, number>();
@@ -68,6 +70,7 @@ export class LspSession {
     child.stderr.on('data', (d) => session.logs.push(String(d)));
     connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
       session.diagnostics.set(p.uri, p);
+      session.published.push(p);
       session.notify();
     });
     connection.onNotification('window/logMessage', (p: { message: string }) => session.logs.push(p.message));

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { checkJsonOf, runCli, REPO_ROOT } from '../support/cli-run';
 import { fakeNvcc } from '../support/nvcc';
+import type { CheckJson } from '../../server/src/cli/check-json-types';
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'ptx-pressure');
 
@@ -69,5 +70,59 @@ describe('check: register pressure per kernel', function () {
       '    sm_80   12 registers, 0 B static smem, 0 B stack, no spills [ptxas]',
       '    pressure peaks at line 10: about 17 values live (PTX estimate for sm_80, before register allocation; ptxas allocated 12)',
     ]);
+  });
+
+  describe("with nvdisasm (a fake one, NVIDIA's documented format)", () => {
+    const SASS_FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'sass-pressure');
+    const FAKE_NVDISASM_DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-nvdisasm');
+    const nodeOnly = path.dirname(process.execPath);
+    let sassDir: string;
+    let savedPath: string | undefined;
+    before(() => {
+      sassDir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-check-sass-'));
+      for (const name of ['spills.cu', 'spills.sm_80.ptx', 'spills.sm_80.sass.txt'])
+        cpSync(path.join(SASS_FIXTURES, name), path.join(sassDir, name));
+      savedPath = process.env.PATH;
+    });
+    afterEach(() => {
+      process.env.PATH = savedPath;
+    });
+    after(() => rmSync(sassDir, { recursive: true, force: true }));
+
+    it('reads the pressure from SASS and puts the spills at their lines (documented format)', async () => {
+      process.env.PATH = `${FAKE_NVDISASM_DIR}${path.delimiter}${nodeOnly}`;
+      const run = await runCli(
+        ['check', 'spills.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped'), '--format', 'json'],
+        sassDir,
+      );
+      const json = JSON.parse(run.out) as CheckJson;
+      assert.deepEqual(json.files[0].kernels[0].pressure, {
+        peak: 48,
+        peakLine: 6,
+        estimate: 'sass',
+        arch: 'sm_80',
+        allocated: 48,
+      });
+      assert.deepEqual(
+        json.files[0].diagnostics.filter((f) => f.code === 'register-spill-here').map((f) => [f.line, f.severity]),
+        [
+          [6, 'info'],
+          [8, 'info'],
+        ],
+      );
+      assert.doesNotMatch(run.err, /nvdisasm not found/);
+    });
+
+    it('says once on stderr that the pressure is the PTX estimate when there is no nvdisasm', async () => {
+      process.env.PATH = nodeOnly;
+      const run = await runCli(
+        ['check', 'spills.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped'), '--format', 'json'],
+        sassDir,
+      );
+      const json = JSON.parse(run.out) as CheckJson;
+      assert.equal((json.files[0].kernels[0].pressure as { estimate: string }).estimate, 'ptx');
+      assert.equal(run.err.match(/nvdisasm not found/g)?.length, 1, run.err);
+      assert.ok(json.files[0].diagnostics.every((f) => f.code !== 'register-spill-here'));
+    });
   });
 });

@@ -39,10 +39,14 @@ describe('compile PTX: arguments and output checks', () => {
     ]);
   });
 
-  it('leaves the ptxas-figures compile without -lineinfo (its figures must match nvcc -Xptxas -v)', () => {
+  it('adds -lineinfo -keep to the figures compile only when asked to keep its PTX (-lineinfo changes no figure: docs/register-pressure.md)', () => {
     for (const archs of [['sm_80'], ['sm_80', 'sm_90']]) {
       const args = nvccArguments({ filePath: '/w/k.cu', flags: [], archs, outputDir: '/t' });
-      assert.ok(!args.includes('-lineinfo') && !args.includes('-ptx'), args.join(' '));
+      assert.ok(!args.includes('-lineinfo') && !args.includes('-ptx') && !args.includes('-keep'), args.join(' '));
+      const keeping = nvccArguments({ filePath: '/w/k.cu', flags: [], archs, outputDir: '/t', keep: true });
+      const at = keeping.indexOf('-lineinfo');
+      assert.deepEqual(keeping.slice(at, at + 4), ['-lineinfo', '-keep', '-keep-dir', '/t'], keeping.join(' '));
+      assert.ok(!keeping.includes('-ptx') && keeping[keeping.length - 1] === '/w/k.cu');
     }
   });
 
@@ -158,6 +162,64 @@ describe('compile PTX with a hostile nvcc', function () {
     });
     assert.equal(result.status, 'missing');
   });
+
+  it("keeps each arch's PTX and cubin from the figures compile, removes its temporary directory, and compilePtx takes the kept PTX without running nvcc", async () => {
+    const argsLog = path.join(scratch, 'args.log');
+    const env = { ...process.env, FAKE_NVCC_ARGS_LOG: argsLog };
+    fs.writeFileSync(source, 'extern "C" __global__ void k(float* p) { p[threadIdx.x] = 0; }\n');
+    for (const archs of [['sm_80'], ['sm_80', 'sm_90']]) {
+      const result = await compileResources({
+        nvccPath: fake('nvcc-capped'),
+        filePath: source,
+        archs,
+        timeoutMs: 10_000,
+        tempRoot,
+        env,
+        keep: true,
+      });
+      assert.equal(result.status, 'ok');
+      assert.deepEqual(
+        result.kept.map((k) => [k.arch, k.ptx?.match(/^\.target (\w+)$/m)?.[1], k.cubin?.toString('latin1')]),
+        archs.map((a) => [a, a, `\x7fELF fake cubin of ${source} for ${a}\n`]),
+      );
+      assert.deepEqual(fs.readdirSync(tempRoot), []);
+    }
+    const plain = await compileResources({
+      nvccPath: fake('nvcc-capped'),
+      filePath: source,
+      archs: ['sm_80'],
+      timeoutMs: 10_000,
+      tempRoot,
+      env,
+    });
+    assert.deepEqual(plain.kept, []);
+
+    fs.writeFileSync(argsLog, '');
+    const cache = new ResourceCache<PtxText>({ validate: isPtxText });
+    const kept = '.version 8.0\n.target sm_80\n.address_size 64\n';
+    const taken = await compilePtx({
+      nvccPath: fake('nvcc-capped'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 10_000,
+      tempRoot,
+      cache,
+      kept,
+    });
+    assert.ok(taken.status === 'ok');
+    assert.deepEqual([taken.ptx.text, taken.command, cache.size], [kept, null, 1]);
+    assert.equal(fs.readFileSync(argsLog, 'utf8'), '', 'nvcc ran for the PTX');
+    // Kept text that is not PTX is not taken: nvcc -ptx runs.
+    const ran = await compilePtx({
+      nvccPath: fake('nvcc-capped'),
+      filePath: source,
+      arch: 'sm_80',
+      timeoutMs: 10_000,
+      tempRoot,
+      kept: 'ELF',
+    });
+    assert.ok(ran.status === 'ok' && ran.command?.includes('-ptx'));
+  });
 });
 
 describe('compile PTX with the real nvcc', function () {
@@ -250,13 +312,23 @@ describe('compile PTX with the real nvcc', function () {
     assert.match(expected.explanation, /PTX instructions\)\.$/);
   });
 
-  it('takes about as long as the figures compile (measured)', async () => {
+  it('keeps from the figures compile the PTX nvcc -ptx -lineinfo writes, with the same figures as a compile that keeps nothing', async () => {
     for (const file of [path.join(DIVERGENCE_FIXTURES, 'ptx-branches.cu'), path.join(PTXAS_FIXTURES, 'templates.cu')]) {
-      const figures = await compileResources({ nvccPath: nvcc, filePath: file, archs: ['sm_80'], timeoutMs: 60_000 });
+      const archs = ['sm_80', 'sm_90'];
+      const plain = await compileResources({ nvccPath: nvcc, filePath: file, archs, timeoutMs: 60_000 });
+      const keeping = await compileResources({ nvccPath: nvcc, filePath: file, archs, timeoutMs: 60_000, keep: true });
+      assert.deepEqual([plain.status, keeping.status], ['ok', 'ok']);
+      const figures = (r: typeof plain) => r.perArch.map((a) => a.entries.map(({ line: _line, ...rest }) => rest));
+      assert.deepEqual(figures(keeping), figures(plain));
       const ptx = await compilePtx({ nvccPath: nvcc, filePath: file, arch: 'sm_80', timeoutMs: 60_000 });
-      assert.deepEqual([figures.status, ptx.status], ['ok', 'ok']);
+      assert.ok(ptx.status === 'ok');
+      assert.equal(keeping.kept[0].ptx, ptx.ptx.text);
+      assert.deepEqual(
+        keeping.kept.map((k) => [k.arch, k.cubin?.subarray(0, 4).toString('latin1')]),
+        archs.map((a) => [a, '\x7fELF']),
+      );
       console.log(
-        `    ${path.basename(file)}, sm_80: figures compile ${figures.compileMs} ms, PTX compile ${ptx.compileMs} ms`,
+        `    ${path.basename(file)}, sm_80 + sm_90: figures compile ${plain.compileMs} ms, keeping its PTX and cubin ${keeping.compileMs} ms, a separate PTX compile ${ptx.compileMs} ms`,
       );
     }
   });

@@ -113,3 +113,93 @@ describe('register pressure in the report', () => {
     assert.equal(analyzer.reportOf(facts).pressure.size, 0);
   });
 });
+
+describe('register pressure in the report from SASS (nvdisasm, documented format)', () => {
+  const text = read('pressure.cu');
+  // nvdisasm --print-life-ranges --print-line-info, in the format NVIDIA's CUDA Binary Utilities documentation shows.
+  const sass = `
+        .text._Z8dot_rowsPKfS0_Pfi:
+        //## File "${FILE}", line 8
+        /*0000*/                   MOV R1, c[0x0][0x28] ;              // |  1  ^          |      |
+        //## File "${FILE}", line 10
+        /*0010*/                   FFMA R4, R2, R3, R4 ;               // | 11  :::^       |      |
+        //## File "${FILE}", line 3 inlined at "${FILE}", line 11
+        /*0020*/                   SHFL.DOWN PT, R5, R4, 0x10, 0x1f ;  // | 13  ::::^      |      |
+        //## File "${FILE}", line 12
+        /*0030*/               @P0 RED.E.ADD.F32 [R2.64], R4 ;         // |  4  v:v:       |  1 v |
+        /*0040*/                   EXIT ;                              // |  0             |      |
+        .text._Z6tile16PKfPfi:
+        //## File "${FILE}", line 19
+        /*0000*/                   STL [R1], R4 ;                      // | 20  ::^        |      |
+        //## File "${FILE}", line 24
+        /*0010*/                   LDL R6, [R1] ;                      // | 22  :::^       |      |
+`;
+  let report: DocumentReport;
+
+  before(async () => {
+    const analyzer = await createAnalyzer({ grammar: loadGrammarBytes(), contentHash: hash });
+    analyzer.configure({
+      archs: ['sm_80'],
+      divergence: true,
+      report: {
+        latencyCycles: 0,
+        occupancyWarningBelow: 0,
+        divergenceMinCost: 4,
+        divergenceMinShare: 8,
+        divergenceEnabled: true,
+      },
+    });
+    const facts = analyzer.analyzeFile({ uri: FILE, text });
+    analyzer.setCompiled(
+      FILE,
+      {
+        perArch: [{ arch: 'sm_80', entries: parsePtxasOutput(read('pressure.sm_80.txt')).entries, diagnostics: [] }],
+        producedAt: 1,
+      },
+      facts.kernels,
+    );
+    analyzer.setPtx(FILE, { text: read('pressure.sm_80.ptx'), filePath: FILE, sourceHash: hash(text), sass });
+    report = analyzer.reportOf(facts);
+  });
+
+  it('reads the registers live after allocation per line, inlined code at its call, and says so in the hover (documented format)', () => {
+    const result = pressureResult(report.pressure);
+    // branchy has no SASS here: it keeps the PTX estimate, and so does the document's summary.
+    assert.deepEqual(
+      result.kernels.map((k) => [k.kernel, k.source]),
+      [
+        ['dot_rows', 'sass'],
+        ['tile16', 'sass'],
+        ['branchy', 'ptx'],
+      ],
+    );
+    assert.equal(result.estimate, 'ptx');
+    const dot = result.kernels.find((k) => k.kernel === 'dot_rows')!;
+    assert.deepEqual(
+      dot.lines.map((l) => [l.line, l.live]),
+      [
+        [7, 1],
+        [9, 11],
+        [10, 13],
+        [11, 4],
+      ],
+    );
+    assert.deepEqual([dot.peak, dot.peakLine, dot.allocated], [13, 10, 12]);
+    assert.equal(
+      hoverText(report, { line: 10, character: 4 })?.markdown,
+      "**Register pressure:** 13 registers live at this line (SASS from nvdisasm, after register allocation; ptxas allocated 12 on sm_80). Counts code inlined from `warp_sum` at line 3. The kernel's pressure peaks here.",
+    );
+  });
+
+  it('places no spill where ptxas reports none: local-memory accesses of a local array are not spills (documented format)', () => {
+    const tile = [...report.pressure.values()].find((v) => v.kernel.name === 'tile16')!;
+    assert.deepEqual(tile.localAccesses, [
+      { line: 18, stores: 1, loads: 0 },
+      { line: 23, stores: 0, loads: 1 },
+    ]);
+    assert.deepEqual(
+      report.findings.filter((f) => f.code === 'register-spill-here'),
+      [],
+    );
+  });
+});

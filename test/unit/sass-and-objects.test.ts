@@ -101,4 +101,22 @@ describe('nvdisasm --print-life-ranges --print-line-info (from the documented fo
     assert.equal(fn.peakLine, 5);
     assert.deepEqual([...fn.spillLines], [[5, { stores: 1, loads: 1 }]]);
   });
+
+  it('puts code inlined from a device function at its call in the kernel, and keeps where it is written', () => {
+    const text = `
+        .text._Z6kernelPfi:
+        //## File "/src/k.cu", line 3 inlined at "/src/k.cu", line 20
+        /*0000*/                   SHFL.DOWN PT, R5, R4, 0x10, 0x1f ; // |  6 ::^         |      |
+        //## File "/src/helpers.cuh", line 7 inlined at "/src/helpers.cuh", line 12 inlined at "/src/k.cu", line 21
+        /*0010*/                   FADD R4, R4, R5 ;                  // |  5 :v          |      |
+`;
+    const [fn] = parseSassLifeRanges(text);
+    assert.deepEqual(
+      fn.instructions.map((i) => [i.file, i.line, i.inlinedFrom]),
+      [
+        ['/src/k.cu', 20, { file: '/src/k.cu', line: 3 }],
+        ['/src/k.cu', 21, { file: '/src/helpers.cuh', line: 7 }],
+      ],
+    );
+  });
 });

@@ -34,6 +34,7 @@ import { readPtxasLog } from '../files/ptxas-log';
 import { applyFromBuild } from './from-build';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
+import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from '../nvcc/nvdisasm';
 import {
   findCompileCommandsFile,
   flagsFromSettings,
@@ -372,6 +373,8 @@ async function compileUnits({
   const dropped = new Set<string>();
   let missing = false;
   const queue = [...units];
+  const nvdisasm = locateNvdisasm(nvccPath);
+  let tookPtx = false;
   const compileOne = async ({ file, text, facts }: CompileUnitsInput['units'][number]): Promise<void> => {
     const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
     for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
@@ -384,6 +387,7 @@ async function compileUnits({
       cwd: runIn,
       timeoutMs,
       memoryLimitBytes,
+      keep: facts.kernels.some((k) => k.isDefinition),
     });
     if (result.status === 'missing') {
       missing = true;
@@ -401,9 +405,10 @@ async function compileUnits({
     }
     if (result.entries.length === 0 && result.status !== 'ok') return;
     analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
-    // The register pressure and the divergent branches' costs come from the PTX of the first arch (`nvcc -ptx -lineinfo`) when nvcc ran OK.
+    // The register pressure and the divergent branches' costs come from the PTX of the first arch (kept from that compile) when nvcc ran OK.
     if (result.status !== 'ok' || !facts.kernels.some((k) => k.isDefinition)) return;
     const ptx = await compilePtx({
+      kept: result.kept.find((k) => k.arch === archs[0])?.ptx,
       nvccPath,
       filePath: file,
       arch: archs[0],
@@ -419,7 +424,12 @@ async function compileUnits({
         status: ptx.status,
         firstError: `${ptx.error.text} (no register pressure; branch costs stay estimates)`,
       });
-    else if (ptx.sourceHash) analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash });
+    else if (ptx.sourceHash) {
+      tookPtx = true;
+      const cubin = result.kept.find((k) => k.arch === archs[0])?.cubin;
+      const sass = await keptLifeRanges({ nvdisasmPath: nvdisasm, cubin, timeoutMs, label: `${file} (${archs[0]})` });
+      analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash, sass });
+    }
   };
   const worker = async () => {
     for (let unit = queue.shift(); unit; unit = queue.shift()) await compileOne(unit);
@@ -429,6 +439,7 @@ async function compileUnits({
   const order = new Map(units.map((u, i) => [u.file, i]));
   failures.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0));
   const notes = [...dropped];
+  if (tookPtx && !nvdisasm) notes.push(noNvdisasmNote(nvccPath));
   if (missing)
     notes.push(
       `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,

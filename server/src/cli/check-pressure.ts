@@ -2,7 +2,8 @@
  * `check`'s register pressure per kernel (core/report/pressure-report.ts, from the PTX of the file):
  * the JSON field `kernels[].pressure` (per-line figures with `--lines`) and the text line under a
  * kernel's figures. 1-based lines, as everywhere in check's output. An estimate: PTX values live
- * before ptxas allocates registers (docs/register-pressure.md).
+ * before ptxas allocates registers (docs/register-pressure.md); where the toolkit has nvdisasm, the
+ * registers live after allocation, from SASS (`estimate: 'sass'`).
  */
 import type { DocumentReport } from '../core/analyzer';
 import type { Kernel } from '../core/types';
@@ -12,7 +13,8 @@ export interface KernelPressureJson {
   peak: number;
   /** Where the peak is first reached (1-based), or null when the PTX gives no line. */
   peakLine: number | null;
-  estimate: 'ptx';
+  /** 'ptx': values live before register allocation (an estimate); 'sass': registers live after it (nvdisasm). */
+  estimate: 'ptx' | 'sass';
   /** The architecture the PTX was compiled for (the first target). */
   arch: string | null;
   /** Registers ptxas allocated on `arch`, when known. */
@@ -31,7 +33,7 @@ export function kernelPressureJson(
   const json: KernelPressureJson = {
     peak: view.peak,
     peakLine: view.peakLine === null ? null : view.peakLine + 1,
-    estimate: 'ptx',
+    estimate: view.source,
     arch: view.arch,
     allocated: view.allocated,
   };
@@ -44,6 +46,10 @@ export function kernelPressureLines(report: DocumentReport, kernel: Kernel): str
   const view = report.pressure.get(kernel);
   if (!view || view.peakLine === null) return [];
   const allocated = view.allocated !== null ? `; ptxas allocated ${view.allocated}` : '';
+  if (view.source === 'sass')
+    return [
+      `    pressure peaks at line ${view.peakLine + 1}: ${view.peak} registers live (SASS${view.arch ? ` for ${view.arch}` : ''}, after register allocation${allocated})`,
+    ];
   return [
     `    pressure peaks at line ${view.peakLine + 1}: about ${view.peak} values live (PTX estimate${view.arch ? ` for ${view.arch}` : ''}, before register allocation${allocated})`,
   ];

@@ -114,6 +114,15 @@ const CATALOG: readonly RuleInfo[] = [
     tags: ['cuda', 'performance', 'registers', 'ptxas'],
   },
   {
+    id: 'register-spill-here',
+    name: 'RegisterSpillHere',
+    short: 'A source line where the SASS stores registers to local memory or loads them back.',
+    full: "Where the CUDA toolkit has nvdisasm, the tool reads the SASS of the kernel's cubin (`nvdisasm --print-life-ranges --print-line-info`) and puts each local-memory store (`STL`) and load (`LDL`) at the source line it was generated for, in kernels that ptxas says spill. The spill itself is the kernel's `register-spill` warning; these lines say where the spilled values are stored and reloaded. A kernel with a local array as well uses the same instructions for it, and the message says so.",
+    fix: 'Relieve the register pressure around the line: keep fewer values live across it (recompute cheap values, shorten the live range of temporaries, unroll less), or relax the register cap that forces the spill (`__launch_bounds__`, `-maxrregcount`).',
+    level: 'note',
+    tags: ['cuda', 'performance', 'registers', 'sass'],
+  },
+  {
     id: 'launch-bounds-unmet',
     name: 'LaunchBoundsUnmet',
     short: "ptxas could not honour the kernel's __launch_bounds__ or register limit.",

@@ -110,6 +110,8 @@ export interface CompiledFile {
 /** PTX of a file (`nvcc -ptx -lineinfo`) and the hash (`contentHash`) of the text it was compiled from. */
 export interface CompiledPtx extends ReportPtx {
   sourceHash: string;
+  /** `nvdisasm --print-life-ranges --print-line-info` of the cubin of the same compile and arch, where the toolkit has nvdisasm. */
+  sass?: string | null;
 }
 
 /** What nvcc is doing for a translation unit: compiling (for these architectures, since when), or failed (its first error). */
@@ -647,7 +649,7 @@ export class Analyzer {
     const ptx = this.ptx.get(uri);
     if (!ptx) return null;
     let pressure = this.pressures.get(ptx);
-    if (!pressure) this.pressures.set(ptx, (pressure = modulePressure(ptx.text)));
+    if (!pressure) this.pressures.set(ptx, (pressure = modulePressure(ptx.text, ptx.sass ?? null)));
     return pressure;
   }
 

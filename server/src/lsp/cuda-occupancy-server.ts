@@ -539,6 +539,9 @@ export class CudaOccupancyServer {
           ? { state: 'done', entries: result.entries }
           : { state: 'failed', message: result.firstError?.text ?? `nvcc ${result.status}` },
       );
+      // LSP has no request that refreshes code actions; a client asks for them again when the document's
+      // diagnostics are published (VS Code's light bulb does), so the fixes' titles stop saying "checking".
+      this.scheduleDiagnostics(uri);
     });
   }
 
@@ -586,7 +589,7 @@ export class CudaOccupancyServer {
   private onPtx(ptx: DocumentPtx): void {
     this.safely('ptx result', undefined, () => {
       if (!this.documents.has(ptx.uri)) return;
-      this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash });
+      this.analyzer.setPtx(ptx.uri, { text: ptx.text, filePath: ptx.path, sourceHash: ptx.sourceHash, sass: ptx.sass });
       this.scheduleDiagnostics(ptx.uri);
       // The pressure lens follows the PTX.
       if (this.params.capabilities.workspace?.codeLens?.refreshSupport)

@@ -1,10 +1,11 @@
 /**
- * PTX with line information for a saved file, for the divergence cost model: `nvcc -ptx -lineinfo` for one
- * architecture, run like the ptxas-figures compile (compile-resources.ts): an argument array, a time limit,
- * cancellation, a fresh temporary directory that is always removed, and a bound on what is read back. The
- * figures compile stays as it is (no -lineinfo there), so its numbers keep matching `nvcc -Xptxas -v`.
- * Cached under the same key as the figures (content, include stamps, flags, arch, nvcc version), with the
- * PTX flags folded into the key so the two never answer for each other.
+ * PTX with line information for a saved file, for the register pressure and the divergence costs. Mostly
+ * it comes from the figures compile itself (compile-resources.ts, `keep`: -lineinfo there changes no
+ * figure), handed in as `kept`; when the figures came from the cache, `nvcc -ptx -lineinfo` for one
+ * architecture, run like the figures compile: an argument array, a time limit, cancellation, a fresh
+ * temporary directory that is always removed, and a bound on what is read back. Cached under the same key
+ * as the figures (content, include stamps, flags, arch, nvcc version), with the PTX flags folded into the
+ * key so the two never answer for each other.
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -46,6 +47,11 @@ export interface CompilePtxOptions {
   readonly memoryLimitBytes?: number;
   /** The largest source file read (for the hash and the cache key); default 64 MiB. */
   readonly maxFileBytes?: number;
+  /**
+   * The PTX the figures compile kept for this arch (compile-resources.ts, `keep`): taken, and cached, instead
+   * of running nvcc again. The figures compile read the same file just before; its `.loc` lines are the same.
+   */
+  readonly kept?: string | null;
 }
 
 export type CompilePtxFailureStatus =
@@ -157,6 +163,11 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
       };
   }
   if (options.signal?.aborted) return fail('cancelled', message('cancelled'));
+  if (options.kept && looksLikePtx(options.kept)) {
+    const ptx: PtxText = { arch: options.arch, text: options.kept, nvccVersion: versionText, producedAt: now() };
+    if (key && options.cache) await options.cache.set(key, ptx);
+    return { status: 'ok', ptx, cacheHit: false, sourceHash, durationMs: now() - started, compileMs, command, log };
+  }
 
   const tempDir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-ptx-'));
   try {

@@ -16,6 +16,7 @@ import {
 import { nvccVersion, runNvcc, type NvccRunResult } from './nvcc-runner';
 import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
 import { readBoundedFile } from '../files/bounded-read';
+import { looksLikePtx } from './compile-ptx';
 
 /** What one architecture's compile yields; also what the cache stores. */
 export interface ArchFigures {
@@ -64,6 +65,22 @@ export interface CompileResourcesOptions {
   readonly memoryLimitBytes?: number;
   /** The largest source file read (for the cache key); default 64 MiB. */
   readonly maxFileBytes?: number;
+  /**
+   * Keep each arch's PTX (with `.loc` lines) and cubin from the compile itself, for the register pressure and
+   * SASS passes: `-lineinfo -keep -keep-dir` into the run's private temporary directory, read back (bounded)
+   * before it is removed. -lineinfo leaves every register, spill, stack and shared-memory figure as it is
+   * (measured on the development corpus: docs/register-pressure.md). Nothing is kept for cached archs.
+   */
+  readonly keep?: boolean;
+  /** The largest kept file read back; default 32 MiB. */
+  readonly maxKeptBytes?: number;
+}
+
+/** One arch's PTX and cubin, kept from the figures compile (`keep`); null where nvcc wrote none or it was too large. */
+export interface KeptOutput {
+  readonly arch: string;
+  readonly ptx: string | null;
+  readonly cubin: Buffer | null;
 }
 
 export type CompileStatus = 'ok' | 'failed' | 'missing' | 'timed-out' | 'cancelled' | 'failed-to-start';
@@ -90,6 +107,8 @@ export interface CompileResourcesResult {
   readonly commands: ReadonlyArray<readonly string[]>;
   /** The compiler's output, cut to 64 KiB (for the log). */
   readonly log: string;
+  /** What the compile kept for each arch it compiled (`keep`); empty otherwise. */
+  readonly kept: readonly KeptOutput[];
 }
 
 const LOG_LIMIT = 64 * 1024;
@@ -104,6 +123,7 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   let log = '';
   let compileMs = 0;
   let invocations = 0;
+  const kept: KeptOutput[] = [];
 
   const finish = (partial: Partial<CompileResourcesResult> & { status: CompileStatus }): CompileResourcesResult => {
     const perArch = partial.perArch ?? [];
@@ -119,6 +139,7 @@ export async function compileResources(options: CompileResourcesOptions): Promis
       compileMs,
       commands,
       log: log.slice(0, LOG_LIMIT),
+      kept,
       status: partial.status,
     };
   };
@@ -188,6 +209,7 @@ export async function compileResources(options: CompileResourcesOptions): Promis
     compileMs += outcome.run.durationMs;
     commands.push(outcome.command);
     log += outcome.run.stderr + outcome.run.stdout;
+    kept.push(...outcome.kept);
     for (const figures of outcome.figures) {
       found.set(figures.arch, figures);
       const key = keys.get(figures.arch);
@@ -241,6 +263,7 @@ interface CompileOnceOutcome {
   firstError: CompilerMessage | null;
   run: NvccRunResult;
   command: string[];
+  kept: KeptOutput[];
 }
 
 /** One nvcc run for one or several archs, in a temporary directory that is always removed. */
@@ -260,6 +283,7 @@ async function compileOnce(
       flags: options.flags,
       archs: options.archs,
       outputDir: tempDir,
+      keep: options.keep === true,
     });
     const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
     const run = await runNvcc({
@@ -279,7 +303,7 @@ async function compileOnce(
           : run.error
             ? message(run.error)
             : null;
-      return { status: run.status, figures: [], firstError, run, command };
+      return { status: run.status, figures: [], firstError, run, command, kept: [] };
     }
     const output = run.stderr + (run.stdout ? `\n${run.stdout}` : '');
     if (run.exitCode !== 0) {
@@ -289,6 +313,7 @@ async function compileOnce(
         firstError: findFirstCompilerError(output) ?? message(`nvcc exited with status ${run.exitCode ?? run.signal}`),
         run,
         command,
+        kept: [],
       };
     }
     const parsed = parsePtxasOutput(output, { defaultArch: options.archs.length === 1 ? options.archs[0] : undefined });
@@ -300,6 +325,7 @@ async function compileOnce(
         firstError: message('nvcc printed no ptxas resource report'),
         run,
         command,
+        kept: [],
       };
     }
     const figures = options.archs.map((arch): ArchFigures => ({
@@ -311,21 +337,67 @@ async function compileOnce(
       producedAt: options.producedAt,
       nvccVersion: options.versionText,
     }));
-    return { status: 'ok', figures, firstError: null, run, command };
+    const kept = options.keep
+      ? await readKept({
+          dir: tempDir,
+          filePath: options.filePath,
+          archs: options.archs,
+          maxBytes: options.maxKeptBytes ?? 32 * 1024 * 1024,
+        })
+      : [];
+    return { status: 'ok', figures, firstError: null, run, command, kept };
   } finally {
     await fs.rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
 /**
+ * The kept PTX and cubin of each arch. nvcc names what -keep writes after the source: for one arch
+ * `k.ptx` (and the cubin is the `-o` file), for several `k.compute_80.ptx` and `k.compute_80.cubin` (the
+ * cubin of `code=sm_80`). A file that is missing, too large or not PTX is null.
+ */
+async function readKept(options: {
+  dir: string;
+  filePath: string;
+  archs: readonly string[];
+  maxBytes: number;
+}): Promise<KeptOutput[]> {
+  const stem = path.basename(options.filePath).replace(/\.[^.]*$/, '');
+  const read = async (file: string): Promise<Buffer | null> => {
+    try {
+      return (await readBoundedFile(path.join(options.dir, file), { maxBytes: options.maxBytes })).bytes;
+    } catch {
+      return null;
+    }
+  };
+  const kept: KeptOutput[] = [];
+  for (const arch of options.archs) {
+    const virtual = arch.replace(/^sm_/, 'compute_');
+    const single = options.archs.length === 1;
+    const ptxBytes = await read(single ? `${stem}.ptx` : `${stem}.${virtual}.ptx`);
+    const ptx = ptxBytes ? ptxBytes.toString('utf8') : null;
+    const cubin = await read(single ? 'out.cubin' : `${stem}.${virtual}.cubin`);
+    kept.push({
+      arch,
+      ptx: ptx !== null && looksLikePtx(ptx) ? ptx : null,
+      cubin: cubin && cubin.subarray(0, 4).toString('latin1') === '\x7fELF' ? cubin : null,
+    });
+  }
+  return kept;
+}
+
+/**
  * nvcc's arguments: the user's flags, then ours. One arch compiles to a cubin; several to a fatbin with
  * one -gencode each (nvcc refuses -cubin for several). A file that does not end in .cu is compiled as CUDA.
+ * `keep` adds `-lineinfo -keep -keep-dir OUTPUTDIR` (see CompileResourcesOptions.keep); the user's own
+ * -keep and -keep-dir never get this far (argument-policy.ts drops them).
  */
 export function nvccArguments(options: {
   filePath: string;
   flags: readonly string[];
   archs: readonly string[];
   outputDir: string;
+  keep?: boolean;
 }): string[] {
   const args = [...options.flags];
   if (options.archs.length === 1) {
@@ -334,6 +406,7 @@ export function nvccArguments(options: {
     for (const arch of options.archs) args.push(`-gencode=arch=${arch.replace(/^sm_/, 'compute_')},code=${arch}`);
     args.push('-fatbin', '-o', path.join(options.outputDir, 'out.fatbin'));
   }
+  if (options.keep) args.push('-lineinfo', '-keep', '-keep-dir', options.outputDir);
   args.push('-Xptxas', '-v');
   if (!/\.cu$/i.test(options.filePath)) args.push('-x', 'cu');
   args.push(options.filePath);

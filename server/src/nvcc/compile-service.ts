@@ -11,6 +11,7 @@ import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
 import { compileVariant } from './compile-variant';
+import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from './nvdisasm';
 import {
   findCompileCommandsFile,
   loadCompileCommands,
@@ -57,6 +58,8 @@ export interface DocumentPtx {
   /** sha256 of the compiled content (`contentHash`): apply the PTX only to a document with this text. */
   readonly sourceHash: string;
   readonly producedAt: number;
+  /** nvdisasm's life ranges of the same compile's cubin for `arch`, or null (no nvdisasm, or the figures were cached). */
+  readonly sass: string | null;
 }
 
 interface ResolvedFlags {
@@ -84,6 +87,8 @@ export class CompileService {
   private readonly endListeners: Array<(uri: string) => void> = [];
   /** Why compiling is off (nvcc missing, switched off), or null. */
   disabledReason: string | null = null;
+  /** nvdisasm beside the chosen nvcc or on PATH, found once per configuration (null: none). */
+  private nvdisasm: string | null = null;
 
   constructor(private readonly options: CompileServiceOptions) {
     const dir = options.cacheDir === undefined ? defaultCacheDir() : options.cacheDir;
@@ -177,10 +182,17 @@ export class CompileService {
     });
     if (chosen.note) this.options.log(chosen.note);
     const nvccPath = chosen.nvccPath;
+    this.nvdisasm = locateNvdisasm(nvccPath);
+    // Said once, not per kernel: without nvdisasm the pressure is the PTX estimate.
+    this.options.log(
+      this.nvdisasm
+        ? `register pressure from SASS: ${this.nvdisasm} --print-life-ranges --print-line-info on each compile's cubin`
+        : noNvdisasmNote(nvccPath),
+    );
     const scheduler = new CompileScheduler({
       maxParallel: settings['nvcc.maxParallel'],
       isOpen: this.options.isOpen,
-      compile: (request, signal) => this.compile(nvccPath, request.path, archs(), signal),
+      compile: (request, signal) => this.compile(nvccPath, request.uri, request.path, archs(), signal),
       afterCompile: async (request, result, signal) => {
         await this.compileDocumentPtx(nvccPath, request.uri, request.path, result, signal);
         await this.compileVariants(nvccPath, request.uri, request.path, archs(), result, signal);
@@ -228,6 +240,7 @@ export class CompileService {
 
   private async compile(
     nvccPath: string,
+    uri: string,
     file: string,
     archs: string[],
     signal: AbortSignal,
@@ -235,6 +248,8 @@ export class CompileService {
     const settings = this.settings!;
     const flags = this.flagsFor(file);
     const result = await compileResources({
+      // The PTX (and cubin) for the pressure pass come from this compile (compileDocumentPtx takes them).
+      keep: !this.options.wantsPtx || this.options.wantsPtx(uri),
       nvccPath,
       filePath: file,
       archs,
@@ -252,7 +267,10 @@ export class CompileService {
     return result;
   }
 
-  /** `nvcc -ptx -lineinfo` for the first target arch, with the figures compile's flags, after it succeeded. */
+  /**
+   * The PTX of the first target arch, after the figures compile succeeded: the one that compile kept, or (its
+   * figures came from the cache) `nvcc -ptx -lineinfo` with the same flags, unless the PTX cache has it.
+   */
   private async compileDocumentPtx(
     nvccPath: string,
     uri: string,
@@ -264,8 +282,10 @@ export class CompileService {
     if (figures.status !== 'ok' || !arch || !this.settings || (this.options.wantsPtx && !this.options.wantsPtx(uri)))
       return;
     const flags = this.flagsFor(file);
-    this.changed(); // nvcc is running again (the run's end is announced by the scheduler)
+    const kept = figures.kept.find((k) => k.arch === arch)?.ptx ?? null;
+    if (!kept) this.changed(); // nvcc is running again (the run's end is announced by the scheduler)
     const result = await compilePtx({
+      kept,
       nvccPath,
       filePath: file,
       arch,
@@ -278,9 +298,18 @@ export class CompileService {
       maxFileBytes: this.settings['limits.fileMB'] * 1024 * 1024,
     });
     this.options.log(
-      `nvcc -ptx ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
+      `${kept ? 'PTX kept from the figures compile' : 'nvcc -ptx'} ${result.status} for ${file} (${arch}): ${result.durationMs} ms${result.status === 'ok' ? (result.cacheHit ? ', cached' : '') : `; ${result.error.text}`}`,
     );
     if (result.status !== 'ok' || signal.aborted || !result.sourceHash) return;
+    const sass = await keptLifeRanges({
+      nvdisasmPath: this.nvdisasm,
+      cubin: figures.kept.find((k) => k.arch === arch)?.cubin,
+      timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
+      signal,
+      label: `${file} (${arch})`,
+      log: this.options.log,
+    });
+    if (signal.aborted) return;
     const ptx: DocumentPtx = {
       uri,
       path: file,
@@ -288,6 +317,7 @@ export class CompileService {
       text: result.ptx.text,
       sourceHash: result.sourceHash,
       producedAt: result.ptx.producedAt,
+      sass,
     };
     for (const l of this.ptxListeners) l(ptx);
   }

@@ -8,7 +8,10 @@
  * `.text.NAME:` label per function, `//## File "/src/k.cu", line 12` before the instructions of a
  * line, and each instruction after its offset comment (`/` `*0010*` `/`), then
  * `// |  2 ^:       |      |`: the live general-purpose registers, their ranges, the live
- * predicates.
+ * predicates. Code inlined from a device function says where it was inlined:
+ * `//## File "/src/k.cu", line 3 inlined at "/src/k.cu", line 12`; such an instruction is put at
+ * the last (outermost) place, the call in the kernel, as the PTX pass puts it (`inlinedFrom`
+ * keeps the line it is written on).
  *
  * Pure: the adapter runs nvdisasm and hands the text in.
  */
@@ -16,9 +19,11 @@
 export interface SassInstruction {
   offset: number;
   text: string;
-  /** Source line and file of the instruction (from the last `//## File` comment), or null. */
+  /** Source line and file of the instruction (from the last `//## File` comment; inlined code at its call), or null. */
   line: number | null;
   file: string | null;
+  /** For inlined code: the file and line it is written on. */
+  inlinedFrom: { file: string; line: number } | null;
   /** General-purpose registers live at the instruction (the `#` column), or null where none was printed. */
   liveRegisters: number | null;
   livePredicates: number | null;
@@ -39,12 +44,13 @@ export interface SassFunction {
 
 const FUNCTION = /^\s*\.text\.([^\s:]+):/;
 const LINE_INFO = /^\s*\/\/##\s*File\s+"([^"]*)",\s*line\s+(\d+)/;
+const INLINED_AT = /inlined at\s+"([^"]*)",\s*line\s+(\d+)/g;
 const INSTRUCTION = /^\s*\/\*([0-9a-f]{4,})\*\/\s+([^;]*;)\s*(?:\/\/\s*(.*))?$/i;
 
 export function parseSassLifeRanges(text: string): SassFunction[] {
   const functions: SassFunction[] = [];
   let current: SassFunction | null = null;
-  let place: { file: string; line: number } | null = null;
+  let place: { file: string; line: number; inlinedFrom: { file: string; line: number } | null } | null = null;
   for (const raw of text.split(/\r?\n/)) {
     const fn = FUNCTION.exec(raw);
     if (fn) {
@@ -56,7 +62,12 @@ export function parseSassLifeRanges(text: string): SassFunction[] {
     if (!current) continue;
     const info = LINE_INFO.exec(raw);
     if (info) {
-      place = { file: info[1], line: Number(info[2]) };
+      const written = { file: info[1], line: Number(info[2]) };
+      const calls = [...raw.matchAll(INLINED_AT)];
+      const outer = calls[calls.length - 1];
+      place = outer
+        ? { file: outer[1], line: Number(outer[2]), inlinedFrom: written }
+        : { ...written, inlinedFrom: null };
       continue;
     }
     const ins = INSTRUCTION.exec(raw);
@@ -73,6 +84,7 @@ export function parseSassLifeRanges(text: string): SassFunction[] {
       text: ins[2].trim(),
       line: place?.line ?? null,
       file: place?.file ?? null,
+      inlinedFrom: place?.inlinedFrom ?? null,
       liveRegisters: count(columns[0]),
       livePredicates: count(columns[1]),
       local,

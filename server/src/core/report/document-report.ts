@@ -22,7 +22,13 @@ import { occupancyFindings } from './occupancy-findings';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
 import type { GpuPart } from '../gpu/gpu-parts';
-import { kernelPressures, type KernelPressureView, type ModulePressure } from './pressure-report';
+import {
+  kernelPressures,
+  spillLineFindings,
+  type EntryFigures,
+  type KernelPressureView,
+  type ModulePressure,
+} from './pressure-report';
 import type { CapCheck } from './register-caps';
 
 export interface ReportSettings {
@@ -186,6 +192,34 @@ export function buildDocumentReport({
     minCostThreshold: settings.divergenceMinCost,
     minSharePercent: settings.divergenceMinShare,
   };
+  const compiled = new Map<Kernel, CompiledInstance[]>();
+  if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
+  const figuresOf = (kernel: Kernel, entry: string, arch: string | null): EntryFigures | null => {
+    if (!arch) return null;
+    const instances = compiled.get(kernel) ?? [];
+    const instance =
+      instances.find((i) => i.mangledName === entry) ?? (instances.length === 1 ? instances[0] : undefined);
+    const fromInstance = instance?.resources[arch];
+    if (fromInstance && fromInstance.numRegs !== null && fromInstance.numRegs !== undefined)
+      return {
+        numRegs: fromInstance.numRegs,
+        spillStoreBytes: fromInstance.spillStoreBytes ?? 0,
+        spillLoadBytes: fromInstance.spillLoadBytes ?? 0,
+        stackFrameBytes: fromInstance.stackFrameBytes ?? 0,
+      };
+    if (kernel.templateParams) return null;
+    for (const a of byKernel.get(kernel) ?? []) {
+      const regs = a.perArch.find((p) => p.arch === arch)?.figures.numRegs;
+      // Launch figures carry no spills: the registers only.
+      if (regs !== undefined && regs !== null)
+        return { numRegs: regs, spillStoreBytes: 0, spillLoadBytes: 0, stackFrameBytes: 0 };
+    }
+    return null;
+  };
+  const pressureViews =
+    ptx && pressure && settings.pressureEnabled !== false
+      ? kernelPressures(facts.kernels, pressure, ptx.filePath, figuresOf)
+      : new Map<Kernel, KernelPressureView>();
   const findings = withoutSuppressed(
     [
       ...facts.findings,
@@ -194,29 +228,10 @@ export function buildDocumentReport({
       ...impossibleLaunchFindings(analyses),
       ...occupancyFindings(analyses, settings.occupancyWarningBelow),
       ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
+      ...spillLineFindings(pressureViews),
     ],
     findSuppressions(facts.source),
   );
-  const compiled = new Map<Kernel, CompiledInstance[]>();
-  if (instancesOf) for (const kernel of facts.kernels) compiled.set(kernel, instancesOf(kernel));
-  const allocated = (kernel: Kernel, entry: string, arch: string | null): number | null => {
-    if (!arch) return null;
-    const instances = compiled.get(kernel) ?? [];
-    const instance =
-      instances.find((i) => i.mangledName === entry) ?? (instances.length === 1 ? instances[0] : undefined);
-    const fromInstance = instance?.resources[arch]?.numRegs;
-    if (fromInstance !== undefined && fromInstance !== null) return fromInstance;
-    if (kernel.templateParams) return null;
-    for (const a of byKernel.get(kernel) ?? []) {
-      const regs = a.perArch.find((p) => p.arch === arch)?.figures.numRegs;
-      if (regs !== undefined && regs !== null) return regs;
-    }
-    return null;
-  };
-  const pressureViews =
-    ptx && pressure && settings.pressureEnabled !== false
-      ? kernelPressures(facts.kernels, pressure, ptx.filePath, allocated)
-      : new Map<Kernel, KernelPressureView>();
   return {
     facts,
     path,
