@@ -39,7 +39,13 @@ export function realCudaSource(dir, lines, random) {
   const text = parts.join('');
   const all = text.split('\n');
   const launches = [];
+  // Not in a directive's lines (a launch in a macro body): files joined into one can define one macro
+  // twice, and then only one definition's body holds a launch (the second rms_norm.cu's did not).
+  let inDirective = false;
   all.forEach((line, row) => {
+    const directive = inDirective || /^\s*#/.test(line);
+    inDirective = directive && line.endsWith('\\');
+    if (directive) return;
     for (const m of line.matchAll(/([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*<<</g))
       launches.push({ line: row, character: m.index + 1 });
   });
