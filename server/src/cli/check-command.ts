@@ -81,9 +81,9 @@ const FLAGS = {
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
 export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
-  --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core; 1: in this process, as for
-                         less than about 300 KB of source); with nvcc, run at most N compiles at a time (default: cores, at most 4).
-                         The output is the same whatever N.
+  --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core but one, so in this
+                         process on 2 cores; 1: in this process, as for less than about 300 KB of source); with nvcc,
+                         run at most N compiles at a time (default: cores, at most 4). The output is the same whatever N.
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
   --from-build DIR       read figures from what a build produced under DIR: its objects (through cuobjdump, or their
@@ -129,8 +129,10 @@ export async function runCheck(
   const jobs = flags['--jobs'] === undefined ? Math.min(4, cores) : Number(flags['--jobs']);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs needs a positive whole number, got ${flags['--jobs']}`);
-  // More threads than cores would only hold more copies of the index (each has its own).
-  const analysisJobs = flags['--jobs'] === undefined ? cores : Math.min(jobs, Math.max(4, cores));
+  // More threads than cores would only hold more copies of the index (each has its own). By default
+  // one core is left to the main thread, which reads the files and joins the output: on two cores one
+  // worker beside it only adds its start-up (the bench: 5-25% slower than in process on the corpus).
+  const analysisJobs = flags['--jobs'] === undefined ? Math.max(1, cores - 1) : Math.min(jobs, Math.max(4, cores));
   // Like a compiler: -I, -D and --std, then nvcc's own arguments after `--`; added to the flags compile_commands.json gives a file.
   const compilerFlags = [
     ...flagsFromSettings({
