@@ -13,7 +13,7 @@
  * Pure: the adapters walk the build directory, run cuobjdump and read the logs, and hand the text in.
  */
 import { parseResourceUsage } from './cuobjdump-resources';
-import { parsePtxasOutput, type PtxasFunctionFigures } from './ptxas-output';
+import { newFigures, parsePtxasOutput, type PtxasFunctionFigures } from './ptxas-output';
 import { readDeviceCode, type CubinFunctionFigures } from './cubin-resources';
 import { unknownResources, type BuildOrigin, type ResourceFigures } from './kernel-resources';
 
@@ -44,25 +44,13 @@ export class BuildFigures {
   /** `cuobjdump --dump-resource-usage` output of one file; returns how many function figures it held. */
   addObjectDump(origin: Omit<BuildOrigin, 'kind'>, text: string): number {
     const entries = parseResourceUsage(text).map((f): PtxasFunctionFigures => ({
-      mangledName: f.name,
-      arch: f.arch,
       // cuobjdump lists device functions too; only names that demangle to a __global__ of the source are used.
-      isEntry: true,
+      ...newFigures(f.name, f.arch, true, 0),
       numRegs: f.registers,
-      barriers: null,
       sharedSizeBytes: f.sharedBytes,
       constBytes: f.constantBytes,
-      constBanks: {},
       stackFrameBytes: f.stackBytes,
-      spillStoreBytes: 0,
-      spillLoadBytes: 0,
-      cumulativeStackBytes: null,
       localBytes: f.localBytes,
-      textures: 0,
-      samplers: 0,
-      surfaces: 0,
-      unknownFields: [],
-      line: 0,
     }));
     return this.add({ ...origin, kind: 'object', via: 'cuobjdump' }, entries, {
       knowsSpills: false,
@@ -73,9 +61,7 @@ export class BuildFigures {
   /** Kernels read from device code without cuobjdump (cubin-resources.ts); returns how many. */
   addDeviceCode(origin: Omit<BuildOrigin, 'kind'>, figures: readonly CubinFunctionFigures[]): number {
     const entries = figures.map((f): PtxasFunctionFigures => ({
-      ...EMPTY_ENTRY,
-      mangledName: f.name,
-      arch: f.arch,
+      ...newFigures(f.name, f.arch, true, 0),
       numRegs: f.registers,
       barriers: f.barriers,
       sharedSizeBytes: f.sharedBytes,
@@ -182,27 +168,6 @@ function keyOf(mangledName: string, arch: string): string {
 function chosen(candidates: readonly Candidate[]): Candidate {
   return candidates.find((c) => c.knowsSpills) ?? candidates[0];
 }
-
-const EMPTY_ENTRY: PtxasFunctionFigures = {
-  mangledName: '',
-  arch: null,
-  isEntry: true,
-  numRegs: null,
-  barriers: null,
-  sharedSizeBytes: 0,
-  constBytes: 0,
-  constBanks: {},
-  stackFrameBytes: 0,
-  spillStoreBytes: 0,
-  spillLoadBytes: 0,
-  cumulativeStackBytes: null,
-  localBytes: 0,
-  textures: 0,
-  samplers: 0,
-  surfaces: 0,
-  unknownFields: [],
-  line: 0,
-};
 
 /**
  * Every entry report of a log, repeats included: the parser keeps the last report of a name and

@@ -287,7 +287,8 @@ function key(name: string, arch: string | null): string {
   return `${arch ?? ''}\u0000${name}`;
 }
 
-function newFigures(mangledName: string, arch: string | null, isEntry: boolean, line: number): MutableFigures {
+/** A function's figures before any line about it is read: what ptxas prints nothing for is 0 or unknown. */
+export function newFigures(mangledName: string, arch: string | null, isEntry: boolean, line: number): MutableFigures {
   return {
     mangledName,
     arch,
