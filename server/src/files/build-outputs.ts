@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { BuildFigures } from '../core/analyzer';
 import { dumpResourceUsage, locateCuobjdump } from '../nvcc/cuobjdump';
 import { FileReadError, readBoundedFileSync } from './bounded-read';
+import { realPath, walkFolders } from './folder-walk';
 
 /** What cuobjdump reads: relocatable objects, static and shared libraries, cubins, fatbins. */
 const OBJECT_FILE = /\.(?:o|obj|a|so(?:\.\d+)*|cubin|fatbin)$/i;
@@ -61,55 +62,25 @@ export function listBuildOutputs(dirs: readonly string[], limits: BuildOutputLim
   const objects: BuildFile[] = [];
   const logs: BuildFile[] = [];
   const skipped: string[] = [];
-  const visited = new Set<string>();
-  const roots = dirs.map(realPath).filter((r): r is string => r !== null);
-  const inside = (real: string) =>
-    roots.some((r) => real === r || real.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
-  let truncated = false;
-  const visit = (p: string, depth: number): void => {
-    if (truncated) return;
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(p);
-    } catch {
-      return;
-    }
-    if (stat.isDirectory()) {
-      if ((depth > 0 && SKIPPED.test(path.basename(p))) || depth > 32) return;
-      const real = realPath(p);
-      if (real === null || visited.has(real)) return;
-      if (depth > 0 && !inside(real)) {
-        skipped.push(`${p}: a link to ${real}, outside the build folder`);
-        return;
+  const { truncated } = walkFolders(dirs, {
+    skipFolder: (name) => SKIPPED.test(name),
+    maxDirectories,
+    rootsAre: 'the build folder',
+    onSkip: (p, reason) => skipped.push(`${p}: ${reason}`),
+    onFile: (p, stat) => {
+      const file = { path: p, size: stat.size, modifiedAt: stat.mtimeMs };
+      const name = path.basename(p);
+      if (OBJECT_FILE.test(name)) {
+        if (stat.size > maxObjectBytes) skipped.push(`${p}: larger than ${maxObjectBytes} bytes`);
+        else if (objects.length >= maxObjects) return false;
+        else objects.push(file);
+      } else if (LOG_FILE.test(name)) {
+        if (stat.size > maxLogBytes) skipped.push(`${p}: a log larger than ${maxLogBytes} bytes`);
+        else logs.push(file);
       }
-      if (visited.size >= maxDirectories) {
-        truncated = true;
-        return;
-      }
-      visited.add(real);
-      let entries: string[];
-      try {
-        entries = fs.readdirSync(p).sort();
-      } catch {
-        skipped.push(`${p}: unreadable`);
-        return;
-      }
-      for (const entry of entries) visit(path.join(p, entry), depth + 1);
-      return;
-    }
-    if (!stat.isFile()) return;
-    const file = { path: p, size: stat.size, modifiedAt: stat.mtimeMs };
-    const name = path.basename(p);
-    if (OBJECT_FILE.test(name)) {
-      if (stat.size > maxObjectBytes) skipped.push(`${p}: larger than ${maxObjectBytes} bytes`);
-      else if (objects.length >= maxObjects) truncated = true;
-      else objects.push(file);
-    } else if (LOG_FILE.test(name)) {
-      if (stat.size > maxLogBytes) skipped.push(`${p}: a log larger than ${maxLogBytes} bytes`);
-      else logs.push(file);
-    }
-  };
-  for (const dir of dirs) visit(dir, 0);
+      return true;
+    },
+  });
   const byPath = (a: BuildFile, b: BuildFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   return { objects: dedupe(objects).sort(byPath), logs: dedupe(logs).sort(byPath), skipped, truncated };
 }
@@ -264,14 +235,6 @@ function isDirectory(p: string): boolean {
     return fs.statSync(p).isDirectory();
   } catch {
     return false;
-  }
-}
-
-function realPath(p: string): string | null {
-  try {
-    return fs.realpathSync.native(p);
-  } catch {
-    return null;
   }
 }
 

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorkspaceIndex } from '../core/facts/workspace-index';
 import { readBoundedFileSync } from './bounded-read';
+import { walkFolders } from './folder-walk';
 
 export const SOURCE_EXTENSIONS: readonly string[] = ['.cu', '.cuh', '.h', '.hpp', '.hh', '.hxx', '.inl', '.cuinl'];
 
@@ -65,70 +66,23 @@ export function listSourceFiles(roots: readonly string[], options: ScanOptions =
   const skippedDirs = new Set(SKIPPED_DIRECTORIES);
   const files: string[] = [];
   const skipped: ScanResult['skipped'] = [];
-  const visited = new Set<string>();
-  const realRoots = roots.map((r) => realPath(r)).filter((r): r is string => r !== null);
-  const insideRoots = (real: string) =>
-    realRoots.some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
-  let truncated = false;
-  const visit = (p: string, depth: number) => {
-    if (truncated) return;
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(p);
-    } catch {
-      skipped.push({ path: p, reason: 'unreadable' });
-      return;
-    }
-    if (stat.isDirectory()) {
-      if (depth > 0 && (skippedDirs.has(path.basename(p)) || path.basename(p).startsWith('.'))) return;
-      if (depth > 32) return;
-      const real = realPath(p);
-      if (real === null) return;
-      if (visited.has(real)) {
-        if (depth > 0)
-          skipped.push({ path: p, reason: 'a directory already read (a link loop or a second link to it)' });
-        return;
+  const { truncated } = walkFolders(roots, {
+    skipFolder: (name) => skippedDirs.has(name) || name.startsWith('.'),
+    maxDirectories,
+    rootsAre: 'the workspace',
+    onSkip: (p, reason) => skipped.push({ path: p, reason }),
+    onFile: (p, stat) => {
+      if (!extensions.has(path.extname(p).toLowerCase())) return true;
+      if (stat.size > maxBytes) {
+        skipped.push({ path: p, reason: `larger than ${maxBytes} bytes` });
+        return true;
       }
-      if (depth > 0 && !insideRoots(real)) {
-        skipped.push({ path: p, reason: `a link to ${real}, outside the workspace` });
-        return;
-      }
-      if (visited.size >= maxDirectories) {
-        truncated = true;
-        return;
-      }
-      visited.add(real);
-      let entries: string[];
-      try {
-        entries = fs.readdirSync(p).sort();
-      } catch {
-        skipped.push({ path: p, reason: 'unreadable' });
-        return;
-      }
-      for (const entry of entries) visit(path.join(p, entry), depth + 1);
-      return;
-    }
-    if (!stat.isFile() || !extensions.has(path.extname(p).toLowerCase())) return;
-    if (stat.size > maxBytes) {
-      skipped.push({ path: p, reason: `larger than ${maxBytes} bytes` });
-      return;
-    }
-    if (files.length >= maxFiles) {
-      truncated = true;
-      return;
-    }
-    files.push(p);
-  };
-  for (const root of roots) visit(root, 0);
+      if (files.length >= maxFiles) return false;
+      files.push(p);
+      return true;
+    },
+  });
   return { files: [...new Set(files)].sort(), skipped, truncated };
-}
-
-function realPath(p: string): string | null {
-  try {
-    return fs.realpathSync.native(p);
-  } catch {
-    return null;
-  }
 }
 
 /** Index every source file under `roots`. Paths are indexed as `path.resolve` gives them, with `/` separators. */
