@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DocumentStore } from '../../server/src/lsp/document-store';
 import { keptTables } from '../../server/src/core/incremental/kept-tables';
-import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import { getCudaParser } from '../support/grammar';
+import { bodyPasses, completeFacts, freshFacts } from '../support/incremental';
 import { treeShape, type Tree } from '../../server/src/core/syntax/cuda-parser';
 
 const URI = 'file:///parse-error.cu';
@@ -18,29 +18,8 @@ const TEXT = readFileSync(
   'utf8',
 );
 
-/** Kernel bodies analysed so far in this process (memory-level parallelism and divergence, one each). */
-function bodyPasses(): number {
-  const table = keptTables().find((t) => t.name === 'kernel body passes');
-  assert.ok(table, 'document-analysis counts its kernel body passes');
-  return table.size!;
-}
-
-/** The facts once every kernel body is read, without the source text. */
-function completeFacts(store: DocumentStore): Omit<DocumentFacts, 'source'> {
-  while (store.complete(URI, 1000));
-  const { source: _source, ...facts } = store.facts(URI)!;
-  return facts;
-}
-
-async function freshFacts(text: string, version: number): Promise<Omit<DocumentFacts, 'source'>> {
-  const store = new DocumentStore({ parser: await getCudaParser() });
-  store.open(URI, 'cuda-cpp', version, text);
-  try {
-    return completeFacts(store);
-  } finally {
-    store.dispose();
-  }
-}
+/** Parses of a whole text from scratch so far in this process. */
+const fromScratch = () => keptTables().find((t) => t.name === 'parses from scratch')!.size!;
 
 /** `text` with `insert` typed at `line`:`character`. */
 function typed(text: string, line: number, character: number, insert: string): string {
@@ -77,7 +56,7 @@ describe('incremental analysis of a file with a parse error outside its kernels'
   }
 
   it('has the parse error the test is about, and three kernels with branches', () => {
-    const facts = completeFacts(store);
+    const facts = completeFacts(store, URI);
     assert.equal(facts.parseErrors.length, 1);
     assert.equal(facts.parseErrors[0].start.line, lineOf(TEXT, 'void broken_setup'));
     assert.deepEqual(
@@ -92,11 +71,11 @@ describe('incremental analysis of a file with a parse error outside its kernels'
   });
 
   it('analyses again only the kernel an edit changed; the others keep their results', () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const before = bodyPasses();
     // On one line: kernels whose branches reach into a __device__ function are kept where they are.
     type('data[i] += 1.0f;', 'data[i] *= 2.0f; ');
-    const after = completeFacts(store);
+    const after = completeFacts(store, URI);
     // second_pass's memory-level parallelism and its branches: nothing of first_pass or third_pass.
     assert.equal(bodyPasses() - before, 2);
     assert.ok(
@@ -105,16 +84,16 @@ describe('incremental analysis of a file with a parse error outside its kernels'
   });
 
   it('analyses again the kernels that call a __device__ function an edit changed, not the others', () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const before = bodyPasses();
     type('if (lane % 2 == 0)', 'x = x * 1.0f; ');
-    completeFacts(store);
+    completeFacts(store, URI);
     // first_pass and third_pass call scaled (two passes each); second_pass does not.
     assert.equal(bodyPasses() - before, 4);
   });
 
   it('gives the same facts as a fresh analysis after each edit: in a kernel, in the broken function, above everything, in the helper', async () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const edits: Array<[string, string, number?]> = [
       ['data[i] += 1.0f;', '    data[i] *= 2.0f;\n'],
       ['first_pass<<<blocks, BLOCK>>>', '  blocks += 1;\n'],
@@ -129,9 +108,13 @@ describe('incremental analysis of a file with a parse error outside its kernels'
     ];
     for (const [at, insert, character] of edits) {
       type(at, insert, character);
-      assert.deepEqual(completeFacts(store), await freshFacts(text, version), `after typing ${JSON.stringify(insert)}`);
+      assert.deepEqual(
+        completeFacts(store, URI),
+        await freshFacts(URI, text, version),
+        `after typing ${JSON.stringify(insert)}`,
+      );
     }
-    assert.equal(completeFacts(store).parseErrors.length > 0, true, 'the edits leave the file with an error');
+    assert.equal(completeFacts(store, URI).parseErrors.length > 0, true, 'the edits leave the file with an error');
   });
 });
 
@@ -150,8 +133,6 @@ describe('incremental parse of a file with a parse error', () => {
     });
     return text.slice(0, index) + insert + text.slice(index);
   }
-
-  const fromScratch = () => keptTables().find((t) => t.name === 'parses from scratch')!.size!;
 
   it('parses from scratch an edit next to the item with the error', async () => {
     const parser = await getCudaParser();
@@ -193,7 +174,6 @@ describe('incremental parse of a file with a parse error', () => {
 });
 
 describe('an incremental parse near an error, settled by a fresh parse elsewhere', () => {
-  const fromScratch = () => keptTables().find((t) => t.name === 'parses from scratch')!.size!;
   let store: DocumentStore;
   let version: number;
   let text: string;
@@ -211,7 +191,7 @@ describe('an incremental parse near an error, settled by a fresh parse elsewhere
     version = 1;
     text = TEXT;
     store.open(URI, 'cuda-cpp', version, text);
-    completeFacts(store);
+    completeFacts(store, URI);
   });
   afterEach(() => store.dispose());
 
@@ -227,17 +207,17 @@ describe('an incremental parse near an error, settled by a fresh parse elsewhere
   it('answers from the incremental parse at once, and waits for the fresh parse of that version', async () => {
     const before = fromScratch();
     typeNextToTheError();
-    const facts = completeFacts(store);
+    const facts = completeFacts(store, URI);
     assert.equal(fromScratch() - before, 0, 'not parsed again from scratch');
     assert.deepEqual(store.unsettled(URI), { version, text });
-    assert.deepEqual(facts, await freshFacts(text, version));
+    assert.deepEqual(facts, await freshFacts(URI, text, version));
   });
 
   it('is settled when the fresh parse has the same shape, and stays an edit away from one that was not', async () => {
     typeNextToTheError();
-    completeFacts(store);
+    completeFacts(store, URI);
     typeNextToTheError();
-    completeFacts(store);
+    completeFacts(store, URI);
     assert.equal(store.settle(URI, version - 1, await shapeOfFresh(text)), 'stale', 'an older version');
     assert.ok(store.unsettled(URI), 'an edit of an unsettled tree is not settled either');
     assert.equal(store.settle(URI, version, await shapeOfFresh(text)), 'same');
@@ -246,12 +226,12 @@ describe('an incremental parse near an error, settled by a fresh parse elsewhere
 
   it('parses the version again from scratch when the fresh parse differs, and then gives its facts', async () => {
     typeNextToTheError();
-    completeFacts(store);
+    completeFacts(store, URI);
     const before = fromScratch();
     assert.equal(store.settle(URI, version, 'another shape'), 'parsed again');
-    const facts = completeFacts(store);
+    const facts = completeFacts(store, URI);
     assert.equal(fromScratch() - before, 1);
     assert.equal(store.unsettled(URI), null);
-    assert.deepEqual(facts, await freshFacts(text, version));
+    assert.deepEqual(facts, await freshFacts(URI, text, version));
   });
 });

@@ -7,36 +7,14 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DocumentStore } from '../../server/src/lsp/document-store';
-import { keptTables } from '../../server/src/core/incremental/kept-tables';
-import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import { getCudaParser } from '../support/grammar';
+import { bodyPasses, completeFacts, freshFacts } from '../support/incremental';
 
 const URI = 'file:///macro-loops.cu';
 const TEXT = readFileSync(
   join(__dirname, '..', '..', '..', 'test', 'fixtures', 'incremental', 'macro-loops.cu'),
   'utf8',
 );
-
-/** Kernel bodies analysed so far in this process (memory-level parallelism and divergence, one each). */
-function bodyPasses(): number {
-  return keptTables().find((t) => t.name === 'kernel body passes')!.size!;
-}
-
-function completeFacts(store: DocumentStore): Omit<DocumentFacts, 'source'> {
-  while (store.complete(URI, 1000));
-  const { source: _source, ...facts } = store.facts(URI)!;
-  return facts;
-}
-
-async function freshFacts(text: string, version: number): Promise<Omit<DocumentFacts, 'source'>> {
-  const store = new DocumentStore({ parser: await getCudaParser() });
-  store.open(URI, 'cuda-cpp', version, text);
-  try {
-    return completeFacts(store);
-  } finally {
-    store.dispose();
-  }
-}
 
 describe('incremental analysis of overloads and of kernels with an error of their own', () => {
   let store: DocumentStore;
@@ -62,7 +40,7 @@ describe('incremental analysis of overloads and of kernels with an error of thei
   }
 
   it('has what the test is about: two kernels named scale, and an error inside dropout only', () => {
-    const facts = completeFacts(store);
+    const facts = completeFacts(store, URI);
     assert.deepEqual(
       facts.kernels.filter((k) => k.isDefinition).map((k) => k.name),
       ['scale', 'scale', 'dropout', 'bias'],
@@ -75,31 +53,31 @@ describe('incremental analysis of overloads and of kernels with an error of thei
   });
 
   it('an edit in one overload analyses that one again, not the other of the same name', () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const before = bodyPasses();
     type('data[i] *= 2.0;', 'data[i] += 1.0; ', 2);
-    completeFacts(store);
+    completeFacts(store, URI);
     assert.equal(bodyPasses() - before, 2, "the double overload's two passes");
   });
 
   it('an edit in another kernel keeps the results of the kernel with an error of its own', () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const before = bodyPasses();
     type('out[i] += 1.0f;', 'out[i] *= 2.0f; ', 2);
-    completeFacts(store);
+    completeFacts(store, URI);
     assert.equal(bodyPasses() - before, 2, "bias's two passes");
   });
 
   it('an edit inside the macro loop analyses that kernel again', () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const before = bodyPasses();
     type('else out[j] = 0.0f;', 'out[j] += 0.0f; ', 4);
-    completeFacts(store);
+    completeFacts(store, URI);
     assert.equal(bodyPasses() - before, 2, "dropout's two passes");
   });
 
   it('gives the same facts as a fresh analysis after each edit', async () => {
-    completeFacts(store);
+    completeFacts(store, URI);
     const edits: Array<[string, string, number?]> = [
       ['if (threadIdx.x % 2 == 0)', '  if (threadIdx.x == 3) data[i] = 0.0f;\n'],
       ['const float keep', '  int spare = threadIdx.x;\n'],
@@ -111,7 +89,11 @@ describe('incremental analysis of overloads and of kernels with an error of thei
     ];
     for (const [at, insert, character] of edits) {
       type(at, insert, character);
-      assert.deepEqual(completeFacts(store), await freshFacts(text, version), `after typing ${JSON.stringify(insert)}`);
+      assert.deepEqual(
+        completeFacts(store, URI),
+        await freshFacts(URI, text, version),
+        `after typing ${JSON.stringify(insert)}`,
+      );
     }
   });
 });
