@@ -5,24 +5,13 @@
 //
 //   node eval/pressure/calibrate.mjs [--corpus DIR] [--project NAME] [--json]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { argv, corpus, entryFlags, opt, repo, table } from './corpus-compile.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const argv = process.argv.slice(2);
-const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const corpus = path.resolve(opt('--corpus') ?? process.env.CUDA_DEV_CORPUS ?? path.join(repo, '..', 'dev-corpus'));
-const depsDir = path.resolve(process.env.CUDA_EVAL_DEPS ?? path.join(repo, '..', 'eval-data', 'deps'));
-if (!existsSync(corpus)) {
-  console.error(`no development corpus at ${corpus} (see eval/launches/README.md)`);
-  process.exit(2);
-}
 const nvcc = process.env.NVCC ?? '/usr/local/cuda/bin/nvcc';
 const ptxas = path.join(path.dirname(nvcc), 'ptxas');
-const table = JSON.parse(readFileSync(path.join(repo, 'eval', 'launches', 'compile.json'), 'utf8'));
 const out = path.join(os.tmpdir(), 'cuda-occupancy-pressure');
 mkdirSync(out, { recursive: true });
 
@@ -40,21 +29,9 @@ const { ptxPressure } = await import(bundle);
 const rows = [];
 for (const entry of table.files) {
   if (opt('--project') && entry.project !== opt('--project')) continue;
-  const d = table.defaults?.[entry.project] ?? {};
   const cwd = path.join(corpus, entry.project);
   const ptxFile = path.join(out, `${entry.project}__${entry.file.replace(/\//g, '__')}.ptx`);
-  const args = [
-    '-ptx',
-    '-lineinfo',
-    `-arch=${table.arch}`,
-    '-o',
-    ptxFile,
-    entry.file,
-    ...(entry.include ?? d.include ?? []).map((i) => `-I${i}`),
-    ...(entry.stubs ?? d.stubs ?? []).map((s) => `-I${path.join(repo, 'eval', 'launches', 'stubs', s)}`),
-    ...(entry.deps ?? d.deps ?? []).map((x) => `-I${path.join(depsDir, x)}`),
-    ...(entry.flags ?? d.flags ?? []),
-  ];
+  const args = ['-ptx', '-lineinfo', `-arch=${table.arch}`, '-o', ptxFile, entry.file, ...entryFlags(entry)];
   const ptx = spawnSync(nvcc, args, { cwd, encoding: 'utf8' });
   if (ptx.status !== 0) {
     console.error(`${entry.project}/${entry.file}: nvcc -ptx failed`);

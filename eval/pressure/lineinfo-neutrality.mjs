@@ -8,24 +8,13 @@
 //
 //   node eval/pressure/lineinfo-neutrality.mjs [--corpus DIR] [--project NAME] [--files PART,PART] [--archs sm_80,sm_90] [--json]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { argv, corpus, entryFlags, opt, repo, table } from './corpus-compile.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const argv = process.argv.slice(2);
-const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const corpus = path.resolve(opt('--corpus') ?? process.env.CUDA_DEV_CORPUS ?? path.join(repo, '..', 'dev-corpus'));
-const depsDir = path.resolve(process.env.CUDA_EVAL_DEPS ?? path.join(repo, '..', 'eval-data', 'deps'));
-if (!existsSync(corpus)) {
-  console.error(`no development corpus at ${corpus} (see eval/launches/README.md)`);
-  process.exit(2);
-}
 const nvcc = process.env.NVCC ?? 'nvcc';
 const archs = (opt('--archs') ?? 'sm_80,sm_90').split(',');
-const table = JSON.parse(readFileSync(path.join(repo, 'eval', 'launches', 'compile.json'), 'utf8'));
 const out = path.join(os.tmpdir(), 'cuda-occupancy-lineinfo');
 mkdirSync(out, { recursive: true });
 
@@ -72,14 +61,10 @@ const FIELDS = [
 ];
 
 function compile(entry, extra) {
-  const d = table.defaults?.[entry.project] ?? {};
   const cwd = path.join(corpus, entry.project);
   const dir = mkdtempSync(path.join(out, 'run-'));
   const args = [
-    ...(entry.include ?? d.include ?? []).map((i) => `-I${i}`),
-    ...(entry.stubs ?? d.stubs ?? []).map((s) => `-I${path.join(repo, 'eval', 'launches', 'stubs', s)}`),
-    ...(entry.deps ?? d.deps ?? []).map((x) => `-I${path.join(depsDir, x)}`),
-    ...(entry.flags ?? d.flags ?? []),
+    ...entryFlags(entry),
     ...archs.map((a) => `-gencode=arch=${a.replace(/^sm_/, 'compute_')},code=${a}`),
     '-fatbin',
     '-o',
