@@ -1,12 +1,32 @@
-/** Parse a `.cu` snippet and analyse it, the way the server does. */
+/** Parse a `.cu` snippet and analyse it, the way the server does: in its translation unit, from the unit's view. */
 import {
   analyzeDocument,
   type AnalyzeInput,
   type DocumentFacts,
 } from '../../server/src/core/incremental/document-analysis';
-import { parseCuda } from './grammar';
+import { documentView, type UnitContext } from '../../server/src/core/incremental/unit-facts';
+import type { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
+import { getCudaParser } from './grammar';
 
 export async function analyzeSnippet(text: string, extra: Partial<AnalyzeInput> = {}): Promise<DocumentFacts> {
-  const tree = await parseCuda(text);
-  return analyzeDocument({ uri: 'file:///snippet.cu', version: 1, text, tree, ...extra });
+  const parser = await getCudaParser();
+  const path = extra.path ?? '/snippet.cu';
+  const unit = extra.unit ?? (extra.workspace ? unitOf(extra.workspace, path) : undefined);
+  const view = documentView(path, text, unit);
+  const tree = parser.parse(view.parseView);
+  try {
+    return analyzeDocument({ uri: 'file:///snippet.cu', version: 1, text, tree, view, parser, path, unit, ...extra });
+  } finally {
+    tree.delete();
+  }
+}
+
+/** The unit context a workspace index gives a document (what the analyzer gives one). */
+export function unitOf(index: WorkspaceIndex, path: string): UnitContext {
+  const main = /\.(cu|cpp|cc)$/i.test(path) ? null : (index.includersOf(path).find((p) => /\.cu$/i.test(p)) ?? null);
+  return {
+    sources: { read: (p) => index.text(p), byTail: (tail) => index.withTail(tail) },
+    main,
+    flags: { includeDirs: index.includeDirsOf(main ?? path) },
+  };
 }

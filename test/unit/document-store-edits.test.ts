@@ -23,7 +23,11 @@ async function storeSeeingEdits(): Promise<{ store: DocumentStore; edits: Edit[]
     return tree;
   };
   const store = new DocumentStore({
-    parser: { parse: (text, old) => seeing(parser.parse(text, old)), dispose: () => undefined },
+    parser: {
+      parse: (text, old) => seeing(parser.parse(text, old)),
+      parseApart: (text) => parser.parseApart(text),
+      dispose: () => undefined,
+    },
   });
   store.open(URI, 'cuda-cpp', 1, TEXT);
   store.facts(URI);

@@ -67,6 +67,7 @@ describe('DocumentStore memory', function () {
     let alive = 0;
     let peak = 0;
     const counting: CudaParser = {
+      parseApart: (text) => parser.parseApart(text),
       parse(text, old) {
         if (!old) peak = Math.max(peak, alive + 1);
         const tree = parser.parse(text, old);

@@ -14,6 +14,8 @@ import { createCudaParser, treeShape, type CudaParser, type GrammarBytes } from 
 import { normalizePath, WorkspaceIndex } from './facts/workspace-index';
 import { parseArch } from './gpu/arch-table';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './incremental/document-analysis';
+import { documentView, type UnitContext } from './incremental/unit-facts';
+import type { Toolchain, UnitFlags } from './preprocess/unit';
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
 import { reportWithKeptAnalyses } from './incremental/kept-reports';
 import { FiguresRegistry, type CompiledKernel } from './compiler/figures-registry';
@@ -228,9 +230,11 @@ export class Analyzer {
 
   /** A whole file analysed at once, every kernel body included (the CLI's and the tests' way). */
   analyzeFile({ uri, text, version = 1 }: { uri: string; text: string; version?: number }): DocumentFacts {
-    const tree = this.parser.parse(text);
+    const options = this.analyzeOptions(uri);
+    const view = documentView(options.path ?? uri, text, options.unit);
+    const tree = this.parser.parse(view.parseView);
     try {
-      return analyzeDocument({ ...this.analyzeOptions(uri), uri, version, text, tree });
+      return analyzeDocument({ ...options, uri, version, text, tree, view, parser: this.parser });
     } finally {
       tree.delete();
     }
@@ -659,9 +663,11 @@ export class Analyzer {
   }
 
   private analyzeOptions(uri: string): Partial<AnalyzeInput> {
+    const path = this.keyOf(uri);
     return {
       workspace: this.index,
-      path: this.keyOf(uri),
+      path,
+      unit: this.unitContext(path),
       archs: this.settings.archs.map((arch) => ({
         arch,
         maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin,
@@ -672,5 +678,39 @@ export class Analyzer {
 
   private keyOf(uri: string): string {
     return this.options.indexKey?.(uri) ?? uri;
+  }
+
+  /**
+   * What a document's translation unit is made of: the workspace's texts (an open document's
+   * current text first), the unit's flags, and for a header the `.cu` that includes it (one the
+   * build compiles first, then the nearest).
+   */
+  private unitContext(path: string): UnitContext {
+    const open = new Map<string, string>();
+    for (const uri of this.documents.uris()) {
+      const text = this.documents.text(uri);
+      if (text !== undefined) open.set(normalizePath(this.keyOf(uri)), text);
+    }
+    const main = /\.(cu|cpp|cc|cxx|c)$/i.test(path) ? null : (this.index.includersOf(path).find((p) => /\.cu$/i.test(p)) ?? null);
+    const flags = this.unitFlags(main ?? path);
+    return {
+      sources: {
+        read: (p) => open.get(p) ?? this.index.text(p),
+        byTail: (tail) => this.index.withTail(tail),
+      },
+      main,
+      flags: { ...flags, includeDirs: [...(flags.includeDirs ?? []), ...this.index.includeDirsOf(main ?? path)] },
+      toolchain: this.toolchain,
+    };
+  }
+
+  private unitFlags: (path: string) => UnitFlags = () => ({});
+  private toolchain: Toolchain = { platform: 'linux' };
+
+  /** The flags each translation unit is compiled with (`-D`, `-U`, `-I`, `-include`: from compile_commands.json or the settings), and what the toolkit defines. */
+  setUnitFlags(flagsOf: (path: string) => UnitFlags, toolchain?: Toolchain): void {
+    this.unitFlags = flagsOf;
+    if (toolchain) this.toolchain = toolchain;
+    this.documents.invalidate();
   }
 }

@@ -136,8 +136,28 @@ export class WorkspaceIndex {
   /** paths(), sorted once after a change: the workspace tier of every launch's kernel lookup reads it. */
   private sortedPaths: readonly string[] | null = null;
 
+  /** Each file's text, for the preprocessor of the units that include it. */
+  private readonly texts = new Map<string, string>();
+
   constructor(options: WorkspaceIndexOptions = {}) {
     this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
+  }
+
+  /** The text a file was last indexed from, or null. */
+  text(path: string): string | null {
+    return this.texts.get(normalizePath(path)) ?? null;
+  }
+
+  /** Indexed files whose path ends with `/tail` (an include found by its tail when no folder given says where). */
+  withTail(tail: string): string[] {
+    const wanted = '/' + normalizePath(tail).replace(/^(\.\.\/)+/, '');
+    return this.filesNamed(baseName(wanted)).filter((p) => p.endsWith(wanted) || p === wanted.slice(1));
+  }
+
+  /** The include folders a file is compiled with: the index's, then its own (`-I` of its compile command). */
+  includeDirsOf(path: string): string[] {
+    const from = normalizePath(path);
+    return [...new Set([...this.includeDirs, ...this.includeDirsFor(from).map(normalizePath)])];
   }
 
   /** Index (or re-index) one file from its text. Other files are not touched. */
@@ -203,6 +223,7 @@ export class WorkspaceIndex {
     const table: ConstantTable = { ...constants, constants: own };
     if (constants.macros)
       table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
+    this.texts.set(key, ownCopy(source.text));
     const facts: FileFacts = {
       path: key,
       generation: ++this.generation,
@@ -242,6 +263,7 @@ export class WorkspaceIndex {
 
   remove(path: string): void {
     const key = normalizePath(path);
+    this.texts.delete(key);
     this.borrowed.delete(key);
     if (!this.files.delete(key)) return;
     this.forgetDerived();

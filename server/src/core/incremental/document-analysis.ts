@@ -10,12 +10,12 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
-import { contains, lastComponent, makeSourceText, offsetAt, type SourceText } from '../text/source-text';
-import { makeLookup } from '../text/constant-table';
+import { contains, makeSourceText, offsetAt, type SourceText } from '../text/source-text';
+import { collectConstants } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
 import type { WorkspaceIndex } from '../facts/workspace-index';
 import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
-import { groupBy, launchTarget, type DocumentFacts } from '../facts/document-facts';
+import { groupBy, type DocumentFacts } from '../facts/document-facts';
 import { collectParseErrors } from '../syntax/parse-errors';
 import { subtreeShape } from '../syntax/subtree-shape';
 import { memoryParallelismOf, withinStack } from '../body/body-passes';
@@ -28,9 +28,12 @@ import {
   type DivergenceContext,
 } from '../body/divergence';
 import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
-import { runTextPasses, type BodyContext, type TextPassCache } from './chunked-text-passes';
+import type { BodyContext, TextPassCache } from './chunked-text-passes';
+import { documentView, unitFacts, type DocumentView, type UnitContext } from './unit-facts';
+import type { UnitProgram } from '../program/program';
+import type { SnippetParser } from '../ir/macro-hooks';
 import { calleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
-import { counter, memoWhileSame, objectIds, objectTable } from './kept-tables';
+import { counter, memoWhileSame, objectTable } from './kept-tables';
 import { sameItems } from './same-items';
 
 export type { DocumentFacts } from '../facts/document-facts';
@@ -62,6 +65,12 @@ export interface AnalyzeInput {
   treePassBudgetMs?: number;
   /** Milliseconds from some fixed point (the server's `performance.now`), for `treePassBudgetMs`. */
   clock?: () => number;
+  /** The other files of the document's translation unit, its flags, and which unit a header is read in. */
+  unit?: UnitContext;
+  /** The document's view, when the caller has worked it out already (it parsed `view.parseView` into `tree`). */
+  view?: DocumentView;
+  /** Parses macro expansions and other files' functions apart. */
+  parser?: SnippetParser;
 }
 
 export function analyzeDocument(input: AnalyzeInput): DocumentFacts {
@@ -84,45 +93,32 @@ export function analyzeResumable({
   version,
   text,
   tree,
-  workspaceLookup,
   workspace,
   path,
   archs,
   divergence = true,
   cache,
-  textCache,
   treePassBudgetMs = Infinity,
   clock,
+  unit,
+  view,
+  parser,
 }: AnalyzeInput): ResumableAnalysis {
-  const source = makeSourceText(text, textCache?.layout?.source);
+  const source = makeSourceText(text);
   const key = path ?? uri;
-  // This document's kernels and constants come from `text`; the index's entry for it may be older.
-  const view = workspace?.constantView(key, { skipOwnEntry: true });
-  const outer: Lookup | undefined = view
-    ? (name) => view.lookup(name) ?? workspaceLookup?.(name) ?? null
-    : workspaceLookup;
-  const outerKey = `${workspace ? `${key}@${workspace.changesOutside(key)}` : '-'}|${workspaceLookup ? functionId(workspaceLookup) : '-'}`;
-  const { constants, bodyContext, environment, kernels, launches, smemOptIns, wrappers } = runTextPasses({
-    source,
-    outer,
-    describe: view?.describe,
-    outerMacros: view?.macros,
-    outerWrappers: view?.wrappers,
-    outerKey,
-    cache: textCache,
-  });
-  const lookup = makeLookup([constants], outer);
+  const doc = view ?? documentView(key, text, unit);
+  const read = parser
+    ? unitFacts({ doc, source, tree, parser, workspace })
+    : { kernels: [], launches: [], launchTargets: [], smemOptIns: [], lookup: () => null, program: null };
+  const { kernels, launches, launchTargets, smemOptIns, lookup } = read;
   const optInsInView = workspace
     ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])]
     : smemOptIns;
-  const kernelsByName = groupBy(kernels, (k) => lastComponent(k.qualifiedName));
-  const launchTargets = launches.map((launch) => {
-    const candidates = kernelsByName.get(lastComponent(launch.kernelName)) ?? [];
-    // A launch and kernels kept from the previous version, read with the same constants: the same target.
-    return keptTarget(launch, { environment, key, candidates, lookup, workspace });
-  });
+  // The body passes read the text the tree was parsed from (its lines and offsets are the document's).
+  const parsed = makeSourceText(doc.parseView);
+  const outerKey = workspace ? `${key}@${workspace.changesOutside(key)}` : '-';
   const passes: TreePassInput = {
-    source,
+    source: parsed,
     tree,
     kernels,
     launches,
@@ -131,23 +127,71 @@ export function analyzeResumable({
     cache,
     version,
     clock: clock ?? (() => 0),
-    memo: { body: bodyContext, keys: new Map(), calls: 0 },
+    memo: { body: once(() => bodyContextOf(doc, parsed, read.program, outerKey)), keys: new Map(), calls: 0 },
   };
   const facts: DocumentFacts = {
     uri,
     version,
     source,
-    constants,
+    constants: collectConstants(source),
     kernels,
     launches,
     launchTargets,
     smemOptIns,
-    wrappers,
+    wrappers: [],
     findings: launchFindings(launches, launchTargets, optInsInView, archs ?? []),
     ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
-    parseErrors: tree ? collectParseErrors(tree, source) : [],
+    parseErrors: tree ? collectParseErrors(tree, parsed) : [],
+    unit: doc.unit,
   };
+  read.program?.dispose();
   return resumable(facts, passes);
+}
+
+/** A value worked out on first use, then kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
+}
+
+/**
+ * What the kernel-body passes depend on besides each kernel's text: the document's device
+ * functions and its other functions' names, its constants and macros, and the rest of the unit
+ * (the workspace's state), as keys.
+ */
+function bodyContextOf(doc: DocumentView, parsed: SourceText, program: UnitProgram | null, outerKey: string): BodyContext {
+  const outline = program?.outline(doc.path) ?? { functions: [], constants: [], records: [] };
+  const deviceFunctions = new Map<string, string[]>();
+  const places: string[] = [];
+  for (const fn of outline.functions) {
+    if (!fn.device || !fn.bodyAt) continue;
+    const body = parsed.text.slice(fn.at[0], fn.at[1]).replace(/\s+/g, ' ');
+    const list = deviceFunctions.get(fn.name);
+    if (list) list.push(body);
+    else deviceFunctions.set(fn.name, [body]);
+    places.push(`${fn.name}@${offsetLine(parsed, fn.at[0])}`);
+  }
+  const devicesKey = hash([...deviceFunctions].map(([n, b]) => `${n}:${b.join('\n')}`).join('\n'));
+  const constants = outline.constants.map((c) => `${c.qualified}=${c.initAt ? parsed.text.slice(c.initAt[0], c.initAt[1]) : ''}`);
+  const directives = doc.unit.files.get(doc.path)?.regions.filter((r) => r.directive).map((r) => doc.unit.files.get(doc.path)!.text.slice(r.start, r.end)) ?? [];
+  return {
+    contextKey: hash([outerKey, ...directives, ...constants].join('\n')),
+    deviceFunctions,
+    devicesKey,
+    devicePlaces: places.join(','),
+    functionNames: new Set(outline.functions.map((f) => f.name)),
+  };
+}
+
+function offsetLine(source: SourceText, offset: number): number {
+  let lo = 0;
+  let hi = source.lineStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (source.lineStarts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
@@ -497,23 +541,6 @@ interface KeptKeys extends KernelKeys {
   launches: readonly Launch[];
 }
 
-interface TargetInputs {
-  environment: string;
-  key: string;
-  candidates: readonly Kernel[];
-  lookup: Lookup;
-  workspace?: WorkspaceIndex;
-}
-
-/** A launch kept from the previous version (a chunk the edit did not touch), read with the same constants and candidates: the same target. */
-const keptTarget = memoWhileSame(
-  'launch targets',
-  (kept: TargetInputs, now: TargetInputs) =>
-    kept.environment === now.environment && kept.key === now.key && sameItems(kept.candidates, now.candidates),
-  (launch: Launch, { candidates, lookup, key, workspace }: TargetInputs) =>
-    launchTarget(launch, candidates, lookup, key, workspace),
-);
-
 interface CheckInputs {
   target: LaunchTarget;
   smemOptIns: readonly SmemOptIn[];
@@ -620,5 +647,3 @@ function functionsOf(tree: Tree, memo: TreePassMemo): FunctionTable {
   return (memo.functions ??= lazyFunctions(tree.rootNode, (name) => functionNames.has(name)));
 }
 
-/** A number per function object: an outer lookup passed again is the same lookup. */
-const functionId = objectIds('lookup ids');

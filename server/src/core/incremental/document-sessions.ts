@@ -7,6 +7,8 @@
 import { treeShape, type CudaParser, type TextEdit, type Tree } from '../syntax/cuda-parser';
 import type { Position } from '../types';
 import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type ResumableAnalysis } from './document-analysis';
+import { documentView } from './unit-facts';
+import { commonPrefix, commonSuffix } from '../text/source-text';
 import { KernelAnalysisCache } from './kernel-analysis-cache';
 import { TextPassCache } from './chunked-text-passes';
 
@@ -14,6 +16,8 @@ interface Entry {
   version: number;
   text: string;
   tree: Tree | null;
+  /** The text `tree` was parsed from (the unit's parse view of an earlier version): the next parse edits it. */
+  parsed: string | null;
   facts: DocumentFacts | null;
   /** Goes on with the current facts' pending kernel bodies; it reads `tree`, so it goes whenever the tree does. */
   resume: ResumableAnalysis['resume'];
@@ -84,6 +88,7 @@ export class DocumentSessions {
       version,
       text,
       tree: null,
+      parsed: null,
       facts: null,
       resume: null,
       kernels: new KernelAnalysisCache(),
@@ -100,10 +105,12 @@ export class DocumentSessions {
   update(uri: string, version: number, text: string, edits: readonly TextEdit[] | null): void {
     const entry = this.entries.get(uri);
     if (!entry) return;
-    if (entry.tree && edits) for (const edit of edits) entry.tree.edit(edit);
-    else {
+    // The tree is of the unit's view, which an edit may change beyond what it touches (an `#endif`
+    // typed turns lines on): the next analysis edits it by the difference of the two views.
+    if (!edits) {
       entry.tree?.delete();
       entry.tree = null;
+      entry.parsed = null;
     }
     entry.version = version;
     entry.text = text;
@@ -181,18 +188,30 @@ export class DocumentSessions {
 
   private analyze(uri: string, entry: Entry, treePassBudgetMs: number): DocumentFacts {
     const text = entry.text;
-    const old = entry.tree;
+    const options = this.options.analyzeOptions?.(uri, text) ?? {};
+    const view = documentView(options.path ?? uri, text, options.unit);
+    let old = entry.tree;
+    if (old && entry.parsed !== null) {
+      const edit = editBetween(entry.parsed, view.parseView);
+      if (edit) old.edit(edit);
+    } else if (old) {
+      old.delete();
+      old = entry.tree = null;
+    }
     // A parse from scratch makes a tree that pushes out the least recently analysed one: pushed out
     // first, the parser's WebAssembly memory (which never shrinks) peaks one tree lower.
     if (!old) this.keepTrees(TREES_KEPT - 1);
-    entry.tree = this.parse(text, old, entry);
+    entry.tree = entry.parsed === view.parseView && old ? old : this.parse(view.parseView, old, entry);
+    entry.parsed = entry.tree ? view.parseView : null;
     if (old && old !== entry.tree) old.delete();
     const analysis = analyzeResumable({
-      ...this.options.analyzeOptions?.(uri, text),
+      ...options,
       uri,
       version: entry.version,
       text,
       tree: entry.tree,
+      view,
+      parser: this.options.parser,
       cache: entry.kernels,
       textCache: entry.chunks,
       treePassBudgetMs,
@@ -218,6 +237,7 @@ export class DocumentSessions {
       entry?.tree?.delete();
       if (entry) {
         entry.tree = null;
+        entry.parsed = null;
         entry.resume = null;
       }
       this.withTrees.delete(oldest);
@@ -258,6 +278,7 @@ export class DocumentSessions {
     if (treeShape(entry.tree) === freshShape) return 'same';
     entry.tree.delete();
     entry.tree = null;
+    entry.parsed = null;
     entry.facts = null;
     entry.resume = null;
     this.withTrees.delete(uri);
@@ -288,4 +309,29 @@ export class DocumentSessions {
     this.entries.get(uri)?.tree?.delete();
     this.entries.delete(uri);
   }
+}
+
+/** The one edit that takes `before` to `after` (their common prefix and suffix kept), or null when they are the same. */
+export function editBetween(before: string, after: string): TextEdit | null {
+  if (before === after) return null;
+  const prefix = commonPrefix(before, after);
+  const suffix = commonSuffix(before, after, Math.min(before.length, after.length) - prefix);
+  const point = (text: string, offset: number) => {
+    const row = countLines(text, offset);
+    return { row, column: offset - (text.lastIndexOf('\n', offset - 1) + 1) };
+  };
+  return {
+    startIndex: prefix,
+    oldEndIndex: before.length - suffix,
+    newEndIndex: after.length - suffix,
+    startPosition: point(before, prefix),
+    oldEndPosition: point(before, before.length - suffix),
+    newEndPosition: point(after, after.length - suffix),
+  };
+}
+
+function countLines(text: string, end: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < end; i = text.indexOf('\n', i + 1)) n++;
+  return n;
 }

@@ -31,6 +31,10 @@ const CAPACITY = {
   'branch verdicts': 2000,
   /** `registerBudget`: a launch's budget by architecture, block size and shared memory (a few per document). */
   'register budgets': 512,
+  /** `fileDirectives`: each file's directives by its text (the headers of the units in use, and the open documents). */
+  'file directives': 1024,
+  /** `outlineOfText`: the outlines of headers by their view's text (the units of a repository share them). */
+  'file outlines': 1024,
 } as const;
 
 export type TextTableName = keyof typeof CAPACITY;

@@ -37,6 +37,8 @@ export interface CudaParser {
    * worker thread) can tell whether it does, by comparing `treeShape`s.
    */
   parseIncremental?(text: string, oldTree: Tree): { tree: Tree; settled: boolean };
+  /** A piece of code parsed on its own (a macro's expansion, one function of a header): not a document's parse. */
+  parseApart(text: string): Tree;
   dispose(): void;
 }
 
@@ -89,6 +91,9 @@ export async function createCudaParser(bytes: GrammarBytes): Promise<CudaParser>
     },
     parseIncremental(text, oldTree) {
       return incremental(text, oldTree);
+    },
+    parseApart(text) {
+      return parsed(parser.parse(treeLines(text)));
     },
     dispose() {
       parser.delete();

@@ -1,0 +1,219 @@
+/**
+ * The kernels of a file, as its unit declares them: every `__global__` function of the outline
+ * (the specifier written or reached through a macro), with its attributes read from the tokens of
+ * its header after macro expansion (`__launch_bounds__` with up to three arguments, `__maxnreg__`,
+ * `__cluster_dims__`), their values computed in the kernel's scope, and its static `__shared__`
+ * arrays sized from their element type and extents.
+ */
+import type { Dim3, Kernel, LaunchBounds, SharedDeclaration, Span, TemplateParam } from '../types';
+import type { Range } from '../ir/expr';
+import { spanOf, type SourceText } from '../text/source-text';
+import { tokenize, spell } from '../preprocess/tokens';
+import { expandTokens, ExpansionLimit, toExpand, type XToken } from '../preprocess/macro-expansion';
+import { sizeofType } from '../text/const-eval';
+import { single, top, type Val } from '../values/domain';
+import { type FunctionScope, type ProgramFunction, type TemplateBinding, type UnitProgram } from '../program/program';
+
+export interface KernelReadInput {
+  program: UnitProgram;
+  path: string;
+  /** The file's text as written (spans, comments). */
+  source: SourceText;
+  /** The unit's view of the file (attributes intact). */
+  view: string;
+}
+
+const ATTRIBUTE_NAMES: ReadonlySet<string> = new Set(['__launch_bounds__', '__maxnreg__', '__cluster_dims__']);
+
+export function readKernels({ program, path, source, view }: KernelReadInput): Kernel[] {
+  const kernels: Kernel[] = [];
+  for (const fn of program.outline(path).functions) {
+    if (!fn.global) continue;
+    const pf: ProgramFunction = { file: path, fn };
+    const scope = kernelScope(pf);
+    const attributes = readAttributes(program, path, view, fn.headerAt);
+    const evaluate = (text: string, at: Range): number | null => {
+      const v = program.evaluateSpelled(path, text, at, scope);
+      return v ? single(v) : null;
+    };
+    const bounds = attributes.get('__launch_bounds__');
+    const launchBounds: LaunchBounds | null = bounds
+      ? {
+          text: bounds.text,
+          args: bounds.args.map((a) => a.text),
+          maxThreadsPerBlock: bounds.args[0] ? evaluate(bounds.args[0].text, bounds.at) : null,
+          minBlocksPerMultiprocessor: bounds.args[1] ? evaluate(bounds.args[1].text, bounds.at) : null,
+          maxBlocksPerCluster: bounds.args[2] ? evaluate(bounds.args[2].text, bounds.at) : null,
+          span: spanOf(source, bounds.at[0], bounds.at[1]),
+        }
+      : null;
+    const maxnregAttr = attributes.get('__maxnreg__');
+    const clusterAttr = attributes.get('__cluster_dims__');
+    const cluster = clusterAttr?.args.map((a) => evaluate(a.text, clusterAttr.at)) ?? null;
+    const shared = fn.bodyAt ? sharedDeclarations(program, pf, scope, source) : [];
+    const staticShared = shared.filter((d) => !d.isExtern);
+    kernels.push({
+      name: fn.name,
+      qualifiedName: fn.qualified,
+      namespaces: fn.scope.filter((s) => s !== fn.className),
+      templateParams: fn.templateParams,
+      parameters: fn.params.map((p) => p.text),
+      launchBounds,
+      maxnreg: maxnregAttr?.args[0] ? evaluate(maxnregAttr.args[0].text, maxnregAttr.at) : null,
+      clusterDims:
+        cluster && cluster.length >= 1 && cluster.length <= 3 && cluster.every((v) => v !== null)
+          ? ({ x: cluster[0], y: cluster[1] ?? 1, z: cluster[2] ?? 1 } as Dim3)
+          : null,
+      externC: /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) || isExternC(program, path, fn.at[0]),
+      isDefinition: fn.bodyAt !== null,
+      span: spanOf(source, fn.at[0], fn.at[1]),
+      nameSpan: spanOf(source, fn.nameAt[0], fn.nameAt[1]),
+      headerSpan: spanOf(source, fn.headerAt[0], fn.headerAt[1]),
+      bodySpan: fn.bodyAt ? spanOf(source, fn.bodyAt[0], fn.bodyAt[1]) : null,
+      sharedDeclarations: shared,
+      staticSharedBytes: staticShared.every((d) => d.bytes !== null)
+        ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
+        : null,
+      leadingComment: leadingComment(source, fn.at[0]),
+    });
+  }
+  return kernels;
+}
+
+/** The scope a kernel's attributes and sizes are read in: its template parameters unknown. */
+export function kernelScope(pf: ProgramFunction, args?: ReadonlyArray<TemplateBinding | undefined>): FunctionScope {
+  const bindings = new Map<string, TemplateBinding>();
+  (pf.fn.templateParams ?? []).forEach((p: TemplateParam, k) => {
+    const given = args?.[k];
+    bindings.set(p.name, given ?? (p.kind === 'type' ? { k: 'type-arg', type: p.name } : top(`\`${p.name}\` is a template parameter`)));
+  });
+  return { file: pf.file, scope: pf.fn.scope, bindings };
+}
+
+interface Attribute {
+  text: string;
+  args: Array<{ text: string }>;
+  at: Range;
+}
+
+/** The CUDA attributes in a kernel's header, read from its tokens after macro expansion. */
+function readAttributes(program: UnitProgram, path: string, view: string, header: Range): Map<string, Attribute> {
+  const out = new Map<string, Attribute>();
+  let tokens: XToken[];
+  try {
+    tokens = expandTokens(toExpand(tokenize(view, header[0], header[1])), (name) => {
+      const s = program.unit.macrosAt(path, header[0]).state(name);
+      const defs = s.options.filter((o) => o !== null);
+      return defs.length === 1 && s.options.length === 1 ? defs[0] : null;
+    });
+  } catch (e) {
+    if (e instanceof ExpansionLimit) return out;
+    throw e;
+  }
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    if (!ATTRIBUTE_NAMES.has(t.text) || tokens[k + 1]?.text !== '(') continue;
+    let depth = 0;
+    let j = k + 1;
+    const args: XToken[][] = [[]];
+    for (; j < tokens.length; j++) {
+      const x = tokens[j].text;
+      if (x === '(' && depth++ === 0) continue;
+      if (x === ')' && --depth === 0) break;
+      if (x === ',' && depth === 1) {
+        args.push([]);
+        continue;
+      }
+      args[args.length - 1].push(tokens[j]);
+    }
+    if (j >= tokens.length) continue;
+    const within = tokens.slice(k, j + 1);
+    const at: Range = [Math.min(...within.map((x) => x.start)), Math.max(...within.map((x) => x.end))];
+    out.set(t.text, {
+      text: spell(within).replace(/\s*([(),])\s*/g, (m, c: string) => (c === ',' ? ', ' : c)),
+      args: args.filter((a) => a.length > 0).map((a) => ({ text: spell(a) })),
+      at,
+    });
+    k = j;
+  }
+  return out;
+}
+
+/** The `__shared__` arrays a kernel declares, sized where the element type and extents are known here. */
+function sharedDeclarations(program: UnitProgram, pf: ProgramFunction, scope: FunctionScope, source: SourceText): SharedDeclaration[] {
+  const ir = program.functionIR(pf);
+  if (!ir) return [];
+  const out: SharedDeclaration[] = [];
+  for (const local of ir.locals) {
+    if (!local.shared) continue;
+    const written = source.text.slice(local.declAt[0], local.declAt[1]);
+    const align = /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(written);
+    let bytes: number | null = /\*/.test(local.type) ? 8 : (sizeofType(local.type.replace(/\b(volatile|static)\b/g, '').trim()) ?? bindingSize(local.type, scope));
+    if (local.isExtern) bytes = 0;
+    else
+      for (const d of local.dims ?? []) {
+        if (bytes === null) break;
+        const n = d.k === 'unknown' && d.text === '' ? null : program.evaluateIn(d, scope);
+        const v = n ? single(n) : null;
+        bytes = v === null || v < 0 ? null : bytes * v;
+      }
+    const alignment = align ? Number(align[1] ?? align[2]) : 0;
+    if (bytes !== null && alignment > 0) bytes = Math.ceil(bytes / alignment) * alignment;
+    out.push({
+      name: local.name,
+      bytes,
+      isExtern: local.isExtern,
+      text: written.replace(/\s+/g, ' ').trim(),
+      span: spanOf(source, local.declAt[0], local.declAt[1]) as Span,
+    });
+  }
+  return out;
+}
+
+function bindingSize(type: string, scope: FunctionScope): number | null {
+  const b = scope.bindings.get(type.replace(/\bconst\b/g, '').trim());
+  return b && b.k === 'type-arg' ? sizeofType(b.type) : null;
+}
+
+function isExternC(program: UnitProgram, path: string, at: number): boolean {
+  const view = program.file(path)?.view ?? '';
+  // An enclosing `extern "C" {` block: the outline's scopes do not name it.
+  const before = view.slice(0, at);
+  let depth = 0;
+  for (let k = before.length - 1; k >= 0; k--) {
+    const c = before[k];
+    if (c === '}') depth++;
+    else if (c === '{') {
+      if (depth === 0) {
+        if (/extern\s*"C"\s*$/.test(before.slice(Math.max(0, k - 40), k))) return true;
+      } else depth--;
+    }
+  }
+  return false;
+}
+
+/** The comment lines right above a declaration (annotations such as `// occupancy: regs=64`). */
+function leadingComment(source: SourceText, start: number): string | null {
+  const { text, lineStarts } = source;
+  let line = 0;
+  let lo = 0;
+  let hi = lineStarts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (lineStarts[mid] <= start) {
+      line = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  const lines: string[] = [];
+  while (line > 0) {
+    line--;
+    const raw = text.slice(lineStarts[line], line + 1 < lineStarts.length ? lineStarts[line + 1] : text.length).trim();
+    if (raw.startsWith('//') || raw.startsWith('/*') || raw.startsWith('*') || raw.endsWith('*/')) lines.unshift(raw);
+    else if (raw.startsWith('template') || raw.startsWith('#pragma')) continue;
+    else break;
+  }
+  return lines.length ? lines.join('\n') : null;
+}
+
+export type { Val };

@@ -1,0 +1,343 @@
+/**
+ * Every kernel launch of a document, read from the value analysis of its functions: chevrons,
+ * `cudaLaunchKernel`, `cudaLaunchCooperativeKernel`, `cudaLaunchKernelEx` (its config's fields as
+ * they are at the call), the driver API's `cuLaunchKernel`, and calls of the project's own launch
+ * wrappers. A function is a wrapper of a launch when the launch's kernel, block or dynamic shared
+ * memory derive from its parameters (or template parameters, or the object a method runs on): each
+ * call is then a launch of what it passes, reported at the call, with the call's values.
+ */
+import type { Expr, Range } from '../ir/expr';
+import { baseName } from '../ir/expr';
+import type { FunctionIR } from '../ir/function-ir';
+import type { LaunchVia } from '../types';
+import { fieldOf } from '../values/evaluate';
+import { num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
+import type { Observer } from '../values/evaluate';
+import { isConstructor, type FunctionScope, type ProgramFunction, type TemplateBinding, type UnitProgram } from '../program/program';
+
+/** A launch as the analysis saw it, before it is written up as a `Launch`. */
+export interface LaunchObservation {
+  via: LaunchVia;
+  /** Where it is reported: the launch, or the document's call of the wrapper that reaches it. */
+  at: Range;
+  /** The callee as written there (the kernel, the API, or the wrapper). */
+  nameAt: Range;
+  /** The file the launch itself is written in, and its range there. */
+  launchFile: string;
+  launchAt: Range;
+  kernel: Val;
+  /** The kernel expression at the launch (what it is called as there). */
+  kernelExpr: Expr | null;
+  grid: Val;
+  block: Val;
+  /** Dynamic shared memory; null when the launch does not give it (0). */
+  smem: Val | null;
+  exprs: { grid: Expr | null; block: Expr | null; smem: Expr | null; stream: Expr | null };
+  /** The wrapper the document calls (its name as written at the call), or null for a launch written here. */
+  through: string | null;
+  /** The function of the document it is in. */
+  function: string;
+  /** Which parameters of the function analysed it derives from (see paramsOf). */
+  params: number;
+  /** Identity: the call sites and the launch, from the function analysed down. */
+  path: string;
+}
+
+const API_SHAPES: Readonly<Record<string, { via: LaunchVia; kernel: number; grid: number; block: number; smem: number; stream: number }>> = {
+  cudaLaunchKernel: { via: 'cudaLaunchKernel', kernel: 0, grid: 1, block: 2, smem: 4, stream: 5 },
+  cudaLaunchCooperativeKernel: { via: 'cudaLaunchCooperativeKernel', kernel: 0, grid: 1, block: 2, smem: 4, stream: 5 },
+};
+
+/** Launch API names (their calls are launches, not wrappers to follow). */
+export const LAUNCH_APIS: ReadonlySet<string> = new Set([
+  'cudaLaunchKernel',
+  'cudaLaunchCooperativeKernel',
+  'cudaLaunchKernelEx',
+  'cudaLaunchKernelExC',
+  'cuLaunchKernel',
+]);
+
+/** `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`, as the analysis saw it. */
+export interface OptInObservation {
+  kernel: string;
+  bytes: Val | null;
+  text: string;
+  at: Range;
+}
+
+export class LaunchCollector {
+  /** The document's opt-ins to more dynamic shared memory. */
+  readonly optIns: OptInObservation[] = [];
+  /** Per function: whether it launches, itself or through what it calls (by name: a cheap gate). */
+  private readonly launching = new Map<string, boolean>();
+  private readonly standalone = new Map<string, LaunchObservation[]>();
+
+  constructor(private readonly program: UnitProgram) {}
+
+  /** The launches of the functions of `path` that have bodies: written there, and through the wrappers they call. */
+  launchesIn(path: string): LaunchObservation[] {
+    const out: LaunchObservation[] = [];
+    for (const fn of this.program.outline(path).functions) {
+      if (!fn.bodyAt) continue;
+      const pf: ProgramFunction = { file: path, fn };
+      if (!this.launches(pf, 0)) continue;
+      for (const o of this.collectStandalone(pf)) {
+        out.push(o);
+      }
+    }
+    return out;
+  }
+
+  /** What the function launches with its parameters unknown (bits marking which), as the document sees it. */
+  private collectStandalone(pf: ProgramFunction): LaunchObservation[] {
+    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    let kept = this.standalone.get(key);
+    if (!kept) {
+      const bindings = new Map<string, TemplateBinding>();
+      (pf.fn.templateParams ?? []).forEach((p, k) =>
+        bindings.set(p.name, p.kind === 'type' ? { k: 'type-arg', type: p.name } : top(`\`${p.name}\` is a template parameter of \`${pf.fn.name}\``, templateBit(k))),
+      );
+      const self = pf.fn.className && !isConstructor(pf.fn) ? selfOf(this.program, pf) : null;
+      kept = this.collect(pf, { args: [], bindings, self }, 0);
+      this.standalone.set(key, kept);
+    }
+    return kept;
+  }
+
+  private collect(
+    pf: ProgramFunction,
+    call: { args: ReadonlyArray<Val | undefined>; bindings: ReadonlyMap<string, TemplateBinding>; self: Val | null; passed?: number },
+    depth: number,
+  ): LaunchObservation[] {
+    const out: LaunchObservation[] = [];
+    const ir = this.program.functionIR(pf);
+    if (!ir) return out;
+    const observer = (scope: FunctionScope, d: number): Observer => ({
+      launch: (e, callee, config) => {
+        out.push(this.observation(pf, 'chevrons', e.at, e.callee.at, callee, e.callee, config[0] ?? TOP, config[1] ?? TOP, config[2] ?? null, {
+          grid: e.config[0] ?? null,
+          block: e.config[1] ?? null,
+          smem: e.config[2] ?? null,
+          stream: e.config[3] ?? null,
+        }));
+      },
+      call: (e, callee, args, _env, pointees) => {
+        const name = e.callee.k === 'name' ? baseName(e.callee.name) : null;
+        if (name === 'cudaFuncSetAttribute' && d === 0) this.optIn(pf, e, args);
+        if (name && LAUNCH_APIS.has(name)) {
+          const o = this.apiLaunch(pf, name, e, args, pointees);
+          if (o) out.push(o);
+          return;
+        }
+        if (d >= 3) return;
+        const target = this.program.callTargetOf(callee, args, scope);
+        if (!target || !this.launches(target.pf, 0)) return;
+        const standalone = this.collectStandalone(target.pf);
+        const wrapped = new Set(standalone.filter((o) => o.params !== 0).map((o) => o.path));
+        if (wrapped.size === 0) return;
+        const bound = this.collect(target.pf, { args, bindings: target.bindings, self: target.self, passed: args.length }, d + 1);
+        for (const o of bound) {
+          if (!wrapped.has(o.path)) continue;
+          out.push({
+            ...o,
+            at: e.at,
+            nameAt: e.callee.at,
+            through: calleeName(e.callee),
+            function: pf.fn.name,
+            params: o.params,
+            path: `${e.at[0]}>${o.path}`,
+          });
+        }
+      },
+    });
+    this.program.analyzeCall(pf, call, depth, observer);
+    return out;
+  }
+
+  private optIn(pf: ProgramFunction, e: Extract<Expr, { k: 'call' }>, args: Val[]): void {
+    const attribute = e.args[1];
+    if (!attribute || !(attribute.k === 'name' && baseName(attribute.name) === 'cudaFuncAttributeMaxDynamicSharedMemorySize')) return;
+    const kernel = args[0]?.k === 'fn' && args[0].refs.length === 1 ? args[0].refs[0].name : null;
+    if (!kernel || this.optIns.some((o) => o.at[0] === e.at[0])) return;
+    const bytes = e.args[2];
+    const text = bytes ? (this.program.file(pf.file)?.view ?? '').slice(bytes.at[0], bytes.at[1]).replace(/\s+/g, ' ').trim() : '';
+    this.optIns.push({ kernel, bytes: args[2] ?? null, text, at: e.at });
+  }
+
+  private apiLaunch(
+    pf: ProgramFunction,
+    name: string,
+    e: Extract<Expr, { k: 'call' }>,
+    args: Val[],
+    pointees: ReadonlyArray<Val | undefined>,
+  ): LaunchObservation | null {
+    const shape = API_SHAPES[name];
+    if (shape) {
+      if (e.args.length <= shape.block) return null;
+      return this.observation(pf, shape.via, e.at, e.callee.at, args[shape.kernel], e.args[shape.kernel], args[shape.grid], args[shape.block], args[shape.smem] ?? null, {
+        grid: e.args[shape.grid] ?? null,
+        block: e.args[shape.block] ?? null,
+        smem: e.args[shape.smem] ?? null,
+        stream: e.args[shape.stream] ?? null,
+      });
+    }
+    if (name === 'cuLaunchKernel') {
+      if (e.args.length < 9) return null;
+      const dims = (k: number): Val => ({ k: 'dim3', x: args[k], y: args[k + 1], z: args[k + 2] });
+      return this.observation(pf, 'cuLaunchKernel', e.at, e.callee.at, args[0], e.args[0], dims(1), dims(4), args[7], {
+        grid: null,
+        block: null,
+        smem: e.args[7] ?? null,
+        stream: e.args[8] ?? null,
+      });
+    }
+    // cudaLaunchKernelEx(&config, kernel, args...): the config's fields as they are here.
+    if (e.args.length < 2) return null;
+    const config = pointees[0] ?? (args[0].k === 'agg' ? args[0] : TOP);
+    return this.observation(pf, 'cudaLaunchKernelEx', e.at, e.callee.at, args[1], e.args[1], fieldOf(config, 'gridDim'), fieldOf(config, 'blockDim'), fieldOf(config, 'dynamicSmemBytes'), {
+      grid: null,
+      block: null,
+      smem: null,
+      stream: null,
+    });
+  }
+
+  private observation(
+    pf: ProgramFunction,
+    via: LaunchVia,
+    at: Range,
+    nameAt: Range,
+    kernel: Val,
+    kernelExpr: Expr | null,
+    grid: Val,
+    block: Val,
+    smem: Val | null,
+    exprs: LaunchObservation['exprs'],
+  ): LaunchObservation {
+    return {
+      via,
+      at,
+      nameAt,
+      launchFile: pf.file,
+      launchAt: at,
+      kernel,
+      kernelExpr,
+      grid,
+      block,
+      smem,
+      exprs,
+      through: null,
+      function: pf.fn.name,
+      params: paramsOf(kernel) | paramsOf(block) | (smem ? paramsOf(smem) : 0),
+      path: `${pf.file}:${at[0]}`,
+    };
+  }
+
+  /** Whether a function launches (written in it, or in a function it calls, by name), memoised. */
+  launches(pf: ProgramFunction, depth: number): boolean {
+    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    const kept = this.launching.get(key);
+    if (kept !== undefined) return kept;
+    if (depth > 4) return false;
+    this.launching.set(key, false); // recursion
+    const ir = this.program.functionIR(pf);
+    let result = false;
+    if (ir) {
+      const callees = new Set<string>();
+      for (const e of allExprs(ir)) {
+        if (e.k === 'launch') result = true;
+        else if (e.k === 'call' && e.callee.k === 'name') {
+          const n = baseName(e.callee.name);
+          if (LAUNCH_APIS.has(n)) result = true;
+          else callees.add(n);
+        } else if (e.k === 'call' && (e.callee.k === 'call' || e.callee.k === 'init')) callees.add('operator()');
+        if (result) break;
+      }
+      if (!result)
+        for (const n of callees) {
+          if (this.program.functionsNamed(n).some((f) => f.fn.bodyAt && !f.fn.global && this.launches(f, depth + 1))) {
+            result = true;
+            break;
+          }
+        }
+    }
+    this.launching.set(key, result);
+    return result;
+  }
+}
+
+function calleeName(e: Expr): string {
+  if (e.k === 'name') return e.name;
+  if (e.k === 'field') return e.field;
+  if (e.k === 'call') return calleeName(e.callee);
+  if (e.k === 'init' && e.type) return e.type;
+  return 'call';
+}
+
+/** `this`'s members in a method analysed alone: unknown, marked as the object's. */
+function selfOf(program: UnitProgram, pf: ProgramFunction): Val {
+  return program.emptyObject(pf.fn.className!, { file: pf.file, scope: pf.fn.scope, bindings: new Map() }, SELF_BIT);
+}
+
+function* allExprs(ir: FunctionIR): Generator<Expr> {
+  const stack: Expr[] = [];
+  for (const b of ir.blocks) {
+    for (const s of b.stmts) {
+      if (s.k === 'decl') {
+        if (s.init) stack.push(s.init);
+      } else stack.push(s.expr);
+    }
+    const x = b.exit;
+    if (x.k === 'branch') stack.push(x.cond);
+    else if (x.k === 'switch') stack.push(x.value);
+    else if (x.k === 'return' && x.value) stack.push(x.value);
+  }
+  while (stack.length) {
+    const e = stack.pop()!;
+    yield e;
+    switch (e.k) {
+      case 'unary':
+      case 'update':
+      case 'cast':
+        stack.push(e.arg);
+        break;
+      case 'binary':
+        stack.push(e.left, e.right);
+        break;
+      case 'assign':
+        stack.push(e.target, e.value);
+        break;
+      case 'cond':
+        stack.push(e.cond, e.then, e.else);
+        break;
+      case 'call':
+        stack.push(e.callee, ...e.args);
+        break;
+      case 'launch':
+        stack.push(e.callee, ...e.config, ...e.args);
+        break;
+      case 'field':
+        stack.push(e.object);
+        break;
+      case 'index':
+        stack.push(e.object, e.index);
+        break;
+      case 'init':
+      case 'comma':
+        stack.push(...e.items);
+        break;
+      case 'alternatives':
+        stack.push(...e.options);
+        break;
+    }
+  }
+}
+
+/** The kernels a launch's kernel value names: each function reference, or the name of an unknown handle. */
+export function kernelRefs(o: LaunchObservation): FnRef[] {
+  if (o.kernel.k === 'fn') return [...o.kernel.refs];
+  if (o.kernel.k === 'top' && o.kernel.name) return [{ name: o.kernel.name, templateArgs: null, written: null }];
+  return [];
+}
+
+export { num };

@@ -1,0 +1,241 @@
+/**
+ * A document read in its translation unit: the unit's preprocessor (which lines are compiled,
+ * which macros hold where), the text the grammar parses, and from the program of the unit the
+ * document's kernels, its launches with the kernel each one starts, and the opt-ins to more
+ * dynamic shared memory. Everything a later stage reads about the source comes from here.
+ */
+import type { Tree } from 'web-tree-sitter';
+import type { Kernel, Launch, LaunchBounds, SmemOptIn } from '../types';
+import type { SourceText } from '../text/source-text';
+import { spanOf } from '../text/source-text';
+import { preprocessUnit, type PreprocessedUnit, type Toolchain, type UnitFlags, type UnitSources } from '../preprocess/unit';
+import { viewText } from '../preprocess/view';
+import { parseView } from '../preprocess/parse-view';
+import { normalizePath } from '../preprocess/paths';
+import { UnitProgram, type FunctionScope, type ProgramFunction, type TemplateBinding } from '../program/program';
+import type { SnippetParser } from '../ir/macro-hooks';
+import { LaunchCollector, kernelRefs, type LaunchObservation } from '../facts/launch-sites';
+import { launchFacts } from '../facts/launch-facts';
+import { kernelScope, readKernels } from '../facts/kernel-reader';
+import type { LaunchTarget } from '../facts/launch-checks';
+import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
+import { single, type FnRef, type Val } from '../values/domain';
+import type { Lookup } from '../text/const-eval';
+
+/** What a document is read with beyond its own text. */
+export interface UnitContext {
+  /** The texts of the other files the unit may include. */
+  sources: UnitSources;
+  /** The translation unit to read the document in (a `.cu` that includes a header); default: the document's own. */
+  main?: string | null;
+  flags?: UnitFlags;
+  toolchain?: Toolchain;
+}
+
+/** The document as its unit sees it. */
+export interface DocumentView {
+  path: string;
+  unit: PreprocessedUnit;
+  /** Inactive lines and directives blanked (positions are the document's). */
+  view: string;
+  /** What the grammar parses: `view` with what it cannot read blanked too (parse-view.ts). */
+  parseView: string;
+}
+
+/** The document's unit for the host pass, and its views. */
+export function documentView(path: string, text: string, ctx: UnitContext | undefined): DocumentView {
+  const key = normalizePath(path);
+  const read = (p: string) => (p === key ? text : (ctx?.sources.read(p) ?? null));
+  const sources: UnitSources = { read, byTail: ctx?.sources.byTail };
+  const run = (main: string) =>
+    preprocessUnit({ main, sources, flags: ctx?.flags, toolchain: ctx?.toolchain, pass: { kind: 'host' } });
+  let unit = run(ctx?.main ? normalizePath(ctx.main) : key);
+  // A header the chosen unit does not reach (or reaches only in branches it does not compile): read it alone.
+  let file = unit.files.get(key);
+  if (!file || file.state === 'alternative' || file.state === 'inactive') {
+    unit = run(key);
+    file = unit.files.get(key)!;
+  }
+  const view = viewText(file);
+  return { path: key, unit, view, parseView: parseView(view, (o) => unit.macrosAt(key, o), unit.macroNames) };
+}
+
+export interface UnitFactsInput {
+  doc: DocumentView;
+  /** The document's text as written. */
+  source: SourceText;
+  /** A tree of `doc.parseView`. */
+  tree: Tree | null;
+  parser: SnippetParser;
+  workspace?: WorkspaceIndex;
+}
+
+export interface UnitFacts {
+  program: UnitProgram;
+  kernels: Kernel[];
+  launches: Launch[];
+  launchTargets: LaunchTarget[];
+  smemOptIns: SmemOptIn[];
+  /** Names at file scope as the unit resolves them (the body passes' constants). */
+  lookup: Lookup;
+}
+
+export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInput): UnitFacts {
+  const program = new UnitProgram(doc.unit, parser, [{ path: doc.path, view: doc.parseView, tree }]);
+  const kernels = readKernels({ program, path: doc.path, source, view: doc.view });
+  const collector = new LaunchCollector(program);
+  const observations = collector.launchesIn(doc.path);
+  const launches = launchFacts(observations, { program, path: doc.path, source });
+  // launchFacts sorts; targets follow the sorted order.
+  const byAt = new Map(observations.map((o) => [`${o.at[0]}:${o.at[1]}:${o.path}`, o] as const));
+  const ordered = sortObservations(observations);
+  void byAt;
+  const kernelsOf = new KernelTable(program, doc, source, kernels);
+  const launchTargets = ordered.map((o) => kernelsOf.targetOf(o, workspace));
+  const smemOptIns = collector.optIns.map(
+    (o): SmemOptIn => ({
+      kernelName: o.kernel,
+      baseName: o.kernel.split('::').pop()!,
+      bytes: { text: o.text, value: o.bytes !== null ? single(o.bytes) : null, note: null },
+      span: spanOf(source, o.at[0], o.at[1]),
+    }),
+  );
+  const fileScope: FunctionScope = { file: doc.path, scope: [], bindings: new Map() };
+  const lookup: Lookup = (name) => {
+    const v = program.resolver(fileScope, 2).name(name, null, () => ({ k: 'top', params: 0 }));
+    return v ? single(v) : null;
+  };
+  return { program, kernels, launches, launchTargets, smemOptIns, lookup };
+}
+
+function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {
+  return [...o].sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1]);
+}
+
+/** The kernels the unit declares, as `Kernel`s, and the one each launch starts. */
+class KernelTable {
+  private readonly byFile = new Map<string, Kernel[]>();
+
+  constructor(
+    private readonly program: UnitProgram,
+    private readonly doc: DocumentView,
+    private readonly source: SourceText,
+    own: Kernel[],
+  ) {
+    this.byFile.set(doc.path, own);
+  }
+
+  private kernelsIn(path: string): Kernel[] {
+    let k = this.byFile.get(path);
+    if (!k) {
+      const file = this.program.file(path);
+      const unitFile = this.doc.unit.files.get(path);
+      if (!file || !unitFile) return [];
+      // Spans of another file's kernels are that file's (the related information names it).
+      const text = unitFile.text;
+      const source = sourceOf(text);
+      k = readKernels({ program: this.program, path, source, view: viewText(unitFile) });
+      this.byFile.set(path, k);
+    }
+    return k;
+  }
+
+  targetOf(o: LaunchObservation, workspace?: WorkspaceIndex): LaunchTarget {
+    const refs = kernelRefs(o);
+    if (refs.length === 0) return { kernel: null, kernelUri: null, launchBounds: null, note: 'the launch names no kernel the unit can tell' };
+    if (refs.length > 1)
+      return {
+        kernel: null,
+        kernelUri: null,
+        launchBounds: null,
+        note: `the launch may start any of ${refs.map((r) => `\`${r.name}\``).join(', ')}`,
+      };
+    const ref = refs[0];
+    const kernelFns = this.program
+      .functionsNamed(ref.name.replace(/<.*$/, '').split('::').pop()!)
+      .filter((f) => f.fn.global);
+    const scope: FunctionScope = { file: this.doc.path, scope: [], bindings: new Map() };
+    const visible = this.program.lookup(ref.name, scope.scope, kernelFns.map((f) => ({ ...f, scope: f.fn.scope })));
+    if (visible.length === 0) {
+      return { kernel: null, kernelUri: null, launchBounds: null, note: `no kernel named \`${ref.name}\` in this translation unit` };
+    }
+    const refsByPath = visible.map((f) => ({ kernel: this.kernelOf(f), path: f.file }));
+    const match = matchKernel(
+      refsByPath.filter((r): r is { kernel: Kernel; path: string } => r.kernel !== null),
+      ref.name,
+      (p) => (p === this.doc.path ? 'this file' : `${p.slice(p.lastIndexOf('/') + 1)} (included)`),
+    );
+    if (!match?.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match?.note ?? `no kernel named \`${ref.name}\`` };
+    const chosen = visible.find((f) => f.file === match.path && this.kernelOf(f)?.qualifiedName === match.kernel!.qualifiedName) ?? visible[0];
+    // Declared here, defined in another file the unit does not read: its figures are that file's.
+    let kernelPath: string = match.path;
+    if (!match.kernel.isDefinition && workspace) {
+      const definition = workspace.findKernel(this.doc.path, ref.name, { skipOwnEntry: true });
+      if (definition.kernel?.isDefinition && definition.path && definition.kernel.qualifiedName === match.kernel.qualifiedName)
+        kernelPath = definition.path;
+    }
+    return {
+      kernel: match.kernel,
+      kernelUri: match.boundsPath && match.boundsPath !== this.doc.path ? match.boundsPath : null,
+      launchBounds: this.boundsFor(chosen, match.kernel, ref),
+      note: match.note,
+      kernelPath,
+    };
+  }
+
+  private kernelOf(pf: ProgramFunction): Kernel | null {
+    return this.kernelsIn(pf.file).find((k) => k.qualifiedName === pf.fn.qualified && k.span && offsetMatches(k, pf, this)) ?? null;
+  }
+
+  /** The line a function starts on in its file (to tell overloads apart). */
+  lineOf(path: string, offset: number): number {
+    const text = path === this.doc.path ? this.source.text : (this.doc.unit.files.get(path)?.text ?? '');
+    return text.slice(0, offset).split('\n').length - 1;
+  }
+
+  /** The kernel's launch bounds for this launch: its template parameters bound to the launch's template arguments. */
+  private boundsFor(pf: ProgramFunction, kernel: Kernel, ref: FnRef): LaunchBounds | null {
+    const bounds = kernel.launchBounds;
+    if (!bounds) return null;
+    if (!kernel.templateParams?.length) return bounds;
+    const args: Array<TemplateBinding | undefined> = (pf.fn.templateParams ?? []).map((p, k) => {
+      const given = ref.templateArgs?.[k];
+      if (!given) return undefined;
+      return 'type' in given ? { k: 'type-arg', type: given.type } : given.value;
+    });
+    const scope = withDefaults(this.program, pf, kernelScope(pf, args));
+    const value = (k: number): number | null => {
+      const text = bounds.args[k];
+      if (text === undefined) return null;
+      const v: Val | null = this.program.evaluateSpelled(pf.file, text, [0, 0], scope);
+      return v ? single(v) : null;
+    };
+    return { ...bounds, maxThreadsPerBlock: value(0), minBlocksPerMultiprocessor: value(1), maxBlocksPerCluster: value(2) };
+  }
+}
+
+function offsetMatches(k: Kernel, pf: ProgramFunction, table: KernelTable): boolean {
+  return k.nameSpan.start.line === table.lineOf(pf.file, pf.fn.nameAt[0]);
+}
+
+/** Template parameters a launch leaves out, bound to their defaults (which may name earlier ones). */
+function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: FunctionScope): FunctionScope {
+  const bindings = new Map(scope.bindings);
+  for (const p of pf.fn.templateParams ?? []) {
+    const b = bindings.get(p.name);
+    const unbound = !b || (b.k === 'top' && b.why?.includes('template parameter')) || (b.k === 'type-arg' && b.type === p.name);
+    if (!unbound || p.defaultText === null) continue;
+    if (p.kind === 'type') bindings.set(p.name, { k: 'type-arg', type: p.defaultText });
+    else {
+      const v = program.evaluateSpelled(pf.file, p.defaultText, [0, 0], { ...scope, bindings });
+      if (v) bindings.set(p.name, v);
+    }
+  }
+  return { ...scope, bindings };
+}
+
+function sourceOf(text: string): SourceText {
+  const lineStarts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+  return { text, masked: text, lineStarts };
+}

@@ -1,0 +1,133 @@
+/**
+ * The text the grammar parses: the unit's view of a file (view.ts) with what tree-sitter-cuda
+ * cannot read blanked, same length and lines, so that one gap in the grammar costs nothing around
+ * it. What is blanked is read elsewhere, from the view itself:
+ *
+ * - CUDA attributes the grammar reads wrongly or not at all (`__launch_bounds__` with three
+ *   arguments, `__maxnreg__`, `__cluster_dims__`, `__align__`, `__nv_register_params__`,
+ *   `__attribute__((...))`): the kernel reader reads them from the tokens;
+ * - an execution space on a lambda (`[=] __device__ (int i) {...}`, an extended lambda);
+ * - `_Pragma("unroll")`;
+ * - a macro use that expands to declaration specifiers and attributes only, or to nothing
+ *   (`#define HOST_DEVICE __host__ __device__`, `#define CUDART_CB`): the grammar would read its
+ *   name as a type. The outline reads the specifiers through the macro.
+ */
+import type { MacroScope } from './unit';
+import { blank } from './view';
+import { isIdentPart, isIdentStart } from './tokens';
+import type { MacroDef } from './macro-expansion';
+
+/** Attributes read from the tokens, not the tree. */
+const ATTRIBUTES = /\b(__launch_bounds__|__maxnreg__|__cluster_dims__|__align__|__attribute__|__declspec)\s*\(/g;
+const LAMBDA_SPACE = /\]\s*((?:(?:__device__|__host__)\s*)+)(?=[(\s{]|mutable\b)/g;
+const PRAGMA_OPERATOR = /\b_Pragma\s*\(/g;
+
+/** Tokens a specifier-only macro may expand to. */
+const SPECIFIERS: ReadonlySet<string> = new Set([
+  '__host__',
+  '__device__',
+  '__global__',
+  '__forceinline__',
+  '__noinline__',
+  '__inline__',
+  'inline',
+  'static',
+  'constexpr',
+  'extern',
+  '__launch_bounds__',
+  '__maxnreg__',
+  '__cluster_dims__',
+  '__align__',
+  '__attribute__',
+  '__declspec',
+  '__nv_register_params__',
+  '__stdcall',
+  '__cdecl',
+]);
+
+/**
+ * The parse view of `view`; `macroNames` are the names the unit defines anywhere (a quick filter),
+ * `scopeAt` its macros at an offset.
+ */
+export function parseView(view: string, scopeAt: (offset: number) => MacroScope, macroNames: ReadonlySet<string>): string {
+  const spans: Array<[number, number]> = [];
+  for (const re of [ATTRIBUTES, PRAGMA_OPERATOR]) {
+    re.lastIndex = 0;
+    for (let m = re.exec(view); m; m = re.exec(view)) {
+      const open = m.index + m[0].length - 1;
+      const close = matchingParen(view, open);
+      if (close > 0) spans.push([m.index, close + 1]);
+    }
+  }
+  LAMBDA_SPACE.lastIndex = 0;
+  for (let m = LAMBDA_SPACE.exec(view); m; m = LAMBDA_SPACE.exec(view)) {
+    const start = m.index + m[0].indexOf(m[1]);
+    spans.push([start, start + m[1].length]);
+  }
+  if (macroNames.size > 0) spans.push(...specifierMacroUses(view, scopeAt, macroNames));
+  if (spans.length === 0) return view;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let cursor = 0;
+  for (const [a, b] of spans) {
+    if (b <= cursor) continue;
+    const from = Math.max(a, cursor);
+    out += view.slice(cursor, from) + blank(view.slice(from, b));
+    cursor = b;
+  }
+  return out + view.slice(cursor);
+}
+
+/** Uses of macros whose every definition here expands to specifiers and attributes only (or to nothing). */
+function specifierMacroUses(view: string, scopeAt: (offset: number) => MacroScope, names: ReadonlySet<string>): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const n = view.length;
+  for (let i = 0; i < n; i++) {
+    const c = view.charCodeAt(i);
+    if (!isIdentStart(c) || (i > 0 && isIdentPart(view.charCodeAt(i - 1)))) continue;
+    let j = i + 1;
+    while (j < n && isIdentPart(view.charCodeAt(j))) j++;
+    const name = view.slice(i, j);
+    if (names.has(name)) {
+      const state = scopeAt(i).state(name);
+      const defs = state.options.filter((o): o is MacroDef => o !== null);
+      if (defs.length > 0 && defs.length === state.options.length && defs.every(isSpecifierOnly)) {
+        let end = j;
+        if (defs[0].params !== null) {
+          let k = j;
+          while (k < n && /\s/.test(view[k])) k++;
+          if (view[k] === '(') {
+            const close = matchingParen(view, k);
+            if (close > 0) end = close + 1;
+          }
+        }
+        out.push([i, end]);
+      }
+    }
+    i = j - 1;
+  }
+  return out;
+}
+
+function isSpecifierOnly(def: MacroDef): boolean {
+  if (def.body === null) return false;
+  let depth = 0;
+  for (const t of def.body) {
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    // Inside an attribute's parentheses anything goes (`__launch_bounds__(N, 2)`).
+    else if (depth === 0 && !SPECIFIERS.has(t.text)) return false;
+  }
+  return true;
+}
+
+function matchingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length && i < open + 4096; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+    else if (c === ';' || c === '{') return -1;
+  }
+  return -1;
+}

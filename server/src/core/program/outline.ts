@@ -1,0 +1,352 @@
+/**
+ * A file's outline: the declarations at namespace and class scope a unit can name from anywhere
+ * (functions, constants, enumerators, classes with their static members), each with its scope and
+ * where it is written, read from the syntax tree of the unit's view of the file. Bodies and
+ * initialisers are kept as ranges: the program (program.ts) builds their IR when an analysis asks.
+ */
+import type { Node as SyntaxNode } from 'web-tree-sitter';
+import type { Range } from '../ir/expr';
+import { declaredName, functionDeclaratorOf } from '../ir/function-ir';
+import type { TemplateParam } from '../types';
+
+export interface OutlineParam {
+  /** The parameter as written, blanks normalised (`const float* __restrict__ a`). */
+  text: string;
+  name: string | null;
+  type: string;
+  /** The default argument's range, if any. */
+  defaultAt: Range | null;
+  variadic: boolean;
+}
+
+export interface OutlineFunction {
+  name: string;
+  /** Namespaces and classes, then the name: `ns::Launcher::operator()`. */
+  qualified: string;
+  /** Enclosing namespaces and classes, outermost first. */
+  scope: string[];
+  /** The class it is a member of (defined in it, or `C::f` outside). */
+  className: string | null;
+  global: boolean;
+  device: boolean;
+  host: boolean;
+  constexpr: boolean;
+  templateParams: TemplateParam[] | null;
+  params: OutlineParam[];
+  /** The definition (template header included), or the declaration. */
+  at: Range;
+  /** The function_definition node's own range (without the template header). */
+  definitionAt: Range;
+  nameAt: Range;
+  /** From the first specifier to the parameters' closing parenthesis. */
+  headerAt: Range;
+  bodyAt: Range | null;
+}
+
+export interface OutlineConstant {
+  name: string;
+  qualified: string;
+  scope: string[];
+  type: string;
+  /** The initialiser (an enumerator's value), or null. */
+  initAt: Range | null;
+  at: Range;
+  kind: 'variable' | 'enumerator' | 'member';
+  isConst: boolean;
+  /** For an enumerator without a value: the one before it in its enum (its value plus one), null for the first. */
+  previous?: string | null;
+  /** Declared in a class template: its value may depend on the template's parameters. */
+  inTemplate: boolean;
+}
+
+export interface OutlineRecord {
+  name: string;
+  qualified: string;
+  scope: string[];
+  templateParams: TemplateParam[] | null;
+  fields: Array<{ name: string; type: string }>;
+  at: Range;
+}
+
+export interface FileOutline {
+  functions: OutlineFunction[];
+  constants: OutlineConstant[];
+  records: OutlineRecord[];
+}
+
+/** Declarations nest (namespaces in classes in namespaces) at most this deep. */
+const MAX_SCOPE_DEPTH = 64;
+
+export function outlineOf(root: SyntaxNode, text: string): FileOutline {
+  const out: FileOutline = { functions: [], constants: [], records: [] };
+  new OutlineWalk(text, out).items(root, [], null, null, 0, false);
+  return out;
+}
+
+class OutlineWalk {
+  constructor(
+    private readonly text: string,
+    private readonly out: FileOutline,
+  ) {}
+
+  private slice(n: SyntaxNode): string {
+    return this.text.slice(n.startIndex, n.endIndex);
+  }
+
+  items(
+    parent: SyntaxNode,
+    scope: string[],
+    className: string | null,
+    template: { params: TemplateParam[]; at: Range } | null,
+    depth: number,
+    inTemplate: boolean,
+  ): void {
+    if (depth > MAX_SCOPE_DEPTH) return;
+    for (const node of parent.namedChildren) if (node) this.item(node, scope, className, template, depth, inTemplate);
+  }
+
+  private item(
+    node: SyntaxNode,
+    scope: string[],
+    className: string | null,
+    template: { params: TemplateParam[]; at: Range } | null,
+    depth: number,
+    inTemplate: boolean,
+  ): void {
+    switch (node.type) {
+      case 'namespace_definition': {
+        const name = node.childForFieldName('name');
+        const body = node.childForFieldName('body');
+        // An anonymous namespace adds nothing to names; `a::b` nests two.
+        const parts = name ? this.slice(name).replace(/\s+/g, '').split('::') : [];
+        if (body) this.items(body, [...scope, ...parts], null, null, depth + 1, inTemplate);
+        return;
+      }
+      case 'linkage_specification': {
+        const body = node.childForFieldName('body');
+        if (body?.type === 'declaration_list') this.items(body, scope, className, null, depth + 1, inTemplate);
+        else if (body) this.item(body, scope, className, null, depth + 1, inTemplate);
+        return;
+      }
+      case 'declaration_list':
+      case 'field_declaration_list':
+      case 'ERROR':
+        this.items(node, scope, className, template, depth + 1, inTemplate);
+        return;
+      case 'template_declaration': {
+        const params = templateParams(node.childForFieldName('parameters'), (n) => this.slice(n));
+        const inner = node.namedChildren.find((c) => c && c.type !== 'template_parameter_list');
+        if (inner) this.item(inner, scope, className, { params, at: [node.startIndex, node.endIndex] }, depth + 1, inTemplate || true);
+        return;
+      }
+      case 'function_definition':
+        this.function(node, scope, className, template, true);
+        return;
+      case 'declaration':
+      case 'field_declaration':
+        this.declaration(node, scope, className, template, inTemplate);
+        return;
+      case 'struct_specifier':
+      case 'class_specifier':
+      case 'union_specifier':
+        this.record(node, scope, template, depth, inTemplate || !!template);
+        return;
+      case 'enum_specifier':
+        this.enumeration(node, scope, inTemplate);
+        return;
+      case 'type_definition': {
+        const type = node.childForFieldName('type');
+        if (type && /struct_specifier|class_specifier|enum_specifier/.test(type.type)) this.item(type, scope, className, template, depth + 1, inTemplate);
+        return;
+      }
+      case 'access_specifier':
+      case 'comment':
+        return;
+    }
+  }
+
+  private function(
+    node: SyntaxNode,
+    scope: string[],
+    className: string | null,
+    template: { params: TemplateParam[]; at: Range } | null,
+    isDefinition: boolean,
+  ): void {
+    const declarator = functionDeclaratorOf(node) ?? (node.childForFieldName('declarator')?.type === 'function_declarator' ? node.childForFieldName('declarator') : null);
+    if (!declarator) return;
+    const nameNode = declarator.childForFieldName('declarator');
+    if (!nameNode) return;
+    const written = this.slice(nameNode).replace(/\s+/g, '');
+    // `C::f` defined outside its class: a member of C.
+    const parts = written.split('::');
+    const name = parts[parts.length - 1];
+    const qualifier = parts.slice(0, -1).filter((p) => p !== '');
+    const owner = qualifier.length ? qualifier[qualifier.length - 1].replace(/<.*$/, '') : className;
+    const fullScope = [...scope, ...qualifier.map((q) => q.replace(/<.*$/, ''))];
+    const specifiers = this.text.slice(node.startIndex, declarator.startIndex);
+    const global = /\b__global__\b/.test(specifiers);
+    const device = /\b__device__\b/.test(specifiers);
+    const host = /\b__host__\b/.test(specifiers) || (!global && !device);
+    const body = isDefinition ? node.childForFieldName('body') : null;
+    const params: OutlineParam[] = [];
+    for (const p of declarator.childForFieldName('parameters')?.namedChildren ?? []) {
+      if (!p || !/parameter_declaration/.test(p.type)) continue;
+      const pname = declaredName(p.childForFieldName('declarator'));
+      const type = p.childForFieldName('type');
+      const dflt = p.childForFieldName('default_value');
+      params.push({
+        text: this.slice(p).replace(/\s+/g, ' ').trim(),
+        name: pname ? this.slice(pname) : null,
+        type: type ? this.slice(type).replace(/\s+/g, ' ') : '',
+        defaultAt: dflt ? [dflt.startIndex, dflt.endIndex] : null,
+        variadic: p.type === 'variadic_parameter_declaration',
+      });
+    }
+    this.out.functions.push({
+      name,
+      qualified: [...fullScope, name].join('::'),
+      scope: fullScope,
+      className: owner,
+      global,
+      device,
+      host,
+      constexpr: /\bconstexpr\b/.test(specifiers),
+      templateParams: template?.params ?? null,
+      params,
+      at: template ? template.at : [node.startIndex, node.endIndex],
+      definitionAt: [node.startIndex, node.endIndex],
+      nameAt: [nameNode.startIndex, nameNode.endIndex],
+      headerAt: [template ? template.at[0] : node.startIndex, declarator.childForFieldName('parameters')?.endIndex ?? declarator.endIndex],
+      bodyAt: body ? [body.startIndex, body.endIndex] : null,
+    });
+  }
+
+  private declaration(
+    node: SyntaxNode,
+    scope: string[],
+    className: string | null,
+    template: { params: TemplateParam[]; at: Range } | null,
+    inTemplate: boolean,
+  ): void {
+    const type = node.childForFieldName('type');
+    if (type && /struct_specifier|class_specifier|enum_specifier|union_specifier/.test(type.type) && type.childForFieldName('body'))
+      this.item(type, scope, className, null, 1, inTemplate);
+    const declarators = node.childrenForFieldName('declarator').filter((d): d is SyntaxNode => !!d);
+    for (const d of declarators) {
+      if (d.type === 'function_declarator' || functionDeclaratorOf(node) === d) {
+        this.function(node, scope, className, template, false);
+        continue;
+      }
+      const name = declaredName(d);
+      if (!name) continue;
+      const specifiers = this.text.slice(node.startIndex, (declarators[0] ?? d).startIndex);
+      // `int x = 5;` or a field `static constexpr int k = 5;` (the value a child of the declaration).
+      const value =
+        d.type === 'init_declarator'
+          ? d.childForFieldName('value')
+          : node.type === 'field_declaration'
+            ? node.childForFieldName('default_value')
+            : null;
+      const n = this.slice(name);
+      const isMember = node.type === 'field_declaration';
+      // A non-static field is per object, not a constant of the class.
+      if (isMember && !/\bstatic\b/.test(specifiers)) continue;
+      this.out.constants.push({
+        name: n,
+        qualified: [...scope, n].join('::'),
+        scope,
+        type: type ? this.slice(type).replace(/\s+/g, ' ') : '',
+        initAt: value && value.type !== 'argument_list' && value.type !== 'initializer_list' ? [value.startIndex, value.endIndex] : value?.type === 'initializer_list' && value.namedChildren.length === 1 ? [value.namedChildren[0]!.startIndex, value.namedChildren[0]!.endIndex] : null,
+        at: [node.startIndex, node.endIndex],
+        kind: isMember ? 'member' : 'variable',
+        isConst: /\b(const|constexpr)\b/.test(specifiers) || /\bconst\b/.test(this.slice(d)),
+        inTemplate,
+      });
+    }
+  }
+
+  private record(
+    node: SyntaxNode,
+    scope: string[],
+    template: { params: TemplateParam[]; at: Range } | null,
+    depth: number,
+    inTemplate: boolean,
+  ): void {
+    const nameNode = node.childForFieldName('name');
+    const body = node.childForFieldName('body');
+    if (!nameNode) {
+      // An anonymous struct's static members are unreachable by name; its nested enums still count.
+      if (body) for (const c of body.namedChildren) if (c?.type === 'enum_specifier') this.enumeration(c, scope, inTemplate);
+      return;
+    }
+    const name = this.slice(nameNode).replace(/\s+/g, '').replace(/<.*$/, '');
+    const inner = [...scope, name];
+    const fields: Array<{ name: string; type: string }> = [];
+    for (const f of body?.namedChildren ?? []) {
+      if (f?.type !== 'field_declaration') continue;
+      const type = f.childForFieldName('type');
+      for (const d of f.childrenForFieldName('declarator')) {
+        const n = d && d.type !== 'function_declarator' ? declaredName(d) : null;
+        if (n) fields.push({ name: this.slice(n), type: type ? this.slice(type).replace(/\s+/g, ' ') : '' });
+      }
+    }
+    this.out.records.push({
+      name,
+      qualified: inner.join('::'),
+      scope,
+      templateParams: template?.params ?? null,
+      fields,
+      at: [node.startIndex, node.endIndex],
+    });
+    if (body) this.items(body, inner, name, null, depth + 1, inTemplate);
+  }
+
+  private enumeration(node: SyntaxNode, scope: string[], inTemplate: boolean): void {
+    const nameNode = node.childForFieldName('name');
+    const body = node.childForFieldName('body');
+    if (!body) return;
+    const enumName = nameNode ? this.slice(nameNode) : null;
+    const scoped = /^\s*enum\s+(class|struct)\b/.test(this.text.slice(node.startIndex, node.endIndex));
+    // A plain enum's enumerators are named in the enclosing scope (and, since C++11, as `E::A` too).
+    const scopes = scoped ? [[...scope, enumName!]] : enumName ? [scope, [...scope, enumName]] : [scope];
+    let previous: string | null = null;
+    for (const e of body.namedChildren) {
+      if (e?.type !== 'enumerator') continue;
+      const n = e.childForFieldName('name');
+      const v = e.childForFieldName('value');
+      if (!n) continue;
+      const name = this.slice(n);
+      for (const s of scopes)
+        this.out.constants.push({
+          name,
+          qualified: [...s, name].join('::'),
+          scope: s,
+          type: 'int',
+          initAt: v ? [v.startIndex, v.endIndex] : null,
+          at: [e.startIndex, e.endIndex],
+          kind: 'enumerator',
+          isConst: true,
+          previous: v ? undefined : previous,
+          inTemplate,
+        });
+      previous = [...scopes[0], name].join('::');
+    }
+  }
+}
+
+export function templateParams(list: SyntaxNode | null, slice: (n: SyntaxNode) => string): TemplateParam[] {
+  const out: TemplateParam[] = [];
+  for (const p of list?.namedChildren ?? []) {
+    if (!p) continue;
+    const isType = /type_parameter_declaration|template_template_parameter/.test(p.type);
+    const name =
+      p.childForFieldName('name') ??
+      declaredName(p.childForFieldName('declarator')) ??
+      p.namedChildren.find((c) => c?.type === 'type_identifier' || c?.type === 'identifier') ??
+      null;
+    if (!name) continue;
+    const dflt = p.childForFieldName('default_value') ?? p.childForFieldName('default_type');
+    out.push({ name: slice(name), kind: isType ? 'type' : 'value', defaultText: dflt ? slice(dflt) : null });
+  }
+  return out;
+}

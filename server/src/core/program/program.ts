@@ -1,0 +1,644 @@
+/**
+ * The program of one translation unit: the files its preprocessor read, each as the unit sees it
+ * (the view), their outlines, and the IR of any function or constant an analysis asks for, built
+ * on demand. Names resolve only to what the unit declares (a call of `encoder_forward` reaches the
+ * definition the unit includes, never a same-named function of a file it does not), innermost
+ * scope first, as C++ looks names up.
+ */
+import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
+import type { Expr, Range, TemplateArg } from '../ir/expr';
+import { buildFunctionIR, type FunctionIR } from '../ir/function-ir';
+import { ExprBuilder, type BuildHooks } from '../ir/expr-builder';
+import { UnitMacroHooks, type SnippetParser } from '../ir/macro-hooks';
+import type { PreprocessedUnit } from '../preprocess/unit';
+import { viewText } from '../preprocess/view';
+import { parseView } from '../preprocess/parse-view';
+import { outlineOf, type FileOutline, type OutlineConstant, type OutlineFunction, type OutlineRecord } from './outline';
+import { analyzeFunctionValues, type FunctionValues } from '../values/function-values';
+import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
+import { Evaluator, type Env, type Observer, type Resolver } from '../values/evaluate';
+import { sizeofType } from '../text/const-eval';
+import { memoByText } from '../incremental/kept-tables';
+
+export interface ProgramFileInput {
+  path: string;
+  /** The unit's view of the file: the text the syntax tree is parsed from. */
+  view: string;
+  /** The live tree of `view` (an open document's), or null: what is needed is parsed apart. */
+  tree?: Tree | null;
+}
+
+export interface ProgramFile {
+  path: string;
+  view: string;
+  tree: Tree | null;
+}
+
+/** A function of the program, where it is. */
+export interface ProgramFunction {
+  file: string;
+  fn: OutlineFunction;
+}
+
+export interface ProgramConstant {
+  file: string;
+  decl: OutlineConstant;
+}
+
+/** What a template parameter is bound to: a value, or a type (as written). */
+export type TemplateBinding = Val | TypeBinding;
+export interface TypeBinding {
+  k: 'type-arg';
+  type: string;
+}
+
+export function isType(b: TemplateBinding): b is TypeBinding {
+  return b.k === 'type-arg';
+}
+
+/** The function an analysis is in: where names are looked up from, and its template arguments. */
+export interface FunctionScope {
+  file: string;
+  /** Namespaces and classes enclosing the use. */
+  scope: readonly string[];
+  bindings: ReadonlyMap<string, TemplateBinding>;
+}
+
+/** Calls followed into callees at most this deep (a wrapper calling a wrapper calling a launcher). */
+export const MAX_CALL_DEPTH = 4;
+
+export class UnitProgram {
+  private readonly files = new Map<string, ProgramFile>();
+  private readonly outlines = new Map<string, FileOutline>();
+  private readonly hooks = new Map<string, UnitMacroHooks>();
+  private readonly irs = new Map<string, FunctionIR | null>();
+  private readonly constants = new Map<OutlineConstant, Val>();
+  private readonly evaluating = new Set<OutlineConstant>();
+  private readonly calls = new Map<string, FunctionValues | null>();
+  private readonly stack: string[] = [];
+  private byName: Map<string, { functions: ProgramFunction[]; constants: ProgramConstant[]; records: Array<{ file: string; record: OutlineRecord }> }> | null = null;
+
+  /**
+   * `inputs`: files with their views given (an open document with its tree); every other file the
+   * unit read gets its parse view from the unit when first asked.
+   */
+  constructor(
+    readonly unit: PreprocessedUnit,
+    private readonly parser: SnippetParser,
+    inputs: readonly ProgramFileInput[],
+  ) {
+    for (const f of inputs) this.files.set(f.path, { path: f.path, view: f.view, tree: f.tree ?? null });
+    for (const [path, file] of unit.files)
+      if (!this.files.has(path)) this.lazy.set(path, () => parseView(viewText(file), (o) => unit.macrosAt(path, o), unit.macroNames));
+  }
+
+  private readonly lazy = new Map<string, () => string>();
+
+  /** Frees what the program parsed (the expansions' and functions' trees); its results stay valid. */
+  dispose(): void {
+    for (const h of this.hooks.values()) h.dispose();
+    this.hooks.clear();
+  }
+
+  file(path: string): ProgramFile | undefined {
+    let f = this.files.get(path);
+    if (!f) {
+      const make = this.lazy.get(path);
+      if (!make) return undefined;
+      f = { path, view: make(), tree: null };
+      this.files.set(path, f);
+      this.lazy.delete(path);
+    }
+    return f;
+  }
+
+  /** The files in the order the unit read them. */
+  paths(): string[] {
+    return [...new Set([...this.files.keys(), ...this.lazy.keys()])];
+  }
+
+  outline(path: string): FileOutline {
+    let o = this.outlines.get(path);
+    if (!o) {
+      const f = this.file(path);
+      if (!f) return { functions: [], constants: [], records: [] };
+      if (f.tree) o = outlineOf(f.tree.rootNode, f.view);
+      else o = outlineOfText(f.view, this.parser);
+      this.outlines.set(path, o);
+    }
+    return o;
+  }
+
+  macroHooks(path: string): UnitMacroHooks | null {
+    let h = this.hooks.get(path);
+    if (!h) {
+      const f = this.file(path);
+      if (!f) return null;
+      h = new UnitMacroHooks(this.parser, f.view, (o) => this.unit.macrosAt(path, o));
+      this.hooks.set(path, h);
+    }
+    return h;
+  }
+
+  private index() {
+    if (!this.byName) {
+      this.byName = new Map();
+      const entry = (name: string) => {
+        let e = this.byName!.get(name);
+        if (!e) this.byName!.set(name, (e = { functions: [], constants: [], records: [] }));
+        return e;
+      };
+      for (const path of this.paths()) {
+        const o = this.outline(path);
+        for (const fn of o.functions) entry(fn.name).functions.push({ file: path, fn });
+        for (const decl of o.constants) entry(decl.name).constants.push({ file: path, decl });
+        for (const record of o.records) entry(record.name).records.push({ file: path, record });
+      }
+    }
+    return this.byName;
+  }
+
+  /** Every function of the program with this (last-component) name. */
+  functionsNamed(name: string): ProgramFunction[] {
+    return this.index().get(name)?.functions ?? [];
+  }
+
+  recordsNamed(name: string): Array<{ file: string; record: OutlineRecord }> {
+    return this.index().get(name)?.records ?? [];
+  }
+
+  /**
+   * The declarations `written` (`N`, `ns::N`, `Traits<T>::N`) names from `scope`: those whose
+   * qualified name ends with it, in the innermost enclosing scope that has any; when none is in an
+   * enclosing scope (a `using namespace`), all of them.
+   */
+  lookup<T extends { scope: readonly string[] }>(written: string, scope: readonly string[], candidates: readonly T[]): T[] {
+    const parts = written.replace(/^::/, '').replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::');
+    const qualifier = parts.slice(0, -1);
+    const matching = candidates.filter((c) => endsWith(c.scope, qualifier));
+    if (matching.length <= 1) return matching;
+    for (let depth = scope.length; depth >= 0; depth--) {
+      const prefix = [...scope.slice(0, depth), ...qualifier];
+      const here = matching.filter((c) => sameScope(c.scope, prefix));
+      if (here.length) return here;
+    }
+    return matching;
+  }
+
+  // --- IR ---
+
+  /** The IR of a function of the program (its body), or null when it has none. */
+  functionIR(pf: ProgramFunction): FunctionIR | null {
+    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    if (this.irs.has(key)) return this.irs.get(key)!;
+    const ir = pf.fn.bodyAt ? this.buildIR(pf.file, pf.fn.definitionAt) : null;
+    this.irs.set(key, ir);
+    return ir;
+  }
+
+  /** The IR of the function (or lambda) whose node spans `at` in `path`. */
+  buildIR(path: string, at: Range, lambda = false): FunctionIR | null {
+    const f = this.file(path);
+    if (!f) return null;
+    const macros = this.macroHooks(path);
+    if (f.tree) {
+      const node = nodeAt(f.tree.rootNode, at, lambda ? 'lambda_expression' : 'function_definition');
+      if (!node) return null;
+      return buildFunctionIR(node, { text: f.view, macros }, { lambdaParams: lambda ? lambdaParams(node) : null });
+    }
+    // Parsed apart: the function's own text, its offsets the file's.
+    const text = f.view.slice(at[0], at[1]);
+    const tree = this.parser.parseApart(lambda ? `auto __l = ${text};` : text);
+    try {
+      const node = lambda
+        ? findFirst(tree.rootNode, 'lambda_expression')
+        : findFirst(tree.rootNode, 'function_definition');
+      if (!node) return null;
+      const base = lambda ? at[0] - 'auto __l = '.length : at[0];
+      const hooks: BuildHooks = { text: lambda ? `auto __l = ${text};` : text, base, macros };
+      return buildFunctionIR(node, hooks, { lambdaParams: lambda ? lambdaParams(node) : null });
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** An expression written at `at` of `path` (a constant's initialiser, a default argument), as IR. */
+  expressionAt(path: string, at: Range): Expr | null {
+    const f = this.file(path);
+    if (!f) return null;
+    const text = f.view.slice(at[0], at[1]);
+    const prefix = 'auto __v = (';
+    const tree = this.parser.parseApart(`${prefix}${text});`);
+    try {
+      const value = findFirst(tree.rootNode, 'parenthesized_expression');
+      const inner = value?.namedChildren[0];
+      if (!inner) return null;
+      const builder = new ExprBuilder(
+        { text: `${prefix}${text});`, base: at[0] - prefix.length, macros: this.macroHooks(path) },
+        { resolve: () => null, lambda: () => undefined, statements: () => undefined },
+      );
+      return builder.build(inner);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  // --- values ---
+
+  /** The value of a constant of the program (its initialiser evaluated in its scope), unknown when it has none it can compute. */
+  constantValue(pc: ProgramConstant): Val {
+    const { decl } = pc;
+    const kept = this.constants.get(decl);
+    if (kept) return kept;
+    if (this.evaluating.has(decl) || this.evaluating.size > 64) return top(`\`${decl.name}\` refers to itself`);
+    this.evaluating.add(decl);
+    let v: Val;
+    try {
+      v = this.computeConstant(pc);
+    } finally {
+      this.evaluating.delete(decl);
+    }
+    this.constants.set(decl, v);
+    return v;
+  }
+
+  private computeConstant({ file, decl }: ProgramConstant): Val {
+    if (decl.kind === 'enumerator' && decl.initAt === null) {
+      if (!decl.previous) return num(0);
+      const prev = this.lookup(decl.previous, decl.scope, this.index().get(decl.previous.split('::').pop()!)?.constants.map((c) => ({ ...c, scope: c.decl.scope })) ?? []);
+      const p = prev.find((c) => c.decl.qualified === decl.previous) ?? prev[0];
+      const pv = p ? this.constantValue(p) : TOP;
+      return pv.k === 'num' && pv.values.length === 1 ? num(pv.values[0] + 1) : TOP;
+    }
+    // A variable that is not const may change at run time; a non-const member is per object.
+    if (!decl.isConst && decl.kind !== 'enumerator') return top(`\`${decl.name}\` is not const`);
+    if (!decl.initAt) return top(`\`${decl.name}\` has no value in view`);
+    const e = this.expressionAt(file, decl.initAt);
+    if (!e) return TOP;
+    const scope: FunctionScope = { file, scope: decl.scope, bindings: new Map() };
+    const resolver = this.resolver(scope, 0);
+    const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
+    const v = new Evaluator(ir, resolver).eval(e, { vals: new Map(), self: null });
+    return v;
+  }
+
+  /** The resolver of names and calls for code in `scope`, following calls `depth` deep so far. */
+  resolver(scope: FunctionScope, depth: number): Resolver {
+    return {
+      name: (name, templateArgs, evaluate) => this.nameValue(name, templateArgs, scope, evaluate),
+      call: (callee, args, _exprs, at) => this.callValue(callee, args, scope, depth, at),
+      writesThrough: (callee, index) => this.writesThrough(callee, index, scope),
+      sizeofType: (type) => {
+        const b = scope.bindings.get(type.trim());
+        return b && isType(b) ? sizeofType(b.type) : null;
+      },
+      construct: (type, args) => this.construct(type, args, scope, depth),
+    };
+  }
+
+  private nameValue(name: string, templateArgs: TemplateArg[] | null, from: FunctionScope, evaluate: (e: Expr) => Val): Val | null {
+    const bound = from.bindings.get(name);
+    if (bound) return isType(bound) ? top(`\`${name}\` is a type`) : bound;
+    const base = name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
+    const entry = this.index().get(base);
+    if (!entry) return null;
+    const constants = this.lookup(name, from.scope, entry.constants.map((c) => ({ ...c, scope: c.decl.scope })));
+    if (constants.length) {
+      const values = constants.map((c) => this.constantValue(c));
+      const first = values[0];
+      // Declarations that agree are one constant; ones that differ (two namespaces a `using` joins) are not known.
+      return values.every((v) => valKey(v) === valKey(first)) ? first : top(`\`${name}\` is declared more than once with different values`);
+    }
+    const functions = this.lookup(name, from.scope, entry.functions.map((f) => ({ ...f, scope: f.fn.scope })));
+    if (functions.length) {
+      const ref: FnRef = {
+        name: name.replace(/^::/, ''),
+        templateArgs: templateArgs ? templateArgs.map((t) => ('type' in t ? { type: this.boundType(t.type, from) } : { value: evaluate(t.expr) })) : null,
+        written: templateArgs,
+      };
+      return { k: 'fn', refs: [ref] };
+    }
+    return null;
+  }
+
+  /** The constant `name` means from `from`, where it is declared and its value, for a note. */
+  describeConstant(name: string, from: FunctionScope): { kind: string; file: string; at: number; value: number | null } | null {
+    const base = name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
+    const entry = this.index().get(base);
+    if (!entry) return null;
+    const found = this.lookup(name, from.scope, entry.constants.map((c) => ({ ...c, scope: c.decl.scope })));
+    if (found.length === 0) return null;
+    const c = found[0];
+    const v = this.constantValue(c);
+    return {
+      kind: c.decl.kind === 'enumerator' ? 'enumerator' : 'const',
+      file: c.file,
+      at: c.decl.at[0],
+      value: v.k === 'num' && v.values.length === 1 ? v.values[0] : null,
+    };
+  }
+
+  private boundType(type: string, from: FunctionScope): string {
+    const b = from.bindings.get(type.trim());
+    return b && isType(b) ? b.type : type;
+  }
+
+  /** The functions of the program a function value may call, given the number of arguments. */
+  resolveCallee(ref: FnRef, argCount: number, from: FunctionScope): ProgramFunction[] {
+    const base = ref.name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
+    const candidates = this.lookup(ref.name, from.scope, this.functionsNamed(base).map((f) => ({ ...f, scope: f.fn.scope })));
+    const takes = (c: ProgramFunction, strict: boolean) => {
+      const required = c.fn.params.filter((p) => !p.defaultAt && !p.variadic).length;
+      const variadic = c.fn.params.some((p) => p.variadic);
+      return (argCount >= required || !strict) && (variadic || argCount <= c.fn.params.length);
+    };
+    // Fewer arguments than a definition takes: its defaults are in a declaration out of view.
+    let fit = candidates.filter((c) => takes(c, true));
+    if (fit.length === 0) fit = candidates.filter((c) => takes(c, false));
+    // A declaration and its definition are one function: keep the definitions when there are.
+    const defined = fit.filter((c) => c.fn.bodyAt);
+    return defined.length ? defined : fit;
+  }
+
+  /** resolveCallee, narrowed by the arguments' shapes among overloads. */
+  resolveCall(ref: FnRef, args: ReadonlyArray<Val | undefined>, from: FunctionScope): ProgramFunction[] {
+    return bestOverloads(this.resolveCallee(ref, args.length, from), args);
+  }
+
+  private writesThrough(callee: Val, index: number, from: FunctionScope): boolean {
+    if (callee.k !== 'fn') return false;
+    for (const ref of callee.refs)
+      for (const c of this.resolveCallee(ref, index + 1, from)) {
+        const p = c.fn.params[index];
+        if (p && /&/.test(p.type + (p.name ?? '')) && !/\bconst\b/.test(p.type)) return true;
+      }
+    return false;
+  }
+
+  private callValue(callee: Val, args: Val[], from: FunctionScope, depth: number, at: Expr): Val | null {
+    void at;
+    // `T(args)`: an object of a class the program defines, made by whichever constructor takes them.
+    if (callee.k === 'fn' && callee.refs.length === 1) {
+      const base = callee.refs[0].name.replace(/<.*$/, '').split('::').pop()!;
+      if (this.functionsNamed(base).some((f) => isConstructor(f.fn))) return this.construct(base, args, from, depth);
+    }
+    const target = this.callTargetOf(callee, args, from);
+    if (!target) return null;
+    const result = this.analyzeCall(target.pf, { args, bindings: target.bindings, self: target.self, passed: args.length }, depth + 1);
+    if (!result) return null;
+    // A constructor called by its class's name makes the object.
+    return isConstructor(target.pf.fn) ? (result.self ?? null) : result.returns;
+  }
+
+  /** What a call of a function value (or of an object's `operator()`) runs: one function with its bindings. */
+  callTargetOf(
+    callee: Val,
+    args: ReadonlyArray<Val | undefined>,
+    from: FunctionScope,
+  ): { pf: ProgramFunction; bindings: Map<string, TemplateBinding>; self: Val | null } | null {
+    const argCount = args.length;
+    if (callee.k === 'fn' && callee.refs.length === 1) {
+      const t = this.callTarget(callee.refs[0], args, from);
+      if (!t) return null;
+      return { ...t, self: isConstructor(t.pf.fn) ? this.emptyObject(t.pf.fn.className!, from) : null };
+    }
+    if (callee.k === 'agg' && callee.type) {
+      const type = callee.type.replace(/<.*$/, '').split('::').pop()!;
+      const ops = this.functionsNamed('operator()').filter((f) => f.fn.className === type && f.fn.bodyAt);
+      const fit = ops.filter((f) => f.fn.params.some((p) => p.variadic) || f.fn.params.length === argCount);
+      if (fit.length !== 1) return null;
+      return { pf: fit[0], bindings: new Map(), self: callee };
+    }
+    return null;
+  }
+
+  /** An object of a class before its constructor runs: its fields unknown, of their types' shapes. */
+  emptyObject(className: string, from: FunctionScope, params = 0): Val {
+    const records = this.lookup(className, from.scope, this.recordsNamed(className).map((r) => ({ ...r, scope: r.record.scope })));
+    const fields = new Map<string, Val>();
+    for (const f of records[0]?.record.fields ?? []) fields.set(f.name, shapeOf(f.type, top(`\`${f.name}\` is a member set at run time`, params)));
+    return { k: 'agg', type: className, fields };
+  }
+
+  private construct(type: string, args: Val[], from: FunctionScope, depth: number): Val | null {
+    const name = type.replace(/<.*$/, '').trim().split('::').pop()!;
+    if (!/^[A-Za-z_]\w*$/.test(name)) return null;
+    const ctors = this.functionsNamed(name).filter((f) => isConstructor(f.fn) && f.fn.bodyAt);
+    const fit = bestOverloads(
+      ctors.filter((f) => {
+        const required = f.fn.params.filter((p) => !p.defaultAt && !p.variadic).length;
+        return args.length >= required && args.length <= f.fn.params.length;
+      }),
+      args,
+    );
+    if (fit.length === 0) return null;
+    let made: Val | null = null;
+    for (const ctor of fit) {
+      const result = this.analyzeCall(ctor, { args, bindings: new Map(), self: this.emptyObject(name, from), passed: args.length }, depth + 1);
+      const v = result?.self ?? null;
+      if (!v) return null;
+      made = made ? join(made, v) : v;
+    }
+    return made;
+  }
+
+  /** The one function a reference calls with its template arguments bound, or null. */
+  callTarget(ref: FnRef, args: ReadonlyArray<Val | undefined>, from: FunctionScope): { pf: ProgramFunction; bindings: Map<string, TemplateBinding> } | null {
+    const targets = this.resolveCall(ref, args, from).filter((c) => c.fn.bodyAt && !c.fn.global);
+    if (targets.length !== 1) return null;
+    const pf = targets[0];
+    return { pf, bindings: this.bindTemplate(pf, ref, from) };
+  }
+
+  /** Template parameters bound from the explicit template arguments, then the defaults. */
+  bindTemplate(pf: ProgramFunction, ref: FnRef, from: FunctionScope): Map<string, TemplateBinding> {
+    const bindings = new Map<string, TemplateBinding>();
+    const params = pf.fn.templateParams ?? [];
+    params.forEach((p, k) => {
+      const given = ref.templateArgs?.[k];
+      if (given) bindings.set(p.name, 'type' in given ? { k: 'type-arg', type: given.type } : given.value);
+    });
+    for (const p of params) {
+      if (bindings.has(p.name) || p.defaultText === null) continue;
+      if (p.kind === 'type') bindings.set(p.name, { k: 'type-arg', type: p.defaultText });
+      else {
+        const v = this.evaluateText(pf.file, p.defaultText, { file: pf.file, scope: pf.fn.scope, bindings });
+        if (v) bindings.set(p.name, v);
+      }
+    }
+    void from;
+    return bindings;
+  }
+
+  /** The arguments of a call with the parameters it does not pass bound to their default arguments. */
+  private withDefaults(
+    pf: ProgramFunction,
+    args: ReadonlyArray<Val | undefined>,
+    passed: number,
+    bindings: ReadonlyMap<string, TemplateBinding>,
+  ): Array<Val | undefined> {
+    const out = [...args];
+    pf.fn.params.forEach((p, k) => {
+      if (k < passed || p.variadic) return;
+      const e = p.defaultAt ? this.expressionAt(pf.file, p.defaultAt) : null;
+      const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
+      out[k] = e
+        ? new Evaluator(ir, this.resolver({ file: pf.file, scope: pf.fn.scope, bindings }, MAX_CALL_DEPTH)).eval(e, { vals: new Map(), self: null })
+        : top(`\`${p.name ?? 'a parameter'}\` has its default in a declaration out of view`);
+    });
+    return out;
+  }
+
+  /** An expression (of no function's locals) evaluated in `scope`. */
+  evaluateIn(e: Expr, scope: FunctionScope): Val {
+    const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
+    return new Evaluator(ir, this.resolver(scope, MAX_CALL_DEPTH - 1)).eval(e, { vals: new Map(), self: null });
+  }
+
+  /** Tokens already expanded, spelled out (an attribute's argument), evaluated in `scope`; every node placed at `at`. */
+  evaluateSpelled(path: string, text: string, at: Range, scope: FunctionScope): Val | null {
+    void path;
+    const prefix = 'auto __v = (';
+    const tree = this.parser.parseApart(`${prefix}${text});`);
+    try {
+      const value = findFirst(tree.rootNode, 'parenthesized_expression');
+      const inner = value?.namedChildren[0];
+      if (!inner || inner.hasError) return null;
+      const builder = new ExprBuilder(
+        { text: `${prefix}${text});`, macros: null },
+        { resolve: () => null, lambda: () => undefined, statements: () => undefined },
+      );
+      const e = builder.withMap(() => at, null, () => builder.build(inner));
+      return this.evaluateIn(e, scope);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** A small expression written in a file (a template parameter's default), evaluated in `scope`. */
+  evaluateText(path: string, text: string, scope: FunctionScope): Val | null {
+    const f = this.file(path);
+    if (!f) return null;
+    const at = f.view.indexOf(text);
+    const e = at >= 0 ? this.expressionAt(path, [at, at + text.length]) : null;
+    if (!e) return null;
+    const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
+    return new Evaluator(ir, this.resolver(scope, MAX_CALL_DEPTH)).eval(e, { vals: new Map(), self: null });
+  }
+
+  /**
+   * A function analysed with its arguments (and template parameters and object) bound: what it
+   * returns and its locals' values; null past the depth bound or when it has no body.
+   */
+  analyzeCall(
+    pf: ProgramFunction,
+    call: {
+      args: ReadonlyArray<Val | undefined>;
+      bindings: ReadonlyMap<string, TemplateBinding>;
+      self: Val | null;
+      /** Called with this many arguments: the parameters after them take their defaults. Absent: analysed alone. */
+      passed?: number;
+    },
+    depth: number,
+    observer?: (scope: FunctionScope, depth: number) => Observer,
+  ): FunctionValues | null {
+    if (depth > MAX_CALL_DEPTH) return null;
+    const ir = this.functionIR(pf);
+    if (!ir) return null;
+    if (call.passed !== undefined && call.passed < pf.fn.params.length) call = { ...call, args: this.withDefaults(pf, call.args, call.passed, call.bindings) };
+    const id = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    const key = `${id}\u0000${call.args.map((a) => (a ? valKey(a) : '-')).join(',')}\u0000${[...call.bindings].map(([n, b]) => `${n}=${isType(b) ? b.type : valKey(b)}`).join(',')}\u0000${call.self ? valKey(call.self) : ''}`;
+    if (!observer && this.calls.has(key)) return this.calls.get(key)!;
+    if (this.stack.includes(id)) return null; // recursion
+    this.stack.push(id);
+    try {
+      const scope: FunctionScope = {
+        file: pf.file,
+        scope: pf.fn.className ? pf.fn.scope : pf.fn.scope,
+        bindings: call.bindings,
+      };
+      const result = analyzeFunctionValues(
+        { ir, resolver: this.resolver(scope, depth), params: call.args, self: call.self },
+        observer?.(scope, depth),
+      );
+      if (!observer) this.calls.set(key, result);
+      return result;
+    } finally {
+      this.stack.pop();
+    }
+  }
+}
+
+/**
+ * Of overloads that take this many arguments, those the arguments match best, as C++ ranks them
+ * closely enough: a dim3 passed to a dim3 parameter, a number to a number, before conversions.
+ */
+export function bestOverloads(candidates: ProgramFunction[], args: ReadonlyArray<Val | undefined>): ProgramFunction[] {
+  if (candidates.length <= 1) return candidates;
+  const score = (c: ProgramFunction) =>
+    args.reduce((s, a, k) => {
+      const p = c.fn.params[k];
+      if (!a || !p) return s;
+      const isDim3 = /\b(dim3|uint3)\b/.test(p.type);
+      if (a.k === 'dim3') return s + (isDim3 ? 2 : /^(auto|[A-Z]\w*)$/.test(p.type.trim()) ? 1 : 0);
+      if (a.k === 'num') return s + (isDim3 ? 1 : 2);
+      return s + 1;
+    }, 0);
+  const best = Math.max(...candidates.map(score));
+  return candidates.filter((c) => score(c) === best);
+}
+
+/** An unknown of a declared type: a dim3 field by field, anything else as it is. */
+export function shapeOf(type: string, unknown: Val): Val {
+  return /^(const\s+)?(::)?(dim3|uint3)$/.test(type.trim()) ? { k: 'dim3', x: unknown, y: unknown, z: unknown } : unknown;
+}
+
+/** A header's outline, kept by its view's text: the units that include it read it once. */
+const outlineOfText = memoByText('file outlines', (view: string, _parser: SnippetParser) => view, (view: string, parser: SnippetParser) => {
+  const tree = parser.parseApart(view);
+  try {
+    return outlineOf(tree.rootNode, view);
+  } finally {
+    tree.delete();
+  }
+});
+
+export function isConstructor(fn: OutlineFunction): boolean {
+  return fn.className !== null && fn.name === fn.className;
+}
+
+function endsWith(scope: readonly string[], qualifier: readonly string[]): boolean {
+  if (qualifier.length > scope.length) return false;
+  const off = scope.length - qualifier.length;
+  return qualifier.every((q, k) => scope[off + k] === q);
+}
+
+function sameScope(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, k) => x === b[k]);
+}
+
+function nodeAt(root: SyntaxNode, at: Range, type: string): SyntaxNode | null {
+  let n: SyntaxNode | null = root.descendantForIndex(at[0], Math.max(at[0], at[1] - 1));
+  while (n && !(n.type === type && n.startIndex === at[0] && n.endIndex === at[1])) n = n.parent;
+  return n;
+}
+
+function findFirst(root: SyntaxNode, type: string): SyntaxNode | null {
+  const cursor = root.walk();
+  try {
+    for (;;) {
+      if (cursor.nodeType === type) return cursor.currentNode;
+      if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return null;
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+function lambdaParams(node: SyntaxNode): SyntaxNode | null {
+  const d = node.childForFieldName('declarator');
+  return d?.childForFieldName('parameters') ?? null;
+}
+
+export type { Env };
