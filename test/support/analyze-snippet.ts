@@ -7,6 +7,7 @@ import {
 import { documentView, type UnitContext } from '../../server/src/core/incremental/unit-facts';
 import type { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
 import { getCudaParser } from './grammar';
+import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 
 export async function analyzeSnippet(text: string, extra: Partial<AnalyzeInput> = {}): Promise<DocumentFacts> {
   const parser = await getCudaParser();
@@ -29,4 +30,21 @@ export function unitOf(index: WorkspaceIndex, path: string): UnitContext {
     main,
     flags: { includeDirs: index.includeDirsOf(main ?? path) },
   };
+}
+
+/** A document analysed at once with a parser the caller holds (the CLI's way): its unit's view parsed, then read. */
+export function analyzeParsed(
+  parser: CudaParser,
+  text: string,
+  extra: Partial<AnalyzeInput> & { uri?: string } = {},
+): DocumentFacts {
+  const path = extra.path ?? (extra.uri ? extra.uri.replace(/^file:\/\//, '') : '/doc.cu');
+  const unit = extra.unit ?? (extra.workspace ? unitOf(extra.workspace, path) : undefined);
+  const view = documentView(path, text, unit);
+  const tree = parser.parse(view.parseView);
+  try {
+    return analyzeDocument({ uri: 'file:///doc.cu', version: 1, text, tree, view, parser, path, unit, ...extra });
+  } finally {
+    tree.delete();
+  }
 }

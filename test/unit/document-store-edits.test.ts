@@ -1,6 +1,7 @@
 /**
- * An incremental change is passed on to the syntax tree as tree-sitter's edit:
- * offsets and points, the old end a place in the text before the change.
+ * The tree is of the unit's view of the document, which a change may alter beyond the text it
+ * touches (an `#endif` turns lines on): the next analysis edits the tree by the difference of the
+ * two views, as tree-sitter's edit: offsets and points, the old end a place in the text before.
  */
 import * as assert from 'node:assert/strict';
 import type { Edit, Tree } from 'web-tree-sitter';
@@ -39,6 +40,7 @@ describe('DocumentStore edits', () => {
     const { store, edits } = await storeSeeingEdits();
     // Backspace at the start of line 3: the empty line 2 goes.
     store.change(URI, 2, [{ range: { start: { line: 2, character: 0 }, end: { line: 3, character: 0 } }, text: '' }]);
+    store.facts(URI);
     const start = TEXT.indexOf('\n\n') + 1;
     assert.deepEqual(edits, [
       {
@@ -58,15 +60,17 @@ describe('DocumentStore edits', () => {
     store.change(URI, 2, [
       { range: { start: { line: 1, character: 2 }, end: { line: 1, character: 5 } }, text: 'int u = 0;\n  int' },
     ]);
-    const start = TEXT.indexOf('int t');
+    store.facts(URI);
+    // The two views differ from `  int ` on: `t` became `u = 0;\n  int t`.
+    const start = TEXT.indexOf('int t') + 4;
     assert.deepEqual(edits, [
       {
         startIndex: start,
-        oldEndIndex: start + 3,
-        newEndIndex: start + 16,
-        startPosition: { row: 1, column: 2 },
-        oldEndPosition: { row: 1, column: 5 },
-        newEndPosition: { row: 2, column: 5 },
+        oldEndIndex: start,
+        newEndIndex: start + 13,
+        startPosition: { row: 1, column: 6 },
+        oldEndPosition: { row: 1, column: 6 },
+        newEndPosition: { row: 2, column: 6 },
       },
     ]);
     store.dispose();

@@ -12,7 +12,10 @@ import fc from 'fast-check';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import { analyzeDocument, type DocumentFacts } from '../../server/src/core/incremental/document-analysis';
-import type { CudaParser, Tree } from '../../server/src/core/syntax/cuda-parser';
+import { analyzeParsed } from '../support/analyze-snippet';
+import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
+import { documentView } from '../../server/src/core/incremental/unit-facts';
+import { editBetween } from '../../server/src/core/incremental/document-sessions';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';
 import { hoverAt } from '../../server/src/lsp/hover';
@@ -29,7 +32,6 @@ import {
   editRange,
   editSequence,
   fuzzRuns,
-  treePoint,
 } from '../support/fuzz-sources';
 
 const URI = 'file:///fuzz/doc.cu';
@@ -38,12 +40,8 @@ const ARCHS = ['sm_80', 'sm_90'];
 /** A position anywhere, in or past the document (clients send stale positions). */
 const position = fc.record({ line: fc.integer({ min: 0, max: 120 }), character: fc.integer({ min: 0, max: 200 }) });
 
-function analyze(parser: CudaParser, text: string, tree: Tree | null = parser.parse(text)): DocumentFacts {
-  try {
-    return analyzeDocument({ uri: URI, version: 1, text, tree });
-  } finally {
-    tree?.delete();
-  }
+function analyze(parser: CudaParser, text: string): DocumentFacts {
+  return analyzeParsed(parser, text, { uri: URI });
 }
 
 /** Every `{ start, end }` span in a value, with the path to it. */
@@ -114,7 +112,7 @@ describe('fuzz: the core', function () {
             `${at} = ${JSON.stringify(span)} ends before it starts`,
           );
         }
-        analyzeDocument({ uri: URI, version: 1, text, tree: null });
+        analyzeDocument({ uri: URI, version: 1, text, tree: null, parser });
       },
       fuzzRuns(150),
     );
@@ -143,37 +141,38 @@ describe('fuzz: the core', function () {
     );
   });
 
-  it('gives the same facts after incremental edits (tree.edit + parse with the old tree) as after a fresh parse', async () => {
+  it('gives the same facts after incremental edits (the difference of the views as a tree edit, then a parse with the old tree) as after a fresh parse', async () => {
     await checkProperty(
       'core: incremental edits = full re-parse',
       [anySource, editSequence],
       (original, edits) => {
         let text = original;
-        let tree = parser.parse(text);
+        const path = '/fuzz/doc.cu';
+        let view = documentView(path, text, undefined);
+        let tree = parser.parse(view.parseView);
         for (const e of edits) {
-          const { start: changed, end } = editRange(text, e);
-          // cuda-parser's contract: an edit right after a `\r` starts at it (it may stop or start ending a line).
-          const start = changed > 0 && text.charCodeAt(changed - 1) === 13 ? changed - 1 : changed;
-          const next = applyEdit(text, e);
-          const newEnd = changed + e.insert.length;
-          tree.edit({
-            startIndex: start,
-            oldEndIndex: end,
-            newEndIndex: newEnd,
-            startPosition: treePoint(text, start),
-            oldEndPosition: treePoint(text, end),
-            newEndPosition: treePoint(next, newEnd),
-          });
-          text = next;
+          text = applyEdit(text, e);
           if (e.analyze) {
-            const reparsed = parser.parse(text, tree);
+            const next = documentView(path, text, undefined);
+            const edit = editBetween(view.parseView, next.parseView);
+            if (edit) tree.edit(edit);
+            const reparsed = parser.parse(next.parseView, tree);
             tree.delete();
             tree = reparsed;
+            view = next;
           }
         }
-        const incrementalTree = parser.parse(text, tree);
+        const next = documentView(path, text, undefined);
+        const edit = editBetween(view.parseView, next.parseView);
+        if (edit) tree.edit(edit);
+        const incrementalTree = parser.parse(next.parseView, tree);
         tree.delete();
-        const incremental = analyze(parser, text, incrementalTree);
+        let incremental: DocumentFacts;
+        try {
+          incremental = analyzeDocument({ uri: URI, version: 1, text, tree: incrementalTree, view: next, parser, path });
+        } finally {
+          incrementalTree.delete();
+        }
         const fresh = analyze(parser, text);
         const difference = firstDifference(incremental, fresh);
         assert.equal(difference, null, `incremental and fresh facts differ at ${difference}`);

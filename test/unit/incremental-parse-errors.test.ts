@@ -4,6 +4,7 @@
  * fresh analysis of the same text.
  */
 import * as assert from 'node:assert/strict';
+import { documentView } from '../../server/src/core/incremental/unit-facts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DocumentStore } from '../../server/src/lsp/document-store';
@@ -177,8 +178,9 @@ describe('an incremental parse near an error, settled by a fresh parse elsewhere
   let store: DocumentStore;
   let version: number;
   let text: string;
+  /** The shape of a fresh parse of the text the store's tree is of (the unit's parse view of `t`). */
   const shapeOfFresh = async (t: string) => {
-    const fresh = (await getCudaParser()).parse(t);
+    const fresh = (await getCudaParser()).parse(documentView(URI, t, undefined).parseView);
     try {
       return treeShape(fresh);
     } finally {
@@ -209,7 +211,7 @@ describe('an incremental parse near an error, settled by a fresh parse elsewhere
     typeNextToTheError();
     const facts = completeFacts(store, URI);
     assert.equal(fromScratch() - before, 0, 'not parsed again from scratch');
-    assert.deepEqual(store.unsettled(URI), { version, text });
+    assert.deepEqual(store.unsettled(URI), { version, text: documentView(URI, text, undefined).parseView });
     assert.deepEqual(facts, await freshFacts(URI, text, version));
   });
 

@@ -21,7 +21,8 @@ describe('kept tables', () => {
       'branch verdicts',
       'dependence kinds',
       'directive ranges',
-      'launch targets',
+      'file directives',
+      'file outlines',
       'launch findings',
       'tree-sitter runtime',
     ]) {

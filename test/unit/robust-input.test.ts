@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { analyzeParsed } from '../support/analyze-snippet';
 import {
-  analyzeDocument,
   type AnalyzeInput,
   type DocumentFacts,
 } from '../../server/src/core/incremental/document-analysis';
@@ -33,9 +33,8 @@ const SAFETY_NET_MS = 20_000;
 function analyzeLikeTheServer(parser: CudaParser, text: string, extra: Partial<AnalyzeInput> = {}): DocumentFacts {
   const uri = extra.uri ?? 'file:///robust/doc.cu';
   const started = Date.now();
-  const tree = parser.parse(text);
-  try {
-    const facts = analyzeDocument({ uri, version: 1, text, tree, ...extra });
+  {
+    const facts = analyzeParsed(parser, text, { ...extra, uri });
     const report = buildDocumentReport({
       facts,
       archs: ['sm_80', 'sm_90'],
@@ -54,8 +53,6 @@ function analyzeLikeTheServer(parser: CudaParser, text: string, extra: Partial<A
     const elapsed = Date.now() - started;
     assert.ok(elapsed < SAFETY_NET_MS, `took ${elapsed} ms`);
     return facts;
-  } finally {
-    tree.delete();
   }
 }
 

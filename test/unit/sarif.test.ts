@@ -127,7 +127,7 @@ describe('check --format sarif (toSarif)', function () {
         {
           path: 'src/k.cu',
           diagnostics: [
-            diag(4, 'launch-in-macro', 'info'),
+            diag(4, 'launch-unresolved-kernel', 'info'),
             diag(5, 'low-occupancy', 'hint'),
             diag(6, 'some-future-check', 'warning'),
             diag(7, 'some-future-check', 'error', 'again'),

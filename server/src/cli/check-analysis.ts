@@ -4,7 +4,7 @@
  * order, then per file its analysis and its report, turned into plain pieces of the output.
  */
 import * as path from 'node:path';
-import type { Analyzer, DocumentFacts, FileFacts, WorkspaceIndex } from '../core/analyzer';
+import type { Analyzer, DocumentFacts, IndexEntry, WorkspaceIndex } from '../core/analyzer';
 import type { Severity } from '../core/types';
 import { branchesForCli, checkJsonFile, type CheckFile, type CheckJsonOptions } from './check-json';
 import { checkTextPieces, type CheckTextOptions, type CheckTextPieces } from './check-text';
@@ -64,10 +64,11 @@ export function indexPlan(roots: readonly string[], sources: readonly Source[]):
 }
 
 /** Index one file of the plan, from the text already read when it is checked, else from disk; its entry, or null when unreadable. */
-export function indexFile(index: WorkspaceIndex, file: string, texts: ReadonlyMap<string, string>): FileFacts | null {
+export function indexFile(index: WorkspaceIndex, file: string, texts: ReadonlyMap<string, string>): IndexEntry | null {
   const text = texts.get(file);
-  if (text !== undefined) return index.update(toIndexPath(file), text);
-  return updateFromDisk(index, file) ? (index.get(toIndexPath(file)) ?? null) : null;
+  const key = toIndexPath(file);
+  if (text !== undefined) return { ...index.update(key, text), text };
+  return updateFromDisk(index, file) ? { ...index.get(key)!, text: index.text(key) } : null;
 }
 
 /**

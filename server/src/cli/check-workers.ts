@@ -12,7 +12,7 @@
 import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { WorkspaceIndex, type FileFacts } from '../core/analyzer';
+import { WorkspaceIndex, type IndexEntry } from '../core/analyzer';
 import {
   assembleIndex,
   type CheckedFile,
@@ -55,10 +55,10 @@ export interface WorkerInput extends IndexInput {
 }
 
 export type ToWorker =
-  { type: 'index'; index: number } | { type: 'load'; entries: FileFacts[] } | { type: 'analyse'; index: number };
+  { type: 'index'; index: number } | { type: 'load'; entries: IndexEntry[] } | { type: 'analyse'; index: number };
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'indexed'; index: number; entry: FileFacts | null }
+  | { type: 'indexed'; index: number; entry: IndexEntry | null }
   | { type: 'loaded' }
   | { type: 'done'; index: number; checked: CheckedFile }
   | { type: 'failed'; index: number; round: 'index' | 'analyse' | 'start'; message: string }
@@ -85,7 +85,7 @@ export async function checkInWorkers(input: WorkerInput, workers: number): Promi
   const pool = new WorkerPool(input, Math.min(workers, input.sources.length));
   try {
     await pool.started;
-    const entries = await pool.round<FileFacts | null>('index', input.plan.files.length);
+    const entries = await pool.round<IndexEntry | null>('index', input.plan.files.length);
     const index = new WorkspaceIndex();
     assembleIndex(index, input.database, input.plan, (k) => {
       const entry = entries[k];

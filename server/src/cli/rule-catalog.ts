@@ -78,15 +78,6 @@ const CATALOG: readonly RuleInfo[] = [
     tags: ['cuda', 'analysis'],
   },
   {
-    id: 'launch-in-macro',
-    name: 'LaunchInMacro',
-    short: 'A launch written inside a macro body is not checked.',
-    full: 'The block size and shared memory of a launch inside a `#define` are known only where the macro is expanded, so the launch is not checked where it is written.',
-    fix: 'Nothing is wrong with the code. To have the launch checked, write it in a function (an inline helper or a template) instead of a macro.',
-    level: 'note',
-    tags: ['cuda', 'analysis'],
-  },
-  {
     id: 'divergent-branch',
     name: 'DivergentBranch',
     short: 'A branch on the thread index splits the lanes of a warp.',

@@ -57,7 +57,7 @@ export { describeCompileFailure, looksCompiledAtRunTime } from './compiler/compi
 export type { CompileError } from './compiler/compile-failure';
 
 export type { DocumentFacts } from './incremental/document-analysis';
-export { WorkspaceIndex, type FileFacts } from './facts/workspace-index';
+export { WorkspaceIndex, type FileFacts, type IndexEntry } from './facts/workspace-index';
 export type { DocumentReport, ReportSettings } from './report/document-report';
 export type { PressureResult } from './report/pressure-report';
 export type { CapCheck, CapFigures } from './report/register-caps';

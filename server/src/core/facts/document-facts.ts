@@ -15,7 +15,6 @@ import type { LaunchTarget } from './launch-checks';
 import type { Finding } from '../types';
 import type { Branch } from '../body/divergence';
 import type { WrapperDefinition } from './launch-wrappers';
-import type { PreprocessedUnit } from '../preprocess/unit';
 
 export interface DocumentFacts {
   uri: string;
@@ -44,8 +43,6 @@ export interface DocumentFacts {
   pendingKernels: number;
   /** Regions tree-sitter-cuda marked as ERROR or MISSING (its grammar has gaps). */
   parseErrors: Span[];
-  /** The translation unit the document was read in (its preprocessor's view), when it was. */
-  unit?: PreprocessedUnit;
 }
 
 /**

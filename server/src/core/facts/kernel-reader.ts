@@ -6,13 +6,15 @@
  * arrays sized from their element type and extents.
  */
 import type { Dim3, Kernel, LaunchBounds, SharedDeclaration, Span, TemplateParam } from '../types';
-import type { Range } from '../ir/expr';
+import { forEachExpr, type Expr, type Range } from '../ir/expr';
+import { copyEnv, Evaluator, type Env } from '../values/evaluate';
 import { spanOf, type SourceText } from '../text/source-text';
 import { tokenize, spell } from '../preprocess/tokens';
 import { expandTokens, ExpansionLimit, toExpand, type XToken } from '../preprocess/macro-expansion';
 import { sizeofType } from '../text/const-eval';
 import { single, top, type Val } from '../values/domain';
 import { type FunctionScope, type ProgramFunction, type TemplateBinding, type UnitProgram } from '../program/program';
+import type { OutlineFunction } from '../program/outline';
 
 export interface KernelReadInput {
   program: UnitProgram;
@@ -25,8 +27,13 @@ export interface KernelReadInput {
 
 const ATTRIBUTE_NAMES: ReadonlySet<string> = new Set(['__launch_bounds__', '__maxnreg__', '__cluster_dims__']);
 
-export function readKernels({ program, path, source, view }: KernelReadInput): Kernel[] {
-  const kernels: Kernel[] = [];
+export function readKernels(input: KernelReadInput): Kernel[] {
+  return readKernelsOf(input).map((k) => k.kernel);
+}
+
+/** The kernels with the outline functions they are read from. */
+export function readKernelsOf({ program, path, source, view }: KernelReadInput): Array<{ fn: OutlineFunction; kernel: Kernel }> {
+  const kernels: Array<{ fn: OutlineFunction; kernel: Kernel }> = [];
   for (const fn of program.outline(path).functions) {
     if (!fn.global) continue;
     const pf: ProgramFunction = { file: path, fn };
@@ -52,7 +59,7 @@ export function readKernels({ program, path, source, view }: KernelReadInput): K
     const cluster = clusterAttr?.args.map((a) => evaluate(a.text, clusterAttr.at)) ?? null;
     const shared = fn.bodyAt ? sharedDeclarations(program, pf, scope, source) : [];
     const staticShared = shared.filter((d) => !d.isExtern);
-    kernels.push({
+    kernels.push({ fn, kernel: {
       name: fn.name,
       qualifiedName: fn.qualified,
       namespaces: fn.scope.filter((s) => s !== fn.className),
@@ -75,7 +82,7 @@ export function readKernels({ program, path, source, view }: KernelReadInput): K
         ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
         : null,
       leadingComment: leadingComment(source, fn.at[0]),
-    });
+    } });
   }
   return kernels;
 }
@@ -143,6 +150,10 @@ function readAttributes(program: UnitProgram, path: string, view: string, header
 function sharedDeclarations(program: UnitProgram, pf: ProgramFunction, scope: FunctionScope, source: SourceText): SharedDeclaration[] {
   const ir = program.functionIR(pf);
   if (!ir) return [];
+  // An extent may name a constant local (`const int n = 32; __shared__ float s[n];`): read where declared.
+  const envAt = new Map<number, Env>();
+  if (ir.locals.some((l) => l.shared && l.dims?.some((d) => mentionsLocal(d))))
+    program.analyzeCall(pf, { args: [], bindings: scope.bindings, self: null }, 0, () => ({ decl: (local, env) => void envAt.set(local, copyEnv(env)) }));
   const out: SharedDeclaration[] = [];
   for (const local of ir.locals) {
     if (!local.shared) continue;
@@ -153,7 +164,8 @@ function sharedDeclarations(program: UnitProgram, pf: ProgramFunction, scope: Fu
     else
       for (const d of local.dims ?? []) {
         if (bytes === null) break;
-        const n = d.k === 'unknown' && d.text === '' ? null : program.evaluateIn(d, scope);
+        const env = envAt.get(local.id);
+        const n = d.k === 'unknown' && d.text === '' ? null : env ? new Evaluator(ir, program.resolver(scope, 2)).eval(d, copyEnv(env)) : program.evaluateIn(d, scope);
         const v = n ? single(n) : null;
         bytes = v === null || v < 0 ? null : bytes * v;
       }
@@ -168,6 +180,14 @@ function sharedDeclarations(program: UnitProgram, pf: ProgramFunction, scope: Fu
     });
   }
   return out;
+}
+
+function mentionsLocal(e: Expr): boolean {
+  let found = false;
+  forEachExpr(e, (x) => {
+    if (x.k === 'name' && x.local !== null) found = true;
+  });
+  return found;
 }
 
 function bindingSize(type: string, scope: FunctionScope): number | null {

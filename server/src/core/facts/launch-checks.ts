@@ -15,7 +15,6 @@ export const LAUNCH_CHECK_CODES = {
   smemNeedsOptIn: 'dynamic-smem-needs-opt-in',
   smemOverLimit: 'dynamic-smem-over-limit',
   unresolvedKernel: 'launch-unresolved-kernel',
-  inMacro: 'launch-in-macro',
 } as const;
 
 /** Without `cudaFuncAttributeMaxDynamicSharedMemorySize`, a block gets at most 48 KB of shared memory. */
@@ -58,16 +57,6 @@ export interface LaunchCheckInput {
 export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCheckInput): Finding[] {
   const findings: Finding[] = [];
   const name = displayName(launch);
-  if (launch.inMacro) {
-    findings.push({
-      code: LAUNCH_CHECK_CODES.inMacro,
-      severity: 'info',
-      message: `This launch of ${name} is written in a macro body: its block size and shared memory are known only where the macro is used, so they are not checked here.`,
-      span: launch.nameSpan,
-      related: [],
-    });
-    return findings;
-  }
   if (!target.kernel) {
     findings.push({
       code: LAUNCH_CHECK_CODES.unresolvedKernel,

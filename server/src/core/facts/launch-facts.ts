@@ -65,7 +65,7 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
     enclosingFunction: o.function,
     templateArgValues: ref?.templateArgs ? ref.templateArgs.map((t) => ('value' in t ? single(t.value) : null)) : null,
     calledThrough: ref?.through ?? null,
-    through: o.through ? { kind: 'wrapper', name: o.through } : null,
+    through: o.through,
     ...(candidates ? { candidates } : {}),
   };
 }
@@ -115,7 +115,9 @@ function exprText(input: LaunchFactsInput, file: string, e: Expr): string {
  * value and definition (`BLOCK = 256 (#define, config.h:3)`), or the first reason an unknown gives.
  */
 function noteFor(input: LaunchFactsInput, o: LaunchObservation, e: Expr, v: Val): string | null {
-  if (v.k === 'top' && v.why) return v.why;
+  // Unknown, or partly (a dim3 one of whose components is): why the first unknown part is.
+  const why = firstWhy(v);
+  if (why) return why;
   const parts: string[] = [];
   const seen = new Set<string>();
   const scope: FunctionScope = { file: o.launchFile, scope: [], bindings: new Map() };
@@ -139,6 +141,12 @@ function noteFor(input: LaunchFactsInput, o: LaunchObservation, e: Expr, v: Val)
   forEachExpr(e, visit);
   if (parts.length) return parts.join('; ');
   return v.k === 'top' ? (v.why ?? null) : null;
+}
+
+function firstWhy(v: Val): string | null {
+  if (v.k === 'top') return v.why ?? null;
+  if (v.k === 'dim3') return firstWhy(v.x) ?? firstWhy(v.y) ?? firstWhy(v.z);
+  return null;
 }
 
 /** `line 3` in the document, `config.h:3` in another file. */

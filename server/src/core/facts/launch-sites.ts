@@ -33,8 +33,8 @@ export interface LaunchObservation {
   /** Dynamic shared memory; null when the launch does not give it (0). */
   smem: Val | null;
   exprs: { grid: Expr | null; block: Expr | null; smem: Expr | null; stream: Expr | null };
-  /** The wrapper the document calls (its name as written at the call), or null for a launch written here. */
-  through: string | null;
+  /** The wrapper the document calls, or the macro whose expansion holds the launch; null for a launch written here. */
+  through: { kind: 'macro' | 'wrapper'; name: string } | null;
   /** The function of the document it is in. */
   function: string;
   /** Which parameters of the function analysed it derives from (see paramsOf). */
@@ -95,7 +95,12 @@ export class LaunchCollector {
     if (!kept) {
       const bindings = new Map<string, TemplateBinding>();
       (pf.fn.templateParams ?? []).forEach((p, k) =>
-        bindings.set(p.name, p.kind === 'type' ? { k: 'type-arg', type: p.name } : top(`\`${p.name}\` is a template parameter of \`${pf.fn.name}\``, templateBit(k))),
+        bindings.set(
+          p.name,
+          p.kind === 'type'
+            ? { k: 'type-arg', type: p.name }
+            : top(`\`${p.name}\` is a template parameter of \`${pf.fn.name}\`, known only per instantiation`, templateBit(k)),
+        ),
       );
       const self = pf.fn.className && !isConstructor(pf.fn) ? selfOf(this.program, pf) : null;
       kept = this.collect(pf, { args: [], bindings, self }, 0);
@@ -112,21 +117,58 @@ export class LaunchCollector {
     const out: LaunchObservation[] = [];
     const ir = this.program.functionIR(pf);
     if (!ir) return out;
-    const observer = (scope: FunctionScope, d: number): Observer => ({
+    const lambdasSeen = new Set<number>();
+    let outerScope: FunctionScope | null = null;
+    this.program.analyzeCall(pf, call, depth, (scope, d) => {
+      outerScope = scope;
+      return this.observer(pf, ir, scope, d, out, lambdasSeen);
+    });
+    // Lambdas the function never calls (passed on to something else): read alone, with their captures unknown.
+    if (depth === 0 && outerScope)
+      for (const at of ir.lambdas) {
+        if (lambdasSeen.has(at[0])) continue;
+        this.program.analyzeLambda(pf.file, at, { args: [], scope: outerScope }, depth + 1, this.observer(pf, ir, outerScope, depth + 1, out, lambdasSeen));
+      }
+    return out;
+  }
+
+  /** What the analysis of `pf` (or a lambda in it) hands each launch and call to. */
+  private observer(
+    pf: ProgramFunction,
+    ir: FunctionIR,
+    scope: FunctionScope,
+    d: number,
+    out: LaunchObservation[],
+    lambdasSeen: Set<number>,
+  ): Observer {
+    return {
       launch: (e, callee, config) => {
-        out.push(this.observation(pf, 'chevrons', e.at, e.callee.at, callee, e.callee, config[0] ?? TOP, config[1] ?? TOP, config[2] ?? null, {
+        const o = this.observation(pf, 'chevrons', e.at, e.callee.at, callee, e.callee, config[0] ?? TOP, config[1] ?? TOP, config[2] ?? null, {
           grid: e.config[0] ?? null,
           block: e.config[1] ?? null,
           smem: e.config[2] ?? null,
           stream: e.config[3] ?? null,
-        }));
+        });
+        out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
       },
-      call: (e, callee, args, _env, pointees) => {
+      call: (e, callee, args, env, pointees) => {
         const name = e.callee.k === 'name' ? baseName(e.callee.name) : null;
         if (name === 'cudaFuncSetAttribute' && d === 0) this.optIn(pf, e, args);
         if (name && LAUNCH_APIS.has(name)) {
           const o = this.apiLaunch(pf, name, e, args, pointees);
-          if (o) out.push(o);
+          if (o) out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
+          return;
+        }
+        // A lambda of this function called here: read with the arguments and what it captures now.
+        const lambda = callee.k === 'fn' && callee.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(callee.refs[0].name) : null;
+        if (lambda) {
+          const at = ir.lambdas.find((r) => r[0] === Number(lambda[1]));
+          if (at && d < 3) {
+            lambdasSeen.add(at[0]);
+            const captures = new Map<string, Val>();
+            for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
+            this.program.analyzeLambda(pf.file, at, { args, scope: { ...scope, captures } }, d + 1, this.observer(pf, ir, scope, d + 1, out, lambdasSeen));
+          }
           return;
         }
         if (d >= 3) return;
@@ -142,16 +184,14 @@ export class LaunchCollector {
             ...o,
             at: e.at,
             nameAt: e.callee.at,
-            through: calleeName(e.callee),
+            through: { kind: 'wrapper', name: calleeName(e.callee) },
             function: pf.fn.name,
             params: o.params,
             path: `${e.at[0]}>${o.path}`,
           });
         }
       },
-    });
-    this.program.analyzeCall(pf, call, depth, observer);
-    return out;
+    };
   }
 
   private optIn(pf: ProgramFunction, e: Extract<Expr, { k: 'call' }>, args: Val[]): void {
@@ -244,7 +284,8 @@ export class LaunchCollector {
     let result = false;
     if (ir) {
       const callees = new Set<string>();
-      for (const e of allExprs(ir)) {
+      const bodies = [ir, ...ir.lambdas.map((at) => this.program.lambdaIR(pf.file, at)).filter((x): x is FunctionIR => x !== null)];
+      for (const e of bodies.flatMap((b) => [...allExprs(b)])) {
         if (e.k === 'launch') result = true;
         else if (e.k === 'call' && e.callee.k === 'name') {
           const n = baseName(e.callee.name);

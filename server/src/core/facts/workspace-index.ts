@@ -50,6 +50,9 @@ export interface FileFacts {
   wrappers: WrapperDefinition[];
 }
 
+/** A file's entry as another index loads it: its facts and its text (the units that include it read it). */
+export type IndexEntry = FileFacts & { text?: string | null };
+
 /** A launch as the index keeps it: the kernel it names, its line, and its threads per block when the source fixes them. */
 export interface IndexedLaunch {
   kernelName: string;
@@ -241,9 +244,9 @@ export class WorkspaceIndex {
     return facts;
   }
 
-  /** Every file's entry, in the order the files were first indexed: plain data, for another index to `load`. */
-  entries(): FileFacts[] {
-    return [...this.files.values()];
+  /** Every file's entry and text, in the order the files were first indexed: plain data, for another index to `load`. */
+  entries(): IndexEntry[] {
+    return [...this.files.values()].map((f) => ({ ...f, text: this.texts.get(f.path) ?? null }));
   }
 
   /**
@@ -251,9 +254,10 @@ export class WorkspaceIndex {
    * built them from their texts (its `update`, then `entries`): what a worker thread's index is
    * given instead of reading every file again. The entries are taken as they are.
    */
-  load(entries: readonly FileFacts[]): void {
-    for (const facts of entries) {
+  load(entries: readonly IndexEntry[]): void {
+    for (const { text, ...facts } of entries) {
       const key = normalizePath(facts.path);
+      if (text !== null && text !== undefined) this.texts.set(key, text);
       this.files.set(key, { ...facts, path: key, generation: ++this.generation });
       this.borrowed.delete(key);
       this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);

@@ -142,7 +142,6 @@ export function analyzeResumable({
     findings: launchFindings(launches, launchTargets, optInsInView, archs ?? []),
     ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
     parseErrors: tree ? collectParseErrors(tree, parsed) : [],
-    unit: doc.unit,
   };
   read.program?.dispose();
   return resumable(facts, passes);

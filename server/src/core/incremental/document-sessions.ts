@@ -258,12 +258,12 @@ export class DocumentSessions {
   }
 
   /**
-   * The version `settle` waits for: its text, when its tree is an incremental parse that may differ
-   * from a fresh one; else null.
+   * The version `settle` waits for, and the text its tree was parsed from (the unit's parse view of
+   * it), when that tree is an incremental parse that may differ from a fresh one; else null.
    */
   unsettled(uri: string): { version: number; text: string } | null {
     const entry = this.entries.get(uri);
-    return entry?.tree && entry.unsettled ? { version: entry.version, text: entry.text } : null;
+    return entry?.tree && entry.unsettled && entry.parsed !== null ? { version: entry.version, text: entry.parsed } : null;
   }
 
   /**

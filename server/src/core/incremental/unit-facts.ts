@@ -7,16 +7,18 @@
 import type { Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, LaunchBounds, SmemOptIn } from '../types';
 import type { SourceText } from '../text/source-text';
-import { spanOf } from '../text/source-text';
+import { makeSourceText, spanOf } from '../text/source-text';
 import { preprocessUnit, type PreprocessedUnit, type Toolchain, type UnitFlags, type UnitSources } from '../preprocess/unit';
 import { viewText } from '../preprocess/view';
 import { parseView } from '../preprocess/parse-view';
 import { normalizePath } from '../preprocess/paths';
+import { spell } from '../preprocess/tokens';
 import { UnitProgram, type FunctionScope, type ProgramFunction, type TemplateBinding } from '../program/program';
 import type { SnippetParser } from '../ir/macro-hooks';
 import { LaunchCollector, kernelRefs, type LaunchObservation } from '../facts/launch-sites';
 import { launchFacts } from '../facts/launch-facts';
-import { kernelScope, readKernels } from '../facts/kernel-reader';
+import { kernelScope, readKernelsOf } from '../facts/kernel-reader';
+import type { OutlineFunction } from '../program/outline';
 import type { LaunchTarget } from '../facts/launch-checks';
 import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
 import { single, type FnRef, type Val } from '../values/domain';
@@ -82,7 +84,8 @@ export interface UnitFacts {
 
 export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInput): UnitFacts {
   const program = new UnitProgram(doc.unit, parser, [{ path: doc.path, view: doc.parseView, tree }]);
-  const kernels = readKernels({ program, path: doc.path, source, view: doc.view });
+  const read = readKernelsOf({ program, path: doc.path, source, view: doc.view });
+  const kernels = read.map((k) => k.kernel);
   const collector = new LaunchCollector(program);
   const observations = collector.launchesIn(doc.path);
   const launches = launchFacts(observations, { program, path: doc.path, source });
@@ -90,7 +93,7 @@ export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInp
   const byAt = new Map(observations.map((o) => [`${o.at[0]}:${o.at[1]}:${o.path}`, o] as const));
   const ordered = sortObservations(observations);
   void byAt;
-  const kernelsOf = new KernelTable(program, doc, source, kernels);
+  const kernelsOf = new KernelTable(program, doc, read);
   const launchTargets = ordered.map((o) => kernelsOf.targetOf(o, workspace));
   const smemOptIns = collector.optIns.map(
     (o): SmemOptIn => ({
@@ -101,7 +104,18 @@ export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInp
     }),
   );
   const fileScope: FunctionScope = { file: doc.path, scope: [], bindings: new Map() };
+  const end = doc.view.length;
   const lookup: Lookup = (name) => {
+    // A macro (as the end of the document has it), else a constant of the unit.
+    const state = doc.unit.macrosAt(doc.path, end).state(name);
+    const defs = state.options.filter((o) => o !== null);
+    if (defs.length > 0) {
+      if (defs.length !== state.options.length || defs.length > 1 || state.open) return null;
+      const def = defs[0];
+      if (def.params !== null || def.body === null) return null;
+      const v = program.evaluateSpelled(doc.path, spell(def.body), [0, 0], fileScope);
+      return v ? single(v) : null;
+    }
     const v = program.resolver(fileScope, 2).name(name, null, () => ({ k: 'top', params: 0 }));
     return v ? single(v) : null;
   };
@@ -114,27 +128,24 @@ function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] 
 
 /** The kernels the unit declares, as `Kernel`s, and the one each launch starts. */
 class KernelTable {
-  private readonly byFile = new Map<string, Kernel[]>();
+  private readonly byFile = new Map<string, Array<{ fn: OutlineFunction; kernel: Kernel }>>();
 
   constructor(
     private readonly program: UnitProgram,
     private readonly doc: DocumentView,
-    private readonly source: SourceText,
-    own: Kernel[],
+    own: Array<{ fn: OutlineFunction; kernel: Kernel }>,
   ) {
     this.byFile.set(doc.path, own);
   }
 
-  private kernelsIn(path: string): Kernel[] {
+  private kernelsIn(path: string): Array<{ fn: OutlineFunction; kernel: Kernel }> {
     let k = this.byFile.get(path);
     if (!k) {
       const file = this.program.file(path);
       const unitFile = this.doc.unit.files.get(path);
       if (!file || !unitFile) return [];
       // Spans of another file's kernels are that file's (the related information names it).
-      const text = unitFile.text;
-      const source = sourceOf(text);
-      k = readKernels({ program: this.program, path, source, view: viewText(unitFile) });
+      k = readKernelsOf({ program: this.program, path, source: makeSourceText(unitFile.text), view: viewText(unitFile) });
       this.byFile.set(path, k);
     }
     return k;
@@ -184,13 +195,7 @@ class KernelTable {
   }
 
   private kernelOf(pf: ProgramFunction): Kernel | null {
-    return this.kernelsIn(pf.file).find((k) => k.qualifiedName === pf.fn.qualified && k.span && offsetMatches(k, pf, this)) ?? null;
-  }
-
-  /** The line a function starts on in its file (to tell overloads apart). */
-  lineOf(path: string, offset: number): number {
-    const text = path === this.doc.path ? this.source.text : (this.doc.unit.files.get(path)?.text ?? '');
-    return text.slice(0, offset).split('\n').length - 1;
+    return this.kernelsIn(pf.file).find((k) => k.fn.nameAt[0] === pf.fn.nameAt[0] && k.fn.definitionAt[0] === pf.fn.definitionAt[0])?.kernel ?? null;
   }
 
   /** The kernel's launch bounds for this launch: its template parameters bound to the launch's template arguments. */
@@ -214,10 +219,6 @@ class KernelTable {
   }
 }
 
-function offsetMatches(k: Kernel, pf: ProgramFunction, table: KernelTable): boolean {
-  return k.nameSpan.start.line === table.lineOf(pf.file, pf.fn.nameAt[0]);
-}
-
 /** Template parameters a launch leaves out, bound to their defaults (which may name earlier ones). */
 function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: FunctionScope): FunctionScope {
   const bindings = new Map(scope.bindings);
@@ -234,8 +235,3 @@ function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: Function
   return { ...scope, bindings };
 }
 
-function sourceOf(text: string): SourceText {
-  const lineStarts = [0];
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
-  return { text, masked: text, lineStarts };
-}

@@ -21,8 +21,10 @@ export interface Analysis<S> {
   edge?(exit: Exit, to: number, state: S): S;
 }
 
-/** Rounds through a block before its incoming state is widened. */
+/** Rounds through a loop's head before its incoming state is widened. */
 const WIDEN_AFTER = 3;
+/** Rounds through any other block before it is (a cycle made with `goto`). */
+const WIDEN_ANYWHERE_AFTER = 12;
 /** Visits in all: past this, the solver stops and what it has is widened everywhere it is still changing. */
 const MAX_VISITS_PER_BLOCK = 40;
 
@@ -71,7 +73,9 @@ export function solveForward<S>(ir: FunctionIR, analysis: Analysis<S>): Solution
       const arriving = analysis.edge ? analysis.edge(block.exit, to, out) : out;
       const before = inStates[to];
       let merged = before === undefined ? arriving : analysis.join(before, arriving);
-      if (before !== undefined && ++visits[to] > WIDEN_AFTER) merged = analysis.widen(before, merged);
+      // Widened where a cycle closes: at a loop's head (or anywhere, past many rounds: a cycle of `goto`s).
+      if (before !== undefined && ++visits[to] > (ir.blocks[to].loop ? WIDEN_AFTER : WIDEN_ANYWHERE_AFTER))
+        merged = analysis.widen(before, merged);
       if (before === undefined || !analysis.equal(before, merged)) {
         inStates[to] = merged;
         if (!queued.has(to)) {

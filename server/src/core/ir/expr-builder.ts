@@ -57,19 +57,29 @@ export class ExprBuilder {
   ) {}
 
   /** Runs `f` reading nodes of an expansion (positions through `map`), with `body` as a block macro's body. */
-  withMap<T>(map: ((start: number, end: number) => Range) | null, body: SyntaxNode | null, f: () => T): T {
-    const saved = { map: this.map, body: this.body, expanded: this.expanded };
+  withMap<T>(
+    map: ((start: number, end: number) => Range) | null,
+    body: SyntaxNode | null,
+    f: () => T,
+    origin: MacroOrigin | null = this.origin,
+  ): T {
+    const saved = { map: this.map, body: this.body, expanded: this.expanded, origin: this.origin };
     this.map = map;
     this.body = body;
     this.expanded = map ? this.expanded + 1 : 0;
+    this.origin = map ? origin : null;
     try {
       return f();
     } finally {
       this.map = saved.map;
       this.body = saved.body;
       this.expanded = saved.expanded;
+      this.origin = saved.origin;
     }
   }
+
+  /** The macro whose expansion is being read (a launch written in it says so), or null. */
+  origin: MacroOrigin | null = null;
 
   /** Reading the nodes of a macro's expansion. */
   get inExpansion(): boolean {
@@ -135,8 +145,24 @@ export class ExprBuilder {
       case 'type_identifier':
       case 'primitive_type':
         return this.name(node, this.text(node), null, at);
-      case 'qualified_identifier':
+      case 'qualified_identifier': {
+        // `ns::k<float, 4>`: the name without its last component's template arguments, which are read apart.
+        let last: SyntaxNode = node;
+        for (let n: SyntaxNode | null = node; n?.type === 'qualified_identifier'; n = n.childForFieldName('name')) last = n;
+        const tail = last.childForFieldName('name');
+        if (tail?.type === 'template_function') {
+          const inner = tail.childForFieldName('name');
+          const prefix = this.text(node).slice(0, tail.startIndex - node.startIndex);
+          return {
+            k: 'name',
+            name: (prefix + (inner ? this.text(inner) : '')).replace(/\s+/g, ''),
+            local: null,
+            templateArgs: this.templateArgs(tail.childForFieldName('arguments')),
+            at,
+          };
+        }
         return this.name(node, this.text(node).replace(/\s+/g, ''), null, at);
+      }
       case 'template_function': {
         const name = child('name');
         return {
@@ -291,7 +317,12 @@ export class ExprBuilder {
   }
 
   private name(node: SyntaxNode, name: string, templateArgs: TemplateArg[] | null, at: Range): Expr {
-    if (!this.expanded && this.hooks.macros && node.type === 'identifier' && this.hooks.macros.isMacro(name, this.fileOffset(node))) {
+    if (
+      !this.expanded &&
+      this.hooks.macros &&
+      (node.type === 'identifier' || node.type === 'type_identifier') &&
+      this.hooks.macros.isMacro(name, this.fileOffset(node))
+    ) {
       const e = this.expandUse(this.fileOffset(node), node.endIndex + (this.hooks.base ?? 0), at);
       if (e) return e;
     }
@@ -323,11 +354,12 @@ export class ExprBuilder {
       }
     }
     const callee = fn ? this.build(fn) : unknown(at);
+    const from = this.origin ? { from: this.origin } : {};
     if (launch) {
       const config = launch.namedChildren.filter((c): c is SyntaxNode => !!c).map((c) => this.build(c));
-      return { k: 'launch', callee, config, args, at };
+      return { k: 'launch', callee, config, args, at, ...from };
     }
-    return { k: 'call', callee, args, at };
+    return { k: 'call', callee, args, at, ...from };
   }
 
   private expandUse(start: number, end: number, at: Range): Expr | null {

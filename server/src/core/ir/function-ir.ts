@@ -11,7 +11,7 @@
  * expands it through the unit's macros and reads the expansion instead.
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
-import type { Expr, Range } from './expr';
+import type { Expr, MacroOrigin, Range } from './expr';
 import { BODY_PLACEHOLDER, ExprBuilder, type BuildHooks } from './expr-builder';
 
 export interface Local {
@@ -87,9 +87,15 @@ interface LoopTargets {
 export function buildFunctionIR(
   definition: SyntaxNode,
   hooks: BuildHooks,
-  options: { lambdaParams?: SyntaxNode | null } = {},
+  options: {
+    lambdaParams?: SyntaxNode | null;
+    /** The function is a macro's expansion parsed apart: where its pieces are in the file, and the macro. */
+    expansion?: { map: (start: number, end: number) => Range; origin: MacroOrigin | null } | null;
+  } = {},
 ): FunctionIR {
-  return new CfgBuilder(hooks).build(definition, options.lambdaParams ?? null);
+  const builder = new CfgBuilder(hooks);
+  const build = () => builder.build(definition, options.lambdaParams ?? null);
+  return options.expansion ? builder.expression.withMap(options.expansion.map, null, build, options.expansion.origin) : build();
 }
 
 class CfgBuilder {
@@ -105,6 +111,10 @@ class CfgBuilder {
   private exitBlock = -1;
   private depth = 0;
   private pendingUnroll = false;
+
+  get expression(): ExprBuilder {
+    return this.expr;
+  }
 
   constructor(private readonly hooks: BuildHooks) {
     this.expr = new ExprBuilder(hooks, {
@@ -401,8 +411,7 @@ class CfgBuilder {
       const type = p.childForFieldName('type');
       if (p.type !== 'parameter_declaration' || p.childForFieldName('declarator') || !type) return null;
       if (!/^(type_identifier|qualified_identifier)$/.test(type.type)) return null;
-      const text = this.expr.text(type).replace(/\s+/g, '');
-      items.push({ k: 'name', name: text, local: text.includes('::') ? null : this.resolve(text), templateArgs: null, at: this.at(type) });
+      items.push(this.expr.build(type));
     }
     if (items.length === 0) return null;
     return {
@@ -659,9 +668,14 @@ class CfgBuilder {
   }
 
   private lowerSnippet(snippet: ExpandedSnippetLike): void {
-    this.expr.withMap(snippet.map, snippet.body, () => {
-      for (const s of snippet.statements) this.lowerStatement(s);
-    });
+    this.expr.withMap(
+      snippet.map,
+      snippet.body,
+      () => {
+        for (const s of snippet.statements) this.lowerStatement(s);
+      },
+      snippet.origin ?? this.expr.origin,
+    );
   }
 
   private lowerAlternatives(snippets: readonly ExpandedSnippetLike[]): void {
@@ -696,6 +710,8 @@ class CfgBuilder {
 export interface ExpandedSnippetLike {
   statements: SyntaxNode[];
   map: (start: number, end: number) => Range;
+  /** The macro the use names. */
+  origin?: MacroOrigin | null;
   /** The original block a block macro's expansion takes as its body (`LOOP(i, n) { ... }`). */
   body: SyntaxNode | null;
 }

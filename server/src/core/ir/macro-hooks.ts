@@ -64,14 +64,26 @@ export class UnitMacroHooks implements MacroHooks {
     const configurations = this.configurations(start, end);
     if (!configurations) return null;
     const out: ExpandedSnippetLike[] = [];
-    for (const { tokens } of configurations) {
+    for (const { tokens, head } of configurations) {
       const { text, map } = spelled(tokens, STATEMENTS_PREFIX.length, [start, end]);
       const tree = this.parse(`${STATEMENTS_PREFIX}${text}${body ? ` ${BODY_PLACEHOLDER};` : ''}\n}`);
       const block = tree.rootNode.namedChildren[0]?.childForFieldName('body');
       if (!block) return null;
-      out.push({ statements: block.namedChildren.filter((c): c is SyntaxNode => !!c), map, body: body ?? null });
+      out.push({
+        statements: block.namedChildren.filter((c): c is SyntaxNode => !!c),
+        map,
+        body: body ?? null,
+        origin: head ? { name: head.name, file: head.file, defAt: head.at } : null,
+      });
     }
     return out;
+  }
+
+  /** A file-scope use expanded (the configuration the view has) and spelled out, with its map; null when it cannot be. */
+  expandDeclarations(start: number, end: number): { text: string; map: (s: number, e: number) => Range } | null {
+    const configurations = this.configurations(start, end);
+    if (!configurations || configurations.length === 0) return null;
+    return spelled(configurations[0].tokens, 0, [start, end]);
   }
 
   private parse(text: string): Tree {

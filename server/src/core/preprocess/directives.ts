@@ -4,6 +4,7 @@
  * that includes the file; what the directives mean in a unit is unit-walk.ts's business.
  */
 import { memoByText } from '../incremental/kept-tables';
+import { hash } from '../incremental/kernel-analysis-cache';
 import { afterSplice, isIdentPart, isIdentStart, lineCommentEnd, literalEnd, tokenize, type PpToken } from './tokens';
 
 export interface Directive {
@@ -19,6 +20,8 @@ export interface Directive {
   tokens: PpToken[];
   /** For `#include`/`#include_next`: the header as written (`<cuda.h>`, `"a.h"`), or null when it is a macro to expand. */
   header?: { name: string; system: boolean } | null;
+  /** For `#if`/`#ifdef`/`#ifndef`: its group has another arm (`#elif` or `#else`). */
+  hasAlternative?: boolean;
 }
 
 export interface FileDirectives {
@@ -30,12 +33,11 @@ export interface FileDirectives {
 const NEWLINE = 10;
 const CR = 13;
 
-/** The directives of a text, kept by the text (a header read by many units is scanned once). */
-export const fileDirectives: (text: string) => FileDirectives = memoByText(
-  'file directives',
-  (text: string) => text,
-  scanDirectives,
-);
+/**
+ * The directives of a text, kept by a hash of the text (a header read by many units is scanned
+ * once): keyed by the text itself, the table would keep every version of an edited document alive.
+ */
+export const fileDirectives: (text: string) => FileDirectives = memoByText('file directives', hash, scanDirectives);
 
 export function scanDirectives(text: string): FileDirectives {
   const directives: Directive[] = [];
@@ -100,7 +102,22 @@ export function scanDirectives(text: string): FileDirectives {
     }
     i++;
   }
+  markAlternatives(directives);
   return { directives, defines };
+}
+
+/** Which `#if` groups have an `#elif` or `#else`. */
+function markAlternatives(directives: Directive[]): void {
+  const open: Directive[] = [];
+  for (const d of directives) {
+    if (d.name === 'if' || d.name === 'ifdef' || d.name === 'ifndef') {
+      d.hasAlternative = false;
+      open.push(d);
+    } else if (/^(elif|elifdef|elifndef|else)$/.test(d.name)) {
+      const top = open[open.length - 1];
+      if (top) top.hasAlternative = true;
+    } else if (d.name === 'endif') open.pop();
+  }
 }
 
 function rawEnd(text: string, quote: number): number {

@@ -4,6 +4,7 @@
  * else one character at a time. Comments are whitespace, and a backslash at the end of a line
  * joins it to the next (a directive goes on over such lines). Offsets are into the file's text.
  */
+import { ownCopy } from '../incremental/engine-seams';
 
 export type TokenKind = 'ident' | 'number' | 'string' | 'char' | 'punct' | 'other';
 
@@ -141,7 +142,9 @@ export function tokenize(text: string, from = 0, to = text.length): PpToken[] {
       i += p ? p.length : 1;
       kind = p || '+-*/%<>=!&|^~?:;,.()[]{}#'.includes(text[start]) ? 'punct' : 'other';
     }
-    out.push({ kind, text: spliced(text.slice(start, i)), start, end: i, space });
+    // Its own copy past V8's sliced-string threshold: a token kept in a table must not keep the file's text.
+    const t = spliced(text.slice(start, i));
+    out.push({ kind, text: t.length >= 13 ? ownCopy(t) : t, start, end: i, space });
     space = false;
   }
   return out;

@@ -555,7 +555,10 @@ class UnitWalk {
       state = frame.parent;
       frame.viewTaken = true;
     } else {
-      const viewTruth = frame.viewTaken ? false : isElse ? true : this.truth(d.tokens, d.name, true) === true;
+      // Code under a condition the unit cannot decide, with no other arm to take instead: the view keeps
+      // it (it parses either way), so that it is read; a group with arms takes the one the C default gives.
+      const lone = !frame.possible && d.hasAlternative === false;
+      const viewTruth = frame.viewTaken ? false : isElse || lone ? true : this.truth(d.tokens, d.name, true) === true;
       if (viewTruth) frame.viewTaken = true;
       state = viewTruth ? (frame.parent === 'active' ? 'assumed' : frame.parent) : 'alternative';
     }

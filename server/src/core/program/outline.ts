@@ -41,6 +41,8 @@ export interface OutlineFunction {
   /** From the first specifier to the parameters' closing parenthesis. */
   headerAt: Range;
   bodyAt: Range | null;
+  /** Written by a macro used at file scope: the expansion (the program's key) and the definition's range in it. */
+  expansion?: { key: string; at: Range };
 }
 
 export interface OutlineConstant {
@@ -174,8 +176,15 @@ class OutlineWalk {
   ): void {
     const declarator = functionDeclaratorOf(node) ?? (node.childForFieldName('declarator')?.type === 'function_declarator' ? node.childForFieldName('declarator') : null);
     if (!declarator) return;
-    const nameNode = declarator.childForFieldName('declarator');
+    let nameNode = declarator.childForFieldName('declarator');
     if (!nameNode) return;
+    // `KERNEL_ATTRS k(...)` with a macro not in view reads as a qualified name without its `::`: the
+    // word before the name is an unknown specifier, the name is the last identifier.
+    if (nameNode.type === 'qualified_identifier' && !this.slice(nameNode).includes('::')) {
+      let inner: SyntaxNode | null = nameNode;
+      while (inner?.type === 'qualified_identifier') inner = inner.childForFieldName('name');
+      if (inner) nameNode = inner;
+    }
     const written = this.slice(nameNode).replace(/\s+/g, '');
     // `C::f` defined outside its class: a member of C.
     const parts = written.split('::');

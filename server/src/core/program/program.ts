@@ -6,7 +6,8 @@
  * scope first, as C++ looks names up.
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
-import type { Expr, Range, TemplateArg } from '../ir/expr';
+import type { Expr, MacroOrigin, Range, TemplateArg } from '../ir/expr';
+import { tokenize } from '../preprocess/tokens';
 import { buildFunctionIR, type FunctionIR } from '../ir/function-ir';
 import { ExprBuilder, type BuildHooks } from '../ir/expr-builder';
 import { UnitMacroHooks, type SnippetParser } from '../ir/macro-hooks';
@@ -62,6 +63,8 @@ export interface FunctionScope {
   /** Namespaces and classes enclosing the use. */
   scope: readonly string[];
   bindings: ReadonlyMap<string, TemplateBinding>;
+  /** In a lambda: the enclosing function's locals it captures, by name, as they are where it is called. */
+  captures?: ReadonlyMap<string, Val>;
 }
 
 /** Calls followed into callees at most this deep (a wrapper calling a wrapper calling a launcher). */
@@ -122,11 +125,87 @@ export class UnitProgram {
     if (!o) {
       const f = this.file(path);
       if (!f) return { functions: [], constants: [], records: [] };
-      if (f.tree) o = outlineOf(f.tree.rootNode, f.view);
-      else o = outlineOfText(f.view, this.parser);
+      const own = f.tree ? outlineOf(f.tree.rootNode, f.view) : outlineOfText(f.view, this.parser);
+      const expanded = this.fileScopeExpansions(path, f.view);
+      o = expanded.length
+        ? {
+            functions: [...own.functions, ...expanded.flatMap((x) => x.outline.functions)],
+            constants: [...own.constants, ...expanded.flatMap((x) => x.outline.constants)],
+            records: [...own.records, ...expanded.flatMap((x) => x.outline.records)],
+          }
+        : own;
       this.outlines.set(path, o);
     }
     return o;
+  }
+
+  /** Expansions of macros used at file scope to define functions (`DEFINE_LAUNCHER(float)`), by key. */
+  private readonly snippets = new Map<string, { text: string; map: (s: number, e: number) => Range; origin: MacroOrigin | null }>();
+
+  /**
+   * The declarations written by macro uses at file scope: a use, outside every brace, of a macro
+   * whose expansion holds a `{` (it defines something), expanded through the unit's macros there and
+   * parsed apart; their ranges are the use's, and their bodies' IR is built from the expansion.
+   */
+  private fileScopeExpansions(path: string, view: string): Array<{ outline: FileOutline }> {
+    const names = [...this.unit.macroNames].filter((n) => {
+      const s = this.unit.macrosAt(path, view.length).state(n);
+      return s.options.some((o) => o?.body?.some((t) => t.text === '{'));
+    });
+    if (names.length === 0) return [];
+    const wanted = new Set(names);
+    const out: Array<{ outline: FileOutline }> = [];
+    const tokens = tokenize(view);
+    let depth = 0;
+    for (let k = 0; k < tokens.length; k++) {
+      const t = tokens[k];
+      if (t.text === '{') depth++;
+      else if (t.text === '}') depth = Math.max(0, depth - 1);
+      if (depth !== 0 || t.kind !== 'ident' || !wanted.has(t.text)) continue;
+      const def = this.unit.macrosAt(path, t.start).state(t.text).options.find((o) => o?.body?.some((x) => x.text === '{'));
+      if (!def) continue;
+      let end = t.end;
+      if (def.params !== null) {
+        if (tokens[k + 1]?.text !== '(') continue;
+        let d = 0;
+        let j = k + 1;
+        for (; j < tokens.length; j++) {
+          if (tokens[j].text === '(') d++;
+          else if (tokens[j].text === ')' && --d === 0) break;
+        }
+        if (j >= tokens.length) continue;
+        end = tokens[j].end;
+        k = j;
+      }
+      const expansion = this.macroHooks(path)?.expandDeclarations(t.start, end);
+      if (!expansion) continue;
+      const key = `${path}@${t.start}`;
+      this.snippets.set(key, { text: expansion.text, map: expansion.map, origin: { name: def.name, file: def.file, defAt: def.at } });
+      const tree = this.parser.parseApart(expansion.text);
+      try {
+        const inner = outlineOf(tree.rootNode, expansion.text);
+        const m = (r: Range) => expansion.map(r[0], r[1]);
+        out.push({
+          outline: {
+            functions: inner.functions.map((fn) => ({
+              ...fn,
+              at: m(fn.at),
+              definitionAt: m(fn.definitionAt),
+              nameAt: m(fn.nameAt),
+              headerAt: m(fn.headerAt),
+              bodyAt: fn.bodyAt ? m(fn.bodyAt) : null,
+              params: fn.params.map((p) => ({ ...p, defaultAt: null })),
+              expansion: { key, at: fn.definitionAt },
+            })),
+            constants: [],
+            records: inner.records.map((r) => ({ ...r, at: m(r.at) })),
+          },
+        });
+      } finally {
+        tree.delete();
+      }
+    }
+    return out;
   }
 
   macroHooks(path: string): UnitMacroHooks | null {
@@ -189,11 +268,25 @@ export class UnitProgram {
 
   /** The IR of a function of the program (its body), or null when it has none. */
   functionIR(pf: ProgramFunction): FunctionIR | null {
-    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}\u0000${pf.fn.expansion?.at[0] ?? ''}`;
     if (this.irs.has(key)) return this.irs.get(key)!;
-    const ir = pf.fn.bodyAt ? this.buildIR(pf.file, pf.fn.definitionAt) : null;
+    const ir = !pf.fn.bodyAt ? null : pf.fn.expansion ? this.buildExpandedIR(pf.fn.expansion) : this.buildIR(pf.file, pf.fn.definitionAt);
     this.irs.set(key, ir);
     return ir;
+  }
+
+  /** The IR of a function a file-scope macro use defines: parsed from the expansion, placed at the use. */
+  private buildExpandedIR(expansion: { key: string; at: Range }): FunctionIR | null {
+    const snippet = this.snippets.get(expansion.key);
+    if (!snippet) return null;
+    const tree = this.parser.parseApart(snippet.text);
+    try {
+      const node = nodeAt(tree.rootNode, expansion.at, 'function_definition');
+      if (!node) return null;
+      return buildFunctionIR(node, { text: snippet.text, macros: null }, { expansion: { map: snippet.map, origin: snippet.origin } });
+    } finally {
+      tree.delete();
+    }
   }
 
   /** The IR of the function (or lambda) whose node spans `at` in `path`. */
@@ -297,6 +390,8 @@ export class UnitProgram {
   }
 
   private nameValue(name: string, templateArgs: TemplateArg[] | null, from: FunctionScope, evaluate: (e: Expr) => Val): Val | null {
+    const captured = from.captures?.get(name);
+    if (captured) return captured;
     const bound = from.bindings.get(name);
     if (bound) return isType(bound) ? top(`\`${name}\` is a type`) : bound;
     const base = name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
@@ -487,6 +582,36 @@ export class UnitProgram {
         : top(`\`${p.name ?? 'a parameter'}\` has its default in a declaration out of view`);
     });
     return out;
+  }
+
+  /** The IR of a lambda written at `at` in `path` (its own locals; what it captures is read by name). */
+  lambdaIR(path: string, at: Range): FunctionIR | null {
+    const key = `${path}\u0000lambda@${at[0]}`;
+    if (this.irs.has(key)) return this.irs.get(key)!;
+    const ir = this.buildIR(path, at, true);
+    this.irs.set(key, ir);
+    return ir;
+  }
+
+  /** A lambda analysed with its arguments and the enclosing function's captured values. */
+  analyzeLambda(
+    path: string,
+    at: Range,
+    call: { args: ReadonlyArray<Val | undefined>; scope: FunctionScope },
+    depth: number,
+    observer?: Observer,
+  ): FunctionValues | null {
+    if (depth > MAX_CALL_DEPTH) return null;
+    const ir = this.lambdaIR(path, at);
+    if (!ir) return null;
+    const id = `${path}\u0000lambda@${at[0]}`;
+    if (this.stack.includes(id)) return null;
+    this.stack.push(id);
+    try {
+      return analyzeFunctionValues({ ir, resolver: this.resolver(call.scope, depth), params: call.args }, observer);
+    } finally {
+      this.stack.pop();
+    }
   }
 
   /** An expression (of no function's locals) evaluated in `scope`. */

@@ -183,12 +183,19 @@ function launchBoundsProposal(
   const text = `__launch_bounds__(${threads}, ${target}${cluster ? `, ${cluster}` : ''})`;
   const title = `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`;
   const base = { key: launchBoundsCapKey(kernel, text), kind: 'launch-bounds' as const, fix: text, kernel, flag: null };
-  if (!kernel.launchBounds) {
-    const macro = macroSupplyingBounds(
-      report.facts.source,
-      kernel,
-      (name) => context.macroBody?.(name) ?? localMacro(report, name),
+  // Bounds a macro supplies (`__global__ void KERNEL_BOUNDS k(...)`) are changed in the macro, not here.
+  const source0 = report.facts.source;
+  const writtenHere =
+    kernel.launchBounds !== null &&
+    /^\s*__launch_bounds__\b/.test(
+      source0.text.slice(offsetAt(source0, kernel.launchBounds.span.start), offsetAt(source0, kernel.launchBounds.span.end)),
     );
+  if (!kernel.launchBounds || !writtenHere) {
+    const macro =
+      macroSupplyingBounds(report.facts.source, kernel, (name) => context.macroBody?.(name) ?? localMacro(report, name)) ??
+      (kernel.launchBounds
+        ? `the \`${kernel.launchBounds.text}\` of ${kernel.name} comes from a macro: change the bound in its definition`
+        : null);
     if (macro) return { cap: { ...base, edits: [] }, title, arch: p.arch, disabled: macro };
   }
   const source = report.facts.source;

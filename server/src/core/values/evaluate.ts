@@ -36,6 +36,8 @@ export interface Resolver {
 /** Sees what the final pass over a function evaluates: launches and calls with the values at that point. */
 export interface Observer {
   launch?(e: Extract<Expr, { k: 'launch' }>, callee: Val, config: Val[], env: Env): void;
+  /** A declaration, with the locals' values just before it (an array's extents read there). */
+  decl?(local: number, env: Env): void;
   /** `pointees[k]`: for an argument `&x`, what `x` held before the call. */
   call?(e: Extract<Expr, { k: 'call' }>, callee: Val, args: Val[], env: Env, pointees: ReadonlyArray<Val | undefined>): void;
 }
@@ -157,6 +159,8 @@ export class Evaluator {
   private name(e: Extract<Expr, { k: 'name' }>, env: Env): Val {
     if (e.local !== null) {
       const local = this.ir.locals[e.local];
+      // An expression of another function's body read alone (an array size): its locals are not here.
+      if (!local) return top(`\`${e.name}\` is a local of the function`);
       if (local.reference) return top(`\`${local.name}\` is a reference`);
       if (local.dims) return TOP;
       const held = env.vals.get(e.local) ?? top(local.param ? `\`${local.name}\` is a parameter` : `\`${local.name}\` is not set here`);
@@ -169,7 +173,21 @@ export class Evaluator {
     // A member of the class a method belongs to.
     if (env.self?.k === 'agg' && !e.name.includes('::') && env.self.fields.has(e.name)) return env.self.fields.get(e.name)!;
     const v = this.resolver.name(e.name, e.templateArgs, (x) => this.eval(x, env));
-    return v ?? { k: 'top', params: 0, why: `\`${e.name}\` is not a compile-time constant here`, name: e.name };
+    if (v) return v;
+    // A name the unit does not declare, written with template arguments, is a function template's
+    // (`k<128, false>`): a function, though where it is defined is not in view.
+    if (e.templateArgs)
+      return {
+        k: 'fn',
+        refs: [
+          {
+            name: e.name.replace(/^::/, ''),
+            templateArgs: e.templateArgs.map((t) => ('type' in t ? { type: t.type } : { value: this.eval(t.expr, env) })),
+            written: e.templateArgs,
+          },
+        ],
+      };
+    return { k: 'top', params: 0, why: `\`${e.name}\` is not a compile-time constant here`, name: e.name };
   }
 
   private unary(e: Extract<Expr, { k: 'unary' }>, env: Env): Val {
@@ -268,7 +286,7 @@ export class Evaluator {
 
   /** Writes `value` where `target` names: a local, a field of one, a member of `this`; elsewhere it is not followed. */
   store(target: Expr, value: Val, env: Env): void {
-    if (target.k === 'name' && target.local !== null) {
+    if (target.k === 'name' && target.local !== null && this.ir.locals[target.local]) {
       env.vals.set(target.local, value);
       return;
     }

@@ -80,6 +80,7 @@ function step(evaluator: Evaluator, ir: FunctionIR, s: Stmt, env: Env): void {
     return;
   }
   const local = ir.locals[s.local];
+  evaluator.observer?.decl?.(s.local, env);
   let value: Val;
   if (!s.init) value = local.dims ? TOP : emptyFor(local.type) === TOP ? top(`\`${local.name}\` is not initialised`) : emptyFor(local.type);
   else if (s.init.k === 'init' && s.init.type === null) value = evaluator.init(local.type, s.init.items, s.init.designators, env);
