@@ -10,12 +10,14 @@ import { branchesForCli, checkJsonFile, type CheckFile, type CheckJsonOptions } 
 import { checkTextPieces, type CheckTextOptions, type CheckTextPieces } from './check-text';
 import {
   includeDirsOfFlags,
+  unitFlagsOfFlags,
   indexIncludedFiles,
   listSourceFiles,
   toIndexPath,
   updateFromDisk,
 } from '../files/workspace-files';
 import { resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
+import { projectFiles } from '../files/project-files';
 
 /** A file to analyse (absolute path) and its text as read once. */
 export interface Source {
@@ -131,6 +133,38 @@ export function checkedFile(
     text: outputs.text ? checkTextPieces(checked, archs, cwd, outputs.text) : null,
     severities: checked.report.findings.map((f) => f.severity),
   };
+}
+
+/**
+ * What the units of a check read beyond the checked files: the rest of the project (the folder the
+ * check runs in, when the checked paths are in it, else the folder they share), and each unit's
+ * flags from its compile_commands.json entry.
+ */
+export function configureUnits(
+  analyzer: Analyzer,
+  { database, roots, cwd }: { database: CompileCommand[] | null; roots: readonly string[]; cwd: string },
+): void {
+  const inside = (root: string) => !path.relative(cwd, root).startsWith('..') && !path.isAbsolute(path.relative(cwd, root));
+  const project = roots.length && roots.every(inside) ? cwd : commonFolder(roots);
+  if (project) analyzer.setFileSource(projectFiles(project));
+  if (database)
+    analyzer.setUnitFlags((file) => {
+      const flags = resolveCompileFlags({ database, filePath: file, settings: {} });
+      return flags.origin === 'compile_commands' ? unitFlagsOfFlags(flags.flags, flags.cwd) : {};
+    });
+}
+
+function commonFolder(paths: readonly string[]): string | null {
+  if (paths.length === 0) return null;
+  let common = paths[0].split(path.sep);
+  for (const p of paths.slice(1)) {
+    const parts = p.split(path.sep);
+    let k = 0;
+    while (k < common.length && k < parts.length && common[k] === parts[k]) k++;
+    common = common.slice(0, k);
+  }
+  const folder = common.join(path.sep);
+  return folder && folder !== path.sep ? folder : null;
 }
 
 /** Each file's include folders, from its compile_commands.json entry (none without one). */

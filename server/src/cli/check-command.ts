@@ -9,6 +9,7 @@ import { checkJsonOf } from './check-json';
 import { checkTextOf, compileFailureLines, displayPath, type CompileFailure } from './check-text';
 import {
   analyseSource,
+  configureUnits,
   checkedFile,
   checkFileOf,
   indexPlan,
@@ -213,6 +214,7 @@ export async function runCheck(
     surface: 'cli',
   });
   indexSources(analyzer.index, { roots, database, sources });
+  configureUnits(analyzer, { database, roots, cwd: io.cwd });
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
   try {

@@ -10,7 +10,15 @@ import { createAnalyzer, DEFAULT_REPORT_SETTINGS, WorkspaceIndex } from '../core
 import { readGrammarBytes } from '../files/grammar-files';
 import { toIndexPath } from '../files/workspace-files';
 import { contentHash } from '../nvcc/compile-ptx';
-import { analyseSource, checkedFile, checkFileOf, includeDirsFromDatabase, indexFile, textsOf } from './check-analysis';
+import {
+  analyseSource,
+  checkedFile,
+  checkFileOf,
+  configureUnits,
+  includeDirsFromDatabase,
+  indexFile,
+  textsOf,
+} from './check-analysis';
 import type { FromWorker, ToWorker, WorkerInput } from './check-workers';
 
 /** Tests only: the checked file whose analysis throws (`throw:NAME`) or ends the thread (`exit:NAME`). */
@@ -38,6 +46,7 @@ async function serve(port: NonNullable<typeof parentPort>, input: WorkerInput): 
       case 'load':
         analyzer.index.load(message.entries);
         analyzer.index.setIncludeDirs(includeDirsFromDatabase(input.database));
+        configureUnits(analyzer, { database: input.database, roots: input.roots, cwd: input.cwd });
         analyzer.configure({ archs: input.archs, gpus: input.gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
         if (input.log) {
           try {

@@ -55,6 +55,7 @@ export { BuildFigures, type BuildOrigin } from './compiler/build-figures';
 export { GPU_PARTS, findGpuPart, type GpuPart } from './gpu/gpu-parts';
 export { describeCompileFailure, looksCompiledAtRunTime } from './compiler/compile-failure';
 export type { CompileError } from './compiler/compile-failure';
+export type { UnitFlags, Toolchain } from './preprocess/unit';
 
 export type { DocumentFacts } from './incremental/document-analysis';
 export { WorkspaceIndex, type FileFacts, type IndexEntry } from './facts/workspace-index';
@@ -695,8 +696,11 @@ export class Analyzer {
     const flags = this.unitFlags(main ?? path);
     return {
       sources: {
-        read: (p) => open.get(p) ?? this.index.text(p),
-        byTail: (tail) => this.index.withTail(tail),
+        read: (p) => open.get(p) ?? this.index.text(p) ?? this.fileSource?.read(p) ?? null,
+        byTail: (tail) => {
+          const indexed = this.index.withTail(tail);
+          return this.fileSource ? [...new Set([...indexed, ...this.fileSource.withTail(tail)])] : indexed;
+        },
       },
       main,
       flags: { ...flags, includeDirs: [...(flags.includeDirs ?? []), ...this.index.includeDirsOf(main ?? path)] },
@@ -711,6 +715,17 @@ export class Analyzer {
   setUnitFlags(flagsOf: (path: string) => UnitFlags, toolchain?: Toolchain): void {
     this.unitFlags = flagsOf;
     if (toolchain) this.toolchain = toolchain;
+    this.documents.invalidate();
+  }
+
+  private fileSource: { read(path: string): string | null; withTail(tail: string): readonly string[] } | null = null;
+
+  /**
+   * Files beyond the index a unit may include (the rest of the project, read when an include names
+   * them): what an adapter that can read them offers. The index's texts come first.
+   */
+  setFileSource(source: { read(path: string): string | null; withTail(tail: string): readonly string[] } | null): void {
+    this.fileSource = source;
     this.documents.invalidate();
   }
 }

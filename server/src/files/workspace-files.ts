@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { WorkspaceIndex } from '../core/facts/workspace-index';
 import { readBoundedFileSync } from './bounded-read';
 import { walkFolders } from './folder-walk';
+import type { UnitFlags } from '../core/analyzer';
 
 export const SOURCE_EXTENSIONS: readonly string[] = ['.cu', '.cuh', '.h', '.hpp', '.hh', '.hxx', '.inl', '.cuinl'];
 
@@ -166,6 +167,45 @@ function isSmallFile(file: string, maxBytes: number): boolean {
 }
 
 /** The include folders named by compiler flags: `-I dir`, `-Idir`, `-isystem dir`, `--include-path=dir`, relative ones from `cwd`. */
+/**
+ * What a compile command's flags tell the preprocessor of its translation unit: `-D`/`-U` in order,
+ * `-I`, `-iquote`, `-isystem`, `-include`, and the C++ standard.
+ */
+export function unitFlagsOfFlags(flags: readonly string[], cwd: string | null): UnitFlags {
+  const resolve = (p: string) => toIndexPath(cwd ? path.resolve(cwd, p) : path.resolve(p));
+  const out: Required<Pick<UnitFlags, 'macros' | 'includeDirs' | 'quoteDirs' | 'systemDirs' | 'forcedIncludes'>> & UnitFlags = {
+    macros: [],
+    includeDirs: [],
+    quoteDirs: [],
+    systemDirs: [],
+    forcedIncludes: [],
+  };
+  const macros = out.macros as Array<{ name: string; value: string | null } | { name: string; undefine: true }>;
+  for (let k = 0; k < flags.length; k++) {
+    const flag = flags[k];
+    const value = (short: string, long?: string): string | null => {
+      if (flag === short || (long && flag === long)) return k + 1 < flags.length ? flags[++k] : null;
+      if (flag.startsWith(short) && flag.length > short.length) return flag.slice(short.length).replace(/^=/, '');
+      if (long && flag.startsWith(`${long}=`)) return flag.slice(long.length + 1);
+      return null;
+    };
+    let v: string | null;
+    if ((v = value('-D', '--define-macro')) !== null) {
+      const eq = v.indexOf('=');
+      macros.push(eq < 0 ? { name: v, value: null } : { name: v.slice(0, eq), value: v.slice(eq + 1) });
+    } else if ((v = value('-U', '--undefine-macro')) !== null) macros.push({ name: v, undefine: true });
+    else if ((v = value('-isystem')) !== null) (out.systemDirs as string[]).push(resolve(v));
+    else if ((v = value('-iquote')) !== null) (out.quoteDirs as string[]).push(resolve(v));
+    else if ((v = value('-I', '--include-path')) !== null) (out.includeDirs as string[]).push(resolve(v));
+    else if ((v = value('-include', '--pre-include')) !== null) (out.forcedIncludes as string[]).push(resolve(v));
+    else {
+      const std = /^(?:-std=|--std=|--std\s*)c\+\+(\d+)$/.exec(flag);
+      if (std) out.std = Number(std[1]);
+    }
+  }
+  return out;
+}
+
 export function includeDirsOfFlags(flags: readonly string[], cwd: string | null): string[] {
   const dirs: string[] = [];
   const add = (dir: string) => dirs.push(toIndexPath(cwd ? path.resolve(cwd, dir) : path.resolve(dir)));

@@ -39,8 +39,9 @@ export function readKernelsOf({ program, path, source, view }: KernelReadInput):
     const pf: ProgramFunction = { file: path, fn };
     const scope = kernelScope(pf);
     const attributes = readAttributes(program, path, view, fn.headerAt);
+    // Arguments as written, their macros expanded where the kernel is (a bound a macro supplies is spelled out already).
     const evaluate = (text: string, at: Range): number | null => {
-      const v = program.evaluateSpelled(path, text, at, scope);
+      const v = program.evaluateSpelled(path, text, at, scope, fn.headerAt[0]);
       return v ? single(v) : null;
     };
     const bounds = attributes.get('__launch_bounds__');
@@ -106,9 +107,12 @@ interface Attribute {
 /** The CUDA attributes in a kernel's header, read from its tokens after macro expansion. */
 function readAttributes(program: UnitProgram, path: string, view: string, header: Range): Map<string, Attribute> {
   const out = new Map<string, Attribute>();
-  let tokens: XToken[];
+  const written = toExpand(tokenize(view, header[0], header[1]));
+  // As written first (their text and arguments are the source's); then those a macro in the header supplies.
+  findAttributes(written, out, (within) => view.slice(within[0].start, within[within.length - 1].end));
+  let expanded: XToken[];
   try {
-    tokens = expandTokens(toExpand(tokenize(view, header[0], header[1])), (name) => {
+    expanded = expandTokens(written, (name) => {
       const s = program.unit.macrosAt(path, header[0]).state(name);
       const defs = s.options.filter((o) => o !== null);
       return defs.length === 1 && s.options.length === 1 ? defs[0] : null;
@@ -117,6 +121,13 @@ function readAttributes(program: UnitProgram, path: string, view: string, header
     if (e instanceof ExpansionLimit) return out;
     throw e;
   }
+  const supplied = new Map<string, Attribute>();
+  findAttributes(expanded, supplied, (within) => spell(within));
+  for (const [name, a] of supplied) if (!out.has(name)) out.set(name, a);
+  return out;
+}
+
+function findAttributes(tokens: readonly XToken[], out: Map<string, Attribute>, textOf: (within: XToken[]) => string): void {
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k];
     if (!ATTRIBUTE_NAMES.has(t.text) || tokens[k + 1]?.text !== '(') continue;
@@ -137,13 +148,12 @@ function readAttributes(program: UnitProgram, path: string, view: string, header
     const within = tokens.slice(k, j + 1);
     const at: Range = [Math.min(...within.map((x) => x.start)), Math.max(...within.map((x) => x.end))];
     out.set(t.text, {
-      text: spell(within).replace(/\s*([(),])\s*/g, (m, c: string) => (c === ',' ? ', ' : c)),
+      text: textOf(within).replace(/\s+/g, ' ').trim(),
       args: args.filter((a) => a.length > 0).map((a) => ({ text: spell(a) })),
       at,
     });
     k = j;
   }
-  return out;
 }
 
 /** The `__shared__` arrays a kernel declares, sized where the element type and extents are known here. */

@@ -43,6 +43,8 @@ export interface LaunchTarget {
   kernelPath?: string | null;
   /** How the kernel was found, or why not. */
   note: string;
+  /** The kernel is a parameter of the function the launch is in (a wrapper): each call's launch is read at the call. */
+  parametric?: boolean;
 }
 
 export interface LaunchCheckInput {
@@ -57,7 +59,7 @@ export interface LaunchCheckInput {
 export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCheckInput): Finding[] {
   const findings: Finding[] = [];
   const name = displayName(launch);
-  if (!target.kernel) {
+  if (!target.kernel && !target.parametric) {
     findings.push({
       code: LAUNCH_CHECK_CODES.unresolvedKernel,
       severity: 'info',

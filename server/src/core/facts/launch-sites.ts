@@ -11,9 +11,9 @@ import { baseName } from '../ir/expr';
 import type { FunctionIR } from '../ir/function-ir';
 import type { LaunchVia } from '../types';
 import { fieldOf } from '../values/evaluate';
-import { num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
+import { join, num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
 import type { Observer } from '../values/evaluate';
-import { isConstructor, type FunctionScope, type ProgramFunction, type TemplateBinding, type UnitProgram } from '../program/program';
+import { functionKey, isConstructor, type FunctionScope, type ProgramFunction, type TemplateBinding, type UnitProgram } from '../program/program';
 
 /** A launch as the analysis saw it, before it is written up as a `Launch`. */
 export interface LaunchObservation {
@@ -41,6 +41,8 @@ export interface LaunchObservation {
   params: number;
   /** Identity: the call sites and the launch, from the function analysed down. */
   path: string;
+  /** Through a wrapper: the call tells more of the launch than the wrapper alone (else it is not reported at the call). */
+  informative?: boolean;
 }
 
 const API_SHAPES: Readonly<Record<string, { via: LaunchVia; kernel: number; grid: number; block: number; smem: number; stream: number }>> = {
@@ -81,16 +83,14 @@ export class LaunchCollector {
       if (!fn.bodyAt) continue;
       const pf: ProgramFunction = { file: path, fn };
       if (!this.launches(pf, 0)) continue;
-      for (const o of this.collectStandalone(pf)) {
-        out.push(o);
-      }
+      for (const o of this.collectStandalone(pf)) if (o.through?.kind !== 'wrapper' || o.informative) out.push(o);
     }
-    return out;
+    return mergeSamePlace(out);
   }
 
   /** What the function launches with its parameters unknown (bits marking which), as the document sees it. */
   private collectStandalone(pf: ProgramFunction): LaunchObservation[] {
-    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    const key = functionKey(pf);
     let kept = this.standalone.get(key);
     if (!kept) {
       const bindings = new Map<string, TemplateBinding>();
@@ -125,11 +125,25 @@ export class LaunchCollector {
     });
     // Lambdas the function never calls (passed on to something else): read alone, with their captures unknown.
     if (depth === 0 && outerScope)
-      for (const at of ir.lambdas) {
-        if (lambdasSeen.has(at[0])) continue;
-        this.program.analyzeLambda(pf.file, at, { args: [], scope: outerScope }, depth + 1, this.observer(pf, ir, outerScope, depth + 1, out, lambdasSeen));
-      }
+      for (const at of ir.lambdas) if (!lambdasSeen.has(at[0])) this.visitLambda(pf, at, [], outerScope, depth, out, lambdasSeen);
     return out;
+  }
+
+  /** A lambda written in `pf`, read with these arguments in `scope` (its captures there), and the lambdas in it it does not call. */
+  private visitLambda(
+    pf: ProgramFunction,
+    at: Range,
+    args: ReadonlyArray<Val | undefined>,
+    scope: FunctionScope,
+    d: number,
+    out: LaunchObservation[],
+    seen: Set<number>,
+  ): void {
+    const lir = this.program.lambdaIR(pf.file, at);
+    if (!lir || d >= 4) return;
+    seen.add(at[0]);
+    this.program.analyzeLambda(pf.file, at, { args, scope }, d + 1, this.observer(pf, lir, scope, d + 1, out, seen));
+    for (const inner of lir.lambdas) if (!seen.has(inner[0])) this.visitLambda(pf, inner, [], scope, d + 1, out, seen);
   }
 
   /** What the analysis of `pf` (or a lambda in it) hands each launch and call to. */
@@ -143,7 +157,7 @@ export class LaunchCollector {
   ): Observer {
     return {
       launch: (e, callee, config) => {
-        const o = this.observation(pf, 'chevrons', e.at, e.callee.at, callee, e.callee, config[0] ?? TOP, config[1] ?? TOP, config[2] ?? null, {
+        const o = this.observation(pf, 'chevrons', e.at, e.id, e.callee.at, callee, e.callee, config[0] ?? TOP, config[1] ?? TOP, config[2] ?? null, {
           grid: e.config[0] ?? null,
           block: e.config[1] ?? null,
           smem: e.config[2] ?? null,
@@ -164,10 +178,10 @@ export class LaunchCollector {
         if (lambda) {
           const at = ir.lambdas.find((r) => r[0] === Number(lambda[1]));
           if (at && d < 3) {
-            lambdasSeen.add(at[0]);
-            const captures = new Map<string, Val>();
+            // What it captures: the locals here, over what the code around captured.
+            const captures = new Map<string, Val>(scope.captures ?? []);
             for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
-            this.program.analyzeLambda(pf.file, at, { args, scope: { ...scope, captures } }, d + 1, this.observer(pf, ir, scope, d + 1, out, lambdasSeen));
+            this.visitLambda(pf, at, args, { ...scope, captures }, d, out, lambdasSeen);
           }
           return;
         }
@@ -175,12 +189,15 @@ export class LaunchCollector {
         const target = this.program.callTargetOf(callee, args, scope);
         if (!target || !this.launches(target.pf, 0)) return;
         const standalone = this.collectStandalone(target.pf);
-        const wrapped = new Set(standalone.filter((o) => o.params !== 0).map((o) => o.path));
+        const wrapped = new Map(standalone.filter((o) => o.params !== 0).map((o) => [o.path, o] as const));
         if (wrapped.size === 0) return;
         const bound = this.collect(target.pf, { args, bindings: target.bindings, self: target.self, passed: args.length }, d + 1);
         for (const o of bound) {
-          if (!wrapped.has(o.path)) continue;
+          const alone = wrapped.get(o.path);
+          if (!alone) continue;
           out.push({
+            // Reported at the document's call where what it passes tells more than the wrapper alone does.
+            informative: tellsMore(o, alone),
             ...o,
             at: e.at,
             nameAt: e.callee.at,
@@ -214,7 +231,7 @@ export class LaunchCollector {
     const shape = API_SHAPES[name];
     if (shape) {
       if (e.args.length <= shape.block) return null;
-      return this.observation(pf, shape.via, e.at, e.callee.at, args[shape.kernel], e.args[shape.kernel], args[shape.grid], args[shape.block], args[shape.smem] ?? null, {
+      return this.observation(pf, shape.via, e.at, e.id, e.callee.at, args[shape.kernel], e.args[shape.kernel], args[shape.grid], args[shape.block], args[shape.smem] ?? null, {
         grid: e.args[shape.grid] ?? null,
         block: e.args[shape.block] ?? null,
         smem: e.args[shape.smem] ?? null,
@@ -224,7 +241,7 @@ export class LaunchCollector {
     if (name === 'cuLaunchKernel') {
       if (e.args.length < 9) return null;
       const dims = (k: number): Val => ({ k: 'dim3', x: args[k], y: args[k + 1], z: args[k + 2] });
-      return this.observation(pf, 'cuLaunchKernel', e.at, e.callee.at, args[0], e.args[0], dims(1), dims(4), args[7], {
+      return this.observation(pf, 'cuLaunchKernel', e.at, e.id, e.callee.at, args[0], e.args[0], dims(1), dims(4), args[7], {
         grid: null,
         block: null,
         smem: e.args[7] ?? null,
@@ -234,7 +251,7 @@ export class LaunchCollector {
     // cudaLaunchKernelEx(&config, kernel, args...): the config's fields as they are here.
     if (e.args.length < 2) return null;
     const config = pointees[0] ?? (args[0].k === 'agg' ? args[0] : TOP);
-    return this.observation(pf, 'cudaLaunchKernelEx', e.at, e.callee.at, args[1], e.args[1], fieldOf(config, 'gridDim'), fieldOf(config, 'blockDim'), fieldOf(config, 'dynamicSmemBytes'), {
+    return this.observation(pf, 'cudaLaunchKernelEx', e.at, e.id, e.callee.at, args[1], e.args[1], fieldOf(config, 'gridDim'), fieldOf(config, 'blockDim'), fieldOf(config, 'dynamicSmemBytes'), {
       grid: null,
       block: null,
       smem: null,
@@ -246,6 +263,7 @@ export class LaunchCollector {
     pf: ProgramFunction,
     via: LaunchVia,
     at: Range,
+    id: number,
     nameAt: Range,
     kernel: Val,
     kernelExpr: Expr | null,
@@ -269,13 +287,14 @@ export class LaunchCollector {
       through: null,
       function: pf.fn.name,
       params: paramsOf(kernel) | paramsOf(block) | (smem ? paramsOf(smem) : 0),
-      path: `${pf.file}:${at[0]}`,
+      // Two functions one macro use writes stand at the same place: the function's own identity too.
+      path: `${functionKey(pf)}:${at[0]}#${id}`,
     };
   }
 
   /** Whether a function launches (written in it, or in a function it calls, by name), memoised. */
   launches(pf: ProgramFunction, depth: number): boolean {
-    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    const key = functionKey(pf);
     const kept = this.launching.get(key);
     if (kept !== undefined) return kept;
     if (depth > 4) return false;
@@ -304,6 +323,55 @@ export class LaunchCollector {
     }
     this.launching.set(key, result);
     return result;
+  }
+}
+
+/**
+ * One observation per launch: a launch in a lambda called several times (or reached by several
+ * paths) is one launch, whose values are any of those seen.
+ */
+function mergeSamePlace(observations: readonly LaunchObservation[]): LaunchObservation[] {
+  const byPath = new Map<string, LaunchObservation>();
+  for (const o of observations) {
+    const key = `${o.at[0]}:${o.path}`;
+    const kept = byPath.get(key);
+    if (!kept) byPath.set(key, o);
+    else
+      byPath.set(key, {
+        ...kept,
+        kernel: join(kept.kernel, o.kernel),
+        grid: join(kept.grid, o.grid),
+        block: join(kept.block, o.block),
+        smem: kept.smem && o.smem ? join(kept.smem, o.smem) : (kept.smem ?? o.smem),
+        params: kept.params | o.params,
+      });
+  }
+  return [...byPath.values()];
+}
+
+/** The launch as a call binds it knows a kernel, a block or a shared memory size the wrapper alone does not. */
+function tellsMore(bound: LaunchObservation, alone: LaunchObservation): boolean {
+  return (
+    knownParts(bound.kernel) > knownParts(alone.kernel) ||
+    knownParts(bound.block) > knownParts(alone.block) ||
+    (bound.smem !== null && alone.smem !== null && knownParts(bound.smem) > knownParts(alone.smem))
+  );
+}
+
+/** How many parts of a value are known (a dim3's components, a function, a number). */
+function knownParts(v: Val): number {
+  switch (v.k) {
+    case 'num':
+      return 1;
+    case 'fn':
+      // Which kernel, not its template arguments: the instance a wrapper's own launch shows a range over.
+      return 1;
+    case 'dim3':
+      return knownParts(v.x) + knownParts(v.y) + knownParts(v.z);
+    case 'top':
+      return v.name ? 1 : 0;
+    default:
+      return 0;
   }
 }
 

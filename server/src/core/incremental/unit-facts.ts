@@ -21,7 +21,7 @@ import { kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import type { OutlineFunction } from '../program/outline';
 import type { LaunchTarget } from '../facts/launch-checks';
 import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
-import { single, type FnRef, type Val } from '../values/domain';
+import { paramsOf, single, type FnRef, type Val } from '../values/domain';
 import type { Lookup } from '../text/const-eval';
 
 /** What a document is read with beyond its own text. */
@@ -153,7 +153,19 @@ class KernelTable {
 
   targetOf(o: LaunchObservation, workspace?: WorkspaceIndex): LaunchTarget {
     const refs = kernelRefs(o);
-    if (refs.length === 0) return { kernel: null, kernelUri: null, launchBounds: null, note: 'the launch names no kernel the unit can tell' };
+    if (refs.length === 0) {
+      // A wrapper's own launch of the kernel it is given: what each call passes is read at the call.
+      const parametric = o.kernel.k === 'top' && paramsOf(o.kernel) !== 0 && !o.through;
+      return {
+        kernel: null,
+        kernelUri: null,
+        launchBounds: null,
+        note: parametric
+          ? `the kernel is a parameter of \`${o.function}\`: each call's launch is read where it is called`
+          : 'the launch names no kernel the unit can tell',
+        parametric,
+      };
+    }
     if (refs.length > 1)
       return {
         kernel: null,
@@ -178,17 +190,32 @@ class KernelTable {
     );
     if (!match?.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match?.note ?? `no kernel named \`${ref.name}\`` };
     const chosen = visible.find((f) => f.file === match.path && this.kernelOf(f)?.qualifiedName === match.kernel!.qualifiedName) ?? visible[0];
-    // Declared here, defined in another file the unit does not read: its figures are that file's.
+    // Declared here, defined in another file the unit does not read: its figures are that file's, and
+    // so are its launch bounds when only the definition writes them (one kernel, whatever declares it).
     let kernelPath: string = match.path;
+    let kernel = match.kernel;
+    let boundsPath = match.boundsPath;
     if (!match.kernel.isDefinition && workspace) {
       const definition = workspace.findKernel(this.doc.path, ref.name, { skipOwnEntry: true });
-      if (definition.kernel?.isDefinition && definition.path && definition.kernel.qualifiedName === match.kernel.qualifiedName)
+      if (definition.kernel?.isDefinition && definition.path && definition.kernel.qualifiedName === match.kernel.qualifiedName) {
         kernelPath = definition.path;
+        if (!kernel.launchBounds && definition.kernel.launchBounds) {
+          kernel = { ...kernel, launchBounds: definition.kernel.launchBounds };
+          boundsPath = definition.path;
+          return {
+            kernel,
+            kernelUri: boundsPath !== this.doc.path ? boundsPath : null,
+            launchBounds: definition.kernel.launchBounds,
+            note: match.note,
+            kernelPath,
+          };
+        }
+      }
     }
     return {
-      kernel: match.kernel,
-      kernelUri: match.boundsPath && match.boundsPath !== this.doc.path ? match.boundsPath : null,
-      launchBounds: this.boundsFor(chosen, match.kernel, ref),
+      kernel,
+      kernelUri: boundsPath && boundsPath !== this.doc.path ? boundsPath : null,
+      launchBounds: this.boundsFor(chosen, kernel, ref),
       note: match.note,
       kernelPath,
     };
@@ -212,7 +239,7 @@ class KernelTable {
     const value = (k: number): number | null => {
       const text = bounds.args[k];
       if (text === undefined) return null;
-      const v: Val | null = this.program.evaluateSpelled(pf.file, text, [0, 0], scope);
+      const v: Val | null = this.program.evaluateSpelled(pf.file, text, [0, 0], scope, pf.fn.headerAt[0]);
       return v ? single(v) : null;
     };
     return { ...bounds, maxThreadsPerBlock: value(0), minBlocksPerMultiprocessor: value(1), maxBlocksPerCluster: value(2) };
@@ -228,7 +255,7 @@ function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: Function
     if (!unbound || p.defaultText === null) continue;
     if (p.kind === 'type') bindings.set(p.name, { k: 'type-arg', type: p.defaultText });
     else {
-      const v = program.evaluateSpelled(pf.file, p.defaultText, [0, 0], { ...scope, bindings });
+      const v = program.evaluateSpelled(pf.file, p.defaultText, [0, 0], { ...scope, bindings }, pf.fn.headerAt[0]);
       if (v) bindings.set(p.name, v);
     }
   }

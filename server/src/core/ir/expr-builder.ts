@@ -39,6 +39,12 @@ export interface ScopeHooks {
   statements(root: SyntaxNode, map: (start: number, end: number) => Range): void;
 }
 
+/** A node's named children that are code (comments, which may sit anywhere, are not). */
+export function codeChildren(node: SyntaxNode | null | undefined): SyntaxNode[] {
+  if (!node) return [];
+  return node.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== 'comment');
+}
+
 /** Identifier text that marks where a block macro's body goes in its expansion. */
 export const BODY_PLACEHOLDER = '__occupancy_lens_body__';
 
@@ -77,6 +83,8 @@ export class ExprBuilder {
       this.origin = saved.origin;
     }
   }
+
+  private nextId = 0;
 
   /** The macro whose expansion is being read (a launch written in it says so), or null. */
   origin: MacroOrigin | null = null;
@@ -120,7 +128,7 @@ export class ExprBuilder {
     const child = (field: string) => node.childForFieldName(field);
     switch (node.type) {
       case 'parenthesized_expression': {
-        const inner = node.namedChildren[0];
+        const inner = codeChildren(node)[0];
         return inner ? this.build(inner) : { k: 'unknown', text: '()', at };
       }
       case 'number_literal':
@@ -188,7 +196,7 @@ export class ExprBuilder {
       case 'subscript_expression': {
         const object = child('argument');
         const indices = child('indices');
-        const index = indices?.namedChildren[0] ?? child('index');
+        const index = codeChildren(indices)[0] ?? child('index');
         return {
           k: 'index',
           object: object ? this.build(object) : { k: 'unknown', text: '', at },
@@ -274,8 +282,7 @@ export class ExprBuilder {
         const items: Expr[] = [];
         const designators: Array<string | null> = [];
         let designated = false;
-        for (const c of node.namedChildren) {
-          if (!c) continue;
+        for (const c of codeChildren(node)) {
           if (c.type === 'initializer_pair') {
             const d = c.childForFieldName('designator');
             const v = c.childForFieldName('value');
@@ -344,7 +351,7 @@ export class ExprBuilder {
       const e = this.expandUse(this.fileOffset(node), node.endIndex + (this.hooks.base ?? 0), at);
       if (e) return e;
     }
-    const args = (argsNode?.namedChildren ?? []).filter((c): c is SyntaxNode => !!c).map((c) => this.build(c));
+    const args = codeChildren(argsNode).map((c) => this.build(c));
     if (fn?.type === 'template_function') {
       const name = fn.childForFieldName('name');
       const n = name ? this.text(name) : '';
@@ -355,11 +362,12 @@ export class ExprBuilder {
     }
     const callee = fn ? this.build(fn) : unknown(at);
     const from = this.origin ? { from: this.origin } : {};
+    const id = this.nextId++;
     if (launch) {
-      const config = launch.namedChildren.filter((c): c is SyntaxNode => !!c).map((c) => this.build(c));
-      return { k: 'launch', callee, config, args, at, ...from };
+      const config = codeChildren(launch).map((c) => this.build(c));
+      return { k: 'launch', callee, config, args, at, id, ...from };
     }
-    return { k: 'call', callee, args, at, ...from };
+    return { k: 'call', callee, args, at, id, ...from };
   }
 
   private expandUse(start: number, end: number, at: Range): Expr | null {
@@ -377,8 +385,7 @@ export class ExprBuilder {
   private templateArgs(list: SyntaxNode | null): TemplateArg[] | null {
     if (!list) return null;
     const out: TemplateArg[] = [];
-    for (const c of list.namedChildren) {
-      if (!c) continue;
+    for (const c of codeChildren(list)) {
       if (c.type === 'type_descriptor') {
         // `N` in `k<N>` parses as a type: a name the evaluator may know as a value.
         const only = c.namedChildren.length === 1 ? c.namedChildren[0] : null;

@@ -31,9 +31,10 @@ type ExprNode =
   | { k: 'binary'; op: string; left: Expr; right: Expr; at: Range }
   | { k: 'assign'; op: string; target: Expr; value: Expr; at: Range }
   | { k: 'cond'; cond: Expr; then: Expr; else: Expr; at: Range }
-  | { k: 'call'; callee: Expr; args: Expr[]; at: Range }
+  /** `id`: unique in its function (two launches one macro use writes stand at the same place). */
+  | { k: 'call'; callee: Expr; args: Expr[]; at: Range; id: number }
   /** `k<<<grid, block, smem, stream>>>(args)`. */
-  | { k: 'launch'; callee: Expr; config: Expr[]; args: Expr[]; at: Range }
+  | { k: 'launch'; callee: Expr; config: Expr[]; args: Expr[]; at: Range; id: number }
   | { k: 'field'; object: Expr; field: string; arrow: boolean; at: Range }
   | { k: 'index'; object: Expr; index: Expr; at: Range }
   /** A C cast, `static_cast<T>(x)` and the like. */

@@ -12,7 +12,7 @@
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { Expr, MacroOrigin, Range } from './expr';
-import { BODY_PLACEHOLDER, ExprBuilder, type BuildHooks } from './expr-builder';
+import { BODY_PLACEHOLDER, codeChildren, ExprBuilder, type BuildHooks } from './expr-builder';
 
 export interface Local {
   id: number;
@@ -266,7 +266,7 @@ class CfgBuilder {
         this.lowerDeclaration(node);
         return;
       case 'expression_statement': {
-        const e = node.namedChildren[0];
+        const e = codeChildren(node)[0];
         if (!e) return;
         // Where a block macro's expansion takes the block written after the macro.
         if (e.type === 'identifier' && e.text === BODY_PLACEHOLDER && this.expr.body) {
@@ -310,7 +310,7 @@ class CfgBuilder {
       }
       case 'return_statement':
       case 'co_return_statement': {
-        const value = node.namedChildren[0];
+        const value = codeChildren(node)[0];
         this.finish({ k: 'return', value: value ? this.expr.build(value) : null, at: this.at(node) });
         this.startNew();
         return;
@@ -388,7 +388,7 @@ class CfgBuilder {
           init = {
             k: 'init',
             type: typeText(node, (n) => this.expr.text(n)),
-            items: value.namedChildren.filter((c): c is SyntaxNode => !!c).map((c) => this.expr.build(c)),
+            items: codeChildren(value).map((c) => this.expr.build(c)),
             designators: null,
             at: this.at(value),
           };
@@ -437,7 +437,7 @@ class CfgBuilder {
       }
       return value ?? { k: 'unknown', text: '', at: this.at(node) };
     }
-    if (node.type === 'parenthesized_expression' && node.namedChildren[0]) return this.expr.build(node.namedChildren[0]);
+    if (node.type === 'parenthesized_expression' && codeChildren(node)[0]) return this.expr.build(codeChildren(node)[0]);
     return this.expr.build(node);
   }
 
@@ -447,7 +447,7 @@ class CfgBuilder {
     const cond = this.condition(condNode);
     const consequence = node.childForFieldName('consequence');
     const alternative = node.childForFieldName('alternative');
-    const elseBody = alternative?.type === 'else_clause' ? alternative.namedChildren[0] : alternative;
+    const elseBody = alternative?.type === 'else_clause' ? codeChildren(alternative)[0] : alternative;
     const head = this.current;
     const thenBlock = this.newBlock();
     const join = this.newBlockDetached();
@@ -597,21 +597,24 @@ class CfgBuilder {
     this.targets.push({ breakTo: after, continueTo: null });
     let previousEnd: number | null = null;
     this.current = this.newBlock(); // statements before the first case: unreachable
-    for (const c of body?.namedChildren ?? []) {
-      if (!c) continue;
-      if (c.type !== 'case_statement') {
-        this.lowerStatement(c);
-        continue;
-      }
-      const start = this.newBlock();
-      // Falling through from the case before.
-      if (previousEnd !== null) this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: start });
-      const valueNode = c.childForFieldName('value');
-      cases.push({ value: valueNode ? this.expr.build(valueNode) : null, to: start });
-      arms.push(this.at(c));
-      this.current = start;
-      for (const s of c.namedChildren) if (s && s !== valueNode) this.lowerStatement(s);
-      previousEnd = this.current;
+    for (const { node: c, snippet } of this.switchItems(body)) {
+      const lowerItem = () => {
+        if (c.type !== 'case_statement') {
+          this.lowerStatement(c);
+          return;
+        }
+        const start = this.newBlock();
+        // Falling through from the case before.
+        if (previousEnd !== null) this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: start });
+        const valueNode = c.childForFieldName('value');
+        cases.push({ value: valueNode ? this.expr.build(valueNode) : null, to: start });
+        arms.push(this.at(c));
+        this.current = start;
+        for (const s of c.namedChildren) if (s && s !== valueNode) this.lowerStatement(s);
+        previousEnd = this.current;
+      };
+      if (snippet) this.expr.withMap(snippet.map, snippet.body, lowerItem, snippet.origin ?? this.expr.origin);
+      else lowerItem();
     }
     if (previousEnd !== null) this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: after });
     this.targets.pop();
@@ -622,13 +625,36 @@ class CfgBuilder {
     this.popScope();
   }
 
+  /**
+   * A switch's statements, with macro uses at statement level read as what they expand to: a
+   * `CASE_K(1, 128)` that writes `case 1: ...; break;` gives the switch its case.
+   */
+  private switchItems(body: SyntaxNode | null): Array<{ node: SyntaxNode; snippet: ExpandedSnippetLike | null }> {
+    const items: Array<{ node: SyntaxNode; snippet: ExpandedSnippetLike | null }> = [];
+    for (const c of body?.namedChildren ?? []) {
+      if (!c) continue;
+      const e = c.type === 'expression_statement' ? codeChildren(c)[0] : null;
+      const head = e ? macroHead(e) : null;
+      if (e && head && this.hooks.macros && !this.expr.inExpansion && this.hooks.macros.isMacro(this.expr.text(head), this.expr.fileOffset(head))) {
+        const base = this.hooks.base ?? 0;
+        const expansions = this.hooks.macros.expand(c.startIndex + base, c.endIndex + base, 'statements');
+        if (expansions?.length === 1) {
+          for (const s of expansions[0].statements) items.push({ node: s, snippet: expansions[0] });
+          continue;
+        }
+      }
+      items.push({ node: c, snippet: null });
+    }
+    return items;
+  }
+
   /** `: member_(value)` of a constructor, as an assignment to the member. */
   private memberInit(init: SyntaxNode): Expr {
     const name = init.namedChildren[0];
     const args = init.namedChildren[1];
     const at = this.at(init);
     const target: Expr = { k: 'field', object: { k: 'this', at }, field: name?.text ?? '', arrow: true, at: this.at(name ?? init) };
-    const items = (args?.namedChildren ?? []).filter((c): c is SyntaxNode => !!c).map((c) => this.expr.build(c));
+    const items = codeChildren(args).map((c) => this.expr.build(c));
     const value: Expr = items.length === 1 ? items[0] : { k: 'init', type: null, items, designators: null, at };
     return { k: 'assign', op: '=', target, value, at };
   }

@@ -137,7 +137,7 @@ class OutlineWalk {
         return;
       case 'template_declaration': {
         const params = templateParams(node.childForFieldName('parameters'), (n) => this.slice(n));
-        const inner = node.namedChildren.find((c) => c && c.type !== 'template_parameter_list');
+        const inner = node.namedChildren.find((c) => c && c.type !== 'template_parameter_list' && c.type !== 'comment');
         if (inner) this.item(inner, scope, className, { params, at: [node.startIndex, node.endIndex] }, depth + 1, inTemplate || true);
         return;
       }

@@ -7,7 +7,8 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Expr, MacroOrigin, Range, TemplateArg } from '../ir/expr';
-import { tokenize } from '../preprocess/tokens';
+import { spell, tokenize } from '../preprocess/tokens';
+import { expandTokens, ExpansionLimit, toExpand } from '../preprocess/macro-expansion';
 import { buildFunctionIR, type FunctionIR } from '../ir/function-ir';
 import { ExprBuilder, type BuildHooks } from '../ir/expr-builder';
 import { UnitMacroHooks, type SnippetParser } from '../ir/macro-hooks';
@@ -156,12 +157,20 @@ export class UnitProgram {
     const wanted = new Set(names);
     const out: Array<{ outline: FileOutline }> = [];
     const tokens = tokenize(view);
-    let depth = 0;
+    // Braces open: a namespace's or `extern "C"`'s (declarations go on inside) or another's.
+    const braces: Array<string | null> = [];
     for (let k = 0; k < tokens.length; k++) {
       const t = tokens[k];
-      if (t.text === '{') depth++;
-      else if (t.text === '}') depth = Math.max(0, depth - 1);
-      if (depth !== 0 || t.kind !== 'ident' || !wanted.has(t.text)) continue;
+      if (t.text === '{') {
+        braces.push(namespaceOpening(tokens, k));
+        continue;
+      }
+      if (t.text === '}') {
+        braces.pop();
+        continue;
+      }
+      if (t.kind !== 'ident' || !wanted.has(t.text) || braces.some((b) => b === null)) continue;
+      const namespaces = braces.filter((b): b is string => b !== null && b !== '').flatMap((b) => b.split('::'));
       const def = this.unit.macrosAt(path, t.start).state(t.text).options.find((o) => o?.body?.some((x) => x.text === '{'));
       if (!def) continue;
       let end = t.end;
@@ -189,6 +198,8 @@ export class UnitProgram {
           outline: {
             functions: inner.functions.map((fn) => ({
               ...fn,
+              scope: [...namespaces, ...fn.scope],
+              qualified: [...namespaces, fn.qualified].join('::'),
               at: m(fn.at),
               definitionAt: m(fn.definitionAt),
               nameAt: m(fn.nameAt),
@@ -268,7 +279,7 @@ export class UnitProgram {
 
   /** The IR of a function of the program (its body), or null when it has none. */
   functionIR(pf: ProgramFunction): FunctionIR | null {
-    const key = `${pf.file}\u0000${pf.fn.definitionAt[0]}\u0000${pf.fn.expansion?.at[0] ?? ''}`;
+    const key = functionKey(pf);
     if (this.irs.has(key)) return this.irs.get(key)!;
     const ir = !pf.fn.bodyAt ? null : pf.fn.expansion ? this.buildExpandedIR(pf.fn.expansion) : this.buildIR(pf.file, pf.fn.definitionAt);
     this.irs.set(key, ir);
@@ -404,7 +415,7 @@ export class UnitProgram {
       // Declarations that agree are one constant; ones that differ (two namespaces a `using` joins) are not known.
       return values.every((v) => valKey(v) === valKey(first)) ? first : top(`\`${name}\` is declared more than once with different values`);
     }
-    const functions = this.lookup(name, from.scope, entry.functions.map((f) => ({ ...f, scope: f.fn.scope })));
+    const functions = this.lookup(name, from.scope, entry.functions.map((f) => ({ ...f, scope: nameScope(f.fn) })));
     if (functions.length) {
       const ref: FnRef = {
         name: name.replace(/^::/, ''),
@@ -441,7 +452,7 @@ export class UnitProgram {
   /** The functions of the program a function value may call, given the number of arguments. */
   resolveCallee(ref: FnRef, argCount: number, from: FunctionScope): ProgramFunction[] {
     const base = ref.name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
-    const candidates = this.lookup(ref.name, from.scope, this.functionsNamed(base).map((f) => ({ ...f, scope: f.fn.scope })));
+    const candidates = this.lookup(ref.name, from.scope, this.functionsNamed(base).map((f) => ({ ...f, scope: nameScope(f.fn) })));
     const takes = (c: ProgramFunction, strict: boolean) => {
       const required = c.fn.params.filter((p) => !p.defaultAt && !p.variadic).length;
       const variadic = c.fn.params.some((p) => p.variadic);
@@ -620,9 +631,26 @@ export class UnitProgram {
     return new Evaluator(ir, this.resolver(scope, MAX_CALL_DEPTH - 1)).eval(e, { vals: new Map(), self: null });
   }
 
-  /** Tokens already expanded, spelled out (an attribute's argument), evaluated in `scope`; every node placed at `at`. */
-  evaluateSpelled(path: string, text: string, at: Range, scope: FunctionScope): Val | null {
-    void path;
+  /**
+   * Tokens spelled out (an attribute's argument), evaluated in `scope`; every node placed at `at`.
+   * With `expandAt`, the macros in the text are expanded first, as the unit has them at that offset of `path`.
+   */
+  evaluateSpelled(path: string, written: string, at: Range, scope: FunctionScope, expandAt?: number): Val | null {
+    let text = written;
+    if (expandAt !== undefined) {
+      const macros = this.unit.macrosAt(path, expandAt);
+      try {
+        text = spell(
+          expandTokens(toExpand(tokenize(written)), (name) => {
+            const state = macros.state(name);
+            return state.options.length === 1 ? state.options[0] : null;
+          }),
+        );
+      } catch (e) {
+        if (e instanceof ExpansionLimit) return null;
+        throw e;
+      }
+    }
     const prefix = 'auto __v = (';
     const tree = this.parser.parseApart(`${prefix}${text});`);
     try {
@@ -671,7 +699,7 @@ export class UnitProgram {
     const ir = this.functionIR(pf);
     if (!ir) return null;
     if (call.passed !== undefined && call.passed < pf.fn.params.length) call = { ...call, args: this.withDefaults(pf, call.args, call.passed, call.bindings) };
-    const id = `${pf.file}\u0000${pf.fn.definitionAt[0]}`;
+    const id = functionKey(pf);
     const key = `${id}\u0000${call.args.map((a) => (a ? valKey(a) : '-')).join(',')}\u0000${[...call.bindings].map(([n, b]) => `${n}=${isType(b) ? b.type : valKey(b)}`).join(',')}\u0000${call.self ? valKey(call.self) : ''}`;
     if (!observer && this.calls.has(key)) return this.calls.get(key)!;
     if (this.stack.includes(id)) return null; // recursion
@@ -718,6 +746,11 @@ export function shapeOf(type: string, unknown: Val): Val {
   return /^(const\s+)?(::)?(dim3|uint3)$/.test(type.trim()) ? { k: 'dim3', x: unknown, y: unknown, z: unknown } : unknown;
 }
 
+/** A function's identity in the program (two that one macro use writes stand at the same place). */
+export function functionKey(pf: ProgramFunction): string {
+  return `${pf.file}\u0000${pf.fn.definitionAt[0]}\u0000${pf.fn.expansion?.at[0] ?? ''}`;
+}
+
 /** A header's outline, kept by its view's text: the units that include it read it once. */
 const outlineOfText = memoByText('file outlines', (view: string, _parser: SnippetParser) => view, (view: string, parser: SnippetParser) => {
   const tree = parser.parseApart(view);
@@ -727,6 +760,24 @@ const outlineOfText = memoByText('file outlines', (view: string, _parser: Snippe
     tree.delete();
   }
 });
+
+/**
+ * The namespace a `{` at `k` opens (its name, `` for an anonymous one or `extern "C"`), or null
+ * when it opens anything else (a function's body, a class's).
+ */
+function namespaceOpening(tokens: ReadonlyArray<{ text: string; kind: string }>, k: number): string | null {
+  let j = k - 1;
+  const name: string[] = [];
+  while (j >= 0 && (tokens[j].kind === 'ident' || tokens[j].text === '::') && tokens[j].text !== 'namespace') name.unshift(tokens[j--].text);
+  if (j >= 0 && tokens[j].text === 'namespace') return name.join('').replace(/^inline/, '');
+  if (k >= 2 && tokens[k - 1].kind === 'string' && tokens[k - 2].text === 'extern') return '';
+  return null;
+}
+
+/** The scope a function is named from: a constructor is named by its class (`dh::LaunchKernel(...)`). */
+function nameScope(fn: OutlineFunction): readonly string[] {
+  return isConstructor(fn) ? fn.scope.slice(0, -1) : fn.scope;
+}
 
 export function isConstructor(fn: OutlineFunction): boolean {
   return fn.className !== null && fn.name === fn.className;

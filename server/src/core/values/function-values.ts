@@ -52,9 +52,12 @@ export function analyzeFunctionValues(input: FunctionValuesInput, observer?: Obs
   };
   const solution = solveForward(ir, analysis);
   // The final pass: every reached block once more, with its fixed-point state, for returns and the observer.
+  // A block only a branch on a known condition keeps out (`if (K < 10)` of a macro's K) is still code the
+  // compiler reads: the observer sees it too, with nothing known of the locals there.
   evaluator.observer = observer ?? null;
+  const written = observer ? structurallyReachable(ir) : null;
   for (const block of ir.blocks) {
-    const state = solution.in[block.id];
+    const state = solution.in[block.id] ?? (written?.has(block.id) ? { vals: new Map(), self: input.self ?? null } : undefined);
     if (!state) continue;
     const env = copyEnv(state);
     for (const s of block.stmts) step(evaluator, ir, s, env);
@@ -72,6 +75,14 @@ function convert(type: string, v: Val | undefined): Val | undefined {
   if (/^(const\s+)?(::)?dim3\s*&?$/.test(type.trim()) && v.k === 'num') return { k: 'dim3', x: v, y: { k: 'num', values: [1], integer: true }, z: { k: 'num', values: [1], integer: true } };
   if (v.k === 'num') return castTo(type, v);
   return v;
+}
+
+/** The blocks some path of the graph reaches from the entry, whatever the conditions. */
+function structurallyReachable(ir: FunctionIR): Set<number> {
+  const seen = new Set<number>([0]);
+  const queue = [0];
+  while (queue.length) for (const to of allSuccessors(ir.blocks[queue.pop()!].exit)) if (!seen.has(to)) seen.add(to), queue.push(to);
+  return seen;
 }
 
 function step(evaluator: Evaluator, ir: FunctionIR, s: Stmt, env: Env): void {
