@@ -51,8 +51,8 @@ describe('check: text output', function () {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('prints the findings as path:line:col: severity: message [code], then kernels and launches per architecture, then a summary', async () => {
-    const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src'], dir);
+  it('prints the findings as path:line:col: severity: message [code], then the kernels and launches of the files named, per architecture, then a summary', async () => {
+    const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src', 'src/tile.cu'], dir);
     assert.equal(run.code, 1, 'an error finding');
     assert.equal(run.err, '');
     assert.deepEqual(lines(run.out), [
@@ -77,6 +77,59 @@ describe('check: text output', function () {
       '    sm_90        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
       '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches',
     ]);
+  });
+
+  it('on a folder prints the findings and the summary, and says where the tables are', async () => {
+    const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src'], dir);
+    assert.deepEqual(lines(run.out), [
+      LATENCY_NOTE,
+      SMALL_GRID_NOTE,
+      ERROR_LINE,
+      BOUND_NOTE,
+      '(kernel and launch tables: name the files, or add --verbose)',
+      '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches',
+    ]);
+  });
+
+  it('folds repeated notes into one line with a count, and prints a failed compile once per translation unit', async () => {
+    const tree = sourceTree({
+      // One wrapper whose launches name a parameter: the same note at each of its three launches.
+      'src/wrap.cu': `template <typename F> void launch(F kernel, float* p) {
+  kernel<<<1, 128>>>(p);
+  kernel<<<2, 128>>>(p);
+  kernel<<<4, 128>>>(p);
+}
+`,
+      // A unit that fails and the two headers of kernels it includes: the failure once, for the unit.
+      'src/unit.cu': '#include "a.cuh"\n#include "b.cuh"\nvoid run(float* p) { ka<<<1, 64>>>(p); kb<<<1, 64>>>(p); }\n',
+      'src/a.cuh': '#pragma once\n__global__ void ka(float* p) { p[0] = 1; }\n',
+      'src/b.cuh': '#pragma once\n__global__ void kb(float* p) { p[0] = 2; }\n',
+    });
+    try {
+      const failing = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-nvcc', 'nvcc-fail');
+      const run = await runCli(['check', '--nvcc', failing, '-q', 'src'], tree);
+      const unit = path.join(tree, 'src', 'unit.cu');
+      const unresolved =
+        'note: Cannot tell which kernel this launch of kernel starts (no kernel named `kernel` in this file, its includes or the workspace); its launch bounds and resources are not checked. [launch-unresolved-kernel]';
+      assert.deepEqual(lines(run.out), [
+        `src/a.cuh:1:1: note: nvcc failed, so register figures are missing: ${unit}(7): error: identifier "undefined_thing" is undefined. To fix it, if the build defines it or includes its header, set \`-D NAME=VALUE\` or \`-I DIR\`, or use \`-p DIR\` with the build's \`compile_commands.json\`. [nvcc-failed] (and 2 more like it: src/a.cuh, src/b.cuh)`.replace(
+          'src/a.cuh:1:1',
+          'src/unit.cu:1:1',
+        ),
+        `src/unit.cu:7:1: note: nvcc: identifier "undefined_thing" is undefined`,
+        // Another unit's failure is its own (its message names it).
+        `src/wrap.cu:1:1: note: nvcc failed, so register figures are missing: ${path.join(tree, 'src', 'wrap.cu')}(7): error: identifier "undefined_thing" is undefined. To fix it, if the build defines it or includes its header, set \`-D NAME=VALUE\` or \`-I DIR\`, or use \`-p DIR\` with the build's \`compile_commands.json\`. [nvcc-failed]`,
+        'src/wrap.cu:7:1: note: nvcc: identifier "undefined_thing" is undefined',
+        `src/wrap.cu:2:3: ${unresolved} (and 2 more like it: src/wrap.cu:3, src/wrap.cu:4)`,
+        '4 files, 2 kernels, 5 launches: 0 errors, 0 warnings, 7 notes; occupancy on 0 of 5 launches',
+      ]);
+      // --verbose folds nothing.
+      const verbose = await runCli(['check', '--nvcc', failing, '--verbose', 'src'], tree);
+      assert.equal(verbose.out.split('[launch-unresolved-kernel]').length - 1, 3, verbose.out);
+      assert.equal(verbose.out.split('[nvcc-failed]').length - 1, 4, verbose.out);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
   });
 
   it('-q prints the findings and the summary only; --verbose adds the files with no kernels or launches', async () => {

@@ -258,6 +258,7 @@ export async function runCheck(
       jobs,
       policy,
       memoryLimitBytes,
+      verbose: flags['--verbose'] === true,
     });
     notes.push(...compiled.notes);
     compileFailures.push(...compiled.failures);
@@ -294,7 +295,9 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   if (!['text', 'json', 'sarif'].includes(format))
     throw new UsageError(`--format must be text, json or sarif, got ${format}`);
   const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
-  const text = { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true };
+  // The per-file tables of the files named themselves; a folder's files give findings and the summary.
+  const named = positionalFiles(args, io.cwd);
+  const text = { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true, named };
   const json = { pressureLines: flags['--lines'] === true, nextSteps: flags['--check-fixes'] === true };
   const run = await runCheck(args, io, {
     json: format !== 'text' || baseline ? json : null,
@@ -333,6 +336,20 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   return failing ? 1 : 0;
 }
 
+/** The positional arguments that name files (not folders), as absolute paths. */
+function positionalFiles(args: string[], cwd: string): string[] {
+  const { positional } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
+  return positional
+    .map((p) => path.resolve(cwd, p))
+    .filter((p) => {
+      try {
+        return statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    });
+}
+
 export function exitCodeFor(severities: readonly Severity[], failOn: string): number {
   if (failOn === 'never') return 0;
   const worst = Math.max(-1, ...severities.map((x) => RANK[x]));
@@ -352,6 +369,8 @@ interface CompileUnitsInput {
   /** Which host compilers compile_commands.json may name; other options that write or run are dropped. */
   policy: ArgumentPolicy;
   memoryLimitBytes: number;
+  /** A missing optional tool (nvdisasm) is said only then: it changes no figure, and every run would say it. */
+  verbose?: boolean;
 }
 
 /**
@@ -370,6 +389,7 @@ async function compileUnits({
   jobs,
   policy,
   memoryLimitBytes,
+  verbose = false,
 }: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
   const failures: CompileFailure[] = [];
   const dropped = new Set<string>();
@@ -441,7 +461,7 @@ async function compileUnits({
   const order = new Map(units.map((u, i) => [u.file, i]));
   failures.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0));
   const notes = [...dropped];
-  if (tookPtx && !nvdisasm) notes.push(noNvdisasmNote(nvccPath));
+  if (tookPtx && !nvdisasm && verbose) notes.push(noNvdisasmNote(nvccPath));
   if (missing)
     notes.push(
       `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,
