@@ -38,7 +38,7 @@ describe('editor features (bundled server, untitled documents)', function () {
     await session.stop();
   });
 
-  it('hovers a launch with the ceilings per architecture, the figures, the next step and the latency estimate', async () => {
+  it('hovers a launch with the answer first: the occupancy and the ceilings per architecture, the next step, the figures, then the latency estimate', async () => {
     const { uri, position } = open(TILE_SUM);
     // A new document's kernel bodies get a short first pass, the rest follow in the background;
     // its diagnostics come once they are all read (the latency line needs the kernel's loads).
@@ -50,19 +50,15 @@ describe('editor features (bundled server, untitled documents)', function () {
       [
         '**tile_sum\\<256\\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory',
         '',
-        'Figures: 40 registers, 1 KB static smem (annotation, sm_80 and sm_90).',
-        '',
         '| | sm_80 | sm_90 |',
         '|---|---|---|',
-        '| occupancy | **75%** (48 / 64 warps) | **75%** (48 / 64 warps) |',
-        '| blocks / SM | 6 | 6 |',
-        '| registers | **6 blocks** ◀ limit | **6 blocks** ◀ limit |',
-        '| shared memory | 82 blocks | 114 blocks |',
-        '| warp slots | 8 blocks | 8 blocks |',
-        '| block slots | 32 blocks | 32 blocks |',
-        '| barriers | no limit | 64 blocks |',
+        '| occupancy | **75%** · 6 blocks/SM · 48/64 warps | **75%** · 6 blocks/SM · 48/64 warps |',
+        '| limited by | **registers** (6 blocks) | **registers** (6 blocks) |',
+        '| other ceilings | warp slots 8 · block slots 32 · smem 82 | warp slots 8 · block slots 32 · barriers 64 · smem 114 |',
         '',
-        '**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%) on sm_80. Try `__launch_bounds__(256, 8)` (ptxas may spill to meet it).',
+        '**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%) on sm_80. Try `__launch_bounds__(256, 8)` (ptxas targets ≤ 32 registers and may spill to meet it).',
+        '',
+        'Figures: 40 registers, 1 KB static smem (annotation, sm_80 and sm_90).',
         '',
         "**On the A100 SXM4 40GB:** 120 blocks = 0.19 of a wave (6 blocks per SM × 108 SMs = 648 per wave): 12 SMs run 2 and 96 SMs run 1, of the 6 each could hold. The grid, not occupancy, limits this launch. Latency (estimate): 24–52 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 1 load in flight per warp); 48 resident, covered at the low latency, 92.3% at the high. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
         '',

@@ -16,7 +16,7 @@ import { parseArch } from './gpu/arch-table';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './incremental/document-analysis';
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
 import { reportWithKeptAnalyses } from './incremental/kept-reports';
-import { FiguresRegistry, type CompiledKernel } from './compiler/figures-registry';
+import { FiguresRegistry, type CompiledKernel, type CompilerStatus } from './compiler/figures-registry';
 import {
   mapKernelResources,
   parseResourceAnnotation,
@@ -114,9 +114,14 @@ export interface CompiledPtx extends ReportPtx {
   sass?: string | null;
 }
 
-/** What nvcc is doing for a translation unit: compiling (for these architectures, since when), or failed (its first error). */
+/**
+ * What nvcc is doing for a translation unit: compiling (for these architectures, since when;
+ * `queued` while the compile is asked for but nvcc has not started: the debounce, the queue), or
+ * failed (its first error).
+ */
 export type CompileState =
-  { state: 'running'; archs: readonly string[]; since: number } | { state: 'failed'; error: CompileError | null };
+  | { state: 'running'; archs: readonly string[]; since: number; queued?: boolean }
+  | { state: 'failed'; error: CompileError | null };
 
 /** A register cap a fix proposes, as the adapters compile it: the document's text with the fix, or the flag to add. */
 export interface CapVariant {
@@ -332,7 +337,7 @@ export class Analyzer {
       this.failures.delete(unit);
       this.figures.setState(
         unit,
-        state ? { state: 'running', archs: [...state.archs], since: state.since } : null,
+        state ? { state: 'running', archs: [...state.archs], since: state.since, queued: state.queued === true } : null,
         covers,
       );
     }
@@ -349,8 +354,18 @@ export class Analyzer {
     const state = this.figures.stateOf(unit);
     if (!state) return null;
     return state.state === 'running'
-      ? { state: 'running', archs: state.archs, since: state.since }
+      ? { state: 'running', archs: state.archs, since: state.since, queued: state.queued === true }
       : { state: 'failed', error: this.failures.get(unit) ?? null };
+  }
+
+  /**
+   * Whether nvcc can give figures at all: a launch whose registers no compile, log or annotation
+   * gives says why by it (nvcc missing or switched off), and asks for nvcc only when it is missing.
+   */
+  setCompilerStatus(status: CompilerStatus | null): void {
+    this.figures.setCompilerStatus(status);
+    // Compiles asked for before nvcc turned out missing (or was switched off) will not run.
+    if (status !== 'available') this.figures.dropQueued();
   }
 
   /**

@@ -71,13 +71,13 @@ export function hoverText(
           `${compiledText(compiled).replace(/^./, (c) => c.toUpperCase())}:\n\n${compiledLines(compiled).join('\n')}`,
         );
     } else {
-      lines.push(kernelLensTitle(kernel, analyses, compiled));
       const first = analyses.find((a) => a.perArch.some((x) => x.result)) ?? analyses[0];
-      // Above the table, as on a launch: a long hover is cut off at the bottom.
-      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
+      // The answer first, as on a launch: a long hover is cut off at the bottom.
       const table = occupancyTable(first.perArch);
       if (table)
         lines.push(`At ${first.threadsPerBlock} threads (line ${first.launch.span.start.line + 1}):\n\n${table}`);
+      else lines.push(kernelLensTitle(kernel, analyses, compiled));
+      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
       lines.push(
         `Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`,
       );

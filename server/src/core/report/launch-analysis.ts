@@ -17,9 +17,13 @@ import { LIMIT_NAMES, percent } from './format';
 
 export type FigureSource = ResourceSource;
 
-/** What nvcc is doing about a kernel's figures: ptxas running (since when, ms since epoch), or the compile failed. */
+/**
+ * What nvcc is doing about a kernel's figures: asked for (`queued`) or ptxas running (since when, ms
+ * since epoch), or the compile failed; or nothing compiled the kernel, with whether nvcc could.
+ */
 export type CompileNote =
-  | { state: 'running'; unit: string; archs: string[]; since: number }
+  | { state: 'running'; unit: string; archs: string[]; since: number; queued?: boolean }
+  | { state: 'not-compiled'; compiler: 'available' | 'missing' | 'off' | 'starting' }
   | { state: 'failed'; unit: string; message: string; hint: string | null }
   /** ptxas compiled the units that cover the kernel, but none has an instance of it that fits the launch. */
   | { state: 'no-instance'; unit: string };
