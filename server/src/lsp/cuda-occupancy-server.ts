@@ -41,6 +41,7 @@ import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
+import { readBoundedFileSync } from '../files/bounded-read';
 import { readPtxasLog } from '../files/ptxas-log';
 import { readBuildFigures } from '../files/build-outputs';
 import { chooseNvcc } from '../nvcc/locate-nvcc';
@@ -404,6 +405,7 @@ export class CudaOccupancyServer {
       return report
         ? codeActions(report, params.range, params.context.diagnostics, {
             ...this.analyzer.quickFixContext(params.textDocument.uri),
+            fileText: (file) => this.fileText(file),
             disabledSupport,
           })
         : [];
@@ -495,6 +497,19 @@ export class CudaOccupancyServer {
       if (defined && defined !== key && /\.cu$/i.test(defined)) units.add(defined);
     }
     return [...units];
+  }
+
+  /** Another file's text for a fix's edit in it (a kernel's header): as open in the editor, else from disk (the index reads it so). */
+  private fileText(file: string): string | null {
+    const open = this.documents.facts(pathToFileURL(file).href)?.source.text;
+    if (open !== undefined) return open;
+    try {
+      return readBoundedFileSync(file, {
+        maxBytes: Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024),
+      }).text;
+    } catch {
+      return null;
+    }
   }
 
   /** A document closed: the background units it alone wanted stop compiling. */
