@@ -60,15 +60,15 @@ describe('editor features (bundled server, untitled documents)', function () {
         '',
         'Figures: 40 registers, 1 KB static smem (annotation, sm_80 and sm_90).',
         '',
-        "**On the A100 SXM4 40GB:** 120 blocks = 0.19 of a wave (6 blocks per SM × 108 SMs = 648 per wave): 12 SMs run 2 and 96 SMs run 1, of the 6 each could hold. The grid, not occupancy, limits this launch. Latency (estimate): 24–52 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 1 load in flight per warp); 48 resident, covered at the low latency, 92.3% at the high. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
+        "**On the A100 SXM4 40GB:** 120 blocks = 0.19 of a wave (6 blocks per SM × 108 SMs = 648 per wave): 12 SMs run 2 and 96 SMs run 1, of the 6 each could hold. The grid, not occupancy, limits this launch. Latency (estimate): 24–52 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 1 load in flight per warp and 8 instructions per run of the kernel, estimated from the source); 48 resident, covered at the low latency, 92.3% at the high. Little's law, W = ⌈min(r, S × p / n) × (L + n) / p⌉; ILP lowers it as much as occupancy does.",
         '',
-        "**On the H100 SXM5:** 120 blocks = 0.15 of a wave (6 blocks per SM × 132 SMs = 792 per wave): 120 SMs run 1, of the 6 each could hold; 12 SMs stay idle. The grid, not occupancy, limits this launch. Latency (estimate): 49–84 warps needed to keep DRAM busy (bandwidth-bound, L = 480–830 cycles as published, 1 load in flight per warp); 48 resident, short: 98% of the low latency covered. Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
+        "**On the H100 SXM5:** 120 blocks = 0.15 of a wave (6 blocks per SM × 132 SMs = 792 per wave): 120 SMs run 1, of the 6 each could hold; 12 SMs stay idle. The grid, not occupancy, limits this launch. Latency (estimate): 49–84 warps needed to keep DRAM busy (bandwidth-bound, L = 480–830 cycles as published, 1 load in flight per warp and 8 instructions per run of the kernel, estimated from the source); 48 resident, short: 98% of the low latency covered. Little's law, W = ⌈min(r, S × p / n) × (L + n) / p⌉; ILP lowers it as much as occupancy does.",
       ].join('\n'),
     );
   });
 
-  it('names the issue-bound reading, as the upper bound, only where an SM could hold the warps it asks for', async () => {
-    // sm_80 at 470 cycles: 1880 warps at one load in flight, 59 at 32 (`#pragma unroll` over 32 independent loads).
+  it('reads the loads in flight and the work between them: 32 loads unrolled ahead of their use need 2–3 warps', async () => {
+    // With the work known (228 instructions a run, from the syntax), the reading is for it: the issue-bound upper bound (a load on every instruction) is not named.
     const { uri, position } = open(`// occupancy: regs=16
 __global__ void gather32(const float* __restrict__ in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -91,7 +91,7 @@ void run(const float* in, float* out, int n) {
     assert.ok(latency, text);
     assert.equal(
       latency,
-      "1–2 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 32 loads in flight per warp); 64 resident, covered even at the high latency. Aim for a full gap, not a full stadium: the kernel could use up to 255 registers per thread (now 16) on unrolling or ILP and still hold the 2 warps. Issue-bound, the upper bound for a load on every instruction: 59 (covered). Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.",
+      "2–3 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 32 loads in flight per warp and 228 instructions per run of the kernel, estimated from the source); 64 resident, covered even at the high latency. Aim for a full gap, not a full stadium: the kernel could use up to 255 registers per thread (now 16) on unrolling or ILP and still hold the 3 warps. Little's law, W = ⌈min(r, S × p / n) × (L + n) / p⌉; ILP lowers it as much as occupancy does.",
     );
     assert.doesNotMatch(text, /needs 1880 warps/);
   });

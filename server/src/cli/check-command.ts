@@ -409,7 +409,7 @@ async function compileUnits({
       cwd: runIn,
       timeoutMs,
       memoryLimitBytes,
-      keep: facts.kernels.some((k) => k.isDefinition),
+      keep: wantsPtx(facts),
     });
     if (result.status === 'missing') {
       missing = true;
@@ -428,7 +428,7 @@ async function compileUnits({
     if (result.entries.length === 0 && result.status !== 'ok') return;
     analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
     // The register pressure and the divergent branches' costs come from the PTX of the first arch (kept from that compile) when nvcc ran OK.
-    if (result.status !== 'ok' || !facts.kernels.some((k) => k.isDefinition)) return;
+    if (result.status !== 'ok' || !wantsPtx(facts)) return;
     const ptx = await compilePtx({
       kept: result.kept.find((k) => k.arch === archs[0])?.ptx,
       nvccPath,
@@ -467,6 +467,14 @@ async function compileUnits({
       `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,
     );
   return { notes, failures };
+}
+
+/**
+ * A unit's PTX is read for its kernels (register pressure, branch costs) and for its launches (the
+ * loads and the work of the instances they run, for the latency estimate: ptx-load-work.ts).
+ */
+function wantsPtx(facts: DocumentFacts): boolean {
+  return facts.kernels.some((k) => k.isDefinition) || facts.launches.length > 0;
 }
 
 async function loadDatabase(dir: string | undefined, roots: string[], cwd: string): Promise<CompileCommand[] | null> {

@@ -625,7 +625,8 @@ export class Analyzer {
   private ptxFor(uri: string, text: string): ReportPtx | null {
     const ptx = this.ptx.get(uri);
     const hash = this.options.contentHash;
-    return ptx && hash && ptx.sourceHash === hash(text) ? { text: ptx.text, filePath: ptx.filePath } : null;
+    // The object kept, not a copy: what a report reads of the PTX (its loads, ptx-load-work.ts) is kept per object.
+    return ptx && hash && ptx.sourceHash === hash(text) ? ptx : null;
   }
 
   private capChecksFor(uri: string, text: string): ReadonlyMap<string, CapCheck> {

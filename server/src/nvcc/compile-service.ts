@@ -115,9 +115,7 @@ export class CompileService {
 
   /** Compiles asked for and not finished (in their debounce, queued or running), for the status bar. */
   get running(): number {
-    return this.scheduler
-      ? this.scheduler.activeCount + this.scheduler.queuedCount + this.scheduler.waitingCount
-      : 0;
+    return this.scheduler ? this.scheduler.activeCount + this.scheduler.queuedCount + this.scheduler.waitingCount : 0;
   }
 
   /** Whether a compile of the document is asked for and not finished. */

@@ -277,7 +277,7 @@ function launchFigures(
   const { instances: matched } = matchInstances(pool, args, needsAliases && site.aliases ? site.aliases() : undefined);
   if (matched.length === 0) return null;
   const figures = matched.map((i) => ({ signature: i.signature, figures: resourcesForArch(i.resources, arch)! }));
-  if (figures.length === 1) return figures[0].figures;
+  if (figures.length === 1) return { ...figures[0].figures, entry: matched[0].mangledName };
   // One that could run has no known registers (a build's files disagree on it): no range is claimed.
   const unknown = figures.find((f) => f.figures.numRegs === null);
   if (unknown) return unknown.figures;

@@ -39,7 +39,12 @@ export function hoverText(
     const onGpus = gpuLines(report.gpus[index] ?? [], (arch) => {
       const p = analysis.perArch.find((x) => x.arch === arch);
       const i = p?.latency?.issueBound;
-      const matters = i && p.result && issueBoundMatters(i, p.result.maxWarpsPerMultiprocessor);
+      // With the work between loads known, the reading already says what the schedulers need.
+      const matters =
+        i &&
+        p.result &&
+        p.latency?.bandwidthBound.assumptions.instructionsPerIteration === undefined &&
+        issueBoundMatters(i, p.result.maxWarpsPerMultiprocessor);
       return {
         numRegs: p?.figures.numRegs ?? null,
         issueBound: matters

@@ -15,7 +15,7 @@ import {
   type ClusterEstimate,
   type Waves,
 } from '../gpu/waves';
-import { partLatencyRange, type PartLatencyRange } from '../gpu/latency';
+import { partLatencyRange, type LatencyWork, type PartLatencyRange } from '../gpu/latency';
 import { registerHeadroom } from '../gpu/next-step';
 import { occupancyQuery, type LaunchAnalysis } from './launch-analysis';
 
@@ -40,7 +40,9 @@ export interface LaunchOnGpu {
 export function launchOnGpus(
   analysis: LaunchAnalysis,
   parts: readonly GpuPart[],
-  independentOpsPerWarp = 1,
+  /** p, or null: nothing tells how many loads the kernel issues (no latency range then). */
+  independentOpsPerWarp: number | null = 1,
+  work: LatencyWork | null = null,
 ): LaunchOnGpu[] {
   const found: LaunchOnGpu[] = [];
   for (const part of parts) {
@@ -64,7 +66,10 @@ export function launchOnGpus(
     const perElement = gridBlocks === null ? ceilDivision(analysis.launch.grid.text) : null;
     const clusterBlocks = clusterSizeOf(analysis);
     // p waits for the kernel body's analysis: no latency figures before it is in.
-    const latency = analysis.latencyPending ? null : partLatencyRange(part, result.activeWarps, independentOpsPerWarp);
+    const latency =
+      analysis.latencyPending || independentOpsPerWarp === null
+        ? null
+        : partLatencyRange(part, result.activeWarps, independentOpsPerWarp, work);
     const query = occupancyQuery(
       row,
       onArch.figures,
@@ -89,7 +94,7 @@ export function launchOnGpus(
       cluster: clusterBlocks && part.gpcs ? clusterEstimate(clusterBlocks, blocksPerSm, part.sms, part.gpcs) : null,
       latency,
       registerHeadroom:
-        latency && latency.warpsNeeded.high <= result.activeWarps && onArch.figures.numRegs !== null
+        latency && !latency.atLeast && latency.warpsNeeded.high <= result.activeWarps && onArch.figures.numRegs !== null
           ? registerHeadroom(query, latency.warpsNeeded.high)
           : null,
     });

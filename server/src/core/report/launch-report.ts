@@ -10,6 +10,7 @@ import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
 import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, originText, percent } from './format';
 import { INT_MAX } from '../gpu/occupancy';
+import { loadsText, paceText } from './latency-text';
 
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
@@ -508,9 +509,12 @@ export function nextStepLine(analysis: LaunchAnalysis, checks: ReportExtras['cap
 
 /**
  * "**Latency (estimate, sm_80):** 48 warps resident. About 38 are needed to keep DRAM busy ...":
- * the bandwidth-bound reading, which decides for a memory-bound kernel. The issue-bound reading
- * (a load on every instruction) is an upper bound, and is named only where occupancy could reach
- * it: mostly it asks for more warps (1,880 on sm_80) than an SM holds, and would flag every kernel.
+ * the bandwidth-bound reading, which decides for a memory-bound kernel; with the work between
+ * loads known (the PTX, or the source), the reading for that work, which may be the schedulers'
+ * (a loop doing many FMAs per load has little gap to fill). The issue-bound reading (a load on
+ * every instruction) is an upper bound, and is named only where occupancy could reach it: mostly
+ * it asks for more warps (1,880 on sm_80) than an SM holds, and would flag every kernel. Nothing
+ * when nothing tells how many loads the kernel issues.
  */
 export function latencyLine(analysis: LaunchAnalysis): string | null {
   if (analysis.latencyPending && analysis.perArch.some((x) => x.result && x.result.activeWarps > 0)) {
@@ -519,15 +523,20 @@ export function latencyLine(analysis: LaunchAnalysis): string | null {
   const p = analysis.perArch.find((x) => x.latency);
   if (!p) return null;
   const { bandwidthBound: b, issueBound: i } = p.latency!;
+  const a = b.assumptions;
   const verdict =
     b.deficitWarps > 0
       ? `${b.deficitWarps} short: about ${percent(b.coveredFraction)} of the latency is covered`
-      : 'so latency is covered';
-  const p_ = b.assumptions.independentOpsPerWarp;
-  const upper = issueBoundMatters(i, p.result!.maxWarpsPerMultiprocessor)
-    ? ` Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`
-    : '';
-  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. About ${b.warpsNeeded} are needed to keep DRAM busy (bandwidth-bound: L ≈ ${b.assumptions.latencyCycles} cycles, ${p_} load${p_ === 1 ? '' : 's'} in flight per warp, ${b.assumptions.referencePart ?? 'reference part'}), ${verdict}.${upper} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+      : b.warpsNeeded <= b.warpsResident
+        ? 'so latency is covered'
+        : 'so whether latency is covered is not known: fewer may do';
+  const upper =
+    a.instructionsPerIteration === undefined && issueBoundMatters(i, p.result!.maxWarpsPerMultiprocessor)
+      ? ` Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`
+      : '';
+  const formula =
+    a.instructionsPerIteration === undefined ? 'W = ⌈L × r / p⌉' : 'W = ⌈min(r, S × p / n) × (L + n) / p⌉';
+  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. ${b.upperBound ? 'At most' : 'About'} ${b.warpsNeeded} ${b.warpsNeeded === 1 ? 'is' : 'are'} needed to ${paceText(a.limit)}: L ≈ ${a.latencyCycles} cycles, ${loadsText({ ...a, atLeast: b.upperBound })}; ${a.referencePart ?? 'reference part'}), ${verdict}.${upper} Little's law, ${formula}; ILP lowers it as much as occupancy does.`;
 }
 
 /** The issue-bound reading says something occupancy can act on only when an SM could hold the warps it asks for. */

@@ -2,6 +2,7 @@
 import type { Finding } from '../types';
 import type { LaunchAnalysis } from './launch-analysis';
 import { LIMIT_NAMES, percent } from './format';
+import { loadsText } from './latency-text';
 
 export function occupancyFindings(analyses: readonly LaunchAnalysis[], warnBelowPercent: number): Finding[] {
   const findings: Finding[] = [];
@@ -28,7 +29,7 @@ export function occupancyFindings(analyses: readonly LaunchAnalysis[], warnBelow
       findings.push({
         code: 'latency-deficit',
         severity: 'hint',
-        message: `${name} on ${p.arch}: ${b.warpsResident} warps resident, about ${b.warpsNeeded} needed to keep DRAM busy (estimate: L ≈ ${b.assumptions.latencyCycles} cycles, ${b.assumptions.independentOpsPerWarp} load${b.assumptions.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${percent(b.coveredFraction)} of the latency is covered. More independent loads per thread (ILP) help as much as more warps.`,
+        message: `${name} on ${p.arch}: ${b.warpsResident} warps resident, about ${b.warpsNeeded} needed to ${b.assumptions.limit === 'issue' ? 'keep the schedulers busy' : 'keep DRAM busy'} (estimate: L ≈ ${b.assumptions.latencyCycles} cycles, ${loadsText(b.assumptions)}); ${percent(b.coveredFraction)} of the latency is covered. More independent loads per thread (ILP) help as much as more warps.`,
         span: a.launch.nameSpan,
         related: [],
       });
