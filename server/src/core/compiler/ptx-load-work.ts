@@ -40,14 +40,10 @@ const TYPE_BYTES: Record<string, number> = { 8: 1, 16: 2, 32: 4, 64: 8, 128: 16 
 
 /** 128-byte lines one warp's load moves: its bytes per thread (vector width × element, or a copy's size) × 32 / 128, at least 1. */
 function linesOf(p: Parsed, text: string): number {
-  let bytes = 4;
   const copy = /^cp\.async\.(?:ca|cg)/.test(p.opcode) ? /,\s*(\d+)\s*(?:,[^;]*)?;?\s*$/.exec(text) : null;
-  if (copy) bytes = Number(copy[1]);
-  else {
-    const element = /\.[bfsu](8|16|32|64|128)\b/.exec(p.opcode);
-    const vector = /\.v(2|4|8)\b/.exec(p.opcode);
-    bytes = (element ? TYPE_BYTES[element[1]] : 4) * (vector ? Number(vector[1]) : 1);
-  }
+  const element = /\.[bfsu](8|16|32|64|128)\b/.exec(p.opcode);
+  const vector = /\.v(2|4|8)\b/.exec(p.opcode);
+  const bytes = copy ? Number(copy[1]) : (element ? TYPE_BYTES[element[1]] : 4) * (vector ? Number(vector[1]) : 1);
   return Math.max(1, Math.round((bytes * 32) / 128));
 }
 /** Where issuing stops: the loads above must be sent before it. */
