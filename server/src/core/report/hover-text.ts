@@ -2,7 +2,7 @@
 import type { Position, Span } from '../types';
 import { contains } from '../text/source-text';
 import type { DocumentReport } from './document-report';
-import { mdText } from './format';
+import { counted, mdText } from './format';
 import {
   compiledLines,
   compiledText,
@@ -84,7 +84,7 @@ export function hoverText(
       else lines.push(kernelLensTitle(kernel, analyses, compiled));
       lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
       lines.push(
-        `Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`,
+        `Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock !== null ? counted(a.threadsPerBlock, 'thread') : `\`${a.launch.block.text}\` threads`})`).join(', ')}.`,
       );
     }
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };

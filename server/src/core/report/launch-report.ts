@@ -8,7 +8,19 @@ import type { BudgetLevel } from '../gpu/register-budget';
 import type { CompiledInstance } from './document-report';
 import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
-import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, originText, percent } from './format';
+import {
+  ago,
+  blocks,
+  bytes,
+  counted,
+  dim3Text,
+  LIMIT_NAMES,
+  listAnd,
+  listOr,
+  mdText,
+  originText,
+  percent,
+} from './format';
 import { INT_MAX } from '../gpu/occupancy';
 import { loadsText, paceText } from './latency-text';
 
@@ -54,7 +66,7 @@ function titleParts(analysis: LaunchAnalysis, short = false): { name: string; sh
   const candidates = analysis.candidates;
   const shape =
     block && threads !== null
-      ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
+      ? `${counted(threads, 'thread')}${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${counted(Math.ceil(threads / 32), 'warp')} per block`
       : candidates
         ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
         : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
@@ -433,7 +445,7 @@ export function launchLensTitle(analysis: LaunchAnalysis): string {
   const limiter = with_[0].result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
   const instances = with_[0].spread ? ` · all ${with_[0].spread.instances} instantiations` : '';
   const bound = with_.some((a) => a.upperBound) ? ` · upper bound: ${with_.find((a) => a.upperBound)!.upperBound}` : '';
-  return `${with_.map((a) => `${a.arch} ${occupancyPercent(a)} (${blocksPerSm(a)} blocks/SM)`).join(' · ')} · limited by ${limiter}${instances}${bound}`;
+  return `${with_.map((a) => `${a.arch} ${occupancyPercent(a)} (${blocksPerSm(a)} ${a.result!.activeBlocksPerMultiprocessor === 1 ? 'block' : 'blocks'}/SM)`).join(' · ')} · limited by ${limiter}${instances}${bound}`;
 }
 
 /** Text for inside a markdown code span. */
