@@ -32,9 +32,9 @@ const ERROR_LINE =
   'src/tile.cu:13:3: error: scale_rows is launched with 256 threads per block, but its `__launch_bounds__(128)` allows at most 128: this launch fails with cudaErrorInvalidValue / too many resources requested. [launch-exceeds-bounds]';
 const BOUND_NOTE = 'src/tile.cu:9:17: note: `__launch_bounds__(128)` of scale_rows';
 const SMALL_GRID_NOTE =
-  "src/tile.cu:12:3: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
+  "src/tile.cu:12:16: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
 const LATENCY_NOTE =
-  'src/tile.cu:12:3: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp and 8 instructions per run of the kernel, estimated from the source); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
+  'src/tile.cu:12:16: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp and 8 instructions per run of the kernel, estimated from the source); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
 
 /** The `$gcc` problem matcher's pattern (ms-vscode.cpptools, contributes.problemMatchers "gcc"). */
 const GCC_MATCHER = /^(.*?):(\d+):(\d*):?\s+(?:fatal\s+)?(warning|error):\s+(.*)$/;

@@ -194,7 +194,7 @@ void run(unsigned* a, unsigned* b) { fill<<<1, 16>>>(a, b, 4); }
         assert.equal(notes.length, 1, run.out);
         assert.match(
           notes[0],
-          /^tiles\.cu:7:3: note: scale_stream on sm_80: 32 warps resident, about \d+ needed to keep DRAM busy \(estimate: L ≈ 470 cycles, 1 line of 128 bytes in flight per warp and \d+ instructions per iteration of the loop at line 36, from the PTX\)/,
+          /^tiles\.cu:7:15: note: scale_stream on sm_80: 32 warps resident, about \d+ needed to keep DRAM busy \(estimate: L ≈ 470 cycles, 1 line of 128 bytes in flight per warp and \d+ instructions per iteration of the loop at line 36, from the PTX\)/,
         );
       } finally {
         rmSync(dir, { recursive: true, force: true });

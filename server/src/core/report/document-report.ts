@@ -19,6 +19,7 @@ import type { Branch } from '../body/divergence';
 import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
 import { refineBranchesWithPtx, refineBranchesWithSass } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
+import { launchConfigSpan } from './launch-config-span';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
 import type { GpuPart } from '../gpu/gpu-parts';
@@ -268,14 +269,15 @@ export function buildDocumentReport({
     ptx && pressure && settings.pressureEnabled !== false
       ? kernelPressures(facts.kernels, pressure, ptx.filePath, figuresOf)
       : new Map<Kernel, KernelPressureView>();
+  const configSpan = (a: LaunchAnalysis) => launchConfigSpan(facts.source, a.launch);
   const findings = withoutSuppressed(
     [
       ...facts.findings,
       ...compilerFindings,
       ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
       ...impossibleLaunchFindings(analyses),
-      ...occupancyFindings(analyses, settings.occupancyWarningBelow),
-      ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
+      ...occupancyFindings(analyses, settings.occupancyWarningBelow, configSpan),
+      ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i], configSpan(a)))),
       ...spillLineFindings(pressureViews),
     ],
     findSuppressions(facts.source),

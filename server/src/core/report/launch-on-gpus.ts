@@ -4,7 +4,7 @@
  * the hover, the CLI and the findings; every figure comes from the part table (gpu-parts.ts) and
  * the launch's occupancy on the part's architecture.
  */
-import type { Finding } from '../types';
+import type { Finding, Span } from '../types';
 import type { GpuPart } from '../gpu/gpu-parts';
 import { archName, parseArch } from '../gpu/arch-table';
 import {
@@ -135,13 +135,17 @@ export const GRID_FINDING_CODES = { smallGrid: 'small-grid', tailEffect: 'tail-e
  * A grid sized from the device, or from a run-time size, gets none, and so does a launch of one
  * block: that is a design (a final reduction, a serial step), not an oversight.
  */
-export function gridFindings(analysis: LaunchAnalysis, onGpus: readonly LaunchOnGpu[]): Finding[] {
+export function gridFindings(
+  analysis: LaunchAnalysis,
+  onGpus: readonly LaunchOnGpu[],
+  /** Where the launch's configuration is written (launch-config-span.ts): the hints go there. */
+  span: Span = analysis.launch.span,
+): Finding[] {
   const findings: Finding[] = [];
   // The part that leaves SMs idle, else the first with waves: one finding per launch, not per part.
   const first = onGpus.find((g) => g.waves && g.waves.idleSms > 0) ?? onGpus.find((g) => g.waves);
   if (!first?.waves || first.gridBlocks === null || first.gridBlocks < 2) return findings;
   const w = first.waves;
-  const span = analysis.launch.span;
   const name = analysis.launch.kernelName;
   if (w.idleSms > 0) {
     findings.push({
