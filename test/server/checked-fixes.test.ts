@@ -71,18 +71,18 @@ describe('quick fixes checked by ptxas (bundled server, fake nvcc)', function ()
       (t) => t.some((x) => x.endsWith(' · checking…')),
       'no fix checking with ptxas',
     );
-    assert.ok(checking.includes('Add `__launch_bounds__(256, 5)`: 5 blocks/SM · checking…'), checking.join('\n'));
+    assert.ok(checking.includes('Add __launch_bounds__(256, 5): 5 blocks/SM · checking…'), checking.join('\n'));
 
     const checked = (t: string[]) => t.filter((x) => / ⚠ spills$|: 48 regs → /.test(x)).length === 2;
     const done = await until(() => titlesAt(uri, heavy), checked, 'no checked fixes');
     assert.deepEqual(done, [
-      'Add `__launch_bounds__(256, 5)`: 48 regs → 62.5% ⚠ spills',
-      'Add `-maxrregcount=48` (all kernels) ⚠ spills',
+      'Add __launch_bounds__(256, 5): 48 regs → 62.5% ⚠ spills',
+      'Add -maxrregcount=48 (all kernels): 48 regs → 62.5% ⚠ spills',
     ]);
     const roomyTitles = await until(() => titlesAt(uri, roomy), checked, 'no checked fixes for roomy');
     assert.deepEqual(roomyTitles, [
-      'Add `__launch_bounds__(256, 5)`: 48 regs → 62.5%',
-      'Add `-maxrregcount=48` (all kernels): 48 regs → 62.5%',
+      'Add __launch_bounds__(256, 5): 48 regs → 62.5%',
+      'Add -maxrregcount=48 (all kernels): 48 regs → 62.5%',
     ]);
     const heavyHover = await session.hover(uri, { line: heavy, character: 4 });
     assert.match(

@@ -116,10 +116,10 @@ void run(const float* in, float* out, int n) {
       range: { start: position, end: position },
       context: { diagnostics: [] },
     });
-    const cap = actions.find((a) => a.title.startsWith('Add `__launch_bounds__'));
+    const cap = actions.find((a) => a.title.startsWith('Add __launch_bounds__'));
     assert.ok(cap, JSON.stringify(actions.map((a) => a.title)));
     // Short enough for the menu: what ptxas is asked for and may do is in the hover's next step.
-    assert.equal(cap.title, 'Add `__launch_bounds__(256, 8)`: 8 blocks/SM (100%)');
+    assert.equal(cap.title, 'Add __launch_bounds__(256, 8): 8 blocks/SM (100%)');
     assert.deepEqual(cap.edit?.changes?.[uri], [
       {
         range: { start: { line: 2, character: 16 }, end: { line: 2, character: 16 } },
@@ -221,7 +221,7 @@ void run(float* m) { scale_|rows<<<64, 256>>>(m); }
         [{ range: { start: { line: 2, character: 38 }, end: { line: 2, character: 41 } }, newText: '128' }],
       ],
       [
-        'Raise the bound to `__launch_bounds__(256)`',
+        'Raise the bound to __launch_bounds__(256)',
         [{ range: { start: { line: 1, character: 34 }, end: { line: 1, character: 37 } }, newText: '256' }],
       ],
     ]);

@@ -72,15 +72,15 @@ void run(float* p) {
       ]),
     );
     assert.deepEqual(titles(fixesAt(analyzer, files, '/ws/k.cu', 'plain').fixes), [
-      'Add `__launch_bounds__(256, 5)`: 5 blocks/SM (62.5%)',
-      'Add `-maxrregcount=48` (all kernels): 5 blocks/SM (62.5%)',
+      'Add __launch_bounds__(256, 5): 5 blocks/SM (62.5%)',
+      'Add -maxrregcount=48 (all kernels): 5 blocks/SM (62.5%)',
     ]);
     // The bound takes precedence over -maxrregcount: only changing the bound caps this kernel.
     assert.deepEqual(titles(fixesAt(analyzer, files, '/ws/k.cu', 'bounded').fixes), [
-      'Change to `__launch_bounds__(256, 5)`: 5 blocks/SM (62.5%)',
+      'Change to __launch_bounds__(256, 5): 5 blocks/SM (62.5%)',
     ]);
     assert.deepEqual(titles(fixesAt(analyzer, files, '/ws/k.cu', 'capped').fixes), [
-      'Add `__launch_bounds__(256, 5)`: 5 blocks/SM (62.5%)',
+      'Add __launch_bounds__(256, 5): 5 blocks/SM (62.5%)',
     ]);
   });
 
@@ -101,8 +101,8 @@ void run(float* p) {
     });
     const { fixes } = fixesAt(analyzer, files, '/ws/k.cu', 'plain');
     assert.deepEqual(titles(fixes), [
-      'Add `__launch_bounds__(256, 5)`: 48 regs → 62.5%',
-      '(withdrawn) Add `-maxrregcount=48` (all kernels)',
+      'Add __launch_bounds__(256, 5): 48 regs → 62.5%',
+      '(withdrawn) Add -maxrregcount=48 (all kernels)',
     ]);
     assert.equal(
       fixes[1].disabled,
@@ -129,7 +129,7 @@ void run(float* C) {
     const analyzer = await workspace(both);
     compiled(analyzer, '/ws/run.cu', ptxas([['_Z5tiledILi128ELi256EEvPf', 167]]));
     const { report, analysis, fixes } = fixesAt(analyzer, both, '/ws/run.cu', 'tiled');
-    assert.deepEqual(titles(fixes), ['Change to `__launch_bounds__(NUM_THREADS, 2)`: 2 blocks/SM']);
+    assert.deepEqual(titles(fixes), ['Change to __launch_bounds__(NUM_THREADS, 2): 2 blocks/SM']);
     const [fix] = fixes;
     assert.ok(fix.edits!.every((e) => e.path === '/ws/tiled.cuh'));
     assert.equal(

@@ -225,7 +225,7 @@ describe('quick fix placement', () => {
         '// occupancy: regs=64\n__global__ void __launch_bounds__(256, 2, 4) k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<80, 256>>>(p); }\n',
         { archs: ['sm_90'] },
       );
-      assert.match(cap.title, /^Change to `__launch_bounds__\(256, \d, 4\)`/);
+      assert.match(cap.title, /^Change to __launch_bounds__\(256, \d, 4\)/);
       assert.match(after ?? '', /__global__ void __launch_bounds__\(256, \d, 4\) k\(float\* p\)/);
     });
 

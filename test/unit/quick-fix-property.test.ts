@@ -87,9 +87,7 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
     return;
   }
   const [edit] = edits;
-  if (
-    /^(Add `__launch_bounds__|Change to `__launch_bounds__|`__launch_bounds__` for|Raise the bound)/.test(fix.title)
-  ) {
+  if (/^(Add __launch_bounds__|Change to __launch_bounds__|__launch_bounds__ for|Raise the bound)/.test(fix.title)) {
     assert.equal(edits.length, 1, where);
     const kernel = report.facts.kernels.find((k) => {
       const header = [offsetOf(text, k.headerSpan.start), offsetOf(text, k.nameSpan.end)];
@@ -102,7 +100,7 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
       return;
     }
     // The bound the title names, or (a short title beside a warning) the blocks it asks for.
-    const bound = /`(__launch_bounds__\([^`]*\))`/.exec(fix.title)?.[1] ?? edit.newText.trim();
+    const bound = /(__launch_bounds__\([^)]*\))/.exec(fix.title)?.[1] ?? edit.newText.trim();
     const blocks = /^__launch_bounds__\([^,]*,\s*(\d+)/.exec(bound)?.[1];
     assert.ok(fix.title.includes(bound) || fix.title.includes(`for ${blocks} blocks/SM`), where);
     if (kernel.launchBounds) {
@@ -251,7 +249,7 @@ async function checkFile(
     ...new Set(
       withEdits.map(
         (f) =>
-          /^(Add `__launch_bounds__|Change to `__launch_bounds__|`__launch_bounds__` for|Raise the bound|Launch with|Use|Opt in)/.exec(
+          /^(Add __launch_bounds__|Change to __launch_bounds__|__launch_bounds__ for|Raise the bound|Launch with|Use|Opt in)/.exec(
             f.title,
           )?.[1] ?? f.title,
       ),
@@ -358,7 +356,7 @@ describe('quick fixes applied (property)', function () {
     );
     assert.deepEqual(
       [...totals.kinds].sort(),
-      ['Add `__launch_bounds__', 'Change to `__launch_bounds__', 'Launch with', 'Opt in', 'Raise the bound', 'Use'],
+      ['Add __launch_bounds__', 'Change to __launch_bounds__', 'Launch with', 'Opt in', 'Raise the bound', 'Use'],
       'the corpus should offer every kind of fix with edits',
     );
     if (compiler) assert.ok(totals.compiled >= 20, `only ${totals.compiled} compiles`);

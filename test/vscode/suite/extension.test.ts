@@ -123,7 +123,7 @@ describe('a quick fix in VS Code', () => {
         doc.uri,
         new vscode.Range(at, at),
       );
-      return actions?.find((a) => /^Add `__launch_bounds__\(256, \d+\)`/.test(a.title));
+      return actions?.find((a) => /^Add __launch_bounds__\(256, \d+\)/.test(a.title));
     });
     assert.ok(fix.edit && fix.title.length <= 60, fix.title);
     assert.ok(await vscode.workspace.applyEdit(fix.edit));

@@ -41,7 +41,10 @@ export interface SourceEdit {
   path?: string;
 }
 
-/** The longest title a quick-fix menu shows whole (VS Code's cuts at about this many characters). */
+/**
+ * The longest title a quick-fix menu shows whole (VS Code's cuts at about this many characters).
+ * Plain text: a menu shows backticks as they are.
+ */
 export const MAX_TITLE = 60;
 
 /**
@@ -165,7 +168,7 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
     const start = offsetAt(report.facts.source, bounds.span.start) + literal[1].length;
     const source = report.facts.source;
     actions.push({
-      title: fitTitle(`Raise the bound to \`__launch_bounds__(${threads}${bounds.args.length > 1 ? ', …' : ''})\``, [
+      title: fitTitle(`Raise the bound to __launch_bounds__(${threads}${bounds.args.length > 1 ? ', …' : ''})`, [
         ` (${threads}-thread blocks)`,
       ]),
       kind: 'quickfix',
@@ -303,7 +306,7 @@ function launchBoundsProposal(
   if (!file) return null;
   const target = cap.activeBlocks;
   const text = launchBoundsFixText(analysis, target);
-  const title = `${kernel.launchBounds ? 'Change to' : 'Add'} \`${text}\``;
+  const title = `${kernel.launchBounds ? 'Change to' : 'Add'} ${text}`;
   const details = [`: ${target} blocks/SM`, ` (${percent(cap.occupancy)})`];
   const base = { key: launchBoundsCapKey(kernel, text), kind: 'launch-bounds' as const, fix: text, kernel, flag: null };
   if (!kernel.launchBounds) {
@@ -319,7 +322,7 @@ function launchBoundsProposal(
     cap: { ...base, edits: [edit] },
     title,
     details,
-    shorter: `\`__launch_bounds__\` for ${target} blocks/SM`,
+    shorter: `__launch_bounds__ for ${target} blocks/SM`,
     arch: p.arch,
     over: launchesOver(report, analysis, kernel, threads, context),
     path: file.path,
@@ -355,7 +358,7 @@ function maxrregcountProposal(analysis: LaunchAnalysis): CapProposal | null {
       edits: [],
       flag: arg,
     },
-    title: `Add \`${arg}\` (all kernels)`,
+    title: `Add ${arg} (all kernels)`,
     details: [`: ${cap.activeBlocks} blocks/SM`, ` (${percent(cap.occupancy)})`],
     arch: p.arch,
   };
