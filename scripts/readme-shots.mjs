@@ -6,14 +6,20 @@
 //                      npx vsce package --no-dependencies --allow-missing-repository --baseImagesUrl URL -o X.vsix)
 //   RIG_PW_DIR=/tmp/rig/pw node scripts/readme-shots.mjs --vsix cuda-occupancy-lens.vsix \
 //       [--rig /tmp/rig] [--port 8093] [--out docs/images] [--only lens,hover,quick-fix,chart,diagnostics] [--keep]
+//       [--project DIR]   (default: $CUDA_DEV_CORPUS/SGEMM_CUDA, or ../dev-corpus/SGEMM_CUDA beside the repository)
 //
-// It copies examples/ to a temporary folder (the repository's examples are never touched), writes the user
-// settings (no git prompt, no start page, no minimap), installs the vsix into a private code-server and starts it, opens
-// examples/nbody.cu and reduce.cu, waits for the ptxas figures (the lens turns from "occupancy needs register
-// figures" into "sm_80 50% ..."), and writes PNGs of a 1400x900 window: lens.png and chart.png cropped to the
-// top, hover.png, quick-fix.png, diagnostics.png. SHOTS_DEBUG=1 adds screenshots of the folding step.
-// Every wait is on a condition in the DOM, except Chart.js's resize animation, which has none.
-// Needs nvcc on PATH for the ptxas figures.
+// It copies examples/ to a temporary folder (the repository's examples are never touched), and beside them the real
+// project the hover, quick-fix and Problems shots are of (SGEMM_CUDA, a register-tiled GEMM; its code is never
+// committed, only the pictures), writes the user settings (no git prompt, no start page, no minimap; nvcc's include
+// path to eval/launches/stubs/cudalibs, the host-only cuBLAS stand-in its runner.cu needs), installs the vsix into a
+// private code-server and starts it, opens examples/nbody.cu and reduce.cu, waits for the ptxas figures (the lens
+// turns from "occupancy needs register figures" into "sm_80 50% ..."), and writes PNGs of a 1400x900 window:
+// lens.png and chart.png (nbody.cu) cropped to the top; hover.png (a launch in SGEMM_CUDA's runner.cu, at VS Code's
+// default hover size: the occupancy table shows without resizing), quick-fix.png (the light bulb's menu there),
+// diagnostics.png (a warning's hover and the Problems panel of SGEMM_CUDA's kernels). It prints what each shot shows
+// (the hover's text, the fixes' titles, the problems) as JSON, and fails when the hover's table is cut off.
+// SHOTS_DEBUG=1 adds screenshots of the folding step. Every wait is on a condition in the DOM, except Chart.js's
+// resize animation, which has none. Needs nvcc on PATH for the ptxas figures.
 
 import { createRequire } from 'node:module';
 import { spawn, spawnSync } from 'node:child_process';
@@ -38,6 +44,12 @@ const port = args.port || '8093';
 const vsix = path.resolve(args.vsix || path.join(repo, 'cuda-occupancy-lens.vsix'));
 const outDir = path.resolve(args.out || path.join(repo, 'docs/images'));
 const only = args.only ? new Set(args.only.split(',')) : null;
+const corpus = process.env.CUDA_DEV_CORPUS || path.join(repo, '..', 'dev-corpus');
+const project = path.resolve(args.project || path.join(corpus, 'SGEMM_CUDA'));
+if (!fs.existsSync(path.join(project, 'src', 'runner.cu'))) {
+  console.error(`no ${project}/src/runner.cu: pass --project with SGEMM_CUDA's folder (see eval/README.md)`);
+  process.exit(2);
+}
 const want = (name) => !only || only.has(name);
 const W = 1400,
   H = 900;
@@ -54,6 +66,7 @@ const log = (...m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s]
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-shots-'));
 const ws = path.join(tmp, 'examples');
 fs.cpSync(path.join(repo, 'examples'), ws, { recursive: true });
+fs.cpSync(project, path.join(ws, 'SGEMM_CUDA'), { recursive: true });
 const data = path.join(tmp, 'run', 'data');
 fs.mkdirSync(path.join(data, 'User'), { recursive: true });
 fs.writeFileSync(
@@ -81,6 +94,8 @@ fs.writeFileSync(
       'breadcrumbs.enabled': false,
       'window.commandCenter': false,
       'chat.commandCenter.enabled': false,
+      // runner.cu includes cublas_v2.h: the host-only stand-in the launch evaluation uses (device code untouched).
+      'cudaOccupancy.nvcc.includePaths': [path.join(repo, 'eval', 'launches', 'stubs', 'cudalibs')],
     },
     null,
     2,
@@ -294,64 +309,6 @@ async function hoverAt(line, col, want) {
   return last;
 }
 
-/** The visible hover's box, its content's overflow and its sashes. */
-const hoverGeometry = () =>
-  page.evaluate(() => {
-    const content = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
-    const box = document.querySelector('.monaco-resizable-hover');
-    if (!content || !box) return null;
-    const sashes = [...box.querySelectorAll('.monaco-sash.horizontal')]
-      .map((e) => e.getBoundingClientRect())
-      .map((r) => ({ x: r.x + r.width / 2, y: r.y + r.height / 2 }));
-    const b = box.getBoundingClientRect();
-    return { need: content.scrollHeight - content.clientHeight, bottom: b.bottom, sashes };
-  });
-
-/** Drags the visible hover's bottom edge (a user can resize a hover) to screen y `toY`. */
-async function resizeHover(toY) {
-  const m = await hoverGeometry();
-  if (!m) return false;
-  const south = m.sashes.sort((a, b) => b.y - a.y)[0];
-  if (!south || Math.abs(south.y - m.bottom) > 8) {
-    log("no sash at the hover's bottom");
-    return false;
-  }
-  await page.mouse.move(south.x, south.y);
-  await page.mouse.down();
-  await page.mouse.move(south.x, Math.min(H - 30, toY), { steps: 8 });
-  await page.mouse.up();
-  // park the mouse inside the hover so it stays open, and let the sash's highlight go
-  await page.mouse.move(south.x, Math.min(H - 30, toY) - 40, { steps: 3 });
-  await page
-    .waitForFunction(
-      () =>
-        !document.querySelector(
-          '.monaco-resizable-hover .monaco-sash.hover, .monaco-resizable-hover .monaco-sash.active',
-        ),
-      null,
-      { timeout: 3000 },
-    )
-    .catch(() => log('sash still highlighted'));
-  return true;
-}
-
-/** Drags the visible hover's bottom edge down until its content needs no scrolling (as far as the window allows). */
-async function fitHover() {
-  const m = await hoverGeometry();
-  if (!m || m.need <= 0) return;
-  if (!(await resizeHover(m.bottom + m.need + 12))) return;
-  await page
-    .waitForFunction(
-      () => {
-        const c = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
-        return c && c.scrollHeight - c.clientHeight < 4;
-      },
-      null,
-      { timeout: 3000 },
-    )
-    .catch(() => log('hover still scrolls'));
-}
-
 /** 1-based line and column of the first match of `re` in a workspace file. */
 function find(file, re) {
   const lines = fs.readFileSync(path.join(ws, file), 'utf8').split('\n');
@@ -362,7 +319,23 @@ function find(file, re) {
 const kernel = find('nbody.cu', /__global__ void nbody_forces/);
 const kernelEnd = find('nbody.cu', /^}/); // the kernel's closing brace
 const launch = find('nbody.cu', /nbody_forces<<</);
-const badLaunch = find('reduce.cu', /pair_mix<<</);
+const gemmLaunch = find('SGEMM_CUDA/src/runner.cu', /^\s*sgemmWarptiling</);
+// the branch inside the loop over block tiles (the warning; the one before the loop is a hint)
+const divergent = find('SGEMM_CUDA/src/kernels/11_kernel_double_buffering.cuh', /^ {4}if \(doubleBufferIdx == 0\) \{$/);
+
+/** The visible hover's content and where its first table sits against what shows without scrolling. */
+const tableFit = () =>
+  page.evaluate(() => {
+    const content = document.querySelector('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content');
+    const table = content?.querySelector('table');
+    if (!content || !table) return null;
+    let viewport = content;
+    while (viewport && viewport.scrollHeight <= viewport.clientHeight + 1 && viewport.parentElement)
+      viewport = viewport.parentElement;
+    const v = (viewport ?? content).getBoundingClientRect();
+    const t = table.getBoundingClientRect();
+    return { tableTop: t.top, tableBottom: t.bottom, shownTop: v.top, shownBottom: v.bottom };
+  });
 
 const report = {};
 try {
@@ -400,27 +373,6 @@ try {
     await goTo(launch.count, 1);
     await clearOverlays();
     await shot('lens.png', { x: 0, y: 0, width: W, height: 430 });
-  }
-
-  // hover.png: the launch hover with the figures' source and the next step. VS Code caps a hover at a quarter of
-  // the editor's height (250 px at least) until the user drags it larger; drag it to fit, as a user would.
-  if (want('hover')) {
-    report.hover = await hoverAt(launch.line, launch.col + 2, 'ptxas, sm_80');
-    await fitHover();
-    await shot('hover.png');
-    await clearOverlays();
-  }
-
-  // quick-fix.png: Ctrl+. on the launch
-  if (want('quick-fix')) {
-    await goTo(launch.line, launch.col + 2);
-    await page.keyboard.press('Control+.');
-    await waitText('.action-widget', 'Cap registers', 15000);
-    report.quickFixes = await page.$$eval('.action-widget .monaco-list-row', (rows) =>
-      rows.map((r) => r.innerText.trim()),
-    );
-    await shot('quick-fix.png');
-    await clearOverlays();
   }
 
   // chart.png: click the kernel's lens, then give the chart the whole editor area
@@ -487,46 +439,66 @@ try {
     await command('View: Close All Editors');
   }
 
-  // diagnostics.png: reduce.cu, the launch-exceeds-bounds error under its squiggle, with the Problems panel
-  if (want('diagnostics')) {
-    await openFile('reduce.cu');
-    await page.waitForSelector('.editor-instance .monaco-editor .squiggly-error', { timeout: 60000 });
-    // wait for reduce.cu's own ptxas figures: every lens in view has an occupancy, none asks for figures
-    await goTo(badLaunch.line, 1);
-    await page.waitForFunction(
-      (sel) => {
-        const t = [...document.querySelectorAll(sel)].map((e) => e.innerText).join('\n');
-        return t.includes('sm_80') && !t.includes('needs register figures');
-      },
-      LENS,
-      { timeout: 60000 },
+  // hover.png, quick-fix.png: SGEMM_CUDA's runner.cu, the launch of the warp-tiled kernel (a template in a header,
+  // 167 registers at 128 threads). The hover at VS Code's default size: the occupancy table must show whole.
+  if (want('hover') || want('quick-fix')) {
+    await command('View: Close All Editors');
+    await openFile('SGEMM_CUDA/src/runner.cu');
+    await goTo(gemmLaunch.line, 1);
+    // nvcc compiles runner.cu (all the SGEMM kernels) in the background: wait for its figures in the launch's lens
+    await waitText(LENS, 'sgemm', 5000).catch(() => {});
+    await page
+      .waitForFunction(
+        (sel) => [...document.querySelectorAll(sel)].some((e) => /\(\d+ blocks?\/SM\)/.test(e.innerText)),
+        LENS,
+        { timeout: 180000 },
+      )
+      .catch(() => log('no figures in the lenses yet'));
+    await closeToasts();
+  }
+  if (want('hover')) {
+    report.hover = await hoverAt(gemmLaunch.line, gemmLaunch.col + 4, 'ptxas, sm_80');
+    report.hoverFit = await tableFit();
+    await shot('hover.png');
+    await clearOverlays();
+    const fit = report.hoverFit;
+    if (!fit || fit.tableBottom > fit.shownBottom + 1 || fit.tableTop < fit.shownTop - 1)
+      throw new Error(`the hover's occupancy table is cut off: ${JSON.stringify(fit)}`);
+  }
+
+  // quick-fix.png: Ctrl+. on the launch
+  if (want('quick-fix')) {
+    await goTo(gemmLaunch.line, gemmLaunch.col + 4);
+    await page.keyboard.press('Control+.');
+    await waitText('.action-widget', '__launch_bounds__', 15000);
+    // the checks by ptxas (the titles say "checking…" until they end)
+    await page
+      .waitForFunction(() => !document.querySelector('.action-widget')?.innerText.includes('checking'), null, {
+        timeout: 60000,
+      })
+      .catch(() => log('the fixes were still being checked'));
+    report.quickFixes = await page.$$eval('.action-widget .monaco-list-row', (rows) =>
+      rows.map((r) => r.innerText.trim()),
     );
+    await shot('quick-fix.png');
+    await clearOverlays();
+  }
+
+  // diagnostics.png: SGEMM_CUDA's double-buffered kernel, the divergent branch's warning under its squiggle, with
+  // the Problems panel of the files open (runner.cu and the kernels' headers)
+  if (want('diagnostics')) {
+    await openFile('SGEMM_CUDA/src/kernels/2_kernel_global_mem_coalesce.cuh');
+    await openFile('SGEMM_CUDA/src/kernels/11_kernel_double_buffering.cuh');
+    await goTo(divergent.line, 1);
+    await page.waitForSelector('.editor-instance .monaco-editor .squiggly-warning', { timeout: 60000 });
     await page.keyboard.press('Control+Shift+M');
-    await waitText('.markers-panel', 'launch-exceeds-bounds', 15000);
+    await waitText('.markers-panel', 'divergent-branch', 15000);
     report.problems = await page.$$eval('.markers-panel .monaco-list-row', (rows) =>
       rows.map((r) => r.innerText.replace(/\s+/g, ' ').trim()),
     );
     await page.locator('.editor-instance .monaco-editor .view-lines').click();
-    // the error's hover over the squiggle. The launch's own hover part (its occupancy table) follows the error's in
-    // the same box; drag the box's bottom edge up to the end of the error's part, so the shot is about the error.
-    report.diagnosticHover = await hoverAt(badLaunch.line, badLaunch.col + 2, 'launch-exceeds-bounds');
-    const errorPartBottom = await page.evaluate(() => {
-      const rows = [
-        ...document.querySelectorAll('.monaco-editor .monaco-hover:not(.hidden) .monaco-hover-content .hover-row'),
-      ];
-      const row = rows.find((r) => r.innerText.includes('launch-exceeds-bounds'));
-      return row ? row.getBoundingClientRect().bottom : null;
-    });
-    if (errorPartBottom) await resizeHover(errorPartBottom + 2);
+    report.diagnosticHover = await hoverAt(divergent.line, divergent.col + 10, 'divergent-branch');
     await shot('diagnostics.png');
-    await clearOverlays();
-    // the quick fixes offered on that launch (recorded, not shot)
-    await goTo(badLaunch.line, badLaunch.col + 2);
-    await page.keyboard.press('Control+.');
-    await page
-      .waitForSelector('.action-widget, .monaco-editor .monaco-hover:not(.hidden)', { timeout: 10000 })
-      .catch(() => {});
-    report.fixesOnBadLaunch = (await textOf('.action-widget .monaco-list-row')) || (await textOf(HOVER));
     await clearOverlays();
   }
   log(JSON.stringify(report, null, 2));

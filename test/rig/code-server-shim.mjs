@@ -282,6 +282,8 @@ function measureHover([selector, lineStart]) {
     (e) => e.innerText.trim().startsWith(lineStart) && e.children.length < 8,
   );
   const lineBox = line?.getBoundingClientRect();
+  // The first table of the hover's own part (the occupancy table), wherever the diagnostics above it end.
+  const tableBox = content.querySelector('table')?.getBoundingClientRect();
   return {
     text: content.innerText,
     contentHeight: Math.round(box.height),
@@ -289,6 +291,8 @@ function measureHover([selector, lineStart]) {
     visibleBottom: Math.round(visible.bottom),
     lineTop: lineBox ? Math.round(lineBox.top) : null,
     lineBottom: lineBox ? Math.round(lineBox.bottom) : null,
+    tableTop: tableBox ? Math.round(tableBox.top) : null,
+    tableBottom: tableBox ? Math.round(tableBox.bottom) : null,
     scrollHidden: Math.max(0, Math.round((viewport ?? content).scrollHeight - (viewport ?? content).clientHeight)),
   };
 }

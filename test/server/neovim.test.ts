@@ -112,8 +112,8 @@ describe('Neovim (built-in LSP client) with cuda-occupancy-lsp --stdio', functio
   it("offers the launch's quick fixes for the whole line, the range Neovim sends from visual-line mode", () => {
     const titles = (result.codeActions ?? []).map((a) => a.title.split(' (')[0]);
     assert.deepEqual(titles, [
-      'Launch with 128 threads per block, the most `__launch_bounds__(128)` allows',
-      'Raise the bound to `__launch_bounds__(256)`',
+      "Launch with 128 threads per block, the bound's most",
+      'Raise the bound to __launch_bounds__(256)',
     ]);
   });
 

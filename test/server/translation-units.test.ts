@@ -47,10 +47,12 @@ describe('translation units compiled for open documents (bundled server)', funct
     dir = mkdtempSync(path.join(tmpdir(), 'cuda-occ-units-'));
     cpSync(UNITS, dir, { recursive: true });
     statuses.length = 0;
-    const delay = this.currentTest?.title.includes('ptxas runs') ? '3000' : '0';
+    const title = this.currentTest?.title ?? '';
+    const delay = title.includes('ptxas runs') ? '3000' : '0';
+    const nvcc = title.includes('nvcc is missing') ? path.join(dir, 'no-such-nvcc') : fakeNvcc('nvcc-replay');
     session = await LspSession.start({
       rootDir: dir,
-      settings: { architectures: ['sm_80'], nvcc: { path: fakeNvcc('nvcc-replay') } },
+      settings: { architectures: ['sm_80'], nvcc: { path: nvcc } },
       initializationOptions: { cacheDir: null },
       env: { FAKE_NVCC_DELAY_MS: delay },
     });
@@ -109,6 +111,38 @@ describe('translation units compiled for open documents (bundled server)', funct
     assert.match(hover, /Figures: registers not known yet for sm_80 \(ptxas running for sm_80 on main\.cu, \d+ s\)\./);
     assert.match(hover, /\*\*Register budget\*\* at 128 threads \(sm_80\): 100% ≤ 32 · .* registers per thread\./);
     assert.ok(statuses.some((s) => s.state === 'compiling'));
+  });
+
+  it('right after opening, before nvcc has started, the hover, the lens and the status bar say it is compiling', async () => {
+    session.open(uriOf('main.cu'), textOf('main.cu'));
+    // The first hover, at once: the compile waits out its debounce, and nothing says "registers unknown".
+    const hover = await hoverAt('main.cu', 'tile<128, false>');
+    assert.match(
+      hover,
+      /Figures: registers not known yet for (sm_80 \((compiling main\.cu…|ptxas running for sm_80 on main\.cu, \d+ s)\)|sm_80 and sm_90 \(starting: nvcc compiles once the settings are read\))\./,
+    );
+    assert.doesNotMatch(hover, /save with nvcc available|registers unknown/);
+    const lenses = (await session.codeLenses(uriOf('main.cu'))) ?? [];
+    assert.ok(
+      lenses.some((l) =>
+        /^128 threads · (compiling…|ptxas running) · sm_80 100% needs ≤ 32 regs/.test(l.command?.title ?? ''),
+      ),
+      lenses.map((l) => l.command?.title).join('\n'),
+    );
+    const deadline = Date.now() + 10000;
+    while (Date.now() < deadline && !statuses.some((s) => s.state === 'compiling'))
+      await new Promise((r) => setTimeout(r, 20));
+    assert.ok(statuses.some((s) => s.state === 'compiling'));
+  });
+
+  it('when nvcc is missing, the hover asks for it, and says compiling no longer', async () => {
+    session.open(uriOf('main.cu'), textOf('main.cu'));
+    const hover = await hoverUntil('main.cu', 'tile<128, false>', (m) => /nvcc was not found/.test(m));
+    assert.match(
+      hover,
+      /Figures: registers unknown for sm_80: nvcc was not found; save with nvcc available \(`cudaOccupancy\.nvcc\.path`\), pass a build log, or add `\/\/ occupancy: regs=N` above the kernel\./,
+    );
+    assert.doesNotMatch(hover, /compiling/);
   });
 
   it('a failed compile shows in the hover, the status bar and one diagnostic at the top of the file', async () => {

@@ -74,3 +74,7 @@ export function applyEdits(text: string, edits: readonly SourceEdit[]): string {
 }
 
 export const byTitle = (fixes: readonly QuickFix[], prefix: string) => fixes.filter((f) => f.title.startsWith(prefix));
+
+/** The register caps a `__launch_bounds__` fix proposes (added or changed). */
+export const BOUNDS_FIX = /^(Add|Change to) __launch_bounds__\(/;
+export const boundsFixes = (fixes: readonly QuickFix[]) => fixes.filter((f) => BOUNDS_FIX.test(f.title));

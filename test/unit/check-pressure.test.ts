@@ -113,12 +113,12 @@ describe('check: register pressure per kernel', function () {
       assert.doesNotMatch(run.err, /nvdisasm not found/);
     });
 
-    it('says once on stderr that the pressure is the PTX estimate when there is no nvdisasm', async () => {
+    it('says once on stderr, with --verbose, that the pressure is the PTX estimate when there is no nvdisasm', async () => {
       process.env.PATH = nodeOnly;
-      const run = await runCli(
-        ['check', 'spills.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped'), '--format', 'json'],
-        sassDir,
-      );
+      const args = ['check', 'spills.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-capped'), '--format', 'json'];
+      // A missing optional tool changes no figure: without --verbose, not a word.
+      assert.doesNotMatch((await runCli(args, sassDir)).err, /nvdisasm/);
+      const run = await runCli([...args, '--verbose'], sassDir);
       const json = JSON.parse(run.out) as CheckJson;
       assert.equal((json.files[0].kernels[0].pressure as { estimate: string }).estimate, 'ptx');
       assert.equal(run.err.match(/nvdisasm not found/g)?.length, 1, run.err);

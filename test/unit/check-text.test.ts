@@ -32,9 +32,9 @@ const ERROR_LINE =
   'src/tile.cu:13:3: error: scale_rows is launched with 256 threads per block, but its `__launch_bounds__(128)` allows at most 128: this launch fails with cudaErrorInvalidValue / too many resources requested. [launch-exceeds-bounds]';
 const BOUND_NOTE = 'src/tile.cu:9:17: note: `__launch_bounds__(128)` of scale_rows';
 const SMALL_GRID_NOTE =
-  "src/tile.cu:12:3: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
+  "src/tile.cu:12:16: note: tile_sum: a grid of 120 blocks leaves 12 of the H100 SXM5's 132 SMs idle (the grid, not occupancy, limits this launch). [small-grid]";
 const LATENCY_NOTE =
-  'src/tile.cu:12:3: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
+  'src/tile.cu:12:16: note: tile_sum<256> on sm_90: 48 warps resident, about 49 needed to keep DRAM busy (estimate: L ≈ 480 cycles, 1 load in flight per warp and 8 instructions per run of the kernel, estimated from the source); 98.0% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]';
 
 /** The `$gcc` problem matcher's pattern (ms-vscode.cpptools, contributes.problemMatchers "gcc"). */
 const GCC_MATCHER = /^(.*?):(\d+):(\d*):?\s+(?:fatal\s+)?(warning|error):\s+(.*)$/;
@@ -51,8 +51,8 @@ describe('check: text output', function () {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('prints the findings as path:line:col: severity: message [code], then kernels and launches per architecture, then a summary', async () => {
-    const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src'], dir);
+  it('prints the findings as path:line:col: severity: message [code], then the kernels and launches of the files named, per architecture, then a summary', async () => {
+    const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src', 'src/tile.cu'], dir);
     assert.equal(run.code, 1, 'an error finding');
     assert.equal(run.err, '');
     assert.deepEqual(lines(run.out), [
@@ -77,6 +77,59 @@ describe('check: text output', function () {
       '    sm_90        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
       '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches',
     ]);
+  });
+
+  it('on a folder prints the findings and the summary, and says where the tables are', async () => {
+    const run = await runCli(['check', '--no-nvcc', '--arch', 'sm_80,sm_90', 'src'], dir);
+    assert.deepEqual(lines(run.out), [
+      LATENCY_NOTE,
+      SMALL_GRID_NOTE,
+      ERROR_LINE,
+      BOUND_NOTE,
+      '(kernel and launch tables: name the files, or add --verbose)',
+      '2 files, 2 kernels, 2 launches: 1 error, 0 warnings, 2 notes; occupancy on 1 of 2 launches',
+    ]);
+  });
+
+  it('folds repeated notes into one line with a count, and prints a failed compile once per translation unit', async () => {
+    const tree = sourceTree({
+      // Three launches of a kernel the unit does not declare: the same note at each of them.
+      'src/wrap.cu': `void launch(float* p) {
+  elsewhere<<<1, 128>>>(p);
+  elsewhere<<<2, 128>>>(p);
+  elsewhere<<<4, 128>>>(p);
+}
+`,
+      // A unit that fails and the two headers of kernels it includes: the failure once, for the unit.
+      'src/unit.cu': '#include "a.cuh"\n#include "b.cuh"\nvoid run(float* p) { ka<<<1, 64>>>(p); kb<<<1, 64>>>(p); }\n',
+      'src/a.cuh': '#pragma once\n__global__ void ka(float* p) { p[0] = 1; }\n',
+      'src/b.cuh': '#pragma once\n__global__ void kb(float* p) { p[0] = 2; }\n',
+    });
+    try {
+      const failing = path.join(REPO_ROOT, 'test', 'fixtures', 'fake-nvcc', 'nvcc-fail');
+      const run = await runCli(['check', '--nvcc', failing, '-q', 'src'], tree);
+      const unit = path.join(tree, 'src', 'unit.cu');
+      const unresolved =
+        'note: Cannot tell which kernel this launch of elsewhere starts (no kernel named `elsewhere` in this translation unit); its launch bounds and resources are not checked. [launch-unresolved-kernel]';
+      assert.deepEqual(lines(run.out), [
+        `src/a.cuh:1:1: note: nvcc failed, so register figures are missing: ${unit}(7): error: identifier "undefined_thing" is undefined. To fix it, if the build defines it or includes its header, set \`-D NAME=VALUE\` or \`-I DIR\`, or use \`-p DIR\` with the build's \`compile_commands.json\`. [nvcc-failed] (and 2 more like it: src/a.cuh, src/b.cuh)`.replace(
+          'src/a.cuh:1:1',
+          'src/unit.cu:1:1',
+        ),
+        `src/unit.cu:7:1: note: nvcc: identifier "undefined_thing" is undefined`,
+        // Another unit's failure is its own (its message names it).
+        `src/wrap.cu:1:1: note: nvcc failed, so register figures are missing: ${path.join(tree, 'src', 'wrap.cu')}(7): error: identifier "undefined_thing" is undefined. To fix it, if the build defines it or includes its header, set \`-D NAME=VALUE\` or \`-I DIR\`, or use \`-p DIR\` with the build's \`compile_commands.json\`. [nvcc-failed]`,
+        'src/wrap.cu:7:1: note: nvcc: identifier "undefined_thing" is undefined',
+        `src/wrap.cu:2:3: ${unresolved} (and 2 more like it: src/wrap.cu:3, src/wrap.cu:4)`,
+        '4 files, 2 kernels, 5 launches: 0 errors, 0 warnings, 7 notes; occupancy on 0 of 5 launches',
+      ]);
+      // --verbose folds nothing.
+      const verbose = await runCli(['check', '--nvcc', failing, '--verbose', 'src'], tree);
+      assert.equal(verbose.out.split('[launch-unresolved-kernel]').length - 1, 3, verbose.out);
+      assert.equal(verbose.out.split('[nvcc-failed]').length - 1, 4, verbose.out);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
   });
 
   it('-q prints the findings and the summary only; --verbose adds the files with no kernels or launches', async () => {
@@ -107,7 +160,7 @@ describe('check: text output', function () {
       '  launch line 12: tile_sum<256>: 256 threads, 8 warps per block, 0 B dynamic shared memory',
       '    sm_80      75%   6 blocks/SM  48/64 warps  limited by registers  [40 regs, annotation]',
       '    120 blocks = 0.19 of a wave on the A100 SXM4 40GB (6 blocks per SM × 108 SMs = 648 per wave): 12 SMs run 2 and 96 SMs run 1, of the 6 each could hold. The grid, not occupancy, limits this launch.',
-      '    Latency on the A100 SXM4 40GB: 24–52 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 1 load in flight per warp); 48 resident, covered at the low latency, 92.3% at the high.',
+      '    Latency on the A100 SXM4 40GB: 24–52 warps needed to keep DRAM busy (bandwidth-bound, L = 290–640 cycles as published, 1 load in flight per warp and 8 instructions per run of the kernel, estimated from the source); 48 resident, covered at the low latency, 92.3% at the high.',
       '  launch line 13: scale_rows: 256 threads, 8 warps per block, 0 B dynamic shared memory',
       '    sm_80        -  the launch fails: 256 threads per block is above `__launch_bounds__(128)`',
       '2 files, 2 kernels, 2 launches: 1 error, 0 warnings; occupancy on 1 of 2 launches',
@@ -194,13 +247,13 @@ describe('check: text output', function () {
     try {
       const run = await runCli(['check', '--no-nvcc', '--fail-on', 'never', 'k.cu'], spills);
       assert.deepEqual(lines(run.out), [
-        'k.cu:3:22: note: heavy on sm_80: 8 warps resident, about 38 needed to keep DRAM busy (estimate: L ≈ 470 cycles, 1 load in flight per warp); 21.1% of the latency is covered. More independent loads per thread (ILP) help as much as more warps. [latency-deficit]',
-        'k.cu: 1 kernel, 1 launch; 1 note',
+        // No latency note: the kernel reads shared memory only (it once got one for "1 load in flight per warp").
+        'k.cu: 1 kernel, 1 launch',
         '  kernel heavy (line 2), extern __shared__ (dynamic shared memory set at launch)',
         '    sm_80   255 registers, 48 KB static smem, 128 B spill stores, 128 B spill loads [annotation]',
         '  launch line 3: heavy: 256 threads, 8 warps per block, 1 KB dynamic shared memory',
         '    sm_80    12.5%   1 block/SM    8/64 warps  limited by registers  [255 regs, annotation]',
-        '1 file, 1 kernel, 1 launch: 0 errors, 0 warnings, 1 note; occupancy on 1 of 1 launch',
+        '1 file, 1 kernel, 1 launch: 0 errors, 0 warnings; occupancy on 1 of 1 launch',
       ]);
     } finally {
       rmSync(spills, { recursive: true, force: true });

@@ -13,7 +13,7 @@ import {
   type FixtureRun,
 } from '../support/divergence-fixtures';
 import type { Branch } from '../../server/src/core/body/divergence';
-import { divergenceFindings } from '../../server/src/core/report/divergence-findings';
+import { divergenceFindings, severityNote } from '../../server/src/core/report/divergence-findings';
 import { branchesForCli } from '../../server/src/cli/check-json';
 
 const files = fs
@@ -283,6 +283,31 @@ describe('divergence: findings and CLI', () => {
         [6, 'hint'],
         [8, 'hint'],
       ],
+    );
+  });
+
+  it('reports nothing for paths run one after the other at 100% issue efficiency (one of them empty), and says why in the hover', async () => {
+    const text = [
+      '__global__ void k(float* buf, float* out) {',
+      '  int t = threadIdx.x;',
+      '  float v = buf[t];',
+      '  if (v == 0.0f) {} else { out[t] = v * 2.0f + 1.0f; }',
+      '  if (t % 2 == 0) out[t] = 0; else out[t] = v * 3.0f + 1.0f;',
+      '}',
+      'void h(float* b, float* o) { k<<<4, 256>>>(b, o); }',
+    ].join('\n');
+    const branches = await analyzeSource(text);
+    const [empty, both] = branches;
+    assert.equal(empty.efficiency, 1);
+    assert.ok(both.efficiency < 1);
+    const findings = divergenceFindings(branches, { minCostThreshold: 0, minSharePercent: 0 });
+    assert.deepEqual(
+      findings.map((x) => x.span.start.line),
+      [4],
+    );
+    assert.equal(
+      severityNote(empty),
+      'Not reported: one of its paths is empty, so the warp issues no more than if its lanes agreed (issue efficiency 100%).',
     );
   });
 

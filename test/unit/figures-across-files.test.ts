@@ -195,4 +195,41 @@ describe('figures for kernels wherever they are defined', () => {
         .join('\n'),
     );
   });
+
+  it('says what is coming while a compile is asked for, and asks for nvcc only when it is missing', async () => {
+    const analyzer = await workspace();
+    const figuresLine = () => {
+      const main = report(analyzer, 'main.cu');
+      const fill = main.analyses.find((a) => a.launch.kernelName === 'fill')!;
+      return /^Figures: .*$/m.exec(hoverText(main, fill.launch.nameSpan.start)!.markdown)![0];
+    };
+    const elsewhere = 'pass a build log, or add `// occupancy: regs=N` above the kernel.';
+    analyzer.setCompilerStatus('starting');
+    assert.equal(
+      figuresLine(),
+      'Figures: registers not known yet for sm_80 (starting: nvcc compiles once the settings are read).',
+    );
+    analyzer.setCompilerStatus('available');
+    analyzer.setCompileState(at('main.cu'), { state: 'running', archs: [], since: Date.now(), queued: true });
+    assert.equal(figuresLine(), 'Figures: registers not known yet for sm_80 (compiling main.cu…).');
+    assert.ok(lenses(report(analyzer, 'main.cu')).some((l) => l.title.startsWith('256 threads · compiling… · sm_80')));
+    analyzer.setCompileState(at('main.cu'), null);
+    assert.equal(
+      figuresLine(),
+      `Figures: registers unknown for sm_80: no compile has covered this kernel yet; save its file or a \`.cu\` that includes it, ${elsewhere}`,
+    );
+    analyzer.setCompilerStatus('off');
+    assert.equal(
+      figuresLine(),
+      `Figures: registers unknown for sm_80: nvcc is switched off (\`cudaOccupancy.nvcc.enabled\`); ${elsewhere}`,
+    );
+    // Compiles asked for before nvcc turned out missing will not run: no longer "compiling".
+    analyzer.setCompilerStatus('available');
+    analyzer.setCompileState(at('main.cu'), { state: 'running', archs: [], since: Date.now(), queued: true });
+    analyzer.setCompilerStatus('missing');
+    assert.equal(
+      figuresLine(),
+      `Figures: registers unknown for sm_80: nvcc was not found; save with nvcc available (\`cudaOccupancy.nvcc.path\`), ${elsewhere}`,
+    );
+  });
 });

@@ -210,7 +210,7 @@ describe('figures from a build (--from-build)', function () {
       const launch = json.files[0].launches[0];
       assert.equal(typeof (launch.occupancy.sm_80 as { occupancy: number }).occupancy, 'number');
       const text = await withCudaHome(FAKE_CUDA_HOME, () =>
-        runCli(['check', 'src', '--from-build', 'build', '--no-nvcc', '--arch', 'sm_80'], dir),
+        runCli(['check', 'src/k.cu', '--from-build', 'build', '--no-nvcc', '--arch', 'sm_80'], dir),
       );
       assert.match(
         text.out,
@@ -285,7 +285,7 @@ void run(float* x) { launch<1>(x); launch<2>(x); }
 
     it('does not run nvcc unless --nvcc names it, and a folder that is not there is a usage error', async () => {
       const dir = sourceTree({ 'src/k.cu': KERNEL, 'build/build.log': ptxasLog(SCALE, 'sm_80', 24, 1024) });
-      const run = await runCli(['check', 'src', '--from-build', 'build', '--arch', 'sm_80'], dir);
+      const run = await runCli(['check', 'src/k.cu', '--from-build', 'build', '--arch', 'sm_80'], dir);
       assert.equal(run.code, 0, run.err);
       assert.doesNotMatch(run.err, /nvcc not found|nvcc failed/);
       assert.match(run.out, /24 registers.*\[log: build log build\.log\]/);

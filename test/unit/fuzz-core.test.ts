@@ -24,15 +24,7 @@ import { codeActions } from '../../server/src/lsp/code-actions';
 import { toDiagnostic } from '../../server/src/lsp/lsp-convert';
 import { DocumentStore } from '../../server/src/lsp/document-store';
 import { getCudaParser } from '../support/grammar';
-import {
-  anySource,
-  applyEdit,
-  checkProperty,
-  edit,
-  editRange,
-  editSequence,
-  fuzzRuns,
-} from '../support/fuzz-sources';
+import { anySource, applyEdit, checkProperty, edit, editRange, editSequence, fuzzRuns } from '../support/fuzz-sources';
 
 const URI = 'file:///fuzz/doc.cu';
 const ARCHS = ['sm_80', 'sm_90'];
@@ -169,7 +161,15 @@ describe('fuzz: the core', function () {
         tree.delete();
         let incremental: DocumentFacts;
         try {
-          incremental = analyzeDocument({ uri: URI, version: 1, text, tree: incrementalTree, view: next, parser, path });
+          incremental = analyzeDocument({
+            uri: URI,
+            version: 1,
+            text,
+            tree: incrementalTree,
+            view: next,
+            parser,
+            path,
+          });
         } finally {
           incrementalTree.delete();
         }

@@ -73,7 +73,7 @@ describe('launch-checks', () => {
     );
     assert.equal(
       fs[2].message,
-      'plain is launched with 1 threads per block (1 warp): the last warp runs with 1 of 32 lanes, 31 idle. A multiple of 32 (32) uses every lane.',
+      'plain is launched with 1 thread per block (1 warp): the last warp runs with 1 of 32 lanes, 31 idle. A multiple of 32 (32) uses every lane.',
     );
   });
 

@@ -3,7 +3,8 @@
  * the fix, and the expected text is the code after it.
  */
 import * as assert from 'node:assert/strict';
-import { applyEdits, byTitle, fixesOf, quickFixAnalyzer } from '../support/quick-fix-harness';
+import { applyEdits, BOUNDS_FIX, boundsFixes, byTitle, fixesOf, quickFixAnalyzer } from '../support/quick-fix-harness';
+import { MAX_TITLE } from '../../server/src/core/report/quick-fixes';
 import { codeActions } from '../../server/src/lsp/code-actions';
 
 const BIG = '__global__ void big(float* p) { extern __shared__ float s[]; s[threadIdx.x] = p[threadIdx.x]; }\n';
@@ -145,7 +146,9 @@ describe('quick fix placement', () => {
       const explicit = await fixesOf(
         'template <typename T> __global__ void big(T* p) { extern __shared__ float s[]; s[0] = p[0]; }\nvoid run(float* p) {\n  big<float><<<1, 256, 65536>>>(p);\n}\n',
       );
-      assert.match(byTitle(explicit.fixes, 'Opt in')[0]?.title ?? '', /insert `cudaFuncSetAttribute\(big<float>, /);
+      const named = byTitle(explicit.fixes, 'Opt in')[0];
+      assert.equal(named?.title, 'Opt in to 64 KB of dynamic shared memory');
+      assert.match(named.edits?.[0].newText ?? '', /^cudaFuncSetAttribute\(big<float>, /);
       const overloaded = await fixesOf(
         `${BIG}__global__ void big(int* p) {}\nvoid run(float* p) {\n  big<<<1, 256, 65536>>>(p);\n}\n`,
       );
@@ -205,7 +208,7 @@ describe('quick fix placement', () => {
   describe('__launch_bounds__', () => {
     const capOf = async (text: string, options: Parameters<typeof fixesOf>[1] = {}) => {
       const { fixes } = await fixesOf(text, options);
-      const [cap] = byTitle(fixes, 'Cap registers');
+      const [cap] = boundsFixes(fixes);
       assert.ok(cap, fixes.map((f) => f.title).join(' | '));
       return { cap, after: cap.edits ? applyEdits(text, cap.edits) : null };
     };
@@ -222,7 +225,7 @@ describe('quick fix placement', () => {
         '// occupancy: regs=64\n__global__ void __launch_bounds__(256, 2, 4) k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<80, 256>>>(p); }\n',
         { archs: ['sm_90'] },
       );
-      assert.match(cap.title, /change to `__launch_bounds__\(256, \d, 4\)`/);
+      assert.match(cap.title, /^Change to __launch_bounds__\(256, \d, 4\)/);
       assert.match(after ?? '', /__global__ void __launch_bounds__\(256, \d, 4\) k\(float\* p\)/);
     });
 
@@ -242,15 +245,13 @@ describe('quick fix placement', () => {
         '#define KERNEL_BOUNDS __launch_bounds__(256)\n// occupancy: regs=64\n__global__ void KERNEL_BOUNDS k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) { k<<<80, 256>>>(p); }\n',
       );
       const range = report.analyses[0].launch.span;
-      const shown = codeActions(report, range, [], { disabledSupport: true }).find((a) =>
-        a.title.startsWith('Cap registers'),
-      );
+      const shown = codeActions(report, range, [], { disabledSupport: true }).find((a) => BOUNDS_FIX.test(a.title));
       assert.deepEqual(
         [shown?.disabled?.reason.startsWith('`KERNEL_BOUNDS` already supplies'), shown?.edit],
         [true, undefined],
       );
       assert.equal(
-        codeActions(report, range, []).find((a) => a.title.startsWith('Cap registers')),
+        codeActions(report, range, []).find((a) => BOUNDS_FIX.test(a.title)),
         undefined,
       );
     });
@@ -278,17 +279,12 @@ describe('quick fix placement', () => {
       const text =
         '// occupancy: regs=64\n__global__ void k(float* p) { p[threadIdx.x] = 0; }\nvoid run(float* p) {\n  k<<<80, 256>>>(p);\n  k<<<80, 512>>>(p);\n}\n';
       const { fixes } = await fixesOf(text, { analyzer, uri: 'file:///ws/k.cu' });
-      const at256 = byTitle(fixes, 'Cap registers').find((f) => f.title.includes('at 256 threads'));
+      const at256 = boundsFixes(fixes).find((f) => f.title.includes('__launch_bounds__(256,'));
       assert.ok(at256, fixes.map((f) => f.title).join(' | '));
-      assert.match(
-        at256.title,
-        / ⚠ 2 other launches of k would fail with this bound \(512 threads at line 5, 1024 threads at other\.cu:2\)$/,
-      );
-      const at512 = byTitle(fixes, 'Cap registers').find((f) => f.title.includes('at 512 threads'));
-      assert.match(
-        at512?.title ?? '',
-        / ⚠ another launch of k would fail with this bound \(1024 threads at other\.cu:2\)$/,
-      );
+      assert.match(at256.title, / ⚠ breaks 2 launches$/);
+      const at512 = boundsFixes(fixes).find((f) => f.title.includes('__launch_bounds__(512,'));
+      assert.match(at512?.title ?? '', / ⚠ breaks other\.cu:2$/);
+      for (const fix of fixes) assert.ok(fix.title.length <= MAX_TITLE, fix.title);
     });
   });
 

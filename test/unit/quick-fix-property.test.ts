@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { runNvcc } from '../../server/src/nvcc/nvcc-runner';
 import { findFirstCompilerError } from '../../server/src/nvcc/compile-resources';
 import type { DocumentReport } from '../../server/src/core/analyzer';
-import type { QuickFix } from '../../server/src/core/report/quick-fixes';
+import { MAX_TITLE, type QuickFix } from '../../server/src/core/report/quick-fixes';
 import { applyEdits, fixesOf, offsetOf, quickFixAnalyzer } from '../support/quick-fix-harness';
 import {
   checkProperty,
@@ -36,6 +36,7 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
     end: offsetOf(text, e.span.end),
   }));
   const where = `${label}: "${fix.title}"`;
+  assert.ok(fix.title.length <= MAX_TITLE, `${where}: longer than a menu shows (${MAX_TITLE} characters)`);
   for (const e of edits) assert.ok(e.start <= e.end && e.end <= text.length, `${where}: an edit outside the text`);
   const sorted = [...edits].sort((a, b) => a.start - b.start);
   for (let k = 1; k < sorted.length; k++)
@@ -86,7 +87,7 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
     return;
   }
   const [edit] = edits;
-  if (/^(Cap registers|Raise the bound)/.test(fix.title)) {
+  if (/^(Add __launch_bounds__|Change to __launch_bounds__|__launch_bounds__ for|Raise the bound)/.test(fix.title)) {
     assert.equal(edits.length, 1, where);
     const kernel = report.facts.kernels.find((k) => {
       const header = [offsetOf(text, k.headerSpan.start), offsetOf(text, k.nameSpan.end)];
@@ -98,7 +99,10 @@ function assertWhereItSays(text: string, report: DocumentReport, fix: QuickFix, 
       assert.match(text.slice(0, edit.start), /__launch_bounds__\s*\(\s*$/, where);
       return;
     }
-    const bound = /`(__launch_bounds__\([^`]*\))`/.exec(fix.title)![1];
+    // The bound the title names, or (a short title beside a warning) the blocks it asks for.
+    const bound = /(__launch_bounds__\([^)]*\))/.exec(fix.title)?.[1] ?? edit.newText.trim();
+    const blocks = /^__launch_bounds__\([^,]*,\s*(\d+)/.exec(bound)?.[1];
+    assert.ok(fix.title.includes(bound) || fix.title.includes(`for ${blocks} blocks/SM`), where);
     if (kernel.launchBounds) {
       assert.equal(text.slice(edit.start, edit.end), kernel.launchBounds.text, `${where}: not the bound it changes`);
       assert.equal(edit.newText, bound, where);
@@ -243,7 +247,12 @@ async function checkFile(
   const withEdits = fixes.filter((f) => f.edits && f.edits.length > 0);
   const kinds = [
     ...new Set(
-      withEdits.map((f) => /^(Cap registers|Raise the bound|Launch with|Use|Opt in)/.exec(f.title)?.[1] ?? f.title),
+      withEdits.map(
+        (f) =>
+          /^(Add __launch_bounds__|Change to __launch_bounds__|__launch_bounds__ for|Raise the bound|Launch with|Use|Opt in)/.exec(
+            f.title,
+          )?.[1] ?? f.title,
+      ),
     ),
   ];
   if (!compiler || withEdits.length === 0 || !c.name.endsWith('.cu'))
@@ -347,7 +356,7 @@ describe('quick fixes applied (property)', function () {
     );
     assert.deepEqual(
       [...totals.kinds].sort(),
-      ['Cap registers', 'Launch with', 'Opt in', 'Raise the bound', 'Use'],
+      ['Add __launch_bounds__', 'Change to __launch_bounds__', 'Launch with', 'Opt in', 'Raise the bound', 'Use'],
       'the corpus should offer every kind of fix with edits',
     );
     if (compiler) assert.ok(totals.compiled >= 20, `only ${totals.compiled} compiles`);

@@ -12,10 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { analyzeParsed } from '../support/analyze-snippet';
-import {
-  type AnalyzeInput,
-  type DocumentFacts,
-} from '../../server/src/core/incremental/document-analysis';
+import { type AnalyzeInput, type DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';

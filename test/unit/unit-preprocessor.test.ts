@@ -149,7 +149,9 @@ describe('the preprocessor of a translation unit', () => {
       '#endif',
       'k(float* x) {}',
     ].join('\n');
-    const view = viewText(unit({ '/p/a.cu': text }, '/p/a.cu', { pass: { kind: 'device', arch: 800 } }).files.get('/p/a.cu')!);
+    const view = viewText(
+      unit({ '/p/a.cu': text }, '/p/a.cu', { pass: { kind: 'device', arch: 800 } }).files.get('/p/a.cu')!,
+    );
     assert.equal(view.replace(/\s+/g, ' ').trim(), '__global__ void __launch_bounds__(256, 2) k(float* x) {}');
   });
 

@@ -184,7 +184,9 @@ function formatText(o: CalcOptions, r: OccupancyResult, step: NextStep, latency:
       `${o.carveout >= 0 ? `, carveout ${o.carveout}%` : ''}`,
   );
   lines.push(`Occupancy: ${percent(r.occupancy)} (${r.activeWarps} of ${r.maxWarpsPerMultiprocessor} warps per SM)`);
-  lines.push(`Active blocks per SM: ${r.activeBlocksPerMultiprocessor} (${r.warpsPerBlock} warps each)`);
+  lines.push(
+    `Active blocks per SM: ${r.activeBlocksPerMultiprocessor} (${r.warpsPerBlock} warp${r.warpsPerBlock === 1 ? '' : 's'} each)`,
+  );
   lines.push('Block limits per SM:');
   const rows: Array<[string, number, string]> = [
     ['registers', r.blockLimitRegs, 'registers'],

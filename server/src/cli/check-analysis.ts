@@ -144,7 +144,8 @@ export function configureUnits(
   analyzer: Analyzer,
   { database, roots, cwd }: { database: CompileCommand[] | null; roots: readonly string[]; cwd: string },
 ): void {
-  const inside = (root: string) => !path.relative(cwd, root).startsWith('..') && !path.isAbsolute(path.relative(cwd, root));
+  const inside = (root: string) =>
+    !path.relative(cwd, root).startsWith('..') && !path.isAbsolute(path.relative(cwd, root));
   const project = roots.length && roots.every(inside) ? cwd : commonFolder(roots);
   if (project) analyzer.setFileSource(projectFiles(project));
   if (database)

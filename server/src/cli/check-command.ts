@@ -260,6 +260,7 @@ export async function runCheck(
       jobs,
       policy,
       memoryLimitBytes,
+      verbose: flags['--verbose'] === true,
     });
     notes.push(...compiled.notes);
     compileFailures.push(...compiled.failures);
@@ -296,7 +297,9 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   if (!['text', 'json', 'sarif'].includes(format))
     throw new UsageError(`--format must be text, json or sarif, got ${format}`);
   const baseline = typeof flags['--baseline'] === 'string' ? loadBaseline(flags['--baseline'] as string, io.cwd) : null;
-  const text = { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true };
+  // The per-file tables of the files named themselves; a folder's files give findings and the summary.
+  const named = positionalFiles(args, io.cwd);
+  const text = { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true, named };
   const json = { pressureLines: flags['--lines'] === true, nextSteps: flags['--check-fixes'] === true };
   const run = await runCheck(args, io, {
     json: format !== 'text' || baseline ? json : null,
@@ -335,6 +338,20 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   return failing ? 1 : 0;
 }
 
+/** The positional arguments that name files (not folders), as absolute paths. */
+function positionalFiles(args: string[], cwd: string): string[] {
+  const { positional } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
+  return positional
+    .map((p) => path.resolve(cwd, p))
+    .filter((p) => {
+      try {
+        return statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    });
+}
+
 export function exitCodeFor(severities: readonly Severity[], failOn: string): number {
   if (failOn === 'never') return 0;
   const worst = Math.max(-1, ...severities.map((x) => RANK[x]));
@@ -354,6 +371,8 @@ interface CompileUnitsInput {
   /** Which host compilers compile_commands.json may name; other options that write or run are dropped. */
   policy: ArgumentPolicy;
   memoryLimitBytes: number;
+  /** A missing optional tool (nvdisasm) is said only then: it changes no figure, and every run would say it. */
+  verbose?: boolean;
 }
 
 /**
@@ -372,6 +391,7 @@ async function compileUnits({
   jobs,
   policy,
   memoryLimitBytes,
+  verbose = false,
 }: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
   const failures: CompileFailure[] = [];
   const dropped = new Set<string>();
@@ -391,7 +411,7 @@ async function compileUnits({
       cwd: runIn,
       timeoutMs,
       memoryLimitBytes,
-      keep: facts.kernels.some((k) => k.isDefinition),
+      keep: wantsPtx(facts),
     });
     if (result.status === 'missing') {
       missing = true;
@@ -410,7 +430,7 @@ async function compileUnits({
     if (result.entries.length === 0 && result.status !== 'ok') return;
     analyzer.setCompiled(file, { perArch: result.perArch, producedAt: Date.now() }, facts.kernels);
     // The register pressure and the divergent branches' costs come from the PTX of the first arch (kept from that compile) when nvcc ran OK.
-    if (result.status !== 'ok' || !facts.kernels.some((k) => k.isDefinition)) return;
+    if (result.status !== 'ok' || !wantsPtx(facts)) return;
     const ptx = await compilePtx({
       kept: result.kept.find((k) => k.arch === archs[0])?.ptx,
       nvccPath,
@@ -443,12 +463,20 @@ async function compileUnits({
   const order = new Map(units.map((u, i) => [u.file, i]));
   failures.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0));
   const notes = [...dropped];
-  if (tookPtx && !nvdisasm) notes.push(noNvdisasmNote(nvccPath));
+  if (tookPtx && !nvdisasm && verbose) notes.push(noNvdisasmNote(nvccPath));
   if (missing)
     notes.push(
       `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,
     );
   return { notes, failures };
+}
+
+/**
+ * A unit's PTX is read for its kernels (register pressure, branch costs) and for its launches (the
+ * loads and the work of the instances they run, for the latency estimate: ptx-load-work.ts).
+ */
+function wantsPtx(facts: DocumentFacts): boolean {
+  return facts.kernels.some((k) => k.isDefinition) || facts.launches.length > 0;
 }
 
 async function loadDatabase(dir: string | undefined, roots: string[], cwd: string): Promise<CompileCommand[] | null> {

@@ -8,9 +8,13 @@
  *
  * (hints and related locations are `note:` lines, which `$gcc` leaves alone), then per file its
  * kernels with what ptxas said per architecture and its launches with their occupancy per
- * architecture, then one summary line. `--quiet` keeps the findings and the summary; `--verbose`
- * adds the files with no kernels or launches and the kernels' declarations. Plain text
- * throughout: no markdown.
+ * architecture, then one summary line. On a repository the output must fit a terminal: notes
+ * that repeat (same rule, same message: one missing header behind every unit, one wrapper's
+ * unresolved launches) are printed once with a count, nvcc's failure once per translation unit
+ * and not again for each header it includes, and the per-file tables only for the files named
+ * on the command line (not those found in a folder). `--quiet` keeps the findings and the
+ * summary; `--verbose` folds nothing and adds every file's tables, the files with no kernels or
+ * launches and the kernels' declarations. Plain text throughout: no markdown.
  */
 import * as path from 'node:path';
 import type { CheckFile, CheckInstance } from './check-json';
@@ -32,8 +36,13 @@ import { nextStepLines } from './check-fixes';
 export interface CheckTextOptions {
   /** Findings and the summary only. */
   quiet?: boolean;
-  /** Also the files with no kernels or launches, and kernel declarations (explicit instantiations, prototypes). */
+  /** Every finding unfolded, every file's tables, the files with no kernels or launches, and kernel declarations. */
   verbose?: boolean;
+  /**
+   * The files named on the command line (absolute paths): only their tables are printed, unless
+   * `verbose`. Absent: every file's (a caller that chose the files itself).
+   */
+  named?: readonly string[];
 }
 
 /** A failed nvcc run: the file, what ran (`nvcc`, `nvcc -ptx`), how it ended and its first error. */
@@ -66,9 +75,11 @@ export function checkText(archs: string[], files: CheckFile[], cwd: string, opti
   );
 }
 
-/** What the text says of one file, as plain data: its finding lines, its detail lines, and what the summary counts. */
+/** What the text says of one file, as plain data: its findings, its detail lines, and what the summary counts. */
 export interface CheckTextPieces {
-  findings: string[];
+  /** Absolute path. */
+  file: string;
+  findings: FindingText[];
   /** Empty with `quiet`. */
   detail: string[];
   tally: FileTally;
@@ -85,6 +96,18 @@ export interface FileTally {
   notes: number;
 }
 
+/** A finding as printed: its line, the lines of its related places, and what folds repeats of it. */
+export interface FindingText {
+  /** `path:line:col: severity: message [code]`. */
+  line: string;
+  /** A `note:` line per related location. */
+  related: string[];
+  /** Notes with the same key are printed once, with a count (see foldKey); null for errors and warnings. */
+  fold: string | null;
+  /** Where it is, for the list of folded repeats: `path:line` (the path alone for a whole-file note). */
+  where: string;
+}
+
 /** One file's pieces of the text, the same wherever it was analysed (a worker thread or the main one). */
 export function checkTextPieces(
   file: CheckFile,
@@ -93,36 +116,87 @@ export function checkTextPieces(
   options: CheckTextOptions = {},
 ): CheckTextPieces {
   return {
-    findings: findingLines(file, cwd),
+    file: path.resolve(cwd, file.path),
+    findings: findingTexts(file, cwd),
     detail: options.quiet ? [] : fileDetail(file, archs, cwd, options),
     tally: fileTally(file),
   };
 }
 
-/** The text from each file's pieces: all findings first, then the files' details, then the summary. */
+/** How many folded repeats a line names before "…". */
+const PLACES_NAMED = 3;
+
+/**
+ * The text from each file's pieces: all findings first (repeated notes folded, unless verbose),
+ * then the tables of the files named (every file's with verbose), then the summary.
+ */
 export function checkTextOf(pieces: readonly CheckTextPieces[], options: CheckTextOptions = {}): string {
   const out: string[] = [];
-  for (const file of pieces) out.push(...file.findings);
-  if (!options.quiet) for (const file of pieces) out.push(...file.detail);
+  const shown: Array<{ finding: FindingText; repeats: string[] }> = [];
+  const byKey = new Map<string, { finding: FindingText; repeats: string[] }>();
+  for (const file of pieces)
+    for (const finding of file.findings) {
+      const first = finding.fold !== null && !options.verbose ? byKey.get(finding.fold) : undefined;
+      if (first) {
+        // A unit's own failure reads better than a header's "(compiling it)": it takes the header's place.
+        if (
+          / \(compiling [^)]*\), so register figures/.test(first.finding.line) &&
+          !/ \(compiling /.test(finding.line)
+        ) {
+          first.repeats.unshift(first.finding.where);
+          first.finding = finding;
+        } else first.repeats.push(finding.where);
+        continue;
+      }
+      const entry = { finding, repeats: [] };
+      shown.push(entry);
+      if (finding.fold !== null) byKey.set(finding.fold, entry);
+    }
+  for (const { finding, repeats } of shown) {
+    out.push(repeats.length ? `${finding.line} ${foldedText(repeats)}` : finding.line, ...finding.related);
+  }
+  const named = options.named && !options.verbose ? new Set(options.named) : null;
+  const tables = named ? pieces.filter((p) => named.has(p.file)) : pieces;
+  if (!options.quiet) {
+    for (const file of tables) out.push(...file.detail);
+    if (tables.length < pieces.length && pieces.some((p) => !named!.has(p.file) && p.detail.length > 0))
+      out.push('(kernel and launch tables: name the files, or add --verbose)');
+  }
   out.push(summaryOf(pieces.map((p) => p.tally)));
   return `${out.join('\n')}\n`;
 }
 
-/** `path:line:col: severity: message [code]`, then a `note:` line per related location; in source order. */
-function findingLines(file: CheckFile, cwd: string): string[] {
+/** "(and 41 more like it: a.cuh:12, b.cu:40, c.cu:7, …)" */
+function foldedText(repeats: readonly string[]): string {
+  const named = [...new Set(repeats)];
+  const list = named.slice(0, PLACES_NAMED).join(', ') + (named.length > PLACES_NAMED ? ', …' : '');
+  return `(and ${repeats.length} more like it: ${list})`;
+}
+
+/**
+ * What makes two notes the same for folding: their rule and message. nvcc's failure reads the
+ * same for a unit and for each header it includes but for "(compiling x.cu)": one key, so a
+ * unit's failure is printed once. Errors and warnings are never folded: each is to fix where it is.
+ */
+function foldKey(f: Finding): string | null {
+  if (f.severity === 'error' || f.severity === 'warning') return null;
+  const message =
+    f.code === 'nvcc-failed' ? f.message.replace(/^nvcc failed \(compiling [^)]*\)/, 'nvcc failed') : f.message;
+  return `${f.code}\u0000${message}`;
+}
+
+/** Each finding's line and its related `note:` lines; in source order. */
+function findingTexts(file: CheckFile, cwd: string): FindingText[] {
   const shown = displayPath(file.path, cwd);
-  const findings = [...file.report.findings].sort(bySpan);
-  const lines: string[] = [];
-  for (const f of findings) {
-    lines.push(
-      `${shown}:${f.span.start.line + 1}:${f.span.start.character + 1}: ${SEVERITY_WORD[f.severity]}: ${f.message} [${f.code}]`,
-    );
-    for (const r of f.related) {
+  return [...file.report.findings].sort(bySpan).map((f) => ({
+    line: `${shown}:${f.span.start.line + 1}:${f.span.start.character + 1}: ${SEVERITY_WORD[f.severity]}: ${f.message} [${f.code}]`,
+    related: f.related.map((r) => {
       const where = r.uri ? displayPath(fromUri(r.uri), cwd) : shown;
-      lines.push(`${where}:${r.span.start.line + 1}:${r.span.start.character + 1}: note: ${r.message}`);
-    }
-  }
-  return lines;
+      return `${where}:${r.span.start.line + 1}:${r.span.start.character + 1}: note: ${r.message}`;
+    }),
+    fold: foldKey(f),
+    where: f.code === 'nvcc-failed' ? shown : `${shown}:${f.span.start.line + 1}`,
+  }));
 }
 
 function bySpan(a: Finding, b: Finding): number {

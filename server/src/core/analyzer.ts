@@ -18,7 +18,7 @@ import { documentView, type UnitContext } from './incremental/unit-facts';
 import type { Toolchain, UnitFlags } from './preprocess/unit';
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
 import { reportWithKeptAnalyses } from './incremental/kept-reports';
-import { FiguresRegistry, type CompiledKernel } from './compiler/figures-registry';
+import { FiguresRegistry, type CompiledKernel, type CompilerStatus } from './compiler/figures-registry';
 import {
   mapKernelResources,
   parseResourceAnnotation,
@@ -117,9 +117,14 @@ export interface CompiledPtx extends ReportPtx {
   sass?: string | null;
 }
 
-/** What nvcc is doing for a translation unit: compiling (for these architectures, since when), or failed (its first error). */
+/**
+ * What nvcc is doing for a translation unit: compiling (for these architectures, since when;
+ * `queued` while the compile is asked for but nvcc has not started: the debounce, the queue), or
+ * failed (its first error).
+ */
 export type CompileState =
-  { state: 'running'; archs: readonly string[]; since: number } | { state: 'failed'; error: CompileError | null };
+  | { state: 'running'; archs: readonly string[]; since: number; queued?: boolean }
+  | { state: 'failed'; error: CompileError | null };
 
 /** A register cap a fix proposes, as the adapters compile it: the document's text with the fix, or the flag to add. */
 export interface CapVariant {
@@ -337,7 +342,7 @@ export class Analyzer {
       this.failures.delete(unit);
       this.figures.setState(
         unit,
-        state ? { state: 'running', archs: [...state.archs], since: state.since } : null,
+        state ? { state: 'running', archs: [...state.archs], since: state.since, queued: state.queued === true } : null,
         covers,
       );
     }
@@ -354,8 +359,18 @@ export class Analyzer {
     const state = this.figures.stateOf(unit);
     if (!state) return null;
     return state.state === 'running'
-      ? { state: 'running', archs: state.archs, since: state.since }
+      ? { state: 'running', archs: state.archs, since: state.since, queued: state.queued === true }
       : { state: 'failed', error: this.failures.get(unit) ?? null };
+  }
+
+  /**
+   * Whether nvcc can give figures at all: a launch whose registers no compile, log or annotation
+   * gives says why by it (nvcc missing or switched off), and asks for nvcc only when it is missing.
+   */
+  setCompilerStatus(status: CompilerStatus | null): void {
+    this.figures.setCompilerStatus(status);
+    // Compiles asked for before nvcc turned out missing (or was switched off) will not run.
+    if (status !== 'available') this.figures.dropQueued();
   }
 
   /**
@@ -615,7 +630,8 @@ export class Analyzer {
   private ptxFor(uri: string, text: string): ReportPtx | null {
     const ptx = this.ptx.get(uri);
     const hash = this.options.contentHash;
-    return ptx && hash && ptx.sourceHash === hash(text) ? { text: ptx.text, filePath: ptx.filePath } : null;
+    // The object kept, not a copy: what a report reads of the PTX (its loads, ptx-load-work.ts) is kept per object.
+    return ptx && hash && ptx.sourceHash === hash(text) ? ptx : null;
   }
 
   private capChecksFor(uri: string, text: string): ReadonlyMap<string, CapCheck> {
@@ -692,7 +708,9 @@ export class Analyzer {
       const text = this.documents.text(uri);
       if (text !== undefined) open.set(normalizePath(this.keyOf(uri)), text);
     }
-    const main = /\.(cu|cpp|cc|cxx|c)$/i.test(path) ? null : (this.index.includersOf(path).find((p) => /\.cu$/i.test(p)) ?? null);
+    const main = /\.(cu|cpp|cc|cxx|c)$/i.test(path)
+      ? null
+      : (this.index.includersOf(path).find((p) => /\.cu$/i.test(p)) ?? null);
     const flags = this.unitFlags(main ?? path);
     return {
       sources: {

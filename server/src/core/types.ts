@@ -170,4 +170,15 @@ export interface MemoryParallelism {
   /** One sentence per step, for a hover. */
   reasoning: string[];
   source: 'source';
+  /**
+   * The work between loads, estimated from the syntax (path-costs.ts): instructions per iteration of
+   * the loop the counted loads are in, or of the whole body when they are in none; `atLeast` when a
+   * loop in it has no constant trip count (counted once). Null when no load was counted.
+   */
+  work?: {
+    instructions: number;
+    atLeast: boolean;
+    source: 'source';
+    loop: { line: number | null } | null;
+  } | null;
 }

@@ -173,7 +173,8 @@ function isSmallFile(file: string, maxBytes: number): boolean {
  */
 export function unitFlagsOfFlags(flags: readonly string[], cwd: string | null): UnitFlags {
   const resolve = (p: string) => toIndexPath(cwd ? path.resolve(cwd, p) : path.resolve(p));
-  const out: Required<Pick<UnitFlags, 'macros' | 'includeDirs' | 'quoteDirs' | 'systemDirs' | 'forcedIncludes'>> & UnitFlags = {
+  const out: Required<Pick<UnitFlags, 'macros' | 'includeDirs' | 'quoteDirs' | 'systemDirs' | 'forcedIncludes'>> &
+    UnitFlags = {
     macros: [],
     includeDirs: [],
     quoteDirs: [],

@@ -2,7 +2,7 @@
 import { CodeActionKind, type CodeAction, type Diagnostic, type Range } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/analyzer';
 import { quickFixes, type QuickFix, type QuickFixContext } from '../core/report/quick-fixes';
-import { toRange } from './lsp-convert';
+import { asUri, toRange } from './lsp-convert';
 
 export { ADD_NVCC_ARGUMENT_COMMAND } from '../core/report/quick-fixes';
 
@@ -37,8 +37,13 @@ function toCodeAction(fix: QuickFix, uri: string, diagnostics: readonly Diagnost
     );
   }
   if (fix.disabled) action.disabled = { reason: fix.disabled };
-  if (fix.edits)
-    action.edit = { changes: { [uri]: fix.edits.map((e) => ({ range: toRange(e.span), newText: e.newText })) } };
+  if (fix.edits) {
+    // Edits in this document, or in the file a kernel is written in (its index path).
+    const changes: Record<string, Array<{ range: Range; newText: string }>> = {};
+    for (const e of fix.edits)
+      (changes[e.path ? asUri(e.path) : uri] ??= []).push({ range: toRange(e.span), newText: e.newText });
+    action.edit = { changes };
+  }
   if (fix.command) action.command = fix.command;
   return action;
 }

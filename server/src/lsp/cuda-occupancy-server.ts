@@ -41,6 +41,7 @@ import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
 import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
+import { readBoundedFileSync } from '../files/bounded-read';
 import { readPtxasLog } from '../files/ptxas-log';
 import { readBuildFigures } from '../files/build-outputs';
 import { chooseNvcc } from '../nvcc/locate-nvcc';
@@ -137,7 +138,10 @@ export class CudaOccupancyServer {
     this.compile.onCompileEnd((uri) => this.onCompileEnd(uri));
     this.compile.onPtx((ptx) => this.onPtx(ptx));
     this.compile.onVariant((variant) => this.onVariantCompiled(variant));
-    this.compile.onStateChange(() => this.sendStatus());
+    this.compile.onStateChange(() => {
+      this.updateCompilerStatus();
+      this.sendStatus();
+    });
   }
 
   static async initialize(connection: Connection, params: InitializeParams): Promise<CudaOccupancyServer> {
@@ -149,6 +153,8 @@ export class CudaOccupancyServer {
       log: (m) => connection.console.warn(m),
       settleLater: true,
     });
+    // Until the settings are read (they say which nvcc), a first hover says the figures are coming.
+    analyzer.setCompilerStatus('starting');
     const server = new CudaOccupancyServer(connection, analyzer, params);
     server.register();
     return server;
@@ -272,6 +278,7 @@ export class CudaOccupancyServer {
     this.settings = settings;
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
+    this.updateCompilerStatus();
     this.indexDatabaseFiles();
     this.analyzer.configure({
       archs: this.archs(),
@@ -398,6 +405,7 @@ export class CudaOccupancyServer {
       return report
         ? codeActions(report, params.range, params.context.diagnostics, {
             ...this.analyzer.quickFixContext(params.textDocument.uri),
+            fileText: (file) => this.fileText(file),
             disabledSupport,
           })
         : [];
@@ -426,7 +434,7 @@ export class CudaOccupancyServer {
     const file = filePath(uri);
     if (!file) return;
     if (this.documents.tooLarge(uri)) return;
-    if (/\.cu$/i.test(file)) this.compile.request(uri, file);
+    let asked = /\.cu$/i.test(file) && this.compile.request(uri, file) && this.markQueued(uri);
     this.safely('translation units', undefined, () => {
       for (const unit of this.unitsFor(uri, file)) {
         const unitUri = pathToFileURL(unit).href;
@@ -434,9 +442,35 @@ export class CudaOccupancyServer {
         const wanting = this.backgroundUnits.get(unitUri) ?? new Set<string>();
         wanting.add(uri);
         this.backgroundUnits.set(unitUri, wanting);
-        this.compile.request(unitUri, unit);
+        if (this.compile.request(unitUri, unit) && this.markQueued(unitUri)) asked = true;
       }
     });
+    if (asked) this.refreshFigures();
+  }
+
+  /**
+   * A compile is asked for: from now until its result, hovers, lenses and the status bar say
+   * "compiling" (nvcc starts after a debounce, or waits for a free slot), not "registers unknown".
+   * True when the state changed.
+   */
+  private markQueued(uri: string): boolean {
+    if (this.analyzer.compileState(uri)?.state === 'running') return false;
+    this.analyzer.setCompileState(uri, { state: 'running', archs: [], since: Date.now(), queued: true });
+    return true;
+  }
+
+  /** Whether nvcc can compile, for the texts of figures nothing gave: only a missing nvcc is asked for. */
+  private updateCompilerStatus(): void {
+    const reason = this.compile.disabledReason;
+    this.analyzer.setCompilerStatus(
+      this.compile.compiling
+        ? 'available'
+        : reason?.startsWith('nvcc not found')
+          ? 'missing'
+          : reason?.startsWith('nvcc is switched off')
+            ? 'off'
+            : null,
+    );
   }
 
   /** The translation units (paths) whose compiles give an open document's kernels and launches their figures, besides itself. */
@@ -463,6 +497,19 @@ export class CudaOccupancyServer {
       if (defined && defined !== key && /\.cu$/i.test(defined)) units.add(defined);
     }
     return [...units];
+  }
+
+  /** Another file's text for a fix's edit in it (a kernel's header): as open in the editor, else from disk (the index reads it so). */
+  private fileText(file: string): string | null {
+    const open = this.documents.facts(pathToFileURL(file).href)?.source.text;
+    if (open !== undefined) return open;
+    try {
+      return readBoundedFileSync(file, {
+        maxBytes: Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024),
+      }).text;
+    } catch {
+      return null;
+    }
   }
 
   /** A document closed: the background units it alone wanted stop compiling. */
@@ -500,7 +547,10 @@ export class CudaOccupancyServer {
       if (this.capsInFlight.get(uri)?.size) this.analyzer.clearRunningCapChecks(uri);
       this.capsInFlight.delete(uri);
       if (this.analyzer.compileState(uri)?.state !== 'running') return;
-      this.analyzer.setCompileState(uri, this.lastOutcome.get(uri) ?? null);
+      // A newer save asked for another compile: it is coming.
+      if (this.compile.pending(uri))
+        this.analyzer.setCompileState(uri, { state: 'running', archs: [], since: Date.now(), queued: true });
+      else this.analyzer.setCompileState(uri, this.lastOutcome.get(uri) ?? null);
       this.refreshFigures();
     });
   }

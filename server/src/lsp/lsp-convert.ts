@@ -30,8 +30,8 @@ export function toDiagnostic(finding: Finding, uri: string): Diagnostic {
   };
 }
 
-/** Related locations carry a URI, or an absolute path from the workspace index. */
-function asUri(pathOrUri: string): string {
+/** Related locations and edits in other files carry a URI, or an absolute path from the workspace index. */
+export function asUri(pathOrUri: string): string {
   return /^[a-z][a-z0-9+.-]*:/i.test(pathOrUri) && !/^[a-z]:[\\/]/i.test(pathOrUri)
     ? pathOrUri
     : pathToFileURL(pathOrUri).href;

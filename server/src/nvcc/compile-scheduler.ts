@@ -91,9 +91,12 @@ export class CompileScheduler {
     this.now = options.now ?? Date.now;
   }
 
-  /** Asks for a compile of a saved document; repeated requests within the debounce make one compile. */
-  request(uri: string, document: { path: string; text?: string }): void {
-    if (this.disposed || this.disabledReason !== null || !this.isOpen(uri)) return;
+  /**
+   * Asks for a compile of a saved document; repeated requests within the debounce make one compile.
+   * False when it will not compile (nvcc missing, the document closed).
+   */
+  request(uri: string, document: { path: string; text?: string }): boolean {
+    if (this.disposed || this.disabledReason !== null || !this.isOpen(uri)) return false;
     const request: CompileRequest = { uri, path: document.path, text: document.text };
     let state = this.documents.get(uri);
     if (!state) {
@@ -111,6 +114,20 @@ export class CompileScheduler {
       state!.timer = null;
       this.enqueue(uri);
     }, this.debounceMs);
+    return true;
+  }
+
+  /** A compile of the document is asked for and not finished: in its debounce, queued or running. */
+  isPending(uri: string): boolean {
+    const state = this.documents.get(uri);
+    return !!state && (state.timer !== null || state.queued || state.running !== null || state.again);
+  }
+
+  /** Compiles asked for whose debounce has not run out yet. */
+  get waitingCount(): number {
+    let n = 0;
+    for (const state of this.documents.values()) if (state.timer !== null) n++;
+    return n;
   }
 
   /** Cancels the document's pending and running compiles (its last figures stay). */

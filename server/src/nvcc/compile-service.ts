@@ -113,8 +113,19 @@ export class CompileService {
     return this.databaseArchs;
   }
 
+  /** Compiles asked for and not finished (in their debounce, queued or running), for the status bar. */
   get running(): number {
-    return this.scheduler ? this.scheduler.activeCount + this.scheduler.queuedCount : 0;
+    return this.scheduler ? this.scheduler.activeCount + this.scheduler.queuedCount + this.scheduler.waitingCount : 0;
+  }
+
+  /** Whether a compile of the document is asked for and not finished. */
+  pending(uri: string): boolean {
+    return this.scheduler?.isPending(uri) ?? false;
+  }
+
+  /** Whether compiles can run: nvcc found (so far), switched on, configured. */
+  get compiling(): boolean {
+    return this.scheduler !== null && this.disabledReason === null;
   }
 
   onResult(listener: (figures: DocumentFigures) => void): void {
@@ -219,10 +230,10 @@ export class CompileService {
     this.changed();
   }
 
-  /** Compile a saved document (debounced; a newer request cancels the older run). */
-  request(uri: string, file: string): void {
-    if (!this.scheduler || this.disabledReason) return;
-    this.scheduler.request(uri, { path: file });
+  /** Compile a saved document (debounced; a newer request cancels the older run); false when it will not compile. */
+  request(uri: string, file: string): boolean {
+    if (!this.scheduler || this.disabledReason) return false;
+    return this.scheduler.request(uri, { path: file });
   }
 
   close(uri: string): void {

@@ -21,6 +21,9 @@ export interface HoverMeasure {
   /** The rendered line that starts with the requested text. */
   lineTop: number | null;
   lineBottom: number | null;
+  /** The hover's first table (the occupancy table), or null when it has none. */
+  tableTop: number | null;
+  tableBottom: number | null;
   /** Pixels of the hover's content that only scrolling reveals. */
   scrollHidden: number;
 }

@@ -28,7 +28,9 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
     return `warp-uniform: ${cond} has the same value in all 32 lanes of each warp (${shape}), so whole warps take one side and nothing is serialized.`;
   }
   const ptx = b.costSource === 'ptx';
-  const amount = (c: number) => (ptx ? `${c} PTX instructions` : `about ${c} instructions, estimated from the syntax`);
+  const instructions = (c: number) => `instruction${c === 1 ? '' : 's'}`;
+  const amount = (c: number) =>
+    ptx ? `${c} PTX ${instructions(c)}` : `about ${c} ${instructions(c)}, estimated from the syntax`;
   const slots = ptx ? 'PTX instructions' : 'estimated from the syntax';
   const split = b.split;
   const who = split?.dataDependent
@@ -47,7 +49,7 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
     body = `${who}: the lanes that ${b.construct} early idle while the others run ${rest} (${amount(first.cost)})${b.laneActivity !== undefined ? `, with ${pct(b.laneActivity)} of the lanes active` : ''}.`;
   } else if (b.construct === 'switch') {
     const k = Math.max(...b.concurrentPaths.map((s) => s.length));
-    body = `${who}: the lanes of a warp go to up to ${k} cases, run one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
+    body = `${who}: the lanes of a warp go to up to ${k} cases, run one after the other: ${b.divergedCost} issue slot${b.divergedCost === 1 ? '' : 's'} against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
   } else if (second && second.cost === 0) {
     const what =
       b.construct === 'short-circuit'
@@ -55,7 +57,7 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
         : `the body (${amount(first.cost)})`;
     body = `${who}; the idle lanes wait through ${what}${lanes}. The ${b.construct === 'short-circuit' ? 'skip' : 'else'} path is empty, so no extra issue slots are paid.`;
   } else {
-    body = `${who}: the warp runs both paths one after the other: ${b.divergedCost} issue slots against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
+    body = `${who}: the warp runs both paths one after the other: ${b.divergedCost} issue slot${b.divergedCost === 1 ? '' : 's'} against ${b.idealCost} if the lanes agreed (issue efficiency ${pct(b.efficiency)}; ${slots}).`;
   }
   if (b.predicated) {
     const tool = b.predicated.source === 'ptx' ? 'the PTX' : 'the SASS';

@@ -19,6 +19,7 @@ import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
 import type { GlobalLoad, Kernel, MemoryParallelism, Span } from '../types';
 import { offsetAt, type SourceText } from '../text/source-text';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
+import { estimateCost } from './path-costs';
 
 export interface MemoryParallelismOptions {
   /** Resolves names in loop bounds (file constants, macros). */
@@ -49,6 +50,9 @@ interface WalkState {
   lookup: Lookup;
   unrollLimit: number;
   source: SourceText;
+  /** The loop (not unrolled) whose body the walk is in, and the first one a counted load was in. */
+  loop: NodeView | null;
+  loopOfLoads: NodeView | null;
 }
 
 export function estimateMemoryParallelism(
@@ -69,7 +73,10 @@ export function estimateMemoryParallelism(
     lookup: (id) => (templateNames.has(id) ? null : outer(id)),
     unrollLimit: options.implicitUnrollLimit ?? 8,
     source,
+    loop: null,
+    loopOfLoads: null,
   };
+  let body: NodeView | null = null;
   const result = (stop: MemoryParallelism['stop']): MemoryParallelism => {
     const p = state.loads.filter((l) => l.counted).reduce((sum, l) => sum + l.multiplicity, 0);
     const reasoning = [...state.reasoning];
@@ -78,7 +85,12 @@ export function estimateMemoryParallelism(
         ? 'No global load is visible in the body: p = 0 (the latency model does not apply).'
         : `p = ${p}: ${p} independent global load${p === 1 ? '' : 's'} in flight before the first use of a loaded value.`,
     );
-    return { kernel: kernel.name, p, loads: state.loads, stop, reasoning, source: 'source' };
+    const work = p > 0 && body ? workOf(state.loopOfLoads, body, state.lookup) : null;
+    if (work)
+      reasoning.push(
+        `About ${work.instructions}${work.atLeast ? ' or more' : ''} instructions per ${work.loop ? `iteration of the loop at line ${work.loop.line}` : 'run of the body'} between the loads' waits (estimated from the syntax).`,
+      );
+    return { kernel: kernel.name, p, loads: state.loads, stop, reasoning, source: 'source', work };
   };
   if (!kernel.bodySpan) {
     state.reasoning.push(`${kernel.name} is declared here without a body.`);
@@ -99,7 +111,7 @@ export function estimateMemoryParallelism(
   );
   const found = findBody(tree, offsetAt(source, kernel.bodySpan.start), offsetAt(source, kernel.bodySpan.end));
   // Read through views: the walk reads a loop's body more than once (see syntax-view.ts).
-  const body = found && new SyntaxViews(tree).view(found);
+  body = found && new SyntaxViews(tree).view(found);
   if (!body) {
     state.reasoning.push('The parser could not read the body, so no loads were counted.');
     return result(null);
@@ -352,7 +364,13 @@ function walkLoop(node: NodeView, state: WalkState, multiplicity: number): void 
   state.reasoning.push(
     `The loop at line ${node.startPosition.row + 1} is not unrolled${trips === null ? ' (its trip count is not a constant)' : ''}: counting its first iteration.`,
   );
-  walkStatement(body, state, multiplicity);
+  const outer = state.loop;
+  state.loop = node;
+  try {
+    walkStatement(body, state, multiplicity);
+  } finally {
+    state.loop = outer;
+  }
   if (state.useSeen)
     throw new Stop(node, 'the end of the first iteration: the next one starts after its loads were used');
 }
@@ -530,6 +548,7 @@ function mentionsTaint(node: NodeView, state: WalkState): boolean {
 }
 
 function recordLoad(node: NodeView, state: WalkState, multiplicity: number): void {
+  state.loopOfLoads ??= state.loop;
   state.loads.push({ text: node.text.replace(/\s+/g, ' '), span: nodeSpan(node), counted: true, multiplicity });
 }
 
@@ -547,6 +566,22 @@ function markUse(state: WalkState, node: NodeView): void {
 function firstLine(text: string): string {
   const line = text.split('\n')[0].trim();
   return line.length > 60 ? line.slice(0, 57) + '...' : line;
+}
+
+/**
+ * The work between the loads' waits, from the syntax: per iteration of the loop the first counted
+ * load is in, else per run of the body. A loop without a constant trip count inside is counted
+ * once, and the figure is then a lower bound.
+ */
+function workOf(loop: NodeView | null, body: NodeView, lookup: Lookup): NonNullable<MemoryParallelism['work']> {
+  const measured = loop?.childForFieldName('body') ?? body;
+  const cost = estimateCost([measured.node], { functions: new Map(), lookup });
+  return {
+    instructions: Math.max(1, cost.cost + (loop ? 2 : 0)),
+    atLeast: cost.notes.length > 0,
+    source: 'source',
+    loop: loop ? { line: loop.startPosition.row + 1 } : null,
+  };
 }
 
 function nodeSpan(node: NodeView): Span {

@@ -48,9 +48,12 @@ export function definitionKey(path: string, kernel: Pick<Kernel, 'qualifiedName'
   return `${path}\u0000${kernel.qualifiedName}(${kernel.parameters.map((p) => p.replace(/\s+/g, ' ').trim()).join(',')})`;
 }
 
-/** What a compile of a unit is doing: ptxas running for some architectures since a time, or the compile failed. */
+/**
+ * What a compile of a unit is doing: asked for (`queued`: nvcc not started yet) or running for some
+ * architectures since a time, or the compile failed.
+ */
 export type UnitState =
-  | { state: 'running'; archs: readonly string[]; since: number }
+  | { state: 'running'; archs: readonly string[]; since: number; queued?: boolean }
   | { state: 'failed'; message: string; hint: string | null };
 
 interface Unit {
@@ -67,12 +70,23 @@ interface UnitStatus {
   covers: ReadonlySet<string>;
 }
 
+/** Whether nvcc can compile at all: found (compiles give figures), missing, switched off, or not known yet (the server is reading its settings). */
+export type CompilerStatus = 'available' | 'missing' | 'off' | 'starting';
+
 export class FiguresRegistry {
   /** Compiled figures per translation unit (key: its index path). */
   private readonly units = new Map<string, Unit>();
   private readonly states = new Map<string, UnitStatus>();
   private readonly logs = new Map<string, Array<KernelResources<Kernel>>>();
+  private compiler: CompilerStatus | null = null;
   generation = 0;
+
+  /** Whether nvcc can give figures (null: not said, as in a CLI run without it): why figures are missing. */
+  setCompilerStatus(status: CompilerStatus | null): void {
+    if (status === this.compiler) return;
+    this.compiler = status;
+    this.generation++;
+  }
 
   /** Figures from ptxas for a unit: the kernels of the unit and of its headers, each with the instances the unit compiled. */
   setCompiled(unit: string, kernels: readonly CompiledKernel[], covers: readonly string[] = [unit]): void {
@@ -95,6 +109,14 @@ export class FiguresRegistry {
     if (state) this.states.set(unit, { state, covers: new Set([unit, ...covers]) });
     else if (!this.states.delete(unit)) return;
     this.generation++;
+  }
+
+  /** Compiles asked for that will not run (nvcc turned out missing, or was switched off): no longer "compiling". */
+  dropQueued(): void {
+    let dropped = false;
+    for (const [unit, s] of this.states)
+      if (s.state.state === 'running' && s.state.queued) dropped = this.states.delete(unit) || dropped;
+    if (dropped) this.generation++;
   }
 
   /** A unit that covers `path` (it, or one that includes it) last compiled without failing. */
@@ -169,7 +191,9 @@ export class FiguresRegistry {
       best = preferResources(best, this.fromLog(kernels, kernel, launch, arch, site)) as KernelFigures | null;
     const annotation = parseResourceAnnotation(kernel.leadingComment);
     if (annotation) best = preferResources(best, resourcesForArch(annotation.resources, arch)) as KernelFigures | null;
-    const compile = site ? (this.compileNote(site, arch) ?? (best ? null : this.noInstanceNote(site))) : null;
+    const compile = site
+      ? (this.compileNote(site, arch) ?? (best ? null : (this.noInstanceNote(site) ?? this.noCompileNote())))
+      : null;
     if (!best) return compile ? { ...UNKNOWN_FIGURES, compile } : UNKNOWN_FIGURES;
     return compile && (compile.state === 'running' || best.source === 'unknown' || best.stale)
       ? { ...best, compile }
@@ -210,6 +234,11 @@ export class FiguresRegistry {
     return null;
   }
 
+  /** Nothing compiled the kernel and nothing is compiling it: whether nvcc could (null: not said). */
+  private noCompileNote(): CompileNote | null {
+    return this.compiler === null ? null : { state: 'not-compiled', compiler: this.compiler };
+  }
+
   /** ptxas running for the kernel's units (the launching one or one that includes the kernel's file), else the failure of every one that failed. */
   compileNote(site: FigureSite, arch: string): CompileNote | null {
     const relevant = this.statesCovering(site.kernelPath);
@@ -223,7 +252,7 @@ export class FiguresRegistry {
         (a.state as { since: number }).since <= (b.state as { since: number }).since ? a : b,
       );
       const state = first.state as Extract<UnitState, { state: 'running' }>;
-      return { state: 'running', unit: first.unit, archs: [...state.archs], since: state.since };
+      return { state: 'running', unit: first.unit, archs: [...state.archs], since: state.since, queued: state.queued };
     }
     const failed = relevant.filter((r) => r.state.state === 'failed');
     if (failed.length === 0) return null;
@@ -248,7 +277,7 @@ function launchFigures(
   const { instances: matched } = matchInstances(pool, args, needsAliases && site.aliases ? site.aliases() : undefined);
   if (matched.length === 0) return null;
   const figures = matched.map((i) => ({ signature: i.signature, figures: resourcesForArch(i.resources, arch)! }));
-  if (figures.length === 1) return figures[0].figures;
+  if (figures.length === 1) return { ...figures[0].figures, entry: matched[0].mangledName };
   // One that could run has no known registers (a build's files disagree on it): no range is claimed.
   const unknown = figures.find((f) => f.figures.numRegs === null);
   if (unknown) return unknown.figures;

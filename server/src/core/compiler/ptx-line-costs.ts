@@ -24,6 +24,8 @@ export interface PtxFunction {
   name: string;
   kind: 'entry' | 'func';
   instructions: PtxInstruction[];
+  /** Each label (`$L__BB0_3`) and the index in `instructions` of the instruction after it (the loops: ptx-load-work.ts). */
+  labels?: Map<string, number>;
 }
 
 export interface PtxModule {
@@ -54,7 +56,7 @@ export function parsePtx(text: string): PtxModule {
     if (!current) {
       const header = FUNCTION_HEADER.exec(line);
       if (header && !/;\s*$/.test(line)) {
-        current = { name: header[2], kind: header[1] as 'entry' | 'func', instructions: [] };
+        current = { name: header[2], kind: header[1] as 'entry' | 'func', instructions: [], labels: new Map() };
         depth = 0;
         seenBody = false;
         location = null;
@@ -68,7 +70,9 @@ export function parsePtx(text: string): PtxModule {
       } else if (c === '}') depth--;
     }
     const loc = LOC.exec(line);
-    if (loc) {
+    const label = seenBody && !loc ? /^([$\w.]+):$/.exec(line) : null;
+    if (label) current.labels!.set(label[1], current.instructions.length);
+    else if (loc) {
       location = loc[4]
         ? { file: Number(loc[4]), line: Number(loc[5]), column: Number(loc[6]) }
         : { file: Number(loc[1]), line: Number(loc[2]), column: Number(loc[3]) };

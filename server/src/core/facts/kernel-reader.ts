@@ -32,7 +32,12 @@ export function readKernels(input: KernelReadInput): Kernel[] {
 }
 
 /** The kernels with the outline functions they are read from. */
-export function readKernelsOf({ program, path, source, view }: KernelReadInput): Array<{ fn: OutlineFunction; kernel: Kernel }> {
+export function readKernelsOf({
+  program,
+  path,
+  source,
+  view,
+}: KernelReadInput): Array<{ fn: OutlineFunction; kernel: Kernel }> {
   const kernels: Array<{ fn: OutlineFunction; kernel: Kernel }> = [];
   for (const fn of program.outline(path).functions) {
     if (!fn.global) continue;
@@ -60,30 +65,34 @@ export function readKernelsOf({ program, path, source, view }: KernelReadInput):
     const cluster = clusterAttr?.args.map((a) => evaluate(a.text, clusterAttr.at)) ?? null;
     const shared = fn.bodyAt ? sharedDeclarations(program, pf, scope, source) : [];
     const staticShared = shared.filter((d) => !d.isExtern);
-    kernels.push({ fn, kernel: {
-      name: fn.name,
-      qualifiedName: fn.qualified,
-      namespaces: fn.scope.filter((s) => s !== fn.className),
-      templateParams: fn.templateParams,
-      parameters: fn.params.map((p) => p.text),
-      launchBounds,
-      maxnreg: maxnregAttr?.args[0] ? evaluate(maxnregAttr.args[0].text, maxnregAttr.at) : null,
-      clusterDims:
-        cluster && cluster.length >= 1 && cluster.length <= 3 && cluster.every((v) => v !== null)
-          ? ({ x: cluster[0], y: cluster[1] ?? 1, z: cluster[2] ?? 1 } as Dim3)
+    kernels.push({
+      fn,
+      kernel: {
+        name: fn.name,
+        qualifiedName: fn.qualified,
+        namespaces: fn.scope.filter((s) => s !== fn.className),
+        templateParams: fn.templateParams,
+        parameters: fn.params.map((p) => p.text),
+        launchBounds,
+        maxnreg: maxnregAttr?.args[0] ? evaluate(maxnregAttr.args[0].text, maxnregAttr.at) : null,
+        clusterDims:
+          cluster && cluster.length >= 1 && cluster.length <= 3 && cluster.every((v) => v !== null)
+            ? ({ x: cluster[0], y: cluster[1] ?? 1, z: cluster[2] ?? 1 } as Dim3)
+            : null,
+        externC:
+          /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) || isExternC(program, path, fn.at[0]),
+        isDefinition: fn.bodyAt !== null,
+        span: spanOf(source, fn.at[0], fn.at[1]),
+        nameSpan: spanOf(source, fn.nameAt[0], fn.nameAt[1]),
+        headerSpan: spanOf(source, fn.headerAt[0], fn.headerAt[1]),
+        bodySpan: fn.bodyAt ? spanOf(source, fn.bodyAt[0], fn.bodyAt[1]) : null,
+        sharedDeclarations: shared,
+        staticSharedBytes: staticShared.every((d) => d.bytes !== null)
+          ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
           : null,
-      externC: /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) || isExternC(program, path, fn.at[0]),
-      isDefinition: fn.bodyAt !== null,
-      span: spanOf(source, fn.at[0], fn.at[1]),
-      nameSpan: spanOf(source, fn.nameAt[0], fn.nameAt[1]),
-      headerSpan: spanOf(source, fn.headerAt[0], fn.headerAt[1]),
-      bodySpan: fn.bodyAt ? spanOf(source, fn.bodyAt[0], fn.bodyAt[1]) : null,
-      sharedDeclarations: shared,
-      staticSharedBytes: staticShared.every((d) => d.bytes !== null)
-        ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
-        : null,
-      leadingComment: leadingComment(source, fn.at[0]),
-    } });
+        leadingComment: leadingComment(source, fn.at[0]),
+      },
+    });
   }
   return kernels;
 }
@@ -93,7 +102,10 @@ export function kernelScope(pf: ProgramFunction, args?: ReadonlyArray<TemplateBi
   const bindings = new Map<string, TemplateBinding>();
   (pf.fn.templateParams ?? []).forEach((p: TemplateParam, k) => {
     const given = args?.[k];
-    bindings.set(p.name, given ?? (p.kind === 'type' ? { k: 'type-arg', type: p.name } : top(`\`${p.name}\` is a template parameter`)));
+    bindings.set(
+      p.name,
+      given ?? (p.kind === 'type' ? { k: 'type-arg', type: p.name } : top(`\`${p.name}\` is a template parameter`)),
+    );
   });
   return { file: pf.file, scope: pf.fn.scope, bindings };
 }
@@ -127,7 +139,11 @@ function readAttributes(program: UnitProgram, path: string, view: string, header
   return out;
 }
 
-function findAttributes(tokens: readonly XToken[], out: Map<string, Attribute>, textOf: (within: XToken[]) => string): void {
+function findAttributes(
+  tokens: readonly XToken[],
+  out: Map<string, Attribute>,
+  textOf: (within: XToken[]) => string,
+): void {
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k];
     if (!ATTRIBUTE_NAMES.has(t.text) || tokens[k + 1]?.text !== '(') continue;
@@ -157,25 +173,39 @@ function findAttributes(tokens: readonly XToken[], out: Map<string, Attribute>, 
 }
 
 /** The `__shared__` arrays a kernel declares, sized where the element type and extents are known here. */
-function sharedDeclarations(program: UnitProgram, pf: ProgramFunction, scope: FunctionScope, source: SourceText): SharedDeclaration[] {
+function sharedDeclarations(
+  program: UnitProgram,
+  pf: ProgramFunction,
+  scope: FunctionScope,
+  source: SourceText,
+): SharedDeclaration[] {
   const ir = program.functionIR(pf);
   if (!ir) return [];
   // An extent may name a constant local (`const int n = 32; __shared__ float s[n];`): read where declared.
   const envAt = new Map<number, Env>();
   if (ir.locals.some((l) => l.shared && l.dims?.some((d) => mentionsLocal(d))))
-    program.analyzeCall(pf, { args: [], bindings: scope.bindings, self: null }, 0, () => ({ decl: (local, env) => void envAt.set(local, copyEnv(env)) }));
+    program.analyzeCall(pf, { args: [], bindings: scope.bindings, self: null }, 0, () => ({
+      decl: (local, env) => void envAt.set(local, copyEnv(env)),
+    }));
   const out: SharedDeclaration[] = [];
   for (const local of ir.locals) {
     if (!local.shared) continue;
     const written = source.text.slice(local.declAt[0], local.declAt[1]);
     const align = /__align__\s*\(\s*(\d+)\s*\)|alignas\s*\(\s*(\d+)\s*\)/.exec(written);
-    let bytes: number | null = /\*/.test(local.type) ? 8 : (sizeofType(local.type.replace(/\b(volatile|static)\b/g, '').trim()) ?? bindingSize(local.type, scope));
+    let bytes: number | null = /\*/.test(local.type)
+      ? 8
+      : (sizeofType(local.type.replace(/\b(volatile|static)\b/g, '').trim()) ?? bindingSize(local.type, scope));
     if (local.isExtern) bytes = 0;
     else
       for (const d of local.dims ?? []) {
         if (bytes === null) break;
         const env = envAt.get(local.id);
-        const n = d.k === 'unknown' && d.text === '' ? null : env ? new Evaluator(ir, program.resolver(scope, 2)).eval(d, copyEnv(env)) : program.evaluateIn(d, scope);
+        const n =
+          d.k === 'unknown' && d.text === ''
+            ? null
+            : env
+              ? new Evaluator(ir, program.resolver(scope, 2)).eval(d, copyEnv(env))
+              : program.evaluateIn(d, scope);
         const v = n ? single(n) : null;
         bytes = v === null || v < 0 ? null : bytes * v;
       }

@@ -111,7 +111,7 @@ export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCh
       findings.push({
         code: LAUNCH_CHECK_CODES.notWarpMultiple,
         severity: threads < WARP ? 'info' : 'warning',
-        message: `${name} is launched with ${threads} threads per block (${warps} warp${warps === 1 ? '' : 's'}): the last warp runs with ${used} of 32 lanes, ${WARP - used} idle. A multiple of 32 (${suggestion}) uses every lane.`,
+        message: `${name} is launched with ${threads} thread${threads === 1 ? '' : 's'} per block (${warps} warp${warps === 1 ? '' : 's'}): the last warp runs with ${used} of 32 lanes, ${WARP - used} idle. A multiple of 32 (${suggestion}) uses every lane.`,
         span: launch.span,
         related: [],
       });

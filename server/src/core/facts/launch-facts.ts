@@ -49,7 +49,9 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
           note: explain(o.exprs.smem, o.smem) ?? (smemValue === null ? 'not a compile-time constant here' : null),
         };
   const candidates = block.value === null ? candidatesOf(o.block) : null;
-  const templateArgs = ref?.written ? ref.written.map((t) => ('type' in t ? t.type : exprText(input, o.launchFile, t.expr))) : null;
+  const templateArgs = ref?.written
+    ? ref.written.map((t) => ('type' in t ? t.type : exprText(input, o.launchFile, t.expr)))
+    : null;
   return {
     via: o.via,
     kernelName,
@@ -76,7 +78,9 @@ function dim3Value(v: Val, text: string, note: string | null, via: LaunchObserva
     d.k === 'dim3'
       ? (() => {
           const [x, y, z] = [single(d.x), single(d.y), single(d.z)];
-          return x !== null && y !== null && z !== null && [x, y, z].every((n) => Number.isInteger(n)) ? { x, y, z } : null;
+          return x !== null && y !== null && z !== null && [x, y, z].every((n) => Number.isInteger(n))
+            ? { x, y, z }
+            : null;
         })()
       : null;
   if (value) return { text: text || `${value.x}`, value, note };
@@ -127,14 +131,25 @@ function noteFor(input: LaunchFactsInput, o: LaunchObservation, e: Expr, v: Val)
       const value = input.program.evaluateIn(x, scope);
       const n = single(value);
       const where = `#define, ${location(input, x.from.file, x.from.defAt)}`;
-      if (x.from.several) parts.push(`\`${x.from.name}\` is defined differently in branches of \`#if\` the unit cannot decide`);
-      else parts.push(n !== null ? `${x.from.name} = ${n} (${where})` : `\`${x.from.name}\` (${where}) is not a compile-time integer`);
+      if (x.from.several)
+        parts.push(`\`${x.from.name}\` is defined differently in branches of \`#if\` the unit cannot decide`);
+      else
+        parts.push(
+          n !== null
+            ? `${x.from.name} = ${n} (${where})`
+            : `\`${x.from.name}\` (${where}) is not a compile-time integer`,
+        );
       return false;
     }
     if (x.k === 'name' && x.local === null && !seen.has(x.name)) {
       seen.add(x.name);
       const d = input.program.describeConstant(x.name, scope);
-      if (d) parts.push(d.value !== null ? `${x.name} = ${d.value} (${d.kind}, ${location(input, d.file, d.at)})` : `\`${x.name}\` (${d.kind}, ${location(input, d.file, d.at)}) is not a compile-time integer`);
+      if (d)
+        parts.push(
+          d.value !== null
+            ? `${x.name} = ${d.value} (${d.kind}, ${location(input, d.file, d.at)})`
+            : `\`${x.name}\` (${d.kind}, ${location(input, d.file, d.at)}) is not a compile-time integer`,
+        );
     }
     return true;
   };

@@ -13,7 +13,14 @@ import type { LaunchVia } from '../types';
 import { fieldOf } from '../values/evaluate';
 import { join, num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
 import type { Observer } from '../values/evaluate';
-import { functionKey, isConstructor, type FunctionScope, type ProgramFunction, type TemplateBinding, type UnitProgram } from '../program/program';
+import {
+  functionKey,
+  isConstructor,
+  type FunctionScope,
+  type ProgramFunction,
+  type TemplateBinding,
+  type UnitProgram,
+} from '../program/program';
 
 /** A launch as the analysis saw it, before it is written up as a `Launch`. */
 export interface LaunchObservation {
@@ -45,7 +52,9 @@ export interface LaunchObservation {
   informative?: boolean;
 }
 
-const API_SHAPES: Readonly<Record<string, { via: LaunchVia; kernel: number; grid: number; block: number; smem: number; stream: number }>> = {
+const API_SHAPES: Readonly<
+  Record<string, { via: LaunchVia; kernel: number; grid: number; block: number; smem: number; stream: number }>
+> = {
   cudaLaunchKernel: { via: 'cudaLaunchKernel', kernel: 0, grid: 1, block: 2, smem: 4, stream: 5 },
   cudaLaunchCooperativeKernel: { via: 'cudaLaunchCooperativeKernel', kernel: 0, grid: 1, block: 2, smem: 4, stream: 5 },
 };
@@ -99,7 +108,10 @@ export class LaunchCollector {
           p.name,
           p.kind === 'type'
             ? { k: 'type-arg', type: p.name }
-            : top(`\`${p.name}\` is a template parameter of \`${pf.fn.name}\`, known only per instantiation`, templateBit(k)),
+            : top(
+                `\`${p.name}\` is a template parameter of \`${pf.fn.name}\`, known only per instantiation`,
+                templateBit(k),
+              ),
         ),
       );
       const self = pf.fn.className && !isConstructor(pf.fn) ? selfOf(this.program, pf) : null;
@@ -111,7 +123,12 @@ export class LaunchCollector {
 
   private collect(
     pf: ProgramFunction,
-    call: { args: ReadonlyArray<Val | undefined>; bindings: ReadonlyMap<string, TemplateBinding>; self: Val | null; passed?: number },
+    call: {
+      args: ReadonlyArray<Val | undefined>;
+      bindings: ReadonlyMap<string, TemplateBinding>;
+      self: Val | null;
+      passed?: number;
+    },
     depth: number,
   ): LaunchObservation[] {
     const out: LaunchObservation[] = [];
@@ -125,7 +142,8 @@ export class LaunchCollector {
     });
     // Lambdas the function never calls (passed on to something else): read alone, with their captures unknown.
     if (depth === 0 && outerScope)
-      for (const at of ir.lambdas) if (!lambdasSeen.has(at[0])) this.visitLambda(pf, at, [], outerScope, depth, out, lambdasSeen);
+      for (const at of ir.lambdas)
+        if (!lambdasSeen.has(at[0])) this.visitLambda(pf, at, [], outerScope, depth, out, lambdasSeen);
     return out;
   }
 
@@ -157,12 +175,24 @@ export class LaunchCollector {
   ): Observer {
     return {
       launch: (e, callee, config) => {
-        const o = this.observation(pf, 'chevrons', e.at, e.id, e.callee.at, callee, e.callee, config[0] ?? TOP, config[1] ?? TOP, config[2] ?? null, {
-          grid: e.config[0] ?? null,
-          block: e.config[1] ?? null,
-          smem: e.config[2] ?? null,
-          stream: e.config[3] ?? null,
-        });
+        const o = this.observation(
+          pf,
+          'chevrons',
+          e.at,
+          e.id,
+          e.callee.at,
+          callee,
+          e.callee,
+          config[0] ?? TOP,
+          config[1] ?? TOP,
+          config[2] ?? null,
+          {
+            grid: e.config[0] ?? null,
+            block: e.config[1] ?? null,
+            smem: e.config[2] ?? null,
+            stream: e.config[3] ?? null,
+          },
+        );
         out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
       },
       call: (e, callee, args, env, pointees) => {
@@ -174,7 +204,8 @@ export class LaunchCollector {
           return;
         }
         // A lambda of this function called here: read with the arguments and what it captures now.
-        const lambda = callee.k === 'fn' && callee.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(callee.refs[0].name) : null;
+        const lambda =
+          callee.k === 'fn' && callee.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(callee.refs[0].name) : null;
         if (lambda) {
           const at = ir.lambdas.find((r) => r[0] === Number(lambda[1]));
           if (at && d < 3) {
@@ -191,7 +222,11 @@ export class LaunchCollector {
         const standalone = this.collectStandalone(target.pf);
         const wrapped = new Map(standalone.filter((o) => o.params !== 0).map((o) => [o.path, o] as const));
         if (wrapped.size === 0) return;
-        const bound = this.collect(target.pf, { args, bindings: target.bindings, self: target.self, passed: args.length }, d + 1);
+        const bound = this.collect(
+          target.pf,
+          { args, bindings: target.bindings, self: target.self, passed: args.length },
+          d + 1,
+        );
         for (const o of bound) {
           const alone = wrapped.get(o.path);
           if (!alone) continue;
@@ -213,11 +248,17 @@ export class LaunchCollector {
 
   private optIn(pf: ProgramFunction, e: Extract<Expr, { k: 'call' }>, args: Val[]): void {
     const attribute = e.args[1];
-    if (!attribute || !(attribute.k === 'name' && baseName(attribute.name) === 'cudaFuncAttributeMaxDynamicSharedMemorySize')) return;
+    if (
+      !attribute ||
+      !(attribute.k === 'name' && baseName(attribute.name) === 'cudaFuncAttributeMaxDynamicSharedMemorySize')
+    )
+      return;
     const kernel = args[0]?.k === 'fn' && args[0].refs.length === 1 ? args[0].refs[0].name : null;
     if (!kernel || this.optIns.some((o) => o.at[0] === e.at[0])) return;
     const bytes = e.args[2];
-    const text = bytes ? (this.program.file(pf.file)?.view ?? '').slice(bytes.at[0], bytes.at[1]).replace(/\s+/g, ' ').trim() : '';
+    const text = bytes
+      ? (this.program.file(pf.file)?.view ?? '').slice(bytes.at[0], bytes.at[1]).replace(/\s+/g, ' ').trim()
+      : '';
     this.optIns.push({ kernel, bytes: args[2] ?? null, text, at: e.at });
   }
 
@@ -231,32 +272,68 @@ export class LaunchCollector {
     const shape = API_SHAPES[name];
     if (shape) {
       if (e.args.length <= shape.block) return null;
-      return this.observation(pf, shape.via, e.at, e.id, e.callee.at, args[shape.kernel], e.args[shape.kernel], args[shape.grid], args[shape.block], args[shape.smem] ?? null, {
-        grid: e.args[shape.grid] ?? null,
-        block: e.args[shape.block] ?? null,
-        smem: e.args[shape.smem] ?? null,
-        stream: e.args[shape.stream] ?? null,
-      });
+      return this.observation(
+        pf,
+        shape.via,
+        e.at,
+        e.id,
+        e.callee.at,
+        args[shape.kernel],
+        e.args[shape.kernel],
+        args[shape.grid],
+        args[shape.block],
+        args[shape.smem] ?? null,
+        {
+          grid: e.args[shape.grid] ?? null,
+          block: e.args[shape.block] ?? null,
+          smem: e.args[shape.smem] ?? null,
+          stream: e.args[shape.stream] ?? null,
+        },
+      );
     }
     if (name === 'cuLaunchKernel') {
       if (e.args.length < 9) return null;
       const dims = (k: number): Val => ({ k: 'dim3', x: args[k], y: args[k + 1], z: args[k + 2] });
-      return this.observation(pf, 'cuLaunchKernel', e.at, e.id, e.callee.at, args[0], e.args[0], dims(1), dims(4), args[7], {
-        grid: null,
-        block: null,
-        smem: e.args[7] ?? null,
-        stream: e.args[8] ?? null,
-      });
+      return this.observation(
+        pf,
+        'cuLaunchKernel',
+        e.at,
+        e.id,
+        e.callee.at,
+        args[0],
+        e.args[0],
+        dims(1),
+        dims(4),
+        args[7],
+        {
+          grid: null,
+          block: null,
+          smem: e.args[7] ?? null,
+          stream: e.args[8] ?? null,
+        },
+      );
     }
     // cudaLaunchKernelEx(&config, kernel, args...): the config's fields as they are here.
     if (e.args.length < 2) return null;
     const config = pointees[0] ?? (args[0].k === 'agg' ? args[0] : TOP);
-    return this.observation(pf, 'cudaLaunchKernelEx', e.at, e.id, e.callee.at, args[1], e.args[1], fieldOf(config, 'gridDim'), fieldOf(config, 'blockDim'), fieldOf(config, 'dynamicSmemBytes'), {
-      grid: null,
-      block: null,
-      smem: null,
-      stream: null,
-    });
+    return this.observation(
+      pf,
+      'cudaLaunchKernelEx',
+      e.at,
+      e.id,
+      e.callee.at,
+      args[1],
+      e.args[1],
+      fieldOf(config, 'gridDim'),
+      fieldOf(config, 'blockDim'),
+      fieldOf(config, 'dynamicSmemBytes'),
+      {
+        grid: null,
+        block: null,
+        smem: null,
+        stream: null,
+      },
+    );
   }
 
   private observation(
@@ -303,7 +380,10 @@ export class LaunchCollector {
     let result = false;
     if (ir) {
       const callees = new Set<string>();
-      const bodies = [ir, ...ir.lambdas.map((at) => this.program.lambdaIR(pf.file, at)).filter((x): x is FunctionIR => x !== null)];
+      const bodies = [
+        ir,
+        ...ir.lambdas.map((at) => this.program.lambdaIR(pf.file, at)).filter((x): x is FunctionIR => x !== null),
+      ];
       for (const e of bodies.flatMap((b) => [...allExprs(b)])) {
         if (e.k === 'launch') result = true;
         else if (e.k === 'call' && e.callee.k === 'name') {

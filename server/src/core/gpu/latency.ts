@@ -17,6 +17,17 @@
  *   L x r is then how many 128-byte requests must be in flight per SM to saturate DRAM;
  *   this decides whether a memory-bound kernel can reach peak bandwidth.
  *
+ * With the work between loads known (n instructions per iteration of the kernel's loop, its p
+ * lines in flight per wait: ptx-load-work.ts, or the source estimate), both readings become one:
+ * a warp spends at least L + n cycles per iteration and issues n instructions and p lines in it,
+ * and the SM can take at most r lines (DRAM) and S instructions (issue) per cycle, so
+ *
+ *     W_needed = ceil(min(r, S x p / n) x (L + n) / p)
+ *
+ * which is L x r / p for a kernel that only loads (n small: DRAM sets the pace) and S x (L + n) / n
+ * for one that does much work per load (a register-tiled GEMM: the schedulers set the pace, and
+ * a few warps fill the gap: "no gap at all" in the seeds' words).
+ *
  * Limits of the model: L is a published microbenchmark figure for the family (unloaded
  * latency; under load it grows), r is a peak, p is an estimate (1 unless the source
  * analysis finds more memory-level or instruction-level parallelism), caches are ignored
@@ -42,6 +53,18 @@ export interface LatencyInput {
   independentOpsPerWarp?: number;
   /** Overrides the family's default global-memory latency (cycles). */
   latencyCycles?: number;
+  /** n: instructions a warp issues per iteration of the loop its loads are in (loads included), when known. */
+  work?: LatencyWork | null;
+}
+
+/** The work between loads: instructions per iteration, and whether that is only a lower bound (an inner loop counted once). */
+export interface LatencyWork {
+  instructions: number;
+  atLeast: boolean;
+  /** Where it was read: the PTX, or estimated from the source. */
+  source: 'ptx' | 'source';
+  /** The loop measured (1-based source line, when known), or null: the kernel runs straight through. */
+  loop: { line: number | null } | null;
 }
 
 export interface LatencyAssumptions {
@@ -50,10 +73,19 @@ export interface LatencyAssumptions {
   independentOpsPerWarp: number;
   referencePart?: string;
   latencySource: string;
+  /** n, instructions per iteration, when the work between loads is known. */
+  instructionsPerIteration?: number;
+  /** What sets the pace with that work: DRAM's bandwidth, or the schedulers' issue rate. */
+  limit?: 'dram' | 'issue';
+  workSource?: 'ptx' | 'source';
+  /** The loop measured (its first source line), or null for a kernel without one. */
+  loopLine?: number | null;
 }
 
 export interface LatencyReading {
   warpsNeeded: number;
+  /** The work is a lower bound (an inner loop counted once), so `warpsNeeded` is at most this: no shortfall is claimed. */
+  upperBound?: boolean;
   warpsResident: number;
   deficitWarps: number;
   /** min(1, resident / needed): how much of the latency the resident warps cover. */
@@ -93,6 +125,20 @@ function reading(
   };
 }
 
+/** Warps needed with the work known: min(r, S × p / n) × (L + n) / p, rounded up (see the top of the file). */
+export function warpsNeededWithWork(
+  latencyCycles: number,
+  rate: number,
+  issueRate: number,
+  p: number,
+  n: number,
+): { warpsNeeded: number; limit: 'dram' | 'issue' } {
+  const issueLines = (issueRate * p) / n;
+  const limit = rate <= issueLines ? 'dram' : 'issue';
+  const pace = Math.min(rate, issueLines);
+  return { warpsNeeded: Math.max(0, Math.ceil((pace * (latencyCycles + n)) / p - 1e-9)), limit };
+}
+
 /** Warps needed to hide global-memory latency, read issue-bound and bandwidth-bound. */
 export function latencyHiding(input: LatencyInput): LatencyEstimate {
   const p = input.independentOpsPerWarp ?? 1;
@@ -105,16 +151,32 @@ export function latencyHiding(input: LatencyInput): LatencyEstimate {
   const latencyCycles = override ?? input.arch.globalMemoryLatency.cycles;
   const latencySource = override !== undefined ? 'override' : input.arch.globalMemoryLatency.source;
   const issueRate = input.arch.schedulersPerMultiprocessor * ISSUE_WIDTH;
+  const rate = dramRequestsPerCyclePerSm(input.arch);
+  const bandwidthBound = reading(
+    latencyCycles,
+    rate,
+    p,
+    input.warpsResident,
+    latencySource,
+    input.arch.referencePart.name,
+  );
+  const work = input.work;
+  if (work && work.instructions > 0) {
+    const { warpsNeeded, limit } = warpsNeededWithWork(latencyCycles, rate, issueRate, p, work.instructions);
+    bandwidthBound.warpsNeeded = warpsNeeded;
+    bandwidthBound.deficitWarps = work.atLeast ? 0 : Math.max(0, warpsNeeded - input.warpsResident);
+    bandwidthBound.coveredFraction = warpsNeeded === 0 ? 1 : Math.min(1, input.warpsResident / warpsNeeded);
+    if (work.atLeast) bandwidthBound.upperBound = true;
+    Object.assign(bandwidthBound.assumptions, {
+      instructionsPerIteration: work.instructions,
+      limit,
+      workSource: work.source,
+      loopLine: work.loop ? work.loop.line : null,
+    });
+  }
   return {
     issueBound: reading(latencyCycles, issueRate, p, input.warpsResident, latencySource),
-    bandwidthBound: reading(
-      latencyCycles,
-      dramRequestsPerCyclePerSm(input.arch),
-      p,
-      input.warpsResident,
-      latencySource,
-      input.arch.referencePart.name,
-    ),
+    bandwidthBound,
   };
 }
 
@@ -130,6 +192,12 @@ export interface PartLatencyRange {
   independentOpsPerWarp: number;
   /** Where the latencies come from. */
   latencyNote: string;
+  /** With the work between loads known: n, what sets the pace, and whether n is only a lower bound (warpsNeeded then at most). */
+  instructionsPerIteration?: number;
+  limit?: 'dram' | 'issue';
+  atLeast?: boolean;
+  workSource?: 'ptx' | 'source';
+  loopLine?: number | null;
 }
 
 /**
@@ -147,12 +215,19 @@ export function partLatencyRange(
   },
   warpsResident: number,
   independentOpsPerWarp = 1,
+  work: LatencyWork | null = null,
+  /** Warp instructions the part's SM issues per cycle (its schedulers). */
+  issueRate = 4,
 ): PartLatencyRange | null {
   if (part.boostClockMHz === null || part.dramBandwidthGBs === null || part.latency === null) return null;
   const p = independentOpsPerWarp > 0 ? independentOpsPerWarp : 1;
   const rate = (part.dramBandwidthGBs * 1e9) / (part.sms * part.boostClockMHz * 1e6 * WARP_REQUEST_BYTES);
-  const needed = (l: number) => Math.max(0, Math.ceil((l * rate) / p - 1e-9));
-  return {
+  const n = work && work.instructions > 0 ? work.instructions : null;
+  const needed = (l: number) =>
+    n !== null
+      ? warpsNeededWithWork(l, rate, issueRate, p, n).warpsNeeded
+      : Math.max(0, Math.ceil((l * rate) / p - 1e-9));
+  const range: PartLatencyRange = {
     part: part.name,
     warpsNeeded: { low: needed(part.latency.lowCycles), high: needed(part.latency.highCycles) },
     warpsResident,
@@ -161,4 +236,13 @@ export function partLatencyRange(
     independentOpsPerWarp: p,
     latencyNote: part.latency.note,
   };
+  if (n !== null && work)
+    Object.assign(range, {
+      instructionsPerIteration: n,
+      limit: warpsNeededWithWork(part.latency.highCycles, rate, issueRate, p, n).limit,
+      atLeast: work.atLeast,
+      workSource: work.source,
+      loopLine: work.loop ? work.loop.line : null,
+    });
+  return range;
 }

@@ -158,7 +158,12 @@ function once<T>(make: () => T): () => T {
  * functions and its other functions' names, its constants and macros, and the rest of the unit
  * (the workspace's state), as keys.
  */
-function bodyContextOf(doc: DocumentView, parsed: SourceText, program: UnitProgram | null, outerKey: string): BodyContext {
+function bodyContextOf(
+  doc: DocumentView,
+  parsed: SourceText,
+  program: UnitProgram | null,
+  outerKey: string,
+): BodyContext {
   const outline = program?.outline(doc.path) ?? { functions: [], constants: [], records: [] };
   const deviceFunctions = new Map<string, string[]>();
   const places: string[] = [];
@@ -171,8 +176,14 @@ function bodyContextOf(doc: DocumentView, parsed: SourceText, program: UnitProgr
     places.push(`${fn.name}@${offsetLine(parsed, fn.at[0])}`);
   }
   const devicesKey = hash([...deviceFunctions].map(([n, b]) => `${n}:${b.join('\n')}`).join('\n'));
-  const constants = outline.constants.map((c) => `${c.qualified}=${c.initAt ? parsed.text.slice(c.initAt[0], c.initAt[1]) : ''}`);
-  const directives = doc.unit.files.get(doc.path)?.regions.filter((r) => r.directive).map((r) => doc.unit.files.get(doc.path)!.text.slice(r.start, r.end)) ?? [];
+  const constants = outline.constants.map(
+    (c) => `${c.qualified}=${c.initAt ? parsed.text.slice(c.initAt[0], c.initAt[1]) : ''}`,
+  );
+  const directives =
+    doc.unit.files
+      .get(doc.path)
+      ?.regions.filter((r) => r.directive)
+      .map((r) => doc.unit.files.get(doc.path)!.text.slice(r.start, r.end)) ?? [];
   return {
     contextKey: hash([outerKey, ...directives, ...constants].join('\n')),
     deviceFunctions,
@@ -645,4 +656,3 @@ function functionsOf(tree: Tree, memo: TreePassMemo): FunctionTable {
   const { functionNames } = memo.body();
   return (memo.functions ??= lazyFunctions(tree.rootNode, (name) => functionNames.has(name)));
 }
-

@@ -263,7 +263,9 @@ export class DocumentSessions {
    */
   unsettled(uri: string): { version: number; text: string } | null {
     const entry = this.entries.get(uri);
-    return entry?.tree && entry.unsettled && entry.parsed !== null ? { version: entry.version, text: entry.parsed } : null;
+    return entry?.tree && entry.unsettled && entry.parsed !== null
+      ? { version: entry.version, text: entry.parsed }
+      : null;
   }
 
   /**

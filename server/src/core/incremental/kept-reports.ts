@@ -36,4 +36,5 @@ export function reportWithKeptAnalyses(
 
 /** The latency options each analysis was made with (reuse needs the same). */
 const latencyInputs = objectTable<LaunchAnalysis, string>('launch analysis latency inputs');
-const latencyKey = (l: LatencyOptions) => `${l.latencyCycles}|${l.independentOpsPerWarp}|${l.pending}`;
+const latencyKey = (l: LatencyOptions) =>
+  `${l.latencyCycles}|${l.independentOpsPerWarp}|${l.pending}|${l.work ? `${l.work.instructions}|${l.work.atLeast}|${l.work.source}|${l.work.loop?.line}` : ''}`;

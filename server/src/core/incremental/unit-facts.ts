@@ -8,7 +8,13 @@ import type { Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, LaunchBounds, SmemOptIn } from '../types';
 import type { SourceText } from '../text/source-text';
 import { makeSourceText, spanOf } from '../text/source-text';
-import { preprocessUnit, type PreprocessedUnit, type Toolchain, type UnitFlags, type UnitSources } from '../preprocess/unit';
+import {
+  preprocessUnit,
+  type PreprocessedUnit,
+  type Toolchain,
+  type UnitFlags,
+  type UnitSources,
+} from '../preprocess/unit';
 import { viewText } from '../preprocess/view';
 import { parseView } from '../preprocess/parse-view';
 import { normalizePath } from '../preprocess/paths';
@@ -95,14 +101,12 @@ export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInp
   void byAt;
   const kernelsOf = new KernelTable(program, doc, read);
   const launchTargets = ordered.map((o) => kernelsOf.targetOf(o, workspace));
-  const smemOptIns = collector.optIns.map(
-    (o): SmemOptIn => ({
-      kernelName: o.kernel,
-      baseName: o.kernel.split('::').pop()!,
-      bytes: { text: o.text, value: o.bytes !== null ? single(o.bytes) : null, note: null },
-      span: spanOf(source, o.at[0], o.at[1]),
-    }),
-  );
+  const smemOptIns = collector.optIns.map((o): SmemOptIn => ({
+    kernelName: o.kernel,
+    baseName: o.kernel.split('::').pop()!,
+    bytes: { text: o.text, value: o.bytes !== null ? single(o.bytes) : null, note: null },
+    span: spanOf(source, o.at[0], o.at[1]),
+  }));
   const fileScope: FunctionScope = { file: doc.path, scope: [], bindings: new Map() };
   const end = doc.view.length;
   const lookup: Lookup = (name) => {
@@ -145,7 +149,12 @@ class KernelTable {
       const unitFile = this.doc.unit.files.get(path);
       if (!file || !unitFile) return [];
       // Spans of another file's kernels are that file's (the related information names it).
-      k = readKernelsOf({ program: this.program, path, source: makeSourceText(unitFile.text), view: viewText(unitFile) });
+      k = readKernelsOf({
+        program: this.program,
+        path,
+        source: makeSourceText(unitFile.text),
+        view: viewText(unitFile),
+      });
       this.byFile.set(path, k);
     }
     return k;
@@ -178,9 +187,18 @@ class KernelTable {
       .functionsNamed(ref.name.replace(/<.*$/, '').split('::').pop()!)
       .filter((f) => f.fn.global);
     const scope: FunctionScope = { file: this.doc.path, scope: [], bindings: new Map() };
-    const visible = this.program.lookup(ref.name, scope.scope, kernelFns.map((f) => ({ ...f, scope: f.fn.scope })));
+    const visible = this.program.lookup(
+      ref.name,
+      scope.scope,
+      kernelFns.map((f) => ({ ...f, scope: f.fn.scope })),
+    );
     if (visible.length === 0) {
-      return { kernel: null, kernelUri: null, launchBounds: null, note: `no kernel named \`${ref.name}\` in this translation unit` };
+      return {
+        kernel: null,
+        kernelUri: null,
+        launchBounds: null,
+        note: `no kernel named \`${ref.name}\` in this translation unit`,
+      };
     }
     const refsByPath = visible.map((f) => ({ kernel: this.kernelOf(f), path: f.file }));
     const match = matchKernel(
@@ -188,8 +206,16 @@ class KernelTable {
       ref.name,
       (p) => (p === this.doc.path ? 'this file' : `${p.slice(p.lastIndexOf('/') + 1)} (included)`),
     );
-    if (!match?.kernel || !match.path) return { kernel: null, kernelUri: null, launchBounds: null, note: match?.note ?? `no kernel named \`${ref.name}\`` };
-    const chosen = visible.find((f) => f.file === match.path && this.kernelOf(f)?.qualifiedName === match.kernel!.qualifiedName) ?? visible[0];
+    if (!match?.kernel || !match.path)
+      return {
+        kernel: null,
+        kernelUri: null,
+        launchBounds: null,
+        note: match?.note ?? `no kernel named \`${ref.name}\``,
+      };
+    const chosen =
+      visible.find((f) => f.file === match.path && this.kernelOf(f)?.qualifiedName === match.kernel!.qualifiedName) ??
+      visible[0];
     // Declared here, defined in another file the unit does not read: its figures are that file's, and
     // so are its launch bounds when only the definition writes them (one kernel, whatever declares it).
     let kernelPath: string = match.path;
@@ -197,7 +223,11 @@ class KernelTable {
     let boundsPath = match.boundsPath;
     if (!match.kernel.isDefinition && workspace) {
       const definition = workspace.findKernel(this.doc.path, ref.name, { skipOwnEntry: true });
-      if (definition.kernel?.isDefinition && definition.path && definition.kernel.qualifiedName === match.kernel.qualifiedName) {
+      if (
+        definition.kernel?.isDefinition &&
+        definition.path &&
+        definition.kernel.qualifiedName === match.kernel.qualifiedName
+      ) {
         kernelPath = definition.path;
         if (!kernel.launchBounds && definition.kernel.launchBounds) {
           kernel = { ...kernel, launchBounds: definition.kernel.launchBounds };
@@ -222,7 +252,11 @@ class KernelTable {
   }
 
   private kernelOf(pf: ProgramFunction): Kernel | null {
-    return this.kernelsIn(pf.file).find((k) => k.fn.nameAt[0] === pf.fn.nameAt[0] && k.fn.definitionAt[0] === pf.fn.definitionAt[0])?.kernel ?? null;
+    return (
+      this.kernelsIn(pf.file).find(
+        (k) => k.fn.nameAt[0] === pf.fn.nameAt[0] && k.fn.definitionAt[0] === pf.fn.definitionAt[0],
+      )?.kernel ?? null
+    );
   }
 
   /** The kernel's launch bounds for this launch: its template parameters bound to the launch's template arguments. */
@@ -242,7 +276,12 @@ class KernelTable {
       const v: Val | null = this.program.evaluateSpelled(pf.file, text, [0, 0], scope, pf.fn.headerAt[0]);
       return v ? single(v) : null;
     };
-    return { ...bounds, maxThreadsPerBlock: value(0), minBlocksPerMultiprocessor: value(1), maxBlocksPerCluster: value(2) };
+    return {
+      ...bounds,
+      maxThreadsPerBlock: value(0),
+      minBlocksPerMultiprocessor: value(1),
+      maxBlocksPerCluster: value(2),
+    };
   }
 }
 
@@ -251,7 +290,8 @@ function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: Function
   const bindings = new Map(scope.bindings);
   for (const p of pf.fn.templateParams ?? []) {
     const b = bindings.get(p.name);
-    const unbound = !b || (b.k === 'top' && b.why?.includes('template parameter')) || (b.k === 'type-arg' && b.type === p.name);
+    const unbound =
+      !b || (b.k === 'top' && b.why?.includes('template parameter')) || (b.k === 'type-arg' && b.type === p.name);
     if (!unbound || p.defaultText === null) continue;
     if (p.kind === 'type') bindings.set(p.name, { k: 'type-arg', type: p.defaultText });
     else {
@@ -261,4 +301,3 @@ function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: Function
   }
   return { ...scope, bindings };
 }
-

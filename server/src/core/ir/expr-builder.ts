@@ -156,7 +156,8 @@ export class ExprBuilder {
       case 'qualified_identifier': {
         // `ns::k<float, 4>`: the name without its last component's template arguments, which are read apart.
         let last: SyntaxNode = node;
-        for (let n: SyntaxNode | null = node; n?.type === 'qualified_identifier'; n = n.childForFieldName('name')) last = n;
+        for (let n: SyntaxNode | null = node; n?.type === 'qualified_identifier'; n = n.childForFieldName('name'))
+          last = n;
         const tail = last.childForFieldName('name');
         if (tail?.type === 'template_function') {
           const inner = tail.childForFieldName('name');
@@ -263,7 +264,12 @@ export class ExprBuilder {
       case 'cast_expression': {
         const type = child('type');
         const value = child('value');
-        return { k: 'cast', type: type ? normal(this.text(type)) : '', arg: value ? this.build(value) : unknown(at), at };
+        return {
+          k: 'cast',
+          type: type ? normal(this.text(type)) : '',
+          arg: value ? this.build(value) : unknown(at),
+          at,
+        };
       }
       case 'sizeof_expression': {
         const type = child('type');
@@ -276,7 +282,15 @@ export class ExprBuilder {
         const type = child('type');
         const value = child('value');
         const list = value ? this.build(value, type ? normal(this.text(type)) : undefined) : null;
-        return list && list.k === 'init' ? list : { k: 'init', type: type ? normal(this.text(type)) : null, items: list ? [list] : [], designators: null, at };
+        return list && list.k === 'init'
+          ? list
+          : {
+              k: 'init',
+              type: type ? normal(this.text(type)) : null,
+              items: list ? [list] : [],
+              designators: null,
+              at,
+            };
       }
       case 'initializer_list': {
         const items: Expr[] = [];
@@ -298,7 +312,7 @@ export class ExprBuilder {
       }
       case 'comma_expression': {
         const items: Expr[] = [];
-        for (let n: SyntaxNode | null = node; n; ) {
+        for (let n: SyntaxNode | null = node; n;) {
           if (n.type !== 'comma_expression') {
             items.push(this.build(n));
             break;
@@ -357,7 +371,12 @@ export class ExprBuilder {
       const n = name ? this.text(name) : '';
       if (CASTS.has(n)) {
         const targs = fn.childForFieldName('arguments');
-        return { k: 'cast', type: targs ? normal(this.text(targs)).replace(/^<|>$/g, '') : '', arg: args[0] ?? unknown(at), at };
+        return {
+          k: 'cast',
+          type: targs ? normal(this.text(targs)).replace(/^<|>$/g, '') : '',
+          arg: args[0] ?? unknown(at),
+          at,
+        };
       }
     }
     const callee = fn ? this.build(fn) : unknown(at);
@@ -432,7 +451,11 @@ export function numberLiteral(text: string, at: Range): Expr {
   const int = /^(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)([uU]?[lL]{0,2}[uU]?|[zZ])?$/.exec(t);
   if (int) {
     const digits = int[1];
-    const value = /^0[0-7]+$/.test(digits) ? parseInt(digits.slice(1), 8) : /^0[bB]/.test(digits) ? parseInt(digits.slice(2), 2) : Number(digits);
+    const value = /^0[0-7]+$/.test(digits)
+      ? parseInt(digits.slice(1), 8)
+      : /^0[bB]/.test(digits)
+        ? parseInt(digits.slice(2), 2)
+        : Number(digits);
     return Number.isSafeInteger(value)
       ? { k: 'num', value: sign * value, integer: true, text, at }
       : { k: 'unknown', text, at };

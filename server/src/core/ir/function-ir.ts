@@ -95,7 +95,9 @@ export function buildFunctionIR(
 ): FunctionIR {
   const builder = new CfgBuilder(hooks);
   const build = () => builder.build(definition, options.lambdaParams ?? null);
-  return options.expansion ? builder.expression.withMap(options.expansion.map, null, build, options.expansion.origin) : build();
+  return options.expansion
+    ? builder.expression.withMap(options.expansion.map, null, build, options.expansion.origin)
+    : build();
 }
 
 class CfgBuilder {
@@ -392,7 +394,11 @@ class CfgBuilder {
             designators: null,
             at: this.at(value),
           };
-        else if (value?.type === 'initializer_list') init = this.expr.build(value, typeText(node, (n) => this.expr.text(n)));
+        else if (value?.type === 'initializer_list')
+          init = this.expr.build(
+            value,
+            typeText(node, (n) => this.expr.text(n)),
+          );
         else if (value) init = this.expr.build(value);
       }
       const id = this.declare(name.text, node, false, d);
@@ -416,7 +422,13 @@ class CfgBuilder {
     if (items.length === 0) return null;
     return {
       name: this.expr.text(nameNode),
-      init: { k: 'init', type: typeText(decl, (n) => this.expr.text(n)), items, designators: null, at: this.at(params) },
+      init: {
+        k: 'init',
+        type: typeText(decl, (n) => this.expr.text(n)),
+        items,
+        designators: null,
+        at: this.at(params),
+      },
     };
   }
 
@@ -437,7 +449,8 @@ class CfgBuilder {
       }
       return value ?? { k: 'unknown', text: '', at: this.at(node) };
     }
-    if (node.type === 'parenthesized_expression' && codeChildren(node)[0]) return this.expr.build(codeChildren(node)[0]);
+    if (node.type === 'parenthesized_expression' && codeChildren(node)[0])
+      return this.expr.build(codeChildren(node)[0]);
     return this.expr.build(node);
   }
 
@@ -536,7 +549,12 @@ class CfgBuilder {
     const name = declaredName(declarator);
     if (name) {
       const id = this.declare(name.text, node, false, declarator);
-      this.emit({ k: 'decl', local: id, init: { k: 'unknown', text: 'element', at: this.at(declarator!) }, at: this.at(declarator!) });
+      this.emit({
+        k: 'decl',
+        local: id,
+        init: { k: 'unknown', text: 'element', at: this.at(declarator!) },
+        at: this.at(declarator!),
+      });
     }
     this.targets.push({ breakTo: after, continueTo: header });
     this.lowerStatement(node.childForFieldName('body'));
@@ -556,7 +574,12 @@ class CfgBuilder {
     const body = node.childForFieldName('body');
     const bodyStart = this.newBlock();
     const after = this.newBlock();
-    const site: BranchSite = { construct: 'loop', at: this.at(node), condAt: this.at(condNode ?? node), arms: body ? [this.at(body)] : [] };
+    const site: BranchSite = {
+      construct: 'loop',
+      at: this.at(node),
+      condAt: this.at(condNode ?? node),
+      arms: body ? [this.at(body)] : [],
+    };
     this.blocks[condEnd].exit = { k: 'branch', cond, then: bodyStart, else: after, site };
     this.targets.push({ breakTo: after, continueTo: header });
     this.current = bodyStart;
@@ -580,7 +603,12 @@ class CfgBuilder {
     this.current = latch;
     const condNode = node.childForFieldName('condition');
     const cond = this.condition(condNode);
-    const site: BranchSite = { construct: 'loop', at: this.at(node), condAt: this.at(condNode ?? node), arms: body ? [this.at(body)] : [] };
+    const site: BranchSite = {
+      construct: 'loop',
+      at: this.at(node),
+      condAt: this.at(condNode ?? node),
+      arms: body ? [this.at(body)] : [],
+    };
     this.finish({ k: 'branch', cond, then: header, else: after, site });
     this.current = after;
   }
@@ -605,7 +633,8 @@ class CfgBuilder {
         }
         const start = this.newBlock();
         // Falling through from the case before.
-        if (previousEnd !== null) this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: start });
+        if (previousEnd !== null)
+          this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: start });
         const valueNode = c.childForFieldName('value');
         cases.push({ value: valueNode ? this.expr.build(valueNode) : null, to: start });
         arms.push(this.at(c));
@@ -616,7 +645,8 @@ class CfgBuilder {
       if (snippet) this.expr.withMap(snippet.map, snippet.body, lowerItem, snippet.origin ?? this.expr.origin);
       else lowerItem();
     }
-    if (previousEnd !== null) this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: after });
+    if (previousEnd !== null)
+      this.blocks[previousEnd].exit = keepOr(this.blocks[previousEnd].exit, { k: 'goto', to: after });
     this.targets.pop();
     if (!cases.some((c) => c.value === null)) cases.push({ value: null, to: after });
     const site: BranchSite = { construct: 'switch', at: this.at(node), condAt: this.at(condNode ?? node), arms };
@@ -635,7 +665,13 @@ class CfgBuilder {
       if (!c) continue;
       const e = c.type === 'expression_statement' ? codeChildren(c)[0] : null;
       const head = e ? macroHead(e) : null;
-      if (e && head && this.hooks.macros && !this.expr.inExpansion && this.hooks.macros.isMacro(this.expr.text(head), this.expr.fileOffset(head))) {
+      if (
+        e &&
+        head &&
+        this.hooks.macros &&
+        !this.expr.inExpansion &&
+        this.hooks.macros.isMacro(this.expr.text(head), this.expr.fileOffset(head))
+      ) {
         const base = this.hooks.base ?? 0;
         const expansions = this.hooks.macros.expand(c.startIndex + base, c.endIndex + base, 'statements');
         if (expansions?.length === 1) {
@@ -653,7 +689,13 @@ class CfgBuilder {
     const name = init.namedChildren[0];
     const args = init.namedChildren[1];
     const at = this.at(init);
-    const target: Expr = { k: 'field', object: { k: 'this', at }, field: name?.text ?? '', arrow: true, at: this.at(name ?? init) };
+    const target: Expr = {
+      k: 'field',
+      object: { k: 'this', at },
+      field: name?.text ?? '',
+      arrow: true,
+      at: this.at(name ?? init),
+    };
     const items = codeChildren(args).map((c) => this.expr.build(c));
     const value: Expr = items.length === 1 ? items[0] : { k: 'init', type: null, items, designators: null, at };
     return { k: 'assign', op: '=', target, value, at };

@@ -139,7 +139,11 @@ export class UnitMacroHooks implements MacroHooks {
  * Tokens written out, with a map from a range of the parsed text (which starts with `prefix`
  * characters of wrapping) to the file: the smallest range holding the tokens it covers.
  */
-function spelled(tokens: readonly XToken[], prefix: number, use: Range): { text: string; map: (s: number, e: number) => Range } {
+function spelled(
+  tokens: readonly XToken[],
+  prefix: number,
+  use: Range,
+): { text: string; map: (s: number, e: number) => Range } {
   let text = '';
   const starts: number[] = [];
   const ends: number[] = [];

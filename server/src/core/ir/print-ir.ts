@@ -66,7 +66,9 @@ export function printIR(ir: FunctionIR): string {
         lines.push(`  -> B${x.to}`);
         break;
       case 'branch':
-        lines.push(`  if ${printExpr(x.cond, ir.locals)} -> B${x.then} else B${x.else}${x.site ? ` [${x.site.construct}]` : ''}`);
+        lines.push(
+          `  if ${printExpr(x.cond, ir.locals)} -> B${x.then} else B${x.else}${x.site ? ` [${x.site.construct}]` : ''}`,
+        );
         break;
       case 'switch':
         lines.push(

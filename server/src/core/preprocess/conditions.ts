@@ -53,7 +53,9 @@ export function evaluateCondition(tokens: readonly PpToken[], ctx: ConditionCont
       choice.set(n, options[rest % options.length]);
       rest = Math.floor(rest / options.length);
     }
-    const t = evaluateWith(tokens, ctx, (name) => (choice.has(name) ? choice.get(name)! : (ctx.state(name).options[0] ?? null)));
+    const t = evaluateWith(tokens, ctx, (name) =>
+      choice.has(name) ? choice.get(name)! : (ctx.state(name).options[0] ?? null),
+    );
     if (t === 'unknown') return 'unknown';
     if (result === null) result = t;
     else if (result !== t) return 'unknown';
@@ -65,7 +67,11 @@ export function evaluateCondition(tokens: readonly PpToken[], ctx: ConditionCont
  * The condition's truth in one configuration: each macro is `definition(name)` (the first of its
  * options, or the choice being tried), and a name nothing defines is unknown if open, else 0.
  */
-function evaluateWith(tokens: readonly PpToken[], ctx: ConditionContext, definition: (name: string) => MacroDef | null): Truth {
+function evaluateWith(
+  tokens: readonly PpToken[],
+  ctx: ConditionContext,
+  definition: (name: string) => MacroDef | null,
+): Truth {
   let expanded: XToken[];
   try {
     expanded = expandTokens(replaceDefined(toExpand(tokens), ctx, definition), (name) => definition(name));
@@ -113,7 +119,11 @@ function replaceDefined(
       const spelled = inner.map((x) => x.text).join('');
       const header = /^<(.*)>$/.exec(spelled) ?? /^"(.*)"$/.exec(spelled);
       const truth = header && ctx.hasInclude ? ctx.hasInclude(header[1], spelled.startsWith('<')) : 'unknown';
-      out.push({ ...t, kind: truth === 'unknown' ? 'other' : 'number', text: truth === 'unknown' ? UNKNOWN_MARK : truth ? '1' : '0' });
+      out.push({
+        ...t,
+        kind: truth === 'unknown' ? 'other' : 'number',
+        text: truth === 'unknown' ? UNKNOWN_MARK : truth ? '1' : '0',
+      });
       k = j;
       continue;
     }

@@ -64,7 +64,8 @@ export function defineFrom(tokens: readonly PpToken[], file: string, at: number)
   const name = tokens[0];
   if (!name || name.kind !== 'ident') return null;
   const open = tokens[1];
-  if (!open || open.text !== '(' || open.space) return { name: name.text, params: null, variadic: false, body: tokens.slice(1), file, at };
+  if (!open || open.text !== '(' || open.space)
+    return { name: name.text, params: null, variadic: false, body: tokens.slice(1), file, at };
   const params: string[] = [];
   let variadic = false;
   let k = 2;
@@ -186,10 +187,7 @@ function pushBack(pending: XToken[], tokens: XToken[], space: boolean): void {
 }
 
 /** The arguments of a call whose `(` is next in `pending` (taken out of it), or null when it is not closed. */
-function readArguments(
-  pending: XToken[],
-  def: MacroDef,
-): { args: XToken[][]; close: XToken; consumed: number } | null {
+function readArguments(pending: XToken[], def: MacroDef): { args: XToken[][]; close: XToken; consumed: number } | null {
   const taken: XToken[] = [];
   let depth = 0;
   const args: XToken[][] = [[]];
@@ -304,7 +302,8 @@ function substitute(
 
 /** Applies each `##` of a substituted body: the tokens on its sides become one (an empty side is the placemarker). */
 function paste(tokens: XToken[]): XToken[] {
-  if (!tokens.some((t) => t.text === '##' && t.expanded)) return tokens.filter((t) => t.text !== '' || t.kind !== 'other');
+  if (!tokens.some((t) => t.text === '##' && t.expanded))
+    return tokens.filter((t) => t.text !== '' || t.kind !== 'other');
   const out: XToken[] = [];
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k];

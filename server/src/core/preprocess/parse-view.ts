@@ -49,7 +49,11 @@ const SPECIFIERS: ReadonlySet<string> = new Set([
  * The parse view of `view`; `macroNames` are the names the unit defines anywhere (a quick filter),
  * `scopeAt` its macros at an offset.
  */
-export function parseView(view: string, scopeAt: (offset: number) => MacroScope, macroNames: ReadonlySet<string>): string {
+export function parseView(
+  view: string,
+  scopeAt: (offset: number) => MacroScope,
+  macroNames: ReadonlySet<string>,
+): string {
   const spans: Array<[number, number]> = [];
   for (const re of [ATTRIBUTES, PRAGMA_OPERATOR]) {
     re.lastIndex = 0;
@@ -79,7 +83,11 @@ export function parseView(view: string, scopeAt: (offset: number) => MacroScope,
 }
 
 /** Uses of macros whose every definition here expands to specifiers and attributes only (or to nothing). */
-function specifierMacroUses(view: string, scopeAt: (offset: number) => MacroScope, names: ReadonlySet<string>): Array<[number, number]> {
+function specifierMacroUses(
+  view: string,
+  scopeAt: (offset: number) => MacroScope,
+  names: ReadonlySet<string>,
+): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   const n = view.length;
   for (let i = 0; i < n; i++) {

@@ -8,7 +8,8 @@ export function normalizePath(p: string): string {
   for (const part of slashed.split('/')) {
     if (part === '' || part === '.') continue;
     if (part === '..') {
-      if (parts.length > 0 && parts[parts.length - 1] !== '..' && !/^[A-Za-z]:$/.test(parts[parts.length - 1])) parts.pop();
+      if (parts.length > 0 && parts[parts.length - 1] !== '..' && !/^[A-Za-z]:$/.test(parts[parts.length - 1]))
+        parts.pop();
       else if (!absolute) parts.push('..');
       continue;
     }

@@ -302,7 +302,8 @@ class UnitWalk {
     const kept = this.resolved.get(key);
     if (kept !== undefined) return kept;
     let found: string | null = null;
-    if (/^\/|^[A-Za-z]:[\\/]/.test(target)) found = this.text(normalizePath(target)) !== null ? normalizePath(target) : null;
+    if (/^\/|^[A-Za-z]:[\\/]/.test(target))
+      found = this.text(normalizePath(target)) !== null ? normalizePath(target) : null;
     else {
       const dirs = [
         ...(system ? [] : [fromDir, ...(this.flags.quoteDirs ?? [])]),

@@ -12,7 +12,9 @@ export function viewText(file: Pick<UnitFile, 'text' | 'regions'>): string {
   let cursor = 0;
   for (const r of regions) {
     const hidden =
-      r.state === 'inactive' || r.state === 'alternative' || (r.directive && !/^\s*#\s*pragma\b/.test(text.slice(r.start, r.end)));
+      r.state === 'inactive' ||
+      r.state === 'alternative' ||
+      (r.directive && !/^\s*#\s*pragma\b/.test(text.slice(r.start, r.end)));
     if (!hidden) continue;
     out += text.slice(cursor, r.start) + blank(text.slice(r.start, r.end));
     cursor = r.end;

@@ -138,7 +138,15 @@ class OutlineWalk {
       case 'template_declaration': {
         const params = templateParams(node.childForFieldName('parameters'), (n) => this.slice(n));
         const inner = node.namedChildren.find((c) => c && c.type !== 'template_parameter_list' && c.type !== 'comment');
-        if (inner) this.item(inner, scope, className, { params, at: [node.startIndex, node.endIndex] }, depth + 1, inTemplate || true);
+        if (inner)
+          this.item(
+            inner,
+            scope,
+            className,
+            { params, at: [node.startIndex, node.endIndex] },
+            depth + 1,
+            inTemplate || true,
+          );
         return;
       }
       case 'function_definition':
@@ -158,7 +166,8 @@ class OutlineWalk {
         return;
       case 'type_definition': {
         const type = node.childForFieldName('type');
-        if (type && /struct_specifier|class_specifier|enum_specifier/.test(type.type)) this.item(type, scope, className, template, depth + 1, inTemplate);
+        if (type && /struct_specifier|class_specifier|enum_specifier/.test(type.type))
+          this.item(type, scope, className, template, depth + 1, inTemplate);
         return;
       }
       case 'access_specifier':
@@ -174,7 +183,11 @@ class OutlineWalk {
     template: { params: TemplateParam[]; at: Range } | null,
     isDefinition: boolean,
   ): void {
-    const declarator = functionDeclaratorOf(node) ?? (node.childForFieldName('declarator')?.type === 'function_declarator' ? node.childForFieldName('declarator') : null);
+    const declarator =
+      functionDeclaratorOf(node) ??
+      (node.childForFieldName('declarator')?.type === 'function_declarator'
+        ? node.childForFieldName('declarator')
+        : null);
     if (!declarator) return;
     let nameNode = declarator.childForFieldName('declarator');
     if (!nameNode) return;
@@ -225,7 +238,10 @@ class OutlineWalk {
       at: template ? template.at : [node.startIndex, node.endIndex],
       definitionAt: [node.startIndex, node.endIndex],
       nameAt: [nameNode.startIndex, nameNode.endIndex],
-      headerAt: [template ? template.at[0] : node.startIndex, declarator.childForFieldName('parameters')?.endIndex ?? declarator.endIndex],
+      headerAt: [
+        template ? template.at[0] : node.startIndex,
+        declarator.childForFieldName('parameters')?.endIndex ?? declarator.endIndex,
+      ],
       bodyAt: body ? [body.startIndex, body.endIndex] : null,
     });
   }
@@ -238,7 +254,11 @@ class OutlineWalk {
     inTemplate: boolean,
   ): void {
     const type = node.childForFieldName('type');
-    if (type && /struct_specifier|class_specifier|enum_specifier|union_specifier/.test(type.type) && type.childForFieldName('body'))
+    if (
+      type &&
+      /struct_specifier|class_specifier|enum_specifier|union_specifier/.test(type.type) &&
+      type.childForFieldName('body')
+    )
       this.item(type, scope, className, null, 1, inTemplate);
     const declarators = node.childrenForFieldName('declarator').filter((d): d is SyntaxNode => !!d);
     for (const d of declarators) {
@@ -265,7 +285,12 @@ class OutlineWalk {
         qualified: [...scope, n].join('::'),
         scope,
         type: type ? this.slice(type).replace(/\s+/g, ' ') : '',
-        initAt: value && value.type !== 'argument_list' && value.type !== 'initializer_list' ? [value.startIndex, value.endIndex] : value?.type === 'initializer_list' && value.namedChildren.length === 1 ? [value.namedChildren[0]!.startIndex, value.namedChildren[0]!.endIndex] : null,
+        initAt:
+          value && value.type !== 'argument_list' && value.type !== 'initializer_list'
+            ? [value.startIndex, value.endIndex]
+            : value?.type === 'initializer_list' && value.namedChildren.length === 1
+              ? [value.namedChildren[0]!.startIndex, value.namedChildren[0]!.endIndex]
+              : null,
         at: [node.startIndex, node.endIndex],
         kind: isMember ? 'member' : 'variable',
         isConst: /\b(const|constexpr)\b/.test(specifiers) || /\bconst\b/.test(this.slice(d)),
@@ -285,7 +310,8 @@ class OutlineWalk {
     const body = node.childForFieldName('body');
     if (!nameNode) {
       // An anonymous struct's static members are unreachable by name; its nested enums still count.
-      if (body) for (const c of body.namedChildren) if (c?.type === 'enum_specifier') this.enumeration(c, scope, inTemplate);
+      if (body)
+        for (const c of body.namedChildren) if (c?.type === 'enum_specifier') this.enumeration(c, scope, inTemplate);
       return;
     }
     const name = this.slice(nameNode).replace(/\s+/g, '').replace(/<.*$/, '');

@@ -80,7 +80,14 @@ export class UnitProgram {
   private readonly evaluating = new Set<OutlineConstant>();
   private readonly calls = new Map<string, FunctionValues | null>();
   private readonly stack: string[] = [];
-  private byName: Map<string, { functions: ProgramFunction[]; constants: ProgramConstant[]; records: Array<{ file: string; record: OutlineRecord }> }> | null = null;
+  private byName: Map<
+    string,
+    {
+      functions: ProgramFunction[];
+      constants: ProgramConstant[];
+      records: Array<{ file: string; record: OutlineRecord }>;
+    }
+  > | null = null;
 
   /**
    * `inputs`: files with their views given (an open document with its tree); every other file the
@@ -93,7 +100,8 @@ export class UnitProgram {
   ) {
     for (const f of inputs) this.files.set(f.path, { path: f.path, view: f.view, tree: f.tree ?? null });
     for (const [path, file] of unit.files)
-      if (!this.files.has(path)) this.lazy.set(path, () => parseView(viewText(file), (o) => unit.macrosAt(path, o), unit.macroNames));
+      if (!this.files.has(path))
+        this.lazy.set(path, () => parseView(viewText(file), (o) => unit.macrosAt(path, o), unit.macroNames));
   }
 
   private readonly lazy = new Map<string, () => string>();
@@ -141,7 +149,10 @@ export class UnitProgram {
   }
 
   /** Expansions of macros used at file scope to define functions (`DEFINE_LAUNCHER(float)`), by key. */
-  private readonly snippets = new Map<string, { text: string; map: (s: number, e: number) => Range; origin: MacroOrigin | null }>();
+  private readonly snippets = new Map<
+    string,
+    { text: string; map: (s: number, e: number) => Range; origin: MacroOrigin | null }
+  >();
 
   /**
    * The declarations written by macro uses at file scope: a use, outside every brace, of a macro
@@ -171,7 +182,10 @@ export class UnitProgram {
       }
       if (t.kind !== 'ident' || !wanted.has(t.text) || braces.some((b) => b === null)) continue;
       const namespaces = braces.filter((b): b is string => b !== null && b !== '').flatMap((b) => b.split('::'));
-      const def = this.unit.macrosAt(path, t.start).state(t.text).options.find((o) => o?.body?.some((x) => x.text === '{'));
+      const def = this.unit
+        .macrosAt(path, t.start)
+        .state(t.text)
+        .options.find((o) => o?.body?.some((x) => x.text === '{'));
       if (!def) continue;
       let end = t.end;
       if (def.params !== null) {
@@ -189,7 +203,11 @@ export class UnitProgram {
       const expansion = this.macroHooks(path)?.expandDeclarations(t.start, end);
       if (!expansion) continue;
       const key = `${path}@${t.start}`;
-      this.snippets.set(key, { text: expansion.text, map: expansion.map, origin: { name: def.name, file: def.file, defAt: def.at } });
+      this.snippets.set(key, {
+        text: expansion.text,
+        map: expansion.map,
+        origin: { name: def.name, file: def.file, defAt: def.at },
+      });
       const tree = this.parser.parseApart(expansion.text);
       try {
         const inner = outlineOf(tree.rootNode, expansion.text);
@@ -262,8 +280,15 @@ export class UnitProgram {
    * qualified name ends with it, in the innermost enclosing scope that has any; when none is in an
    * enclosing scope (a `using namespace`), all of them.
    */
-  lookup<T extends { scope: readonly string[] }>(written: string, scope: readonly string[], candidates: readonly T[]): T[] {
-    const parts = written.replace(/^::/, '').replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::');
+  lookup<T extends { scope: readonly string[] }>(
+    written: string,
+    scope: readonly string[],
+    candidates: readonly T[],
+  ): T[] {
+    const parts = written
+      .replace(/^::/, '')
+      .replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '')
+      .split('::');
     const qualifier = parts.slice(0, -1);
     const matching = candidates.filter((c) => endsWith(c.scope, qualifier));
     if (matching.length <= 1) return matching;
@@ -281,7 +306,11 @@ export class UnitProgram {
   functionIR(pf: ProgramFunction): FunctionIR | null {
     const key = functionKey(pf);
     if (this.irs.has(key)) return this.irs.get(key)!;
-    const ir = !pf.fn.bodyAt ? null : pf.fn.expansion ? this.buildExpandedIR(pf.fn.expansion) : this.buildIR(pf.file, pf.fn.definitionAt);
+    const ir = !pf.fn.bodyAt
+      ? null
+      : pf.fn.expansion
+        ? this.buildExpandedIR(pf.fn.expansion)
+        : this.buildIR(pf.file, pf.fn.definitionAt);
     this.irs.set(key, ir);
     return ir;
   }
@@ -294,7 +323,11 @@ export class UnitProgram {
     try {
       const node = nodeAt(tree.rootNode, expansion.at, 'function_definition');
       if (!node) return null;
-      return buildFunctionIR(node, { text: snippet.text, macros: null }, { expansion: { map: snippet.map, origin: snippet.origin } });
+      return buildFunctionIR(
+        node,
+        { text: snippet.text, macros: null },
+        { expansion: { map: snippet.map, origin: snippet.origin } },
+      );
     } finally {
       tree.delete();
     }
@@ -369,7 +402,13 @@ export class UnitProgram {
   private computeConstant({ file, decl }: ProgramConstant): Val {
     if (decl.kind === 'enumerator' && decl.initAt === null) {
       if (!decl.previous) return num(0);
-      const prev = this.lookup(decl.previous, decl.scope, this.index().get(decl.previous.split('::').pop()!)?.constants.map((c) => ({ ...c, scope: c.decl.scope })) ?? []);
+      const prev = this.lookup(
+        decl.previous,
+        decl.scope,
+        this.index()
+          .get(decl.previous.split('::').pop()!)
+          ?.constants.map((c) => ({ ...c, scope: c.decl.scope })) ?? [],
+      );
       const p = prev.find((c) => c.decl.qualified === decl.previous) ?? prev[0];
       const pv = p ? this.constantValue(p) : TOP;
       return pv.k === 'num' && pv.values.length === 1 ? num(pv.values[0] + 1) : TOP;
@@ -400,26 +439,48 @@ export class UnitProgram {
     };
   }
 
-  private nameValue(name: string, templateArgs: TemplateArg[] | null, from: FunctionScope, evaluate: (e: Expr) => Val): Val | null {
+  private nameValue(
+    name: string,
+    templateArgs: TemplateArg[] | null,
+    from: FunctionScope,
+    evaluate: (e: Expr) => Val,
+  ): Val | null {
     const captured = from.captures?.get(name);
     if (captured) return captured;
     const bound = from.bindings.get(name);
     if (bound) return isType(bound) ? top(`\`${name}\` is a type`) : bound;
-    const base = name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
+    const base = name
+      .replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '')
+      .split('::')
+      .pop()!;
     const entry = this.index().get(base);
     if (!entry) return null;
-    const constants = this.lookup(name, from.scope, entry.constants.map((c) => ({ ...c, scope: c.decl.scope })));
+    const constants = this.lookup(
+      name,
+      from.scope,
+      entry.constants.map((c) => ({ ...c, scope: c.decl.scope })),
+    );
     if (constants.length) {
       const values = constants.map((c) => this.constantValue(c));
       const first = values[0];
       // Declarations that agree are one constant; ones that differ (two namespaces a `using` joins) are not known.
-      return values.every((v) => valKey(v) === valKey(first)) ? first : top(`\`${name}\` is declared more than once with different values`);
+      return values.every((v) => valKey(v) === valKey(first))
+        ? first
+        : top(`\`${name}\` is declared more than once with different values`);
     }
-    const functions = this.lookup(name, from.scope, entry.functions.map((f) => ({ ...f, scope: nameScope(f.fn) })));
+    const functions = this.lookup(
+      name,
+      from.scope,
+      entry.functions.map((f) => ({ ...f, scope: nameScope(f.fn) })),
+    );
     if (functions.length) {
       const ref: FnRef = {
         name: name.replace(/^::/, ''),
-        templateArgs: templateArgs ? templateArgs.map((t) => ('type' in t ? { type: this.boundType(t.type, from) } : { value: evaluate(t.expr) })) : null,
+        templateArgs: templateArgs
+          ? templateArgs.map((t) =>
+              'type' in t ? { type: this.boundType(t.type, from) } : { value: evaluate(t.expr) },
+            )
+          : null,
         written: templateArgs,
       };
       return { k: 'fn', refs: [ref] };
@@ -428,11 +489,21 @@ export class UnitProgram {
   }
 
   /** The constant `name` means from `from`, where it is declared and its value, for a note. */
-  describeConstant(name: string, from: FunctionScope): { kind: string; file: string; at: number; value: number | null } | null {
-    const base = name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
+  describeConstant(
+    name: string,
+    from: FunctionScope,
+  ): { kind: string; file: string; at: number; value: number | null } | null {
+    const base = name
+      .replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '')
+      .split('::')
+      .pop()!;
     const entry = this.index().get(base);
     if (!entry) return null;
-    const found = this.lookup(name, from.scope, entry.constants.map((c) => ({ ...c, scope: c.decl.scope })));
+    const found = this.lookup(
+      name,
+      from.scope,
+      entry.constants.map((c) => ({ ...c, scope: c.decl.scope })),
+    );
     if (found.length === 0) return null;
     const c = found[0];
     const v = this.constantValue(c);
@@ -451,8 +522,15 @@ export class UnitProgram {
 
   /** The functions of the program a function value may call, given the number of arguments. */
   resolveCallee(ref: FnRef, argCount: number, from: FunctionScope): ProgramFunction[] {
-    const base = ref.name.replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '').split('::').pop()!;
-    const candidates = this.lookup(ref.name, from.scope, this.functionsNamed(base).map((f) => ({ ...f, scope: nameScope(f.fn) })));
+    const base = ref.name
+      .replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '')
+      .split('::')
+      .pop()!;
+    const candidates = this.lookup(
+      ref.name,
+      from.scope,
+      this.functionsNamed(base).map((f) => ({ ...f, scope: nameScope(f.fn) })),
+    );
     const takes = (c: ProgramFunction, strict: boolean) => {
       const required = c.fn.params.filter((p) => !p.defaultAt && !p.variadic).length;
       const variadic = c.fn.params.some((p) => p.variadic);
@@ -490,7 +568,11 @@ export class UnitProgram {
     }
     const target = this.callTargetOf(callee, args, from);
     if (!target) return null;
-    const result = this.analyzeCall(target.pf, { args, bindings: target.bindings, self: target.self, passed: args.length }, depth + 1);
+    const result = this.analyzeCall(
+      target.pf,
+      { args, bindings: target.bindings, self: target.self, passed: args.length },
+      depth + 1,
+    );
     if (!result) return null;
     // A constructor called by its class's name makes the object.
     return isConstructor(target.pf.fn) ? (result.self ?? null) : result.returns;
@@ -520,9 +602,14 @@ export class UnitProgram {
 
   /** An object of a class before its constructor runs: its fields unknown, of their types' shapes. */
   emptyObject(className: string, from: FunctionScope, params = 0): Val {
-    const records = this.lookup(className, from.scope, this.recordsNamed(className).map((r) => ({ ...r, scope: r.record.scope })));
+    const records = this.lookup(
+      className,
+      from.scope,
+      this.recordsNamed(className).map((r) => ({ ...r, scope: r.record.scope })),
+    );
     const fields = new Map<string, Val>();
-    for (const f of records[0]?.record.fields ?? []) fields.set(f.name, shapeOf(f.type, top(`\`${f.name}\` is a member set at run time`, params)));
+    for (const f of records[0]?.record.fields ?? [])
+      fields.set(f.name, shapeOf(f.type, top(`\`${f.name}\` is a member set at run time`, params)));
     return { k: 'agg', type: className, fields };
   }
 
@@ -540,7 +627,11 @@ export class UnitProgram {
     if (fit.length === 0) return null;
     let made: Val | null = null;
     for (const ctor of fit) {
-      const result = this.analyzeCall(ctor, { args, bindings: new Map(), self: this.emptyObject(name, from), passed: args.length }, depth + 1);
+      const result = this.analyzeCall(
+        ctor,
+        { args, bindings: new Map(), self: this.emptyObject(name, from), passed: args.length },
+        depth + 1,
+      );
       const v = result?.self ?? null;
       if (!v) return null;
       made = made ? join(made, v) : v;
@@ -549,7 +640,11 @@ export class UnitProgram {
   }
 
   /** The one function a reference calls with its template arguments bound, or null. */
-  callTarget(ref: FnRef, args: ReadonlyArray<Val | undefined>, from: FunctionScope): { pf: ProgramFunction; bindings: Map<string, TemplateBinding> } | null {
+  callTarget(
+    ref: FnRef,
+    args: ReadonlyArray<Val | undefined>,
+    from: FunctionScope,
+  ): { pf: ProgramFunction; bindings: Map<string, TemplateBinding> } | null {
     const targets = this.resolveCall(ref, args, from).filter((c) => c.fn.bodyAt && !c.fn.global);
     if (targets.length !== 1) return null;
     const pf = targets[0];
@@ -589,7 +684,10 @@ export class UnitProgram {
       const e = p.defaultAt ? this.expressionAt(pf.file, p.defaultAt) : null;
       const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
       out[k] = e
-        ? new Evaluator(ir, this.resolver({ file: pf.file, scope: pf.fn.scope, bindings }, MAX_CALL_DEPTH)).eval(e, { vals: new Map(), self: null })
+        ? new Evaluator(ir, this.resolver({ file: pf.file, scope: pf.fn.scope, bindings }, MAX_CALL_DEPTH)).eval(e, {
+            vals: new Map(),
+            self: null,
+          })
         : top(`\`${p.name ?? 'a parameter'}\` has its default in a declaration out of view`);
     });
     return out;
@@ -661,7 +759,11 @@ export class UnitProgram {
         { text: `${prefix}${text});`, macros: null },
         { resolve: () => null, lambda: () => undefined, statements: () => undefined },
       );
-      const e = builder.withMap(() => at, null, () => builder.build(inner));
+      const e = builder.withMap(
+        () => at,
+        null,
+        () => builder.build(inner),
+      );
       return this.evaluateIn(e, scope);
     } finally {
       tree.delete();
@@ -698,7 +800,8 @@ export class UnitProgram {
     if (depth > MAX_CALL_DEPTH) return null;
     const ir = this.functionIR(pf);
     if (!ir) return null;
-    if (call.passed !== undefined && call.passed < pf.fn.params.length) call = { ...call, args: this.withDefaults(pf, call.args, call.passed, call.bindings) };
+    if (call.passed !== undefined && call.passed < pf.fn.params.length)
+      call = { ...call, args: this.withDefaults(pf, call.args, call.passed, call.bindings) };
     const id = functionKey(pf);
     const key = `${id}\u0000${call.args.map((a) => (a ? valKey(a) : '-')).join(',')}\u0000${[...call.bindings].map(([n, b]) => `${n}=${isType(b) ? b.type : valKey(b)}`).join(',')}\u0000${call.self ? valKey(call.self) : ''}`;
     if (!observer && this.calls.has(key)) return this.calls.get(key)!;
@@ -743,7 +846,9 @@ export function bestOverloads(candidates: ProgramFunction[], args: ReadonlyArray
 
 /** An unknown of a declared type: a dim3 field by field, anything else as it is. */
 export function shapeOf(type: string, unknown: Val): Val {
-  return /^(const\s+)?(::)?(dim3|uint3)$/.test(type.trim()) ? { k: 'dim3', x: unknown, y: unknown, z: unknown } : unknown;
+  return /^(const\s+)?(::)?(dim3|uint3)$/.test(type.trim())
+    ? { k: 'dim3', x: unknown, y: unknown, z: unknown }
+    : unknown;
 }
 
 /** A function's identity in the program (two that one macro use writes stand at the same place). */
@@ -752,14 +857,18 @@ export function functionKey(pf: ProgramFunction): string {
 }
 
 /** A header's outline, kept by its view's text: the units that include it read it once. */
-const outlineOfText = memoByText('file outlines', (view: string, _parser: SnippetParser) => view, (view: string, parser: SnippetParser) => {
-  const tree = parser.parseApart(view);
-  try {
-    return outlineOf(tree.rootNode, view);
-  } finally {
-    tree.delete();
-  }
-});
+const outlineOfText = memoByText(
+  'file outlines',
+  (view: string, _parser: SnippetParser) => view,
+  (view: string, parser: SnippetParser) => {
+    const tree = parser.parseApart(view);
+    try {
+      return outlineOf(tree.rootNode, view);
+    } finally {
+      tree.delete();
+    }
+  },
+);
 
 /**
  * The namespace a `{` at `k` opens (its name, `` for an anonymous one or `extern "C"`), or null
@@ -768,7 +877,8 @@ const outlineOfText = memoByText('file outlines', (view: string, _parser: Snippe
 function namespaceOpening(tokens: ReadonlyArray<{ text: string; kind: string }>, k: number): string | null {
   let j = k - 1;
   const name: string[] = [];
-  while (j >= 0 && (tokens[j].kind === 'ident' || tokens[j].text === '::') && tokens[j].text !== 'namespace') name.unshift(tokens[j--].text);
+  while (j >= 0 && (tokens[j].kind === 'ident' || tokens[j].text === '::') && tokens[j].text !== 'namespace')
+    name.unshift(tokens[j--].text);
   if (j >= 0 && tokens[j].text === 'namespace') return name.join('').replace(/^inline/, '');
   if (k >= 2 && tokens[k - 1].kind === 'string' && tokens[k - 2].text === 'extern') return '';
   return null;

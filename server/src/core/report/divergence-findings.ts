@@ -4,8 +4,10 @@
  * the kernel they are in (`minSharePercent` of its issue slots); below that, a hint (the branch's
  * hover explains it either way); a branch the compiled code shows predicated is at most a hint
  * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything);
- * nothing for warp-uniform and tail branches, and nothing for a split that idles no issue slot
- * regrouping could give back (a path one lane takes is issued once either way).
+ * nothing for warp-uniform and tail branches, nothing for a split that idles no issue slot
+ * regrouping could give back (a path one lane takes is issued once either way), and nothing for
+ * paths run one after the other at 100% issue efficiency (one of them is empty: the warp issues
+ * no more than if its lanes agreed, and a note that says so is noise).
  */
 import type { Finding, Severity } from '../types';
 import { DEFAULT_DIVERGENCE_COST_THRESHOLD, DEFAULT_DIVERGENCE_MIN_SHARE, type Branch } from '../body/divergence';
@@ -25,11 +27,25 @@ export function divergenceSeverity(
     minSharePercent = DEFAULT_DIVERGENCE_MIN_SHARE,
   }: DivergenceSeverityOptions = {},
 ): Severity | null {
-  if (b.kind !== 'divergent' || b.idleIssueSlots <= 0) return null;
+  if (b.kind !== 'divergent' || b.idleIssueSlots <= 0 || serializesNothing(b)) return null;
   if (b.predicated) return 'hint';
   const material =
     b.idleIssueSlots >= minCostThreshold && b.idleIssueSlots * 100 >= minSharePercent * Math.max(1, b.kernelIssueSlots);
   return material ? 'warning' : 'hint';
+}
+
+/**
+ * The branch's words measure it by issue efficiency (paths run one after the other: an if/else, a
+ * switch) and that is 100%: nothing is serialized. (A one-sided branch, a loop or an early exit is
+ * measured by its idle lanes instead.)
+ */
+function serializesNothing(b: Branch): boolean {
+  if (b.efficiency < 1) return false;
+  if (b.construct === 'switch') return true;
+  if (b.construct === 'loop' || b.construct === 'return' || b.construct === 'break' || b.construct === 'continue')
+    return false;
+  const second = b.paths[1];
+  return !!second && second.cost !== 0;
 }
 
 /** Why a divergent branch is (or is not) a warning, in words, for its hover. */
@@ -39,9 +55,12 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     options;
   const share = Math.round((100 * b.idleIssueSlots) / Math.max(1, b.kernelIssueSlots));
   const where = b.inDeviceFunction ? 'the function' : 'the kernel';
-  const measured = `${Math.round(b.idleIssueSlots * 10) / 10} issue slots per warp with lanes idle, ${share}% of ${where}'s ${b.kernelIssueSlots}`;
+  const idle = Math.round(b.idleIssueSlots * 10) / 10;
+  const measured = `${idle} issue slot${idle === 1 ? '' : 's'} per warp with lanes idle, ${share}% of ${where}'s ${b.kernelIssueSlots}`;
   const rule = `a warning from ${minCostThreshold} slots and ${minSharePercent}% (\`cudaOccupancy.divergence.minCost\`, \`cudaOccupancy.divergence.minShare\`)`;
   const severity = divergenceSeverity(b, options);
+  if (severity === null && serializesNothing(b))
+    return 'Not reported: one of its paths is empty, so the warp issues no more than if its lanes agreed (issue efficiency 100%).';
   if (severity === null)
     return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
   if (b.predicated)

@@ -19,6 +19,7 @@ import type { Branch } from '../body/divergence';
 import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
 import { refineBranchesWithPtx, refineBranchesWithSass } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
+import { launchConfigSpan } from './launch-config-span';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
 import type { GpuPart } from '../gpu/gpu-parts';
@@ -30,6 +31,42 @@ import {
   type ModulePressure,
 } from './pressure-report';
 import type { CapCheck } from './register-caps';
+import { entryNamesKernel, parsePtx } from '../compiler/ptx-line-costs';
+import { ptxLoadWork, type LoadWork } from '../compiler/ptx-load-work';
+import { objectTable } from '../incremental/kept-tables';
+import type { LatencyWork } from '../gpu/latency';
+
+/** The load work of each entry of a PTX (ptx-load-work.ts), read once per PTX the analyzer keeps. */
+const keptLoadWork = objectTable<ReportPtx, Map<string, LoadWork | null>>('PTX load work per entry');
+
+function loadWorkOf(ptx: ReportPtx): Map<string, LoadWork | null> {
+  let works = keptLoadWork.get(ptx);
+  if (!works) {
+    works = new Map(
+      parsePtx(ptx.text)
+        .functions.filter((f) => f.kind === 'entry')
+        .map((f) => [f.name, ptxLoadWork(f)]),
+    );
+    keptLoadWork.set(ptx, works);
+  }
+  return works;
+}
+
+/**
+ * p and the work between loads for the latency estimate: from the PTX of the launch's instance when
+ * the PTX has it (or has one entry of the kernel), else from the source estimate of the kernel's
+ * body; none (no estimate) when neither can tell: a kernel written elsewhere, no global load seen.
+ */
+function latencyInputs(
+  ptxEntry: LoadWork | null | undefined,
+  mp: MemoryParallelism | undefined,
+): { independentOpsPerWarp?: number; work: LatencyWork | null } {
+  if (ptxEntry) return { independentOpsPerWarp: ptxEntry.loadsInFlight, work: ptxEntry };
+  // The PTX has the kernel and it loads nothing from global memory the model counts: nothing to hide.
+  if (ptxEntry === null) return { work: null };
+  if (!mp || mp.p <= 0) return { work: null };
+  return { independentOpsPerWarp: mp.p, work: mp.work ?? null };
+}
 
 export interface ReportSettings {
   latencyCycles: number;
@@ -154,26 +191,38 @@ export function buildDocumentReport({
   const definedHere = new Set(
     facts.pendingKernels > 0 ? facts.kernels.filter((k) => k.isDefinition).map((k) => k.qualifiedName) : [],
   );
+  const works = ptx ? loadWorkOf(ptx) : null;
+  /** The PTX entry of the instance a launch runs: undefined when the PTX cannot say which. */
+  const ptxWorkOf = (kernel: Kernel, launch: Launch, site: FigureSite): LoadWork | null | undefined => {
+    if (!works || archs.length === 0) return undefined;
+    const entry = figuresFor(kernel, launch, archs[0], site).entry;
+    if (entry && works.has(entry)) return works.get(entry);
+    const named = [...works.keys()].filter((name) => entryNamesKernel(name, kernel.name));
+    return named.length === 1 ? works.get(named[0]) : undefined;
+  };
+  const inputs: Array<ReturnType<typeof latencyInputs>> = [];
   const analyses = facts.launches.map((launch, i) => {
     const target = facts.launchTargets[i];
     const kernel = target?.kernel ?? null;
     const mp = kernel ? estimateOf(kernel) : undefined;
     const bounds = target?.launchBounds ?? kernel?.launchBounds ?? null;
-    const latency = {
-      latencyCycles: settings.latencyCycles,
-      independentOpsPerWarp: mp && mp.p > 0 ? mp.p : 1,
-      // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
-      pending: !mp && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
-    };
     const site: FigureSite | null = kernel
       ? { kernelPath: target.kernelPath ?? path, unit: path, aliases: aliasesOf }
       : null;
+    const loads = latencyInputs(kernel && site ? ptxWorkOf(kernel, launch, site) : undefined, mp);
+    inputs.push(loads);
+    const latency = {
+      latencyCycles: settings.latencyCycles,
+      ...loads,
+      // A kernel of this file whose body is not analysed yet (one in another file has no estimate).
+      pending:
+        !mp && !loads.work && kernel !== null && target.kernelUri === null && definedHere.has(kernel.qualifiedName),
+    };
     return analyze({ launch, kernel, launchBounds: bounds, archs, figuresFor, latency, site });
   });
-  const gpus = analyses.map((a) => {
-    const mp = a.kernel ? estimateOf(a.kernel) : undefined;
-    return parts.length > 0 ? launchOnGpus(a, parts, mp && mp.p > 0 ? mp.p : 1) : [];
-  });
+  const gpus = analyses.map((a, i) =>
+    parts.length > 0 ? launchOnGpus(a, parts, inputs[i].independentOpsPerWarp ?? null, inputs[i].work) : [],
+  );
   const byName = new Map<string, LaunchAnalysis[]>();
   for (const a of analyses) {
     if (!a.kernel) continue;
@@ -220,14 +269,15 @@ export function buildDocumentReport({
     ptx && pressure && settings.pressureEnabled !== false
       ? kernelPressures(facts.kernels, pressure, ptx.filePath, figuresOf)
       : new Map<Kernel, KernelPressureView>();
+  const configSpan = (a: LaunchAnalysis) => launchConfigSpan(facts.source, a.launch);
   const findings = withoutSuppressed(
     [
       ...facts.findings,
       ...compilerFindings,
       ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
       ...impossibleLaunchFindings(analyses),
-      ...occupancyFindings(analyses, settings.occupancyWarningBelow),
-      ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i]))),
+      ...occupancyFindings(analyses, settings.occupancyWarningBelow, configSpan),
+      ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i], configSpan(a)))),
       ...spillLineFindings(pressureViews),
     ],
     findSuppressions(facts.source),

@@ -12,6 +12,11 @@ export function percent(fraction: number): string {
   return `${Number.isInteger(p) ? p : p.toFixed(1)}%`;
 }
 
+/** "1 block", "8 blocks": a count and its noun in agreement. */
+export function counted(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
+
 export function blocks(limit: number): string {
   return limit >= INT_MAX ? 'no limit' : `${limit} block${limit === 1 ? '' : 's'}`;
 }

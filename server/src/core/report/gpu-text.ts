@@ -2,6 +2,7 @@
 import type { LaunchOnGpu } from './launch-on-gpus';
 import { wholeWavesGrid } from '../gpu/waves';
 import { percent } from './format';
+import { loadsText, paceText } from './latency-text';
 
 const count = (n: number) => n.toLocaleString('en-US');
 const blocksText = (n: number) => `${count(n)} block${n === 1 ? '' : 's'}`;
@@ -68,7 +69,9 @@ export function latencyRangeText(g: LaunchOnGpu, numRegs: number | null): string
       : l.warpsResident >= l.warpsNeeded.low
         ? `covered at the low latency, ${percent(Math.round((l.warpsResident / l.warpsNeeded.high) * 1000) / 1000)} at the high`
         : `short: ${percent(Math.round((l.warpsResident / l.warpsNeeded.low) * 1000) / 1000)} of the low latency covered`;
-  let text = `${needed} warps needed to keep DRAM busy (bandwidth-bound, L = ${cycles} cycles as published, ${l.independentOpsPerWarp} load${l.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${l.warpsResident} resident, ${covered}.`;
+  const upTo = l.atLeast ? 'at most ' : '';
+  const said = l.atLeast && l.warpsResident < l.warpsNeeded.high ? 'whether that is covered is not known' : covered;
+  let text = `${upTo}${needed} warps needed to ${paceText(l.limit)}, L = ${cycles} cycles as published, ${loadsText({ ...l, instructionsPerIteration: l.instructionsPerIteration })}); ${l.warpsResident} resident, ${said}.`;
   if (g.registerHeadroom !== null && numRegs !== null && g.registerHeadroom > numRegs) {
     text += ` Aim for a full gap, not a full stadium: the kernel could use up to ${g.registerHeadroom} registers per thread (now ${numRegs}) on unrolling or ILP and still hold the ${l.warpsNeeded.high} warps.`;
   }
@@ -90,7 +93,7 @@ export function gpuLines(
     const range = latencyRangeText(g, numRegs);
     const latency =
       range &&
-      `Latency (estimate): ${range}${issueBound ? ` ${issueBound}` : ''} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+      `Latency (estimate): ${range}${issueBound ? ` ${issueBound}` : ''} Little's law, ${g.latency?.instructionsPerIteration === undefined ? 'W = ⌈L × r / p⌉' : 'W = ⌈min(r, S × p / n) × (L + n) / p⌉'}; ILP lowers it as much as occupancy does.`;
     const said = [wavesText(g, false), clusterText(g, false), latency].filter((t): t is string => t !== null);
     if (said.length) lines.push(`**On the ${g.part.name}:** ${said.join(' ')}`);
   }

@@ -2,7 +2,7 @@
 import type { Position, Span } from '../types';
 import { contains } from '../text/source-text';
 import type { DocumentReport } from './document-report';
-import { mdText } from './format';
+import { counted, mdText } from './format';
 import {
   compiledLines,
   compiledText,
@@ -39,7 +39,12 @@ export function hoverText(
     const onGpus = gpuLines(report.gpus[index] ?? [], (arch) => {
       const p = analysis.perArch.find((x) => x.arch === arch);
       const i = p?.latency?.issueBound;
-      const matters = i && p.result && issueBoundMatters(i, p.result.maxWarpsPerMultiprocessor);
+      // With the work between loads known, the reading already says what the schedulers need.
+      const matters =
+        i &&
+        p.result &&
+        p.latency?.bandwidthBound.assumptions.instructionsPerIteration === undefined &&
+        issueBoundMatters(i, p.result.maxWarpsPerMultiprocessor);
       return {
         numRegs: p?.figures.numRegs ?? null,
         issueBound: matters
@@ -71,15 +76,15 @@ export function hoverText(
           `${compiledText(compiled).replace(/^./, (c) => c.toUpperCase())}:\n\n${compiledLines(compiled).join('\n')}`,
         );
     } else {
-      lines.push(kernelLensTitle(kernel, analyses, compiled));
       const first = analyses.find((a) => a.perArch.some((x) => x.result)) ?? analyses[0];
-      // Above the table, as on a launch: a long hover is cut off at the bottom.
-      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
+      // The answer first, as on a launch: a long hover is cut off at the bottom.
       const table = occupancyTable(first.perArch);
       if (table)
         lines.push(`At ${first.threadsPerBlock} threads (line ${first.launch.span.start.line + 1}):\n\n${table}`);
+      else lines.push(kernelLensTitle(kernel, analyses, compiled));
+      lines.push(`Figures: ${figuresLine(first.perArch, kernel)}.`);
       lines.push(
-        `Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock ?? `\`${a.launch.block.text}\``} threads)`).join(', ')}.`,
+        `Launches in view: ${analyses.map((a) => `line ${a.launch.span.start.line + 1} (${a.threadsPerBlock !== null ? counted(a.threadsPerBlock, 'thread') : `\`${a.launch.block.text}\` threads`})`).join(', ')}.`,
       );
     }
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };

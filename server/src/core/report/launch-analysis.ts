@@ -8,7 +8,7 @@ import type { Dim3, Kernel, LaunchBounds, Launch } from '../types';
 import { archName, parseArch, type ArchRow } from '../gpu/arch-table';
 import { occupancy, type OccupancyQuery, type OccupancyResult } from '../gpu/occupancy';
 import { nextStep, launchBoundsRegisterCap, type NextStep } from '../gpu/next-step';
-import { latencyHiding, type LatencyEstimate } from '../gpu/latency';
+import { latencyHiding, type LatencyEstimate, type LatencyWork } from '../gpu/latency';
 import { registerBudget, type BudgetLevel } from '../gpu/register-budget';
 import { memoByText } from '../incremental/kept-tables';
 import type { ResourceFigures, ResourceSource } from '../compiler/kernel-resources';
@@ -17,9 +17,13 @@ import { LIMIT_NAMES, percent } from './format';
 
 export type FigureSource = ResourceSource;
 
-/** What nvcc is doing about a kernel's figures: ptxas running (since when, ms since epoch), or the compile failed. */
+/**
+ * What nvcc is doing about a kernel's figures: asked for (`queued`) or ptxas running (since when, ms
+ * since epoch), or the compile failed; or nothing compiled the kernel, with whether nvcc could.
+ */
 export type CompileNote =
-  | { state: 'running'; unit: string; archs: string[]; since: number }
+  | { state: 'running'; unit: string; archs: string[]; since: number; queued?: boolean }
+  | { state: 'not-compiled'; compiler: 'available' | 'missing' | 'off' | 'starting' }
   | { state: 'failed'; unit: string; message: string; hint: string | null }
   /** ptxas compiled the units that cover the kernel, but none has an instance of it that fits the launch. */
   | { state: 'no-instance'; unit: string };
@@ -34,6 +38,8 @@ export interface KernelFigures extends ResourceFigures {
   instances?: ReadonlyArray<{ signature: string | null; figures: ResourceFigures }>;
   /** nvcc is compiling the figures (they are missing or stale meanwhile), or it failed. */
   compile?: CompileNote | null;
+  /** The compiled instance the launch runs (its mangled name), when it is one: its PTX entry. */
+  entry?: string | null;
 }
 
 /** Where a launch's kernel is written and where the launch is compiled, for the figures (see FiguresRegistry). */
@@ -114,8 +120,13 @@ export interface CandidateOccupancy {
 export interface LatencyOptions {
   /** 0 or absent: the family's default. */
   latencyCycles?: number;
-  /** p, independent memory operations per warp in flight (from the source estimate). */
+  /**
+   * p, the 128-byte lines a warp has in flight per wait (from the PTX, or the source estimate).
+   * Absent: nothing tells how many loads the kernel issues, and no latency estimate is made.
+   */
   independentOpsPerWarp?: number;
+  /** The work between loads, when the PTX or the source tells it. */
+  work?: LatencyWork | null;
   /** The kernel's p is not estimated yet (its body waits for analysis): no latency figures until it is. */
   pending?: boolean;
 }
@@ -335,12 +346,13 @@ export function occupancyFor(
         ? launchBoundsRegisterCap(row.device, threads, atRegisterCap.activeBlocks)
         : null,
     latency:
-      result.activeWarps > 0 && !latency.pending
+      result.activeWarps > 0 && !latency.pending && latency.independentOpsPerWarp !== undefined
         ? latencyHiding({
             arch: row,
             warpsResident: result.activeWarps,
             independentOpsPerWarp: latency.independentOpsPerWarp,
             latencyCycles: latency.latencyCycles || undefined,
+            work: latency.work ?? null,
           })
         : null,
     spread,

@@ -4,7 +4,7 @@
  * the hover, the CLI and the findings; every figure comes from the part table (gpu-parts.ts) and
  * the launch's occupancy on the part's architecture.
  */
-import type { Finding } from '../types';
+import type { Finding, Span } from '../types';
 import type { GpuPart } from '../gpu/gpu-parts';
 import { archName, parseArch } from '../gpu/arch-table';
 import {
@@ -15,7 +15,7 @@ import {
   type ClusterEstimate,
   type Waves,
 } from '../gpu/waves';
-import { partLatencyRange, type PartLatencyRange } from '../gpu/latency';
+import { partLatencyRange, type LatencyWork, type PartLatencyRange } from '../gpu/latency';
 import { registerHeadroom } from '../gpu/next-step';
 import { occupancyQuery, type LaunchAnalysis } from './launch-analysis';
 
@@ -40,7 +40,9 @@ export interface LaunchOnGpu {
 export function launchOnGpus(
   analysis: LaunchAnalysis,
   parts: readonly GpuPart[],
-  independentOpsPerWarp = 1,
+  /** p, or null: nothing tells how many loads the kernel issues (no latency range then). */
+  independentOpsPerWarp: number | null = 1,
+  work: LatencyWork | null = null,
 ): LaunchOnGpu[] {
   const found: LaunchOnGpu[] = [];
   for (const part of parts) {
@@ -64,7 +66,10 @@ export function launchOnGpus(
     const perElement = gridBlocks === null ? ceilDivision(analysis.launch.grid.text) : null;
     const clusterBlocks = clusterSizeOf(analysis);
     // p waits for the kernel body's analysis: no latency figures before it is in.
-    const latency = analysis.latencyPending ? null : partLatencyRange(part, result.activeWarps, independentOpsPerWarp);
+    const latency =
+      analysis.latencyPending || independentOpsPerWarp === null
+        ? null
+        : partLatencyRange(part, result.activeWarps, independentOpsPerWarp, work);
     const query = occupancyQuery(
       row,
       onArch.figures,
@@ -89,7 +94,7 @@ export function launchOnGpus(
       cluster: clusterBlocks && part.gpcs ? clusterEstimate(clusterBlocks, blocksPerSm, part.sms, part.gpcs) : null,
       latency,
       registerHeadroom:
-        latency && latency.warpsNeeded.high <= result.activeWarps && onArch.figures.numRegs !== null
+        latency && !latency.atLeast && latency.warpsNeeded.high <= result.activeWarps && onArch.figures.numRegs !== null
           ? registerHeadroom(query, latency.warpsNeeded.high)
           : null,
     });
@@ -130,13 +135,17 @@ export const GRID_FINDING_CODES = { smallGrid: 'small-grid', tailEffect: 'tail-e
  * A grid sized from the device, or from a run-time size, gets none, and so does a launch of one
  * block: that is a design (a final reduction, a serial step), not an oversight.
  */
-export function gridFindings(analysis: LaunchAnalysis, onGpus: readonly LaunchOnGpu[]): Finding[] {
+export function gridFindings(
+  analysis: LaunchAnalysis,
+  onGpus: readonly LaunchOnGpu[],
+  /** Where the launch's configuration is written (launch-config-span.ts): the hints go there. */
+  span: Span = analysis.launch.span,
+): Finding[] {
   const findings: Finding[] = [];
   // The part that leaves SMs idle, else the first with waves: one finding per launch, not per part.
   const first = onGpus.find((g) => g.waves && g.waves.idleSms > 0) ?? onGpus.find((g) => g.waves);
   if (!first?.waves || first.gridBlocks === null || first.gridBlocks < 2) return findings;
   const w = first.waves;
-  const span = analysis.launch.span;
   const name = analysis.launch.kernelName;
   if (w.idleSms > 0) {
     findings.push({

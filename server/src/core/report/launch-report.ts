@@ -8,7 +8,21 @@ import type { BudgetLevel } from '../gpu/register-budget';
 import type { CompiledInstance } from './document-report';
 import type { OccupancyResult } from '../gpu/occupancy';
 import type { LatencyReading } from '../gpu/latency';
-import { ago, blocks, bytes, dim3Text, LIMIT_NAMES, listAnd, listOr, mdText, originText, percent } from './format';
+import {
+  ago,
+  blocks,
+  bytes,
+  counted,
+  dim3Text,
+  LIMIT_NAMES,
+  listAnd,
+  listOr,
+  mdText,
+  originText,
+  percent,
+} from './format';
+import { INT_MAX } from '../gpu/occupancy';
+import { loadsText, paceText } from './latency-text';
 
 export interface ReportExtras {
   /** Extra lines per arch-independent section (next step, latency), already markdown. */
@@ -20,9 +34,13 @@ export interface ReportExtras {
   capChecks?: { launchBounds?: string | null; maxrregcount?: { fix: string; text: string } | null };
 }
 
-/** The launch's heading, markdown: "**k\<256\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory". */
-export function launchTitle(analysis: LaunchAnalysis): string {
-  const { name, shape } = titleParts(analysis);
+/**
+ * The launch's heading, markdown: "**k\<256\>**: 256 threads, 8 warps per block, 0 B dynamic shared memory".
+ * `short`: a long template argument list is cut to its first arguments (the hover's height is
+ * scarce; the code the hover is on shows them all).
+ */
+export function launchTitle(analysis: LaunchAnalysis, { short = false }: { short?: boolean } = {}): string {
+  const { name, shape } = titleParts(analysis, short);
   return `**${mdText(name)}**: ${shape}`;
 }
 
@@ -32,15 +50,23 @@ export function launchTitleText(analysis: LaunchAnalysis): string {
   return `${name}: ${shape}`;
 }
 
-function titleParts(analysis: LaunchAnalysis): { name: string; shape: string } {
+/** Template arguments longer than this are cut in a short title. */
+const SHORT_ARGS_CHARS = 24;
+
+function titleParts(analysis: LaunchAnalysis, short = false): { name: string; shape: string } {
   const l = analysis.launch;
-  const name = l.templateArgs ? `${l.kernelName}<${l.templateArgs.join(', ')}>` : l.kernelName;
+  const args = l.templateArgs?.join(', ') ?? null;
+  const cut =
+    short && args !== null && args.length > SHORT_ARGS_CHARS && l.templateArgs!.length > 2
+      ? `${l.templateArgs!.slice(0, 2).join(', ')}, …`
+      : args;
+  const name = cut !== null ? `${l.kernelName}<${cut}>` : l.kernelName;
   const block = l.block.value;
   const threads = analysis.threadsPerBlock;
   const candidates = analysis.candidates;
   const shape =
     block && threads !== null
-      ? `${threads} threads${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${Math.ceil(threads / 32)} warp${Math.ceil(threads / 32) === 1 ? '' : 's'} per block`
+      ? `${counted(threads, 'thread')}${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${counted(Math.ceil(threads / 32), 'warp')} per block`
       : candidates
         ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
         : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
@@ -66,47 +92,56 @@ export function shownArchs(perArch: readonly ArchOccupancy[]): ArchOccupancy[] {
   return perArch.filter((a) => a.result && !a.fails);
 }
 
-/** The ceilings table: one column per architecture, the binding limit marked. */
+/** Short names for the other ceilings' row, where five of them share a cell. */
+const SHORT_LIMIT_NAMES: Record<string, string> = {
+  registers: 'regs',
+  sharedMemory: 'smem',
+  warps: 'warp slots',
+  blocks: 'block slots',
+  barriers: 'barriers',
+};
+
+/**
+ * The answer first, in as few rows as VS Code's hover (250 px by default, diagnostics above it
+ * included) can show whole: one column per architecture; the occupancy with blocks and warps per
+ * SM, the ceiling that binds with its blocks, then every other ceiling by how soon it would bind.
+ */
 export function occupancyTable(perArch: readonly ArchOccupancy[]): string {
   const withResult = shownArchs(perArch);
   if (withResult.length === 0) return '';
   const header = `| | ${withResult.map((a) => a.arch).join(' | ')} |\n|---|${withResult.map(() => '---').join('|')}|`;
   const row = (label: string, cell: (r: OccupancyResult, a: ArchOccupancy) => string) =>
     `| ${label} | ${withResult.map((a) => cell(a.result!, a)).join(' | ')} |`;
-  const limit = (factor: string, value: (r: OccupancyResult) => number) => (r: OccupancyResult) =>
-    r.limitingFactors.includes(factor as never) ? `**${blocks(value(r))}** ◀ limit` : blocks(value(r));
-  const rows = [
+  const le = (a: ArchOccupancy) => (a.upperBound ? '≤ ' : '');
+  const ceilings = (r: OccupancyResult) =>
+    (
+      [
+        ['registers', r.blockLimitRegs],
+        ['sharedMemory', r.blockLimitSharedMem],
+        ['warps', r.blockLimitWarps],
+        ['blocks', r.blockLimitBlocks],
+        ['barriers', r.blockLimitBarriers],
+      ] as const
+    ).filter(([, n]) => n < INT_MAX);
+  return [
+    header,
     row(
       'occupancy',
       (r, a) =>
-        `**${occupancyPercent(a)}** (${a.upperBound ? '≤ ' : ''}${r.activeWarps} / ${r.maxWarpsPerMultiprocessor} warps)`,
+        `**${occupancyPercent(a)}** · ${blocksPerSm(a)} block${r.activeBlocksPerMultiprocessor === 1 ? '' : 's'}/SM · ${le(a)}${r.activeWarps}/${r.maxWarpsPerMultiprocessor} warps`,
     ),
-    row('blocks / SM', (_r, a) => blocksPerSm(a)),
-    row(
-      'registers',
-      limit('registers', (r) => r.blockLimitRegs),
-    ),
-    row(
-      'shared memory',
-      limit('sharedMemory', (r) => r.blockLimitSharedMem),
-    ),
-    row(
-      'warp slots',
-      limit('warps', (r) => r.blockLimitWarps),
-    ),
-    row(
-      'block slots',
-      limit('blocks', (r) => r.blockLimitBlocks),
-    ),
-  ];
-  if (withResult.some((a) => a.result!.blockLimitBarriers < 2147483647))
-    rows.push(
-      row(
-        'barriers',
-        limit('barriers', (r) => r.blockLimitBarriers),
-      ),
-    );
-  return [header, ...rows].join('\n');
+    row('limited by', (r) => {
+      if (r.limitingFactors.length === 0) return 'no ceiling';
+      const binding = ceilings(r).find(([f]) => r.limitingFactors.includes(f));
+      return `**${r.limitingFactors.map((f) => LIMIT_NAMES[f] ?? f).join('** and **')}**${binding ? ` (${blocks(binding[1])})` : ''}`;
+    }),
+    row('other ceilings', (r) => {
+      const others = ceilings(r)
+        .filter(([f]) => !r.limitingFactors.includes(f))
+        .sort((x, y) => x[1] - y[1]);
+      return others.length ? others.map(([f, n]) => `${SHORT_LIMIT_NAMES[f]} ${n}`).join(' · ') : '-';
+    }),
+  ].join('\n');
 }
 
 /** "40 registers, 1 KB static smem (ptxas, sm_80 and sm_90, 2 min ago)" */
@@ -127,12 +162,23 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
   if (f.source === 'unknown' || f.numRegs === null) {
     const smem = kernel?.staticSharedBytes ? `, ${bytes(kernel.staticSharedBytes)} static smem (from the source)` : '';
     const compile = f.compile;
+    if (compile?.state === 'not-compiled' && compile.compiler === 'starting')
+      return `registers not known yet for {archs}${smem} (starting: nvcc compiles once the settings are read)`;
     if (compile?.state === 'running')
       return `registers not known yet for {archs}${smem} (${runningText(compile, now)})`;
     if (compile?.state === 'failed') return `registers unknown for {archs}${smem}: ${failedText(compile)}`;
     if (compile?.state === 'no-instance')
       return `registers unknown for {archs}${smem}: ptxas compiled ${baseName(compile.unit)}, with no instance of this kernel that fits this launch${f.note ? ` (${f.note})` : ''}`;
-    return `registers unknown for {archs}${smem}${f.note ? ` (${f.note})` : ''}: save with nvcc available, pass a build log, or add \`// occupancy: regs=N\` above the kernel`;
+    const note = f.note ? ` (${f.note})` : '';
+    const elsewhere = 'pass a build log, or add `// occupancy: regs=N` above the kernel';
+    // Ask for nvcc only where it is missing: with nvcc found, the file or a unit including it has to be compiled.
+    if (compile?.state === 'not-compiled')
+      return compile.compiler === 'missing'
+        ? `registers unknown for {archs}${smem}${note}: nvcc was not found; save with nvcc available (\`cudaOccupancy.nvcc.path\`), ${elsewhere}`
+        : compile.compiler === 'off'
+          ? `registers unknown for {archs}${smem}${note}: nvcc is switched off (\`cudaOccupancy.nvcc.enabled\`); ${elsewhere}`
+          : `registers unknown for {archs}${smem}${note}: no compile has covered this kernel yet; save its file or a \`.cu\` that includes it, ${elsewhere}`;
+    return `registers unknown for {archs}${smem}${note}: compile with nvcc, ${elsewhere}`;
   }
   const spread = f.instances && f.instances.length > 1 ? f.instances : null;
   const regs = spread ? rangeText(spread.map((i) => i.figures.numRegs ?? 0)) : `${f.numRegs}`;
@@ -165,9 +211,10 @@ function figuresText(f: KernelFigures, kernel: Kernel | null, now: number): stri
   return `${parts.join(', ')} (${origin})${compile}`;
 }
 
-/** "ptxas running for sm_80, 3 s" */
+/** "ptxas running for sm_80 on main.cu, 3 s", or "compiling main.cu…" before nvcc starts. */
 function runningText(c: Extract<CompileNote, { state: 'running' }>, now: number): string {
   const seconds = Math.max(0, Math.round((now - c.since) / 1000));
+  if (c.queued) return `compiling${c.unit ? ` ${baseName(c.unit)}` : ''}…`;
   return `ptxas running for ${c.archs.length ? listAnd([...c.archs]) : 'the target architectures'}${c.unit ? ` on ${baseName(c.unit)}` : ''}, ${seconds} s`;
 }
 
@@ -230,11 +277,6 @@ export function registersShort(p: Pick<ArchOccupancy, 'figures' | 'spread'>): st
 }
 
 /**
- * The hover on a launch. The figures line comes right under the title, before the table: VS Code
- * caps a hover's height (250 px in a default window), so what comes after the table can be
- * cut off, and where the numbers come from must not be.
- */
-/**
  * One row per candidate block size, one column per architecture: occupancy, blocks per SM and the
  * binding limit, or why there is none.
  */
@@ -257,15 +299,19 @@ export function candidatesTable(candidates: readonly CandidateOccupancy[]): stri
   return [header, ...rows].join('\n');
 }
 
+/**
+ * The hover on a launch, the answer first: VS Code caps a hover's height (250 px in a default
+ * window, the diagnostics at the place shown above it), so the occupancy table comes right under
+ * the title, then the next step, then where the figures come from, then the latency and the rest.
+ * Without an occupancy the figures line is the answer (why none: compiling, nvcc failed, unknown)
+ * and the register budget follows it.
+ */
 export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtras = {}): string {
-  // Without register figures, the register budget follows where they come from.
-  const parts = [
-    launchTitle(analysis),
-    `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`,
-    ...budgetLines(analysis),
-  ];
   const table = occupancyTable(analysis.perArch);
+  const figures = `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`;
+  const parts = [launchTitle(analysis, { short: true })];
   if (table) parts.push(table);
+  else parts.push(figures, ...budgetLines(analysis));
   if (analysis.candidates) parts.push(candidatesTable(analysis.candidates));
   const bounded = shownArchs(analysis.perArch).filter((a) => a.upperBound);
   for (const [why, archs] of groupBy(bounded, (a) => a.upperBound!)) {
@@ -282,6 +328,7 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   if (!analysis.kernel) parts.push(`Kernel \`${analysis.launch.kernelName}\` is not defined in view.`);
   const next = nextStepLine(analysis, extras.capChecks);
   if (next) parts.push(next);
+  if (table) parts.push(figures, ...budgetLines(analysis));
   const latency = extras.latencyOnGpus ? null : latencyLine(analysis);
   if (latency) parts.push(latency);
   parts.push(...(extras.lines ?? []));
@@ -380,11 +427,14 @@ export function launchLensTitle(analysis: LaunchAnalysis): string {
     if (analysis.perArch.some((a) => a.spread)) return `${analysis.threadsPerBlock} threads · ${spreadText(analysis)}`;
     const compile = analysis.perArch.map((a) => a.figures.compile).find((c) => c);
     const state =
-      compile?.state === 'running'
-        ? 'ptxas running'
-        : compile?.state === 'failed'
-          ? 'nvcc failed'
-          : 'registers unknown';
+      (compile?.state === 'running' && compile.queued) ||
+      (compile?.state === 'not-compiled' && compile.compiler === 'starting')
+        ? 'compiling…'
+        : compile?.state === 'running'
+          ? 'ptxas running'
+          : compile?.state === 'failed'
+            ? 'nvcc failed'
+            : 'registers unknown';
     const budget = analysis.perArch.find((a) => a.budget);
     if (budget) {
       const [top, next] = budget.budget!;
@@ -395,7 +445,7 @@ export function launchLensTitle(analysis: LaunchAnalysis): string {
   const limiter = with_[0].result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ');
   const instances = with_[0].spread ? ` · all ${with_[0].spread.instances} instantiations` : '';
   const bound = with_.some((a) => a.upperBound) ? ` · upper bound: ${with_.find((a) => a.upperBound)!.upperBound}` : '';
-  return `${with_.map((a) => `${a.arch} ${occupancyPercent(a)} (${blocksPerSm(a)} blocks/SM)`).join(' · ')} · limited by ${limiter}${instances}${bound}`;
+  return `${with_.map((a) => `${a.arch} ${occupancyPercent(a)} (${blocksPerSm(a)} ${a.result!.activeBlocksPerMultiprocessor === 1 ? 'block' : 'blocks'}/SM)`).join(' · ')} · limited by ${limiter}${instances}${bound}`;
 }
 
 /** Text for inside a markdown code span. */
@@ -407,6 +457,23 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
   const map = new Map<string, T[]>();
   for (const item of items) map.set(key(item), [...(map.get(key(item)) ?? []), item]);
   return map;
+}
+
+/**
+ * The `__launch_bounds__` that asks ptxas for `blocks` blocks per SM at this launch's block size,
+ * as the hover proposes it and the quick fix writes it: the kernel's own first argument kept when
+ * it says this launch's threads (`NUM_THREADS` of a template stays a parameter, not 256 for
+ * every instantiation), and its cluster argument kept.
+ */
+export function launchBoundsFixText(analysis: LaunchAnalysis, blocks: number): string {
+  const written = analysis.kernel?.launchBounds;
+  const threads = analysis.threadsPerBlock;
+  const first =
+    written && analysis.launchBounds?.maxThreadsPerBlock === threads && written.args[0]?.trim()
+      ? written.args[0].trim()
+      : String(threads);
+  const cluster = written?.args[2]?.trim();
+  return `__launch_bounds__(${first}, ${blocks}${cluster ? `, ${cluster}` : ''})`;
 }
 
 /** "**Next step:** at ≤ 32 registers per thread, 8 blocks fit (100%). Try `__launch_bounds__(256, 8)` ..." */
@@ -424,7 +491,7 @@ export function nextStepLine(analysis: LaunchAnalysis, checks: ReportExtras['cap
   if (cap && p.figures.numRegs !== null && cap.numRegs < p.figures.numRegs) {
     const bounds =
       p.launchBoundsCapForNext !== null
-        ? ` Try \`__launch_bounds__(${threads}, ${cap.activeBlocks})\` (${checks.launchBounds ?? 'ptxas may spill to meet it'}).`
+        ? ` Try \`${launchBoundsFixText(analysis, cap.activeBlocks)}\` (${checks.launchBounds ?? `ptxas targets ≤ ${p.launchBoundsCapForNext} registers and may spill to meet it`}).`
         : '';
     const flag = checks.maxrregcount ? ` With \`${checks.maxrregcount.fix}\`: ${checks.maxrregcount.text}.` : '';
     steps.push(
@@ -454,9 +521,12 @@ export function nextStepLine(analysis: LaunchAnalysis, checks: ReportExtras['cap
 
 /**
  * "**Latency (estimate, sm_80):** 48 warps resident. About 38 are needed to keep DRAM busy ...":
- * the bandwidth-bound reading, which decides for a memory-bound kernel. The issue-bound reading
- * (a load on every instruction) is an upper bound, and is named only where occupancy could reach
- * it: mostly it asks for more warps (1,880 on sm_80) than an SM holds, and would flag every kernel.
+ * the bandwidth-bound reading, which decides for a memory-bound kernel; with the work between
+ * loads known (the PTX, or the source), the reading for that work, which may be the schedulers'
+ * (a loop doing many FMAs per load has little gap to fill). The issue-bound reading (a load on
+ * every instruction) is an upper bound, and is named only where occupancy could reach it: mostly
+ * it asks for more warps (1,880 on sm_80) than an SM holds, and would flag every kernel. Nothing
+ * when nothing tells how many loads the kernel issues.
  */
 export function latencyLine(analysis: LaunchAnalysis): string | null {
   if (analysis.latencyPending && analysis.perArch.some((x) => x.result && x.result.activeWarps > 0)) {
@@ -465,15 +535,20 @@ export function latencyLine(analysis: LaunchAnalysis): string | null {
   const p = analysis.perArch.find((x) => x.latency);
   if (!p) return null;
   const { bandwidthBound: b, issueBound: i } = p.latency!;
+  const a = b.assumptions;
   const verdict =
     b.deficitWarps > 0
       ? `${b.deficitWarps} short: about ${percent(b.coveredFraction)} of the latency is covered`
-      : 'so latency is covered';
-  const p_ = b.assumptions.independentOpsPerWarp;
-  const upper = issueBoundMatters(i, p.result!.maxWarpsPerMultiprocessor)
-    ? ` Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`
-    : '';
-  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. About ${b.warpsNeeded} are needed to keep DRAM busy (bandwidth-bound: L ≈ ${b.assumptions.latencyCycles} cycles, ${p_} load${p_ === 1 ? '' : 's'} in flight per warp, ${b.assumptions.referencePart ?? 'reference part'}), ${verdict}.${upper} Little's law, W = ⌈L × r / p⌉; ILP lowers it as much as occupancy does.`;
+      : b.warpsNeeded <= b.warpsResident
+        ? 'so latency is covered'
+        : 'so whether latency is covered is not known: fewer may do';
+  const upper =
+    a.instructionsPerIteration === undefined && issueBoundMatters(i, p.result!.maxWarpsPerMultiprocessor)
+      ? ` Issue-bound, the upper bound for a load on every instruction: ${i.warpsNeeded} (${i.deficitWarps > 0 ? `${i.deficitWarps} short` : 'covered'}).`
+      : '';
+  const formula =
+    a.instructionsPerIteration === undefined ? 'W = ⌈L × r / p⌉' : 'W = ⌈min(r, S × p / n) × (L + n) / p⌉';
+  return `**Latency (estimate, ${p.arch}):** ${b.warpsResident} warps resident. ${b.upperBound ? 'At most' : 'About'} ${b.warpsNeeded} ${b.warpsNeeded === 1 ? 'is' : 'are'} needed to ${paceText(a.limit)}: L ≈ ${a.latencyCycles} cycles, ${loadsText({ ...a, atLeast: b.upperBound })}; ${a.referencePart ?? 'reference part'}), ${verdict}.${upper} Little's law, ${formula}; ILP lowers it as much as occupancy does.`;
 }
 
 /** The issue-bound reading says something occupancy can act on only when an SM could hold the warps it asks for. */

@@ -1,9 +1,15 @@
 /** Findings from the occupancy figures: occupancy below the user's threshold, and latency that the resident warps cannot cover. */
-import type { Finding } from '../types';
+import type { Finding, Span } from '../types';
 import type { LaunchAnalysis } from './launch-analysis';
 import { LIMIT_NAMES, percent } from './format';
+import { loadsText } from './latency-text';
 
-export function occupancyFindings(analyses: readonly LaunchAnalysis[], warnBelowPercent: number): Finding[] {
+/** `configSpan`: where a launch's configuration is written (launch-config-span.ts): the notes go there. */
+export function occupancyFindings(
+  analyses: readonly LaunchAnalysis[],
+  warnBelowPercent: number,
+  configSpan: (a: LaunchAnalysis) => Span = (a) => a.launch.nameSpan,
+): Finding[] {
   const findings: Finding[] = [];
   for (const a of analyses) {
     const name = a.launch.templateArgs
@@ -17,7 +23,7 @@ export function occupancyFindings(analyses: readonly LaunchAnalysis[], warnBelow
         code: 'low-occupancy',
         severity: 'hint',
         message: `${name}: occupancy ${low.map((p) => `${percent(p.result!.occupancy)} on ${p.arch} (limited by ${p.result!.limitingFactors.map((f) => LIMIT_NAMES[f]).join(' and ')})`).join(', ')}, below the ${warnBelowPercent}% set in cudaOccupancy.occupancyWarningBelow.`,
-        span: a.launch.nameSpan,
+        span: configSpan(a),
         related: [],
       });
     }
@@ -28,8 +34,8 @@ export function occupancyFindings(analyses: readonly LaunchAnalysis[], warnBelow
       findings.push({
         code: 'latency-deficit',
         severity: 'hint',
-        message: `${name} on ${p.arch}: ${b.warpsResident} warps resident, about ${b.warpsNeeded} needed to keep DRAM busy (estimate: L ≈ ${b.assumptions.latencyCycles} cycles, ${b.assumptions.independentOpsPerWarp} load${b.assumptions.independentOpsPerWarp === 1 ? '' : 's'} in flight per warp); ${percent(b.coveredFraction)} of the latency is covered. More independent loads per thread (ILP) help as much as more warps.`,
-        span: a.launch.nameSpan,
+        message: `${name} on ${p.arch}: ${b.warpsResident} warps resident, about ${b.warpsNeeded} needed to ${b.assumptions.limit === 'issue' ? 'keep the schedulers busy' : 'keep DRAM busy'} (estimate: L ≈ ${b.assumptions.latencyCycles} cycles, ${loadsText(b.assumptions)}); ${percent(b.coveredFraction)} of the latency is covered. More independent loads per thread (ILP) help as much as more warps.`,
+        span: configSpan(a),
         related: [],
       });
     }

@@ -3,7 +3,15 @@
  * numbers: a `__launch_bounds__` that reaches the next occupancy level, the
  * block size with the best occupancy, the dynamic shared memory opt-in, and a
  * `-maxrregcount` for the whole file. Plain data: lsp/code-actions.ts makes
- * LSP code actions of them, with edits in this document.
+ * LSP code actions of them, with edits in this document (and, for a kernel
+ * written in a header, in that file).
+ *
+ * A fix is offered only where the compiler honours it: a register cap is the
+ * kernel's `__launch_bounds__(threads, blocks)` (which takes precedence over
+ * `-maxrregcount`), and `-maxrregcount` only for a kernel with neither bounds
+ * nor `__maxnreg__`; a cap whose ptxas check shows no more blocks is withdrawn
+ * (greyed out with why, where the editor shows such fixes). Titles fit a menu
+ * (MAX_TITLE); the details are in the launch's hover.
  *
  * No fix changes what the program does beyond what its title says: the opt-in
  * goes where it runs exactly when the launch runs (insertion-point.ts), every
@@ -16,11 +24,12 @@
 import type { Kernel, Position, Span } from '../types';
 import type { DocumentReport } from './document-report';
 import type { LaunchAnalysis } from './launch-analysis';
-import { contains, isIdentCharAt, offsetAt, positionAt, type SourceText } from '../text/source-text';
+import { contains, isIdentCharAt, makeSourceText, offsetAt, positionAt, type SourceText } from '../text/source-text';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
 import { insertionPointFor } from './insertion-point';
-import { percent } from './format';
-import { capCheckText, launchBoundsCapKey, maxrregcountCapKey, type RegisterCap } from './register-caps';
+import { bytes, percent } from './format';
+import { launchBoundsFixText } from './launch-report';
+import { checkedOccupancy, launchBoundsCapKey, maxrregcountCapKey, type RegisterCap } from './register-caps';
 
 /** The client command that adds an argument to `cudaOccupancy.nvcc.args`. */
 export const ADD_NVCC_ARGUMENT_COMMAND = 'cudaOccupancy.addNvccArgument';
@@ -28,6 +37,35 @@ export const ADD_NVCC_ARGUMENT_COMMAND = 'cudaOccupancy.addNvccArgument';
 export interface SourceEdit {
   span: Span;
   newText: string;
+  /** The index path of the file the edit is in, when it is not the report's document (a kernel's header). */
+  path?: string;
+}
+
+/**
+ * The longest title a quick-fix menu shows whole (VS Code's cuts at about this many characters).
+ * Plain text: a menu shows backticks as they are.
+ */
+export const MAX_TITLE = 60;
+
+/**
+ * A title that fits a menu: `core`, then each of `details` that fits (a list: the first of its
+ * alternatives that fits), then `warning` (always kept: a fix that breaks another launch says so).
+ */
+function fitTitle(
+  core: string,
+  details: ReadonlyArray<string | readonly string[]>,
+  warning: string | null = null,
+  shorter: string | null = null,
+): string {
+  const tail = warning ? ` ${warning}` : '';
+  // A long bound (`__launch_bounds__(THREADBLOCK_SIZE, 10)`) with a warning: the shorter words, the bound in the edit.
+  if (shorter !== null && (core + tail).length > MAX_TITLE) return shorter + tail;
+  let title = core;
+  for (const d of details) {
+    const fits = (typeof d === 'string' ? [d] : d).find((x) => (title + x + tail).length <= MAX_TITLE);
+    if (fits !== undefined) title += fits;
+  }
+  return title + tail;
 }
 
 export interface QuickFix {
@@ -51,6 +89,8 @@ export interface QuickFixContext {
   macroBody?: (name: string) => string | null;
   /** The kernels of other files of the workspace index with this qualified name (overloads, declarations). */
   kernelsNamed?: (qualifiedName: string) => readonly Kernel[];
+  /** The text of another file (an index path), as the editor has it open or as it is on disk, or null. */
+  fileText?: (path: string) => string | null;
 }
 
 /** The findings in view of the request, as the editor sends them back. */
@@ -115,7 +155,8 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
   const block = blockArgumentRange(report, analysis);
   if (block && /^\d+$/.test(analysis.launch.block.text.trim())) {
     actions.push({
-      title: `Launch with ${bounds.maxThreadsPerBlock} threads per block, the most \`${bounds.text}\` allows (the grid must cover the work with smaller blocks)`,
+      // The grid must then cover the work with smaller blocks: the error's message says why the launch fails.
+      title: `Launch with ${bounds.maxThreadsPerBlock} threads per block, the bound's most`,
       kind: 'quickfix',
       isPreferred: true,
       edits: [{ span: block, newText: String(bounds.maxThreadsPerBlock) }],
@@ -127,7 +168,9 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
     const start = offsetAt(report.facts.source, bounds.span.start) + literal[1].length;
     const source = report.facts.source;
     actions.push({
-      title: `Raise the bound to \`__launch_bounds__(${threads}${bounds.args.length > 1 ? ', …' : ''})\` (ptxas then compiles ${kernel.name} for ${threads}-thread blocks, with fewer registers per thread if it must)`,
+      title: fitTitle(`Raise the bound to __launch_bounds__(${threads}${bounds.args.length > 1 ? ', …' : ''})`, [
+        ` (${threads}-thread blocks)`,
+      ]),
       kind: 'quickfix',
       edits: [
         {
@@ -142,28 +185,109 @@ function exceedsBoundsActions(report: DocumentReport, analysis: LaunchAnalysis):
 
 /**
  * `__launch_bounds__(threads, blocks + 1)`: asks ptxas for the register cap at which one more block fits. Placed
- * before the declarator's name (`ns::k` whole), keeping a third (cluster) argument; not offered beside a
- * macro that may supply bounds already; a warning in the title when another launch of the kernel would exceed it.
+ * before the declarator's name (`ns::k` whole), keeping a third (cluster) argument, in the kernel's own file (a
+ * header included here, too); not offered beside a macro that may supply bounds already; a warning in the title
+ * when another launch of the kernel would exceed it; withdrawn when ptxas, asked, gives no more blocks.
  */
 function launchBoundsActions(report: DocumentReport, analysis: LaunchAnalysis, context: QuickFixContext): QuickFix[] {
   const proposal = launchBoundsProposal(report, analysis, context);
   if (!proposal) return [];
   if (proposal.disabled) return [{ title: proposal.title, kind: 'quickfix', disabled: proposal.disabled }];
-  const checked = capCheckText(analysis, proposal.arch, report.capChecks.get(proposal.cap.key));
-  const title = checked ? `${proposal.title} — ${checked}` : proposal.title;
+  const verdict = capVerdict(report, analysis, proposal);
+  if (verdict.withdrawn) return [{ title: proposal.title, kind: 'quickfix', disabled: verdict.withdrawn }];
+  const over = proposal.over ?? [];
+  const breaks =
+    over.length === 0
+      ? null
+      : over.length > 1
+        ? `⚠ breaks ${over.length} launches`
+        : (proposal.title + ` ⚠ breaks ${over[0]}`).length <= MAX_TITLE
+          ? `⚠ breaks ${over[0]}`
+          : '⚠ breaks a launch';
+  // Both warnings where they fit; else the broken launches (the hover says what ptxas spilled).
+  const both = [breaks, verdict.spills ? '⚠ spills' : null].filter(Boolean).join(' ');
+  const warnings = [both.length + 36 <= MAX_TITLE || !breaks ? both : breaks];
   return [
-    { title: proposal.over ? `${title} ⚠ ${proposal.over}` : title, kind: 'quickfix', edits: proposal.cap.edits },
+    {
+      title: fitTitle(
+        proposal.title,
+        verdict.details ?? proposal.details,
+        warnings.join(' ') || null,
+        proposal.shorter,
+      ),
+      kind: 'quickfix',
+      edits: proposal.cap.edits.map((e) => ({ ...e, ...(proposal.path ? { path: proposal.path } : {}) })),
+    },
   ];
+}
+
+/**
+ * What ptxas's check of a cap says, for the title: still checking, what it allocated and the
+ * occupancy that gives (and whether it spilled), or withdraw the fix (why: no more blocks fit).
+ * Before any check (no nvcc), the proposal's own details stand.
+ */
+function capVerdict(
+  report: DocumentReport,
+  analysis: LaunchAnalysis,
+  proposal: CapProposal,
+): { withdrawn: string | null; spills: boolean; details: Array<string | string[]> | null } {
+  const check = report.capChecks.get(proposal.cap.key);
+  if (check?.state === 'checking')
+    return { withdrawn: null, spills: false, details: [[`${proposal.details[0]} · checking…`, ' · checking…']] };
+  const checked = checkedOccupancy(analysis, check)?.[proposal.arch];
+  const current = analysis.perArch.find((p) => p.arch === proposal.arch)?.result?.occupancy;
+  if (!checked || current === undefined) return { withdrawn: null, spills: false, details: null };
+  if (checked.occupancy === null || checked.occupancy <= current)
+    return {
+      withdrawn: `ptxas, asked for \`${proposal.cap.fix}\`, allocated ${checked.numRegs} registers: no more blocks fit on ${proposal.arch}`,
+      spills: false,
+      details: null,
+    };
+  return {
+    withdrawn: null,
+    spills: checked.spillStoreBytes > 0 || checked.spillLoadBytes > 0,
+    details: [`: ${checked.numRegs} regs → ${percent(checked.occupancy)}`],
+  };
 }
 
 interface CapProposal {
   cap: RegisterCap;
+  /** The fix in a few words, and details for the title as far as they fit (see fitTitle). */
   title: string;
+  details: string[];
   /** The architecture the cap was computed for (the first with a result). */
   arch: string;
+  /** Fewer words for the title, when a warning needs the room. */
+  shorter?: string | null;
   disabled?: string;
-  /** Other launches the bound would make fail. */
-  over?: string | null;
+  /** Where the other launches are that the bound would make fail (`line 5`, `other.cu:2`). */
+  over?: string[];
+  /** The index path of the kernel's file, when it is not the report's document. */
+  path?: string | null;
+}
+
+/** The kernel's file: this document, or (a header, say) the one the index read it from, with its text as it is now. */
+function kernelSource(
+  report: DocumentReport,
+  analysis: LaunchAnalysis,
+  kernel: Kernel,
+  context: QuickFixContext,
+): { source: SourceText; path: string | null; macroBody: (name: string) => string | null } | null {
+  if (sameDocument(report, kernel))
+    return {
+      source: report.facts.source,
+      path: null,
+      macroBody: (name) => context.macroBody?.(name) ?? localMacro(report, name),
+    };
+  const path = analysis.site?.kernelPath;
+  const text = path ? context.fileText?.(path) : null;
+  if (!path || text === null || text === undefined) return null;
+  const source = makeSourceText(text);
+  // The spans are those of the text the index read: an edit in another version would land elsewhere.
+  const name = kernel.nameSpan;
+  if (name.start.line >= source.lineStarts.length) return null;
+  if (source.text.slice(offsetAt(source, name.start), offsetAt(source, name.end)) !== kernel.name) return null;
+  return { source, path, macroBody: (macro) => context.macroBody?.(macro) ?? null };
 }
 
 function launchBoundsProposal(
@@ -174,31 +298,35 @@ function launchBoundsProposal(
   const kernel = analysis.kernel;
   const p = first(analysis);
   const threads = analysis.threadsPerBlock;
-  if (!kernel || !p || threads === null || !kernel.isDefinition || !sameDocument(report, kernel)) return null;
+  if (!kernel || !p || threads === null || !kernel.isDefinition) return null;
   const cap = p.atRegisterCap;
   if (!cap || p.launchBoundsCapForNext === null || p.figures.numRegs === null || cap.numRegs >= p.figures.numRegs)
     return null;
+  const file = kernelSource(report, analysis, kernel, context);
+  if (!file) return null;
   const target = cap.activeBlocks;
-  const cluster = kernel.launchBounds?.args[2]?.trim();
-  const text = `__launch_bounds__(${threads}, ${target}${cluster ? `, ${cluster}` : ''})`;
-  const title = `Cap registers for ${target} blocks/SM at ${threads} threads (${percent(cap.occupancy)} on ${p.arch}): ${kernel.launchBounds ? 'change to' : 'add'} \`${text}\` (ptxas targets ≤ ${p.launchBoundsCapForNext} registers, now ${p.figures.numRegs}; it may spill to meet it)`;
+  const text = launchBoundsFixText(analysis, target);
+  const title = `${kernel.launchBounds ? 'Change to' : 'Add'} ${text}`;
+  const details = [`: ${target} blocks/SM`, ` (${percent(cap.occupancy)})`];
   const base = { key: launchBoundsCapKey(kernel, text), kind: 'launch-bounds' as const, fix: text, kernel, flag: null };
   // Bounds a macro supplies (`__global__ void KERNEL_BOUNDS k(...)`) are changed in the macro, not here.
-  const source0 = report.facts.source;
   const writtenHere =
     kernel.launchBounds !== null &&
     /^\s*__launch_bounds__\b/.test(
-      source0.text.slice(offsetAt(source0, kernel.launchBounds.span.start), offsetAt(source0, kernel.launchBounds.span.end)),
+      file.source.text.slice(
+        offsetAt(file.source, kernel.launchBounds.span.start),
+        offsetAt(file.source, kernel.launchBounds.span.end),
+      ),
     );
   if (!kernel.launchBounds || !writtenHere) {
     const macro =
-      macroSupplyingBounds(report.facts.source, kernel, (name) => context.macroBody?.(name) ?? localMacro(report, name)) ??
+      macroSupplyingBounds(file.source, kernel, file.macroBody) ??
       (kernel.launchBounds
         ? `the \`${kernel.launchBounds.text}\` of ${kernel.name} comes from a macro: change the bound in its definition`
         : null);
-    if (macro) return { cap: { ...base, edits: [] }, title, arch: p.arch, disabled: macro };
+    if (macro) return { cap: { ...base, edits: [] }, title, details, arch: p.arch, disabled: macro };
   }
-  const source = report.facts.source;
+  const source = file.source;
   const at = positionAt(source, declaratorStart(source, offsetAt(source, kernel.nameSpan.start)));
   const edit: SourceEdit = kernel.launchBounds
     ? { span: kernel.launchBounds.span, newText: text }
@@ -206,41 +334,53 @@ function launchBoundsProposal(
   return {
     cap: { ...base, edits: [edit] },
     title,
+    details,
+    shorter: `__launch_bounds__ for ${target} blocks/SM`,
     arch: p.arch,
     over: launchesOver(report, analysis, kernel, threads, context),
+    path: file.path,
   };
 }
 
+/**
+ * `-maxrregcount=N` for the file's compile: only where it applies. A kernel's `__launch_bounds__` or
+ * `__maxnreg__` takes precedence over it, so for such a kernel it would change nothing.
+ */
 function maxrregcountProposal(analysis: LaunchAnalysis): CapProposal | null {
   const p = first(analysis);
   const cap = p?.atRegisterCap;
+  const kernel = analysis.kernel;
   if (
     !p ||
     !cap ||
     p.figures.numRegs === null ||
     cap.numRegs >= p.figures.numRegs ||
     p.figures.source !== 'ptxas' ||
-    !analysis.kernel
+    !kernel ||
+    kernel.launchBounds ||
+    kernel.maxnreg !== null
   )
     return null;
   const arg = `-maxrregcount=${cap.numRegs}`;
   return {
     cap: {
-      key: maxrregcountCapKey(analysis.kernel, cap.numRegs),
+      key: maxrregcountCapKey(kernel, cap.numRegs),
       kind: 'maxrregcount',
       fix: arg,
-      kernel: analysis.kernel,
+      kernel,
       edits: [],
       flag: arg,
     },
-    title: `Limit registers with \`${arg}\` (all kernels compiled with these settings; ${cap.activeBlocks} blocks/SM for ${analysis.launch.kernelName} on ${p.arch})`,
+    title: `Add ${arg} (all kernels)`,
+    details: [`: ${cap.activeBlocks} blocks/SM`, ` (${percent(cap.occupancy)})`],
     arch: p.arch,
   };
 }
 
 /**
  * The register caps the document's fixes propose, per launch: what the adapters compile to check
- * them with ptxas (a cap offered greyed out, beside a macro, is not checked).
+ * them with ptxas (a cap offered greyed out, beside a macro, is not checked; nor is one in another
+ * file, whose variant is not this document's text).
  */
 export function registerCaps(
   report: DocumentReport,
@@ -249,7 +389,8 @@ export function registerCaps(
   const found: Array<{ analysis: LaunchAnalysis; cap: RegisterCap; arch: string }> = [];
   for (const analysis of report.analyses) {
     for (const proposal of [launchBoundsProposal(report, analysis, context), maxrregcountProposal(analysis)]) {
-      if (proposal && !proposal.disabled) found.push({ analysis, cap: proposal.cap, arch: proposal.arch });
+      if (proposal && !proposal.disabled && !proposal.path)
+        found.push({ analysis, cap: proposal.cap, arch: proposal.arch });
     }
   }
   return found;
@@ -369,14 +510,14 @@ function localMacro(report: DocumentReport, name: string): string | null {
   return def && def.kind === 'define' ? def.expr : null;
 }
 
-/** The other launches of `kernel` that a bound of `threads` threads would make fail, as a warning, or null. */
+/** Where the other launches of `kernel` are that a bound of `threads` threads would make fail. */
 function launchesOver(
   report: DocumentReport,
   analysis: LaunchAnalysis,
   kernel: Kernel,
   threads: number,
   context: QuickFixContext,
-): string | null {
+): string[] {
   const here = report.analyses
     .filter(
       (a) =>
@@ -386,14 +527,11 @@ function launchesOver(
         a.threadsPerBlock !== null &&
         a.threadsPerBlock > threads,
     )
-    .map((a) => `${a.threadsPerBlock} threads at line ${a.launch.span.start.line + 1}`);
+    .map((a) => `line ${a.launch.span.start.line + 1}`);
   const elsewhere = (context.otherLaunches?.(kernel) ?? [])
     .filter((l) => l.threads !== null && l.threads > threads)
-    .map((l) => `${l.threads} threads at ${baseName(l.path)}:${l.line + 1}`);
-  const over = [...here, ...elsewhere];
-  if (over.length === 0) return null;
-  const shown = over.slice(0, 3).join(', ') + (over.length > 3 ? `, and ${over.length - 3} more` : '');
-  return `${over.length === 1 ? 'another launch' : `${over.length} other launches`} of ${kernel.name} would fail with this bound (${shown})`;
+    .map((l) => `${baseName(l.path)}:${l.line + 1}`);
+  return [...here, ...elsewhere];
 }
 
 function baseName(p: string): string {
@@ -420,7 +558,11 @@ function blockSizeActions(report: DocumentReport, analysis: LaunchAnalysis): Qui
   if (!range) return [];
   return [
     {
-      title: `Use ${best.blockSize} threads per block (the best occupancy for ${analysis.launch.kernelName} on ${p.arch}: ${percent(best.occupancy)}, now ${percent(p.result!.occupancy)})`,
+      // The best occupancy for this kernel within its bounds.
+      title: fitTitle(`Use ${best.blockSize} threads per block`, [
+        `: ${percent(best.occupancy)} on ${p.arch}`,
+        ` (now ${percent(p.result!.occupancy)})`,
+      ]),
       kind: 'refactor.rewrite',
       edits: [{ span: range, newText: String(best.blockSize) }],
     },
@@ -431,10 +573,11 @@ function maxrregcountActions(report: DocumentReport, analysis: LaunchAnalysis): 
   const proposal = maxrregcountProposal(analysis);
   if (!proposal) return [];
   const arg = proposal.cap.flag!;
-  const checked = capCheckText(analysis, proposal.arch, report.capChecks.get(proposal.cap.key));
+  const verdict = capVerdict(report, analysis, proposal);
+  if (verdict.withdrawn) return [{ title: proposal.title, kind: 'quickfix', disabled: verdict.withdrawn }];
   return [
     {
-      title: checked ? `${proposal.title} — ${checked}` : proposal.title,
+      title: fitTitle(proposal.title, verdict.details ?? proposal.details, verdict.spills ? '⚠ spills' : null),
       kind: 'quickfix',
       command: { title: `Add ${arg} to cudaOccupancy.nvcc.args`, command: ADD_NVCC_ARGUMENT_COMMAND, arguments: [arg] },
     },
@@ -463,7 +606,8 @@ function optInAction(
     ? `${analysis.launch.kernelName}<${analysis.launch.templateArgs.join(', ')}>`
     : analysis.launch.kernelName;
   const call = `cudaFuncSetAttribute(${kernelExpr}, cudaFuncAttributeMaxDynamicSharedMemorySize, ${bytesNeeded})`;
-  const title = `Opt in to ${bytesNeeded} bytes of dynamic shared memory: insert \`${call};\``;
+  // Where the call goes (before the statement, in braces, around the launch) is in the edit, not the title.
+  const title = fitTitle(`Opt in to ${bytes(bytesNeeded)} of dynamic shared memory`, [' (cudaFuncSetAttribute)']);
   // A template launched with deduced arguments names no one function: `cudaFuncSetAttribute(k, ...)` would not compile.
   if (analysis.kernel?.templateParams && !analysis.launch.templateArgs) {
     return {
@@ -488,17 +632,14 @@ function optInAction(
     newText,
   });
   let edits: SourceEdit[];
-  let where: string;
   if (point.kind === 'comma') {
     edits = [insert(point.start, `(${call}, `), insert(point.end, ')')];
-    where = `around the launch, as \`(${call}, launch)\``;
   } else {
     const eol = lineEndAt(source.text, point.statementStart);
     const indent = indentOf(source.text, point.statementStart);
     const before = point.ownLine ? `${call};${eol}${indent}` : `${call}; `;
     if (!point.braces) {
       edits = [insert(point.statementStart, before)];
-      where = "before the launch's statement";
     } else {
       const headerLine = indentOf(source.text, point.braces.afterHeader);
       const close = point.ownLine ? `${eol}${headerLine}}` : ' }';
@@ -510,11 +651,10 @@ function optInAction(
               insert(point.statementStart, before),
               insert(point.braces.statementEnd, close),
             ];
-      where = `before the launch, in braces with it (the body of the \`${point.braces.kind}\`)`;
     }
   }
   return {
-    title: `${title} ${where}`,
+    title,
     kind: 'quickfix',
     fixes: finding,
     isPreferred: true,

@@ -98,7 +98,8 @@ export function asDim3(v: Val): Val {
 export function join(a: Val, b: Val): Val {
   if (a === b || b.k === 'bottom') return a;
   if (a.k === 'bottom') return b;
-  if (a.k === 'top' && b.k === 'top' && a.name && a.name === b.name) return a.params === b.params ? a : { ...a, params: a.params | b.params };
+  if (a.k === 'top' && b.k === 'top' && a.name && a.name === b.name)
+    return a.params === b.params ? a : { ...a, params: a.params | b.params };
   if (a.k === 'top' || b.k === 'top') return top(whyOf(a) ?? whyOf(b), paramsOf(a) | paramsOf(b));
   if (a.k === 'num' && b.k === 'num') return nums([...a.values, ...b.values], a.integer && b.integer);
   if (a.k === 'dim3' || b.k === 'dim3') {
@@ -130,11 +131,14 @@ export function sameRef(a: FnRef, b: FnRef): boolean {
   const x = a.templateArgs;
   const y = b.templateArgs;
   if (!x || !y) return x === y;
-  return x.length === y.length && x.every((t, k) => {
-    const u = y[k];
-    if ('type' in t) return 'type' in u && t.type === u.type;
-    return 'value' in u && equal(t.value, u.value);
-  });
+  return (
+    x.length === y.length &&
+    x.every((t, k) => {
+      const u = y[k];
+      if ('type' in t) return 'type' in u && t.type === u.type;
+      return 'value' in u && equal(t.value, u.value);
+    })
+  );
 }
 
 export function equal(a: Val, b: Val): boolean {
@@ -147,7 +151,9 @@ export function equal(a: Val, b: Val): boolean {
       return true;
     case 'num': {
       const y = b as typeof a;
-      return a.integer === y.integer && a.values.length === y.values.length && a.values.every((v, k) => v === y.values[k]);
+      return (
+        a.integer === y.integer && a.values.length === y.values.length && a.values.every((v, k) => v === y.values[k])
+      );
     }
     case 'dim3': {
       const y = b as typeof a;

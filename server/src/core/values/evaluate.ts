@@ -39,13 +39,26 @@ export interface Observer {
   /** A declaration, with the locals' values just before it (an array's extents read there). */
   decl?(local: number, env: Env): void;
   /** `pointees[k]`: for an argument `&x`, what `x` held before the call. */
-  call?(e: Extract<Expr, { k: 'call' }>, callee: Val, args: Val[], env: Env, pointees: ReadonlyArray<Val | undefined>): void;
+  call?(
+    e: Extract<Expr, { k: 'call' }>,
+    callee: Val,
+    args: Val[],
+    env: Env,
+    pointees: ReadonlyArray<Val | undefined>,
+  ): void;
 }
 
 const RUNTIME_BUILTINS: ReadonlySet<string> = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
 const DIM3_TYPES = /^(?:const\s+)?(?:::)?dim3$|^(?:const\s+)?(?:::)?uint3$/;
 /** The fields of `cudaLaunchConfig_t` in declaration order (CUDA runtime API), for `{grid, block, smem, stream}`. */
-const LAUNCH_CONFIG_FIELDS: readonly string[] = ['gridDim', 'blockDim', 'dynamicSmemBytes', 'stream', 'attrs', 'numAttrs'];
+const LAUNCH_CONFIG_FIELDS: readonly string[] = [
+  'gridDim',
+  'blockDim',
+  'dynamicSmemBytes',
+  'stream',
+  'attrs',
+  'numAttrs',
+];
 const PURE_MATH: ReadonlyMap<string, (v: number[]) => number | null> = new Map<string, (v: number[]) => number | null>([
   ['min', (v) => (v.length === 2 ? Math.min(v[0], v[1]) : null)],
   ['max', (v) => (v.length === 2 ? Math.max(v[0], v[1]) : null)],
@@ -163,15 +176,19 @@ export class Evaluator {
       if (!local) return top(`\`${e.name}\` is a local of the function`);
       if (local.reference) return top(`\`${local.name}\` is a reference`);
       if (local.dims) return TOP;
-      const held = env.vals.get(e.local) ?? top(local.param ? `\`${local.name}\` is a parameter` : `\`${local.name}\` is not set here`);
+      const held =
+        env.vals.get(e.local) ??
+        top(local.param ? `\`${local.name}\` is a parameter` : `\`${local.name}\` is not set here`);
       // A function read from a variable remembers the first variable it came through.
-      if (held.k === 'fn' && held.refs.some((r) => !r.through)) return { k: 'fn', refs: held.refs.map((r) => (r.through ? r : { ...r, through: local.name })) };
+      if (held.k === 'fn' && held.refs.some((r) => !r.through))
+        return { k: 'fn', refs: held.refs.map((r) => (r.through ? r : { ...r, through: local.name })) };
       return held;
     }
     if (RUNTIME_BUILTINS.has(e.name)) return top(`\`${e.name}\` is known only at run time`);
     if (e.name === 'warpSize') return num(32);
     // A member of the class a method belongs to.
-    if (env.self?.k === 'agg' && !e.name.includes('::') && env.self.fields.has(e.name)) return env.self.fields.get(e.name)!;
+    if (env.self?.k === 'agg' && !e.name.includes('::') && env.self.fields.has(e.name))
+      return env.self.fields.get(e.name)!;
     const v = this.resolver.name(e.name, e.templateArgs, (x) => this.eval(x, env));
     if (v) return v;
     // A name the unit does not declare, written with template arguments, is a function template's
@@ -182,7 +199,9 @@ export class Evaluator {
         refs: [
           {
             name: e.name.replace(/^::/, ''),
-            templateArgs: e.templateArgs.map((t) => ('type' in t ? { type: t.type } : { value: this.eval(t.expr, env) })),
+            templateArgs: e.templateArgs.map((t) =>
+              'type' in t ? { type: t.type } : { value: this.eval(t.expr, env) },
+            ),
             written: e.templateArgs,
           },
         ],
@@ -206,13 +225,24 @@ export class Evaluator {
     if (v.k !== 'num') return top(undefined, paramsOf(v));
     switch (e.op) {
       case '-':
-        return nums(v.values.map((x) => -x), v.integer);
+        return nums(
+          v.values.map((x) => -x),
+          v.integer,
+        );
       case '+':
         return v;
       case '!':
-        return nums(v.values.map((x) => (x === 0 ? 1 : 0)), true);
+        return nums(
+          v.values.map((x) => (x === 0 ? 1 : 0)),
+          true,
+        );
       case '~':
-        return v.integer ? nums(v.values.map((x) => ~x), true) : TOP;
+        return v.integer
+          ? nums(
+              v.values.map((x) => ~x),
+              true,
+            )
+          : TOP;
     }
     return TOP;
   }
@@ -237,7 +267,9 @@ export class Evaluator {
     // `dim3(256, 1)`: a constructor.
     if (calleeName === 'dim3' || calleeName === 'uint3') return this.init('dim3', e.args, null, env);
     const pointees = e.args.map((a) =>
-      a.k === 'unary' && a.op === '&' && a.arg.k === 'name' && a.arg.local !== null ? env.vals.get(a.arg.local) : undefined,
+      a.k === 'unary' && a.op === '&' && a.arg.k === 'name' && a.arg.local !== null
+        ? env.vals.get(a.arg.local)
+        : undefined,
     );
     const args = e.args.map((a) => this.eval(a, env));
     if (calleeName) {
@@ -257,7 +289,13 @@ export class Evaluator {
       const held = env.vals.get(callee.object.local);
       if (held && held.k === 'agg') env.vals.set(callee.object.local, top(`changed by \`${calleeOf(e)}\``));
     }
-    return this.resolver.call(fn, args, e.args, e) ?? top(`\`${calleeOf(e)}(...)\` is known only at run time`, args.reduce((p, a) => p | paramsOf(a), 0));
+    return (
+      this.resolver.call(fn, args, e.args, e) ??
+      top(
+        `\`${calleeOf(e)}(...)\` is known only at run time`,
+        args.reduce((p, a) => p | paramsOf(a), 0),
+      )
+    );
   }
 
   /** `T{a, b}`, `T(a, b)`, `{.f = v}`: a dim3 or an aggregate. */
@@ -344,11 +382,13 @@ function withField(agg: Extract<Val, { k: 'agg' }>, name: string, value: Val): V
 function setPath(held: Val, path: readonly string[], value: Val): Val {
   const [head, ...rest] = path;
   const inner = (v: Val) => (rest.length === 0 ? value : setPath(v, rest, value));
-  if (held.k === 'dim3' && (head === 'x' || head === 'y' || head === 'z')) return { ...held, [head]: inner(held[head]) };
+  if (held.k === 'dim3' && (head === 'x' || head === 'y' || head === 'z'))
+    return { ...held, [head]: inner(held[head]) };
   if (held.k === 'agg') return withField(held, head, inner(held.fields.get(head) ?? TOP));
   if (held.k === 'top' || held.k === 'bottom') {
     // A field set on something unknown: the other fields stay unknown.
-    if (rest.length === 0 && (head === 'x' || head === 'y' || head === 'z')) return { k: 'dim3', x: head === 'x' ? value : TOP, y: head === 'y' ? value : TOP, z: head === 'z' ? value : TOP };
+    if (rest.length === 0 && (head === 'x' || head === 'y' || head === 'z'))
+      return { k: 'dim3', x: head === 'x' ? value : TOP, y: head === 'y' ? value : TOP, z: head === 'z' ? value : TOP };
     return { k: 'agg', type: null, fields: new Map([[head, inner(TOP)]]) };
   }
   return TOP;
@@ -377,7 +417,8 @@ const MAX_PAIRS = 64;
 
 export function arith(op: string, a: Val, b: Val): Val {
   if (a.k === 'bottom' || b.k === 'bottom') return BOTTOM;
-  if (a.k !== 'num' || b.k !== 'num') return top(a.k === 'top' ? a.why : b.k === 'top' ? b.why : undefined, paramsOf(a) | paramsOf(b));
+  if (a.k !== 'num' || b.k !== 'num')
+    return top(a.k === 'top' ? a.why : b.k === 'top' ? b.why : undefined, paramsOf(a) | paramsOf(b));
   if (a.values.length * b.values.length > MAX_PAIRS) return TOP;
   const integer = a.integer && b.integer;
   const comparison = /^(==|!=|<|>|<=|>=)$/.test(op);
@@ -431,7 +472,11 @@ function apply(op: string, x: number, y: number, integer: boolean): number | nul
 }
 
 function elementwise(args: Val[], f: (v: number[]) => number | null): Val {
-  if (args.some((a) => a.k !== 'num')) return top(undefined, args.reduce((p, a) => p | paramsOf(a), 0));
+  if (args.some((a) => a.k !== 'num'))
+    return top(
+      undefined,
+      args.reduce((p, a) => p | paramsOf(a), 0),
+    );
   const sets = args.map((a) => (a as Extract<Val, { k: 'num' }>).values);
   let combos: number[][] = [[]];
   for (const s of sets) {
@@ -444,7 +489,10 @@ function elementwise(args: Val[], f: (v: number[]) => number | null): Val {
     if (r === null) return TOP;
     out.push(r);
   }
-  return nums(out, args.every((a) => (a as Extract<Val, { k: 'num' }>).integer));
+  return nums(
+    out,
+    args.every((a) => (a as Extract<Val, { k: 'num' }>).integer),
+  );
 }
 
 /** A cast to `type`: to an integer type truncates, to a floating type is not an integer; pointers and others pass through. */
@@ -453,8 +501,15 @@ export function castTo(type: string, v: Val): Val {
   const t = type.replace(/\b(const|volatile)\b/g, '').trim();
   if (/\*|&/.test(t)) return v;
   if (/^(float|double|half|__half)$/.test(t)) return nums(v.values, false);
-  if (/\b(int|unsigned|long|short|char|size_t|u?int\d+_t|bool|ptrdiff_t|int_t|index_t|idx_t)\b/.test(t) || /^(unsigned|signed)$/.test(t)) {
-    if (t === 'bool') return nums(v.values.map((x) => (x !== 0 ? 1 : 0)), true);
+  if (
+    /\b(int|unsigned|long|short|char|size_t|u?int\d+_t|bool|ptrdiff_t|int_t|index_t|idx_t)\b/.test(t) ||
+    /^(unsigned|signed)$/.test(t)
+  ) {
+    if (t === 'bool')
+      return nums(
+        v.values.map((x) => (x !== 0 ? 1 : 0)),
+        true,
+      );
     const unsigned = /\bunsigned\b|^u|size_t/.test(t);
     return nums(
       v.values.map((x) => {

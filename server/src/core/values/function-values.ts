@@ -57,11 +57,13 @@ export function analyzeFunctionValues(input: FunctionValuesInput, observer?: Obs
   evaluator.observer = observer ?? null;
   const written = observer ? structurallyReachable(ir) : null;
   for (const block of ir.blocks) {
-    const state = solution.in[block.id] ?? (written?.has(block.id) ? { vals: new Map(), self: input.self ?? null } : undefined);
+    const state =
+      solution.in[block.id] ?? (written?.has(block.id) ? { vals: new Map(), self: input.self ?? null } : undefined);
     if (!state) continue;
     const env = copyEnv(state);
     for (const s of block.stmts) step(evaluator, ir, s, env);
-    if (block.exit.k === 'return') returns = join(returns, block.exit.value ? evaluator.eval(block.exit.value, env) : TOP);
+    if (block.exit.k === 'return')
+      returns = join(returns, block.exit.value ? evaluator.eval(block.exit.value, env) : TOP);
     else exitEffects(evaluator, block.exit, env);
     if ((block.exit.k === 'return' || block.id === ir.exit) && env.self) self = self ? join(self, env.self) : env.self;
   }
@@ -72,7 +74,13 @@ export function analyzeFunctionValues(input: FunctionValuesInput, observer?: Obs
 /** A value passed to a parameter of `type`: `256` passed as a `dim3` is (256, 1, 1). */
 function convert(type: string, v: Val | undefined): Val | undefined {
   if (!v) return v;
-  if (/^(const\s+)?(::)?dim3\s*&?$/.test(type.trim()) && v.k === 'num') return { k: 'dim3', x: v, y: { k: 'num', values: [1], integer: true }, z: { k: 'num', values: [1], integer: true } };
+  if (/^(const\s+)?(::)?dim3\s*&?$/.test(type.trim()) && v.k === 'num')
+    return {
+      k: 'dim3',
+      x: v,
+      y: { k: 'num', values: [1], integer: true },
+      z: { k: 'num', values: [1], integer: true },
+    };
   if (v.k === 'num') return castTo(type, v);
   return v;
 }
@@ -81,7 +89,12 @@ function convert(type: string, v: Val | undefined): Val | undefined {
 function structurallyReachable(ir: FunctionIR): Set<number> {
   const seen = new Set<number>([0]);
   const queue = [0];
-  while (queue.length) for (const to of allSuccessors(ir.blocks[queue.pop()!].exit)) if (!seen.has(to)) seen.add(to), queue.push(to);
+  while (queue.length)
+    for (const to of allSuccessors(ir.blocks[queue.pop()!].exit)) {
+      if (seen.has(to)) continue;
+      seen.add(to);
+      queue.push(to);
+    }
   return seen;
 }
 
@@ -93,11 +106,23 @@ function step(evaluator: Evaluator, ir: FunctionIR, s: Stmt, env: Env): void {
   const local = ir.locals[s.local];
   evaluator.observer?.decl?.(s.local, env);
   let value: Val;
-  if (!s.init) value = local.dims ? TOP : emptyFor(local.type) === TOP ? top(`\`${local.name}\` is not initialised`) : emptyFor(local.type);
-  else if (s.init.k === 'init' && s.init.type === null) value = evaluator.init(local.type, s.init.items, s.init.designators, env);
+  if (!s.init)
+    value = local.dims
+      ? TOP
+      : emptyFor(local.type) === TOP
+        ? top(`\`${local.name}\` is not initialised`)
+        : emptyFor(local.type);
+  else if (s.init.k === 'init' && s.init.type === null)
+    value = evaluator.init(local.type, s.init.items, s.init.designators, env);
   else value = evaluator.eval(s.init, env);
   // `dim3 b = 256;` and `int n = 2.5;` convert as the declared type says.
-  if (/^(const\s+)?(::)?dim3$/.test(local.type.trim()) && value.k === 'num') value = { k: 'dim3', x: value, y: { k: 'num', values: [1], integer: true }, z: { k: 'num', values: [1], integer: true } };
+  if (/^(const\s+)?(::)?dim3$/.test(local.type.trim()) && value.k === 'num')
+    value = {
+      k: 'dim3',
+      x: value,
+      y: { k: 'num', values: [1], integer: true },
+      z: { k: 'num', values: [1], integer: true },
+    };
   else if (value.k === 'num') value = castTo(local.type, value);
   env.vals.set(s.local, local.reference ? TOP : value);
 }
