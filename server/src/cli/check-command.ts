@@ -428,8 +428,14 @@ async function compileUnits({
       });
     else if (ptx.sourceHash) {
       tookPtx = true;
-      const cubin = result.kept.find((k) => k.arch === archs[0])?.cubin;
-      const sass = await keptLifeRanges({ nvdisasmPath: nvdisasm, cubin, timeoutMs, label: `${file} (${archs[0]})` });
+      const kept = result.kept.find((k) => k.arch === archs[0]);
+      const sass = await keptLifeRanges({
+        nvdisasmPath: nvdisasm,
+        cubin: kept?.cubin,
+        names: kept?.names,
+        timeoutMs,
+        label: `${file} (${archs[0]})`,
+      });
       analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash, sass });
     }
   };
