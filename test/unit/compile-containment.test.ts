@@ -106,7 +106,11 @@ describe('compiler runs are contained', function () {
     it('fails a compile that includes /dev/zero within the memory limit, at once', async () => {
       fs.symlinkSync('/dev/zero', path.join(scratch, 'zero.h'));
       const source = path.join(scratch, 'k.cu');
-      fs.writeFileSync(source, '#include "zero.h"\n__global__ void k(float* p) { p[0] = 1; }\n');
+      // Computed, so that the scan of the include closure (include-closure.ts) does not refuse it first.
+      fs.writeFileSync(
+        source,
+        '#define Q(x) #x\n#define NAME(x) Q(x)\n#include NAME(zero.h)\n__global__ void k(float* p) { p[0] = 1; }\n',
+      );
       const started = Date.now();
       const result = await compileResources({
         nvccPath: nvcc,

@@ -12,7 +12,8 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { nvccVersion, runNvcc, trackTempDir } from './nvcc-runner';
-import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+import { resourceCacheKey, type ResourceCache } from './resource-cache';
+import { pathOptionsOf, refusedIncludeLine, walkIncludeClosure } from './include-closure';
 import { mapNames, mapNamesInListing, plainTempRoot, stageInputs } from './staged-inputs';
 import { findFirstCompilerError, type CompilerMessage } from './compile-resources';
 import { readBoundedFile } from '../files/bounded-read';
@@ -136,16 +137,20 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
   sourceHash = contentHash(content);
 
   const cwd = options.cwd ?? path.dirname(options.filePath);
+  // What nvcc would read that never ends, blocks or is far too large is refused before it starts (include-closure.ts).
+  const closure = await walkIncludeClosure({
+    filePath: options.filePath,
+    text: content.toString('utf8'),
+    ...pathOptionsOf(flags, cwd),
+    maxHeaderBytes: options.maxFileBytes ?? 64 * 1024 * 1024,
+  });
+  if (closure.refused.length > 0) return fail('failed', message(refusedIncludeLine(closure.refused[0])));
+
   let key: string | null = null;
   if (options.cache) {
-    const includes = await collectIncludeStamps({
-      filePath: options.filePath,
-      text: content.toString('utf8'),
-      includePaths: includePathsOf(flags, options.cwd ?? null),
-    });
     key = resourceCacheKey({
       content,
-      includes,
+      includes: closure.stamps,
       flags: [...flags, ...KEY_FLAGS],
       arch: options.arch,
       nvccPath: options.nvccPath,

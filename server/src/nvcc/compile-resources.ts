@@ -14,9 +14,10 @@ import {
   type PtxasModuleFigures,
 } from '../core/compiler/ptxas-output';
 import { nvccVersion, runNvcc, trackTempDir, type NvccRunResult } from './nvcc-runner';
-import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+import { resourceCacheKey, type ResourceCache } from './resource-cache';
 import { readBoundedFile } from '../files/bounded-read';
 import { looksLikePtx } from './compile-ptx';
+import { pathOptionsOf, refusedIncludeLine, walkIncludeClosure } from './include-closure';
 import { mapNames, mapNamesInListing, plainTempRoot, stageInputs, type StagedName } from './staged-inputs';
 
 /** What one architecture's compile yields; also what the cache stores. */
@@ -169,16 +170,27 @@ export async function compileResources(options: CompileResourcesOptions): Promis
 
   const mayHaveKernels = content.includes('__global__') || content.includes('__launch_bounds__');
 
+  // What nvcc would read that never ends, blocks or is far too large is refused before it starts.
+  const closure = await walkIncludeClosure({
+    filePath: options.filePath,
+    text: content.toString('utf8'),
+    ...pathOptionsOf(flags, options.cwd ?? path.dirname(options.filePath)),
+    maxHeaderBytes: options.maxFileBytes ?? 64 * 1024 * 1024,
+  });
+  if (closure.refused.length > 0)
+    return finish({
+      status: 'failed',
+      failedArchs: archs,
+      nvccVersion: versionText,
+      firstError: message(refusedIncludeLine(closure.refused[0])),
+    });
+
   // Cache lookups.
   const keys = new Map<string, string>();
   const found = new Map<string, ArchFigures>();
   const cacheHits: string[] = [];
   if (options.cache) {
-    const includes = await collectIncludeStamps({
-      filePath: options.filePath,
-      text: content.toString('utf8'),
-      includePaths: includePathsOf(flags, options.cwd ?? null),
-    });
+    const includes = closure.stamps;
     for (const arch of archs) {
       const key = resourceCacheKey({
         content,
