@@ -10,6 +10,7 @@ import { CudaOccupancyServer } from './lsp/cuda-occupancy-server';
 import { openTransport } from './lsp/transport';
 import { LifecycleGate } from './lsp/lifecycle-gate';
 import { VERSION } from './version';
+import { endRunsWithProcess } from './nvcc/nvcc-runner';
 
 const args = process.argv.slice(2);
 if (args.includes('--version')) {
@@ -52,9 +53,15 @@ connection.onInitialize(async (params) => {
   gate.initialized();
   return { capabilities: server.capabilities(), serverInfo: { name: 'cuda-occupancy-lsp', version: VERSION } };
 });
-process.on('uncaughtException', (error) =>
-  connection.console.error(`[error] uncaught: ${error.stack ?? error.message}`),
-);
+// A signal or an uncaught error ends the server with its compiles (their processes and temporary directories);
+// after an uncaught error its state is unknown, and the client restarts it.
+endRunsWithProcess({
+  uncaughtExitCode: 1,
+  onUncaught: (error) =>
+    process.stderr.write(
+      `[error] cuda-occupancy-lsp: uncaught: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    ),
+});
 process.on('unhandledRejection', (reason) =>
   connection.console.error(`[error] unhandled rejection: ${String(reason)}`),
 );

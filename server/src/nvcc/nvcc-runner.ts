@@ -93,6 +93,33 @@ export function endAllRuns(): number {
   return runs;
 }
 
+/**
+ * Makes the runs in flight end with this process: on SIGINT and SIGTERM (exit status 130 and 143, as a shell
+ * reports them) and on an uncaught error (`onUncaught` says it, then exit status `uncaughtExitCode`), every run's
+ * processes are killed and every temporary directory removed. nvcc runs in a process group of its own, so a
+ * Ctrl-C in the terminal does not reach it: without this, nvcc, sh, gcc and cc1plus went on after the CLI ended.
+ */
+export function endRunsWithProcess(options: { onUncaught: (error: unknown) => void; uncaughtExitCode: number }): void {
+  installExitHook();
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      endAllRuns();
+      process.exit(code);
+    });
+  }
+  process.on('uncaughtException', (error) => {
+    try {
+      options.onUncaught(error);
+    } finally {
+      endAllRuns();
+      process.exit(options.uncaughtExitCode);
+    }
+  });
+}
+
 /** Registers a compile's temporary directory (removed by endAllRuns); call the result once it is removed. */
 export function trackTempDir(dir: string): () => void {
   installExitHook();
