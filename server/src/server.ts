@@ -28,17 +28,19 @@ if (transport.kind === 'stdio') {
     console[name] = (...items: unknown[]) => process.stderr.write(`${items.map(String).join(' ')}\n`);
 }
 
-const gate = new LifecycleGate(transport.reader, transport.writer);
 const exit = (code: number) => {
   // The protocol's exit code: 0 after a shutdown request, 1 otherwise.
   process.exit(code);
 };
-transport.reader.onError((error) => {
+/** A message that cannot be read or answered: the connection cannot go on, and the client restarts the server. */
+const unreadable = (why: string) => {
   process.stderr.write(
-    `[error] cuda-occupancy-lsp: cannot read the client's messages (${error.message}): closing the connection\n`,
+    `[error] cuda-occupancy-lsp: cannot read the client's messages (${why}): closing the connection\n`,
   );
   exit(1);
-});
+};
+const gate = new LifecycleGate(transport.reader, transport.writer, unreadable);
+transport.reader.onError((error) => unreadable(error.message));
 transport.reader.onClose(() => exit(gate.shutdownReceived ? 0 : 1));
 
 const connection = createConnection(ProposedFeatures.all, gate, transport.writer);
