@@ -11,8 +11,10 @@ import {
   analyseSource,
   checkedFile,
   checkFileOf,
+  failedFile,
   indexPlan,
   indexSources,
+  ownFailure,
   type CheckedFile,
   type CheckOutputs,
   type Source,
@@ -199,7 +201,7 @@ export async function runCheck(
         },
         analysisJobs,
       );
-      return { archs, files: checked, notes, compileFailures: [], failOn };
+      return { archs, files: withoutFailures(checked, notes, io.cwd), notes, compileFailures: [], failOn };
     } catch (error) {
       if (error instanceof WorkerUsageError) throw new UsageError(error.message);
       throw error;
@@ -215,8 +217,13 @@ export async function runCheck(
   indexSources(analyzer.index, { roots, database, sources });
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
+  const failed = new Map<string, string>();
   try {
-    for (const source of sources) analysed.push({ ...source, facts: analyseSource(analyzer, source) });
+    for (const source of sources) {
+      const result = ownFailure(() => analyseSource(analyzer, source));
+      if (result.value) analysed.push({ ...source, facts: result.value });
+      else failed.set(source.file, result.error!);
+    }
   } finally {
     analyzer.parser.dispose();
   }
@@ -277,10 +284,25 @@ export async function runCheck(
       );
   }
 
-  const checked = analysed.map(({ file, facts }) =>
-    checkedFile(file, checkFileOf(analyzer, file, facts, io.cwd), { archs, cwd: io.cwd, outputs }),
+  const reports = new Map(
+    analysed.map(({ file, facts }) => [
+      file,
+      ownFailure(() => checkedFile(file, checkFileOf(analyzer, file, facts, io.cwd), { archs, cwd: io.cwd, outputs })),
+    ]),
   );
-  return { archs, files: checked, notes, compileFailures, failOn };
+  // In the order given, each failed file in its place.
+  const checked = sources.map(({ file }) => {
+    const report = reports.get(file);
+    return report?.value ?? failedFile(file, report?.error ?? failed.get(file)!);
+  });
+  return { archs, files: withoutFailures(checked, notes, io.cwd), notes, compileFailures, failOn };
+}
+
+/** The files analysed; each that failed is one line of `notes` instead (the others' output is whole). */
+function withoutFailures(files: CheckedFile[], notes: string[], cwd: string): CheckedFile[] {
+  for (const f of files)
+    if (f.error !== null) notes.push(`${path.relative(cwd, f.file) || f.file}: not analysed: ${f.error}`);
+  return files.filter((f) => f.error === null);
 }
 
 export async function checkCommand(args: string[], io: CliIO): Promise<number> {

@@ -10,7 +10,16 @@ import { createAnalyzer, DEFAULT_REPORT_SETTINGS, WorkspaceIndex } from '../core
 import { readGrammarBytes } from '../files/grammar-files';
 import { toIndexPath } from '../files/workspace-files';
 import { contentHash } from '../nvcc/compile-ptx';
-import { analyseSource, checkedFile, checkFileOf, includeDirsFromDatabase, indexFile, textsOf } from './check-analysis';
+import {
+  analyseSource,
+  checkedFile,
+  checkFileOf,
+  failedFile,
+  includeDirsFromDatabase,
+  indexFile,
+  ownFailure,
+  textsOf,
+} from './check-analysis';
 import type { FromWorker, ToWorker, WorkerInput } from './check-workers';
 
 /** Tests only: the checked file whose analysis throws (`throw:NAME`) or ends the thread (`exit:NAME`). */
@@ -54,9 +63,14 @@ async function serve(port: NonNullable<typeof parentPort>, input: WorkerInput): 
           if (mode === 'exit') process.exit(3);
           throw new Error(`a test asked this file's analysis to fail`);
         }
-        const facts = analyseSource(analyzer, source);
-        const checked = checkedFile(source.file, checkFileOf(analyzer, source.file, facts, input.cwd), input);
-        return { type: 'done', index: message.index, checked };
+        const result = ownFailure(() =>
+          checkedFile(
+            source.file,
+            checkFileOf(analyzer, source.file, analyseSource(analyzer, source), input.cwd),
+            input,
+          ),
+        );
+        return { type: 'done', index: message.index, checked: result.value ?? failedFile(source.file, result.error!) };
       }
     }
   };

@@ -198,7 +198,12 @@ export class CudaOccupancyServer {
       this.freshParses.forget(uri);
       const file = filePath(uri);
       if (file)
-        updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
+        updateFromDisk(
+          this.analyzer.index,
+          file,
+          Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024),
+          this.indexError,
+        );
       else this.analyzer.index.remove(indexKey(uri));
       this.releaseUnits(uri);
       if (!this.backgroundUnits.has(uri)) this.compile.close(uri);
@@ -229,7 +234,11 @@ export class CudaOccupancyServer {
   private async onInitialized(): Promise<void> {
     // Index before the first document is analysed, so its includes resolve from the first hover on.
     this.safely('workspace index', undefined, () => {
-      const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.analyzer.index, maxFiles: 2000 });
+      const { scan } = indexWorkspace(this.workspaceRoots(), {
+        index: this.analyzer.index,
+        maxFiles: 2000,
+        onError: this.indexError,
+      });
       this.connection.console.log(
         `indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`,
       );
@@ -237,6 +246,10 @@ export class CudaOccupancyServer {
     });
     await this.reloadSettings(true);
   }
+
+  /** One file whose indexing failed: left out of the index, which goes on with the others. */
+  private readonly indexError = (file: string, message: string): void =>
+    this.connection.console.error(`[error] indexing ${file} failed: ${message} (left out of the workspace index)`);
 
   /** What other files see of an open document: its analysed text passes (the first pass of its current version). */
   private indexFromAnalysis(uri: string): void {
@@ -481,7 +494,7 @@ export class CudaOccupancyServer {
       for (const file of this.compile.databaseFiles()) {
         if (added >= 2000) break;
         if (this.analyzer.index.get(toIndexPath(file))) continue;
-        if (updateFromDisk(this.analyzer.index, file)) added++;
+        if (updateFromDisk(this.analyzer.index, file, undefined, this.indexError)) added++;
       }
     });
   }
