@@ -123,6 +123,18 @@ describe('input nested thousands deep', function () {
     });
   }
 
+  it('reads 40,000 nested parentheses, one a line, in time linear in their number', async () => {
+    // Stripping one pair at a time took 17 s here; one pass takes about one.
+    const dir = path.join(root, 'parentheses-over-lines');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'deep.cu'), launch(`${'(\n'.repeat(40_000)}32${')\n'.repeat(40_000)}`));
+    const started = Date.now();
+    const run = await runCli(['check', '--no-nvcc', '--fail-on', 'never', dir], root);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /deep\.cu: 1 kernel, 1 launch/);
+    assert.ok(Date.now() - started < 8000, `took ${Date.now() - started} ms`);
+  });
+
   it('indexes a chain of 3,000 headers, each including the next, and reads the constant through it as unknown', async () => {
     const dir = path.join(root, 'include-chain');
     mkdirSync(dir);
