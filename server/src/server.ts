@@ -47,7 +47,7 @@ const connection = createConnection(ProposedFeatures.all, gate, transport.writer
 let server: CudaOccupancyServer | undefined;
 connection.onInitialize(async (params) => {
   try {
-    server = await CudaOccupancyServer.initialize(connection, params);
+    server = await CudaOccupancyServer.initialize(connection, params, (bytes) => transport.setDocumentLimit(bytes));
   } catch (error) {
     gate.initializeFailed();
     throw error;

@@ -36,6 +36,7 @@ import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
 import { DEFAULT_SETTINGS, readSettings, withoutUntrustedFiles, type Settings } from '../settings';
 import { documentLimitsOf } from '../document-limits';
+import { OVERSIZE_FIELD } from './framing-guard';
 import { hoverAt } from './hover';
 import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
@@ -110,6 +111,8 @@ export class CudaOccupancyServer {
     private readonly connection: Connection,
     private readonly analyzer: Analyzer,
     private readonly params: InitializeParams,
+    /** Told the document limit in bytes whenever the settings are read (the transport decodes no larger message). */
+    private readonly onDocumentLimit: (bytes: number) => void,
   ) {
     this.safely = makeSafely((m) => connection.console.error(m));
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
@@ -140,7 +143,11 @@ export class CudaOccupancyServer {
     this.compile.onStateChange(() => this.sendStatus());
   }
 
-  static async initialize(connection: Connection, params: InitializeParams): Promise<CudaOccupancyServer> {
+  static async initialize(
+    connection: Connection,
+    params: InitializeParams,
+    onDocumentLimit: (bytes: number) => void = () => undefined,
+  ): Promise<CudaOccupancyServer> {
     const analyzer = await createAnalyzer({
       grammar: readGrammarBytes(),
       clock: () => performance.now(),
@@ -149,7 +156,7 @@ export class CudaOccupancyServer {
       log: (m) => connection.console.warn(m),
       settleLater: true,
     });
-    const server = new CudaOccupancyServer(connection, analyzer, params);
+    const server = new CudaOccupancyServer(connection, analyzer, params, onDocumentLimit);
     server.register();
     return server;
   }
@@ -168,14 +175,23 @@ export class CudaOccupancyServer {
     c.onInitialized(() => void this.onInitialized());
     c.onDidChangeConfiguration(() => void this.reloadSettings());
     c.onDidOpenTextDocument((p) => {
-      this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
+      const oversize = (p as { [OVERSIZE_FIELD]?: unknown })[OVERSIZE_FIELD];
+      if (typeof oversize === 'number')
+        this.documents.openWithoutText(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, oversize);
+      else
+        this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
       this.indexFromAnalysis(p.textDocument.uri);
       this.scheduleDiagnostics(p.textDocument.uri);
       this.requestCompile(p.textDocument.uri);
     });
     c.onDidChangeTextDocument((p) => {
       const uri = p.textDocument.uri;
-      if (!this.documents.change(uri, p.textDocument.version, p.contentChanges)) {
+      const oversize = (p as { [OVERSIZE_FIELD]?: unknown })[OVERSIZE_FIELD];
+      const changed =
+        typeof oversize === 'number'
+          ? this.documents.changeWithoutText(uri, p.textDocument.version, oversize)
+          : this.documents.change(uri, p.textDocument.version, p.contentChanges);
+      if (!changed) {
         c.console.warn(
           `ignored a change of ${uri} to version ${p.textDocument.version}: not newer than the document's`,
         );
@@ -283,6 +299,7 @@ export class CudaOccupancyServer {
     }
     if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
     this.settings = settings;
+    this.onDocumentLimit(documentLimitsOf(settings).maxBytes);
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
     this.indexDatabaseFiles();
