@@ -7,7 +7,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -16,6 +16,8 @@ import { resolveCompileFlags } from '../../server/src/nvcc/compile-commands';
 import { nvccArguments } from '../../server/src/nvcc/compile-resources';
 import { ptxArguments } from '../../server/src/nvcc/compile-ptx';
 import { mapNames, stageInputs } from '../../server/src/nvcc/staged-inputs';
+import { dumpResourceUsage } from '../../server/src/nvcc/cuobjdump';
+import { FAKE_CUOBJDUMP, fakeObject } from '../support/fake-cuobjdump';
 
 /** Characters a shell reads, the ones nvcc splits lists at, and plain ones. */
 const METACHARACTERS = [...'$`"\'\\;|&<>()*?[]{}~!#^ \t\n\r=,:@%+'];
@@ -137,6 +139,23 @@ describe('the arguments nvcc is given need no quoting, whatever the repository h
       ),
       { numRuns: 150 },
     );
+  });
+
+  it('gives cuobjdump an object in a folder whose name a shell would read under a plain name, and names the real one', async () => {
+    const dir = path.join(scratch, 'build$(touch${IFS}MARK)');
+    mkdirSync(dir);
+    const object = path.join(dir, 'k`id`.o');
+    writeFileSync(object, fakeObject({ sm_80: { _Z1kPf: { reg: 40 } } }));
+    const result = await dumpResourceUsage({ cuobjdumpPath: FAKE_CUOBJDUMP, file: object, timeoutMs: 10_000 });
+    assert.equal(result.status, 'ok', JSON.stringify(result));
+    assert.match((result as { text: string }).text, /REG:40/);
+    const plain = path.join(dir, 'host.o');
+    writeFileSync(plain, 'not device code');
+    const failed = await dumpResourceUsage({ cuobjdumpPath: FAKE_CUOBJDUMP, file: plain, timeoutMs: 10_000 });
+    assert.deepEqual(failed, {
+      status: 'failed',
+      message: `cuobjdump info    : File '${plain}' does not contain device code`,
+    });
   });
 
   it('drops an option whose value a shell would read, with its value, and keeps the next option whole', () => {
