@@ -3,14 +3,15 @@
  * `maxLineLength` characters (generated tables, minified code), is not analysed at all; the server gives it one
  * information diagnostic and the CLI one line. Pure; shared by the server (lsp/document-store.ts) and the CLI.
  */
-import type { Settings } from './settings';
+import { DEFAULT_SETTINGS, type Settings } from './settings';
 
 export interface DocumentLimits {
   readonly maxBytes: number;
   readonly maxLineLength: number;
 }
 
-export const DEFAULT_DOCUMENT_LIMITS: DocumentLimits = { maxBytes: 16 * 1024 * 1024, maxLineLength: 100_000 };
+/** limits.documentMB's and limits.lineLength's defaults (settings.ts). */
+export const DEFAULT_DOCUMENT_LIMITS: DocumentLimits = documentLimitsOf(DEFAULT_SETTINGS);
 
 export function documentLimitsOf(settings: Pick<Settings, 'limits.documentMB' | 'limits.lineLength'>): DocumentLimits {
   return { maxBytes: settings['limits.documentMB'] * 1024 * 1024, maxLineLength: settings['limits.lineLength'] };

@@ -10,6 +10,7 @@ import { CudaOccupancyServer } from './lsp/cuda-occupancy-server';
 import { openTransport } from './lsp/transport';
 import { LifecycleGate } from './lsp/lifecycle-gate';
 import { VERSION } from './version';
+import { endRunsWithProcess } from './nvcc/nvcc-runner';
 
 const args = process.argv.slice(2);
 if (args.includes('--version')) {
@@ -27,24 +28,26 @@ if (transport.kind === 'stdio') {
     console[name] = (...items: unknown[]) => process.stderr.write(`${items.map(String).join(' ')}\n`);
 }
 
-const gate = new LifecycleGate(transport.reader, transport.writer);
 const exit = (code: number) => {
   // The protocol's exit code: 0 after a shutdown request, 1 otherwise.
   process.exit(code);
 };
-transport.reader.onError((error) => {
+/** A message that cannot be read or answered: the connection cannot go on, and the client restarts the server. */
+const unreadable = (why: string) => {
   process.stderr.write(
-    `[error] cuda-occupancy-lsp: cannot read the client's messages (${error.message}): closing the connection\n`,
+    `[error] cuda-occupancy-lsp: cannot read the client's messages (${why}): closing the connection\n`,
   );
   exit(1);
-});
+};
+const gate = new LifecycleGate(transport.reader, transport.writer, unreadable);
+transport.reader.onError((error) => unreadable(error.message));
 transport.reader.onClose(() => exit(gate.shutdownReceived ? 0 : 1));
 
 const connection = createConnection(ProposedFeatures.all, gate, transport.writer);
 let server: CudaOccupancyServer | undefined;
 connection.onInitialize(async (params) => {
   try {
-    server = await CudaOccupancyServer.initialize(connection, params);
+    server = await CudaOccupancyServer.initialize(connection, params, (bytes) => transport.setDocumentLimit(bytes));
   } catch (error) {
     gate.initializeFailed();
     throw error;
@@ -52,9 +55,15 @@ connection.onInitialize(async (params) => {
   gate.initialized();
   return { capabilities: server.capabilities(), serverInfo: { name: 'cuda-occupancy-lsp', version: VERSION } };
 });
-process.on('uncaughtException', (error) =>
-  connection.console.error(`[error] uncaught: ${error.stack ?? error.message}`),
-);
+// A signal or an uncaught error ends the server with its compiles (their processes and temporary directories);
+// after an uncaught error its state is unknown, and the client restarts it.
+endRunsWithProcess({
+  uncaughtExitCode: 1,
+  onUncaught: (error) =>
+    process.stderr.write(
+      `[error] cuda-occupancy-lsp: uncaught: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    ),
+});
 process.on('unhandledRejection', (reason) =>
   connection.console.error(`[error] unhandled rejection: ${String(reason)}`),
 );

@@ -196,6 +196,34 @@ describe('protocol hygiene (raw stdio)', function () {
     });
   }
 
+  const malformedMessages: Array<[string, string]> = [
+    ['malformed JSON', '{"jsonrpc":"2.0","method":'],
+    ['a number', '42'],
+    ['an array', '[{"jsonrpc":"2.0","method":"initialized"}]'],
+    ['null', 'null'],
+    ['a string', '"textDocument/hover"'],
+    ['an object without "jsonrpc": "2.0"', '{"method":"initialized","params":{}}'],
+    ['an object with neither a method nor an id', '{"jsonrpc":"2.0","params":{}}'],
+    ['a response with neither a result nor an error', '{"jsonrpc":"2.0","id":5}'],
+    ['a request whose id is an object', '{"jsonrpc":"2.0","id":{},"method":"shutdown"}'],
+  ];
+  for (const [name, body] of malformedMessages) {
+    it(`closes the connection and exits non-zero on ${name} after initialize, with a document open`, async () => {
+      const raw = start();
+      await initialized(raw);
+      const uri = pathToFileURL(path.join(REPO_ROOT, 'examples', 'malformed.cu')).href;
+      raw.send({
+        method: 'textDocument/didOpen',
+        params: { textDocument: { uri, languageId: 'cuda-cpp', version: 1, text: KERNEL } },
+      });
+      await raw.next({ method: 'textDocument/publishDiagnostics' });
+      raw.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const code = await raw.exited();
+      assert.ok(code !== 0 && code !== null, `exit status ${code}`);
+      assert.match(raw.stderr(), /cannot read the client's messages \(.+\): closing the connection/);
+    });
+  }
+
   it('exits non-zero when the client goes away without shutdown', async () => {
     const raw = start();
     await initialized(raw);

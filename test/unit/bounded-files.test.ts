@@ -11,7 +11,7 @@ import { readBoundedFile, readBoundedFileSync } from '../../server/src/files/bou
 import { readPtxasLog } from '../../server/src/files/ptxas-log';
 import { listSourceFiles } from '../../server/src/files/workspace-files';
 import { loadCompileCommands } from '../../server/src/nvcc/compile-commands';
-import { collectIncludeStamps } from '../../server/src/nvcc/resource-cache';
+import { walkIncludeClosure } from '../../server/src/nvcc/include-closure';
 import { loadBaseline } from '../../server/src/cli/baseline-file';
 import { runCli } from '../support/cli-run';
 
@@ -165,19 +165,25 @@ describe('bounded file access', function () {
       );
     });
 
-    it('stamps a header linked to /dev/zero or a FIFO without reading it', async () => {
-      const stamps = await quickly('the include stamps', () =>
-        collectIncludeStamps({
-          filePath: path.join(root, 'src', 'k.cu'),
+    it('refuses a header linked to /dev/zero or a FIFO without reading it, and stamps the others', async () => {
+      const from = path.join(root, 'src', 'k.cu');
+      const closure = await quickly('the include closure', () =>
+        walkIncludeClosure({
+          filePath: from,
           text: '#include "zero.cuh"\n#include "fifo.h"\n#include "loop/h.cuh"\n',
         }),
       );
-      const from = path.join(root, 'src', 'k.cu');
-      assert.deepEqual(stamps.map((s) => (s.mtimeMs === null ? s.path : path.basename(s.path))).sort(), [
-        `fifo.h (from ${from})`,
-        'h.cuh',
-        `zero.cuh (from ${from})`,
-      ]);
+      assert.deepEqual(
+        closure.stamps.map((s) => path.basename(s.path)),
+        ['h.cuh'],
+      );
+      assert.deepEqual(
+        closure.refused.map((r) => [path.basename(r.path), r.from, r.reason]),
+        [
+          ['zero.cuh', from, 'a character device, not a regular file'],
+          ['fifo.h', from, 'a FIFO, not a regular file'],
+        ],
+      );
     });
   });
 });

@@ -22,25 +22,42 @@ describe('nvcc runner (hostile nvcc)', function () {
   });
   afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-  it('passes arguments with spaces, quotes, $(), ; and non-ASCII intact (no shell)', async () => {
-    const args = [
+  it('passes plain arguments intact, and refuses to start with one a shell would read (nvcc runs its stages through sh)', async () => {
+    const plain = [
+      '-I/opt/inc',
+      '-DN=4',
+      '-Xptxas=-v,-warn-spills',
+      '--std=c++17',
+      '-gencode=arch=compute_80,code=sm_80',
+    ];
+    const ok = await runNvcc({ nvccPath: fake('nvcc-echo-args'), args: plain, timeoutMs: 10_000, cwd: scratch });
+    assert.equal(ok.status, 'exited');
+    assert.deepEqual(JSON.parse(ok.stdout), plain);
+    for (const hostile of [
       '-I/path with spaces/inc',
       '-DQUOTE="a b"',
       "-DSINGLE='x'",
       '$(touch pwned)',
       'a;b',
-      '`id`',
+      '`touch pwned`',
       '&&',
       '|',
       '-Dnäme=ü',
       '日本語.cu',
       '',
       '*',
-    ];
-    const result = await runNvcc({ nvccPath: fake('nvcc-echo-args'), args, timeoutMs: 10_000, cwd: scratch });
-    assert.equal(result.status, 'exited');
-    assert.deepEqual(JSON.parse(result.stdout), args);
-    assert.deepEqual(fs.readdirSync(scratch), [], 'nothing ran $(touch pwned)');
+      'x\ny',
+    ]) {
+      const result = await runNvcc({
+        nvccPath: fake('nvcc-echo-args'),
+        args: ['-DA', hostile],
+        timeoutMs: 10_000,
+        cwd: scratch,
+      });
+      assert.equal(result.status, 'failed-to-start', JSON.stringify(hostile));
+      assert.match(result.error ?? '', /holds a character a shell would interpret/);
+    }
+    assert.deepEqual(fs.readdirSync(scratch), [], 'nothing ran');
   });
 
   it('runs an nvcc whose own path has spaces and non-ASCII', async () => {

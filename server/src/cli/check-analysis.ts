@@ -13,6 +13,7 @@ import {
   unitFlagsOfFlags,
   indexIncludedFiles,
   listSourceFiles,
+  indexText,
   toIndexPath,
   updateFromDisk,
 } from '../files/workspace-files';
@@ -39,6 +40,8 @@ export interface CheckedFile {
   text: CheckTextPieces | null;
   /** Of its findings: what --fail-on reads. */
   severities: Severity[];
+  /** Why it could not be analysed (an internal error, its own alone), or null. */
+  error: string | null;
 }
 
 export interface IndexInput {
@@ -65,12 +68,16 @@ export function indexPlan(roots: readonly string[], sources: readonly Source[]):
   return { files: [...scan, ...sources.map((s) => s.file).filter((f) => !scanned.has(f))], scanned: scan.length };
 }
 
-/** Index one file of the plan, from the text already read when it is checked, else from disk; its entry, or null when unreadable. */
+/**
+ * Index one file of the plan, from the text already read when it is checked, else from disk; its entry, or null
+ * when unreadable or when its indexing failed (it is left out; its analysis then says why, if it is checked).
+ */
 export function indexFile(index: WorkspaceIndex, file: string, texts: ReadonlyMap<string, string>): IndexEntry | null {
   const text = texts.get(file);
   const key = toIndexPath(file);
-  if (text !== undefined) return { ...index.update(key, text), text };
-  return updateFromDisk(index, file) ? { ...index.get(key)!, text: index.text(key) } : null;
+  const indexed = text !== undefined ? indexText(index, file, text) : updateFromDisk(index, file);
+  const facts = indexed ? index.get(key) : undefined;
+  return facts ? { ...facts, text: text ?? index.text(key) } : null;
 }
 
 /**
@@ -107,6 +114,20 @@ export function analyseSource(analyzer: Analyzer, { file, text }: Source): Docum
   return analyzer.analyzeFile({ uri: file, text });
 }
 
+/** `work`'s result, or the message of what it threw: one file's failure is that file's, never the run's. */
+export function ownFailure<T>(work: () => T): { value: T; error: null } | { value: null; error: string } {
+  try {
+    return { value: work(), error: null };
+  } catch (error) {
+    return { value: null, error: `internal error: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** The output of a file that could not be analysed: nothing but why. */
+export function failedFile(file: string, error: string): CheckedFile {
+  return { file, json: null, text: null, severities: [], error };
+}
+
 /** A file's report with what the text and JSON read of it (its figures as the analyzer has them now). */
 export function checkFileOf(analyzer: Analyzer, file: string, facts: DocumentFacts, cwd: string): CheckFile {
   const report = analyzer.reportOf(facts);
@@ -132,6 +153,7 @@ export function checkedFile(
     json: outputs.json ? checkJsonFile(checked, outputs.json) : null,
     text: outputs.text ? checkTextPieces(checked, archs, cwd, outputs.text) : null,
     severities: checked.report.findings.map((f) => f.severity),
+    error: null,
   };
 }
 

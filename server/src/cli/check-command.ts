@@ -12,8 +12,10 @@ import {
   configureUnits,
   checkedFile,
   checkFileOf,
+  failedFile,
   indexPlan,
   indexSources,
+  ownFailure,
   type CheckedFile,
   type CheckOutputs,
   type Source,
@@ -83,7 +85,7 @@ const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '-
 
 export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core but one, so in this
-                         process on 2 cores; 1: in this process, as for less than about 300 KB of source); with nvcc,
+                         process on 2 cores; 1: in this process, as for less than about 300 KB of source or over 20,000 files); with nvcc,
                          run at most N compiles at a time (default: cores, at most 4). The output is the same whatever N.
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
@@ -200,7 +202,7 @@ export async function runCheck(
         },
         analysisJobs,
       );
-      return { archs, files: checked, notes, compileFailures: [], failOn };
+      return { archs, files: withoutFailures(checked, notes, io.cwd), notes, compileFailures: [], failOn };
     } catch (error) {
       if (error instanceof WorkerUsageError) throw new UsageError(error.message);
       throw error;
@@ -216,14 +218,6 @@ export async function runCheck(
   indexSources(analyzer.index, { roots, database, sources });
   configureUnits(analyzer, { database, roots, cwd: io.cwd });
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
-  const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
-  try {
-    for (const source of sources) analysed.push({ ...source, facts: analyseSource(analyzer, source) });
-  } finally {
-    analyzer.parser.dispose();
-  }
-
-  const compileFailures: CompileFailure[] = [];
   if (log && logPath) {
     try {
       analyzer.setLog(logPath, log.text, log.producedAt);
@@ -231,6 +225,33 @@ export async function runCheck(
       throw new UsageError((error as Error).message);
     }
   }
+  // The build's figures stand for a compile: nvcc runs beside them only when --nvcc names it.
+  const runsNvcc = !flags['--no-nvcc'] && !(fromBuild.length && flags['--nvcc'] === undefined);
+  const checkedNow = new Map<string, CheckedFile>();
+  const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
+  const failed = new Map<string, string>();
+  try {
+    for (const source of sources) {
+      const result = ownFailure(() => analyseSource(analyzer, source));
+      if (!result.value) failed.set(source.file, result.error!);
+      // Without figures still to come, each file's output is built at once and its analysis let go: at
+      // 100,000 files, holding every analysis until the end took 1.9 GB.
+      else if (!runsNvcc && fromBuild.length === 0) {
+        const report = ownFailure(() =>
+          checkedFile(source.file, checkFileOf(analyzer, source.file, result.value, io.cwd), {
+            archs,
+            cwd: io.cwd,
+            outputs,
+          }),
+        );
+        checkedNow.set(source.file, report.value ?? failedFile(source.file, report.error!));
+      } else analysed.push({ ...source, facts: result.value });
+    }
+  } finally {
+    analyzer.parser.dispose();
+  }
+
+  const compileFailures: CompileFailure[] = [];
   if (fromBuild.length)
     notes.push(
       ...(await applyFromBuild({
@@ -242,8 +263,7 @@ export async function runCheck(
         timeoutMs: timeoutSeconds * 1000,
       })),
     );
-  // The build's figures stand for a compile: nvcc runs beside them only when --nvcc names it.
-  if (!flags['--no-nvcc'] && !(fromBuild.length && flags['--nvcc'] === undefined)) {
+  if (runsNvcc) {
     const nvccPath = locateNvcc(flags['--nvcc'] as string | undefined);
     // Every .cu file given is a translation unit: its figures go to the kernels it defines and to those of
     // the headers it includes, wherever they are launched (a .cu that only launches is compiled too).
@@ -280,10 +300,27 @@ export async function runCheck(
       );
   }
 
-  const checked = analysed.map(({ file, facts }) =>
-    checkedFile(file, checkFileOf(analyzer, file, facts, io.cwd), { archs, cwd: io.cwd, outputs }),
+  const reports = new Map(
+    analysed.map(({ file, facts }) => [
+      file,
+      ownFailure(() => checkedFile(file, checkFileOf(analyzer, file, facts, io.cwd), { archs, cwd: io.cwd, outputs })),
+    ]),
   );
-  return { archs, files: checked, notes, compileFailures, failOn };
+  // In the order given, each failed file in its place.
+  const checked = sources.map(({ file }) => {
+    const now = checkedNow.get(file);
+    if (now) return now;
+    const report = reports.get(file);
+    return report?.value ?? failedFile(file, report?.error ?? failed.get(file)!);
+  });
+  return { archs, files: withoutFailures(checked, notes, io.cwd), notes, compileFailures, failOn };
+}
+
+/** The files analysed; each that failed is one line of `notes` instead (the others' output is whole). */
+function withoutFailures(files: CheckedFile[], notes: string[], cwd: string): CheckedFile[] {
+  for (const f of files)
+    if (f.error !== null) notes.push(`${path.relative(cwd, f.file) || f.file}: not analysed: ${f.error}`);
+  return files.filter((f) => f.error === null);
 }
 
 export async function checkCommand(args: string[], io: CliIO): Promise<number> {
@@ -450,8 +487,14 @@ async function compileUnits({
       });
     else if (ptx.sourceHash) {
       tookPtx = true;
-      const cubin = result.kept.find((k) => k.arch === archs[0])?.cubin;
-      const sass = await keptLifeRanges({ nvdisasmPath: nvdisasm, cubin, timeoutMs, label: `${file} (${archs[0]})` });
+      const kept = result.kept.find((k) => k.arch === archs[0]);
+      const sass = await keptLifeRanges({
+        nvdisasmPath: nvdisasm,
+        cubin: kept?.cubin,
+        names: kept?.names,
+        timeoutMs,
+        label: `${file} (${archs[0]})`,
+      });
       analyzer.setPtx(file, { text: ptx.ptx.text, filePath: file, sourceHash: ptx.sourceHash, sass });
     }
   };

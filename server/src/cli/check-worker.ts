@@ -15,8 +15,10 @@ import {
   checkedFile,
   checkFileOf,
   configureUnits,
+  failedFile,
   includeDirsFromDatabase,
   indexFile,
+  ownFailure,
   textsOf,
 } from './check-analysis';
 import type { FromWorker, ToWorker, WorkerInput } from './check-workers';
@@ -63,9 +65,14 @@ async function serve(port: NonNullable<typeof parentPort>, input: WorkerInput): 
           if (mode === 'exit') process.exit(3);
           throw new Error(`a test asked this file's analysis to fail`);
         }
-        const facts = analyseSource(analyzer, source);
-        const checked = checkedFile(source.file, checkFileOf(analyzer, source.file, facts, input.cwd), input);
-        return { type: 'done', index: message.index, checked };
+        const result = ownFailure(() =>
+          checkedFile(
+            source.file,
+            checkFileOf(analyzer, source.file, analyseSource(analyzer, source), input.cwd),
+            input,
+          ),
+        );
+        return { type: 'done', index: message.index, checked: result.value ?? failedFile(source.file, result.error!) };
       }
     }
   };

@@ -9,6 +9,7 @@ import { checkCommand, CHECK_USAGE } from './check-command';
 import { calcCommand } from './calc-command';
 import { baselineCommand, BASELINE_USAGE } from './baseline-command';
 import { VERSION } from '../version';
+import { endRunsWithProcess } from '../nvcc/nvcc-runner';
 
 const USAGE = `usage: cuda-occupancy <command> [options]
 
@@ -57,6 +58,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 }
 
 if (require.main === module) {
+  // Ctrl-C, a kill or an uncaught error ends the compiles in flight too (their processes and temporary directories).
+  endRunsWithProcess({
+    uncaughtExitCode: 2,
+    onUncaught: (error) => process.stderr.write(`cuda-occupancy: internal error: ${String(error)}\n`),
+  });
   main(process.argv.slice(2), processIO()).then(
     (code) => {
       process.exitCode = code;

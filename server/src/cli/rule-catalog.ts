@@ -180,7 +180,7 @@ const CATALOG: readonly RuleInfo[] = [
     id: 'too-large-to-analyse',
     name: 'TooLargeToAnalyse',
     short: 'A document is larger, or has a longer line, than the analysis accepts, and is not analysed.',
-    full: 'Documents over `cudaOccupancy.limits.documentMB` (16 MB by default), or with a line longer than `cudaOccupancy.limits.lineLength` characters (100,000 by default), are generated tables or minified code far more often than kernels, and analysing them would take minutes and gigabytes. The editor shows this one information diagnostic for them; the CLI skips them with one line on stderr.',
+    full: 'Documents over `cudaOccupancy.limits.documentMB` (4 MB by default), or with a line longer than `cudaOccupancy.limits.lineLength` characters (100,000 by default), are generated tables or minified code far more often than kernels, and analysing them would take minutes and gigabytes. The editor shows this one information diagnostic for them; the CLI skips them with one line on stderr.',
     fix: 'Move the generated data out of the file with the kernels (a separate `.cu` or a binary resource), or raise the limits in your user settings if the file really must be analysed.',
     level: 'note',
     tags: ['cuda', 'limits'],

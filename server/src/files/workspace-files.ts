@@ -89,19 +89,46 @@ export function listSourceFiles(roots: readonly string[], options: ScanOptions =
 /** Index every source file under `roots`. Paths are indexed as `path.resolve` gives them, with `/` separators. */
 export function indexWorkspace(
   roots: readonly string[],
-  options: ScanOptions & { index?: WorkspaceIndex; includeDirs?: readonly string[] } = {},
+  options: ScanOptions & {
+    index?: WorkspaceIndex;
+    includeDirs?: readonly string[];
+    /** Told of each file whose indexing failed (it is left out; the others are indexed). */
+    onError?: IndexErrorListener;
+  } = {},
 ): { index: WorkspaceIndex; scan: ScanResult } {
   const index = options.index ?? new WorkspaceIndex({ includeDirs: (options.includeDirs ?? []).map(toIndexPath) });
   const scan = listSourceFiles(roots, options);
-  for (const file of scan.files) updateFromDisk(index, file, options.maxFileBytes);
+  for (const file of scan.files) updateFromDisk(index, file, options.maxFileBytes, options.onError);
   return { index, scan };
+}
+
+export type IndexErrorListener = (file: string, message: string) => void;
+
+/**
+ * Index one file's text; false when its indexing throws: it is then left out of the index, and `onError` told,
+ * so that one file's failure is that file's alone, never the rest of the index's.
+ */
+export function indexText(index: WorkspaceIndex, file: string, text: string, onError?: IndexErrorListener): boolean {
+  try {
+    index.update(toIndexPath(file), text);
+    return true;
+  } catch (error) {
+    index.remove(toIndexPath(file));
+    onError?.(file, error instanceof Error ? error.message : String(error));
+    return false;
+  }
 }
 
 /**
  * Re-read one file into the index (after a change on disk); removes it when it is gone, is not a regular
- * file, or is larger than `maxBytes` (default 1 MiB, as the scan's).
+ * file, or is larger than `maxBytes` (default 1 MiB, as the scan's), or when its indexing fails (indexText).
  */
-export function updateFromDisk(index: WorkspaceIndex, file: string, maxBytes = 1024 * 1024): boolean {
+export function updateFromDisk(
+  index: WorkspaceIndex,
+  file: string,
+  maxBytes = 1024 * 1024,
+  onError?: IndexErrorListener,
+): boolean {
   let text: string;
   try {
     text = readBoundedFileSync(file, { maxBytes }).text;
@@ -109,8 +136,7 @@ export function updateFromDisk(index: WorkspaceIndex, file: string, maxBytes = 1
     index.remove(toIndexPath(file));
     return false;
   }
-  index.update(toIndexPath(file), text);
-  return true;
+  return indexText(index, file, text, onError);
 }
 
 /** The key the index uses for a file on disk. */

@@ -36,6 +36,7 @@ import { readGrammarBytes } from '../files/grammar-files';
 import { makeSafely } from './safely';
 import { DEFAULT_SETTINGS, readSettings, withoutUntrustedFiles, type Settings } from '../settings';
 import { documentLimitsOf } from '../document-limits';
+import { OVERSIZE_FIELD } from './framing-guard';
 import { hoverAt } from './hover';
 import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
@@ -111,6 +112,8 @@ export class CudaOccupancyServer {
     private readonly connection: Connection,
     private readonly analyzer: Analyzer,
     private readonly params: InitializeParams,
+    /** Told the document limit in bytes whenever the settings are read (the transport decodes no larger message). */
+    private readonly onDocumentLimit: (bytes: number) => void,
   ) {
     this.safely = makeSafely((m) => connection.console.error(m));
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
@@ -144,7 +147,11 @@ export class CudaOccupancyServer {
     });
   }
 
-  static async initialize(connection: Connection, params: InitializeParams): Promise<CudaOccupancyServer> {
+  static async initialize(
+    connection: Connection,
+    params: InitializeParams,
+    onDocumentLimit: (bytes: number) => void = () => undefined,
+  ): Promise<CudaOccupancyServer> {
     const analyzer = await createAnalyzer({
       grammar: readGrammarBytes(),
       clock: () => performance.now(),
@@ -155,7 +162,7 @@ export class CudaOccupancyServer {
     });
     // Until the settings are read (they say which nvcc), a first hover says the figures are coming.
     analyzer.setCompilerStatus('starting');
-    const server = new CudaOccupancyServer(connection, analyzer, params);
+    const server = new CudaOccupancyServer(connection, analyzer, params, onDocumentLimit);
     server.register();
     return server;
   }
@@ -174,14 +181,23 @@ export class CudaOccupancyServer {
     c.onInitialized(() => void this.onInitialized());
     c.onDidChangeConfiguration(() => void this.reloadSettings());
     c.onDidOpenTextDocument((p) => {
-      this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
+      const oversize = (p as { [OVERSIZE_FIELD]?: unknown })[OVERSIZE_FIELD];
+      if (typeof oversize === 'number')
+        this.documents.openWithoutText(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, oversize);
+      else
+        this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
       this.indexFromAnalysis(p.textDocument.uri);
       this.scheduleDiagnostics(p.textDocument.uri);
       this.requestCompile(p.textDocument.uri);
     });
     c.onDidChangeTextDocument((p) => {
       const uri = p.textDocument.uri;
-      if (!this.documents.change(uri, p.textDocument.version, p.contentChanges)) {
+      const oversize = (p as { [OVERSIZE_FIELD]?: unknown })[OVERSIZE_FIELD];
+      const changed =
+        typeof oversize === 'number'
+          ? this.documents.changeWithoutText(uri, p.textDocument.version, oversize)
+          : this.documents.change(uri, p.textDocument.version, p.contentChanges);
+      if (!changed) {
         c.console.warn(
           `ignored a change of ${uri} to version ${p.textDocument.version}: not newer than the document's`,
         );
@@ -204,7 +220,12 @@ export class CudaOccupancyServer {
       this.freshParses.forget(uri);
       const file = filePath(uri);
       if (file)
-        updateFromDisk(this.analyzer.index, file, Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024));
+        updateFromDisk(
+          this.analyzer.index,
+          file,
+          Math.min(1024 * 1024, this.settings['limits.fileMB'] * 1024 * 1024),
+          this.indexError,
+        );
       else this.analyzer.index.remove(indexKey(uri));
       this.releaseUnits(uri);
       if (!this.backgroundUnits.has(uri)) this.compile.close(uri);
@@ -235,7 +256,11 @@ export class CudaOccupancyServer {
   private async onInitialized(): Promise<void> {
     // Index before the first document is analysed, so its includes resolve from the first hover on.
     this.safely('workspace index', undefined, () => {
-      const { scan } = indexWorkspace(this.workspaceRoots(), { index: this.analyzer.index, maxFiles: 2000 });
+      const { scan } = indexWorkspace(this.workspaceRoots(), {
+        index: this.analyzer.index,
+        maxFiles: 2000,
+        onError: this.indexError,
+      });
       this.connection.console.log(
         `indexed ${scan.files.length} CUDA files${scan.truncated ? ' (stopped at the limit)' : ''}`,
       );
@@ -243,6 +268,10 @@ export class CudaOccupancyServer {
     });
     await this.reloadSettings(true);
   }
+
+  /** One file whose indexing failed: left out of the index, which goes on with the others. */
+  private readonly indexError = (file: string, message: string): void =>
+    this.connection.console.error(`[error] indexing ${file} failed: ${message} (left out of the workspace index)`);
 
   /** What other files see of an open document: its analysed text passes (the first pass of its current version). */
   private indexFromAnalysis(uri: string): void {
@@ -276,6 +305,7 @@ export class CudaOccupancyServer {
     }
     if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
     this.settings = settings;
+    this.onDocumentLimit(documentLimitsOf(settings).maxBytes);
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
     this.updateCompilerStatus();
@@ -528,7 +558,7 @@ export class CudaOccupancyServer {
       for (const file of this.compile.databaseFiles()) {
         if (added >= 2000) break;
         if (this.analyzer.index.get(toIndexPath(file))) continue;
-        if (updateFromDisk(this.analyzer.index, file)) added++;
+        if (updateFromDisk(this.analyzer.index, file, undefined, this.indexError)) added++;
       }
     });
   }

@@ -7,7 +7,13 @@ import type { TextEdit } from '../core/syntax/cuda-parser';
 import type { Position } from '../core/types';
 import { DocumentSessions, type DocumentSessionsOptions } from '../core/incremental/document-sessions';
 import type { DocumentFacts } from '../core/incremental/document-analysis';
-import { DEFAULT_DOCUMENT_LIMITS, tooLargeAfterEdit, tooLargeToAnalyse, type DocumentLimits } from '../document-limits';
+import {
+  DEFAULT_DOCUMENT_LIMITS,
+  tooLargeAfterEdit,
+  tooLargeToAnalyse,
+  tooManyBytes,
+  type DocumentLimits,
+} from '../document-limits';
 
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from '../core/incremental/document-sessions';
 
@@ -23,6 +29,12 @@ export class DocumentStore {
   private readonly sessions: DocumentSessions;
   /** Documents over the size limits, with why: they are kept as text only, never analysed. */
   private readonly oversize = new Map<string, string>();
+  /**
+   * Documents whose text is not kept at all: opened by a message too large to decode (framing-guard.ts), or grown
+   * past twice the limit. Their changes cannot be applied: they are counted, not read, until one replaces the whole
+   * text or the document is opened again. (2,000 edits of 100 KB each grew one to 200 MB and the server to 2.7 GB.)
+   */
+  private readonly textless = new Set<string>();
   private readonly limits: () => DocumentLimits;
 
   constructor(options: DocumentStoreOptions) {
@@ -34,7 +46,29 @@ export class DocumentStore {
   open(uri: string, languageId: string, version: number, text: string): void {
     this.documents.set(uri, TextDocument.create(uri, languageId, version, text));
     this.oversize.delete(uri);
+    this.textless.delete(uri);
     this.analyse(uri, version, text, 'open');
+  }
+
+  /** Opens a document whose message was `bytes` long, too large to decode: its text is not known. */
+  openWithoutText(uri: string, languageId: string, version: number, bytes: number): void {
+    this.documents.set(uri, TextDocument.create(uri, languageId, version, ''));
+    this.dropText(uri, tooManyBytes(bytes, this.limits()));
+  }
+
+  /** A change of a document too large to decode: the document's text is no longer known. */
+  changeWithoutText(uri: string, version: number, bytes: number): boolean {
+    const document = this.documents.get(uri);
+    if (!document || !Number.isInteger(version) || version <= document.version) return false;
+    this.documents.set(uri, TextDocument.create(uri, document.languageId, version, ''));
+    this.dropText(uri, tooManyBytes(bytes, this.limits()));
+    return true;
+  }
+
+  private dropText(uri: string, reason: string): void {
+    this.textless.add(uri);
+    this.oversize.set(uri, `${reason}; its text is not kept: open it again once it is smaller`);
+    this.sessions.close(uri);
   }
 
   /** Why the document is not analysed (`too large to analyse: ...`), or null. */
@@ -44,7 +78,8 @@ export class DocumentStore {
 
   /** The limits changed: documents that now fit are analysed, documents that no longer fit dropped. */
   recheckLimits(): void {
-    for (const [uri, document] of this.documents) this.analyse(uri, document.version, document.getText(), 'limits');
+    for (const [uri, document] of this.documents)
+      if (!this.textless.has(uri)) this.analyse(uri, document.version, document.getText(), 'limits');
   }
 
   /**
@@ -76,6 +111,18 @@ export class DocumentStore {
     let document = this.documents.get(uri);
     if (!document) return false;
     if (!Number.isInteger(version) || version <= document.version) return false;
+    if (this.textless.has(uri)) {
+      // Edits of a text not kept cannot be applied; a change that replaces the whole text starts it again.
+      let whole = changes.length - 1;
+      while (whole >= 0 && 'range' in changes[whole]) whole--;
+      if (whole < 0) {
+        this.documents.set(uri, TextDocument.create(uri, document.languageId, version, ''));
+        return true;
+      }
+      this.textless.delete(uri);
+      document = TextDocument.create(uri, document.languageId, document.version, '');
+      changes = changes.slice(whole);
+    }
     let edits: TextEdit[] | null = [];
     for (const change of changes) {
       if ('range' in change) {
@@ -106,13 +153,21 @@ export class DocumentStore {
       }
     }
     this.documents.set(uri, document);
-    this.analyse(uri, version, document.getText(), edits);
+    const text = document.getText();
+    // Far past the limit (UTF-16 units, at most 3 bytes each): not analysed, and not worth keeping.
+    if (text.length > 2 * this.limits().maxBytes) {
+      this.documents.set(uri, TextDocument.create(uri, document.languageId, version, ''));
+      this.dropText(uri, tooManyBytes(Buffer.byteLength(text, 'utf8'), this.limits()));
+      return true;
+    }
+    this.analyse(uri, version, text, edits);
     return true;
   }
 
   close(uri: string): void {
     this.documents.delete(uri);
     this.oversize.delete(uri);
+    this.textless.delete(uri);
     this.sessions.close(uri);
   }
 
@@ -156,6 +211,7 @@ export class DocumentStore {
   dispose(): void {
     this.documents.clear();
     this.oversize.clear();
+    this.textless.clear();
     this.sessions.dispose();
   }
 }

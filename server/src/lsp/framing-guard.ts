@@ -4,7 +4,7 @@
  * limit, then exactly that many bytes. A stream that breaks the framing cannot be read on correctly (the next
  * message's start is lost), and one that announces gigabytes would be waited on for ever: either is a framing
  * error, which the entry point answers by closing the connection and exiting non-zero (the client restarts the
- * server). The bytes pass through unchanged.
+ * server). The bytes pass through unchanged, but for a body over the size the document limit allows (framingGuard).
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -14,45 +14,6 @@ const MAX_HEADER_BYTES = 8 * 1024;
 const HEADER_END = Buffer.from('\r\n\r\n');
 
 export class FramingError extends Error {}
-
-/** Tracks the framing of a byte stream fed to it in chunks; throws FramingError at the first violation. */
-export class FramingChecker {
-  private header = Buffer.alloc(0);
-  /** Bytes of the current body still to come, or null while a header is read. */
-  private remaining: number | null = null;
-
-  constructor(private readonly maxContentLength = MAX_CONTENT_LENGTH) {}
-
-  feed(chunk: Buffer): void {
-    let offset = 0;
-    while (offset < chunk.length) {
-      if (this.remaining !== null) {
-        const take = Math.min(this.remaining, chunk.length - offset);
-        this.remaining -= take;
-        offset += take;
-        if (this.remaining === 0) this.remaining = null;
-        continue;
-      }
-      // In a header: look for its end across chunk boundaries.
-      const before = this.header.length;
-      this.header = Buffer.concat([
-        this.header,
-        chunk.subarray(offset, Math.min(chunk.length, offset + MAX_HEADER_BYTES + 4)),
-      ]);
-      const end = this.header.indexOf(HEADER_END);
-      if (end < 0) {
-        if (this.header.length > MAX_HEADER_BYTES)
-          throw new FramingError(`a message header is longer than ${MAX_HEADER_BYTES} bytes`);
-        offset += this.header.length - before;
-        continue;
-      }
-      const length = contentLength(this.header.subarray(0, end).toString('ascii'), this.maxContentLength);
-      offset += end + HEADER_END.length - before;
-      this.header = Buffer.alloc(0);
-      this.remaining = length === 0 ? null : length;
-    }
-  }
-}
 
 function contentLength(header: string, max: number): number {
   let length: number | null = null;
@@ -70,18 +31,111 @@ function contentLength(header: string, max: number): number {
   return length;
 }
 
-/** A pass-through stream that fails (`error` with a FramingError) at the first framing error. */
-export function framingGuard(maxContentLength = MAX_CONTENT_LENGTH): Transform {
-  const checker = new FramingChecker(maxContentLength);
+/** The field a stand-in message carries: the byte length of the message it stands for (see framingGuard). */
+export const OVERSIZE_FIELD = '$cudaOccupancyOversizeBytes';
+/** The bytes of an oversize body read to find its method, document and version; the rest is dropped unread. */
+const OVERSIZE_HEAD_BYTES = 64 * 1024;
+
+/**
+ * A pass-through stream that fails (`error` with a FramingError) at the first framing error. A body larger than
+ * `maxPassedLength()` is not passed on: decoding it alone costs four times its size (a 300 MB `didOpen` took
+ * 1.3 GB), and a document that large is not analysed anyway. Its first 64 KiB are read; a `didOpen` or `didChange`
+ * whose document they name is passed on as a stand-in without the text, marked with OVERSIZE_FIELD (the
+ * document is then reported too large), and anything else is a framing error.
+ */
+export function framingGuard(
+  maxContentLength = MAX_CONTENT_LENGTH,
+  maxPassedLength: () => number = () => maxContentLength,
+): Transform {
+  let header = Buffer.alloc(0);
+  /** The body being read: its bytes still to come, and, for an oversize one, what is kept of it. */
+  let body: { remaining: number; length: number; head: Buffer[] | null; kept: number } | null = null;
   return new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
       try {
-        checker.feed(chunk);
+        let offset = 0;
+        while (offset < chunk.length) {
+          if (body) {
+            const take = Math.min(body.remaining, chunk.length - offset);
+            const piece = chunk.subarray(offset, offset + take);
+            if (!body.head) this.push(piece);
+            else if (body.kept < OVERSIZE_HEAD_BYTES) {
+              body.head.push(piece.subarray(0, OVERSIZE_HEAD_BYTES - body.kept));
+              body.kept += Math.min(piece.length, OVERSIZE_HEAD_BYTES - body.kept);
+            }
+            body.remaining -= take;
+            offset += take;
+            if (body.remaining === 0) {
+              if (body.head) this.push(frame(standIn(Buffer.concat(body.head).toString('utf8'), body.length)));
+              body = null;
+            }
+            continue;
+          }
+          const before = header.length;
+          header = Buffer.concat([
+            header,
+            chunk.subarray(offset, Math.min(chunk.length, offset + MAX_HEADER_BYTES + 4)),
+          ]);
+          const end = header.indexOf(HEADER_END);
+          if (end < 0) {
+            if (header.length > MAX_HEADER_BYTES)
+              throw new FramingError(`a message header is longer than ${MAX_HEADER_BYTES} bytes`);
+            offset += header.length - before;
+            continue;
+          }
+          const length = contentLength(header.subarray(0, end).toString('ascii'), maxContentLength);
+          offset += end + HEADER_END.length - before;
+          const passed = length <= maxPassedLength();
+          if (passed) this.push(header.subarray(0, end + HEADER_END.length));
+          header = Buffer.alloc(0);
+          if (length > 0) body = { remaining: length, length, head: passed ? null : [], kept: 0 };
+          else if (!passed) this.push(frame(standIn('', 0)));
+        }
       } catch (error) {
         done(error as Error);
         return;
       }
-      done(null, chunk);
+      done();
     },
   });
+}
+
+/** A message framed as the base protocol frames it. */
+function frame(message: object): Buffer {
+  const json = Buffer.from(JSON.stringify(message), 'utf8');
+  return Buffer.concat([Buffer.from(`Content-Length: ${json.length}\r\n\r\n`, 'ascii'), json]);
+}
+
+/**
+ * The stand-in for an oversize message, from its first bytes: a `didOpen` without its text, or a `didChange`
+ * without its changes, of the document and version named there, with OVERSIZE_FIELD. Throws a FramingError for
+ * any other message, or one whose first bytes do not name its document.
+ */
+export function standIn(head: string, length: number): object {
+  const field = (name: string, value: string) => new RegExp(`"${name}"\\s*:\\s*${value}`).exec(head)?.[1];
+  const string = (name: string) => {
+    const raw = field(name, '"((?:[^"\\\\]|\\\\.)*)"');
+    try {
+      return raw === undefined ? undefined : (JSON.parse(`"${raw}"`) as string);
+    } catch {
+      return undefined;
+    }
+  };
+  const method = string('method');
+  const uri = string('uri');
+  const version = Number(field('version', '(-?\\d+)') ?? NaN);
+  const over = `a message of ${length} bytes`;
+  if ((method === 'textDocument/didOpen' || method === 'textDocument/didChange') && uri && Number.isInteger(version)) {
+    const textDocument =
+      method === 'textDocument/didOpen'
+        ? { uri, languageId: string('languageId') ?? 'cuda-cpp', version, text: '' }
+        : { uri, version };
+    const params = method === 'textDocument/didOpen' ? { textDocument } : { textDocument, contentChanges: [] };
+    return { jsonrpc: '2.0', method, params: { ...params, [OVERSIZE_FIELD]: length } };
+  }
+  throw new FramingError(
+    method === 'textDocument/didOpen' || method === 'textDocument/didChange'
+      ? `${over} does not name its document and version in its first ${OVERSIZE_HEAD_BYTES} bytes`
+      : `${over} (${method ?? 'no method in its first bytes'}) is over the size the document limit allows`,
+  );
 }

@@ -3,7 +3,10 @@
  * initialize request is answered, requests get ServerNotInitialized (-32002) and notifications other than
  * `exit` are dropped; a second initialize is an InvalidRequest (-32600), never a second server that would drop
  * every open document; after shutdown, requests get InvalidRequest and notifications other than `exit` are
- * dropped. Responses to the server's own requests always pass.
+ * dropped. Responses to the server's own requests always pass. A message that is not a JSON-RPC 2.0 request,
+ * notification or response (a number, an array, an object without a method or an id) cannot be answered: the
+ * gate reports it, and the entry point ends the process non-zero, for the client to restart it, as it does on a
+ * framing error.
  */
 import type {
   DataCallback,
@@ -57,6 +60,26 @@ export function lifecycleStep(state: LifecycleState, message: Message): Lifecycl
   return { state, pass: true };
 }
 
+/** Why `message` is not a JSON-RPC 2.0 request, notification or response, or null when it is one. Pure. */
+export function malformedMessage(message: unknown): string | null {
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    return `a message is ${Array.isArray(message) ? 'an array' : message === null ? 'null' : `a ${typeof message}`}, not an object`;
+  const m = message as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return 'a message does not say "jsonrpc": "2.0"';
+  const id = m.id;
+  const idOk = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  if (m.method !== undefined) {
+    if (typeof m.method !== 'string') return 'a message has a method that is not a string';
+    if (id !== undefined && !idOk) return `${m.method}: its id is not a number or a string`;
+    if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null))
+      return `${m.method}: its params are not an object or an array`;
+    return null;
+  }
+  if (!idOk && id !== null) return 'a message has neither a method nor an id';
+  if (!('result' in m) && !('error' in m)) return 'a response has neither a result nor an error';
+  return null;
+}
+
 /** A MessageReader that lets through what the lifecycle allows and answers the rest itself. */
 export class LifecycleGate implements MessageReader {
   private state: LifecycleState = 'new';
@@ -64,6 +87,8 @@ export class LifecycleGate implements MessageReader {
   constructor(
     private readonly inner: MessageReader,
     private readonly writer: MessageWriter,
+    /** Told of a malformed message (malformedMessage), which is not passed on. */
+    private readonly onMalformed: (why: string) => void = () => undefined,
   ) {}
 
   get onError() {
@@ -94,6 +119,11 @@ export class LifecycleGate implements MessageReader {
 
   listen(callback: DataCallback): Disposable {
     return this.inner.listen((message) => {
+      const malformed = malformedMessage(message);
+      if (malformed !== null) {
+        this.onMalformed(malformed);
+        return;
+      }
       const step = lifecycleStep(this.state, message);
       this.state = step.state;
       if (step.pass) callback(message);

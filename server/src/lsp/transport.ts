@@ -12,7 +12,8 @@ import {
   type MessageReader,
   type MessageWriter,
 } from 'vscode-languageserver/node';
-import { framingGuard } from './framing-guard';
+import { framingGuard, MAX_CONTENT_LENGTH } from './framing-guard';
+import { DEFAULT_DOCUMENT_LIMITS } from '../document-limits';
 
 export interface Transport {
   reader: MessageReader;
@@ -20,6 +21,11 @@ export interface Transport {
   /** The byte stream read, when there is one (its end is the connection's end). */
   input: NodeJS.ReadableStream | null;
   kind: 'stdio' | 'node-ipc' | 'socket' | 'pipe';
+  /**
+   * The largest document analysed, in bytes (limits.documentMB): a message body more than twice as large, plus a
+   * megabyte, is not decoded (framing-guard.ts). Node IPC delivers messages decoded: there it changes nothing.
+   */
+  setDocumentLimit(bytes: number): void;
 }
 
 export function openTransport(argv: readonly string[]): Transport | null {
@@ -36,6 +42,7 @@ export function openTransport(argv: readonly string[]): Transport | null {
       writer: new IPCMessageWriter(process),
       input: null,
       kind: 'node-ipc',
+      setDocumentLimit: () => undefined,
     };
   if (argv.includes('--stdio')) return fromStreams(process.stdin, process.stdout, 'stdio');
   const port = value('--socket');
@@ -52,7 +59,19 @@ export function openTransport(argv: readonly string[]): Transport | null {
 }
 
 function fromStreams(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, kind: Transport['kind']): Transport {
-  const guarded = framingGuard();
+  let passed = passedLength(DEFAULT_DOCUMENT_LIMITS.maxBytes);
+  const guarded = framingGuard(MAX_CONTENT_LENGTH, () => passed);
   input.pipe(guarded);
-  return { reader: new StreamMessageReader(guarded), writer: new StreamMessageWriter(output), input, kind };
+  return {
+    reader: new StreamMessageReader(guarded),
+    writer: new StreamMessageWriter(output),
+    input,
+    kind,
+    setDocumentLimit: (bytes) => (passed = passedLength(bytes)),
+  };
+}
+
+/** The largest body decoded for a document limit: the document JSON-escaped (about 1.05 times; 2 leaves room), and the rest of its message. */
+function passedLength(documentBytes: number): number {
+  return 2 * documentBytes + 1024 * 1024;
 }

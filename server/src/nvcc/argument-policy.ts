@@ -9,6 +9,10 @@
  *   compiler, which can name programs too (`-Xcompiler -B/dir`, `-forward-unknown-to-host-compiler`): from
  *   the workspace (compile_commands.json, workspace settings), dropped unless the program's absolute path
  *   matches the user's allow-list (`cudaOccupancy.nvcc.allowedCompilers`, the CLI's `--allow-compiler`).
+ * And from every origin, options with a word a shell would read (`$(...)`, backticks, `;`, quotes, spaces): nvcc
+ * pastes the source path and option values into the command lines of its own stages and runs them with
+ * `/bin/sh -c`, some in double quotes and some bare (dropShellWords). Paths are not dropped: the compile reaches
+ * them through links under plain names (staged-inputs.ts).
  * Every dropped option is reported, so that the caller can log one line for it.
  */
 import * as path from 'node:path';
@@ -284,6 +288,118 @@ export function applyArgumentPolicy(
       continue;
     }
     kept.push(...written);
+  }
+  const plain = dropShellWords(kept, origin);
+  return { args: plain.args, dropped: [...dropped, ...plain.dropped] };
+}
+
+/**
+ * A word that reads the same to a POSIX shell bare, in double quotes or in single quotes: the characters
+ * Python's `shlex.quote` leaves unquoted. nvcc runs its stages (the host compiler, cicc, ptxas) with `sh -c`
+ * and a command line it pastes the source path and option values into, so these are the only words it is given.
+ */
+const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+/** A path nvcc may be given as it is: a plain word without nvcc's list separator `,`, nor `=`, `:`, `@`, `%`. */
+const PLAIN_PATH = /^[A-Za-z0-9_./+-]+$/;
+
+/** Whether nvcc (and the shell it runs its stages with) may be given `word` as it is. */
+export function isPlainWord(word: string): boolean {
+  return PLAIN_WORD.test(word);
+}
+
+/** Whether a path may reach nvcc as it is (else it is reached through a link: staged-inputs.ts). */
+export function isPlainPath(file: string): boolean {
+  return PLAIN_PATH.test(file);
+}
+
+/**
+ * nvcc options (without leading dashes) whose value may be the next argument (nvcc 13's `--help`): a dropped
+ * option takes its value with it, so that the value is never read as an option or an input.
+ */
+const NVCC_TAKES_VALUE = new Set([
+  ...TAKES_VALUE,
+  ...['pre-include', 'include', 'library', 'l', 'define-macro', 'D', 'undefine-macro', 'U', 'include-path', 'I'],
+  ...['system-include', 'isystem', 'library-path', 'L', 'archiver-binary', 'arbin', 'libdevice-directory', 'ldir'],
+  ...['target-directory', 'target-dir', 'optimization-info', 'opt-info', 'optimize', 'O', 'Ofast-compile', 'Ofc'],
+  ...['dopt', 'ftemplate-backtrace-limit', 'ftemplate-depth', 'threads', 't', 'split-compile'],
+  ...['split-compile-extended', 'fdevice-time-trace', 'time', 'input-drive-prefix', 'idp'],
+  ...['dependency-drive-prefix', 'ddp', 'drive-prefix', 'dp', 'gpu-architecture', 'arch', 'gpu-code', 'code'],
+  ...['generate-code', 'gencode', 'maxrregcount', 'Werror', 'diag-error', 'diag-suppress', 'diag-warn'],
+  ...['jump-table-density', 'jtd', 'frandom-seed', 'sanitize', 'cudart', 'cudadevrt', 'x', 'std', 'machine', 'm'],
+  ...['static-global-template-stub', 'device-entity-has-hidden-visibility', 'relocatable-device-code', 'rdc'],
+  ...['entries', 'e', 'ftz', 'prec-div', 'prec-sqrt', 'fmad', 'default-stream', 'host-linker-script', 'hls'],
+  ...['brief-diagnostics', 'brief-diag', 'device-stack-protector', 'compress-mode'],
+]);
+
+/** Options whose value is a folder (nvcc's lists: several, comma-separated) or a file to include. */
+export const DIRECTORY_OPTIONS = new Set(['I', 'include-path', 'isystem', 'system-include']);
+export const FILE_OPTIONS = new Set(['include', 'pre-include']);
+
+/** The reason given for an option dropped by dropShellWords. */
+export const SHELL_WORD_REASON =
+  'it holds a character a shell would interpret, and nvcc runs its compiler stages through /bin/sh';
+
+/** One option of an argument list as nvcc reads it, from `args[index]` on. */
+export interface NvccOption {
+  /** The option's name without dashes (`I`, `include-path`), or null for an argument that is not an option. */
+  readonly name: string | null;
+  /** How it is written: `-x v` (separate), `-x=v` (equals), `-Iv` (attached), `-x` alone (bare), or not an option. */
+  readonly form: 'separate' | 'equals' | 'attached' | 'bare' | 'positional';
+  /** The option as written, up to its value (`-I`, `--include-path=`), or the whole argument. */
+  readonly head: string;
+  readonly value: string | null;
+  /** The arguments it spans (1, or 2 for a separate value). */
+  readonly span: number;
+}
+
+/** Reads the option at `args[index]`: `-x v`, `-x=v`, `-Iv`, or a word alone. Pure. */
+export function nvccOptionAt(args: readonly string[], index: number): NvccOption {
+  const arg = args[index];
+  if (!arg.startsWith('-') || arg === '-') return { name: null, form: 'positional', head: arg, value: null, span: 1 };
+  const equals = /^(-{1,2})([^=]+)=(.*)$/s.exec(arg);
+  if (equals && NVCC_TAKES_VALUE.has(equals[2]))
+    return { name: equals[2], form: 'equals', head: `${equals[1]}${equals[2]}=`, value: equals[3], span: 1 };
+  const attached = /^-I(.+)$/s.exec(arg);
+  if (attached) return { name: 'I', form: 'attached', head: '-I', value: attached[1], span: 1 };
+  const name = arg.replace(/^-{1,2}/, '');
+  if (NVCC_TAKES_VALUE.has(name) && index + 1 < args.length)
+    return { name, form: 'separate', head: arg, value: args[index + 1], span: 2 };
+  return { name, form: 'bare', head: arg, value: null, span: 1 };
+}
+
+/** Whether an option's value is a path the compile stages (DIRECTORY_OPTIONS, FILE_OPTIONS). */
+export function isPathOption(option: NvccOption): boolean {
+  return (
+    option.name !== null &&
+    option.value !== null &&
+    (DIRECTORY_OPTIONS.has(option.name) || FILE_OPTIONS.has(option.name))
+  );
+}
+
+/**
+ * `args` less the options with a word that is not plain (isPlainWord), each reported with its value. The value of a
+ * path option (`-I`, `-isystem`, `-include` and their long forms, `-I/x` too) passes whatever it holds when
+ * `paths` is 'staged' (the compile gives nvcc a link under a plain name instead: staged-inputs.ts); with
+ * 'checked' it must be plain too. Pure.
+ */
+export function dropShellWords(
+  args: readonly string[],
+  origin: ArgumentOrigin,
+  paths: 'staged' | 'checked' = 'staged',
+): { args: string[]; dropped: DroppedArgument[] } {
+  const kept: string[] = [];
+  const dropped: DroppedArgument[] = [];
+  for (let i = 0; i < args.length;) {
+    const option = nvccOptionAt(args, i);
+    const written = args.slice(i, i + option.span);
+    i += option.span;
+    const head = option.form === 'equals' ? option.head.slice(0, -1) : option.head;
+    const value = option.value;
+    const valueOk =
+      value === null ||
+      (paths === 'staged' && isPathOption(option) ? value !== '' && !value.includes('\0') : isPlainWord(value));
+    if (isPlainWord(head) && valueOk) kept.push(...written);
+    else dropped.push({ text: written.join(' '), origin, reason: SHELL_WORD_REASON });
   }
   return { args: kept, dropped };
 }

@@ -6,7 +6,13 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { applyArgumentPolicy, type ArgumentOrigin, type ArgumentPolicy, type DroppedArgument } from './argument-policy';
+import {
+  applyArgumentPolicy,
+  dropShellWords,
+  type ArgumentOrigin,
+  type ArgumentPolicy,
+  type DroppedArgument,
+} from './argument-policy';
 import { readBoundedFile } from '../files/bounded-read';
 
 export interface CompileCommand {
@@ -381,6 +387,8 @@ export function resolveCompileFlags(options: {
   workspaceRoot?: string | null;
   policy?: ArgumentPolicy;
   nvccArgsOrigin?: ArgumentOrigin;
+  /** Who set the include paths, defines and standard of `settings` (default: the user). */
+  settingsOrigin?: ArgumentOrigin;
 }): CompileFlags {
   const policy = options.policy ?? NO_COMPILERS;
   const entry = options.database ? findCompileCommand(options.database, options.filePath) : null;
@@ -400,8 +408,14 @@ export function resolveCompileFlags(options: {
       dropped: [...reduced.dropped, ...nvccArgs.dropped],
     };
   }
+  // -I, -D and -std from settings pass the shell rule too (nvccArgs already did, with the rest of the policy).
+  const fromSettings = flagsFromSettings({ ...options.settings, nvccArgs: [] }, options.workspaceRoot ?? null);
+  const plain = dropShellWords(fromSettings.flags, options.settingsOrigin ?? 'user settings');
+  const extra = flagsFromSettings({ nvccArgs: nvccArgs.args });
   return {
-    ...flagsFromSettings({ ...options.settings, nvccArgs: nvccArgs.args }, options.workspaceRoot ?? null),
-    dropped: nvccArgs.dropped,
+    ...fromSettings,
+    flags: [...plain.args, ...extra.flags],
+    archs: [...new Set([...fromSettings.archs, ...extra.archs])],
+    dropped: [...plain.dropped, ...nvccArgs.dropped],
   };
 }

@@ -11,8 +11,10 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { nvccVersion, runNvcc } from './nvcc-runner';
-import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+import { nvccVersion, runNvcc, trackTempDir } from './nvcc-runner';
+import { resourceCacheKey, type ResourceCache } from './resource-cache';
+import { pathOptionsOf, refusedIncludeLine, walkIncludeClosure } from './include-closure';
+import { mapNames, mapNamesInListing, plainTempRoot, stageInputs } from './staged-inputs';
 import { findFirstCompilerError, type CompilerMessage } from './compile-resources';
 import { readBoundedFile } from '../files/bounded-read';
 import { isValidPtxEntry } from './cache-validation';
@@ -134,16 +136,21 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
   }
   sourceHash = contentHash(content);
 
+  const cwd = options.cwd ?? path.dirname(options.filePath);
+  // What nvcc would read that never ends, blocks or is far too large is refused before it starts (include-closure.ts).
+  const closure = await walkIncludeClosure({
+    filePath: options.filePath,
+    text: content.toString('utf8'),
+    ...pathOptionsOf(flags, cwd),
+    maxHeaderBytes: options.maxFileBytes ?? 64 * 1024 * 1024,
+  });
+  if (closure.refused.length > 0) return fail('failed', message(refusedIncludeLine(closure.refused[0])));
+
   let key: string | null = null;
   if (options.cache) {
-    const includes = await collectIncludeStamps({
-      filePath: options.filePath,
-      text: content.toString('utf8'),
-      includePaths: includePathsOf(flags, options.cwd ?? null),
-    });
     key = resourceCacheKey({
       content,
-      includes,
+      includes: closure.stamps,
       flags: [...flags, ...KEY_FLAGS],
       arch: options.arch,
       nvccPath: options.nvccPath,
@@ -169,37 +176,39 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
     return { status: 'ok', ptx, cacheHit: false, sourceHash, durationMs: now() - started, compileMs, command, log };
   }
 
-  const tempDir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-ptx-'));
+  const tempDir = await fs.mkdtemp(path.join(plainTempRoot(options.tempRoot ?? os.tmpdir()), 'cuda-occupancy-ptx-'));
+  const untrack = trackTempDir(tempDir);
   try {
     const output = path.join(tempDir, 'x.ptx');
-    const args = ptxArguments({ filePath: options.filePath, flags, arch: options.arch, output });
+    const staged = await stageInputs({ dir: tempDir, filePath: options.filePath, content, flags, cwd });
+    const args = ptxArguments({ filePath: staged.sourcePath, flags: staged.flags, arch: options.arch, output });
     command = [options.nvccPath, ...args];
     const env = { ...(options.env ?? process.env), TMPDIR: tempDir, TMP: tempDir, TEMP: tempDir };
     const run = await runNvcc({
       nvccPath: options.nvccPath,
       args,
-      cwd: options.cwd ?? path.dirname(options.filePath),
+      cwd,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       env,
       memoryLimitBytes: options.memoryLimitBytes,
     });
     compileMs = run.durationMs;
-    log = run.stderr + run.stdout;
+    log = mapNames(run.stderr + run.stdout, staged.names);
     if (run.status === 'timed-out')
       return fail('timed-out', message(`nvcc -ptx did not finish within ${Math.round(options.timeoutMs / 1000)} s`));
     if (run.status !== 'exited') return fail(run.status, message(run.error ?? run.status));
     if (run.exitCode !== 0) {
       return fail(
         'failed',
-        findFirstCompilerError(run.stderr + (run.stdout ? `\n${run.stdout}` : '')) ??
+        findFirstCompilerError(mapNames(run.stderr + (run.stdout ? `\n${run.stdout}` : ''), staged.names)) ??
           message(`nvcc exited with status ${run.exitCode ?? run.signal}`),
       );
     }
     const limit = options.maxPtxBytes ?? DEFAULT_MAX_PTX;
     let text: string;
     try {
-      text = (await readBoundedFile(output, { maxBytes: limit })).text;
+      text = mapNamesInListing((await readBoundedFile(output, { maxBytes: limit })).text, staged.names);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === 'too-large') return fail('too-large', message(`the PTX is over the ${limit}-byte limit`));
@@ -221,6 +230,7 @@ export async function compilePtx(options: CompilePtxOptions): Promise<CompilePtx
     };
   } finally {
     await fs.rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
+    untrack();
   }
 }
 

@@ -13,10 +13,12 @@ import {
   type PtxasFunctionFigures,
   type PtxasModuleFigures,
 } from '../core/compiler/ptxas-output';
-import { nvccVersion, runNvcc, type NvccRunResult } from './nvcc-runner';
-import { collectIncludeStamps, includePathsOf, resourceCacheKey, type ResourceCache } from './resource-cache';
+import { nvccVersion, runNvcc, trackTempDir, type NvccRunResult } from './nvcc-runner';
+import { resourceCacheKey, type ResourceCache } from './resource-cache';
 import { readBoundedFile } from '../files/bounded-read';
 import { looksLikePtx } from './compile-ptx';
+import { pathOptionsOf, refusedIncludeLine, walkIncludeClosure } from './include-closure';
+import { mapNames, mapNamesInListing, plainTempRoot, stageInputs, type StagedName } from './staged-inputs';
 
 /** What one architecture's compile yields; also what the cache stores. */
 export interface ArchFigures {
@@ -79,8 +81,11 @@ export interface CompileResourcesOptions {
 /** One arch's PTX and cubin, kept from the figures compile (`keep`); null where nvcc wrote none or it was too large. */
 export interface KeptOutput {
   readonly arch: string;
+  /** With the staged names mapped back to the real paths (staged-inputs.ts). */
   readonly ptx: string | null;
   readonly cubin: Buffer | null;
+  /** The names the cubin's line information gives the real paths (for nvdisasm's listing: mapNamesInListing). */
+  readonly names: readonly StagedName[];
 }
 
 export type CompileStatus = 'ok' | 'failed' | 'missing' | 'timed-out' | 'cancelled' | 'failed-to-start';
@@ -165,16 +170,27 @@ export async function compileResources(options: CompileResourcesOptions): Promis
 
   const mayHaveKernels = content.includes('__global__') || content.includes('__launch_bounds__');
 
+  // What nvcc would read that never ends, blocks or is far too large is refused before it starts.
+  const closure = await walkIncludeClosure({
+    filePath: options.filePath,
+    text: content.toString('utf8'),
+    ...pathOptionsOf(flags, options.cwd ?? path.dirname(options.filePath)),
+    maxHeaderBytes: options.maxFileBytes ?? 64 * 1024 * 1024,
+  });
+  if (closure.refused.length > 0)
+    return finish({
+      status: 'failed',
+      failedArchs: archs,
+      nvccVersion: versionText,
+      firstError: message(refusedIncludeLine(closure.refused[0])),
+    });
+
   // Cache lookups.
   const keys = new Map<string, string>();
   const found = new Map<string, ArchFigures>();
   const cacheHits: string[] = [];
   if (options.cache) {
-    const includes = await collectIncludeStamps({
-      filePath: options.filePath,
-      text: content.toString('utf8'),
-      includePaths: includePathsOf(flags, options.cwd ?? null),
-    });
+    const includes = closure.stamps;
     for (const arch of archs) {
       const key = resourceCacheKey({
         content,
@@ -199,6 +215,7 @@ export async function compileResources(options: CompileResourcesOptions): Promis
   const compile = async (group: string[]): Promise<void> => {
     const outcome = await compileOnce({
       ...options,
+      content,
       flags,
       archs: group,
       versionText,
@@ -208,7 +225,7 @@ export async function compileResources(options: CompileResourcesOptions): Promis
     invocations++;
     compileMs += outcome.run.durationMs;
     commands.push(outcome.command);
-    log += outcome.run.stderr + outcome.run.stdout;
+    log += outcome.log;
     kept.push(...outcome.kept);
     for (const figures of outcome.figures) {
       found.set(figures.arch, figures);
@@ -264,11 +281,14 @@ interface CompileOnceOutcome {
   run: NvccRunResult;
   command: string[];
   kept: KeptOutput[];
+  /** nvcc's output, with the staged names mapped back. */
+  log: string;
 }
 
 /** One nvcc run for one or several archs, in a temporary directory that is always removed. */
 async function compileOnce(
   options: CompileResourcesOptions & {
+    content: Buffer;
     flags: string[];
     archs: string[];
     versionText: string;
@@ -276,11 +296,20 @@ async function compileOnce(
     mayHaveKernels: boolean;
   },
 ): Promise<CompileOnceOutcome> {
-  const tempDir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-'));
+  const tempDir = await fs.mkdtemp(path.join(plainTempRoot(options.tempRoot ?? os.tmpdir()), 'cuda-occupancy-'));
+  const untrack = trackTempDir(tempDir);
   try {
-    const args = nvccArguments({
+    const cwd = options.cwd ?? path.dirname(options.filePath);
+    const staged = await stageInputs({
+      dir: tempDir,
       filePath: options.filePath,
+      content: options.content,
       flags: options.flags,
+      cwd,
+    });
+    const args = nvccArguments({
+      filePath: staged.sourcePath,
+      flags: staged.flags,
       archs: options.archs,
       outputDir: tempDir,
       keep: options.keep === true,
@@ -289,13 +318,14 @@ async function compileOnce(
     const run = await runNvcc({
       nvccPath: options.nvccPath,
       args,
-      cwd: options.cwd ?? path.dirname(options.filePath),
+      cwd,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       env,
       memoryLimitBytes: options.memoryLimitBytes,
     });
     const command = [options.nvccPath, ...args];
+    const log = mapNames(run.stderr + run.stdout, staged.names);
     if (run.status !== 'exited') {
       const firstError =
         run.status === 'timed-out'
@@ -303,9 +333,9 @@ async function compileOnce(
           : run.error
             ? message(run.error)
             : null;
-      return { status: run.status, figures: [], firstError, run, command, kept: [] };
+      return { status: run.status, figures: [], firstError, run, command, kept: [], log };
     }
-    const output = run.stderr + (run.stdout ? `\n${run.stdout}` : '');
+    const output = mapNames(run.stderr + (run.stdout ? `\n${run.stdout}` : ''), staged.names);
     if (run.exitCode !== 0) {
       return {
         status: 'failed',
@@ -314,6 +344,7 @@ async function compileOnce(
         run,
         command,
         kept: [],
+        log,
       };
     }
     const parsed = parsePtxasOutput(output, { defaultArch: options.archs.length === 1 ? options.archs[0] : undefined });
@@ -326,6 +357,7 @@ async function compileOnce(
         run,
         command,
         kept: [],
+        log,
       };
     }
     const figures = options.archs.map((arch): ArchFigures => ({
@@ -340,14 +372,16 @@ async function compileOnce(
     const kept = options.keep
       ? await readKept({
           dir: tempDir,
-          filePath: options.filePath,
+          filePath: staged.sourcePath,
           archs: options.archs,
           maxBytes: options.maxKeptBytes ?? 32 * 1024 * 1024,
+          names: staged.names,
         })
       : [];
-    return { status: 'ok', figures, firstError: null, run, command, kept };
+    return { status: 'ok', figures, firstError: null, run, command, kept, log };
   } finally {
     await fs.rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
+    untrack();
   }
 }
 
@@ -361,6 +395,7 @@ async function readKept(options: {
   filePath: string;
   archs: readonly string[];
   maxBytes: number;
+  names: readonly StagedName[];
 }): Promise<KeptOutput[]> {
   const stem = path.basename(options.filePath).replace(/\.[^.]*$/, '');
   const read = async (file: string): Promise<Buffer | null> => {
@@ -375,12 +410,13 @@ async function readKept(options: {
     const virtual = arch.replace(/^sm_/, 'compute_');
     const single = options.archs.length === 1;
     const ptxBytes = await read(single ? `${stem}.ptx` : `${stem}.${virtual}.ptx`);
-    const ptx = ptxBytes ? ptxBytes.toString('utf8') : null;
+    const ptx = ptxBytes ? mapNamesInListing(ptxBytes.toString('utf8'), options.names) : null;
     const cubin = await read(single ? 'out.cubin' : `${stem}.${virtual}.cubin`);
     kept.push({
       arch,
       ptx: ptx !== null && looksLikePtx(ptx) ? ptx : null,
       cubin: cubin && cubin.subarray(0, 4).toString('latin1') === '\x7fELF' ? cubin : null,
+      names: options.names,
     });
   }
   return kept;

@@ -315,6 +315,7 @@ export class CompileService {
     const sass = await keptLifeRanges({
       nvdisasmPath: this.nvdisasm,
       cubin: figures.kept.find((k) => k.arch === arch)?.cubin,
+      names: figures.kept.find((k) => k.arch === arch)?.names,
       timeoutMs: this.settings['nvcc.timeoutSeconds'] * 1000,
       signal,
       label: `${file} (${arch})`,
@@ -388,6 +389,11 @@ export class CompileService {
       workspaceRoot: this.options.workspaceRoots[0] ?? null,
       policy: this.policy,
       nvccArgsOrigin: this.fromWorkspace?.has('nvcc.args') ? 'workspace settings' : 'user settings',
+      settingsOrigin: (['nvcc.includePaths', 'nvcc.defines', 'nvcc.std'] as const).some((key) =>
+        this.fromWorkspace?.has(key),
+      )
+        ? 'workspace settings'
+        : 'user settings',
     });
     this.logDropped(resolved);
     return resolved;

@@ -10,6 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
 import type { ResourceCache } from './resource-cache';
+import { plainTempRoot } from './staged-inputs';
+import { trackTempDir } from './nvcc-runner';
 
 export interface CompileVariantOptions {
   readonly nvccPath: string;
@@ -32,7 +34,8 @@ export interface CompileVariantOptions {
 const MAXRREGCOUNT = /^--?maxrregcount(=|$)/;
 
 export async function compileVariant(options: CompileVariantOptions): Promise<CompileResourcesResult> {
-  const dir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-variant-'));
+  const dir = await fs.mkdtemp(path.join(plainTempRoot(options.tempRoot ?? os.tmpdir()), 'cuda-occupancy-variant-'));
+  const untrack = trackTempDir(dir);
   try {
     const copy = path.join(dir, path.basename(options.filePath));
     await fs.writeFile(copy, options.text);
@@ -49,6 +52,7 @@ export async function compileVariant(options: CompileVariantOptions): Promise<Co
     });
   } finally {
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    untrack();
   }
 }
 

@@ -3,10 +3,13 @@
  * run like nvcc (an argument array and never a shell, a time limit, bounded output, the whole
  * process group killed on timeout: nvcc-runner.ts). The output is handed to the core as text.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { runNvcc } from './nvcc-runner';
+import { runNvcc, trackTempDir } from './nvcc-runner';
 import { findOnPath } from './locate-nvcc';
+import { isPlainPath } from './argument-policy';
+import { mapNames, plainTempRoot } from './staged-inputs';
 
 const EXE = process.platform === 'win32' ? 'cuobjdump.exe' : 'cuobjdump';
 
@@ -39,12 +42,34 @@ export interface DumpOptions {
   signal?: AbortSignal;
 }
 
-/** `cuobjdump --dump-resource-usage FILE`'s output (its figures per function and architecture). */
+/**
+ * `cuobjdump --dump-resource-usage FILE`'s output (its figures per function and architecture). A file whose path is
+ * not plain is given through a link under a plain name, like every path a toolkit program is given (staged-inputs.ts).
+ */
 export async function dumpResourceUsage(options: DumpOptions): Promise<DumpResult> {
+  if (isPlainPath(options.file)) return dump(options, options.file);
+  const dir = await fs.mkdtemp(path.join(plainTempRoot(os.tmpdir()), 'cuda-occupancy-objects-'));
+  const untrack = trackTempDir(dir);
+  try {
+    const ext = path.extname(options.file);
+    const staged = path.join(dir, `object${isPlainPath(ext) ? ext : ''}`);
+    await fs.symlink(path.resolve(options.file), staged);
+    const result = await dump(options, staged);
+    const names = [[staged, options.file] as const];
+    return result.status === 'ok'
+      ? { ...result, text: mapNames(result.text, names) }
+      : { ...result, message: mapNames(result.message, names) };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    untrack();
+  }
+}
+
+async function dump(options: DumpOptions, file: string): Promise<DumpResult> {
   const run = await runNvcc({
     nvccPath: options.cuobjdumpPath,
-    args: ['--dump-resource-usage', options.file],
-    cwd: path.dirname(options.file),
+    args: ['--dump-resource-usage', file],
+    cwd: path.dirname(file),
     timeoutMs: options.timeoutMs,
     maxOutputBytes: options.maxOutputBytes ?? 32 * 1024 * 1024,
     signal: options.signal,

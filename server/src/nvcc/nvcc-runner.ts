@@ -6,9 +6,10 @@
  * A missing binary is a typed result, not an exception.
  */
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { findOnPath } from './locate-nvcc';
+import { isPlainWord } from './argument-policy';
 import { newRunMarker, RUN_MARKER_VARIABLE, runProcesses, signalAll } from './process-tree';
 
 export interface RunNvccOptions {
@@ -57,16 +58,73 @@ export interface NvccRunResult {
 const DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024;
 const isWindows = process.platform === 'win32';
 
-/** Process groups of runs in flight, killed if this process exits first. */
-const liveGroups = new Set<number>();
+/** Runs in flight (their process group and marker), killed if this process exits first. */
+const liveRuns = new Map<number, string>();
+/** The temporary directories of compiles in flight, removed if this process exits first. */
+const liveTempDirs = new Set<string>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const pid of liveGroups) killTree(pid, 'SIGKILL');
+  process.once('exit', () => endAllRuns());
+}
+
+/**
+ * Kills every run in flight (its process group and the processes carrying its marker) and removes every
+ * compile's temporary directory, at once and synchronously: for a process about to exit (a signal, an uncaught
+ * error), when no callback would run any more. Returns how many runs there were.
+ */
+export function endAllRuns(): number {
+  const runs = liveRuns.size;
+  for (const [pid, marker] of liveRuns) {
+    killTree(pid, 'SIGKILL');
+    signalAll(runProcesses(pid, marker), 'SIGKILL');
+  }
+  liveRuns.clear();
+  for (const dir of liveTempDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // already gone
+    }
+  }
+  liveTempDirs.clear();
+  return runs;
+}
+
+/**
+ * Makes the runs in flight end with this process: on SIGINT and SIGTERM (exit status 130 and 143, as a shell
+ * reports them) and on an uncaught error (`onUncaught` says it, then exit status `uncaughtExitCode`), every run's
+ * processes are killed and every temporary directory removed. nvcc runs in a process group of its own, so a
+ * Ctrl-C in the terminal does not reach it: without this, nvcc, sh, gcc and cc1plus went on after the CLI ended.
+ */
+export function endRunsWithProcess(options: { onUncaught: (error: unknown) => void; uncaughtExitCode: number }): void {
+  installExitHook();
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      endAllRuns();
+      process.exit(code);
+    });
+  }
+  process.on('uncaughtException', (error) => {
+    try {
+      options.onUncaught(error);
+    } finally {
+      endAllRuns();
+      process.exit(options.uncaughtExitCode);
+    }
   });
+}
+
+/** Registers a compile's temporary directory (removed by endAllRuns); call the result once it is removed. */
+export function trackTempDir(dir: string): () => void {
+  installExitHook();
+  liveTempDirs.add(dir);
+  return () => liveTempDirs.delete(dir);
 }
 
 function killTree(pid: number, signal: NodeJS.Signals): void {
@@ -108,6 +166,14 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
     ) {
       return finishEarly('failed-to-start', 'invalid nvcc path or argument');
     }
+    // nvcc runs its stages through /bin/sh with its arguments pasted in: only plain words reach it
+    // (argument-policy.ts drops the options, staged-inputs.ts gives paths plain names; this is the last guard).
+    const unquotable = isWindows ? undefined : options.args.find((a) => !isPlainWord(a));
+    if (unquotable !== undefined)
+      return finishEarly(
+        'failed-to-start',
+        `refused to run ${path.basename(options.nvccPath)}: the argument ${JSON.stringify(unquotable)} holds a character a shell would interpret`,
+      );
 
     const executable = resolveExecutable(options.nvccPath, options.env ?? process.env, options.cwd);
     if (!executable.path) return finishEarly('missing', executable.error);
@@ -162,7 +228,7 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
     child.stderr?.on('data', collect('stderr', stderr));
 
     const pid = child.pid;
-    if (pid !== undefined && !isWindows) liveGroups.add(pid);
+    if (pid !== undefined && !isWindows) liveRuns.set(pid, marker);
     let exited = false;
     /** Every process of the run: the group, and those that left it (while the first process lives, its descendants too). */
     const killRun = (signal: NodeJS.Signals): void => {
@@ -201,7 +267,7 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       clearTimeout(exitTimer);
       options.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) {
-        liveGroups.delete(pid);
+        liveRuns.delete(pid);
         // Leave no grandchildren behind, even after a normal exit of nvcc itself (a compiler leaves none).
         if (!isWindows && (timedOut || cancelled)) killTree(pid, 'SIGKILL');
         if (!isWindows) signalAll(runProcesses(undefined, marker), 'SIGKILL');

@@ -9,8 +9,9 @@
 import { promises as fs, realpathSync, statSync, accessSync, constants } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runNvcc } from './nvcc-runner';
+import { runNvcc, trackTempDir } from './nvcc-runner';
 import { findOnPath } from './locate-nvcc';
+import { mapNamesInListing, plainTempRoot, type StagedName } from './staged-inputs';
 
 /**
  * nvdisasm beside nvcc (the path as given, then the file it links to), else on PATH; null when there is
@@ -61,7 +62,8 @@ export function nvdisasmArguments(cubinPath: string): string[] {
 }
 
 export async function disassembleLifeRanges(options: DisassembleOptions): Promise<DisassembleResult> {
-  const dir = await fs.mkdtemp(path.join(options.tempRoot ?? os.tmpdir(), 'cuda-occupancy-sass-'));
+  const dir = await fs.mkdtemp(path.join(plainTempRoot(options.tempRoot ?? os.tmpdir()), 'cuda-occupancy-sass-'));
+  const untrack = trackTempDir(dir);
   const cubinPath = path.join(dir, 'k.cubin');
   const args = nvdisasmArguments(cubinPath);
   const command = [options.nvdisasmPath, ...args];
@@ -92,6 +94,7 @@ export async function disassembleLifeRanges(options: DisassembleOptions): Promis
     return { status: 'ok', text: run.stdout, durationMs: run.durationMs, command };
   } finally {
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    untrack();
   }
 }
 
@@ -103,6 +106,8 @@ export async function keptLifeRanges(options: {
   signal?: AbortSignal;
   /** For the log line: what was disassembled (`k.cu (sm_80)`). */
   label: string;
+  /** The staged names the compile gave real paths (its KeptOutput's), mapped back in the listing. */
+  names?: readonly StagedName[];
   log?: (line: string) => void;
 }): Promise<string | null> {
   if (!options.nvdisasmPath || !options.cubin) return null;
@@ -115,7 +120,7 @@ export async function keptLifeRanges(options: {
   options.log?.(
     `nvdisasm ${result.status} for ${options.label}: ${result.durationMs} ms${result.status === 'ok' ? '' : `; ${result.message}`}`,
   );
-  return result.status === 'ok' ? result.text : null;
+  return result.status === 'ok' ? mapNamesInListing(result.text, options.names ?? []) : null;
 }
 
 /** The one note when there is no nvdisasm: the pressure is the PTX estimate. */

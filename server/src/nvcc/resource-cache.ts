@@ -11,13 +11,9 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readBoundedFile } from '../files/bounded-read';
+import { walkIncludeClosure, type IncludeStamp } from './include-closure';
 
-export interface IncludeStamp {
-  readonly path: string;
-  /** null when the include could not be found (a later appearance must change the key). */
-  readonly mtimeMs: number | null;
-  readonly size: number | null;
-}
+export type { IncludeStamp } from './include-closure';
 
 export interface ResourceCacheKeyInput {
   /** The compiled file's content (what nvcc reads: the saved file). */
@@ -46,68 +42,14 @@ export function resourceCacheKey(input: ResourceCacheKeyInput): string {
   return createHash('sha256').update(material).digest('hex');
 }
 
-const INCLUDE_LINE = /^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)/gm;
-const MAX_HEADER_BYTES = 8 * 1024 * 1024;
-
-/**
- * Stamps of the headers a file includes, followed transitively: `#include "x"` is looked up next to the
- * including file and then in `includePaths`; `#include <x>` only in `includePaths` (system headers change
- * with the toolkit, whose version is part of the key). Bounded by `maxFiles`. Cheap: no preprocessor is run,
- * so includes under inactive `#if` branches count too (a harmless over-approximation).
- */
+/** Stamps of the headers a file includes, followed transitively (include-closure.ts). */
 export async function collectIncludeStamps(options: {
   filePath: string;
   text?: string;
   includePaths?: readonly string[];
   maxFiles?: number;
 }): Promise<IncludeStamp[]> {
-  const maxFiles = options.maxFiles ?? 256;
-  const includePaths = options.includePaths ?? [];
-  const stamps = new Map<string, IncludeStamp>();
-  const queue: Array<{ file: string; text: string | null }> = [
-    { file: path.resolve(options.filePath), text: options.text ?? null },
-  ];
-  const seen = new Set<string>([path.resolve(options.filePath)]);
-
-  while (queue.length > 0 && stamps.size < maxFiles) {
-    const { file, text: known } = queue.shift()!;
-    let text = known;
-    if (text === null) {
-      try {
-        text = (await readBoundedFile(file, { maxBytes: MAX_HEADER_BYTES })).text;
-      } catch {
-        continue; // gone, not a regular file (a FIFO, /dev/zero), or too large
-      }
-    }
-    for (const match of text.matchAll(INCLUDE_LINE)) {
-      const quoted = match[1];
-      const name = quoted ?? match[2];
-      const dirs = quoted ? [path.dirname(file), ...includePaths] : [...includePaths];
-      let found: IncludeStamp | null = null;
-      for (const dir of dirs) {
-        const candidate = path.resolve(dir, name);
-        try {
-          const stat = await fs.stat(candidate);
-          if (!stat.isFile()) continue;
-          found = { path: candidate, mtimeMs: stat.mtimeMs, size: stat.size };
-          break;
-        } catch {
-          // try the next directory
-        }
-      }
-      if (!found) {
-        if (quoted)
-          stamps.set(`missing:${file}:${name}`, { path: `${name} (from ${file})`, mtimeMs: null, size: null });
-        continue;
-      }
-      if (seen.has(found.path)) continue;
-      seen.add(found.path);
-      stamps.set(found.path, found);
-      if (stamps.size >= maxFiles) break;
-      queue.push({ file: found.path, text: null });
-    }
-  }
-  return [...stamps.values()];
+  return (await walkIncludeClosure(options)).stamps;
 }
 
 /** The `-I` and `-isystem` directories among nvcc flags (for `collectIncludeStamps`). Pure. */

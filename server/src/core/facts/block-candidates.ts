@@ -5,7 +5,7 @@
  * `blockCandidates`. Null when the set is not fixed by the source: null beats wrong.
  */
 import type { Dim3 } from '../types';
-import type { ConstantTable } from '../text/constant-table';
+import { MAX_CONSTANT_DEPTH, type ConstantTable } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
 import { evaluateSet, MAX_VALUES, valuesAt, type SetLookup, type ValueSet } from '../text/value-sets';
 import { splitTopLevel } from '../text/source-text';
@@ -59,7 +59,8 @@ function setLookup(tables: readonly ConstantTable[], lookup: Lookup, masked: str
   const self: SetLookup = (name) => {
     const value = lookup(name);
     if (value !== null) return [value];
-    if (seen.has(name)) return null;
+    // A name defined through more names than a constant may be (MAX_CONSTANT_DEPTH): unknown, not a stack overflow.
+    if (seen.has(name) || seen.size >= MAX_CONSTANT_DEPTH) return null;
     seen.add(name);
     try {
       for (const table of tables) {

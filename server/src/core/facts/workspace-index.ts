@@ -108,6 +108,13 @@ export interface ConstantView {
 /** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
 const VIEWS_KEPT = 4;
 
+/** Where a wrapper name is first defined in a file: the file, its place among the files, the wrapper's among its. */
+interface WrapperPlace {
+  file: string;
+  fileAt: number;
+  wrapperAt: number;
+}
+
 export class WorkspaceIndex {
   private readonly files = new Map<string, FileFacts>();
   private readonly includeDirs: string[];
@@ -129,6 +136,8 @@ export class WorkspaceIndex {
   private readonly borrowed = new Set<string>();
   /** The indexed paths by file name (for includes found by their tail), worked out when first asked after a change. */
   private byName: Map<string, string[]> | null = null;
+  /** Each wrapper name, with the files that define one, in the files' order, and where in them: see wrappersInView. */
+  private wrapperFiles: Map<string, WrapperPlace[]> | null = null;
   /** Who includes each file directly (see includersOf), worked out when first asked after a change. */
   private includedBy: Map<string, string[]> | null = null;
   /**
@@ -399,6 +408,7 @@ export class WorkspaceIndex {
     this.views.clear();
     this.includedBy = null;
     this.byName = null;
+    this.wrapperFiles = null;
     this.closures.clear();
     this.sortedPaths = null;
   }
@@ -489,13 +499,34 @@ export class WorkspaceIndex {
         if (!out.has(name) || names === null) out.set(name, [...(out.get(name) ?? []), ...list]);
     };
     for (const p of included) add(p, null);
-    const byName = new Map<string, Set<string>>();
-    for (const [p, facts] of this.files) {
-      if (p === path || included.includes(p)) continue;
-      for (const w of facts.wrappers) byName.set(w.name, (byName.get(w.name) ?? new Set()).add(p));
+    // From the names' files worked out once per version of the index, not from every file for every file
+    // (100,000 files took quadratic time). In the order of the files, as each name's one other file comes.
+    const skip = new Set([path, ...included]);
+    const single: Array<{ place: WrapperPlace; name: string }> = [];
+    for (const [name, places] of this.wrapperFilesByName()) {
+      if (out.has(name)) continue;
+      const others = places.filter((w) => !skip.has(w.file));
+      if (others.length === 1) single.push({ place: others[0], name });
     }
-    for (const [name, paths] of byName) if (!out.has(name) && paths.size === 1) add([...paths][0], new Set([name]));
+    single.sort((a, b) => a.place.fileAt - b.place.fileAt || a.place.wrapperAt - b.place.wrapperAt);
+    for (const { place, name } of single) add(place.file, new Set([name]));
     return out;
+  }
+
+  private wrapperFilesByName(): Map<string, WrapperPlace[]> {
+    if (this.wrapperFiles) return this.wrapperFiles;
+    const byName = new Map<string, WrapperPlace[]>();
+    let fileAt = 0;
+    for (const [file, facts] of this.files) {
+      facts.wrappers.forEach((w, wrapperAt) => {
+        const places = byName.get(w.name);
+        if (!places) byName.set(w.name, [{ file, fileAt, wrapperAt }]);
+        else if (places[places.length - 1].file !== file) places.push({ file, fileAt, wrapperAt });
+      });
+      fileAt++;
+    }
+    this.wrapperFiles = byName;
+    return byName;
   }
 
   /** The macros of `included` (nearest first), then those the rest of the workspace defines once (not `path`'s own). */

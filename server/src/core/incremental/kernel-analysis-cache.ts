@@ -92,29 +92,40 @@ export function calleesKey(
   const seen = new Set<string>();
   const texts: string[] = [];
   let usesOthers = false;
-  const visit = (text: string) => {
-    // `f(`, and `f<T>(` for a template device function.
-    for (const m of text.matchAll(/\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g)) {
-      const name = m[1];
-      if (seen.has(name)) continue;
-      seen.add(name);
-      const bodies = devices.get(name);
-      if (bodies) {
-        for (const body of bodies) {
-          texts.push(body);
-          visit(body);
-        }
-      } else if (others && !NOT_CALLS.has(name) && others.mayDefine(name)) {
-        usesOthers = true;
-        const body = others.text(name);
-        if (body === null) continue;
-        texts.push(`${name}@${body}`);
-        visit(body);
-      }
+  // Depth first, each body right after the call that reaches it; with a stack of its own, not the call stack
+  // (a chain of 20,000 device functions, each calling the next, overflowed it).
+  const stack: Array<Iterator<RegExpMatchArray>> = [calls(kernelBody)];
+  while (stack.length > 0) {
+    const next = stack[stack.length - 1].next();
+    if (next.done) {
+      stack.pop();
+      continue;
     }
-  };
-  visit(kernelBody);
+    const name = next.value[1];
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const bodies = devices.get(name);
+    if (bodies) {
+      // Each body, and what it calls, before the next body of the same name.
+      stack.push(...bodies.map((body) => visitBody(body)).reverse());
+    } else if (others && !NOT_CALLS.has(name) && others.mayDefine(name)) {
+      usesOthers = true;
+      const body = others.text(name);
+      if (body === null) continue;
+      texts.push(`${name}@${body}`);
+      stack.push(calls(body));
+    }
+  }
+  function* visitBody(body: string): Generator<RegExpMatchArray> {
+    texts.push(body);
+    yield* calls(body);
+  }
   return { key: texts.length ? hash(texts.join('\n')) : '', usesOthers };
+}
+
+/** The calls in a text: `f(`, and `f<T>(` for a template device function. */
+function calls(text: string): IterableIterator<RegExpMatchArray> {
+  return text.matchAll(/\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(/g);
 }
 
 /** Words written like calls (`if (`, `sizeof(`) that name no function. */

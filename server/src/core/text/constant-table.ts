@@ -666,6 +666,12 @@ function blockEnd(masked: string, from: number, to: number): number {
 const BRACES = /[{}]/g;
 
 /**
+ * How many names a value may be defined through (`#define M2 M1`, `const int c2 = c1 + 1`): a generated chain
+ * 1,000 deep overflowed the stack (each name is several frames); past this the value is unknown.
+ */
+export const MAX_CONSTANT_DEPTH = 100;
+
+/**
  * A lookup over several tables, innermost first, with a fallback (the workspace index).
  * It remembers its answers: make it once the tables are complete, and a new one when they change.
  */
@@ -687,7 +693,7 @@ export function makeLookup(tables: readonly ConstantTable[], fallback: Lookup = 
       if (table.shadowed?.has(name)) return null;
       const def = table.constants.get(name);
       if (!def) continue;
-      if (def.expr === '' || seen.has(name)) return null;
+      if (def.expr === '' || seen.has(name) || seen.size >= MAX_CONSTANT_DEPTH) return null;
       seen.add(name);
       try {
         return evaluateInteger(def.expr, lookup);
@@ -725,7 +731,14 @@ export function partialDim3(text: string, tables: readonly ConstantTable[], look
 }
 
 /** The three components of a dim3 text (missing ones are 1), null each where unknown; null when it is not a dim3 at all. */
-function dim3Parts(text: string, tables: readonly ConstantTable[], lookup: Lookup): Array<number | null> | null {
+function dim3Parts(
+  text: string,
+  tables: readonly ConstantTable[],
+  lookup: Lookup,
+  depth = 0,
+): Array<number | null> | null {
+  // `dim3 a(b); dim3 b(a);` or a chain of copies: past MAX_CONSTANT_DEPTH copies the dim3 is unknown.
+  if (depth > MAX_CONSTANT_DEPTH) return null;
   const trimmed = text.trim();
   const ctor = trimmed.startsWith('dim3') ? /^dim3\s*[({](.*)[)}]$/s.exec(trimmed) : null;
   const brace = trimmed.startsWith('{') ? /^\{(.*)\}$/s.exec(trimmed) : null;
@@ -739,7 +752,7 @@ function dim3Parts(text: string, tables: readonly ConstantTable[], lookup: Looku
           def.args.length === 1 && /^[A-Za-z_]\w*$/.test(def.args[0]) && tables.some((t) => t.dim3s.has(def.args[0]))
             ? null
             : def.args;
-        if (def.args.length === 1 && args === null) return dim3Parts(def.args[0], tables, lookup);
+        if (def.args.length === 1 && args === null) return dim3Parts(def.args[0], tables, lookup, depth + 1);
         break;
       }
       // The innermost table that declares the name decides (`int block = 256;` here, a `dim3 block` in another function).

@@ -89,21 +89,35 @@ function enumerate(text: string, lookup: SetLookup): ValueSet | null {
   return visit(0) ? normalize(out) : null;
 }
 
-/** `(x)` → `x` when the parentheses enclose the whole text. */
+/**
+ * `(x)` → `x` when the parentheses enclose the whole text, as often as they do. In one pass over the text
+ * (the matching parentheses first): stripping one pair at a time took 18 s for 40,000 nested pairs.
+ */
 function stripParens(text: string): string {
-  let t = text;
-  while (t.startsWith('(') && closeOf(t, 0) === t.length - 1) t = t.slice(1, -1).trim();
-  return t;
+  if (!text.startsWith('(')) return text;
+  const match = new Int32Array(text.length).fill(-1);
+  const open: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') open.push(i);
+    else if (text[i] === ')' && open.length > 0) match[open.pop()!] = i;
+  }
+  let from = 0;
+  let to = text.length - 1;
+  while (from < to && text[from] === '(' && match[from] === to) {
+    from++;
+    to--;
+    while (from <= to && isBlank(text[from])) from++;
+    while (to >= from && isBlank(text[to])) to--;
+  }
+  return text.slice(from, to + 1);
 }
 
-function closeOf(text: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    if (text[i] === '(') depth++;
-    else if (text[i] === ')' && --depth === 0) return i;
-  }
-  return -1;
+/** What String.prototype.trim removes (\s is the same set). */
+function isBlank(c: string): boolean {
+  return BLANK.test(c);
 }
+
+const BLANK = /\s/;
 
 /** `c ? a : b` at the top level of `text` (not in parentheses), or null. */
 function splitTernary(text: string): [string, string, string] | null {
