@@ -120,14 +120,30 @@ function specifierMacroUses(
 function isSpecifierOnly(def: MacroDef): boolean {
   if (def.body === null) return false;
   let depth = 0;
+  let previous = '';
   for (const t of def.body) {
-    if (t.text === '(') depth++;
-    else if (t.text === ')') depth--;
-    // Inside an attribute's parentheses anything goes (`__launch_bounds__(N, 2)`).
+    if (t.text === '(') {
+      // Parentheses only as an attribute's arguments (`__launch_bounds__(N, 2)`), where anything goes:
+      // `#define M (N)` is an expression.
+      if (depth === 0 && !ATTRIBUTE_NAMES.has(previous)) return false;
+      depth++;
+    } else if (t.text === ')') depth--;
     else if (depth === 0 && !SPECIFIERS.has(t.text)) return false;
+    if (depth === 0) previous = t.text;
   }
   return true;
 }
+
+/** Specifiers that take arguments in parentheses. */
+const ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
+  '__launch_bounds__',
+  '__maxnreg__',
+  '__cluster_dims__',
+  '__align__',
+  '__attribute__',
+  '__declspec',
+  'alignas',
+]);
 
 function matchingParen(text: string, open: number): number {
   let depth = 0;
