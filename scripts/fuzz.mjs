@@ -44,7 +44,6 @@ const suites = [
   [
     'out/test/unit/source-text-incremental.test.js',
     'out/test/unit/top-level-chunks.test.js',
-    'out/test/unit/chunked-text-passes.test.js',
     '--grep',
     'fresh|previous|edited|any edits',
   ],

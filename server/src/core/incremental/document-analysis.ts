@@ -1,8 +1,7 @@
 /**
  * A document's facts (facts/document-facts.ts), computed so that an edit pays only for what it
- * touched: the text passes are kept per chunk (chunked-text-passes.ts), each launch's target and
- * findings per launch object while what they were read from stays the same, and each kernel's body
- * passes per kernel (kernel-analysis-cache.ts). The passes themselves compute from scratch; this
+ * touched: each launch's target and findings per launch object while what they were read from
+ * stays the same, and each kernel's body passes per kernel (kernel-analysis-cache.ts). The passes themselves compute from scratch; this
  * module decides what to reuse.
  *
  * An editor's first pass may leave kernel bodies for later (a time budget, measured with the clock
@@ -28,11 +27,10 @@ import {
   type DivergenceContext,
 } from '../body/divergence';
 import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
-import type { BodyContext, TextPassCache } from './chunked-text-passes';
 import { documentView, unitFacts, type DocumentView, type UnitContext } from './unit-facts';
 import type { UnitProgram } from '../program/program';
 import type { SnippetParser } from '../ir/macro-hooks';
-import { calleesKey, hash, kernelKey, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { calleesKey, hash, kernelKey, type BodyContext, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { counter, memoWhileSame, objectTable } from './kept-tables';
 import { sameItems } from './same-items';
 
@@ -55,8 +53,6 @@ export interface AnalyzeInput {
   divergence?: boolean;
   /** Per-kernel results of the previous versions of this document (see kernel-analysis-cache.ts). */
   cache?: KernelAnalysisCache;
-  /** Per-chunk text-pass results of the previous versions of this document (see chunked-text-passes.ts). */
-  textCache?: TextPassCache;
   /**
    * Milliseconds for the kernel-body passes of kernels not in `cache` (default: no limit). The
    * rest are counted in `pendingKernels` and analysed by the next call for the same version.

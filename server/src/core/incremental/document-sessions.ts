@@ -10,7 +10,6 @@ import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type Resumable
 import { documentView } from './unit-facts';
 import { commonPrefix, commonSuffix } from '../text/source-text';
 import { KernelAnalysisCache } from './kernel-analysis-cache';
-import { TextPassCache } from './chunked-text-passes';
 
 interface Entry {
   version: number;
@@ -23,8 +22,6 @@ interface Entry {
   resume: ResumableAnalysis['resume'];
   /** Per-kernel results of earlier versions: an edit re-analyses only the kernel it touched. */
   kernels: KernelAnalysisCache;
-  /** Per-chunk text-pass results of earlier versions: an edit re-reads only the chunk it fell in. */
-  chunks: TextPassCache;
   /** The tree is an incremental parse that may differ from a fresh one (see settleLater). */
   unsettled: boolean;
 }
@@ -92,7 +89,6 @@ export class DocumentSessions {
       facts: null,
       resume: null,
       kernels: new KernelAnalysisCache(),
-      chunks: new TextPassCache(),
       unsettled: false,
     });
   }
@@ -162,7 +158,6 @@ export class DocumentSessions {
       entry.facts = null;
       entry.resume = null;
       entry.kernels = new KernelAnalysisCache();
-      entry.chunks = new TextPassCache();
       this.options.onForget?.(oldest);
     }
   }
@@ -213,7 +208,6 @@ export class DocumentSessions {
       view,
       parser: this.options.parser,
       cache: entry.kernels,
-      textCache: entry.chunks,
       treePassBudgetMs,
       clock: this.options.clock,
     });

@@ -11,6 +11,20 @@ import { findDirectiveRanges } from '../text/preprocessor-lines';
 import { detach } from './engine-seams';
 import { objectTable } from './kept-tables';
 
+/** The file as the kernel-body passes see it around each kernel (cache keys, calls into the file's functions). */
+export interface BodyContext {
+  /** What the kernel-body passes of every kernel depend on besides its own text (see contextKeyOf), as a key. */
+  contextKey: string;
+  /** The file's named `__device__` functions: their texts (blanks squeezed) by name, for calleesKey. */
+  deviceFunctions: ReadonlyMap<string, string[]>;
+  /** Changes whenever one of `deviceFunctions` does. */
+  devicesKey: string;
+  /** Where the file's device functions start, as a key: results with spans in them hold while it does. */
+  devicePlaces: string;
+  /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
+  functionNames: ReadonlySet<string>;
+}
+
 interface Entry<T> {
   value: T;
   line: number;
