@@ -109,7 +109,11 @@ describe('documents whose text is not kept', () => {
   async function store(): Promise<DocumentStore> {
     const parser = await getCudaParser();
     return new DocumentStore({
-      parser: { parse: (t, old) => parser.parse(t, old), parseApart: (t) => parser.parseApart(t), dispose: () => undefined },
+      parser: {
+        parse: (t, old) => parser.parse(t, old),
+        parseApart: (t) => parser.parseApart(t),
+        dispose: () => undefined,
+      },
       limits,
     });
   }
