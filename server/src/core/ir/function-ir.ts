@@ -74,6 +74,8 @@ export interface FunctionIR {
   params: number[];
   /** Lambdas written in the body (their ranges): built when an analysis follows a call of one. */
   lambdas: Range[];
+  /** Type names the body declares (`using AgentT = Agent<128>;`, `typedef float T2;`): what each names. */
+  typeAliases?: ReadonlyMap<string, string>;
 }
 
 /** Statements nest at most this deep; deeper code (generated, or half typed) is cut there. */
@@ -108,6 +110,7 @@ class CfgBuilder {
   private readonly labels = new Map<string, number>();
   private readonly gotos: Array<{ block: number; label: string }> = [];
   private readonly lambdas: Range[] = [];
+  private readonly typeAliases = new Map<string, string>();
   private readonly expr: ExprBuilder;
   private current = 0;
   private exitBlock = -1;
@@ -152,7 +155,14 @@ class CfgBuilder {
     const exit = this.blocks.length;
     this.blocks.push({ id: exit, stmts: [], exit: { k: 'end' } });
     for (const b of this.blocks) remapExit(b, this.exitBlock, exit);
-    return { blocks: this.blocks, exit, locals: this.locals, params, lambdas: this.lambdas };
+    return {
+      blocks: this.blocks,
+      exit,
+      locals: this.locals,
+      params,
+      lambdas: this.lambdas,
+      ...(this.typeAliases.size ? { typeAliases: this.typeAliases } : {}),
+    };
   }
 
   // --- blocks ---
@@ -350,9 +360,20 @@ class CfgBuilder {
         // A macro use followed by a block, read by the grammar as a nested function: `LOOP(i, n) { ... }`.
         if (this.hooks.macros && !this.expr.inExpansion) this.expandBlockMacro(node);
         return;
+      case 'alias_declaration': {
+        const name = node.childForFieldName('name');
+        const type = node.childForFieldName('type');
+        if (name && type) this.typeAliases.set(this.expr.text(name), this.expr.text(type).replace(/\s+/g, ' ').trim());
+        return;
+      }
+      case 'type_definition': {
+        const type = node.childForFieldName('type');
+        for (const d of node.childrenForFieldName('declarator'))
+          if (d?.type === 'type_identifier' && type)
+            this.typeAliases.set(this.expr.text(d), this.expr.text(type).replace(/\s+/g, ' ').trim());
+        return;
+      }
       case 'comment':
-      case 'type_definition':
-      case 'alias_declaration':
       case 'using_declaration':
       case 'namespace_alias_definition':
       case 'static_assert_declaration':
