@@ -5,11 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseCuda } from './grammar';
-import { makeSourceText } from '../../server/src/core/text/source-text';
-import { findKernels } from '../../server/src/core/facts/kernel-finder';
-import { findLaunches } from '../../server/src/core/facts/launch-finder';
-import { analyzeDivergence, type Branch } from '../../server/src/core/body/divergence';
+import { analyzeSnippet } from './analyze-snippet';
+import type { Branch } from '../../server/src/core/body/divergence';
 
 export const DIVERGENCE_FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'divergence');
 
@@ -37,12 +34,9 @@ export function readLabels(text: string): LabelledLine[] {
   return labels;
 }
 
+/** The branches of a `.cu` text, read as the server reads a document: in its unit, through the uniformity analysis. */
 export async function analyzeSource(text: string): Promise<Branch[]> {
-  const tree = await parseCuda(text);
-  const source = makeSourceText(text);
-  const kernels = findKernels(source);
-  const launches = findLaunches(source);
-  return analyzeDivergence({ source, tree, kernels, launches });
+  return (await analyzeSnippet(text)).branches;
 }
 
 export async function runFixture(file: string): Promise<FixtureRun> {

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { parseCuda } from '../support/grammar';
 import { DIVERGENCE_FIXTURES, analyzeSource } from '../support/divergence-fixtures';
 import { constantTripCount, estimateCost } from '../../server/src/core/body/path-costs';
-import { collectFunctions } from '../../server/src/core/body/thread-dependence';
+import { collectFunctions } from '../../server/src/core/body/syntax-functions';
 import type { SyntaxNode } from '../../server/src/core/syntax/cuda-parser';
 import {
   countInstructionsInSpans,

@@ -6,19 +6,15 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Dim3 } from '../../server/src/core/types';
-import { parseCuda } from '../support/grammar';
 import { analyzeSource } from '../support/divergence-fixtures';
-import { makeSourceText } from '../../server/src/core/text/source-text';
-import { findKernels } from '../../server/src/core/facts/kernel-finder';
+import { uniformities } from '../support/uniformity';
 import {
-  analyzeThreadDependence,
   blockEvaluator,
   evaluateSym,
-  structuralKey,
   threadValue,
   type BlockSample,
-  type Sym,
-} from '../../server/src/core/body/thread-dependence';
+} from '../../server/src/core/uniformity/lane-evaluation';
+import { structuralKey, type Sym } from '../../server/src/core/uniformity/symbolic-values';
 
 const OPERATORS = [
   '+',
@@ -133,9 +129,8 @@ describe('divergence: speed-ups keep the results', () => {
       '__global__ void b(int* q, int n) { int j = blockIdx.x * blockDim.x + threadIdx.x; if (j < n) q[j] = 0; for (int s = 64; s > 0; s >>= 1) if (threadIdx.x < s) q[0] = 1; }',
       '__global__ void c(int* q, int m) { int j = blockIdx.x * blockDim.x + threadIdx.x; if (j < m) q[j] = 0; for (int s = 32; s > 0; s >>= 1) if (threadIdx.x < s) q[0] = 1; }',
     ].join('\n');
-    const tree = await parseCuda(text);
-    const [a, b, c] = analyzeThreadDependence(tree, findKernels(makeSourceText(text)));
-    const keys = (dep: typeof a) => dep.sites.map((s) => structuralKey(s.condition.sym));
+    const [a, b, c] = await uniformities(text);
+    const keys = (read: typeof a) => read.sites.map((s) => structuralKey(s.cond.sym));
     assert.equal(keys(a).length, 2);
     assert.deepEqual(keys(a), keys(b));
     // `m` is another name, `s` another loop: neither condition shares a key with kernel a's

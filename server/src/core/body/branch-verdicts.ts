@@ -1,29 +1,31 @@
 /**
  * The verdict on one branch condition: whether the lanes of a warp can disagree on it, for the
  * block shapes the kernel is launched with. Conditions are evaluated lane by lane for sampled
- * blocks and loop steps (thread-dependence.ts evaluates the symbolic values); bounds guards on an
+ * blocks and loop steps (uniformity/thread-uniformity.ts finds the symbolic values); bounds guards on an
  * index that grows with the thread index are told apart as tails.
  */
 import type { Dim3 } from '../types';
 import {
   blockEvaluator,
   freeSamples,
-  isThreadDependent,
   simulateLoopCounter,
   LANE_UNKNOWN,
   INVALID,
-  structuralKey,
-  canonicalWarpValues,
-  symFacts,
   threadValue,
-  type BranchSite,
   type BlockSample,
   threadCoordinates,
   type Column,
   type EvalPoint,
+} from '../uniformity/lane-evaluation';
+import {
+  isThreadDependent,
+  structuralKey,
+  canonicalWarpValues,
+  symFacts,
   type Sym,
   type SymFacts,
-} from './thread-dependence';
+} from '../uniformity/symbolic-values';
+import type { BranchSite } from './branch-syntax';
 import type { BranchKind, SplitSummary } from './divergence';
 import { memoByText } from '../incremental/kept-tables';
 
@@ -41,6 +43,8 @@ export interface Verdict {
   dependsOnShape: boolean;
   /** Every warp that splits changes value at most once along each axis of the block (a boundary, not a pattern). */
   staircase?: boolean;
+  /** The whole block changes value at most once along each axis (one boundary in the block, not one per warp). */
+  blockStaircase?: boolean;
 }
 
 /**
@@ -65,7 +69,7 @@ function verdictKey(site: BranchSite, shapes: Dim3[]): string {
   const keyed: Sym = guard
     ? { op: 'binary', operator: 'where', left: site.condition.sym, right: guard }
     : site.condition.sym;
-  return `${cases}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(keyed)}`;
+  return `${cases}|${site.construct === 'loop' ? 'loop' : ''}|${shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(',')}|${structuralKey(keyed)}`;
 }
 
 /** The conjunction of a site's guards: where its lanes are (null: everywhere). */
@@ -89,7 +93,7 @@ function computeVerdict(site: BranchSite, shapes: Dim3[]): Verdict {
     };
     return classifyEnumerated(sym, shapes, caseOf, guard);
   }
-  return classifyCondition(sym, shapes, guard);
+  return classifyCondition(sym, shapes, guard, site.construct === 'loop');
 }
 
 const truthy = (v: number) => (v !== 0 ? '1' : '0');
@@ -104,35 +108,40 @@ const RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent
  * divergent (when the whole still splits them), tails and warp-uniform parts make a tail or a
  * warp-uniform whole.
  */
-function classifyCondition(sym: Sym, shapes: Dim3[], guard: Sym | null = null): Verdict {
+function classifyCondition(sym: Sym, shapes: Dim3[], guard: Sym | null = null, loop = false): Verdict {
   if (sym.op === 'binary' && (sym.operator === '&&' || sym.operator === '||')) {
     const whole = classifyEnumerated(sym, shapes, truthy, guard);
     // Where at most one lane of a warp runs, nothing is serialized.
     if (whole.basis === 'single-lane') return whole;
-    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes, guard));
+    const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes, guard, loop));
     const worst = parts.reduce((a, b) => (RANK[b.kind] > RANK[a.kind] ? b : a));
     if (worst.kind !== 'divergent') return worst;
     return whole.kind === 'divergent' ? whole : worst;
   }
-  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes, guard);
+  if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes, guard, loop);
   const whole = classifyEnumerated(sym, shapes, truthy, guard);
   if (whole.kind !== 'divergent' || whole.basis === 'data') return whole;
-  if (isTail(sym, whole)) return tailVerdict(symFacts(sym).blockIdx);
+  if (isTail(sym, whole, loop)) return tailVerdict(symFacts(sym).blockIdx);
   return whole;
 }
 
 /**
- * A bounds guard: a comparison (`<`, `<=`, `>`, `>=`) that, in every warp it splits, changes value
- * once along x (and once along y and z: a 2-D edge), at a point the warp's lanes do not fix: on a global index (the boundary falls in one block of the grid along
- * each axis), or against a value the kernel reads at run time (`tid < n`, a lane-stride loop's end:
- * each warp splits at most once, at its end). A split point fixed by the compiler or the launch
- * (`threadIdx.x < 16`, a template parameter, `blockDim.x / 32`) splits the same warps in every
- * block: divergent.
+ * A bounds guard: a comparison (`<`, `<=`, `>`, `>=`) at a point the lanes do not fix, that changes
+ * value once along each axis: on a global index, once in each warp (the boundary falls in the
+ * blocks at the grid's edge only); against a value the kernel reads at run time (`tid < n`), once
+ * in the whole block. A loop's condition, or a test of an index the loop steps, needs it of each
+ * warp only: a lane-stride loop splits each warp once, at its last iteration. A lane index against
+ * a run-time value (`lane < n`) splits every warp each time: divergent. So does a split point fixed
+ * by the compiler or the launch (`threadIdx.x < 16`, a template parameter, `blockDim.x / 32`): it
+ * splits the same warps in every block.
  */
-function isTail(sym: Sym, whole: Verdict): boolean {
-  if (!whole.staircase) return false;
-  if (sym.op !== 'binary' || !RELATIONAL.has(sym.operator)) return false;
+function isTail(sym: Sym, whole: Verdict, loop: boolean): boolean {
+  // On a global index the boundary falls in the blocks at the grid's edge only, whatever the warps
+  // do; on an index a loop steps, in its last iteration only.
   const facts = symFacts(sym);
+  const stepped = loop || facts.frees.some((f) => f.loop !== null);
+  if (!(stepped || facts.blockIdx ? whole.staircase : whole.blockStaircase)) return false;
+  if (sym.op !== 'binary' || !RELATIONAL.has(sym.operator)) return false;
   return facts.blockIdx || facts.frees.some((f) => !f.fixed && f.loop?.role !== 'counter');
 }
 
@@ -186,8 +195,9 @@ function classifyEnumerated(
   const counts: number[] = [];
   const blockSamples = blockIdxSamples(facts);
   const boolean = outcome === truthy;
-  // Boundaries: every split warp changes value once along each axis.
+  // Boundaries: every split warp changes value once along each axis; the block, once in all.
   let staircase = true;
+  let blockStaircase = true;
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
@@ -253,6 +263,13 @@ function classifyEnumerated(
             trueCount++;
           }
         }
+        if (
+          coords &&
+          combo.splitWarps.length > 1 &&
+          blockStaircase &&
+          !isBoundary(column, here, coords, shape, 0, size, true)
+        )
+          blockStaircase = false;
         combos.push(combo);
       }
     }
@@ -305,6 +322,7 @@ function classifyEnumerated(
     notes,
     dependsOnShape,
     staircase: boolean && staircase,
+    blockStaircase: boolean && staircase && blockStaircase,
   };
 }
 
@@ -319,10 +337,11 @@ function isBoundary(
   shape: Dim3,
   from: number,
   to: number,
+  allColumns = false,
 ): boolean {
   let rowSwitches = 0;
   let prev = -1;
-  const columns = shape.x % 32 !== 0 ? new Map<number, { last: number; switches: number }>() : null;
+  const columns = allColumns || shape.x % 32 !== 0 ? new Map<number, { last: number; switches: number }>() : null;
   for (let l = from; l < to; l++) {
     if (coords.x[l] === 0) {
       rowSwitches = 0;

@@ -15,27 +15,23 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Launch, Span } from '../types';
 import { makeSourceText, offsetAt, withinLines, type SourceText } from '../text/source-text';
-import { collectConstants, makeLookup } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
-import {
-  analyzeThreadDependence,
-  findKernelDefinitions,
-  lazyFunctions,
-  defaultBlockShape,
-  spanOfNode,
-  uncalledDeviceFunctions,
-  type BranchConstruct,
-  type BranchSite,
-  type FunctionTable,
-} from './thread-dependence';
+import { spanOfNode, uncalledDeviceFunctions, type FunctionTable } from './syntax-functions';
+import { defaultBlockShape } from '../uniformity/lane-evaluation';
+import type { ThreadValue } from '../uniformity/symbolic-values';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
 import { oneLineOfCode } from '../text/one-line';
 import { classifySite, formatDim, type Verdict } from './branch-verdicts';
-import { reparseSplitBranches } from './preprocessor-reparse';
 import { explain, suggest } from './branch-prose';
+import { branchSiteIn, type BranchConstruct, type BranchSite } from './branch-syntax';
+import type { UnitProgram, ProgramFunction, TemplateBinding } from '../program/program';
+import { analyzeKernelUniformity, type KernelUniformity, type TV } from '../uniformity/thread-uniformity';
+import { kernelScope } from '../facts/kernel-reader';
+import { num } from '../values/domain';
 
 export { isLeaderBranch } from './branch-prose';
+export type { BranchConstruct } from './branch-syntax';
 
 export type BranchKind = 'divergent' | 'warp-uniform' | 'tail';
 
@@ -108,23 +104,38 @@ export interface Branch {
   assumptions: string[];
 }
 
-export interface DivergenceOptions {
-  /** Constants from included headers and the workspace. */
-  lookup?: Lookup;
-  /** All constants in view, the file's own included (as the document analysis builds them): used as is, instead of `lookup`. */
-  fileLookup?: Lookup;
-  /** The file's functions as the walk follows them (lazyFunctions), when the caller has them (analyzeDocument narrows them to the names the text passes saw defined, and its kernel keys read them too). */
-  functions?: FunctionTable;
+/** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
+export interface DivergenceContext {
+  /** The text the trees are parsed from (the document's parse view: its lines and offsets are the document's). */
+  source: SourceText;
+  view: string;
+  /** The host pass's tree of the document (the cost model's calls into the file's functions are found there). */
+  tree: Tree;
+  /** The file's constants (trip counts in the cost model). */
+  lookup: Lookup;
+  functions: FunctionTable;
+  launchesOf: ReadonlyMap<string, Launch[]>;
   /** The block shape to assume when no launch of a kernel resolves one (default 256×1×1, or 32×8×1 when threadIdx.y/z is used). */
   defaultBlock?: Dim3;
+  /** The unit's program (a device pass's, where kernel bodies are compiled) and the document's path in it. */
+  program: UnitProgram;
+  path: string;
+  /** The tree of the document as `program` reads it, where its branches are placed; default `tree`. */
+  programTree?: Tree;
 }
 
 export interface DivergenceInput {
-  source: SourceText | string;
+  source: SourceText;
+  /** The document's view: the parse view with CUDA's attributes still written (a device lambda's `__device__`). */
+  view: string;
   tree: Tree;
-  kernels: readonly Kernel[];
   launches: readonly Launch[];
-  options?: DivergenceOptions;
+  lookup: Lookup;
+  functions: FunctionTable;
+  program: UnitProgram;
+  path: string;
+  programTree?: Tree;
+  defaultBlock?: Dim3;
 }
 
 /** A divergent branch idles lanes for at least this many issue slots per warp before it is a warning. */
@@ -132,85 +143,43 @@ export const DEFAULT_DIVERGENCE_COST_THRESHOLD = 4;
 /** ... and for at least this share (percent) of its kernel's issue slots. */
 export const DEFAULT_DIVERGENCE_MIN_SHARE = 8;
 
-/** The branches of every kernel of a document, and of the `__device__` functions nothing in it calls. */
-export function analyzeDivergence(input: DivergenceInput): Branch[] {
-  const ctx = prepareDivergence(input);
-  return [
-    ...divergenceOf(ctx, input.kernels),
-    ...uncalledDeviceRoots(ctx).flatMap((root) => deviceFunctionBranches(ctx, root)),
-  ];
-}
-
-/** What the analysis of any kernel of one document version reads: found once, shared by every call of divergenceOf. */
-export interface DivergenceContext {
-  source: SourceText;
-  tree: Tree;
-  lookup: Lookup;
-  functions: FunctionTable;
-  definitions: ReadonlyMap<Kernel, SyntaxNode>;
-  launchesOf: ReadonlyMap<string, Launch[]>;
-  defaultBlock?: Dim3;
-}
-
-export function prepareDivergence({
-  source,
-  tree,
-  kernels,
-  launches,
-  options = {},
-}: DivergenceInput): DivergenceContext {
-  const text = typeof source === 'string' ? makeSourceText(source) : source;
-  const lookup = options.fileLookup ?? makeLookup([collectConstants(text)], options.lookup);
+export function prepareDivergence(input: DivergenceInput): DivergenceContext {
   const launchesOf = new Map<string, Launch[]>();
-  for (const l of launches) {
+  for (const l of input.launches) {
     const group = launchesOf.get(l.baseName);
     if (group) group.push(l);
     else launchesOf.set(l.baseName, [l]);
   }
-  return {
-    source: text,
-    tree,
-    lookup,
-    functions: options.functions ?? lazyFunctions(tree.rootNode),
-    definitions: findKernelDefinitions(tree.rootNode, kernels),
-    launchesOf,
-    defaultBlock: options.defaultBlock,
-  };
+  return { ...input, launchesOf };
 }
 
-/** The branches of `kernels` (a subset of the prepared ones: analyse a document a batch at a time). */
+/** The branches of `kernels` (a subset of the document's: analyse a document a batch at a time). */
 export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[]): Branch[] {
   const branches: Branch[] = [];
   for (const one of kernels) {
-    // A kernel whose braces a preprocessor branch splits is read from a parse that keeps one branch.
-    const definition =
-      ctx.definitions.get(one) ??
-      (one.isDefinition && one.bodySpan
-        ? { startIndex: offsetAt(ctx.source, one.span.start), endIndex: offsetAt(ctx.source, one.span.end) }
-        : null);
-    const reparsed = definition ? reparseSplitBranches(ctx.tree, ctx.source.text, definition) : null;
-    try {
-      branches.push(...kernelBranches(ctx, one, reparsed));
-    } finally {
-      reparsed?.delete();
-    }
+    const pf = functionAt(ctx, one);
+    if (pf) branches.push(...programBranches(ctx, one, pf, ctx.launchesOf.get(one.name) ?? []));
   }
   return branches;
 }
 
 /**
- * The branches of the file's `__device__` functions (and device lambdas) that nothing in it calls:
- * helpers of a header without a kernel, members called from other files. Their parameters are
- * unknown, and the block shape is the default one.
+ * The file's `__device__` functions (and device lambdas) that nothing in it calls: helpers of a
+ * header without a kernel, members called from other files. Their parameters are unknown, and the
+ * block shape is the default one.
  */
 export function uncalledDeviceRoots(ctx: DivergenceContext): Array<{ name: string; node: SyntaxNode }> {
-  return /\b__device__\b/.test(ctx.source.masked) ? uncalledDeviceFunctions(ctx.tree.rootNode, ctx.source.masked) : [];
+  // Read in the view, comments blanked: the parse view blanks a device lambda's `__device__`.
+  return /\b__device__\b/.test(ctx.view)
+    ? uncalledDeviceFunctions(ctx.tree.rootNode, makeSourceText(ctx.view).masked)
+    : [];
 }
 
 export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: string; node: SyntaxNode }): Branch[] {
-  const body = root.node.childForFieldName('body');
-  if (!body) return [];
+  const pf = deviceFunctionAt(ctx, root.node);
+  if (!pf) return [];
   const span = spanOfNode(root.node);
+  const body = root.node.childForFieldName('body');
   const device: Kernel = {
     name: root.name,
     qualifiedName: root.name,
@@ -225,72 +194,217 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
     span,
     nameSpan: span,
     headerSpan: span,
-    bodySpan: spanOfNode(body),
+    bodySpan: body ? spanOfNode(body) : span,
     sharedDeclarations: [],
     staticSharedBytes: null,
     leadingComment: null,
   };
   const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
-  return kernelBranches(ctx, device, null, new Map([[device, root.node]])).map((b) => ({
+  return programBranches(ctx, device, pf, []).map((b) => ({
     ...b,
     inDeviceFunction: true,
     assumptions: [note, ...b.assumptions],
   }));
 }
 
-function kernelBranches(
-  ctx: DivergenceContext,
-  one: Kernel,
-  reparsed: Tree | null,
-  roots?: ReadonlyMap<Kernel, SyntaxNode>,
-): Branch[] {
-  const tree = reparsed ?? ctx.tree;
-  const { lookup } = ctx;
-  // The reparse holds the definition alone: the functions it calls are the file's.
-  const functions = ctx.functions;
-  const definitions = roots ?? (reparsed ? findKernelDefinitions(reparsed.rootNode, [one]) : ctx.definitions);
-  const kernels = [one];
-  const branches: Branch[] = [];
-  {
-    // The walk and the cost of the paths read the same nodes: through the same views, kept for
-    // one kernel (a whole document's views would be kept through many collections).
-    const views = new SyntaxViews(tree, reparsed ? ctx.tree : undefined);
-    for (const dep of analyzeThreadDependence(tree, [one], { lookup, functions, definitions, views })) {
-      const kernel = kernels.find((k) => k.name === dep.kernel)!;
-      const shapes = blockShapes(
-        kernel,
-        ctx.launchesOf.get(kernel.name) ?? [],
-        dep.usesMultiDimensionalBlock,
-        ctx.defaultBlock,
-      );
-      const verdicts = new Map<number, Verdict>();
-      for (const site of dep.sites)
-        verdicts.set(site.node.id * 16 + constructIndex(site.construct), classifySite(site, shapes.shapes));
-      const nestedDivergent = (node: SyntaxNode) =>
-        [...dep.sites].some(
-          (s) =>
-            s.node.id === node.id && verdicts.get(s.node.id * 16 + constructIndex(s.construct))?.kind === 'divergent',
-        );
-      const kernelCost = dep.sites.some(
-        (site) => verdicts.get(site.node.id * 16 + constructIndex(site.construct))?.kind === 'divergent',
-      )
-        ? Math.max(1, estimateCost([dep.body], { functions, lookup, nestedDivergent, views }).cost)
-        : 1;
-      for (const site of dep.sites) {
-        const verdict = verdicts.get(site.node.id * 16 + constructIndex(site.construct))!;
-        // At most one lane of a warp gets there (inside `if (lane == 0)`): nothing to split, not listed.
-        if (verdict.basis === 'single-lane') continue;
-        branches.push(
-          makeBranch(site, verdict, shapes, { kernelCost, functions, lookup, nestedDivergent, views }, ctx.source),
-        );
-      }
-    }
-  }
-  return branches;
+// ---------------------------------------------------------------------------
+// Kernels read through the unit's program
+
+/** The program's function a kernel of the document is (its body where the kernel's is). */
+function functionAt(ctx: DivergenceContext, kernel: Kernel): ProgramFunction | null {
+  if (!kernel.bodySpan) return null;
+  const body = offsetAt(ctx.source, kernel.bodySpan.start);
+  const fn = ctx.program.outline(ctx.path).functions.find((f) => f.bodyAt?.[0] === body && f.name === kernel.name);
+  return fn ? { file: ctx.path, fn } : null;
 }
 
-function constructIndex(c: BranchConstruct): number {
-  return ['if', 'else-if', 'ternary', 'switch', 'short-circuit', 'loop', 'return', 'break', 'continue'].indexOf(c);
+function deviceFunctionAt(ctx: DivergenceContext, node: SyntaxNode): ProgramFunction | null {
+  if (node.type !== 'function_definition' && node.type !== 'lambda_expression') return null;
+  const fn = ctx.program
+    .outline(ctx.path)
+    .functions.find(
+      (f) =>
+        f.definitionAt[0] === node.startIndex ||
+        f.at[0] === node.startIndex ||
+        (f.bodyAt !== null && f.bodyAt[1] === node.endIndex),
+    );
+  return fn ? { file: ctx.path, fn } : null;
+}
+
+/** Instances of a template kernel the launches make, by their template arguments, with the launches of each. */
+interface Instance {
+  bindings: Map<string, TemplateBinding>;
+  launches: Launch[];
+  /** `k<128, float>`, when the kernel is a template launched with known arguments. */
+  label: string | null;
+}
+
+/** Instances analysed apart at most; launches of further ones are read with their parameters unknown. */
+const MAX_INSTANCES = 4;
+
+function instancesOf(pf: ProgramFunction, kernel: Kernel, launches: readonly Launch[]): Instance[] {
+  const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
+  const params = pf.fn.templateParams ?? [];
+  if (params.length === 0)
+    return [{ bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>, launches: mine, label: null }];
+  const groups = new Map<string, { args: Array<TemplateBinding | undefined>; launches: Launch[]; label: string }>();
+  const symbolic: Launch[] = [];
+  for (const l of mine) {
+    const values = l.templateArgValues ?? null;
+    const written = l.templateArgs ?? null;
+    const args = params.map((p, k): TemplateBinding | undefined => {
+      if (p.kind === 'type') return written?.[k] ? { k: 'type-arg', type: written[k] } : undefined;
+      const v = values?.[k];
+      return v !== null && v !== undefined ? num(v) : undefined;
+    });
+    const known = params.some((p, k) => p.kind === 'value' && args[k] !== undefined);
+    if (!known) {
+      symbolic.push(l);
+      continue;
+    }
+    const key = JSON.stringify(args);
+    const group = groups.get(key);
+    if (group) group.launches.push(l);
+    else groups.set(key, { args, launches: [l], label: `${kernel.name}<${(written ?? []).join(', ')}>` });
+  }
+  const out: Instance[] = [];
+  for (const g of [...groups.values()].slice(0, MAX_INSTANCES))
+    out.push({
+      bindings: kernelScope(pf, g.args).bindings as Map<string, TemplateBinding>,
+      launches: g.launches,
+      label: g.label,
+    });
+  const rest = [...groups.values()].slice(MAX_INSTANCES).flatMap((g) => g.launches);
+  if (out.length === 0 || symbolic.length > 0 || rest.length > 0)
+    out.push({
+      bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>,
+      launches: [...symbolic, ...rest],
+      label: null,
+    });
+  return out;
+}
+
+const SEVERITY: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
+
+/**
+ * The branches of a kernel (or device function) read by the uniformity analysis, for each instance
+ * its launches make (a template's parameters bound per instance): where instances disagree on a
+ * branch, the one where it splits most is reported, named.
+ */
+function programBranches(
+  ctx: DivergenceContext,
+  kernel: Kernel,
+  pf: ProgramFunction,
+  launches: readonly Launch[],
+): Branch[] {
+  const instances = instancesOf(pf, kernel, launches);
+  const chosen = new Map<string, { branch: Branch; rank: number }>();
+  for (const instance of instances) {
+    const launchable = instance.launches
+      .map((l) => l.block.value)
+      .filter(
+        (d): d is Dim3 =>
+          !!d && d.x * d.y * d.z <= MAX_BLOCK_THREADS && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
+      );
+    const result = withinStackOr(() =>
+      analyzeKernelUniformity({
+        program: ctx.program,
+        fn: pf,
+        bindings: instance.bindings,
+        shapes: launchable,
+        file: ctx.path,
+      }),
+    );
+    if (!result) continue;
+    for (const b of instanceBranches(ctx, kernel, result, instance)) {
+      const key = `${b.span.start.line}:${b.span.start.character}:${b.span.end.line}:${b.span.end.character}:${b.construct}`;
+      const rank = SEVERITY[b.kind];
+      const had = chosen.get(key);
+      if (!had || rank > had.rank) chosen.set(key, { branch: b, rank });
+    }
+  }
+  return [...chosen.values()]
+    .map((c) => c.branch)
+    .sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+function withinStackOr<T>(run: () => T): T | null {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) return null;
+    throw error;
+  }
+}
+
+function instanceBranches(
+  ctx: DivergenceContext,
+  kernel: Kernel,
+  result: KernelUniformity,
+  instance: Instance,
+): Branch[] {
+  const shapes = blockShapes(kernel, instance.launches, result.multiDimensional, ctx.defaultBlock);
+  const tree = ctx.programTree ?? ctx.tree;
+  const sites: BranchSite[] = [];
+  for (const s of result.sites) {
+    const site = branchSiteIn(tree, kernel.name, { ...s, cond: threadValueOf(ctx, s.cond) });
+    if (site) sites.push(site);
+  }
+  // The cost model follows calls into the file's functions, found in the host tree.
+  const views = new SyntaxViews(tree, tree !== ctx.tree ? ctx.tree : undefined);
+  const functions = ctx.functions;
+  const lookup = ctx.lookup;
+  const verdicts = new Map<BranchSite, Verdict>();
+  for (const site of sites) verdicts.set(site, classifySite(site, shapes.shapes));
+  const divergentNodes = new Set(sites.filter((s) => verdicts.get(s)!.kind === 'divergent').map((s) => s.node.id));
+  const nestedDivergent = (node: SyntaxNode) => divergentNodes.has(node.id);
+  const body = tree.rootNode.descendantForIndex(offsetAt(ctx.source, kernel.bodySpan?.start ?? kernel.span.start));
+  let bodyNode: SyntaxNode | null = body;
+  while (bodyNode && bodyNode.type !== 'compound_statement') bodyNode = bodyNode.parent;
+  const kernelCost =
+    divergentNodes.size > 0 && bodyNode
+      ? Math.max(1, estimateCost([bodyNode], { functions, lookup, nestedDivergent, views }).cost)
+      : 1;
+  const out: Branch[] = [];
+  for (const site of sites) {
+    const verdict = verdicts.get(site)!;
+    if (verdict.basis === 'single-lane') continue;
+    const branch = makeBranch(
+      site,
+      verdict,
+      shapes,
+      { kernelCost, functions, lookup, nestedDivergent, views },
+      ctx.source,
+    );
+    out.push(
+      instance.label
+        ? { ...branch, assumptions: [`for the instance ${instance.label}`, ...branch.assumptions] }
+        : branch,
+    );
+  }
+  return out;
+}
+
+/** A value with where its thread dependence came from, placed in the document when it is there. */
+function threadValueOf(ctx: DivergenceContext, v: TV): ThreadValue {
+  if (!v.origin || v.origin.file !== ctx.path) return { sym: v.sym, origin: null };
+  const [start, end] = v.origin.at;
+  const text = ctx.source.text.slice(start, end);
+  return { sym: v.sym, origin: { text: oneLine(text), span: spanBetween(ctx.source, start, end) } };
+}
+
+function spanBetween(source: SourceText, start: number, end: number): Span {
+  const pos = (offset: number) => {
+    let lo = 0;
+    let hi = source.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (source.lineStarts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo, character: offset - source.lineStarts[lo] };
+  };
+  return { start: pos(start), end: pos(end) };
 }
 
 // ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  * of the compiled file, when there is one, replaces it (see ptx-line-costs.ts).
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
-import type { FunctionTable } from './thread-dependence';
+import type { FunctionTable } from './syntax-functions';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
 
 export interface CostEstimate {

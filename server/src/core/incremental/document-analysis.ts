@@ -26,9 +26,9 @@ import {
   type Branch,
   type DivergenceContext,
 } from '../body/divergence';
-import { lazyFunctions, type FunctionTable } from '../body/thread-dependence';
-import { documentView, unitFacts, type DocumentView, type UnitContext } from './unit-facts';
-import type { UnitProgram } from '../program/program';
+import { lazyFunctions, type FunctionTable } from '../body/syntax-functions';
+import { deviceDiffers, documentView, unitFacts, type DocumentView, type UnitContext } from './unit-facts';
+import { UnitProgram } from '../program/program';
 import type { SnippetParser } from '../ir/macro-hooks';
 import { calleesKey, hash, kernelKey, type BodyContext, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { counter, memoWhileSame, objectTable } from './kept-tables';
@@ -115,6 +115,7 @@ export function analyzeResumable({
   const outerKey = workspace ? `${key}@${workspace.changesOutside(key)}` : '-';
   const passes: TreePassInput = {
     source: parsed,
+    view: doc.view,
     tree,
     kernels,
     launches,
@@ -124,6 +125,9 @@ export function analyzeResumable({
     version,
     clock: clock ?? (() => 0),
     memo: { body: once(() => bodyContextOf(doc, parsed, read.program, outerKey)), keys: new Map(), calls: 0 },
+    program: read.program,
+    path: doc.path,
+    device: deviceReading(read.program, tree, doc, { key, text, unit, parser, archs }),
   };
   const facts: DocumentFacts = {
     uri,
@@ -139,6 +143,7 @@ export function analyzeResumable({
     ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
     parseErrors: tree ? collectParseErrors(tree, parsed) : [],
   };
+  passes.device.release();
   read.program?.dispose();
   return resumable(facts, passes);
 }
@@ -205,13 +210,22 @@ function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalys
     facts,
     resume:
       facts.pendingKernels > 0
-        ? (budgetMs, at) => resumable({ ...facts, ...treePasses(passes, budgetMs, at) }, passes)
+        ? (budgetMs, at) => {
+            const more = treePasses(passes, budgetMs, at);
+            // What the program parsed apart for this call is freed; a later call parses what it needs again.
+            passes.device.release();
+            passes.memo.divergence = undefined;
+            passes.program?.dispose();
+            return resumable({ ...facts, ...more }, passes);
+          }
         : null,
   };
 }
 
 interface TreePassInput {
   source: SourceText;
+  /** The document's view (inactive lines blanked, attributes kept: what marks a device lambda). */
+  view: string;
   tree: Tree | null;
   kernels: Kernel[];
   launches: Launch[];
@@ -222,6 +236,58 @@ interface TreePassInput {
   clock: () => number;
   /** What one call works out for the next ones on the same version. */
   memo: TreePassMemo;
+  /** The unit's program and the document's path in it. */
+  program: UnitProgram | null;
+  path: string;
+  /** The unit as a device pass reads it: kernel bodies are compiled there (`#if __CUDA_ARCH__`). */
+  device: DeviceReading;
+}
+
+/** The document in a device pass, made when first asked and freed after each call (its tree is parsed apart). */
+interface DeviceReading {
+  get(): { program: UnitProgram; tree: Tree } | null;
+  release(): void;
+}
+
+/** The architecture of the device pass kernel bodies are read in: the first target's (default sm_80). */
+function deviceArch(archs: readonly ArchSmemLimit[] | undefined): number {
+  const m = /(\d+)/.exec(archs?.[0]?.arch ?? '');
+  return m ? Number(m[1]) * 10 : 800;
+}
+
+function deviceReading(
+  host: UnitProgram | null,
+  tree: Tree | null,
+  doc: DocumentView,
+  input: { key: string; text: string; unit?: UnitContext; parser?: SnippetParser; archs?: readonly ArchSmemLimit[] },
+): DeviceReading {
+  let made: { program: UnitProgram; tree: Tree; own: boolean } | null | undefined;
+  return {
+    get() {
+      if (made !== undefined) return made;
+      if (!host || !tree || !input.parser) return (made = null);
+      // Nothing in the unit tests `__CUDA_ARCH__`: the host pass reads the bodies as a device pass would.
+      if (!deviceDiffers(doc)) return (made = { program: host, tree, own: false });
+      const device = documentView(input.key, input.text, input.unit, deviceArch(input.archs));
+      if (device.parseView === doc.parseView && device.unit.files.size === doc.unit.files.size)
+        return (made = { program: host, tree, own: false });
+      const deviceTree = input.parser.parseApart(device.parseView);
+      return (made = {
+        program: new UnitProgram(device.unit, input.parser, [
+          { path: device.path, view: device.parseView, tree: deviceTree },
+        ]),
+        tree: deviceTree,
+        own: true,
+      });
+    },
+    release() {
+      if (made?.own) {
+        made.program.dispose();
+        made.tree.delete();
+      }
+      made = undefined;
+    },
+  };
 }
 
 interface TreePassMemo {
@@ -250,7 +316,21 @@ interface TreePassMemo {
  * a first hover on a large file does not wait for every kernel body.
  */
 function treePasses(
-  { source, tree, kernels, launches, lookup, divergence, cache, version, clock, memo }: TreePassInput,
+  {
+    source,
+    view,
+    tree,
+    kernels,
+    launches,
+    lookup,
+    divergence,
+    cache,
+    version,
+    clock,
+    memo,
+    path,
+    device,
+  }: TreePassInput,
   budgetMs: number,
   at?: Position,
 ): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
@@ -363,19 +443,29 @@ function treePasses(
     }
     const computed: Branch[] = [];
     // Prepared for this call's kernels: a later call on the same version has fewer left, all among them.
+    // Without the unit's program (no parser) there is nothing to read kernels through.
+    const context = (): DivergenceContext | null => {
+      if (memo.divergence) return memo.divergence;
+      const reading = device.get();
+      if (!reading) return null;
+      return (memo.divergence = prepareDivergence({
+        source,
+        view,
+        tree,
+        launches,
+        lookup,
+        functions: functionsOf(tree, memo),
+        program: reading.program,
+        programTree: reading.tree,
+        path,
+      }));
+    };
     const analyse = (batch: Kernel[]) =>
       withinStack(
-        () =>
-          divergenceOf(
-            (memo.divergence ??= prepareDivergence({
-              source,
-              tree,
-              kernels: fresh,
-              launches,
-              options: { fileLookup: lookup, functions: functionsOf(tree, memo) },
-            })),
-            batch,
-          ),
+        () => {
+          const ctx = context();
+          return ctx ? divergenceOf(ctx, batch) : [];
+        },
         () => [],
       );
     const queue = [...fresh];
@@ -395,19 +485,10 @@ function treePasses(
     for (const k of queue) pending.add(k);
     // Once every kernel is read: the __device__ functions nothing in the file calls (a header's
     // helpers), each kept across versions while its text and the file's context stay the same.
-    if (queue.length === 0 && /\b__device__\b/.test(source.masked)) {
-      const context =
-        memo.divergence ??
-        prepareDivergence({
-          source,
-          tree,
-          kernels: fresh,
-          launches,
-          options: { fileLookup: lookup, functions: functionsOf(tree, memo) },
-        });
-      memo.divergence ??= context;
+    const ctx = queue.length === 0 && /\b__device__\b/.test(view) ? context() : null;
+    if (ctx) {
       for (const root of withinStack(
-        () => uncalledDeviceRoots(context),
+        () => uncalledDeviceRoots(ctx),
         () => [],
       )) {
         const line = root.node.startPosition.row;
@@ -422,7 +503,7 @@ function treePasses(
           continue;
         }
         const found = withinStack(
-          () => deviceFunctionBranches(context, root),
+          () => deviceFunctionBranches(ctx, root),
           () => [],
         );
         if (key) cache!.set(key, line, found);

@@ -50,13 +50,13 @@ export interface DocumentView {
   parseView: string;
 }
 
-/** The document's unit for the host pass, and its views. */
-export function documentView(path: string, text: string, ctx: UnitContext | undefined): DocumentView {
+/** The document's unit for the host pass (or a device pass: `__CUDA_ARCH__` = `arch`), and its views. */
+export function documentView(path: string, text: string, ctx: UnitContext | undefined, arch?: number): DocumentView {
   const key = normalizePath(path);
   const read = (p: string) => (p === key ? text : (ctx?.sources.read(p) ?? null));
   const sources: UnitSources = { read, byTail: ctx?.sources.byTail };
-  const run = (main: string) =>
-    preprocessUnit({ main, sources, flags: ctx?.flags, toolchain: ctx?.toolchain, pass: { kind: 'host' } });
+  const pass = arch === undefined ? ({ kind: 'host' } as const) : ({ kind: 'device', arch } as const);
+  const run = (main: string) => preprocessUnit({ main, sources, flags: ctx?.flags, toolchain: ctx?.toolchain, pass });
   let unit = run(ctx?.main ? normalizePath(ctx.main) : key);
   // A header the chosen unit does not reach (or reaches only in branches it does not compile): read it alone.
   let file = unit.files.get(key);
@@ -66,6 +66,20 @@ export function documentView(path: string, text: string, ctx: UnitContext | unde
   }
   const view = viewText(file);
   return { path: key, unit, view, parseView: parseView(view, (o) => unit.macrosAt(key, o), unit.macroNames) };
+}
+
+/**
+ * Whether a device pass can read the document differently from the host pass: some file of its
+ * unit tests `__CUDA_ARCH__` (kernel bodies are compiled in the device passes only).
+ */
+export function deviceDiffers(doc: DocumentView): boolean {
+  for (const [path, file] of doc.unit.files)
+    for (const r of file.regions)
+      if (r.directive && /__CUDA_ARCH__/.test(file.text.slice(r.start, r.end))) {
+        void path;
+        return true;
+      }
+  return false;
 }
 
 export interface UnitFactsInput {
