@@ -266,10 +266,23 @@ describe('divergence: findings and CLI', () => {
     assert.equal(f.related.length, 1);
     assert.equal(f.related[0].span.start.line, 1);
     assert.match(f.related[0].message, /int t = threadIdx.x;/);
-    // lower thresholds let the cheap one through; the lane-0 leader is never reported
+    // lower thresholds do not make three lanes' store a warning: a path for a few lanes is worth
+    // rewriting only when long (three times the threshold); the lane-0 leader is never reported
     const low = divergenceFindings(branches, { minCostThreshold: 1, minSharePercent: 0 });
     assert.deepEqual(
       low.map((x) => [x.span.start.line, x.severity]),
+      [
+        [6, 'warning'],
+        [8, 'hint'],
+      ],
+    );
+    assert.match(
+      severityNote(branches[4], { minCostThreshold: 1, minSharePercent: 0 })!,
+      /only a few lanes of the warp run the path \(a leader's work\): it is worth rewriting from 3 slots/,
+    );
+    const lower = divergenceFindings(branches, { minCostThreshold: 0.5, minSharePercent: 0 });
+    assert.deepEqual(
+      lower.map((x) => [x.span.start.line, x.severity]),
       [
         [6, 'warning'],
         [8, 'warning'],
@@ -325,6 +338,7 @@ describe('divergence: findings and CLI', () => {
         idleIssueSlots: 1,
         kernelIssueSlots: 5,
         costSource: 'syntax-estimate',
+        splitBy: 'thread-index',
       },
     ]);
     // the contract's fields, and the ones added since (cost of the split, what it is weighed against)
@@ -337,6 +351,7 @@ describe('divergence: findings and CLI', () => {
       'kernelIssueSlots',
       'kind',
       'line',
+      'splitBy',
     ]);
   });
 });

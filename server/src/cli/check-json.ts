@@ -250,6 +250,8 @@ export interface CliBranch {
   kernelIssueSlots: number;
   /** `syntax-estimate` or `ptx`. */
   costSource: string;
+  /** Of a divergent branch: the lanes split by their thread indices (proven for the block shape), or by per-lane data. */
+  splitBy?: 'thread-index' | 'data';
 }
 
 /** `branches` of `cuda-occupancy check --format json`: 1-based positions, one per branch (the worst verdict when a device function is reached from several kernels). */
@@ -265,6 +267,9 @@ export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
       idleIssueSlots: b.idleIssueSlots,
       kernelIssueSlots: b.kernelIssueSlots,
       costSource: b.costSource,
+      ...(b.kind === 'divergent'
+        ? { splitBy: b.split?.dataDependent ? ('data' as const) : ('thread-index' as const) }
+        : {}),
     };
     const key = `${entry.line}:${entry.column}:${b.construct}`;
     const prior = byPosition.get(key);

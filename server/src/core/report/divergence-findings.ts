@@ -1,7 +1,8 @@
 /**
- * `divergent-branch` findings, by what a split costs: a warning when the issue slots a split warp
- * spends with lanes idle are material, both in number (`minCostThreshold` per warp) and against
- * the kernel they are in (`minSharePercent` of its issue slots); below that, a hint (the branch's
+ * `divergent-branch` findings, by what a split costs: a warning when the thread indices prove the
+ * split and the issue slots a split warp spends with lanes idle are material, both in number
+ * (`minCostThreshold` per warp) and against the kernel they are in (`minSharePercent` of its issue
+ * slots), or when a loop on per-lane data has a long body (see `materiality`); else a hint (the branch's
  * hover explains it either way); a branch the compiled code shows predicated is at most a hint
  * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything);
  * nothing for warp-uniform and tail branches, nothing for a split that idles no issue slot
@@ -19,6 +20,40 @@ export interface DivergenceSeverityOptions {
   minSharePercent?: number;
 }
 
+/**
+ * A path no more than this share of a split warp's lanes runs (a leader, a few lanes per group) is
+ * work for few lanes: worth rewriting only when it is long (LONG_PATH times the threshold).
+ */
+const FEW_LANES = 0.25;
+/** How many times the cost threshold a path for few lanes, or a loop on per-lane data, must cost. */
+const LONG_PATH = 3;
+
+type Materiality = 'material' | 'small' | 'few-lanes' | 'data';
+
+/**
+ * Whether the lanes a split idles are worth a programmer's time. A split the thread indices prove
+ * (every block splits so) is weighed by its idle issue slots, per warp and against its kernel. A
+ * path only a few lanes of the warp run is the cost of narrow work rather than of a split, and is
+ * material only when long. A split on per-lane data happens only where the data differ: only a loop
+ * whose trip count follows the data (each warp runs its slowest lane's iterations) with a long body
+ * is weighed, by what one iteration costs.
+ */
+function materiality(b: Branch, minCost: number, minShare: number): Materiality {
+  const ofKernel = (slots: number) => slots * 100 >= minShare * Math.max(1, b.kernelIssueSlots);
+  if (b.split?.dataDependent) {
+    const body = b.paths[0]?.cost ?? 0;
+    return b.construct === 'loop' && body >= LONG_PATH * minCost && ofKernel(body) ? 'material' : 'data';
+  }
+  if (!(b.idleIssueSlots >= minCost && ofKernel(b.idleIssueSlots))) return 'small';
+  const few = b.laneActivity !== undefined && b.laneActivity <= FEW_LANES && oneSided(b);
+  return few && b.idleIssueSlots < LONG_PATH * minCost ? 'few-lanes' : 'material';
+}
+
+/** Only the first path has work (an if without else, a loop's body): the others' lanes wait. */
+function oneSided(b: Branch): boolean {
+  return b.paths.slice(1).every((p) => p.cost === 0);
+}
+
 /** What a divergent branch's finding is: a warning, a hint, or none. */
 export function divergenceSeverity(
   b: Branch,
@@ -29,9 +64,7 @@ export function divergenceSeverity(
 ): Severity | null {
   if (b.kind !== 'divergent' || b.idleIssueSlots <= 0 || serializesNothing(b)) return null;
   if (b.predicated) return 'hint';
-  const material =
-    b.idleIssueSlots >= minCostThreshold && b.idleIssueSlots * 100 >= minSharePercent * Math.max(1, b.kernelIssueSlots);
-  return material ? 'warning' : 'hint';
+  return materiality(b, minCostThreshold, minSharePercent) === 'material' ? 'warning' : 'hint';
 }
 
 /**
@@ -65,7 +98,13 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
   if (b.predicated)
     return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
-  return severity === 'warning' ? `**Warning:** ${measured}; ${rule}.` : `A hint, not a warning: ${measured}; ${rule}.`;
+  if (severity === 'warning') return `**Warning:** ${measured}; ${rule}.`;
+  const why = materiality(b, minCostThreshold, minSharePercent);
+  if (why === 'data')
+    return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${LONG_PATH * minCostThreshold} slots or more is a warning.`;
+  if (why === 'few-lanes')
+    return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting from ${LONG_PATH * minCostThreshold} slots.`;
+  return `A hint, not a warning: ${measured}; ${rule}.`;
 }
 
 export function divergenceFindings(branches: readonly Branch[], options: DivergenceSeverityOptions = {}): Finding[] {
