@@ -512,11 +512,16 @@ class FunctionAnalysis {
     if (this.loopModes.get(modeKey) !== 'sum') {
       if (!current && backValues.every((v) => symKey(v.sym) === symKey(e.sym))) return null;
       const p = this.freshFree(`head${h}:${key}`, name) as FreeSym;
-      // The body ran with the start value: try a counter first (its step shows in the next round).
-      if (!current) return { sym: p, origin: isThreadDependent(e.sym) ? e.origin : null };
-      const step = commonStepOf(backValues, [head]);
+      // The body ran with the start value: try a counter first (its step shows in the next round),
+      // or for a thread-dependent start, the start plus a uniform offset: a variable computed from
+      // another one the loop steps (`base = index * T`) then shows its own step against it.
+      if (!current && isThreadDependent(e.sym))
+        return { sym: binary('+', e.sym, this.freshFree(`offset${h}:${key}`, `${name} offset`)), origin: e.origin };
+      if (!current) return { sym: p, origin: null };
+      const step = commonStepOf(backValues, [head]) ?? linearStepOf(backValues, head);
       const uniformStep = step !== null && !isThreadDependent(step.amount) && !mentions(step.amount, p);
       if (step === null && backValues.every((v) => symKey(v.sym) === symKey(head))) return current;
+      if (step?.amount.op === 'const' && step.amount.value === 0 && step.operator === '+') return current;
       if (uniformStep && !isThreadDependent(e.sym)) {
         if (!p.loop) p.loop = { role: 'counter', init: e.sym, cond: null, update: step };
         this.placeholdersOf(h).add(p);
@@ -788,6 +793,9 @@ class FunctionAnalysis {
       const exit = this.ir.blocks[branch].exit;
       const c = this.conds[branch];
       if (!c || exit.k !== 'branch' || exit.then === exit.else || !isThreadDependent(c.sym)) continue;
+      // Only where every way here takes that edge: the lanes that took the other one may come here
+      // too (`if (c) {...} else if (d) return;` continues for c's lanes and for !d's).
+      if (this.info.preds[via].length !== 1 || !dominates(this.info.idom, via, b)) continue;
       // The condition as the lanes here have it: true on the then edge, false on the else edge.
       const g: Sym = via === exit.then ? c.sym : negation(c.sym);
       if (!out.includes(g)) out.push(g);
@@ -2019,6 +2027,78 @@ function stepOf(sym: Sym, head: Sym): { operator: '+' | '-' | '*' | '/' | '<<' |
   if ((sym.operator === '+' || sym.operator === '*') && symKey(sym.right) === symKey(head))
     return { operator: sym.operator, amount: sym.left };
   return null;
+}
+
+/**
+ * The step every back edge adds to `head` when the two differ by a sum that stays after expanding
+ * both as polynomials (`base = index * T` with `index += S` in the body: `base` grows by `S * T`),
+ * or null. Read only when the syntax shows no step of its own.
+ */
+function linearStepOf(values: TV[], head: Sym): ReturnType<typeof stepOf> {
+  const h = polynomialOf(head);
+  if (!h) return null;
+  let found: Sym | null = null;
+  for (const v of values) {
+    if (symKey(v.sym) === symKey(head)) continue;
+    const b = polynomialOf(v.sym);
+    if (!b) return null;
+    for (const [k, m] of h) addTerm(b, k, m.factors, -m.coef);
+    const amount = symOfPolynomial(b);
+    if (found && symKey(found) !== symKey(amount)) return null;
+    found = amount;
+  }
+  return found ? { operator: '+', amount: found } : null;
+}
+
+/** A sum of products: each monomial's coefficient and factors, by the factors' keys ('' the constant). */
+type Polynomial = Map<string, { coef: number; factors: Sym[] }>;
+const MAX_TERMS = 16;
+
+function polynomialOf(sym: Sym, depth = 0): Polynomial | null {
+  if (depth > 24) return null;
+  if (sym.op === 'const') return Number.isFinite(sym.value) ? new Map([['', { coef: sym.value, factors: [] }]]) : null;
+  if (sym.op === 'unary' && sym.operator === '-') {
+    const a = polynomialOf(sym.arg, depth + 1);
+    if (!a) return null;
+    for (const m of a.values()) m.coef = -m.coef;
+    return a;
+  }
+  if (sym.op === 'binary' && (sym.operator === '+' || sym.operator === '-' || sym.operator === '*')) {
+    const l = polynomialOf(sym.left, depth + 1);
+    const r = l && polynomialOf(sym.right, depth + 1);
+    if (!l || !r) return null;
+    if (sym.operator !== '*') {
+      for (const [k, m] of r) addTerm(l, k, m.factors, sym.operator === '+' ? m.coef : -m.coef);
+      return l.size > MAX_TERMS ? null : l;
+    }
+    if (l.size * r.size > MAX_TERMS) return null;
+    const out: Polynomial = new Map();
+    for (const a of l.values())
+      for (const b of r.values()) {
+        const factors = [...a.factors, ...b.factors].sort((x, y) => (symKey(x) < symKey(y) ? -1 : 1));
+        addTerm(out, factors.map(symKey).join('*'), factors, a.coef * b.coef);
+      }
+    return out;
+  }
+  return new Map([[symKey(sym), { coef: 1, factors: [sym] }]]);
+}
+
+function addTerm(p: Polynomial, key: string, factors: Sym[], coef: number): void {
+  const m = p.get(key);
+  if (!m) {
+    if (coef !== 0) p.set(key, { coef, factors });
+  } else if ((m.coef += coef) === 0) p.delete(key);
+}
+
+function symOfPolynomial(p: Polynomial): Sym {
+  let sum: Sym | null = null;
+  for (const { coef, factors } of [...p.values()].sort((a, b) => a.factors.length - b.factors.length)) {
+    let term: Sym =
+      factors.reduce<Sym | null>((acc, f) => (acc ? binary('*', acc, f) : f), null) ?? constant(Math.abs(coef));
+    if (factors.length > 0 && Math.abs(coef) !== 1) term = binary('*', constant(Math.abs(coef)), term);
+    sum = sum ? binary(coef < 0 ? '-' : '+', sum, term) : coef < 0 ? binary('-', ZERO, term) : term;
+  }
+  return sum ?? ZERO;
 }
 
 /** The one step every back edge takes (`head op amount`, for one of the head values tried), or null. */
