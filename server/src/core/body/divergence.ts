@@ -169,10 +169,20 @@ export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[])
  * block shape is the default one.
  */
 export function uncalledDeviceRoots(ctx: DivergenceContext): Array<{ name: string; node: SyntaxNode }> {
-  // Read in the view, comments blanked: the parse view blanks a device lambda's `__device__`.
-  return /\b__device__\b/.test(ctx.view)
-    ? uncalledDeviceFunctions(ctx.tree.rootNode, makeSourceText(ctx.view).masked)
-    : [];
+  // Device code by the program's outline, which reads specifiers through their macros
+  // (`#define HD __host__ __device__`); device lambdas from the view, comments blanked (the parse
+  // view blanks a lambda's `__device__`).
+  const functions = ctx.program.outline(ctx.path).functions;
+  const lambdas = /\b__device__\b/.test(ctx.view);
+  if (!lambdas && !functions.some((f) => f.device && !f.global)) return [];
+  const isDevice = (definition: SyntaxNode) =>
+    functions.some(
+      (f) =>
+        f.device &&
+        !f.global &&
+        (f.definitionAt[0] === definition.startIndex || (f.bodyAt !== null && f.bodyAt[1] === definition.endIndex)),
+    );
+  return uncalledDeviceFunctions(ctx.tree.rootNode, makeSourceText(ctx.view).masked, isDevice);
 }
 
 export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: string; node: SyntaxNode }): Branch[] {

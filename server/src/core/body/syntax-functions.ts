@@ -43,6 +43,64 @@ export function collectFunctions(root: SyntaxNode): Map<string, SyntaxNode> {
   return map;
 }
 
+/**
+ * Where each name is called, by the last component of the callee (`f(...)`, `ns::f<T>(...)`,
+ * `obj.f(...)`), and where a macro's body writes it as a call (`name(`, `name<...>(`).
+ */
+function callSites(root: SyntaxNode): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  const add = (name: string, at: number) => {
+    const list = out.get(name);
+    if (list) list.push(at);
+    else out.set(name, [at]);
+  };
+  const cursor = root.walk();
+  let done = false;
+  while (!done) {
+    const node = cursor.currentNode;
+    if (node.type === 'call_expression') {
+      const name = calleeName(node.childForFieldName('function'));
+      if (name) add(name, node.startIndex);
+    } else if (node.type === 'preproc_arg') {
+      for (const m of node.text.matchAll(CALL_LIKE)) add(m[1], node.startIndex + m.index);
+    }
+    if (cursor.gotoFirstChild()) continue;
+    while (!cursor.gotoNextSibling())
+      if (!cursor.gotoParent()) {
+        done = true;
+        break;
+      }
+  }
+  cursor.delete();
+  return out;
+}
+
+function calleeName(fn: SyntaxNode | null): string | null {
+  while (fn) {
+    switch (fn.type) {
+      case 'identifier':
+      case 'field_identifier':
+        return fn.text;
+      case 'qualified_identifier':
+        fn = fn.childForFieldName('name');
+        break;
+      case 'template_function':
+      case 'template_method':
+        fn = fn.childForFieldName('name');
+        break;
+      case 'field_expression':
+        fn = fn.childForFieldName('field');
+        break;
+      case 'parenthesized_expression':
+        fn = fn.namedChild(0);
+        break;
+      default:
+        return null;
+    }
+  }
+  return null;
+}
+
 /** A name written as a call: `name(`, `name<...>(`. */
 const CALL_LIKE = /([A-Za-z_]\w*)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(/g;
 
@@ -88,28 +146,20 @@ function forEachFunctionDefinition(
  * helpers of a header without a kernel, members called from other files. Their branches are
  * analysed with their parameters unknown.
  */
-export function uncalledDeviceFunctions(root: SyntaxNode, masked: string): Array<{ name: string; node: SyntaxNode }> {
+export function uncalledDeviceFunctions(
+  root: SyntaxNode,
+  masked: string,
+  isDevice: (definition: SyntaxNode) => boolean,
+): Array<{ name: string; node: SyntaxNode }> {
   const found: Array<{ name: string; node: SyntaxNode }> = [];
-  // How often each name is written as a call (or a definition), in one pass over the text.
-  const calls = new Map<string, number>();
-  const count = (text: string, into: Map<string, number>) => {
-    for (const m of text.matchAll(CALL_LIKE)) into.set(m[1], (into.get(m[1]) ?? 0) + 1);
-  };
-  let counted = false;
+  let calls: Map<string, number[]> | null = null;
   forEachFunctionDefinition(root, (definition) => {
-    const body = definition.childForFieldName('body');
-    if (!body) return;
-    const head = masked.slice(definition.startIndex, body.startIndex);
-    if (!/\b__device__\b/.test(head) || /\b__global__\b/.test(head)) return;
+    if (!definition.childForFieldName('body') || !isDevice(definition)) return;
     const name = functionName(definition);
     if (!name || /^operator\b/.test(name)) return;
-    if (!counted) {
-      count(masked, calls);
-      counted = true;
-    }
-    const own = new Map<string, number>();
-    count(masked.slice(definition.startIndex, definition.endIndex), own);
-    if ((calls.get(name) ?? 0) > (own.get(name) ?? 0)) return;
+    calls ??= callSites(root);
+    // Called from outside its own body (overloads and recursion do not count as callers).
+    if ((calls.get(name) ?? []).some((at) => at < definition.startIndex || at >= definition.endIndex)) return;
     found.push({ name, node: definition });
   });
   // `[=] __device__ (int i) { ... }` passed to a host-side launcher.

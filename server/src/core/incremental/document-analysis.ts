@@ -330,6 +330,7 @@ function treePasses(
     memo,
     path,
     device,
+    program,
   }: TreePassInput,
   budgetMs: number,
   at?: Position,
@@ -485,7 +486,11 @@ function treePasses(
     for (const k of queue) pending.add(k);
     // Once every kernel is read: the __device__ functions nothing in the file calls (a header's
     // helpers), each kept across versions while its text and the file's context stay the same.
-    const ctx = queue.length === 0 && /\b__device__\b/.test(view) ? context() : null;
+    const ctx =
+      queue.length === 0 &&
+      (/\b__device__\b/.test(view) || !!program?.outline(path).functions.some((f) => f.device && !f.global))
+        ? context()
+        : null;
     if (ctx) {
       for (const root of withinStack(
         () => uncalledDeviceRoots(ctx),

@@ -134,7 +134,11 @@ export class UnitProgram {
     if (!o) {
       const f = this.file(path);
       if (!f) return { functions: [], constants: [], records: [] };
-      const own = f.tree ? outlineOf(f.tree.rootNode, f.view) : outlineOfText(f.view, this.parser);
+      const own = this.withExecutionSpaces(
+        path,
+        f.tree ? outlineOf(f.tree.rootNode, f.view) : outlineOfText(f.view, this.parser),
+        f.view,
+      );
       const expanded = this.fileScopeExpansions(path, f.view);
       o = expanded.length
         ? {
@@ -146,6 +150,47 @@ export class UnitProgram {
       this.outlines.set(path, o);
     }
     return o;
+  }
+
+  /**
+   * The execution spaces of functions whose specifiers the parse view blanked (a macro that expands
+   * to specifiers only: `#define HD __host__ __device__`, `HD T f(...)`): read from the view before
+   * the definition, through the unit's macros there.
+   */
+  private withExecutionSpaces(path: string, own: FileOutline, parsed: string): FileOutline {
+    const file = this.unit.files.get(path);
+    if (!file || !own.functions.some((fn) => !fn.global && !fn.device)) return own;
+    const view = viewText(file);
+    if (view.length !== parsed.length || view === parsed) return own;
+    let changed = false;
+    const functions = own.functions.map((fn) => {
+      if (fn.global || fn.device) return fn;
+      // The blanked run just before the definition (the parse view keeps every line and offset).
+      let start = fn.definitionAt[0];
+      while (start > 0 && /\s/.test(parsed[start - 1])) start--;
+      if (view.slice(start, fn.definitionAt[0]).trim() === '') return fn;
+      const words = this.specifierWords(path, view, start, fn.definitionAt[0]);
+      const device = words.has('__device__');
+      const global = words.has('__global__');
+      if (!device && !global) return fn;
+      changed = true;
+      const host = words.has('__host__') || /\b__host__\b/.test(parsed.slice(fn.definitionAt[0], fn.nameAt[0]));
+      return { ...fn, device, global, host };
+    });
+    return changed ? { ...own, functions } : own;
+  }
+
+  /** The words of `view[start, end)`, with the specifier macros among them replaced by what they expand to. */
+  private specifierWords(path: string, view: string, start: number, end: number): Set<string> {
+    const out = new Set<string>();
+    const add = (word: string, at: number, depth: number) => {
+      out.add(word);
+      if (depth > 4 || !this.unit.macroNames.has(word)) return;
+      for (const def of this.unit.macrosAt(path, at).state(word).options)
+        for (const t of def?.body ?? []) if (/^[A-Za-z_]\w*$/.test(t.text)) add(t.text, at, depth + 1);
+    };
+    for (const m of view.slice(start, end).matchAll(/[A-Za-z_]\w*/g)) add(m[0], start + m.index, 0);
+    return out;
   }
 
   /** Expansions of macros used at file scope to define functions (`DEFINE_LAUNCHER(float)`), by key. */
