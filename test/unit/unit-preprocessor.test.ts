@@ -139,6 +139,15 @@ describe('the preprocessor of a translation unit', () => {
     assert.equal(stateOf(old, '/p/a.cu', 'older()'), 'active');
   });
 
+  it("has CUDA's execution and memory spaces defined before the first line, as nvcc's cuda_runtime.h does", () => {
+    const u = unit({
+      '/p/a.cuh':
+        '#ifndef __host__\n#define __host__\n#define __device__\nint without_nvcc;\n#endif\n__device__ int lane();\n',
+    });
+    assert.equal(stateOf(u, '/p/a.cuh', 'int without_nvcc'), 'inactive');
+    assert.deepEqual(valueAt(u, '/p/a.cuh', '__device__ int', '__device__'), ['(built-in)']);
+  });
+
   it('parses a kernel declaration split by #if as the compiler reads it', () => {
     const text = [
       '__global__ void',

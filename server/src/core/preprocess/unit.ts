@@ -124,6 +124,19 @@ export const MAX_INCLUSIONS = 20_000;
 const MAX_OPTIONS = 4;
 
 /** Macros nvcc never defines: a condition on one is decided (a HIP or NVRTC build is not this one). */
+/** Defined by host_defines.h, which nvcc includes into every unit. */
+const CUDA_KEYWORD_MACROS: readonly string[] = [
+  '__host__',
+  '__device__',
+  '__global__',
+  '__shared__',
+  '__constant__',
+  '__managed__',
+  '__forceinline__',
+  '__noinline__',
+  '__grid_constant__',
+];
+
 const NEVER_DEFINED: readonly string[] = [
   '__HIPCC__',
   '__HIP__',
@@ -373,6 +386,10 @@ class UnitWalk {
     define('CUDART_CB', platformIs(this.input.toolchain?.platform, 'win32') ? '__stdcall' : '');
     define('CUDARTAPI', platformIs(this.input.toolchain?.platform, 'win32') ? '__stdcall' : '');
     define('__cplusplus', cplusplus(this.flags.std));
+    // nvcc includes cuda_runtime.h into every unit before its first line: the execution spaces and
+    // memory spaces are macros (host_defines.h), so `#ifndef __host__ / #define __device__ / #endif`
+    // (a header that also builds without nvcc) leaves them alone. Their expansion is the compiler's.
+    for (const name of CUDA_KEYWORD_MACROS) opaque(name);
     for (const name of NEVER_DEFINED) never(name);
     const cuda = this.input.toolchain?.cuda;
     if (cuda) {
