@@ -63,7 +63,7 @@ export type { DocumentReport, ReportSettings } from './report/document-report';
 export type { PressureResult } from './report/pressure-report';
 export type { CapCheck, CapFigures } from './report/register-caps';
 export { checkedOccupancy, capCheckText } from './report/register-caps';
-export { registerCaps } from './report/quick-fixes';
+export { registerCaps, type QuickFixContext } from './report/quick-fixes';
 export { DEFAULT_REPORT_SETTINGS } from './report/document-report';
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './incremental/document-sessions';
 
