@@ -59,6 +59,7 @@ import { checkFixes } from './check-fixes';
 import { compareToBaseline, regressionsFail, withRegressions } from './baseline';
 import { loadBaseline } from './baseline-file';
 import { VERSION } from '../version';
+import { inShard, parseShard } from './shards';
 
 const FLAGS = {
   '--arch': 'string',
@@ -79,6 +80,7 @@ const FLAGS = {
   '-D': 'list',
   '--std': 'string',
   '--jobs': 'string',
+  '--shard': 'string',
   '--cache-dir': 'string',
   '--no-cache': 'boolean',
   '--lines': 'boolean',
@@ -87,10 +89,13 @@ const FLAGS = {
 } as const;
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--shard K/N] [--cache-dir DIR | --no-cache] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core but one, so in this
                          process on 2 cores; 1: in this process, as for less than about 300 KB of source or over 20,000 files); with nvcc,
                          run at most N compiles at a time (default: cores, at most 4). The output is the same whatever N.
+  --shard K/N            check only the K-th of N parts of the files (a hash of each path relative to the working
+                         directory: the same on every machine); each part still reads the whole repository for
+                         headers and launches. Join the parts' outputs with cuda-occupancy merge.
   --cache-dir DIR        keep nvcc's figures and PTX in DIR between runs (default: $CUDA_OCCUPANCY_CACHE_DIR, else the
                          per-user cache the editor uses, ~/.cache/cuda-occupancy-lens); a unit whose text, included
                          headers, flags and nvcc are unchanged is not compiled again. --no-cache: compile every unit.
@@ -153,10 +158,12 @@ export async function runCheck(
     ...rest,
   ];
 
-  const files = collectSourceFiles(positional, io.cwd);
+  const allFiles = collectSourceFiles(positional, io.cwd);
   const roots = [
-    ...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p))),
+    ...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (allFiles.includes(p) ? path.dirname(p) : p))),
   ];
+  const shard = typeof flags['--shard'] === 'string' ? parseShard(flags['--shard']) : null;
+  const files = shard ? allFiles.filter((f) => inShard(f, io.cwd, shard)) : allFiles;
   const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
   const archs = chooseArchs(flags['--arch'] as string | undefined, database);
   const policy: ArgumentPolicy = {
