@@ -496,7 +496,11 @@ export class CudaOccupancyServer {
     return {
       uri,
       version: report.facts.version,
-      report,
+      // Without what only the report's making reads (a third of a 25k-line document's copy, and its time).
+      report: {
+        ...report,
+        facts: { ...report.facts, memoryParallelism: [], launchTargets: [], parseErrors: [], branches: [] },
+      },
       lenses: this.settings['codeLens.enabled'] ? codeLenses(report, { waves: this.settings['codeLens.waves'] }) : null,
       fixContext: recorded,
       disabledSupport: this.params.capabilities.textDocument?.codeAction?.disabledSupport === true,
