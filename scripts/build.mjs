@@ -57,6 +57,8 @@ const builds = [
   { ...common, entryPoints: ['server/src/server.ts'], outfile: 'dist/server/server.js', banner: serverShebang },
   // Beside the server, which starts it as a worker thread (see server/src/lsp/fresh-parses.ts).
   { ...common, entryPoints: ['server/src/lsp/fresh-parse-thread.ts'], outfile: 'dist/server/fresh-parse-thread.js' },
+  // The connection's thread, which answers from completed analyses (see server/src/lsp/answer-thread.ts).
+  { ...common, entryPoints: ['server/src/lsp/answer-thread.ts'], outfile: 'dist/server/answer-thread.js' },
   { ...common, entryPoints: ['server/src/cli/main.ts'], outfile: 'dist/cli/cuda-occupancy.js', banner: shebang },
   // check's worker threads (check-workers.ts starts them from beside the CLI).
   { ...common, entryPoints: ['server/src/cli/check-worker.ts'], outfile: 'dist/cli/check-worker.js' },

@@ -4,10 +4,41 @@
  * lsp_ext.ts), the chart data they carry, and the few display conventions the chart shares with
  * hovers (names of the limits, bytes and percentages written the same way).
  */
-export type { ChartData, ChartPoint, ChartSweep, SweepId } from './core/gpu/occupancy-sweeps';
-export type { WavesChart, WavesPoint } from './core/gpu/waves';
-export type { LimitingFactor } from './core/gpu/occupancy';
-export { LIMIT_NAMES, bytes, percent } from './core/report/format';
+export type {
+  ChartData,
+  ChartPoint,
+  ChartSweep,
+  SweepId,
+  WavesChart,
+  WavesPoint,
+  LimitingFactor,
+} from './core/analyzer';
+import type { ChartData, PressureResult as CorePressureResult } from './core/analyzer';
+
+/**
+ * The display conventions the chart shares with hovers, written here rather than re-exported from the
+ * core, so that the client's bundle holds no core code (only types cross): a unit test checks that
+ * they write what core/report/format.ts writes.
+ */
+export const LIMIT_NAMES: Record<string, string> = {
+  registers: 'registers',
+  sharedMemory: 'shared memory',
+  warps: 'warp slots',
+  blocks: 'block slots',
+  barriers: 'barriers',
+  virtualResources: 'virtual resources',
+};
+
+export function bytes(n: number): string {
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KB`;
+  if (n >= 10 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${n} B`;
+}
+
+export function percent(fraction: number): string {
+  const p = fraction * 100;
+  return `${Number.isInteger(p) ? p : p.toFixed(1)}%`;
+}
 /** The settings schema, for the client's settings-origins middleware (which keys only the user may set). */
 export { SETTINGS_SCHEMA, WORKSPACE_KEYS_FIELD, userOnlyKeys } from './settings';
 
@@ -50,7 +81,7 @@ export const CHART_DATA_REQUEST = 'cudaOccupancy/chartData';
 
 export type ChartDataParams = ChartTarget & { arch?: string };
 
-export type ChartDataResult = import('./core/gpu/occupancy-sweeps').ChartData | null;
+export type ChartDataResult = ChartData | null;
 
 /**
  * Client → server: the server process's memory (as rust-analyzer's memoryUsage), for benchmarks and
@@ -88,4 +119,4 @@ export interface PressureParams {
   uri: string;
 }
 
-export type PressureResult = import('./core/report/pressure-report').PressureResult | null;
+export type PressureResult = CorePressureResult | null;

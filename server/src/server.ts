@@ -8,6 +8,7 @@
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { CudaOccupancyServer } from './lsp/cuda-occupancy-server';
 import { openTransport } from './lsp/transport';
+import { startAnswerThread } from './lsp/answer-thread-port';
 import { LifecycleGate } from './lsp/lifecycle-gate';
 import { VERSION } from './version';
 import { endRunsWithProcess } from './nvcc/nvcc-runner';
@@ -17,12 +18,16 @@ if (args.includes('--version')) {
   process.stdout.write(`cuda-occupancy-lsp ${VERSION}\n`);
   process.exit(0);
 }
-const transport = args.includes('--help') ? null : openTransport(args);
+const valid = !args.includes('--help') && openTransport.accepts(args);
+// The connection's own thread answers from completed analyses while this one analyses (answer-thread.ts);
+// where it cannot run (Node IPC), this thread reads the connection itself.
+const thread = valid ? startAnswerThread(args) : null;
+const transport = !valid ? null : (thread ?? openTransport(args));
 if (!transport) {
   process.stderr.write('usage: cuda-occupancy-lsp --stdio | --node-ipc | --socket=PORT | --pipe=NAME\n');
   process.exit(args.includes('--help') ? 0 : 2);
 }
-if (transport.kind === 'stdio') {
+if (args.includes('--stdio')) {
   // stdout carries the protocol: anything printed goes to stderr.
   for (const name of ['log', 'info', 'warn', 'error', 'debug'] as const)
     console[name] = (...items: unknown[]) => process.stderr.write(`${items.map(String).join(' ')}\n`);
@@ -47,7 +52,10 @@ const connection = createConnection(ProposedFeatures.all, gate, transport.writer
 let server: CudaOccupancyServer | undefined;
 connection.onInitialize(async (params) => {
   try {
-    server = await CudaOccupancyServer.initialize(connection, params, (bytes) => transport.setDocumentLimit(bytes));
+    server = await CudaOccupancyServer.initialize(connection, params, {
+      onDocumentLimit: (bytes) => transport.setDocumentLimit(bytes),
+      onSnapshot: thread ? (snapshot) => thread.snapshot(snapshot) : undefined,
+    });
   } catch (error) {
     gate.initializeFailed();
     throw error;

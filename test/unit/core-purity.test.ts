@@ -7,6 +7,9 @@
 import * as assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import * as esbuild from 'esbuild';
+import * as protocol from '../../server/src/protocol';
+import * as format from '../../server/src/core/report/format';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CORE = path.join(ROOT, 'server', 'src', 'core');
@@ -66,20 +69,50 @@ describe('layering', () => {
     );
   });
 
-  it('the server and the CLI reach the analysis through the facade only', () => {
-    for (const entry of [
-      'server/src/lsp/cuda-occupancy-server.ts',
-      'server/src/cli/check-command.ts',
-      'server/src/cli/check-analysis.ts',
-      'server/src/cli/check-worker.ts',
-    ]) {
-      const core = importsOf(path.join(ROOT, entry)).filter((i) => i.includes('/core/'));
+  it('the server, the CLI, the workers, nvcc/ and files/ reach the core through the facade only', () => {
+    const SERVER = path.join(ROOT, 'server', 'src');
+    const adapters = ['lsp', 'cli', 'nvcc', 'files'].flatMap((dir) =>
+      sourcesUnder(path.join(SERVER, dir)).map((f) => path.join(dir, f)),
+    );
+    const outside = readdirSync(SERVER).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+    assert.ok(adapters.includes(path.join('lsp', 'cuda-occupancy-server.ts')) && adapters.length > 50, adapters.join());
+    const below: string[] = [];
+    for (const file of [...adapters, ...outside]) {
+      for (const i of importsOf(path.join(SERVER, file)))
+        if (/(^|\/)core\//.test(i) && !/(^|\/)core\/(analyzer|types)$/.test(i)) below.push(`${file} imports ${i}`);
+    }
+    assert.deepEqual(below, []);
+  });
+
+  it('the client bundle holds no core code (protocol.ts passes the core types only)', async () => {
+    for (const entry of ['client/src/extension.ts', 'client/src/chart/chart-view.ts']) {
+      const { metafile } = await esbuild.build({
+        entryPoints: [entry],
+        bundle: true,
+        write: false,
+        metafile: true,
+        external: ['vscode'],
+        platform: 'node',
+        absWorkingDir: ROOT,
+        outdir: path.join(ROOT, 'out', 'client-bundle-check'),
+        logLevel: 'silent',
+      });
+      const inputs = Object.keys(metafile.inputs);
+      assert.ok(inputs.includes('server/src/protocol.ts'), `${entry}: ${inputs.join(', ')}`);
       assert.deepEqual(
-        core.filter((i) => !/\/core\/(analyzer|types)$/.test(i)),
+        inputs.filter((i) => i.startsWith('server/src/core/')),
         [],
         entry,
       );
     }
+  });
+
+  it("protocol.ts's display helpers write what the core's do", () => {
+    assert.deepEqual(protocol.LIMIT_NAMES, format.LIMIT_NAMES);
+    for (const n of [0, 1, 512, 1023, 1024, 1536, 10 * 1024, 10 * 1024 + 1, 48 * 1024, 228 * 1024 + 17])
+      assert.equal(protocol.bytes(n), format.bytes(n), String(n));
+    for (const f of [0, 0.125, 1 / 3, 0.5, 2 / 3, 0.875, 1])
+      assert.equal(protocol.percent(f), format.percent(f), String(f));
   });
 
   it('the client imports nothing from the server but the protocol module', () => {

@@ -197,11 +197,11 @@ function nextOrdinal(counts: Map<string, number>, key: string): number {
 
 const SEP = '\u0000';
 
-function kernelKey(k: BaselineKernel, withFile: boolean): string {
+export function kernelKey(k: BaselineKernel, withFile: boolean): string {
   return [withFile ? k.file : '', k.qualifiedName, k.signature ?? k.mangledName ?? ''].join(SEP);
 }
 
-function launchKey(l: BaselineLaunch, withFile: boolean): string {
+export function launchKey(l: BaselineLaunch, withFile: boolean): string {
   return [withFile ? l.file : '', l.kernel, l.templateArgs?.join(',') ?? '', l.block, l.dynamicSmem].join(SEP);
 }
 

@@ -12,12 +12,12 @@
  */
 
 import * as readline from 'node:readline';
-import { archName, parseArch, type ArchRow } from '../core/gpu/arch-table';
-import { latencyHiding, type LatencyEstimate, type LatencyReading } from '../core/gpu/latency';
-import { nextStep, type NextStep } from '../core/gpu/next-step';
-import { INT_MAX, type OccupancyQuery, type OccupancyResult } from '../core/gpu/occupancy';
+import { archName, parseArch, type ArchRow } from '../core/analyzer';
+import { latencyHiding, type LatencyEstimate, type LatencyReading } from '../core/analyzer';
+import { nextStep, type NextStep } from '../core/analyzer';
+import { INT_MAX, type OccupancyQuery, type OccupancyResult } from '../core/analyzer';
 import { answerQuery, answerQueryLine, isSkippedLine } from './oracle-protocol';
-import { issueBoundMatters } from '../core/report/launch-report';
+import { issueBoundMatters } from '../core/analyzer';
 import { UsageError, type CliIO } from './cli-io';
 
 interface CalcOptions {

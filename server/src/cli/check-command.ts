@@ -37,6 +37,8 @@ import { readPtxasLog } from '../files/ptxas-log';
 import { applyFromBuild } from './from-build';
 import { compileResources } from '../nvcc/compile-resources';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
+import { compileCaches } from '../nvcc/compile-service';
+import { defaultCacheDir } from '../nvcc/resource-cache';
 import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from '../nvcc/nvdisasm';
 import {
   findCompileCommandsFile,
@@ -57,6 +59,7 @@ import { checkFixes } from './check-fixes';
 import { compareToBaseline, regressionsFail, withRegressions } from './baseline';
 import { loadBaseline } from './baseline-file';
 import { VERSION } from '../version';
+import { inShard, parseShard } from './shards';
 
 const FLAGS = {
   '--arch': 'string',
@@ -77,16 +80,25 @@ const FLAGS = {
   '-D': 'list',
   '--std': 'string',
   '--jobs': 'string',
+  '--shard': 'string',
+  '--cache-dir': 'string',
+  '--no-cache': 'boolean',
   '--lines': 'boolean',
   '--check-fixes': 'boolean',
   '--help': 'boolean',
 } as const;
 const ALIASES = { '-h': '--help', '-q': '--quiet', '-v': '--verbose', '-std': '--std', '-j': '--jobs' };
 
-export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
+export const CHECK_USAGE = `usage: cuda-occupancy check [--arch sm_80,sm_90] [--gpu NAME[,NAME]] [--format text|json|sarif] [--baseline FILE] [--nvcc PATH | --no-nvcc] [--allow-compiler GLOB]... [-p DIR] [-I DIR]... [-D NAME[=VALUE]]... [--std c++17] [--ptxas-log FILE] [--from-build DIR]... [--fail-on error|warning|never] [--timeout SECONDS] [--jobs N] [--shard K/N] [--cache-dir DIR | --no-cache] [--lines] [--check-fixes] [-q|--quiet | -v|--verbose] FILE_OR_DIR... [-- NVCC_ARG...]
   --jobs N               with --no-nvcc, analyse on N worker threads (default: one per core but one, so in this
                          process on 2 cores; 1: in this process, as for less than about 300 KB of source or over 20,000 files); with nvcc,
                          run at most N compiles at a time (default: cores, at most 4). The output is the same whatever N.
+  --shard K/N            check only the K-th of N parts of the files (a hash of each path relative to the working
+                         directory: the same on every machine); each part still reads the whole repository for
+                         headers and launches. Join the parts' outputs with cuda-occupancy merge.
+  --cache-dir DIR        keep nvcc's figures and PTX in DIR between runs (default: $CUDA_OCCUPANCY_CACHE_DIR, else the
+                         per-user cache the editor uses, ~/.cache/cuda-occupancy-lens); a unit whose text, included
+                         headers, flags and nvcc are unchanged is not compiled again. --no-cache: compile every unit.
   --lines                with --format json: each kernel's register pressure per line (kernels[].pressure.lines)
   --check-fixes          compile each register cap the fixes propose (__launch_bounds__, -maxrregcount) and say what ptxas did
   --from-build DIR       read figures from what a build produced under DIR: its objects (through cuobjdump, or their
@@ -146,10 +158,12 @@ export async function runCheck(
     ...rest,
   ];
 
-  const files = collectSourceFiles(positional, io.cwd);
+  const allFiles = collectSourceFiles(positional, io.cwd);
   const roots = [
-    ...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (files.includes(p) ? path.dirname(p) : p))),
+    ...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (allFiles.includes(p) ? path.dirname(p) : p))),
   ];
+  const shard = typeof flags['--shard'] === 'string' ? parseShard(flags['--shard']) : null;
+  const files = shard ? allFiles.filter((f) => inShard(f, io.cwd, shard)) : allFiles;
   const database = await loadDatabase(flags['-p'] as string | undefined, roots, io.cwd);
   const archs = chooseArchs(flags['--arch'] as string | undefined, database);
   const policy: ArgumentPolicy = {
@@ -269,7 +283,9 @@ export async function runCheck(
     // the headers it includes, wherever they are launched (a .cu that only launches is compiled too).
     const units = analysed.filter(({ file }) => file.endsWith('.cu'));
     const memoryLimitBytes = DEFAULT_SETTINGS['nvcc.memoryLimitMB'] * 1024 * 1024;
+    const cacheDir = checkCacheDir(flags, io.cwd);
     const compiled = await compileUnits({
+      caches: compileCaches(cacheDir, (problem) => notes.push(`${problem} (compiling every unit)`)),
       units,
       analyzer,
       nvccPath,
@@ -410,6 +426,21 @@ interface CompileUnitsInput {
   memoryLimitBytes: number;
   /** A missing optional tool (nvdisasm) is said only then: it changes no figure, and every run would say it. */
   verbose?: boolean;
+  /** Figures and PTX of earlier runs (checkCacheDir). */
+  caches: ReturnType<typeof compileCaches>;
+}
+
+/**
+ * Where check keeps compile results between runs: `--cache-dir`, else $CUDA_OCCUPANCY_CACHE_DIR (`off`: none),
+ * else the editor's per-user cache; null with --no-cache. Before, check passed no cache to its compiles, and a
+ * second run of an unchanged repository compiled every unit again.
+ */
+function checkCacheDir(flags: Record<string, string | boolean | undefined>, cwd: string): string | null {
+  if (flags['--no-cache']) return null;
+  if (typeof flags['--cache-dir'] === 'string') return path.resolve(cwd, flags['--cache-dir']);
+  const env = process.env.CUDA_OCCUPANCY_CACHE_DIR;
+  if (env === 'off') return null;
+  return env ? path.resolve(cwd, env) : defaultCacheDir();
 }
 
 /**
@@ -429,6 +460,7 @@ async function compileUnits({
   policy,
   memoryLimitBytes,
   verbose = false,
+  caches,
 }: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
   const failures: CompileFailure[] = [];
   const dropped = new Set<string>();
@@ -449,6 +481,8 @@ async function compileUnits({
       timeoutMs,
       memoryLimitBytes,
       keep: wantsPtx(facts),
+      // A unit whose SASS nvdisasm reads needs the cubin of a compile: the cache keeps figures only.
+      cache: nvdisasm && wantsPtx(facts) ? null : caches.figures,
     });
     if (result.status === 'missing') {
       missing = true;
@@ -477,6 +511,7 @@ async function compileUnits({
       cwd: runIn,
       timeoutMs,
       memoryLimitBytes,
+      cache: caches.ptx,
     });
     if (ptx.status !== 'ok')
       failures.push({

@@ -20,7 +20,7 @@ import { ResourceCache } from '../nvcc/resource-cache';
 import { isValidArchFigures } from '../nvcc/cache-validation';
 import type { ArchFigures } from '../nvcc/compile-resources';
 import type { ArgumentPolicy } from '../nvcc/argument-policy';
-import type { LaunchAnalysis } from '../core/report/launch-analysis';
+import type { LaunchAnalysis } from '../core/analyzer';
 
 export interface CheckFixesInput {
   units: Array<{ file: string; text: string; facts: DocumentFacts }>;

@@ -2,11 +2,11 @@
  * `cuda-occupancy check --format json`: the shape docs/cli-json.md promises,
  * built from document reports. Lines and columns are 1-based here.
  */
-import type { DocumentReport } from '../core/report/document-report';
+import type { DocumentReport } from '../core/analyzer';
 import type { Kernel, Span } from '../core/types';
-import type { InstanceSpread, KernelFigures } from '../core/report/launch-analysis';
-import type { Branch, BranchKind } from '../core/body/divergence';
-import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
+import type { InstanceSpread, KernelFigures } from '../core/analyzer';
+import type { Branch, BranchKind } from '../core/analyzer';
+import type { LaunchOnGpu } from '../core/analyzer';
 import { kernelPressureJson } from './check-pressure';
 import { nextStepsJson } from './check-fixes';
 

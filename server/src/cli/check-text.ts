@@ -19,17 +19,11 @@
 import * as path from 'node:path';
 import type { CheckFile, CheckInstance } from './check-json';
 import type { Finding, Kernel, Severity } from '../core/types';
-import type { KernelFigures, LaunchAnalysis } from '../core/report/launch-analysis';
-import { LIMIT_NAMES, bytes, originText } from '../core/report/format';
-import {
-  blocksPerSm,
-  launchTitleText,
-  noOccupancyText,
-  occupancyPercent,
-  registersShort,
-} from '../core/report/launch-report';
-import { clusterText, latencyRangeText, wavesText } from '../core/report/gpu-text';
-import type { LaunchOnGpu } from '../core/report/launch-on-gpus';
+import type { KernelFigures, LaunchAnalysis } from '../core/analyzer';
+import { LIMIT_NAMES, bytes, originText } from '../core/analyzer';
+import { blocksPerSm, launchTitleText, noOccupancyText, occupancyPercent, registersShort } from '../core/analyzer';
+import { clusterText, latencyRangeText, wavesText } from '../core/analyzer';
+import type { LaunchOnGpu } from '../core/analyzer';
 import { kernelPressureLines } from './check-pressure';
 import { nextStepLines } from './check-fixes';
 

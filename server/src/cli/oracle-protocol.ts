@@ -9,7 +9,7 @@
  * listArchs, version. `verbose: true` adds the oracle's `effective` object.
  */
 
-import { ARCHS, archByCapability, archName, type ArchRow, type DeviceProps } from '../core/gpu/arch-table';
+import { ARCHS, archByCapability, archName, type ArchRow, type DeviceProps } from '../core/analyzer';
 import {
   availableDynamicSmem,
   headerArchConstants,
@@ -25,7 +25,7 @@ import {
   type OccupancyResult,
   type PartitionedGCConfig,
   type ShmemLimitConfig,
-} from '../core/gpu/occupancy';
+} from '../core/analyzer';
 
 /** One answer line, as a plain object (key order follows the oracle's). */
 export type OracleAnswer = Record<string, unknown>;

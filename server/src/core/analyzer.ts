@@ -63,9 +63,61 @@ export type { DocumentReport, ReportSettings } from './report/document-report';
 export type { PressureResult } from './report/pressure-report';
 export type { CapCheck, CapFigures } from './report/register-caps';
 export { checkedOccupancy, capCheckText } from './report/register-caps';
-export { registerCaps } from './report/quick-fixes';
+export { registerCaps, type QuickFixContext } from './report/quick-fixes';
 export { DEFAULT_REPORT_SETTINGS } from './report/document-report';
 export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './incremental/document-sessions';
+
+// What the adapters (lsp/, cli/, nvcc/, files/) read of the core, all through this module: the feature
+// texts of a report, the hardware model the calculator and the oracle drive, the ptxas parser nvcc's
+// runner validates its output with, and the types of the data they format.
+export { DocumentSessions, type DocumentSessionsOptions } from './incremental/document-sessions';
+export type { GrammarBytes, TextEdit } from './syntax/cuda-parser';
+export { contains } from './text/source-text';
+export { hoverText } from './report/hover-text';
+export { lenses, type LensOptions } from './report/lenses';
+export { quickFixes, ADD_NVCC_ARGUMENT_COMMAND, type QuickFix } from './report/quick-fixes';
+export {
+  blocksPerSm,
+  issueBoundMatters,
+  launchTitleText,
+  noOccupancyText,
+  occupancyPercent,
+  registersShort,
+  type ReportExtras,
+} from './report/launch-report';
+export { LIMIT_NAMES, bytes, originText } from './report/format';
+export { clusterText, latencyRangeText, wavesText } from './report/gpu-text';
+export type { LaunchOnGpu } from './report/launch-on-gpus';
+export type { InstanceSpread, KernelFigures, LaunchAnalysis } from './report/launch-analysis';
+export type { Branch, BranchKind } from './body/divergence';
+export { ARCHS, archByCapability, archName, parseArch, type ArchRow, type DeviceProps } from './gpu/arch-table';
+export { latencyHiding, type LatencyEstimate, type LatencyReading } from './gpu/latency';
+export { nextStep, type NextStep } from './gpu/next-step';
+export {
+  availableDynamicSmem,
+  headerArchConstants,
+  maxPotentialBlockSize,
+  occupancy,
+  resolveAttributes,
+  resolveState,
+  sharedMemPerMultiprocessorUsed,
+  INT_MAX,
+  type CacheConfig,
+  type HeaderArchConstants,
+  type OccupancyQuery,
+  type OccupancyResult,
+  type PartitionedGCConfig,
+  type ShmemLimitConfig,
+} from './gpu/occupancy';
+export {
+  parsePtxasOutput,
+  type PtxasDiagnostic,
+  type PtxasFunctionFigures,
+  type PtxasModuleFigures,
+} from './compiler/ptxas-output';
+export type { ChartData, ChartPoint, ChartSweep, SweepId } from './gpu/occupancy-sweeps';
+export type { WavesChart, WavesPoint } from './gpu/waves';
+export type { LimitingFactor } from './gpu/occupancy';
 
 export interface AnalyzerOptions {
   /** The grammar's WebAssembly (the adapters read it from where it ships). */

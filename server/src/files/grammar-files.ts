@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { GrammarBytes } from '../core/syntax/cuda-parser';
+import type { GrammarBytes } from '../core/analyzer';
 
 const GRAMMAR = 'tree-sitter-cuda.wasm';
 const RUNTIME = 'tree-sitter.wasm';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { WorkspaceIndex } from '../core/facts/workspace-index';
+import { WorkspaceIndex } from '../core/analyzer';
 import { readBoundedFileSync } from './bounded-read';
 import { walkFolders } from './folder-walk';
 import type { UnitFlags } from '../core/analyzer';

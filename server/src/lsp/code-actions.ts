@@ -1,10 +1,10 @@
 /** Code actions: the core's quick fixes for a requested range, as LSP code actions with edits in the document. */
 import { CodeActionKind, type CodeAction, type Diagnostic, type Range } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/analyzer';
-import { quickFixes, type QuickFix, type QuickFixContext } from '../core/report/quick-fixes';
+import { quickFixes, type QuickFix, type QuickFixContext } from '../core/analyzer';
 import { asUri, toRange } from './lsp-convert';
 
-export { ADD_NVCC_ARGUMENT_COMMAND } from '../core/report/quick-fixes';
+export { ADD_NVCC_ARGUMENT_COMMAND } from '../core/analyzer';
 
 export interface CodeActionOptions extends QuickFixContext {
   /** The client shows actions that are not offered, greyed out with why (`codeAction.disabledSupport`); else they are left out. */

@@ -1,7 +1,7 @@
 /** Code lenses: the core's lenses as LSP lenses whose command opens the occupancy chart (or, on a pressure peak, toggles the heat map). */
 import type { CodeLens } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/analyzer';
-import { lenses, type LensOptions } from '../core/report/lenses';
+import { lenses, type LensOptions } from '../core/analyzer';
 import { SHOW_CHART_COMMAND, TOGGLE_PRESSURE_HEATMAP_COMMAND } from '../protocol';
 import { toRange } from './lsp-convert';
 

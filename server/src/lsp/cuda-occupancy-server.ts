@@ -14,6 +14,7 @@ import {
   type CodeLens,
   type CodeLensParams,
   type Connection,
+  type Diagnostic,
   type Hover,
   type HoverParams,
   type InitializeParams,
@@ -64,6 +65,7 @@ import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
 import { unitsForHeader } from '../files/translation-units';
 import { FreshParses } from './fresh-parses';
+import { AnswerSnapshots, recordingContext, type AnswerSnapshot } from './answer-snapshots';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
@@ -76,6 +78,13 @@ export interface InitializationOptions {
   workspaceTrusted?: boolean;
   /** Where to keep the ptxas figures cache; null: memory only. */
   cacheDir?: string | null;
+}
+
+export interface ServerHooks {
+  /** Told the document limit in bytes whenever the settings are read (the transport decodes no larger message). */
+  onDocumentLimit?: (bytes: number) => void;
+  /** Handed each completed analysis, for the answer thread to answer from while the next runs (answer-thread.ts). */
+  onSnapshot?: (snapshot: AnswerSnapshot) => void;
 }
 
 export class CudaOccupancyServer {
@@ -105,6 +114,13 @@ export class CudaOccupancyServer {
   private readonly backgroundUnits = new Map<string, Set<string>>();
   /** Register caps being checked with ptxas, per document and cap key: the text and kernel each was made from. */
   private readonly capsInFlight = new Map<string, Map<string, { text: string; variant: CapVariant }>>();
+  /**
+   * The latest completed analysis of each document, and the edits since: what hovers, lenses and code
+   * actions are answered from while a newer version waits for its analysis (answer-snapshots.ts).
+   */
+  private readonly answers = new AnswerSnapshots();
+  /** The latest published report of each document, until an edit makes it a snapshot (see snapshotOnEdit). */
+  private readonly unsnapshotted = new Map<string, { report: DocumentReport; diagnostics: Diagnostic[] }>();
   /** Each unit's last outcome (failed or fine), to go back to when a run is cancelled. */
   private readonly lastOutcome = new Map<string, CompileState | null>();
 
@@ -112,8 +128,7 @@ export class CudaOccupancyServer {
     private readonly connection: Connection,
     private readonly analyzer: Analyzer,
     private readonly params: InitializeParams,
-    /** Told the document limit in bytes whenever the settings are read (the transport decodes no larger message). */
-    private readonly onDocumentLimit: (bytes: number) => void,
+    private readonly hooks: ServerHooks,
   ) {
     this.safely = makeSafely((m) => connection.console.error(m));
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
@@ -150,7 +165,7 @@ export class CudaOccupancyServer {
   static async initialize(
     connection: Connection,
     params: InitializeParams,
-    onDocumentLimit: (bytes: number) => void = () => undefined,
+    hooks: ServerHooks = {},
   ): Promise<CudaOccupancyServer> {
     const analyzer = await createAnalyzer({
       grammar: readGrammarBytes(),
@@ -162,7 +177,7 @@ export class CudaOccupancyServer {
     });
     // Until the settings are read (they say which nvcc), a first hover says the figures are coming.
     analyzer.setCompilerStatus('starting');
-    const server = new CudaOccupancyServer(connection, analyzer, params, onDocumentLimit);
+    const server = new CudaOccupancyServer(connection, analyzer, params, hooks);
     server.register();
     return server;
   }
@@ -186,6 +201,8 @@ export class CudaOccupancyServer {
         this.documents.openWithoutText(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, oversize);
       else
         this.documents.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text);
+      this.answers.opened(p.textDocument.uri, p.textDocument.version);
+      this.unsnapshotted.delete(p.textDocument.uri);
       this.indexFromAnalysis(p.textDocument.uri);
       this.scheduleDiagnostics(p.textDocument.uri);
       this.requestCompile(p.textDocument.uri);
@@ -203,6 +220,8 @@ export class CudaOccupancyServer {
         );
         return;
       }
+      this.answers.changed(uri, p.textDocument.version, p.contentChanges);
+      this.snapshotOnEdit(uri);
       this.scheduleDiagnostics(uri);
       // The debounce is an idle window (see idle-collector.ts).
       this.collector.idle();
@@ -217,6 +236,8 @@ export class CudaOccupancyServer {
     c.onDidCloseTextDocument((p) => {
       const uri = p.textDocument.uri;
       this.documents.close(uri);
+      this.answers.closed(uri);
+      this.unsnapshotted.delete(uri);
       this.freshParses.forget(uri);
       const file = filePath(uri);
       if (file)
@@ -305,7 +326,7 @@ export class CudaOccupancyServer {
     }
     if (!force && JSON.stringify(settings) === JSON.stringify(this.settings)) return;
     this.settings = settings;
-    this.onDocumentLimit(documentLimitsOf(settings).maxBytes);
+    this.hooks.onDocumentLimit?.(documentLimitsOf(settings).maxBytes);
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
     this.updateCompilerStatus();
@@ -415,6 +436,7 @@ export class CudaOccupancyServer {
 
   private onHover(params: HoverParams): Hover | null {
     return this.safely('hover', null, () => {
+      if (this.answers.answersFor(params.textDocument.uri)) return this.answers.hover(params);
       this.analyzer.completeAt(params.textDocument.uri, params.position);
       const report = this.report(params.textDocument.uri);
       return report ? hoverAt(report, params.position) : null;
@@ -423,6 +445,7 @@ export class CudaOccupancyServer {
 
   private onCodeLens(params: CodeLensParams): CodeLens[] {
     return this.safely('codeLens', [], () => {
+      if (this.answers.answersFor(params.textDocument.uri)) return this.answers.codeLenses(params.textDocument.uri);
       const report = this.settings['codeLens.enabled'] ? this.report(params.textDocument.uri) : undefined;
       return report ? codeLenses(report, { waves: this.settings['codeLens.waves'] }) : [];
     });
@@ -430,6 +453,7 @@ export class CudaOccupancyServer {
 
   private onCodeAction(params: CodeActionParams): CodeAction[] {
     return this.safely('codeAction', [], () => {
+      if (this.answers.answersFor(params.textDocument.uri)) return this.answers.codeActions(params);
       const report = this.report(params.textDocument.uri);
       const disabledSupport = this.params.capabilities.textDocument?.codeAction?.disabledSupport === true;
       return report
@@ -440,6 +464,47 @@ export class CudaOccupancyServer {
           })
         : [];
     });
+  }
+
+  /**
+   * The document moved on from its latest published report: that report becomes the snapshot answers
+   * come from (here, and on the answer thread) until the new version's analysis completes. Made now,
+   * in the debounce before that analysis, rather than with every publication.
+   */
+  private snapshotOnEdit(uri: string): void {
+    const published = this.unsnapshotted.get(uri);
+    if (!published) return;
+    this.unsnapshotted.delete(uri);
+    this.safely('snapshot', undefined, () => {
+      const snapshot = this.snapshot(uri, published.report, published.diagnostics);
+      this.answers.completed(snapshot);
+      this.hooks.onSnapshot?.(snapshot);
+    });
+  }
+
+  /**
+   * A completed analysis as the answer thread keeps it: the report, its lenses, and what its quick
+   * fixes read of the workspace (recorded by asking for every fix of the document once).
+   */
+  private snapshot(uri: string, report: DocumentReport, diagnostics: Diagnostic[]): AnswerSnapshot {
+    const { context, recorded } = recordingContext({
+      ...this.analyzer.quickFixContext(uri),
+      fileText: (file) => this.fileText(file),
+    });
+    const end = { line: Number.MAX_SAFE_INTEGER, character: 0 };
+    codeActions(report, { start: { line: 0, character: 0 }, end }, diagnostics, context);
+    return {
+      uri,
+      version: report.facts.version,
+      // Without what only the report's making reads (a third of a 25k-line document's copy, and its time).
+      report: {
+        ...report,
+        facts: { ...report.facts, memoryParallelism: [], launchTargets: [], parseErrors: [], branches: [] },
+      },
+      lenses: this.settings['codeLens.enabled'] ? codeLenses(report, { waves: this.settings['codeLens.waves'] }) : null,
+      fixContext: recorded,
+      disabledSupport: this.params.capabilities.textDocument?.codeAction?.disabledSupport === true,
+    };
   }
 
   private onChartData(params: ChartDataParams): ChartDataResult {
@@ -822,6 +887,9 @@ export class CudaOccupancyServer {
   private sendDiagnostics(uri: string, report: DocumentReport): void {
     const diagnostics = report.findings.map((f) => toDiagnostic(f, uri));
     void this.connection.sendDiagnostics({ uri, version: report.facts.version, diagnostics });
+    // The answers of this version come from the report while it is current; its snapshot is made once the document moves on.
+    this.answers.published(uri, report.facts.version);
+    this.unsnapshotted.set(uri, { report, diagnostics });
     // Answered from an incremental parse near an error: a fresh parse on the worker thread checks it.
     const unsettled = this.documents.unsettled(uri);
     if (unsettled && unsettled.version === report.facts.version)

@@ -3,10 +3,10 @@
  * into tree-sitter edits for the core's document sessions, which keep the trees and facts.
  */
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
-import type { TextEdit } from '../core/syntax/cuda-parser';
+import type { TextEdit } from '../core/analyzer';
 import type { Position } from '../core/types';
-import { DocumentSessions, type DocumentSessionsOptions } from '../core/incremental/document-sessions';
-import type { DocumentFacts } from '../core/incremental/document-analysis';
+import { DocumentSessions, type DocumentSessionsOptions } from '../core/analyzer';
+import type { DocumentFacts } from '../core/analyzer';
 import {
   DEFAULT_DOCUMENT_LIMITS,
   tooLargeAfterEdit,
@@ -15,7 +15,7 @@ import {
   type DocumentLimits,
 } from '../document-limits';
 
-export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from '../core/incremental/document-sessions';
+export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from '../core/analyzer';
 
 export type DocumentStoreOptions = (
   { sessions: DocumentSessions } | (Omit<DocumentSessionsOptions, 'clock'> & { clock?: () => number })

@@ -1,8 +1,8 @@
 /** Hover: the core's hover text at a position, as LSP markdown. */
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
 import type { DocumentReport } from '../core/analyzer';
-import { hoverText } from '../core/report/hover-text';
-import type { ReportExtras } from '../core/report/launch-report';
+import { hoverText } from '../core/analyzer';
+import type { ReportExtras } from '../core/analyzer';
 import { toRange } from './lsp-convert';
 
 export function hoverAt(

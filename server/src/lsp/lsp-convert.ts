@@ -5,7 +5,7 @@ import type { Finding, Span } from '../core/types';
 
 export const toRange = (span: Span): Range => ({ start: { ...span.start }, end: { ...span.end } });
 
-export { contains } from '../core/text/source-text';
+export { contains } from '../core/analyzer';
 
 const SEVERITY: Record<Finding['severity'], DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,

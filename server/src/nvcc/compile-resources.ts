@@ -12,7 +12,7 @@ import {
   type PtxasDiagnostic,
   type PtxasFunctionFigures,
   type PtxasModuleFigures,
-} from '../core/compiler/ptxas-output';
+} from '../core/analyzer';
 import { nvccVersion, runNvcc, trackTempDir, type NvccRunResult } from './nvcc-runner';
 import { resourceCacheKey, type ResourceCache } from './resource-cache';
 import { readBoundedFile } from '../files/bounded-read';

@@ -67,6 +67,30 @@ interface ResolvedFlags {
   cwd: string | null;
 }
 
+/**
+ * The caches of compile results the editor and `check` share: ptxas's figures per architecture, and PTX
+ * (which runs to megabytes: fewer kept in memory, and a directory of its own). `dir` null: memory only.
+ */
+export function compileCaches(
+  dir: string | null,
+  onProblem: (message: string) => void,
+): { figures: ResourceCache<ArchFigures>; ptx: ResourceCache<PtxText> } {
+  return {
+    figures: new ResourceCache<ArchFigures>({
+      dir,
+      validate: (v): v is ArchFigures => isValidArchFigures(v),
+      maxEntryBytes: 8 * 1024 * 1024,
+      onProblem,
+    }),
+    ptx: new ResourceCache<PtxText>({
+      dir: dir ? path.join(dir, 'ptx') : null,
+      maxEntries: 32,
+      validate: isPtxText,
+      onProblem,
+    }),
+  };
+}
+
 export class CompileService {
   private scheduler: CompileScheduler | null = null;
   private settings: Settings | null = null;
@@ -92,20 +116,9 @@ export class CompileService {
 
   constructor(private readonly options: CompileServiceOptions) {
     const dir = options.cacheDir === undefined ? defaultCacheDir() : options.cacheDir;
-    const onProblem = (message: string) => options.log(`${message} (figures are cached in memory only)`);
-    this.cache = new ResourceCache<ArchFigures>({
-      dir,
-      validate: (v): v is ArchFigures => isValidArchFigures(v),
-      maxEntryBytes: 8 * 1024 * 1024,
-      onProblem,
-    });
-    // PTX runs to megabytes: fewer kept in memory, and a directory of its own.
-    this.ptxCache = new ResourceCache<PtxText>({
-      dir: dir ? path.join(dir, 'ptx') : null,
-      maxEntries: 32,
-      validate: isPtxText,
-      onProblem,
-    });
+    const caches = compileCaches(dir, (message) => options.log(`${message} (figures are cached in memory only)`));
+    this.cache = caches.figures;
+    this.ptxCache = caches.ptx;
   }
 
   /** Architectures named by compile_commands.json (-arch/-gencode), for the default target list. */
