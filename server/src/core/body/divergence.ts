@@ -26,7 +26,7 @@ import { classifySite, formatDim, type Verdict } from './branch-verdicts';
 import { explain, suggest } from './branch-prose';
 import { branchSiteIn, type BranchConstruct, type BranchSite } from './branch-syntax';
 import type { UnitProgram, ProgramFunction, TemplateBinding } from '../program/program';
-import { analyzeKernelUniformity, type KernelUniformity, type TV } from '../uniformity/thread-uniformity';
+import { keptKernelUniformity, type KernelUniformity, type TV } from '../uniformity/thread-uniformity';
 import { kernelScope } from '../facts/kernel-reader';
 import { num } from '../values/domain';
 
@@ -221,7 +221,7 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
 // Kernels read through the unit's program
 
 /** The program's function a kernel of the document is (its body where the kernel's is). */
-function functionAt(ctx: DivergenceContext, kernel: Kernel): ProgramFunction | null {
+export function functionAt(ctx: DivergenceContext, kernel: Kernel): ProgramFunction | null {
   if (!kernel.bodySpan) return null;
   const body = offsetAt(ctx.source, kernel.bodySpan.start);
   const fn = ctx.program.outline(ctx.path).functions.find((f) => f.bodyAt?.[0] === body && f.name === kernel.name);
@@ -242,7 +242,7 @@ function deviceFunctionAt(ctx: DivergenceContext, node: SyntaxNode): ProgramFunc
 }
 
 /** Instances of a template kernel the launches make, by their template arguments, with the launches of each. */
-interface Instance {
+export interface Instance {
   bindings: Map<string, TemplateBinding>;
   launches: Launch[];
   /** `k<128, float>`, when the kernel is a template launched with known arguments. */
@@ -252,7 +252,7 @@ interface Instance {
 /** Instances analysed apart at most; launches of further ones are read with their parameters unknown. */
 const MAX_INSTANCES = 4;
 
-function instancesOf(pf: ProgramFunction, kernel: Kernel, launches: readonly Launch[]): Instance[] {
+export function instancesOf(pf: ProgramFunction, kernel: Kernel, launches: readonly Launch[]): Instance[] {
   const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
   const params = pf.fn.templateParams ?? [];
   if (params.length === 0)
@@ -317,7 +317,7 @@ function programBranches(
           !!d && d.x * d.y * d.z <= MAX_BLOCK_THREADS && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
       );
     const result = withinStackOr(() =>
-      analyzeKernelUniformity({
+      keptKernelUniformity({
         program: ctx.program,
         fn: pf,
         bindings: instance.bindings,
@@ -420,7 +420,7 @@ function spanBetween(source: SourceText, start: number, end: number): Span {
 // ---------------------------------------------------------------------------
 // Block shapes
 
-interface Shapes {
+export interface Shapes {
   shapes: Dim3[];
   known: boolean;
   assumptions: string[];
@@ -429,7 +429,12 @@ interface Shapes {
 /** CUDA's limit on threads per block, on every architecture since sm_20. */
 const MAX_BLOCK_THREADS = 1024;
 
-function blockShapes(kernel: Kernel, launches: readonly Launch[], multiDimensional: boolean, fallback?: Dim3): Shapes {
+export function blockShapes(
+  kernel: Kernel,
+  launches: readonly Launch[],
+  multiDimensional: boolean,
+  fallback?: Dim3,
+): Shapes {
   const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
   const known = new Map<string, Dim3>();
   // Lanes are simulated one by one: a block that cannot launch (over 1024 threads, a zero

@@ -14,6 +14,7 @@ import { matchKernel, type WorkspaceIndex } from './workspace-index';
 import type { LaunchTarget } from './launch-checks';
 import type { Finding } from '../types';
 import type { Branch } from '../body/divergence';
+import type { MemoryRecord } from '../body/memory-rules';
 import type { WrapperDefinition } from './launch-wrappers';
 
 export interface DocumentFacts {
@@ -36,6 +37,8 @@ export interface DocumentFacts {
   memoryParallelism: MemoryParallelism[];
   /** Branches on a thread index, classified (see divergence.ts); empty without a tree or when switched off. */
   branches: Branch[];
+  /** Barriers reached by part of a block, uncoalesced global accesses, bank conflicts (see memory-rules.ts); empty where branches are. */
+  memory: MemoryRecord[];
   /**
    * Kernel definitions whose body passes have not run yet (an editor's time budget ran out): their
    * memory parallelism and branches are missing from this version's facts until a next call completes them.

@@ -18,6 +18,7 @@ import { groupBy, type DocumentFacts } from '../facts/document-facts';
 import { collectParseErrors } from '../syntax/parse-errors';
 import { subtreeShape } from '../syntax/subtree-shape';
 import { memoryParallelismOf, withinStack } from '../body/body-passes';
+import { memoryRecordsOf, type MemoryRecord } from '../body/memory-rules';
 import {
   deviceFunctionBranches,
   divergenceOf,
@@ -334,8 +335,8 @@ function treePasses(
   }: TreePassInput,
   budgetMs: number,
   at?: Position,
-): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'pendingKernels'> {
-  if (!tree) return { memoryParallelism: [], branches: [], pendingKernels: 0 };
+): Pick<DocumentFacts, 'memoryParallelism' | 'branches' | 'memory' | 'pendingKernels'> {
+  if (!tree) return { memoryParallelism: [], branches: [], memory: [], pendingKernels: 0 };
   const started = clock();
   const budget = cache ? budgetMs : Infinity; // without a cache nothing carries over to a next call
   // A newly opened document has nothing in its cache: the kernels left to later calls need no key yet.
@@ -412,6 +413,7 @@ function treePasses(
   const memoryParallelism = definitions.filter((k) => found.has(k)).map((k) => found.get(k)!);
 
   let branches: Branch[] = [];
+  const memory: MemoryRecord[] = [];
   progressed = false;
   if (divergence) {
     // Branch costs also follow calls into the file's functions, which an error elsewhere can
@@ -516,9 +518,35 @@ function treePasses(
       }
     }
     branches = [...reused, ...computed].sort(byPlace);
+    // The memory and barrier rules read the same analysis of each kernel (kept while the program
+    // lives): kept across versions beside its branches, under keys of their own.
+    for (const k of inOrder) {
+      if (pending.has(k)) continue;
+      const [moving, inPlace] = keysOf(k).map((key) => `mem|${key}`);
+      const cached = nothingCached
+        ? undefined
+        : (cache?.get<MemoryRecord[]>(moving, k.span.start.line) ??
+          cache?.get<MemoryRecord[]>(inPlace, k.span.start.line));
+      if (cached) {
+        memory.push(...cached);
+        continue;
+      }
+      const ctx = context();
+      if (!ctx) break;
+      const own = withinStack(
+        () => memoryRecordsOf(ctx, [k]),
+        () => [],
+      );
+      const movesWithKernel = own.every(
+        (r) => r.span.start.line >= k.span.start.line && r.span.end.line <= k.span.end.line,
+      );
+      cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
+      memory.push(...own);
+    }
+    memory.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
   }
   cache?.sweep();
-  return { memoryParallelism, branches, pendingKernels: pending.size };
+  return { memoryParallelism, branches, memory, pendingKernels: pending.size };
 }
 
 /**

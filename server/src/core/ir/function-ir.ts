@@ -33,6 +33,8 @@ export interface Local {
   dims: Expr[] | null;
   /** A reference (`T&`): what it aliases is not followed. */
   reference: boolean;
+  /** Pointer levels of its declarator (`float* p`: 1; `float** q`: 2); absent for none. */
+  pointers?: number;
 }
 
 export type Stmt = { k: 'decl'; local: number; init: Expr | null; at: Range } | { k: 'expr'; expr: Expr; at: Range };
@@ -226,6 +228,7 @@ class CfgBuilder {
       isStatic: /\bstatic\b/.test(specifiers),
       dims: d ? this.arrayDims(d) : null,
       reference: d ? hasReference(d) : false,
+      ...(d && pointerLevels(d) > 0 ? { pointers: pointerLevels(d) } : {}),
     });
     this.scopes[this.scopes.length - 1].set(name, id);
     return id;
@@ -843,6 +846,13 @@ export function declaredName(d: SyntaxNode | null): SyntaxNode | null {
     else n = n.namedChildren.find((c) => c?.type === 'identifier' || /declarator$/.test(c?.type ?? '')) ?? null;
   }
   return null;
+}
+
+function pointerLevels(d: SyntaxNode): number {
+  let levels = 0;
+  for (let n: SyntaxNode | null = d, k = 0; n && k < 32; n = n.childForFieldName('declarator'), k++)
+    if (n.type === 'pointer_declarator') levels++;
+  return levels;
 }
 
 function hasReference(d: SyntaxNode): boolean {

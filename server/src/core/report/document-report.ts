@@ -19,6 +19,7 @@ import type { Branch } from '../body/divergence';
 import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
 import { refineBranchesWithPtx, refineBranchesWithSass } from '../compiler/ptx-branch-costs';
 import { occupancyFindings } from './occupancy-findings';
+import { memoryFindings } from './memory-findings';
 import { launchConfigSpan } from './launch-config-span';
 import { impossibleLaunchFindings } from '../compiler/compiler-findings';
 import { gridFindings, launchOnGpus, type LaunchOnGpu } from './launch-on-gpus';
@@ -275,6 +276,7 @@ export function buildDocumentReport({
       ...facts.findings,
       ...compilerFindings,
       ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
+      ...memoryFindings(facts.memory ?? []),
       ...impossibleLaunchFindings(analyses),
       ...occupancyFindings(analyses, settings.occupancyWarningBelow, configSpan),
       ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i], configSpan(a)))),

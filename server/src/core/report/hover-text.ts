@@ -14,6 +14,7 @@ import {
   type ReportExtras,
 } from './launch-report';
 import { branchesAt, branchHoverMarkdown } from './branch-report';
+import { memoryHoverMarkdown, memoryRecordsAt } from './memory-findings';
 import { gpuLines } from './gpu-text';
 import { pressureAt, pressureHoverMarkdown } from './pressure-report';
 import { registerCaps } from './quick-fixes';
@@ -89,6 +90,8 @@ export function hoverText(
     }
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };
   }
+  const memory = memoryRecordsAt(report.facts.memory ?? [], position);
+  if (memory.length > 0) return { markdown: memoryHoverMarkdown(memory), span: memory[0].span };
   const branches = branchesAt(report.branches, position);
   if (branches.length > 0)
     return { markdown: branchHoverMarkdown(branches, report.divergenceSeverity), span: branches[0].conditionSpan };

@@ -51,7 +51,9 @@ import {
   type Sym,
 } from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
+import { objectTable } from '../incremental/kept-tables';
 import { groupFactory, groupOfType, intrinsicOf, type GroupInfo } from './intrinsics';
+import { elementBytesOf, pointeeType, type BarrierEvent, type MemoryEvent, type PointerInfo } from './memory-events';
 
 /** A value and where its thread dependence came from (a statement of some file). */
 export interface TV {
@@ -86,6 +88,8 @@ export interface KernelUniformity {
   multiDimensional: boolean;
   /** The analysis ran out of its budget: what it found stands, more may be missing. */
   truncated: boolean;
+  /** Barriers and global or shared memory accesses, with the conditions they run under (memory-events.ts). */
+  events?: MemoryEvent[];
 }
 
 export interface UniformityInput {
@@ -112,10 +116,30 @@ const MAX_GUARDS = 3;
 /** Overloads or members a call may mean, each analysed and their results joined. */
 const MAX_CANDIDATES = 4;
 
+const keptAnalyses = objectTable<UnitProgram, Map<string, KernelUniformity>>('kernel uniformity per program');
+
+/**
+ * The analysis of one kernel instance, kept while its unit's program lives: the divergence pass and
+ * the memory rules read the same one.
+ */
+export function keptKernelUniformity(input: UniformityInput): KernelUniformity {
+  let table = keptAnalyses.get(input.program);
+  if (!table) keptAnalyses.set(input.program, (table = new Map()));
+  const key = [
+    functionKey(input.fn),
+    input.file,
+    input.shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(','),
+    JSON.stringify([...input.bindings]),
+  ].join('\u0000');
+  let result = table.get(key);
+  if (!result) table.set(key, (result = analyzeKernelUniformity(input)));
+  return result;
+}
+
 export function analyzeKernelUniformity(input: UniformityInput): KernelUniformity {
   const session = new Session(input.program, input.shapes, input.file);
   const ir = input.program.functionIR(input.fn);
-  if (!ir) return { sites: [], variables: new Map(), multiDimensional: false, truncated: false };
+  if (!ir) return { sites: [], variables: new Map(), multiDimensional: false, truncated: false, events: [] };
   const scope: FunctionScope = { file: input.fn.file, scope: input.fn.fn.scope, bindings: input.bindings };
   const analysis = new FunctionAnalysis(session, {
     ir,
@@ -138,6 +162,10 @@ export function analyzeKernelUniformity(input: UniformityInput): KernelUniformit
     variables,
     multiDimensional: session.multiDimensional,
     truncated: session.steps > MAX_UNIFORMITY_STEPS,
+    // Events in this file, or reached through a call written in it (a header's helper).
+    events: analysis
+      .recordedEvents()
+      .filter((x) => x.file === input.file || x.calls.some((c) => c.file === input.file)),
   };
 }
 
@@ -212,6 +240,8 @@ interface Invocation {
   captures: ReadonlyMap<string, TV> | null;
   depth: number;
   key: string;
+  /** What each pointer parameter points at, as the caller knows it (memory-events.ts). */
+  pointers?: ReadonlyArray<PointerInfo | null>;
 }
 
 type State = Map<string, TV>;
@@ -848,6 +878,7 @@ class FunctionAnalysis {
     } else v = this.ev(init, state, at);
     // Where the thread dependence comes from: the whole declaration (`int t = threadIdx.x;`).
     this.assignKey(key, v, state, local.declAt);
+    if (init) this.notePointer(local, init, v.sym);
   }
 
   private aliasTarget(key: string): string {
@@ -1198,6 +1229,17 @@ class FunctionAnalysis {
     const parts = [index];
     for (let x: Expr = e.object; x.k === 'index'; x = x.object) parts.push(this.ev(x.index, state, stmtAt));
     parts.push(this.ev(base, state, stmtAt));
+    if (this.recording)
+      this.noteAccess(
+        e,
+        base,
+        parts
+          .slice(0, -1)
+          .map((p) => p.sym)
+          .reverse(),
+        parts[parts.length - 1].sym,
+        false,
+      );
     return this.load(`load${e.at[0]}`, exprText(e), parts, e.at);
   }
 
@@ -1208,6 +1250,7 @@ class FunctionAnalysis {
       if (held) return held;
     }
     const p = this.ev(e.arg, state, stmtAt);
+    if (this.recording) this.noteAccess(e, e.arg, [], p.sym, false);
     return this.load(`deref${e.at[0]}`, exprText(e), [p], e.at);
   }
 
@@ -1252,6 +1295,10 @@ class FunctionAnalysis {
       });
     }
     this.store(e.target, v, state, stmtAt);
+    if (e.op === '=' && e.target.k === 'name' && e.target.local !== null) {
+      const local = this.ir.locals[e.target.local];
+      if (local) this.notePointer(local, e.value, value.sym);
+    }
     return v;
   }
 
@@ -1285,10 +1332,17 @@ class FunctionAnalysis {
     }
     // Memory: the address is evaluated for what it reads.
     if (target.k === 'index') {
-      this.ev(target.index, state, stmtAt);
-      for (let x: Expr = target.object; x.k === 'index'; x = x.object) this.ev(x.index, state, stmtAt);
-    } else if (target.k === 'unary') this.ev(target.arg, state, stmtAt);
-    else if (target.k === 'field') this.ev(target.object, state, stmtAt);
+      const indices = [this.ev(target.index, state, stmtAt).sym];
+      for (let x: Expr = target.object; x.k === 'index'; x = x.object)
+        indices.push(this.ev(x.index, state, stmtAt).sym);
+      if (this.recording) {
+        const root = rootOf(target);
+        this.noteAccess(target, root, indices.reverse(), this.ev(root, state, stmtAt).sym, true);
+      }
+    } else if (target.k === 'unary') {
+      const p = this.ev(target.arg, state, stmtAt);
+      if (this.recording && target.op === '*') this.noteAccess(target, target.arg, [], p.sym, true);
+    } else if (target.k === 'field') this.ev(target.object, state, stmtAt);
   }
 
   private groupOf(e: Expr): GroupInfo | null {
@@ -1322,6 +1376,7 @@ class FunctionAnalysis {
         return { sym: this.freshFree(`group${e.at[0]}`, name), origin: null };
       }
       if (baseName(name) === 'sync' && e.args[0] && this.groupOf(e.args[0])?.kind === 'block') {
+        this.noteBarrier(e.at, 'block', null);
         this.barrier(state, e.at);
         return { sym: ZERO, origin: null };
       }
@@ -1337,6 +1392,11 @@ class FunctionAnalysis {
     }
     const intrinsic = name && callee.k === 'name' && callee.local === null ? this.intrinsicIfUndefined(name) : null;
     const args = e.args.map((a) => this.ev(a, state, stmtAt));
+    if (name && callee.k === 'name' && callee.local === null && baseName(name) === '__syncwarp')
+      this.noteBarrier(e.at, 'warp', args[0]?.sym ?? null);
+    // `__ldg(&a[i])` and the cache-hinted loads: a load at their argument.
+    if (name && callee.k === 'name' && callee.local === null && /^__ld(?:g|cg|ca|cs|lu|cv)$/.test(baseName(name)))
+      if (this.recording && e.args[0] && args[0]) this.noteAccess(e, e.args[0], [], args[0].sym, false);
     if (intrinsic) return this.intrinsicValue(intrinsic, e, args, state);
 
     // A lambda bound to a local, a function of the unit, a member through its object.
@@ -1374,6 +1434,7 @@ class FunctionAnalysis {
     const what = exprText(e);
     switch (kind) {
       case 'block-barrier':
+        this.noteBarrier(e.at, 'block', null);
         this.barrier(state, e.at);
         // `__syncthreads_count(p)` and the like: one value for the block.
         return { sym: this.freshFree(`barrier${e.at[0]}`, what), origin: null };
@@ -1470,6 +1531,7 @@ class FunctionAnalysis {
       case 'meta_group_size':
         return { sym: this.freshFree(`msize${e.at[0]}`, what, true), origin: null };
       case 'sync':
+        if (group.kind === 'block') this.noteBarrier(e.at, 'block', null);
         if (group.kind === 'block') this.barrier(state, e.at);
         return { sym: ZERO, origin: null };
       case 'shfl':
@@ -1592,11 +1654,13 @@ class FunctionAnalysis {
       const own = this.privateStorage(a) ?? (a.k === 'unary' && a.op === '&' ? this.keyOf(a.arg) : null);
       if (own) passed.push([pid, abstraction.value(`*${k}`, state.get(own))]);
     });
+    const pointers = e.args.map((a, k) => this.pointerInfoOf(a, args[k]?.sym ?? null));
     const key = [
       id,
       [...bindings].map(([n, b]) => `${n}=${isType(b) ? b.type : JSON.stringify(b)}`).join(','),
       abstraction.key,
       passed.map(([pid]) => pid).join(','),
+      pointers.map((p) => (p ? `${p.space}${p.elementBytes}` : '')).join(','),
     ].join('\u0000');
     let analysis = this.session.invocations.get(key);
     if (analysis === undefined) {
@@ -1611,6 +1675,7 @@ class FunctionAnalysis {
           captures: null,
           depth: this.inv.depth + 1,
           key,
+          pointers,
         });
         // Arguments that pass the caller's own storage: the callee reads and writes it as the caller's.
         for (const [pid, held] of passed) analysis.passPrivate(pid, held);
@@ -1628,6 +1693,7 @@ class FunctionAnalysis {
         const outer = this.guardsOf(this.currentBlock, false);
         for (const s of sites) this.addSite({ ...s, guards: [...outer, ...s.guards].slice(-MAX_GUARDS) });
       }
+      this.adoptEvents(analysis.recordedEvents(), e.at);
     }
     this.copyBack(analysis, ir, e, object, objectKey, state, stmtAt, abstraction);
     const result = abstraction.back(analysis.result);
@@ -1648,6 +1714,193 @@ class FunctionAnalysis {
   }
 
   private readonly passed = new Map<number, TV | undefined>();
+
+  // --- memory and barrier events (memory-events.ts) ---
+
+  private readonly eventTable = new Map<string, MemoryEvent>();
+  /** What each pointer local points at (null: more than one thing, or an element size the value does not count in). */
+  private readonly pointerInfos = new Map<number, PointerInfo | null>();
+  private pointersReady = false;
+
+  /** Its barriers and accesses and those of what it calls (after `record`). */
+  recordedEvents(): MemoryEvent[] {
+    this.record();
+    return [...this.eventTable.values()];
+  }
+
+  private addEvent(ev: MemoryEvent): void {
+    const kind = ev.event === 'access' ? `${ev.store ? 'st' : 'ld'}` : `bar`;
+    const key = `${kind}:${ev.file}:${ev.at[0]}:${ev.at[1]}:${ev.calls.map((c) => `${c.file}@${c.at[0]}`).join('>')}`;
+    this.eventTable.set(key, ev);
+  }
+
+  /** A callee's events, under the conditions in force at the call here. */
+  private adoptEvents(events: MemoryEvent[], at: Range): void {
+    if (events.length === 0) return;
+    const outer = this.guardsOf(this.currentBlock, false);
+    const place = { file: this.file, at };
+    for (const ev of events) this.addEvent({ ...ev, guards: [...outer, ...ev.guards], calls: [place, ...ev.calls] });
+  }
+
+  private noteBarrier(at: Range, scope: BarrierEvent['scope'], mask: Sym | null): void {
+    if (!this.recording) return;
+    this.addEvent({
+      event: 'barrier',
+      scope,
+      mask,
+      file: this.file,
+      at,
+      guards: this.guardsOf(this.currentBlock, false),
+      calls: [],
+    });
+  }
+
+  /** The pointer parameters' targets: a kernel's point at global memory; a callee's are what the caller passed. */
+  private setUpPointers(): void {
+    if (this.pointersReady) return;
+    this.pointersReady = true;
+    const kernel = this.inv.depth === 0 && this.inv.params === null && this.inv.fn?.fn.global === true;
+    this.ir.params.forEach((pid, k) => {
+      const local = this.ir.locals[pid];
+      if (!local || local.reference) return;
+      const pointee = local.pointers === 1 ? cleanPointee(local.type) : null;
+      if (kernel) {
+        // An element of unknown size (a template's `T` with no instance in view) still says where it
+        // points: a cast to a known type (`reinterpret_cast<int4*>(p)`) reads it.
+        const bytes = pointee ? this.bytesOf(pointee) : null;
+        if (pointee) this.pointerInfos.set(pid, { space: 'global', elementType: pointee, elementBytes: bytes ?? 0 });
+        return;
+      }
+      const given = this.inv.pointers?.[k];
+      if (!given) return;
+      const bytes = pointee ? this.bytesOf(pointee) : null;
+      // A parameter of another element type than the caller's pointer counts in other units.
+      if (pointee && bytes === given.elementBytes)
+        this.pointerInfos.set(pid, { ...given, elementType: pointee, elementBytes: bytes });
+    });
+  }
+
+  /** A type's size, through the instance's template arguments and the body's aliases. */
+  private bytesOf(type: string): number | null {
+    const direct = elementBytesOf(type);
+    if (direct) return direct;
+    const t = this.resolveType(type);
+    if (!t) return null;
+    const bound = this.inv.scope.bindings.get(t);
+    if (bound && isType(bound)) return elementBytesOf(bound.type);
+    return elementBytesOf(t);
+  }
+
+  /**
+   * What a pointer expression points at, read from how it is written: a pointer local or
+   * parameter, a `__shared__` array, a cast, `p + i`, `&a[i]`. `moved`: its value counts in
+   * other units than its element (a cast to another size of a value that varies by thread).
+   */
+  private pointerInfoOf(e: Expr, value: Sym | null = null): PointerInfo | null {
+    this.setUpPointers();
+    switch (e.k) {
+      case 'name': {
+        if (e.local === null) return null;
+        const local = this.ir.locals[e.local];
+        if (!local) return null;
+        if (local.shared && local.dims && local.dims.length === 1) {
+          const bytes = this.bytesOf(local.type);
+          return bytes ? { space: 'shared', elementType: local.type, elementBytes: bytes } : null;
+        }
+        return this.pointerInfos.get(local.id) ?? null;
+      }
+      case 'cast': {
+        const inner = this.pointerInfoOf(e.arg);
+        const pointee = pointeeType(e.type);
+        const bytes = pointee ? this.bytesOf(pointee) : null;
+        if (!inner || !pointee || !bytes) return null;
+        if (bytes !== inner.elementBytes && (value === null || isThreadDependent(value))) return null;
+        return { space: inner.space, elementType: pointee, elementBytes: bytes };
+      }
+      case 'binary':
+        return e.op === '+' || e.op === '-' ? this.pointerInfoOf(e.left, value) : null;
+      case 'unary':
+        if (e.op === '&' && e.arg.k === 'index' && e.arg.object.k === 'name') {
+          const base = e.arg.object;
+          const local = base.local !== null ? this.ir.locals[base.local] : null;
+          if (local?.shared && local.dims?.length === 1) return this.pointerInfoOf(base, value);
+          if (local && !local.dims) return this.pointerInfoOf(base, value);
+        }
+        return null;
+      default:
+        return null;
+    }
+  }
+
+  /** A pointer local set from `init`: what it points at (flow-insensitive: two different targets make it unknown). */
+  private notePointer(local: Local, init: Expr, value: Sym): void {
+    const auto = /^auto$/.test(local.type.replace(/\b(?:const|__restrict__)\b/g, '').trim());
+    if (local.dims || local.shared || (local.pointers !== 1 && !(auto && !local.pointers))) return;
+    const info = this.pointerInfoOf(init, value);
+    const pointee = auto ? null : cleanPointee(local.type);
+    const bytes = pointee ? this.bytesOf(pointee) : info?.elementBytes;
+    const mine: PointerInfo | null =
+      info && bytes === info.elementBytes ? { ...info, elementType: pointee ?? info.elementType } : null;
+    if (!this.pointerInfos.has(local.id)) this.pointerInfos.set(local.id, mine);
+    else {
+      const had = this.pointerInfos.get(local.id);
+      if (!had || !mine || had.space !== mine.space || had.elementBytes !== mine.elementBytes)
+        this.pointerInfos.set(local.id, null);
+    }
+  }
+
+  /**
+   * A load or store through `[]` or `*`: its element offset per thread, when it is global or
+   * shared memory whose element the pointer's type gives. `indices`: the index values, outermost
+   * first; `base`: the pointer's value (ignored for an array).
+   */
+  private noteAccess(e: Expr, root: Expr, indices: Sym[], base: Sym, store: boolean): void {
+    if (!this.recording) return;
+    this.setUpPointers();
+    let info: PointerInfo | null;
+    let offset: Sym;
+    let dims: number[] | undefined;
+    const local = root.k === 'name' && root.local !== null ? this.ir.locals[root.local] : undefined;
+    if (local?.dims) {
+      if (!local.shared || indices.length !== local.dims.length) return;
+      const bytes = this.bytesOf(local.type);
+      if (!bytes) return;
+      const sizes = local.dims.map((d, i) => {
+        if (i === 0) return 0;
+        const v = this.evalDetached(d);
+        return v.sym.op === 'const' ? v.sym.value : null;
+      });
+      if (sizes.some((x) => x === null || (x as number) < 0)) return;
+      dims = sizes as number[];
+      info = { space: 'shared', elementType: local.type, elementBytes: bytes };
+      offset = indices[0];
+      for (let i = 1; i < indices.length; i++) offset = binary('+', binary('*', offset, constant(dims[i])), indices[i]);
+      if (local.dims.length > 1) {
+        const first = this.evalDetached(local.dims[0]);
+        dims[0] = first.sym.op === 'const' ? first.sym.value : 0;
+      } else dims = undefined;
+    } else {
+      if (indices.length > 1) return;
+      info = this.pointerInfoOf(root, base);
+      if (!info || info.elementBytes <= 0) return;
+      offset = indices.length === 1 ? binary('+', base, indices[0]) : base;
+    }
+    if (!info || !offset) return;
+    this.addEvent({
+      event: 'access',
+      space: info.space,
+      store,
+      offset,
+      elementBytes: info.elementBytes,
+      elementType: info.elementType,
+      array: exprText(root.k === 'cast' ? root.arg : root),
+      ...(dims ? { dims, indices } : {}),
+      file: this.file,
+      at: e.at,
+      guards: this.guardsOf(this.currentBlock, false),
+      calls: [],
+    });
+  }
 
   /** What a callee leaves in its reference parameters, the caller's storage it was given, and its object. */
   private copyBack(
@@ -1729,6 +1982,7 @@ class FunctionAnalysis {
         const outer = this.guardsOf(this.currentBlock, false);
         for (const s of sites) this.addSite({ ...s, guards: [...outer, ...s.guards].slice(-MAX_GUARDS) });
       }
+      this.adoptEvents(analysis.recordedEvents(), e.at);
     }
     // Captures by reference it changed: the enclosing function's locals of those names.
     for (const [k, v] of analysis.exitState) {
@@ -1809,6 +2063,9 @@ class FunctionAnalysis {
     else if (/%tid\.y/.test(template)) sym = { op: 'threadIdx', dim: 'y' };
     else if (/%warpid|%smid|%nsmid/.test(template)) sym = this.opaque(`asm${e.at[0]}`, 'warpUniform', template);
     if (/\bbar\.sync\b|\bbarrier\.sync\b|\bbar\.arrive\b/.test(template)) this.barrier(state, e.at);
+    // `bar.sync 0;` waits for the whole block; with a thread count (`bar.sync 1, 64;`) only for those threads.
+    if (/\b(?:bar|barrier)(?:\.cta)?\.sync(?:\.aligned)?\s+[^,;]+;/.test(template))
+      this.noteBarrier(e.at, 'block', null);
     e.outputs.forEach((o, i) => {
       let v: TV;
       if (sym && e.outputs.length === 1) v = { sym, origin: { file: this.file, at: e.at } };
@@ -2174,6 +2431,15 @@ function flatBlockIndex(): Sym {
       binary('+', { op: 'blockIdx', dim: 'y' }, binary('*', { op: 'gridDim', dim: 'y' }, { op: 'blockIdx', dim: 'z' })),
     ),
   );
+}
+
+/** A pointer's element type as the declaration writes it before the `*` (`const float` → `float`). */
+function cleanPointee(type: string): string | null {
+  const t = type
+    .replace(/\b(?:const|volatile|__restrict__|__restrict)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return t || null;
 }
 
 /** The array an index expression starts from (`a` in `a[i][j]`). */

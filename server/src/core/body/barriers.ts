@@ -1,0 +1,146 @@
+/**
+ * `barrier-divergence`: a barrier that part of the block (or, for `__syncwarp(mask)`, part of the
+ * lanes its mask names) does not reach. The uniformity walk records each barrier with the varying
+ * conditions in force where it stands (control dependence: an early `return` or `break` of some
+ * threads counts, and so do a caller's conditions); here they are evaluated on every thread of the
+ * block for the shapes in use. Proven when the thread indices split the block for every value of
+ * the unknowns; data-dependent when the split follows per-lane data or values the kernel reads.
+ */
+import type { Dim3 } from '../types';
+import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
+import type { BarrierEvent } from '../uniformity/memory-events';
+import { conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
+import { formatDim } from './branch-verdicts';
+
+export interface BarrierVerdict {
+  /** `proven`: the thread indices split the block (or the mask's lanes) whatever the unknowns; `data`: it depends on data or on values the kernel reads. */
+  basis: 'proven' | 'data';
+  shape: Dim3;
+  /** Threads of the block that reach it and threads in all, where the indices alone decide (block barriers). */
+  reach: { arrive: number; total: number } | null;
+  /** `__syncwarp`: lanes that reach it outside the mask, or lanes in the mask that never come. */
+  maskProblem?: 'outside' | 'missing';
+  /** The unknowns' values of the example (`n = 16`). */
+  example: string | null;
+}
+
+type Outcome = 'agree' | 'split' | 'data';
+const RANK = { none: 0, data: 1, proven: 2 } as const;
+
+/** The barrier's verdict over the shapes (null: every thread of the block, or every lane named, reaches it). */
+export function barrierVerdict(ev: BarrierEvent, shapes: RuleShapes): BarrierVerdict | null {
+  const guard = conjunction(ev.guards);
+  const mask = ev.scope === 'warp' ? maskOf(ev) : null;
+  if (ev.scope === 'warp' && mask === undefined) return null;
+  if (!guard && ev.scope === 'block') return null;
+  let chosen: BarrierVerdict | null = null;
+  let chosenRank = -1;
+  for (const shape of shapes.shapes) {
+    const v = ev.scope === 'block' ? blockVerdict(guard!, shape) : warpVerdict(guard, mask ?? null, shape);
+    const rank = v ? RANK[v.basis] : RANK.none;
+    // A launch's shape that splits it is enough; without one, every common shape must.
+    const better = chosenRank < 0 || (shapes.known ? rank > chosenRank : rank < chosenRank);
+    if (better) {
+      chosen = v;
+      chosenRank = rank;
+    }
+  }
+  return chosen;
+}
+
+/** `__syncwarp`'s mask when it is a constant (null: the full warp); undefined when it is not known. */
+function maskOf(ev: BarrierEvent): number | null | undefined {
+  if (!ev.mask) return null;
+  return ev.mask.op === 'const' ? ev.mask.value >>> 0 : undefined;
+}
+
+function blockVerdict(guard: NonNullable<ReturnType<typeof conjunction>>, shape: Dim3): BarrierVerdict | null {
+  const size = shape.x * shape.y * shape.z;
+  const values = threadValues(guard, shape);
+  const samples = laneSamples([guard], shape);
+  let splits = 0;
+  let data = false;
+  let reach: BarrierVerdict['reach'] = null;
+  let example: string | null = null;
+  for (const sample of samples) {
+    const at = values(sample);
+    let arrive = 0;
+    let away = 0;
+    let unknown = 0;
+    for (let t = 0; t < size; t++) {
+      const v = at(t);
+      if (v === INVALID) continue;
+      if (v === LANE_UNKNOWN) unknown++;
+      else if (v !== 0) arrive++;
+      else away++;
+    }
+    const outcome: Outcome = unknown > 0 ? 'data' : arrive > 0 && away > 0 ? 'split' : 'agree';
+    if (outcome === 'data') data = true;
+    if (outcome === 'split') {
+      splits++;
+      reach ??= { arrive, total: size };
+      example ??= exampleOf(sample);
+    }
+  }
+  if (!data && splits === 0) return null;
+  if (!data && splits === samples.length) return { basis: 'proven', shape, reach, example: null };
+  return { basis: 'data', shape, reach: data ? null : reach, example };
+}
+
+function warpVerdict(guard: ReturnType<typeof conjunction>, mask: number | null, shape: Dim3): BarrierVerdict | null {
+  const size = shape.x * shape.y * shape.z;
+  const full = mask === null ? 0xffffffff : mask;
+  const values = guard ? threadValues(guard, shape) : null;
+  const samples = guard ? laneSamples([guard], shape) : [null];
+  let bad = 0;
+  let data = false;
+  let problem: BarrierVerdict['maskProblem'];
+  let example: string | null = null;
+  for (const sample of samples) {
+    const at = values && sample ? values(sample) : null;
+    let sampleBad = false;
+    for (let w = 0; w * 32 < size && !sampleBad; w++) {
+      let reached = 0;
+      let present = 0;
+      let unknown = false;
+      for (let l = 0; l < 32 && w * 32 + l < size; l++) {
+        const v = at ? at(w * 32 + l) : 1;
+        if (v === INVALID) continue;
+        present |= 1 << l;
+        if (v === LANE_UNKNOWN) unknown = true;
+        else if (v !== 0) reached |= 1 << l;
+      }
+      if (unknown) {
+        data = true;
+        continue;
+      }
+      if (reached === 0) continue;
+      if ((reached & ~full) !== 0) problem ??= 'outside';
+      else if ((full & present & ~reached) !== 0) problem ??= 'missing';
+      else continue;
+      sampleBad = true;
+    }
+    if (sampleBad) {
+      bad++;
+      if (sample) example ??= exampleOf(sample);
+    }
+  }
+  if (!data && bad === 0) return null;
+  const basis = !data && bad === samples.length ? 'proven' : 'data';
+  return {
+    basis,
+    shape,
+    reach: null,
+    ...(problem ? { maskProblem: problem } : {}),
+    example: basis === 'data' ? example : null,
+  };
+}
+
+function exampleOf(sample: LaneSample): string | null {
+  return sample.sampled.length > 0 ? sample.sampled.map((s) => `${s.name} = ${s.value}`).join(', ') : null;
+}
+
+export function describeReach(v: BarrierVerdict): string {
+  if (!v.reach) return '';
+  return `${v.reach.arrive} of the ${v.reach.total} threads of a ${formatDim(v.shape)}-thread block reach it`;
+}

@@ -1,0 +1,244 @@
+/**
+ * The memory and barrier rules of a document's kernels: `barrier-divergence` (barriers.ts),
+ * `uncoalesced-access` (global-access.ts) and `bank-conflict` (shared-banks.ts), read from the
+ * events the uniformity walk records for each kernel instance its launches make (the same analysis
+ * the divergence pass reads). Each record names the block shape it assumed; an access or barrier
+ * whose pattern cannot be known from the thread indices and the shapes gives none.
+ */
+import type { Dim3, Kernel, Span } from '../types';
+import type { SourceText } from '../text/source-text';
+import { withinLines } from '../text/source-text';
+import { oneLineOfCode } from '../text/one-line';
+import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
+import { keptKernelUniformity } from '../uniformity/thread-uniformity';
+import { blockShapes, functionAt, instancesOf, type DivergenceContext } from './divergence';
+import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
+import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
+import { coalescingVerdict, type CoalescingVerdict } from './global-access';
+import { bankVerdict, type BankVerdict } from './shared-banks';
+
+export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
+
+export interface MemoryRecord {
+  rule: MemoryRule;
+  kernel: string;
+  severity: 'error' | 'warning' | 'hint';
+  /** Where the finding stands: the barrier or access, or the call in this file that reaches it. */
+  span: Span;
+  /** The barrier or access as written. */
+  text: string;
+  message: string;
+  /** How it was decided: from the thread indices alone, or depending on data. */
+  basis: 'proven' | 'data';
+  /** barrier: threads that reach it / threads of the block; access: sectors per request / ideal; bank: ways / 1. */
+  measure: { actual: number; ideal: number } | null;
+  fix: string;
+  assumptions: string[];
+}
+
+/** Instances analysed with a known shape past which the rest are not checked. */
+const MAX_EVENTS = 2000;
+
+export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel[]): MemoryRecord[] {
+  const out: MemoryRecord[] = [];
+  for (const kernel of kernels) {
+    const pf = functionAt(ctx, kernel);
+    if (!pf) continue;
+    const chosen = new Map<string, MemoryRecord>();
+    for (const instance of instancesOf(pf, kernel, ctx.launchesOf.get(kernel.name) ?? [])) {
+      const launchable = instance.launches
+        .map((l) => l.block.value)
+        .filter(
+          (d): d is Dim3 =>
+            !!d && d.x * d.y * d.z <= 1024 && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
+        );
+      const result = withinStack(() =>
+        keptKernelUniformity({
+          program: ctx.program,
+          fn: pf,
+          bindings: instance.bindings,
+          shapes: launchable,
+          file: ctx.path,
+        }),
+      );
+      if (!result?.events) continue;
+      const known = blockShapes(kernel, instance.launches, result.multiDimensional, ctx.defaultBlock);
+      const shapes: RuleShapes = known.known
+        ? { shapes: known.shapes, known: true }
+        : { shapes: candidateShapes(result.multiDimensional), known: false };
+      for (const ev of result.events.slice(0, MAX_EVENTS)) {
+        const record = withinStack(() => recordOf(ctx, kernel, ev, shapes));
+        if (!record) continue;
+        if (instance.label) record.assumptions.unshift(`for the instance ${instance.label}`);
+        const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;
+        const had = chosen.get(key);
+        if (!had || SEVERITY[record.severity] > SEVERITY[had.severity]) chosen.set(key, record);
+      }
+    }
+    out.push(...chosen.values());
+  }
+  return out.sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
+
+function withinStack<T>(run: () => T): T | null {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) return null;
+    throw error;
+  }
+}
+
+function recordOf(ctx: DivergenceContext, kernel: Kernel, ev: MemoryEvent, shapes: RuleShapes): MemoryRecord | null {
+  const place = placeOf(ctx, ev);
+  if (!place) return null;
+  if (ev.event === 'barrier') {
+    const v = barrierVerdict(ev, shapes);
+    return v ? barrierRecord(kernel, ev, v, shapes, place) : null;
+  }
+  if (ev.space === 'global') {
+    const v = coalescingVerdict(ev, shapes);
+    return v ? accessRecord(kernel, ev, v, shapes, place) : null;
+  }
+  const v = bankVerdict(ev, shapes);
+  return v ? bankRecord(kernel, ev, v, shapes, place) : null;
+}
+
+interface Place {
+  span: Span;
+  text: string;
+  /** Where the event is when it is not at `span` (`in \`f\`, called here`). */
+  via: string | null;
+}
+
+/** Where the event stands in this document: itself, or the innermost call written here that reaches it. */
+function placeOf(ctx: DivergenceContext, ev: MemoryEvent): Place | null {
+  const source = ctx.source;
+  const text = (at: readonly [number, number]) => oneLineOfCode(source.text.slice(at[0], at[1]));
+  // In a function the kernel calls: at the kernel's call, where the conditions it runs under are seen.
+  const call = ev.calls.find((c) => c.file === ctx.path);
+  if (call) {
+    const inner = ev.file === ctx.path ? `\`${text(ev.at)}\` at line ${spanOf(source, ev.at).start.line + 1}, ` : '';
+    return { span: spanOf(source, call.at), text: text(call.at), via: `${inner}reached through \`${text(call.at)}\`` };
+  }
+  if (ev.file !== ctx.path) return null;
+  return { span: spanOf(source, ev.at), text: text(ev.at), via: null };
+}
+
+function spanOf(source: SourceText, at: readonly [number, number]): Span {
+  const pos = (offset: number) => {
+    let lo = 0;
+    let hi = source.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (source.lineStarts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo, character: offset - source.lineStarts[lo] };
+  };
+  return withinLines(source, { start: pos(at[0]), end: pos(at[1]) });
+}
+
+// ---------------------------------------------------------------------------
+// Words
+
+function barrierRecord(
+  kernel: Kernel,
+  ev: BarrierEvent,
+  v: BarrierVerdict,
+  shapes: RuleShapes,
+  place: Place,
+): MemoryRecord {
+  const guard = conjunction(ev.guards);
+  const condition = guard ? `\`${symText(guard)}\`` : null;
+  const name = ev.scope === 'warp' ? '`__syncwarp`' : 'this barrier';
+  const via = place.via ? ` (${place.via})` : '';
+  let message: string;
+  let fix: string;
+  if (ev.scope === 'warp') {
+    const what =
+      v.maskProblem === 'outside' ? 'lanes outside its mask reach it' : 'lanes its mask names do not reach it';
+    message = `${name}${via}: ${what}${condition ? ` (it runs only where ${condition} holds)` : ''}${v.basis === 'data' ? `, depending on data${v.example ? ` (e.g. ${v.example})` : ''}` : ''}; every lane that calls it must be in the mask, and every lane in the mask must call it, or the behaviour is undefined.`;
+    fix =
+      'Call `__syncwarp` with the mask of the lanes that reach it (`__ballot_sync` of the condition before the branch), or move it out of the condition.';
+  } else {
+    const reach = describeReach(v);
+    message =
+      v.basis === 'proven'
+        ? `${capital(name)}${via} is reached by only part of the block: it runs only where ${condition} holds, and ${reach}; the others never arrive, so the block hangs or reads stale shared memory (undefined behaviour).`
+        : `${capital(name)}${via} may be reached by only part of the block: it runs only where ${condition} holds, which can differ between the block's threads${v.example ? ` (e.g. ${v.example})` : ''}. Where it does, the others never arrive and the block hangs or reads stale shared memory (undefined behaviour).`;
+    fix =
+      'Move the barrier out of the condition (let every thread reach it, doing no work where the condition fails), or make the condition the same for the whole block.';
+  }
+  return {
+    rule: 'barrier-divergence',
+    kernel: kernel.name,
+    severity: v.basis === 'proven' ? 'error' : 'warning',
+    span: place.span,
+    text: place.text,
+    message,
+    basis: v.basis,
+    measure: v.reach ? { actual: v.reach.arrive, ideal: v.reach.total } : null,
+    fix,
+    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+  };
+}
+
+function accessRecord(
+  kernel: Kernel,
+  ev: AccessEvent,
+  v: CoalescingVerdict,
+  shapes: RuleShapes,
+  place: Place,
+): MemoryRecord {
+  const ratio = v.sectors / v.ideal;
+  const verb = ev.store ? 'store to' : 'load from';
+  const stride =
+    v.stride !== null && v.stride !== 1 && v.stride !== 0
+      ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.elementBytes} bytes apart)`
+      : '';
+  const via = place.via ? ` (${place.via})` : '';
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${describeShapes({ shapes: [v.shape], known: shapes.known })}.`;
+  const fix =
+    'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
+  return {
+    rule: 'uncoalesced-access',
+    kernel: kernel.name,
+    severity: ratio >= 4 ? 'warning' : 'hint',
+    span: place.span,
+    text: place.text,
+    message,
+    basis: 'proven',
+    measure: { actual: v.sectors, ideal: v.ideal },
+    fix,
+    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+  };
+}
+
+function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: RuleShapes, place: Place): MemoryRecord {
+  const verb = ev.store ? 'store to' : 'load from';
+  const ways = v.fewest === v.ways ? `${v.ways}-way` : `${v.fewest}- to ${v.ways}-way`;
+  const via = place.via ? ` (${place.via})` : '';
+  const fix = v.padding
+    ? `Pad each row from ${v.padding.from} to ${v.padding.to} elements (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`): the lanes then fall on different banks.`
+    : 'Give neighbouring lanes addresses an odd number of 4-byte words apart (pad each row by one word, or swizzle the index with an XOR), or let each lane read consecutive words.';
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${describeShapes({ shapes: [v.shape], known: shapes.known })}. ${fix}`;
+  return {
+    rule: 'bank-conflict',
+    kernel: kernel.name,
+    severity: v.ways >= 4 ? 'warning' : 'hint',
+    span: place.span,
+    text: place.text,
+    message,
+    basis: 'proven',
+    measure: { actual: v.ways, ideal: 1 },
+    fix,
+    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+  };
+}
+
+function capital(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

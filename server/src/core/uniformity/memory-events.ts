@@ -1,0 +1,78 @@
+/**
+ * What the thread-uniformity walk records besides branches, for the memory and barrier rules
+ * (body/barriers.ts, body/global-access.ts, body/shared-banks.ts): each barrier with the varying
+ * conditions it is reached under, and each load or store of global or shared memory with its
+ * element offset as a symbolic value of the thread. Plain data: the rules evaluate it lane by lane.
+ */
+import type { Range } from '../ir/expr';
+import { sizeofType } from '../text/const-eval';
+import type { Sym } from './symbolic-values';
+
+export type MemorySpace = 'global' | 'shared';
+
+/** A call that leads to an event in another function, outermost first: where a finding can stand in the caller's file. */
+export interface CallPlace {
+  file: string;
+  at: Range;
+}
+
+interface EventBase {
+  file: string;
+  at: Range;
+  /** Every varying condition in force where it runs (early exits included), the callers' first. */
+  guards: Sym[];
+  /** The calls it is reached through, outermost first (empty: in the kernel itself). */
+  calls: CallPlace[];
+}
+
+export interface BarrierEvent extends EventBase {
+  event: 'barrier';
+  /** `block`: the whole block meets (`__syncthreads`, `bar.sync`, a block group's `sync()`); `warp`: `__syncwarp`. */
+  scope: 'block' | 'warp';
+  /** `__syncwarp`'s mask (null: the full warp, or not given). */
+  mask: Sym | null;
+}
+
+export interface AccessEvent extends EventBase {
+  event: 'access';
+  space: MemorySpace;
+  store: boolean;
+  /** The element offset from the start of the array or pointer, per thread. */
+  offset: Sym;
+  elementBytes: number;
+  elementType: string;
+  /** The array or pointer as written (`tile`, `in`, `params.out`). */
+  array: string;
+  /** An array's declared dimensions (elements) and the index into each, outermost first: padding advice. */
+  dims?: number[];
+  indices?: Sym[];
+}
+
+export type MemoryEvent = BarrierEvent | AccessEvent;
+
+/** What a pointer or array is known to point at: its memory and its element size. */
+export interface PointerInfo {
+  space: MemorySpace;
+  elementType: string;
+  elementBytes: number;
+}
+
+/** The type a pointer type points at (`const float* __restrict__` → `float`), or null when it is not one pointer. */
+export function pointeeType(type: string): string | null {
+  const t = type
+    .replace(/\b(?:const|volatile|__restrict__|__restrict|restrict|__global__|__device__|struct|class)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const m = /^([\w:<>, ]+?)\s*\*$/.exec(t);
+  return m ? m[1].trim() : null;
+}
+
+/** A type's size in bytes when it is a built-in scalar or vector type. */
+export function elementBytesOf(type: string): number | null {
+  const t = type
+    .replace(/\b(?:const|volatile|struct)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (/\*/.test(t)) return null;
+  return sizeofType(t) ?? sizeofType(t.replace(/^(?:std|cuda)::/, ''));
+}

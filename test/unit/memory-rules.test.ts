@@ -1,0 +1,251 @@
+/**
+ * The memory and barrier rules on small kernels, read as the server reads a document (its launches
+ * give the block shape): each flagged case beside its unflagged neighbour (the uniform barrier, the
+ * unit-stride access, the padded tile).
+ */
+import * as assert from 'node:assert/strict';
+import { analyzeSnippet } from '../support/analyze-snippet';
+import type { MemoryRecord } from '../../server/src/core/body/memory-rules';
+
+/** `rule severity line: text`, for the records of a snippet (lines 1-based). */
+async function rulesOf(text: string): Promise<string[]> {
+  const facts = await analyzeSnippet(text);
+  return facts.memory.map((r) => `${r.rule} ${r.severity} ${r.span.start.line + 1}: ${r.text}`);
+}
+
+async function recordsOf(text: string): Promise<MemoryRecord[]> {
+  return (await analyzeSnippet(text)).memory;
+}
+
+/** A kernel body launched with `block` threads per block. */
+function kernel(body: string, block = '256', params = 'float* out, const float* in, int n'): string {
+  return `__global__ void k(${params}) {\n${body}\n}\nvoid run(float* o, const float* i, int n) { k<<<64, ${block}>>>(o, i, n); }\n`;
+}
+
+describe('barrier-divergence', () => {
+  it('is an error where the thread index splits the block', async () => {
+    const got = await rulesOf(
+      kernel(
+        [
+          '  __shared__ float s[256];',
+          '  s[threadIdx.x] = in[threadIdx.x];',
+          '  if (threadIdx.x < 128) {',
+          '    s[threadIdx.x] += s[threadIdx.x + 128];',
+          '    __syncthreads();',
+          '  }',
+          '  out[threadIdx.x] = s[0];',
+        ].join('\n'),
+      ),
+    );
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence error 6: __syncthreads()'],
+    );
+  });
+
+  it('says how many threads arrive', async () => {
+    const [r] = (await recordsOf(kernel('  if (threadIdx.x == 0) { __syncthreads(); }\n  out[0] = 1;'))).filter(
+      (x) => x.rule === 'barrier-divergence',
+    );
+    assert.deepEqual(r.measure, { actual: 1, ideal: 256 });
+    assert.match(r.message, /1 of the 256 threads of a 256-thread block reach it/);
+  });
+
+  it('counts an early return of some threads before the barrier (a warning: it depends on n)', async () => {
+    const got = await rulesOf(
+      kernel(
+        [
+          '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+          '  if (i >= n) return;',
+          '  __shared__ float s[256];',
+          '  s[threadIdx.x] = in[i];',
+          '  __syncthreads();',
+          '  out[i] = s[255 - threadIdx.x];',
+        ].join('\n'),
+      ),
+    );
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence warning 6: __syncthreads()'],
+    );
+  });
+
+  it('is a warning under a condition on per-lane data', async () => {
+    const got = await rulesOf(kernel('  if (in[threadIdx.x] > 0.f) __syncthreads();\n  out[threadIdx.x] = 0;'));
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence warning 2: __syncthreads()'],
+    );
+  });
+
+  it('follows a __device__ function that synchronises, and reports it at the call', async () => {
+    const text = `__device__ void stage(float* s) { s[threadIdx.x] = 0; __syncthreads(); }\n${kernel('  __shared__ float s[256];\n  if (threadIdx.x % 2) stage(s);\n  out[0] = s[0];')}`;
+    const got = await rulesOf(text);
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence error 4: stage(s)'],
+    );
+  });
+
+  it('sees cooperative groups and bar.sync in inline PTX', async () => {
+    const text = `#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n${kernel(
+      [
+        '  auto block = cg::this_thread_block();',
+        '  if (threadIdx.x < 32) block.sync();',
+        '  if (threadIdx.x < 64) asm volatile("bar.sync 0;");',
+        '  if (threadIdx.x < 64) asm volatile("bar.sync 1, 64;");',
+      ].join('\n'),
+    )}`;
+    const got = (await rulesOf(text)).filter((g) => g.startsWith('barrier'));
+    assert.deepEqual(
+      got.map((g) => g.replace(/:.*/, '')),
+      ['barrier-divergence error 5', 'barrier-divergence error 6'],
+    );
+  });
+
+  it('is quiet on block-uniform conditions: blockIdx, parameters, a shared flag read after a barrier, uniform loops', async () => {
+    const got = await rulesOf(
+      kernel(
+        [
+          '  __shared__ int flag;',
+          '  __shared__ float s[256];',
+          '  if (threadIdx.x == 0) flag = n > 3;',
+          '  __syncthreads();',
+          '  if (flag) { s[threadIdx.x] = 1; __syncthreads(); }',
+          '  if (blockIdx.x > 2) __syncthreads();',
+          '  if (n > 0) __syncthreads();',
+          '  for (int step = blockDim.x / 2; step > 0; step >>= 1) {',
+          '    if (threadIdx.x < step) s[threadIdx.x] += s[threadIdx.x + step];',
+          '    __syncthreads();',
+          '  }',
+          '  for (int b = 0; b < n; b += blockDim.x) { s[threadIdx.x] = in[b + threadIdx.x]; __syncthreads(); }',
+          '  if (threadIdx.x < 1024) __syncthreads();',
+          '  out[threadIdx.x] = s[0];',
+        ].join('\n'),
+      ),
+    );
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      [],
+    );
+  });
+
+  it('checks __syncwarp masks against the lanes that reach them', async () => {
+    const got = await rulesOf(
+      kernel(
+        [
+          '  int lane = threadIdx.x % 32;',
+          '  if (lane < 16) __syncwarp();',
+          '  if (lane < 16) __syncwarp(0xffff);',
+          '  __syncwarp(0xffff);',
+          '  __syncwarp();',
+        ].join('\n'),
+      ),
+    );
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')).map((g) => g.replace(/:.*/, '')),
+      ['barrier-divergence error 3', 'barrier-divergence error 5'],
+    );
+  });
+});
+
+describe('uncoalesced-access', () => {
+  it('flags a thread per row of a row-major matrix, with sectors against the ideal', async () => {
+    const text = kernel(
+      '  int row = blockIdx.x * blockDim.x + threadIdx.x;\n  float acc = 0;\n  for (int c = 0; c < 64; ++c) acc += in[row * 64 + c];\n  out[row] = acc;',
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.span.start.line + 1}: ${r.text}`),
+      ['warning 4: in[row * 64 + c]'],
+    );
+    assert.deepEqual(records[0].measure, { actual: 32, ideal: 4 });
+    assert.match(records[0].message, /32 32-byte sectors where unit stride would touch 4/);
+  });
+
+  it('is quiet on unit stride, broadcasts, vectors and a loop index that follows the lane', async () => {
+    const text = kernel(
+      [
+        '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+        '  float a = in[i] + in[0] + in[blockIdx.x];',
+        '  float4 v = reinterpret_cast<const float4*>(in)[i];',
+        '  for (int c = threadIdx.x; c < n; c += blockDim.x) a += in[c];',
+        '  out[i] = a + v.x;',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it('is a hint at stride 2, and absent where the stride is a run-time value or per-lane data', async () => {
+    const text = kernel(
+      [
+        '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+        '  out[2 * i] = 0;',
+        '  out[i * n] = 1;',
+        '  int j = (int)in[i];',
+        '  out[j] = 2;',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      ['uncoalesced-access hint 3: out[2 * i]'],
+    );
+  });
+
+  it('reads the element size from the pointer type and the block shape from the launch', async () => {
+    const text = `__global__ void t(double* out, const double* in) {\n  out[threadIdx.y * 32 + threadIdx.x] = in[threadIdx.x * 32 + threadIdx.y];\n}\nvoid run(double* o, const double* i) { t<<<1, dim3(32, 32)>>>(o, i); }\n`;
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['in[threadIdx.x * 32 + threadIdx.y] 32/8'],
+    );
+  });
+});
+
+describe('bank-conflict', () => {
+  it('is 32-way for s[threadIdx.x * 32], with the padding advice on a 2-D tile', async () => {
+    const text = kernel(
+      [
+        '  __shared__ float s[32 * 32];',
+        '  __shared__ float t[32][32];',
+        '  s[threadIdx.x * 32] = in[threadIdx.x];',
+        '  t[threadIdx.x % 32][threadIdx.x / 32] = in[threadIdx.x];',
+        '  __syncthreads();',
+        '  out[threadIdx.x] = s[threadIdx.x] + t[0][threadIdx.x % 32];',
+      ].join('\n'),
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
+      ['warning 4: s[threadIdx.x * 32] 32-way', 'warning 5: t[threadIdx.x % 32][threadIdx.x / 32] 32-way'],
+    );
+    assert.match(records[1].fix, /from 32 to 33 elements/);
+  });
+
+  it('is quiet on the padded tile, on a row read and on a broadcast', async () => {
+    const text = kernel(
+      [
+        '  __shared__ float t[32][33];',
+        '  t[threadIdx.x % 32][threadIdx.x / 32] = in[threadIdx.x];',
+        '  __syncthreads();',
+        '  out[threadIdx.x] = t[threadIdx.x % 32][3] + t[threadIdx.x / 32][threadIdx.x % 32] + t[0][0];',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('bank')),
+      [],
+    );
+  });
+
+  it('counts 8-byte accesses a half warp at a time: doubles at unit stride are conflict-free, at stride 2 2-way', async () => {
+    const text = `__global__ void d(double* out) {\n  __shared__ double s[512];\n  s[threadIdx.x] = 1.0;\n  s[2 * threadIdx.x] = 2.0;\n  __syncthreads();\n  out[threadIdx.x] = s[threadIdx.x];\n}\nvoid run(double* o) { d<<<1, 256>>>(o); }\n`;
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
+      ['4: s[2 * threadIdx.x] 2-way'],
+    );
+  });
+});
