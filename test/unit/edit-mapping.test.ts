@@ -13,7 +13,8 @@ const change = fc.record({ from: fc.nat(), length: fc.nat({ max: 6 }), insert: f
 /** Applies offset-based changes to `doc`, returning the documents after each and the LSP changes. */
 function apply(doc: TextDocument, changes: Array<{ from: number; length: number; insert: string }>) {
   const lsp: RangeChange[] = [];
-  let current = doc;
+  // TextDocument.update changes the document it is given: the edits go to a copy, `doc` stays the text before them.
+  let current = TextDocument.create(doc.uri, doc.languageId, doc.version, doc.getText());
   for (const c of changes) {
     const length = current.getText().length;
     const start = Math.min(c.from, length);
