@@ -324,6 +324,48 @@ describe('divergence: findings and CLI', () => {
     );
   });
 
+  it('hints, not warns, at a split that happens only for some values of a kernel argument, and says which', async () => {
+    const body = Array.from(
+      { length: 12 },
+      (_, i) => `  out[row * n + col + ${i}] = out[row * n + col] * ${i + 2}.0f + 1.0f;`,
+    );
+    const text = [
+      '__global__ void rows(float* out, int n) {',
+      '  int lane = threadIdx.x % 32;',
+      '  int row = blockIdx.x * 8 + threadIdx.x / 32;',
+      '  int col = lane * 4;',
+      '  if (col >= n) return;',
+      ...body,
+      '  if (lane >= 16) return;',
+      ...body,
+      '}',
+      'void h(float* o, int n) { rows<<<64, 256>>>(o, n); }',
+    ].join('\n');
+    const branches = await analyzeSource(text);
+    const [edge, half] = branches;
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [
+        ['col >= n', 'divergent'],
+        ['lane >= 16', 'divergent'],
+      ],
+    );
+    assert.deepEqual(edge.split?.onlyFor, ['n']);
+    assert.equal(half.split?.onlyFor, undefined);
+    assert.deepEqual(
+      divergenceFindings(branches).map((f) => [f.span.start.line, f.severity]),
+      [
+        [4, 'hint'],
+        [17, 'warning'],
+      ],
+    );
+    assert.match(severityNote(edge)!, /the warps split only for some values of `n`, which the source does not fix/);
+    assert.deepEqual(
+      branchesForCli(branches).map((b) => b.splitBy),
+      ['run-time-value', 'thread-index'],
+    );
+  });
+
   it('gives the CLI contract fields, 1-based', async () => {
     const branches = await analyzeSource(
       '__global__ void k(float* b) {\n    if (threadIdx.x < 16) b[0] = 1;\n}\nvoid h(float* b) { k<<<1, 64>>>(b); }\n',

@@ -250,8 +250,12 @@ export interface CliBranch {
   kernelIssueSlots: number;
   /** `syntax-estimate` or `ptx`. */
   costSource: string;
-  /** Of a divergent branch: the lanes split by their thread indices (proven for the block shape), or by per-lane data. */
-  splitBy?: 'thread-index' | 'data';
+  /**
+   * Of a divergent branch: `thread-index` when the thread indices and the block shape prove the
+   * split, `run-time-value` when it happens only for some values of a uniform unknown (a kernel
+   * argument), `data` when the lanes split where their per-lane data differ.
+   */
+  splitBy?: 'thread-index' | 'run-time-value' | 'data';
 }
 
 /** `branches` of `cuda-occupancy check --format json`: 1-based positions, one per branch (the worst verdict when a device function is reached from several kernels). */
@@ -267,9 +271,7 @@ export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
       idleIssueSlots: b.idleIssueSlots,
       kernelIssueSlots: b.kernelIssueSlots,
       costSource: b.costSource,
-      ...(b.kind === 'divergent'
-        ? { splitBy: b.split?.dataDependent ? ('data' as const) : ('thread-index' as const) }
-        : {}),
+      ...(b.kind === 'divergent' ? { splitBy: splitBy(b) } : {}),
     };
     const key = `${entry.line}:${entry.column}:${b.construct}`;
     const prior = byPosition.get(key);
@@ -283,6 +285,11 @@ export function branchesForCli(branches: readonly Branch[]): CliBranch[] {
       byPosition.set(key, entry);
   }
   return [...byPosition.values()].sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+function splitBy(b: Branch): NonNullable<CliBranch['splitBy']> {
+  if (b.split?.dataDependent) return 'data';
+  return (b.split?.onlyFor?.length ?? 0) > 0 ? 'run-time-value' : 'thread-index';
 }
 
 const BRANCH_RANK: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };

@@ -116,7 +116,11 @@ function classifyCondition(sym: Sym, shapes: Dim3[], guard: Sym | null = null, l
     const parts = [sym.left, sym.right].filter(isThreadDependent).map((s) => classifyCondition(s, shapes, guard, loop));
     const worst = parts.reduce((a, b) => (RANK[b.kind] > RANK[a.kind] ? b : a));
     if (worst.kind !== 'divergent') return worst;
-    return whole.kind === 'divergent' ? whole : worst;
+    if (whole.kind !== 'divergent') return worst;
+    // A part the thread indices alone prove split (`ixj > i && ixj < length`) proves the whole: the
+    // other part only bounds which lanes are there.
+    const proven = parts.some((p) => p.kind === 'divergent' && p.split && !p.split.dataDependent && !p.split.onlyFor);
+    return proven && whole.split?.onlyFor ? { ...whole, split: { ...whole.split, onlyFor: undefined } } : whole;
   }
   if (sym.op === 'unary' && sym.operator === '!') return classifyCondition(sym.arg, shapes, guard, loop);
   const whole = classifyEnumerated(sym, shapes, truthy, guard);
@@ -309,6 +313,14 @@ function classifyEnumerated(
       dependsOnShape,
     };
   const sampledInvariant = own.frees.filter((f) => !f.loop).map((f) => f.name);
+  // Proven when every value of the unknowns the condition reads splits some warp (in some block,
+  // at some step of a loop); else the split happens only for some of them.
+  const splitsFor = new Map<string, boolean>();
+  for (const c of combos) {
+    const key = sampledInvariant.map((n) => c.values.get(n)).join(',');
+    splitsFor.set(key, (splitsFor.get(key) ?? false) || c.splitWarps.length > 0);
+  }
+  const onlyFor = [...splitsFor.values()].every(Boolean) ? [] : [...new Set(sampledInvariant)];
   if (sampledInvariant.length > 0)
     notes.push(
       `${sampledInvariant.map((n) => `\`${n}\``).join(', ')} unknown: lanes disagree for some values (e.g. ${sampledInvariant.map((n) => `${n} = ${splitting[0].values.get(n)}`).join(', ')})`,
@@ -316,7 +328,7 @@ function classifyEnumerated(
   return {
     kind: 'divergent',
     basis: 'lanes',
-    split: summarizeSplit(combos, splitting, [...simulated]),
+    split: { ...summarizeSplit(combos, splitting, [...simulated]), ...(onlyFor.length > 0 ? { onlyFor } : {}) },
     trueFraction: trueCount > 0 ? trueSum / trueCount : null,
     outcomeSets: [...outcomeSets.values()],
     notes,

@@ -40,13 +40,20 @@ type Materiality = 'material' | 'small' | 'few-lanes' | 'data';
  */
 function materiality(b: Branch, minCost: number, minShare: number): Materiality {
   const ofKernel = (slots: number) => slots * 100 >= minShare * Math.max(1, b.kernelIssueSlots);
-  if (b.split?.dataDependent) {
+  if (b.split?.dataDependent || (b.split?.onlyFor?.length ?? 0) > 0) {
     const body = b.paths[0]?.cost ?? 0;
     return b.construct === 'loop' && body >= LONG_PATH * minCost && ofKernel(body) ? 'material' : 'data';
   }
   if (!(b.idleIssueSlots >= minCost && ofKernel(b.idleIssueSlots))) return 'small';
   const few = b.laneActivity !== undefined && b.laneActivity <= FEW_LANES && oneSided(b);
   return few && b.idleIssueSlots < LONG_PATH * minCost ? 'few-lanes' : 'material';
+}
+
+function names(list: readonly string[]): string {
+  const quoted = list.map((n) => `\`${n}\``);
+  return quoted.length <= 1
+    ? (quoted[0] ?? 'a value')
+    : `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]}`;
 }
 
 /** Only the first path has work (an if without else, a loop's body): the others' lanes wait. */
@@ -100,6 +107,8 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
   if (severity === 'warning') return `**Warning:** ${measured}; ${rule}.`;
   const why = materiality(b, minCostThreshold, minSharePercent);
+  if (why === 'data' && !b.split?.dataDependent)
+    return `A hint, not a warning: the warps split only for some values of ${names(b.split?.onlyFor ?? [])}, which the source does not fix; ${measured}.`;
   if (why === 'data')
     return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${LONG_PATH * minCostThreshold} slots or more is a warning.`;
   if (why === 'few-lanes')
