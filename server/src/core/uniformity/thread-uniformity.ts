@@ -2372,6 +2372,15 @@ function commonStepOf(values: TV[], heads: Sym[]): ReturnType<typeof stepOf> {
   return found;
 }
 
+/**
+ * A local called like a function that may be a lambda of this function, capturing its locals by
+ * reference: declared here with `auto` (or as a `std::function`). An object of a named class
+ * (`cub::ArgMax op; op(a, b)`) or a parameter (a functor the caller made) cannot write them.
+ */
+function mayBeOwnLambda(local: Local | undefined): boolean {
+  return !!local && !local.param && /\bauto\b|\bfunction\s*</.test(local.type);
+}
+
 function mentions(sym: Sym, target: Sym): boolean {
   if (sym === target) return true;
   switch (sym.op) {
@@ -2507,7 +2516,7 @@ function collectWrites(e: Expr | null, into: Set<string>, ir: FunctionIR): void 
         }
       }
       if (x.callee.k === 'field') target(x.callee.object);
-      if (x.callee.k === 'name' && x.callee.local !== null) {
+      if (x.callee.k === 'name' && x.callee.local !== null && mayBeOwnLambda(ir.locals[x.callee.local])) {
         // A lambda may write what it captures by reference: every local.
         for (const l of ir.locals) into.add(`l${l.id}`);
       }
