@@ -53,6 +53,12 @@ export interface SplitSummary {
   when: string | null;
   /** The condition reads per-lane data: lanes disagree when their values do. */
   dataDependent: boolean;
+  /**
+   * Uniform values the source does not fix (a kernel's argument, a macro not in view) that decide
+   * whether the split happens at all: for some of their values no warp splits (`col < n` with n a
+   * multiple of 32). Empty when the thread indices and the block shape prove it.
+   */
+  onlyFor?: string[];
   /** The split changes from one loop step to the next: `laneActivity` is a mean over the steps. */
   variesBySteps: boolean;
 }

@@ -40,7 +40,9 @@ type Materiality = 'material' | 'small' | 'few-lanes' | 'data';
  */
 function materiality(b: Branch, minCost: number, minShare: number): Materiality {
   const ofKernel = (slots: number) => slots * 100 >= minShare * Math.max(1, b.kernelIssueSlots);
-  if (b.split?.dataDependent || (b.split?.onlyFor?.length ?? 0) > 0) {
+  // For some values of a uniform unknown only (`TILE_SIZE`, a kernel's argument): not proven.
+  if (!b.split?.dataDependent && (b.split?.onlyFor?.length ?? 0) > 0) return 'data';
+  if (b.split?.dataDependent) {
     const body = b.paths[0]?.cost ?? 0;
     return b.construct === 'loop' && body >= LONG_PATH * minCost && ofKernel(body) ? 'material' : 'data';
   }
