@@ -39,6 +39,7 @@ export function readKernelsOf({
   view,
 }: KernelReadInput): Array<{ fn: OutlineFunction; kernel: Kernel }> {
   const kernels: Array<{ fn: OutlineFunction; kernel: Kernel }> = [];
+  let externC: Array<[number, number]> | undefined;
   for (const fn of program.outline(path).functions) {
     if (!fn.global) continue;
     const pf: ProgramFunction = { file: path, fn };
@@ -80,7 +81,8 @@ export function readKernelsOf({
             ? ({ x: cluster[0], y: cluster[1] ?? 1, z: cluster[2] ?? 1 } as Dim3)
             : null,
         externC:
-          /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) || isExternC(program, path, fn.at[0]),
+          /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) ||
+          within((externC ??= externCBlocks(program.file(path)?.view ?? '')), fn.at[0]),
         isDefinition: fn.bodyAt !== null,
         span: spanOf(source, fn.at[0], fn.at[1]),
         nameSpan: spanOf(source, fn.nameAt[0], fn.nameAt[1]),
@@ -235,21 +237,30 @@ function bindingSize(type: string, scope: FunctionScope): number | null {
   return b && b.k === 'type-arg' ? sizeofType(b.type) : null;
 }
 
-function isExternC(program: UnitProgram, path: string, at: number): boolean {
-  const view = program.file(path)?.view ?? '';
-  // An enclosing `extern "C" {` block: the outline's scopes do not name it.
-  const before = view.slice(0, at);
-  let depth = 0;
-  for (let k = before.length - 1; k >= 0; k--) {
-    const c = before[k];
-    if (c === '}') depth++;
-    else if (c === '{') {
-      if (depth === 0) {
-        if (/extern\s*"C"\s*$/.test(before.slice(Math.max(0, k - 40), k))) return true;
-      } else depth--;
+/**
+ * Where the file's `extern "C" {` blocks are, as [open, close] offsets of the view (close: the
+ * view's end when unclosed), read in one forward pass: the outline's scopes do not name them. A `}`
+ * with nothing open closes nothing.
+ */
+function externCBlocks(view: string): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  const open: Array<{ at: number; externC: boolean }> = [];
+  const BRACE = /[{}]/g;
+  for (let m = BRACE.exec(view); m; m = BRACE.exec(view)) {
+    const k = m.index;
+    if (m[0] === '{') open.push({ at: k, externC: /extern\s*"C"\s*$/.test(view.slice(Math.max(0, k - 40), k)) });
+    else {
+      const b = open.pop();
+      if (b?.externC) blocks.push([b.at, k]);
     }
   }
-  return false;
+  for (const o of open) if (o.externC) blocks.push([o.at, view.length]);
+  return blocks;
+}
+
+/** Whether `at` lies inside one of the blocks. */
+function within(blocks: ReadonlyArray<[number, number]>, at: number): boolean {
+  return blocks.some(([open, close]) => open < at && at <= close);
 }
 
 /** The comment lines right above a declaration (annotations such as `// occupancy: regs=64`). */
