@@ -10,10 +10,13 @@ import { positionBefore, rangeAfter, type RangeChange } from '../../server/src/l
 const text = fc.stringMatching(/^[ab\n]{0,40}$/);
 const change = fc.record({ from: fc.nat(), length: fc.nat({ max: 6 }), insert: fc.stringMatching(/^[xy\n]{0,5}$/) });
 
-/** Applies offset-based changes to `doc`, returning the documents after each and the LSP changes. */
+/**
+ * Applies offset-based changes to a copy of `doc` (TextDocument.update edits the document it is
+ * given), returning the document after them and the LSP changes.
+ */
 function apply(doc: TextDocument, changes: Array<{ from: number; length: number; insert: string }>) {
   const lsp: RangeChange[] = [];
-  let current = doc;
+  let current = TextDocument.create(doc.uri, doc.languageId, doc.version, doc.getText());
   for (const c of changes) {
     const length = current.getText().length;
     const start = Math.min(c.from, length);
