@@ -32,15 +32,18 @@ export function readKernels(input: KernelReadInput): Kernel[] {
 }
 
 /** The kernels with the outline functions they are read from. */
-export function readKernelsOf({
-  program,
-  path,
-  source,
-  view,
-}: KernelReadInput): Array<{ fn: OutlineFunction; kernel: Kernel }> {
-  const kernels: Array<{ fn: OutlineFunction; kernel: Kernel }> = [];
-  for (const fn of program.outline(path).functions) {
-    if (!fn.global) continue;
+export function readKernelsOf(input: KernelReadInput): Array<{ fn: OutlineFunction; kernel: Kernel }> {
+  const read = kernelReader(input);
+  return input.program
+    .outline(input.path)
+    .functions.filter((fn) => fn.global)
+    .map((fn) => ({ fn, kernel: read(fn) }));
+}
+
+/** Reads the kernel of one `__global__` function of the file's outline (the file's blocks found when first needed). */
+export function kernelReader({ program, path, source, view }: KernelReadInput): (fn: OutlineFunction) => Kernel {
+  let externC: Array<[number, number]> | undefined;
+  return (fn) => {
     const pf: ProgramFunction = { file: path, fn };
     const scope = kernelScope(pf);
     const attributes = readAttributes(program, path, view, fn.headerAt);
@@ -65,36 +68,33 @@ export function readKernelsOf({
     const cluster = clusterAttr?.args.map((a) => evaluate(a.text, clusterAttr.at)) ?? null;
     const shared = fn.bodyAt ? sharedDeclarations(program, pf, scope, source) : [];
     const staticShared = shared.filter((d) => !d.isExtern);
-    kernels.push({
-      fn,
-      kernel: {
-        name: fn.name,
-        qualifiedName: fn.qualified,
-        namespaces: fn.scope.filter((s) => s !== fn.className),
-        templateParams: fn.templateParams,
-        parameters: fn.params.map((p) => p.text),
-        launchBounds,
-        maxnreg: maxnregAttr?.args[0] ? evaluate(maxnregAttr.args[0].text, maxnregAttr.at) : null,
-        clusterDims:
-          cluster && cluster.length >= 1 && cluster.length <= 3 && cluster.every((v) => v !== null)
-            ? ({ x: cluster[0], y: cluster[1] ?? 1, z: cluster[2] ?? 1 } as Dim3)
-            : null,
-        externC:
-          /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) || isExternC(program, path, fn.at[0]),
-        isDefinition: fn.bodyAt !== null,
-        span: spanOf(source, fn.at[0], fn.at[1]),
-        nameSpan: spanOf(source, fn.nameAt[0], fn.nameAt[1]),
-        headerSpan: spanOf(source, fn.headerAt[0], fn.headerAt[1]),
-        bodySpan: fn.bodyAt ? spanOf(source, fn.bodyAt[0], fn.bodyAt[1]) : null,
-        sharedDeclarations: shared,
-        staticSharedBytes: staticShared.every((d) => d.bytes !== null)
-          ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
+    return {
+      name: fn.name,
+      qualifiedName: fn.qualified,
+      namespaces: fn.scope.filter((s) => s !== fn.className),
+      templateParams: fn.templateParams,
+      parameters: fn.params.map((p) => p.text),
+      launchBounds,
+      maxnreg: maxnregAttr?.args[0] ? evaluate(maxnregAttr.args[0].text, maxnregAttr.at) : null,
+      clusterDims:
+        cluster && cluster.length >= 1 && cluster.length <= 3 && cluster.every((v) => v !== null)
+          ? ({ x: cluster[0], y: cluster[1] ?? 1, z: cluster[2] ?? 1 } as Dim3)
           : null,
-        leadingComment: leadingComment(source, fn.at[0]),
-      },
-    });
-  }
-  return kernels;
+      externC:
+        /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) ||
+        within((externC ??= externCBlocks(program.file(path)?.view ?? '')), fn.at[0]),
+      isDefinition: fn.bodyAt !== null,
+      span: spanOf(source, fn.at[0], fn.at[1]),
+      nameSpan: spanOf(source, fn.nameAt[0], fn.nameAt[1]),
+      headerSpan: spanOf(source, fn.headerAt[0], fn.headerAt[1]),
+      bodySpan: fn.bodyAt ? spanOf(source, fn.bodyAt[0], fn.bodyAt[1]) : null,
+      sharedDeclarations: shared,
+      staticSharedBytes: staticShared.every((d) => d.bytes !== null)
+        ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
+        : null,
+      leadingComment: leadingComment(source, fn.at[0]),
+    };
+  };
 }
 
 /** The scope a kernel's attributes and sizes are read in: its template parameters unknown. */
@@ -235,21 +235,30 @@ function bindingSize(type: string, scope: FunctionScope): number | null {
   return b && b.k === 'type-arg' ? sizeofType(b.type) : null;
 }
 
-function isExternC(program: UnitProgram, path: string, at: number): boolean {
-  const view = program.file(path)?.view ?? '';
-  // An enclosing `extern "C" {` block: the outline's scopes do not name it.
-  const before = view.slice(0, at);
-  let depth = 0;
-  for (let k = before.length - 1; k >= 0; k--) {
-    const c = before[k];
-    if (c === '}') depth++;
-    else if (c === '{') {
-      if (depth === 0) {
-        if (/extern\s*"C"\s*$/.test(before.slice(Math.max(0, k - 40), k))) return true;
-      } else depth--;
+/**
+ * Where the file's `extern "C" {` blocks are, as [open, close] offsets of the view (close: the
+ * view's end when unclosed), read in one forward pass: the outline's scopes do not name them. A `}`
+ * with nothing open closes nothing.
+ */
+function externCBlocks(view: string): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  const open: Array<{ at: number; externC: boolean }> = [];
+  const BRACE = /[{}]/g;
+  for (let m = BRACE.exec(view); m; m = BRACE.exec(view)) {
+    const k = m.index;
+    if (m[0] === '{') open.push({ at: k, externC: /extern\s*"C"\s*$/.test(view.slice(Math.max(0, k - 40), k)) });
+    else {
+      const b = open.pop();
+      if (b?.externC) blocks.push([b.at, k]);
     }
   }
-  return false;
+  for (const o of open) if (o.externC) blocks.push([o.at, view.length]);
+  return blocks;
+}
+
+/** Whether `at` lies inside one of the blocks. */
+function within(blocks: ReadonlyArray<[number, number]>, at: number): boolean {
+  return blocks.some(([open, close]) => open < at && at <= close);
 }
 
 /** The comment lines right above a declaration (annotations such as `// occupancy: regs=64`). */

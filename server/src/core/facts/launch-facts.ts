@@ -7,7 +7,7 @@
 import type { Dim3, Launch, ResolvedValue } from '../types';
 import type { Expr } from '../ir/expr';
 import { baseName, forEachExpr } from '../ir/expr';
-import { spanOf, type SourceText } from '../text/source-text';
+import { positionAt, spanOf, type SourceText } from '../text/source-text';
 import { asDim3, single, valKey, type FnRef, type Val } from '../values/domain';
 import { kernelRefs, type LaunchObservation } from './launch-sites';
 import type { FunctionScope, UnitProgram } from '../program/program';
@@ -167,10 +167,15 @@ function firstWhy(v: Val): string | null {
 /** `line 3` in the document, `config.h:3` in another file. */
 function location(input: LaunchFactsInput, file: string, at: number): string {
   if (file === '<built-in>' || file === '<command line>') return file;
-  const text = file === input.path ? input.source.text : (input.program.file(file)?.view ?? '');
-  const line = text.slice(0, at).split('\n').length;
-  if (file === input.path) return `line ${line}`;
-  return `${file.slice(file.lastIndexOf('/') + 1)}:${line}`;
+  if (file === input.path) return `line ${positionAt(input.source, at).line + 1}`;
+  return `${file.slice(file.lastIndexOf('/') + 1)}:${lineOf(input.program.file(file)?.view ?? '', at)}`;
+}
+
+/** The 1-based line of an offset, counted without copying the text before it. */
+function lineOf(text: string, at: number): number {
+  let line = 1;
+  for (let k = text.indexOf('\n'); k >= 0 && k < at; k = text.indexOf('\n', k + 1)) line++;
+  return line;
 }
 
 export { valKey };

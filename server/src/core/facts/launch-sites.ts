@@ -13,6 +13,7 @@ import type { LaunchVia } from '../types';
 import { fieldOf } from '../values/evaluate';
 import { join, num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
 import type { Observer } from '../values/evaluate';
+import type { OutlineFunction } from '../program/outline';
 import {
   functionKey,
   isConstructor,
@@ -85,10 +86,13 @@ export class LaunchCollector {
 
   constructor(private readonly program: UnitProgram) {}
 
-  /** The launches of the functions of `path` that have bodies: written there, and through the wrappers they call. */
-  launchesIn(path: string): LaunchObservation[] {
+  /**
+   * The launches of the functions of `path` that have bodies: written there, and through the wrappers
+   * they call. `among`: only these functions of the file (the others are known to launch nothing).
+   */
+  launchesIn(path: string, among?: readonly OutlineFunction[]): LaunchObservation[] {
     const out: LaunchObservation[] = [];
-    for (const fn of this.program.outline(path).functions) {
+    for (const fn of among ?? this.program.outline(path).functions) {
       if (!fn.bodyAt) continue;
       const pf: ProgramFunction = { file: path, fn };
       if (!this.launches(pf, 0)) continue;

@@ -54,6 +54,8 @@ export interface AnalyzeInput {
   divergence?: boolean;
   /** Per-kernel results of the previous versions of this document (see kernel-analysis-cache.ts). */
   cache?: KernelAnalysisCache;
+  /** The kernels read from the previous versions of this document, by what each is read from (see function-keys.ts). */
+  functions?: KernelAnalysisCache;
   /**
    * Milliseconds for the kernel-body passes of kernels not in `cache` (default: no limit). The
    * rest are counted in `pendingKernels` and analysed by the next call for the same version.
@@ -95,6 +97,7 @@ export function analyzeResumable({
   archs,
   divergence = true,
   cache,
+  functions,
   treePassBudgetMs = Infinity,
   clock,
   unit,
@@ -105,7 +108,7 @@ export function analyzeResumable({
   const key = path ?? uri;
   const doc = view ?? documentView(key, text, unit);
   const read = parser
-    ? unitFacts({ doc, source, tree, parser, workspace })
+    ? unitFacts({ doc, source, tree, parser, workspace, kept: functions })
     : { kernels: [], launches: [], launchTargets: [], smemOptIns: [], lookup: () => null, program: null };
   const { kernels, launches, launchTargets, smemOptIns, lookup } = read;
   const optInsInView = workspace

@@ -22,6 +22,8 @@ interface Entry {
   resume: ResumableAnalysis['resume'];
   /** Per-kernel results of earlier versions: an edit re-analyses only the kernel it touched. */
   kernels: KernelAnalysisCache;
+  /** The kernels read from earlier versions: an edit reads again only the functions it touched. */
+  functions: KernelAnalysisCache;
   /** The tree is an incremental parse that may differ from a fresh one (see settleLater). */
   unsettled: boolean;
 }
@@ -89,6 +91,7 @@ export class DocumentSessions {
       facts: null,
       resume: null,
       kernels: new KernelAnalysisCache(),
+      functions: new KernelAnalysisCache(),
       unsettled: false,
     });
   }
@@ -158,6 +161,7 @@ export class DocumentSessions {
       entry.facts = null;
       entry.resume = null;
       entry.kernels = new KernelAnalysisCache();
+      entry.functions = new KernelAnalysisCache();
       this.options.onForget?.(oldest);
     }
   }
@@ -208,6 +212,7 @@ export class DocumentSessions {
       view,
       parser: this.options.parser,
       cache: entry.kernels,
+      functions: entry.functions,
       treePassBudgetMs,
       clock: this.options.clock,
     });

@@ -7,7 +7,7 @@
 import type { Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, LaunchBounds, SmemOptIn } from '../types';
 import type { SourceText } from '../text/source-text';
-import { makeSourceText, spanOf } from '../text/source-text';
+import { makeSourceText, positionAt, spanOf } from '../text/source-text';
 import {
   preprocessUnit,
   type PreprocessedUnit,
@@ -23,7 +23,9 @@ import { UnitProgram, type FunctionScope, type ProgramFunction, type TemplateBin
 import type { SnippetParser } from '../ir/macro-hooks';
 import { LaunchCollector, kernelRefs, type LaunchObservation } from '../facts/launch-sites';
 import { launchFacts } from '../facts/launch-facts';
-import { kernelScope, readKernelsOf } from '../facts/kernel-reader';
+import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
+import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { functionKeys } from './function-keys';
 import type { OutlineFunction } from '../program/outline';
 import type { LaunchTarget } from '../facts/launch-checks';
 import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
@@ -48,6 +50,8 @@ export interface DocumentView {
   view: string;
   /** What the grammar parses: `view` with what it cannot read blanked too (parse-view.ts). */
   parseView: string;
+  /** The unit's inputs besides the document's text (the other files, flags, toolchain, pass), as a key. */
+  othersKey: string;
 }
 
 /** The document's unit for the host pass (or a device pass: `__CUDA_ARCH__` = `arch`), and its views. */
@@ -65,7 +69,17 @@ export function documentView(path: string, text: string, ctx: UnitContext | unde
     file = unit.files.get(key)!;
   }
   const view = viewText(file);
-  return { path: key, unit, view, parseView: parseView(view, (o) => unit.macrosAt(key, o), unit.macroNames) };
+  const others = [...unit.files]
+    .filter(([p]) => p !== key)
+    .map(([p, f]) => `${p}:${hash(f.text)}`)
+    .join('\n');
+  return {
+    path: key,
+    unit,
+    view,
+    parseView: parseView(view, (o) => unit.macrosAt(key, o), unit.macroNames),
+    othersKey: hash(JSON.stringify([unit.main, unit.pass, ctx?.flags ?? null, ctx?.toolchain ?? null, others])),
+  };
 }
 
 /**
@@ -90,6 +104,8 @@ export interface UnitFactsInput {
   tree: Tree | null;
   parser: SnippetParser;
   workspace?: WorkspaceIndex;
+  /** The document's kernels of earlier versions, by what each is read from (see function-keys.ts). */
+  kept?: KernelAnalysisCache;
 }
 
 export interface UnitFacts {
@@ -102,12 +118,17 @@ export interface UnitFacts {
   lookup: Lookup;
 }
 
-export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInput): UnitFacts {
+export function unitFacts({ doc, source, tree, parser, workspace, kept }: UnitFactsInput): UnitFacts {
   const program = new UnitProgram(doc.unit, parser, [{ path: doc.path, view: doc.parseView, tree }]);
-  const read = readKernelsOf({ program, path: doc.path, source, view: doc.view });
+  const keyOf = kept && tree && !tree.rootNode.hasError ? keysOf(program, doc, source) : null;
+  const read = keptKernels(program, doc, source, keyOf, kept);
   const kernels = read.map((k) => k.kernel);
   const collector = new LaunchCollector(program);
-  const observations = collector.launchesIn(doc.path);
+  const observations = collector.launchesIn(
+    doc.path,
+    keyOf ? launching(program, doc, collector, keyOf, kept!) : undefined,
+  );
+  kept?.sweep();
   const launches = launchFacts(observations, { program, path: doc.path, source });
   // launchFacts sorts; targets follow the sorted order.
   const byAt = new Map(observations.map((o) => [`${o.at[0]}:${o.at[1]}:${o.path}`, o] as const));
@@ -138,6 +159,65 @@ export function unitFacts({ doc, source, tree, parser, workspace }: UnitFactsInp
     return v ? single(v) : null;
   };
   return { program, kernels, launches, launchTargets, smemOptIns, lookup };
+}
+
+/**
+ * Each function's key (see function-keys.ts). None with a parse error: error recovery elsewhere can
+ * reshape a function whose text did not change.
+ */
+function keysOf(program: UnitProgram, doc: DocumentView, source: SourceText) {
+  return functionKeys({
+    source,
+    functions: program.outline(doc.path).functions,
+    directives: doc.unit.files.get(doc.path)?.regions.filter((r) => r.directive) ?? [],
+    others: doc.othersKey,
+  });
+}
+
+type KeyOf = ReturnType<typeof keysOf>;
+
+/** The document's kernels, each taken from `kept` while what it is read from stays the same. */
+function keptKernels(
+  program: UnitProgram,
+  doc: DocumentView,
+  source: SourceText,
+  keyOf: KeyOf | null,
+  kept: KernelAnalysisCache | undefined,
+): Array<{ fn: OutlineFunction; kernel: Kernel }> {
+  if (!kept || !keyOf) return readKernelsOf({ program, path: doc.path, source, view: doc.view });
+  const read = kernelReader({ program, path: doc.path, source, view: doc.view });
+  return program
+    .outline(doc.path)
+    .functions.filter((fn) => fn.global)
+    .map((fn) => {
+      const key = keyOf(fn);
+      const line = positionAt(source, fn.at[0]).line;
+      let kernel = key ? kept.get<Kernel>(`kernel|${key}`, line) : undefined;
+      if (!kernel) {
+        kernel = read(fn);
+        if (key) kept.set(`kernel|${key}`, line, kernel);
+      }
+      return { fn, kernel };
+    });
+}
+
+/** The functions with bodies that may launch: whether one does is kept while what it is read from stays the same. */
+function launching(
+  program: UnitProgram,
+  doc: DocumentView,
+  collector: LaunchCollector,
+  keyOf: KeyOf,
+  kept: KernelAnalysisCache,
+): OutlineFunction[] {
+  return program.outline(doc.path).functions.filter((fn) => {
+    if (!fn.bodyAt) return false;
+    const key = keyOf(fn);
+    const known = key ? kept.get<{ launches: boolean }>(`launches|${key}`, 0) : undefined;
+    if (known) return known.launches;
+    const launches = collector.launches({ file: doc.path, fn }, 0);
+    if (key) kept.set(`launches|${key}`, 0, { launches });
+    return launches;
+  });
 }
 
 function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {

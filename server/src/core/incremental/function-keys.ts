@@ -1,0 +1,137 @@
+/**
+ * Keys of what a function of a document is read from, so that its facts (its kernel) are kept
+ * while they stay the same: its own text and column; the document outside the functions' bodies
+ * (declarations, constants, headers, the directives written in bodies, and the bodies that text
+ * calls); the bodies its own text calls, directly or through others; and the rest of the unit
+ * (`others`: the other files' texts and the unit's inputs). An edit inside one body then changes
+ * the key of that function and of the functions that call it, and nothing else.
+ *
+ * Lines are not part of a key: a function that only moved down or up is shifted (its facts hold
+ * spans, not offsets; see KernelAnalysisCache).
+ */
+import type { OutlineFunction } from '../program/outline';
+import type { SourceText } from '../text/source-text';
+import { hash } from './kernel-analysis-cache';
+
+/** A name: a function may be called by it, or through a pointer or value read from it. */
+const NAME = /[A-Za-z_]\w*/g;
+
+/** A function that is called without its name written (an operator, a constructor, a destructor). */
+function calledUnnamed(f: OutlineFunction): boolean {
+  return /^(operator\b|~)/.test(f.name) || (f.className !== null && f.name === f.className);
+}
+
+export interface FunctionKeysInput {
+  source: SourceText;
+  /** The document's outline functions. */
+  functions: readonly OutlineFunction[];
+  /** The directives written in the document, as offset ranges of `source`. */
+  directives: ReadonlyArray<{ start: number; end: number }>;
+  /** The rest of the unit, as a key. */
+  others: string;
+}
+
+/** Each function's key; null for one a macro use writes (its text is the macro's). */
+export function functionKeys({
+  source,
+  functions,
+  directives,
+  others,
+}: FunctionKeysInput): (fn: OutlineFunction) => string | null {
+  const text = source.text;
+  // The bodies written in the document, outermost only (a body inside another is part of it).
+  const cut: Array<[number, number]> = [];
+  const byName = new Map<string, number[]>();
+  const unnamed: number[] = [];
+  let end = -1;
+  for (const f of [...functions].filter((f) => f.bodyAt && !f.expansion).sort((a, b) => a.bodyAt![0] - b.bodyAt![0])) {
+    const [from, to] = f.bodyAt!;
+    if (from < end) continue;
+    end = to;
+    const list = byName.get(f.name);
+    if (list) list.push(cut.length);
+    else byName.set(f.name, [cut.length]);
+    if (calledUnnamed(f)) unnamed.push(cut.length);
+    cut.push([from, to]);
+  }
+  const bodies = cut.map(([from, to]) => ({ text: text.slice(from, to), key: '', calls: null as number[] | null }));
+  const bodyKey = (i: number) => (bodies[i].key ||= hash(bodies[i].text));
+  const callsIn = (t: string): number[] => {
+    const seen = new Set<string>();
+    const out: number[] = [];
+    for (const m of t.matchAll(NAME)) {
+      if (seen.has(m[0])) continue;
+      seen.add(m[0]);
+      const found = byName.get(m[0]);
+      if (found) out.push(...found);
+    }
+    return out;
+  };
+  /** The bodies the texts name, and those they name in turn, in the order first reached. */
+  const reached = (texts: string[]): number[] => {
+    const seen = new Set<number>();
+    const queue = texts.flatMap(callsIn);
+    for (let q = 0; q < queue.length; q++) {
+      const i = queue[q];
+      if (seen.has(i)) continue;
+      seen.add(i);
+      queue.push(...(bodies[i].calls ??= callsIn(bodies[i].text)));
+    }
+    return [...seen];
+  };
+  const outside: string[] = [];
+  let from = 0;
+  for (const [start, stop] of cut) {
+    outside.push(text.slice(from, start));
+    from = stop;
+  }
+  outside.push(text.slice(from));
+  // What the outside text calls: a function's own name, where it is declared, is no call.
+  const names = functions
+    .filter((f) => !f.expansion)
+    .map((f) => f.nameAt)
+    .sort((a, b) => a[0] - b[0]);
+  const calling: string[] = [];
+  from = 0;
+  let n = 0;
+  for (const [start, stop] of [...cut, [text.length, text.length] as [number, number]]) {
+    let at = from;
+    for (; n < names.length && names[n][0] < start; n++) {
+      if (names[n][0] < at) continue;
+      calling.push(text.slice(at, names[n][0]));
+      at = names[n][1];
+    }
+    calling.push(text.slice(at, start));
+    from = stop;
+    while (n < names.length && names[n][0] < stop) n++;
+  }
+  // A directive in a body holds for what follows it (a `#define`); `#pragma` changes nothing outside.
+  const inBodies: string[] = [];
+  let k = 0;
+  for (const d of directives) {
+    while (k < cut.length && cut[k][1] <= d.start) k++;
+    if (k < cut.length && cut[k][0] <= d.start) {
+      const written = text.slice(d.start, d.end);
+      if (!/^\s*#\s*pragma\b/.test(written)) inBodies.push(`${k}:${written}`);
+    }
+  }
+  const context = hash(
+    [
+      others,
+      outside.join('{}'),
+      inBodies.join('\n'),
+      reached(calling).map(bodyKey).join(','),
+      // Called where no name says so: every function's reading may follow them.
+      reached(unnamed.map((i) => bodies[i].text))
+        .concat(unnamed)
+        .map(bodyKey)
+        .join(','),
+    ].join('\u0000'),
+  );
+  return (fn) => {
+    if (fn.expansion) return null;
+    const own = text.slice(fn.at[0], fn.at[1]);
+    const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
+    return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+  };
+}

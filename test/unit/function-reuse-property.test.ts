@@ -1,0 +1,191 @@
+/**
+ * Facts kept per function between versions (core/incremental/function-keys.ts): after random edits
+ * inside and around the functions of a document that parses (where the kept kernels and launch
+ * gates are used), the facts equal a fresh analysis of the final text: kernels, launches, their
+ * targets, branches and findings.
+ */
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { DocumentStore } from '../../server/src/lsp/document-store';
+import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
+import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
+import { getCudaParser } from '../support/grammar';
+import { checkProperty, fuzzRuns } from '../support/fuzz-sources';
+
+const URI = 'file:///reuse/doc.cu';
+
+const DOCUMENT = `#define BLOCK 128
+constexpr int tile() { return 32; }
+constexpr int SMEM = 64;
+
+__device__ int lane(int t) { return t % 32; }
+
+__device__ float twice(float v) { return 2.0f * v; }
+
+__global__ void __launch_bounds__(BLOCK) scale(float* out, int n) {
+  __shared__ float cache[BLOCK];
+  int i = threadIdx.x;
+  if (lane(i) < 16) cache[i] = twice(out[i]);
+  __syncthreads();
+  if (i < n) out[i] = cache[i];
+}
+
+__global__ void tiled(float* out) {
+  __shared__ float t[tile()][SMEM];
+  if (threadIdx.x == 0) t[0][0] = 1.0f;
+  out[threadIdx.x] = t[0][threadIdx.x % SMEM];
+}
+
+void launchScale(float* d, int n) {
+  int threads = BLOCK;
+  scale<<<(n + threads - 1) / threads, threads>>>(d, n);
+}
+
+void launchTiled(float* d) {
+  dim3 block(tile(), 2);
+  tiled<<<4, block, SMEM>>>(d);
+}
+
+int main() {
+  launchScale(nullptr, 1000);
+  launchTiled(nullptr);
+  return 0;
+}
+`;
+
+/** Places worth editing: a number, a name, a statement's start, the start of a line. */
+const ANCHORS = [
+  '128',
+  '32',
+  '64',
+  '16',
+  '2.0f',
+  'lane(',
+  'twice(',
+  'tile()',
+  'threads',
+  '  int',
+  '__syncthreads',
+  '\n',
+];
+/** What is written there: parse-preserving text (a blank, a digit, a statement, a line). */
+const INSERTS = [' ', '1', '0', '\n', 'int z = 3; ', 'if (threadIdx.x > 5) out[0] = 0; ', '  '];
+
+interface ReuseEdit {
+  anchor: number;
+  occurrence: number;
+  /** Insert before the anchor, or delete one character there. */
+  insert: number | null;
+}
+
+const reuseEdit: fc.Arbitrary<ReuseEdit> = fc.record({
+  anchor: fc.nat({ max: ANCHORS.length - 1 }),
+  occurrence: fc.nat({ max: 6 }),
+  insert: fc.option(fc.nat({ max: INSERTS.length - 1 }), { freq: 4 }),
+});
+
+/** The offset of the anchor's occurrence (wrapping around), or null when it is not in the text. */
+function anchorAt(text: string, e: ReuseEdit): number | null {
+  const found: number[] = [];
+  const word = ANCHORS[e.anchor];
+  for (let k = text.indexOf(word); k >= 0; k = text.indexOf(word, k + 1)) found.push(k);
+  return found.length ? found[e.occurrence % found.length] : null;
+}
+
+/** What the facts say that an incremental result must equal (the texts' own copy left out). */
+function comparable(f: DocumentFacts) {
+  return {
+    kernels: f.kernels,
+    launches: f.launches,
+    targets: f.launchTargets.map((t) => ({ kernel: t.kernel, note: t.note, bounds: t.launchBounds })),
+    branches: f.branches,
+    findings: f.findings,
+    smemOptIns: f.smemOptIns,
+    pendingKernels: f.pendingKernels,
+  };
+}
+
+describe('per-function reuse: incremental facts = fresh facts', function () {
+  this.timeout(0);
+  let parser: CudaParser;
+  before(async () => {
+    parser = await getCudaParser();
+  });
+
+  it('after random edits in and around the functions, the kept kernels and launches equal a fresh analysis', async () => {
+    await checkProperty(
+      'core: per-function reuse = fresh',
+      [fc.array(reuseEdit, { minLength: 1, maxLength: 10 })],
+      (edits) => {
+        const store = new DocumentStore({ parser });
+        const fresh = new DocumentStore({ parser });
+        try {
+          let text = DOCUMENT;
+          let version = 1;
+          store.open(URI, 'cuda-cpp', version, text);
+          store.facts(URI);
+          for (const e of edits) {
+            const at = anchorAt(text, e);
+            if (at === null) continue;
+            const next =
+              e.insert === null
+                ? text.slice(0, at) + text.slice(at + 1)
+                : text.slice(0, at) + INSERTS[e.insert] + text.slice(at);
+            const before = store.text(URI)!;
+            const start = positionOf(before, at);
+            const end = e.insert === null ? positionOf(before, at + 1) : start;
+            version++;
+            store.change(URI, version, [{ range: { start, end }, text: e.insert === null ? '' : INSERTS[e.insert] }]);
+            text = next;
+            store.facts(URI); // every version analysed: each reuses what the one before kept
+          }
+          assert.equal(store.text(URI), text);
+          fresh.open(URI, 'cuda-cpp', version, text);
+          assert.deepEqual(comparable(store.facts(URI)!), comparable(fresh.facts(URI)!));
+        } finally {
+          store.dispose();
+          fresh.dispose();
+        }
+      },
+      fuzzRuns(60),
+    );
+  });
+
+  it('reuses kernels across an edit in another function, and reads again the one a callee edit changes', () => {
+    const store = new DocumentStore({ parser });
+    try {
+      store.open(URI, 'cuda-cpp', 1, DOCUMENT);
+      const first = store.facts(URI)!;
+      // An edit in a host function: both kernels are the same objects (not read again).
+      const hostLine = DOCUMENT.split('\n').findIndex((l) => l.includes('int threads = BLOCK;'));
+      store.change(URI, 2, [
+        { range: { start: { line: hostLine, character: 0 }, end: { line: hostLine, character: 0 } }, text: ' ' },
+      ]);
+      const second = store.facts(URI)!;
+      assert.equal(second.kernels[0], first.kernels[0]);
+      assert.equal(second.kernels[1], first.kernels[1]);
+      // An edit of the constexpr function `tiled`'s shared array reads: `tiled` is read again, `scale` is not.
+      const tileLine = DOCUMENT.split('\n').findIndex((l) => l.includes('return 32;'));
+      const col = DOCUMENT.split('\n')[tileLine].indexOf('32');
+      store.change(URI, 3, [
+        {
+          range: { start: { line: tileLine, character: col }, end: { line: tileLine, character: col + 2 } },
+          text: '16',
+        },
+      ]);
+      const third = store.facts(URI)!;
+      assert.equal(third.kernels[0], second.kernels[0]);
+      assert.notEqual(third.kernels[1], second.kernels[1]);
+      assert.equal(third.kernels[1].staticSharedBytes, 16 * 64 * 4);
+      assert.equal(second.kernels[1].staticSharedBytes, 32 * 64 * 4);
+    } finally {
+      store.dispose();
+    }
+  });
+});
+
+function positionOf(text: string, offset: number) {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length - 1;
+  return { line, character: offset - (before.lastIndexOf('\n') + 1) };
+}
