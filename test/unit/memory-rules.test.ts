@@ -249,3 +249,59 @@ describe('bank-conflict', () => {
     );
   });
 });
+
+describe('memory rules: struct-held pointers, members of an element, template instances', () => {
+  it("reads a pointer a kernel's struct parameter holds with its declared element, per instance of a template", async () => {
+    const text = [
+      'template <typename T> struct Args { T* dst; const T* src; int stride; };',
+      'template <typename T> __global__ void copy(Args<T> a) {',
+      '  a.dst[threadIdx.x * a.stride] = a.src[threadIdx.x];',
+      '  T* d = a.dst + blockIdx.x * 256;',
+      '  d[threadIdx.x * 32] = a.src[threadIdx.x + 1];',
+      '}',
+      'void run(Args<float> a) { copy<float><<<8, 256>>>(a); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      ['uncoalesced-access warning 5: d[threadIdx.x * 32]'],
+    );
+  });
+
+  it('counts a member of an element as its own bytes: `p[i].w` of a float4 is 16 sectors where 4 would do', async () => {
+    const text = [
+      'struct Pair { float a; float b; };',
+      '__global__ void setw(float4* p, float2* v, Pair* q, const float* c, int n) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  if (i < n) {',
+      '    p[i].w = c[i];',
+      '    v[i].x = c[i];',
+      '    q[i].b = c[i];',
+      '    p[i] = make_float4(0.f, 0.f, 0.f, c[i]);',
+      '  }',
+      '}',
+      'void run(float4* p, float2* v, Pair* q, const float* c, int n) { setw<<<n / 256, 256>>>(p, v, q, c, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['5: p[i].w 16/4', '6: v[i].x 8/4', '7: q[i].b 8/4'],
+    );
+  });
+
+  it('gives no verdict for a member of an element whose layout is not known', async () => {
+    const text = [
+      '__global__ void setw(real4* p, const float* c, int n) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  if (i < n) p[i].w = c[i];',
+      '}',
+      'void run(real4* p, const float* c, int n) { setw<<<n / 256, 256>>>(p, c, n); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+});

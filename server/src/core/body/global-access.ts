@@ -45,7 +45,10 @@ export function coalescingVerdict(ev: AccessEvent, shapes: RuleShapes): Coalesci
 function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
   const size = shape.x * shape.y * shape.z;
   const guard = conjunction(ev.guards);
-  const bytes = ev.elementBytes;
+  // Elements are `pitch` bytes apart; a member of one (`a[i].w`) is `bytes` wide, `within` bytes in.
+  const pitch = ev.elementBytes;
+  const bytes = ev.member?.bytes ?? pitch;
+  const within = ev.member?.offset ?? 0;
   const address = threadValues(ev.offset, shape);
   const here = guard ? threadValues(guard, shape) : null;
   const samples = laneSamples(guard ? [ev.offset, guard] : [ev.offset], shape);
@@ -75,7 +78,7 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
         if (a === INVALID) continue;
         // A gather through per-lane data: where it goes is not known.
         if (a === LANE_UNKNOWN) return null;
-        const start = a * bytes;
+        const start = a * pitch + within;
         addresses.add(start);
         if (firstLane < 0) firstLane = t;
         touchedLanes++;

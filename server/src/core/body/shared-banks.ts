@@ -49,7 +49,9 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, offset: Sym): Omit<BankVerdi
 function waysOver(ev: AccessEvent, shape: Dim3, offset: Sym): { most: number; fewest: number } | null {
   const size = shape.x * shape.y * shape.z;
   const guard = conjunction(ev.guards);
-  const bytes = ev.elementBytes;
+  const pitch = ev.elementBytes;
+  const bytes = ev.member?.bytes ?? pitch;
+  const within = ev.member?.offset ?? 0;
   const address = threadValues(offset, shape);
   const here = guard ? threadValues(guard, shape) : null;
   const samples = laneSamples(guard ? [offset, guard] : [offset], shape);
@@ -69,7 +71,7 @@ function waysOver(ev: AccessEvent, shape: Dim3, offset: Sym): { most: number; fe
         const a = at(t);
         if (a === INVALID) continue;
         if (a === LANE_UNKNOWN) return null;
-        const start = a * bytes;
+        const start = a * pitch + within;
         lanes++;
         for (let w = Math.floor(start / 4); w <= Math.floor((start + bytes - 1) / 4); w++) {
           const bank = ((w % BANKS) + BANKS) % BANKS;

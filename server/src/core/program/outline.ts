@@ -66,8 +66,20 @@ export interface OutlineRecord {
   qualified: string;
   scope: string[];
   templateParams: TemplateParam[] | null;
-  fields: Array<{ name: string; type: string }>;
+  fields: OutlineField[];
+  /** Its layout is the plain C one its fields give: no base class, no alignment attribute. */
+  plainLayout?: boolean;
   at: Range;
+}
+
+export interface OutlineField {
+  name: string;
+  /** The type as written before the declarator (`T1` of `const T1* p`). */
+  type: string;
+  /** `*`s of its declarator (`const T1* p`: 1). */
+  pointers?: number;
+  /** Declared as one object of `type` or a pointer to it: not an array, a bit-field, a reference or static. */
+  plain?: boolean;
 }
 
 export interface FileOutline {
@@ -316,21 +328,39 @@ class OutlineWalk {
     }
     const name = this.slice(nameNode).replace(/\s+/g, '').replace(/<.*$/, '');
     const inner = [...scope, name];
-    const fields: Array<{ name: string; type: string }> = [];
+    const fields: OutlineField[] = [];
     for (const f of body?.namedChildren ?? []) {
       if (f?.type !== 'field_declaration') continue;
       const type = f.childForFieldName('type');
+      const isStatic = f.namedChildren.some((c) => c?.type === 'storage_class_specifier');
+      const bitfield = f.namedChildren.some((c) => c?.type === 'bitfield_clause');
       for (const d of f.childrenForFieldName('declarator')) {
         const n = d && d.type !== 'function_declarator' ? declaredName(d) : null;
-        if (n) fields.push({ name: this.slice(n), type: type ? this.slice(type).replace(/\s+/g, ' ') : '' });
+        if (!n) continue;
+        let pointers = 0;
+        let x: SyntaxNode | null = d;
+        while (x && x.type === 'pointer_declarator') {
+          pointers++;
+          x = x.childForFieldName('declarator');
+        }
+        fields.push({
+          name: this.slice(n),
+          type: type ? this.slice(type).replace(/\s+/g, ' ') : '',
+          pointers,
+          plain: !isStatic && !bitfield && x?.type === 'field_identifier',
+        });
       }
     }
+    // The words before the body: a base class (`: B`) or an alignment (`__align__(16)`, `alignas`) change the layout.
+    const head = this.text.slice(node.startIndex, body ? body.startIndex : node.endIndex);
+    const plainLayout = !/\b(?:__align__|alignas|__attribute__|__declspec)\b/.test(head) && !/[^:]:[^:]/.test(head);
     this.out.records.push({
       name,
       qualified: inner.join('::'),
       scope,
       templateParams: template?.params ?? null,
       fields,
+      plainLayout,
       at: [node.startIndex, node.endIndex],
     });
     if (body) this.items(body, inner, name, null, depth + 1, inTemplate);

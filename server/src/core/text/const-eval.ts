@@ -19,6 +19,8 @@ export const BUILTIN_TYPE_SIZES: Readonly<Record<string, number>> = {
   int8_t: 1,
   uint8_t: 1,
   char1: 1,
+  __nv_fp8_e4m3: 1,
+  __nv_fp8_e5m2: 1,
   uchar1: 1,
   short: 2,
   'unsigned short': 2,

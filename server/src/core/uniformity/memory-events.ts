@@ -43,12 +43,69 @@ export interface AccessEvent extends EventBase {
   elementType: string;
   /** The array or pointer as written (`tile`, `in`, `params.out`). */
   array: string;
+  /** A member of the element (`a[i].w`): the access touches only its bytes. */
+  member?: MemberPlace;
   /** An array's declared dimensions (elements) and the index into each, outermost first: padding advice. */
   dims?: number[];
   indices?: Sym[];
 }
 
 export type MemoryEvent = BarrierEvent | AccessEvent;
+
+/** Where a member lies in its element, in bytes. */
+export interface MemberPlace {
+  name: string;
+  offset: number;
+  bytes: number;
+}
+
+/** A type's size, alignment and members' places (a record's or a CUDA vector type's). */
+export interface TypeLayout {
+  bytes: number;
+  align: number;
+  members: Map<string, MemberPlace> | null;
+}
+
+const VECTOR = /^(u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])$/;
+const COMPONENT: Record<string, number> = { char: 1, short: 2, int: 4, long: 8, longlong: 8, float: 4, double: 8 };
+const PAIRS = /^(?:__half2|half2|__nv_bfloat162|nv_bfloat162)$/;
+
+/** The layout of a built-in scalar or CUDA vector type (`float4`: 16 bytes, `w` at 12), or null. */
+export function builtinLayout(type: string): TypeLayout | null {
+  const t = type
+    .replace(/\b(?:const|volatile|struct)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^(?:std|cuda)::/, '');
+  const v = VECTOR.exec(t);
+  const pair = PAIRS.test(t);
+  if (v || pair) {
+    const component = pair ? 2 : COMPONENT[v![1].replace(/^u/, '')];
+    const n = pair ? 2 : Number(v![2]);
+    const members = new Map<string, MemberPlace>();
+    ['x', 'y', 'z', 'w']
+      .slice(0, n)
+      .forEach((name, k) => members.set(name, { name, offset: k * component, bytes: component }));
+    return { bytes: component * n, align: n === 3 ? component : Math.min(component * n, 16), members };
+  }
+  const bytes = elementBytesOf(t);
+  return bytes ? { bytes, align: bytes, members: null } : null;
+}
+
+/** A record's layout from its fields' (C rules: each at its alignment, the size rounded to the largest). */
+export function recordLayout(fields: ReadonlyArray<{ name: string; layout: TypeLayout }>): TypeLayout | null {
+  if (fields.length === 0) return null;
+  const members = new Map<string, MemberPlace>();
+  let offset = 0;
+  let align = 1;
+  for (const { name, layout } of fields) {
+    offset = Math.ceil(offset / layout.align) * layout.align;
+    members.set(name, { name, offset, bytes: layout.bytes });
+    offset += layout.bytes;
+    align = Math.max(align, layout.align);
+  }
+  return { bytes: Math.ceil(offset / align) * align, align, members };
+}
 
 /** What a pointer or array is known to point at: its memory and its element size. */
 export interface PointerInfo {

@@ -53,7 +53,17 @@ import {
 import { dependenceKind } from './dependence-kind';
 import { objectTable } from '../incremental/kept-tables';
 import { groupFactory, groupOfType, intrinsicOf, type GroupInfo } from './intrinsics';
-import { elementBytesOf, pointeeType, type BarrierEvent, type MemoryEvent, type PointerInfo } from './memory-events';
+import {
+  builtinLayout,
+  elementBytesOf,
+  pointeeType,
+  recordLayout,
+  type BarrierEvent,
+  type MemberPlace,
+  type MemoryEvent,
+  type PointerInfo,
+  type TypeLayout,
+} from './memory-events';
 
 /** A value and where its thread dependence came from (a statement of some file). */
 export interface TV {
@@ -1163,7 +1173,7 @@ class FunctionAnalysis {
         .name(`${type}::${field}`, null, () => ({ k: 'top', params: 0 }));
       if (c && c.k === 'num' && c.values.length === 1) return { sym: constant(c.values[0]), origin: null };
     }
-    const base = this.ev(object, state, stmtAt);
+    const base = this.elementOf(e, state, stmtAt, false);
     if (base.fields?.has(field)) return base.fields.get(field)!;
     // Through a pointer: a load at the object's address; a member of a value: as varying as the value.
     return this.derived(`field${e.at[0]}:${field}`, exprText(e), [base]);
@@ -1216,7 +1226,13 @@ class FunctionAnalysis {
     return [];
   }
 
-  private indexValue(e: Extract<Expr, { k: 'index' }>, state: State, stmtAt: Range): TV {
+  /** `member`: the member of the element read (`a[i].w`), recorded in place of the whole element. */
+  private indexValue(
+    e: Extract<Expr, { k: 'index' }>,
+    state: State,
+    stmtAt: Range,
+    member: Extract<Expr, { k: 'field' }> | null = null,
+  ): TV {
     const base = rootOf(e);
     const index = this.ev(e.index, state, stmtAt);
     // A thread's own array (or one passed to this function by its caller): what was stored in it.
@@ -1231,7 +1247,7 @@ class FunctionAnalysis {
     parts.push(this.ev(base, state, stmtAt));
     if (this.recording)
       this.noteAccess(
-        e,
+        member ?? e,
         base,
         parts
           .slice(0, -1)
@@ -1239,18 +1255,24 @@ class FunctionAnalysis {
           .reverse(),
         parts[parts.length - 1].sym,
         false,
+        member?.field,
       );
     return this.load(`load${e.at[0]}`, exprText(e), parts, e.at);
   }
 
-  private derefValue(e: Extract<Expr, { k: 'unary' }>, state: State, stmtAt: Range): TV {
+  private derefValue(
+    e: Extract<Expr, { k: 'unary' }>,
+    state: State,
+    stmtAt: Range,
+    member: Extract<Expr, { k: 'field' }> | null = null,
+  ): TV {
     const own = this.privateStorage(e.arg);
     if (own) {
       const held = state.get(own);
       if (held) return held;
     }
     const p = this.ev(e.arg, state, stmtAt);
-    if (this.recording) this.noteAccess(e, e.arg, [], p.sym, false);
+    if (this.recording) this.noteAccess(member ?? e, e.arg, [], p.sym, false, member?.field);
     return this.load(`deref${e.at[0]}`, exprText(e), [p], e.at);
   }
 
@@ -1342,7 +1364,36 @@ class FunctionAnalysis {
     } else if (target.k === 'unary') {
       const p = this.ev(target.arg, state, stmtAt);
       if (this.recording && target.op === '*') this.noteAccess(target, target.arg, [], p.sym, true);
-    } else if (target.k === 'field') this.ev(target.object, state, stmtAt);
+    } else if (target.k === 'field') this.elementOf(target, state, stmtAt, true);
+  }
+
+  /**
+   * The object of a member access in memory (`a[i].w`, `(*p).w`, `p->w`): evaluated, and the
+   * access recorded as one to the member's bytes of the element.
+   */
+  private elementOf(e: Extract<Expr, { k: 'field' }>, state: State, stmtAt: Range, store: boolean): TV {
+    const { object } = e;
+    if (object.k === 'index') {
+      if (!store) return this.indexValue(object, state, stmtAt, e);
+      const indices = [this.ev(object.index, state, stmtAt).sym];
+      for (let x: Expr = object.object; x.k === 'index'; x = x.object)
+        indices.push(this.ev(x.index, state, stmtAt).sym);
+      const root = rootOf(object);
+      const base = this.ev(root, state, stmtAt);
+      if (this.recording && !this.privateStorage(root))
+        this.noteAccess(e, root, indices.reverse(), base.sym, true, e.field);
+      return base;
+    }
+    if (object.k === 'unary' && object.op === '*') {
+      if (!store) return this.derefValue(object, state, stmtAt, e);
+      const p = this.ev(object.arg, state, stmtAt);
+      if (this.recording && !this.privateStorage(object.arg)) this.noteAccess(e, object.arg, [], p.sym, true, e.field);
+      return p;
+    }
+    const p = this.ev(object, state, stmtAt);
+    if (e.arrow && this.recording && !this.privateStorage(object))
+      this.noteAccess(e, object, [], p.sym, store, e.field);
+    return p;
   }
 
   private groupOf(e: Expr): GroupInfo | null {
@@ -1787,8 +1838,77 @@ class FunctionAnalysis {
     const t = this.resolveType(type);
     if (!t) return null;
     const bound = this.inv.scope.bindings.get(t);
-    if (bound && isType(bound)) return elementBytesOf(bound.type);
-    return elementBytesOf(t);
+    if (bound && isType(bound)) return elementBytesOf(bound.type) ?? this.layoutOf(bound.type)?.bytes ?? null;
+    return elementBytesOf(t) ?? this.layoutOf(type)?.bytes ?? null;
+  }
+
+  /**
+   * A type's layout: a built-in or CUDA vector type's, or a record's whose fields all have known
+   * layouts (one record of that name in the program, with no base class or alignment attribute),
+   * its template parameters read as the arguments written (`Param<T1, T2>`).
+   */
+  private layoutOf(type: string, depth = 0): TypeLayout | null {
+    if (depth > 4) return null;
+    const builtin = builtinLayout(type);
+    if (builtin) return builtin;
+    const t = this.resolveType(type);
+    if (!t) return null;
+    const bound = this.inv.scope.bindings.get(t);
+    if (bound && isType(bound)) return bound.type === type ? null : this.layoutOf(bound.type, depth + 1);
+    const records = this.session.program.recordsNamed(baseName(t));
+    if (records.length !== 1) return null;
+    const { record } = records[0];
+    if (!record.plainLayout || record.fields.some((f) => !f.plain)) return null;
+    const args = templateArgsOf(type);
+    const params = record.templateParams ?? [];
+    if (params.length !== args.length) return null;
+    const fields: Array<{ name: string; layout: TypeLayout }> = [];
+    for (const f of record.fields) {
+      if (f.pointers) {
+        fields.push({ name: f.name, layout: { bytes: 8, align: 8, members: null } });
+        continue;
+      }
+      const layout = this.layoutOf(substituteParams(f.type, params, args), depth + 1);
+      if (!layout) return null;
+      fields.push({ name: f.name, layout });
+    }
+    return recordLayout(fields);
+  }
+
+  /**
+   * The declared type of a member (`param.qkv_src`, `p->q`) and its pointer depth, the record's
+   * template parameters read as the object's arguments; null where the object's type or the
+   * record is not known in the program.
+   */
+  private memberDeclaration(e: Extract<Expr, { k: 'field' }>, depth = 0): { type: string; pointers: number } | null {
+    if (depth > 4) return null;
+    const object = e.object;
+    let owner: { type: string; pointers: number } | null = null;
+    if (object.k === 'name' && object.local !== null) {
+      const local = this.ir.locals[object.local];
+      if (!local || local.dims) return null;
+      owner = { type: local.type, pointers: local.pointers ?? 0 };
+    } else if (object.k === 'field') owner = this.memberDeclaration(object, depth + 1);
+    if (!owner || owner.pointers !== (e.arrow ? 1 : 0)) return null;
+    const t = this.resolveType(owner.type);
+    if (!t) return null;
+    const records = this.session.program.recordsNamed(baseName(t));
+    if (records.length !== 1) return null;
+    const { record } = records[0];
+    const field = record.fields.find((f) => f.name === e.field);
+    if (!field?.plain) return null;
+    const args = templateArgsOf(owner.type);
+    const params = record.templateParams ?? [];
+    if (params.length !== args.length) return null;
+    return { type: substituteParams(field.type, params, args), pointers: field.pointers ?? 0 };
+  }
+
+  /** A member chain starts at a parameter of the kernel (its pointers point at global memory). */
+  private heldByKernel(e: Expr): boolean {
+    const kernel = this.inv.depth === 0 && this.inv.params === null && this.inv.fn?.fn.global === true;
+    let x = e;
+    while (x.k === 'field') x = x.object;
+    return kernel && x.k === 'name' && x.local !== null && this.ir.params.includes(x.local);
   }
 
   /**
@@ -1819,6 +1939,13 @@ class FunctionAnalysis {
       }
       case 'binary':
         return e.op === '+' || e.op === '-' ? this.pointerInfoOf(e.left, value) : null;
+      case 'field': {
+        // A pointer a kernel parameter holds (`param.src`, `p->dst`): global memory, its element as declared.
+        if (!this.heldByKernel(e)) return null;
+        const m = this.memberDeclaration(e);
+        const bytes = m && m.pointers === 1 ? this.bytesOf(m.type) : null;
+        return m && bytes ? { space: 'global', elementType: m.type, elementBytes: bytes } : null;
+      }
       case 'unary':
         if (e.op === '&' && e.arg.k === 'index' && e.arg.object.k === 'name') {
           const base = e.arg.object;
@@ -1854,7 +1981,7 @@ class FunctionAnalysis {
    * shared memory whose element the pointer's type gives. `indices`: the index values, outermost
    * first; `base`: the pointer's value (ignored for an array).
    */
-  private noteAccess(e: Expr, root: Expr, indices: Sym[], base: Sym, store: boolean): void {
+  private noteAccess(e: Expr, root: Expr, indices: Sym[], base: Sym, store: boolean, member?: string): void {
     if (!this.recording) return;
     this.setUpPointers();
     let info: PointerInfo | null;
@@ -1886,6 +2013,12 @@ class FunctionAnalysis {
       offset = indices.length === 1 ? binary('+', base, indices[0]) : base;
     }
     if (!info || !offset) return;
+    // A member of the element: its place and width, or nothing where the element's layout is not known.
+    let place: MemberPlace | undefined;
+    if (member !== undefined) {
+      place = this.layoutOf(info.elementType)?.members?.get(member);
+      if (!place) return;
+    }
     this.addEvent({
       event: 'access',
       space: info.space,
@@ -1895,6 +2028,7 @@ class FunctionAnalysis {
       elementType: info.elementType,
       array: exprText(root.k === 'cast' ? root.arg : root),
       ...(dims ? { dims, indices } : {}),
+      ...(place ? { member: place } : {}),
       file: this.file,
       at: e.at,
       guards: this.guardsOf(this.currentBlock, false),
@@ -2607,4 +2741,32 @@ function exprText(e: Expr): string {
     default:
       return e.k;
   }
+}
+
+/** The template arguments written in a type (`Param<T1, T2>` → `T1`, `T2`), split at top-level commas. */
+function templateArgsOf(type: string): string[] {
+  const open = type.indexOf('<');
+  const close = type.lastIndexOf('>');
+  if (open < 0 || close < open) return [];
+  const args: string[] = [];
+  let level = 0;
+  let from = open + 1;
+  for (let k = open + 1; k < close; k++) {
+    const c = type[k];
+    if (c === '<' || c === '(') level++;
+    else if (c === '>' || c === ')') level--;
+    else if (c === ',' && level === 0) {
+      args.push(type.slice(from, k).trim());
+      from = k + 1;
+    }
+  }
+  args.push(type.slice(from, close).trim());
+  return args.filter((a) => a !== '');
+}
+
+/** A member's type with its record's template parameters replaced by the arguments. */
+function substituteParams(type: string, params: ReadonlyArray<{ name: string }>, args: readonly string[]): string {
+  if (params.length === 0) return type;
+  const map = new Map(params.map((p, k) => [p.name, args[k]]));
+  return type.replace(/\b[A-Za-z_]\w*\b/g, (w) => map.get(w) ?? w);
 }
