@@ -112,7 +112,7 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
   if (why === 'data' && !b.split?.dataDependent)
     return `A hint, not a warning: the warps split only for some values of ${names(b.split?.onlyFor ?? [])}, which the source does not fix; ${measured}.`;
   if (why === 'data')
-    return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${LONG_PATH * minCostThreshold} slots or more is a warning.`;
+    return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${LONG_PATH * minCostThreshold} slots or more, and ${minSharePercent}% of ${where}'s, is a warning.`;
   if (why === 'few-lanes')
     return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting from ${LONG_PATH * minCostThreshold} slots.`;
   return `A hint, not a warning: ${measured}; ${rule}.`;
