@@ -1662,6 +1662,17 @@ class FunctionAnalysis {
     return out;
   }
 
+  /** A callee's branches, barriers and accesses are the caller's, under the caller's conditions here. */
+  private adoptCallee(analysis: FunctionAnalysis, at: Range): void {
+    if (!this.recording) return;
+    const sites = analysis.record();
+    if (sites.length > 0) {
+      const outer = this.guardsOf(this.currentBlock, false);
+      for (const s of sites) this.addSite({ ...s, guards: [...outer, ...s.guards].slice(-MAX_GUARDS) });
+    }
+    this.adoptEvents(analysis.recordedEvents(), at);
+  }
+
   private callFunction(
     target: { pf: ProgramFunction; bindings: Map<string, TemplateBinding>; object: Expr | null },
     e: Extract<Expr, { k: 'call' }>,
@@ -1737,15 +1748,7 @@ class FunctionAnalysis {
       this.session.invocations.set(key, analysis);
     }
     if (!analysis) return null;
-    // Its branches are the caller's, under the caller's conditions here.
-    if (this.recording) {
-      const sites = analysis.record();
-      if (sites.length > 0) {
-        const outer = this.guardsOf(this.currentBlock, false);
-        for (const s of sites) this.addSite({ ...s, guards: [...outer, ...s.guards].slice(-MAX_GUARDS) });
-      }
-      this.adoptEvents(analysis.recordedEvents(), e.at);
-    }
+    this.adoptCallee(analysis, e.at);
     this.copyBack(analysis, ir, e, object, objectKey, state, stmtAt, abstraction);
     const result = abstraction.back(analysis.result);
     // A result made of a name the unit does not declare (a macro defined when the kernel is
@@ -2110,14 +2113,7 @@ class FunctionAnalysis {
       this.session.invocations.set(key, analysis);
     }
     if (!analysis) return null;
-    if (this.recording) {
-      const sites = analysis.record();
-      if (sites.length > 0) {
-        const outer = this.guardsOf(this.currentBlock, false);
-        for (const s of sites) this.addSite({ ...s, guards: [...outer, ...s.guards].slice(-MAX_GUARDS) });
-      }
-      this.adoptEvents(analysis.recordedEvents(), e.at);
-    }
+    this.adoptCallee(analysis, e.at);
     // Captures by reference it changed: the enclosing function's locals of those names.
     for (const [k, v] of analysis.exitState) {
       if (!k.startsWith('cap.')) continue;
