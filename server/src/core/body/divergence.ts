@@ -14,7 +14,7 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Launch, Span } from '../types';
-import { makeSourceText, offsetAt, withinLines, type SourceText } from '../text/source-text';
+import { makeSourceText, offsetAt, positionAt, withinLines, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
 import { spanOfNode, uncalledDeviceFunctions, type FunctionTable } from './syntax-functions';
 import { defaultBlockShape } from '../uniformity/lane-evaluation';
@@ -247,7 +247,11 @@ function deviceFunctionAt(ctx: DivergenceContext, node: SyntaxNode): ProgramFunc
   return fn ? { file: ctx.path, fn } : null;
 }
 
-/** Instances of a template kernel the launches make, by their template arguments, with the launches of each. */
+/**
+ * Instances of a template kernel the launches make, one per set of template arguments written (a
+ * type or a value), with the launches of each; launches whose arguments are not known share one with
+ * the parameters unbound.
+ */
 export interface Instance {
   bindings: Map<string, TemplateBinding>;
   launches: Launch[];
@@ -273,7 +277,8 @@ export function instancesOf(pf: ProgramFunction, kernel: Kernel, launches: reado
       const v = values?.[k];
       return v !== null && v !== undefined ? num(v) : undefined;
     });
-    const known = params.some((p, k) => p.kind === 'value' && args[k] !== undefined);
+    // A type argument counts as much as a value: element sizes, and so addresses in bytes, follow it.
+    const known = args.some((a) => a !== undefined);
     if (!known) {
       symbolic.push(l);
       continue;
@@ -410,17 +415,7 @@ function threadValueOf(ctx: DivergenceContext, v: TV): ThreadValue {
 }
 
 function spanBetween(source: SourceText, start: number, end: number): Span {
-  const pos = (offset: number) => {
-    let lo = 0;
-    let hi = source.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (source.lineStarts[mid] <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return { line: lo, character: offset - source.lineStarts[lo] };
-  };
-  return { start: pos(start), end: pos(end) };
+  return { start: positionAt(source, start), end: positionAt(source, end) };
 }
 
 // ---------------------------------------------------------------------------

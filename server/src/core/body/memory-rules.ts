@@ -5,16 +5,14 @@
  * the divergence pass reads). Each record names the block shape it assumed; an access or barrier
  * whose pattern cannot be known from the thread indices and the shapes gives none.
  */
-import type { Dim3, Kernel, Launch, Span } from '../types';
-import type { ProgramFunction, TemplateBinding } from '../program/program';
-import { kernelScope } from '../facts/kernel-reader';
-import { num } from '../values/domain';
+import type { Dim3, Kernel, Span } from '../types';
 import type { SourceText } from '../text/source-text';
-import { withinLines } from '../text/source-text';
+import { positionAt, withinLines } from '../text/source-text';
 import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
 import { keptKernelUniformity } from '../uniformity/thread-uniformity';
-import { blockShapes, functionAt, type DivergenceContext, type Instance } from './divergence';
+import { blockShapes, functionAt, instancesOf, type DivergenceContext } from './divergence';
+import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
 import { coalescingVerdict, type CoalescingVerdict } from './global-access';
@@ -48,21 +46,23 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
     const pf = functionAt(ctx, kernel);
     if (!pf) continue;
     const chosen = new Map<string, MemoryRecord>();
-    for (const instance of memoryInstancesOf(pf, kernel, ctx.launchesOf.get(kernel.name) ?? [])) {
+    for (const instance of instancesOf(pf, kernel, ctx.launchesOf.get(kernel.name) ?? [])) {
       const launchable = instance.launches
         .map((l) => l.block.value)
         .filter(
           (d): d is Dim3 =>
             !!d && d.x * d.y * d.z <= 1024 && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
         );
-      const result = withinStack(() =>
-        keptKernelUniformity({
-          program: ctx.program,
-          fn: pf,
-          bindings: instance.bindings,
-          shapes: launchable,
-          file: ctx.path,
-        }),
+      const result = withinStack(
+        () =>
+          keptKernelUniformity({
+            program: ctx.program,
+            fn: pf,
+            bindings: instance.bindings,
+            shapes: launchable,
+            file: ctx.path,
+          }),
+        () => null,
       );
       if (!result?.events) continue;
       const known = blockShapes(kernel, instance.launches, result.multiDimensional, ctx.defaultBlock);
@@ -70,7 +70,10 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
         ? { shapes: known.shapes, known: true }
         : { shapes: candidateShapes(result.multiDimensional), known: false };
       for (const ev of result.events.slice(0, MAX_EVENTS)) {
-        const record = withinStack(() => recordOf(ctx, kernel, ev, shapes));
+        const record = withinStack(
+          () => recordOf(ctx, kernel, ev, shapes),
+          () => null,
+        );
         if (!record) continue;
         if (instance.label) record.assumptions.unshift(`for the instance ${instance.label}`);
         const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;
@@ -84,57 +87,6 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
 }
 
 const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
-
-/** Instances analysed per kernel at most; the launches past them share one with unbound parameters. */
-const MAX_INSTANCES = 4;
-
-/**
- * A template kernel's instances, one per set of template arguments its launches write: a type
- * argument counts as much as a value (element sizes, and so addresses in bytes, depend on it).
- * Launches whose arguments are not written share one instance with the parameters unbound.
- */
-function memoryInstancesOf(pf: ProgramFunction, kernel: Kernel, launches: readonly Launch[]): Instance[] {
-  const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
-  const params = pf.fn.templateParams ?? [];
-  if (params.length === 0)
-    return [{ bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>, launches: mine, label: null }];
-  const groups = new Map<string, { args: Array<TemplateBinding | undefined>; launches: Launch[]; label: string }>();
-  const rest: Launch[] = [];
-  for (const l of mine) {
-    const args = params.map((p, k): TemplateBinding | undefined => {
-      if (p.kind === 'type') return l.templateArgs?.[k] ? { k: 'type-arg', type: l.templateArgs[k] } : undefined;
-      const v = l.templateArgValues?.[k];
-      return v !== null && v !== undefined ? num(v) : undefined;
-    });
-    if (args.every((a) => a === undefined)) {
-      rest.push(l);
-      continue;
-    }
-    const key = JSON.stringify(args);
-    const group = groups.get(key);
-    if (group) group.launches.push(l);
-    else groups.set(key, { args, launches: [l], label: `${kernel.name}<${(l.templateArgs ?? []).join(', ')}>` });
-  }
-  const all = [...groups.values()];
-  const out: Instance[] = all.slice(0, MAX_INSTANCES).map((g) => ({
-    bindings: kernelScope(pf, g.args).bindings as Map<string, TemplateBinding>,
-    launches: g.launches,
-    label: g.label,
-  }));
-  rest.push(...all.slice(MAX_INSTANCES).flatMap((g) => g.launches));
-  if (out.length === 0 || rest.length > 0)
-    out.push({ bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>, launches: rest, label: null });
-  return out;
-}
-
-function withinStack<T>(run: () => T): T | null {
-  try {
-    return run();
-  } catch (error) {
-    if (error instanceof RangeError && /call stack/i.test(error.message)) return null;
-    throw error;
-  }
-}
 
 function recordOf(ctx: DivergenceContext, kernel: Kernel, ev: MemoryEvent, shapes: RuleShapes): MemoryRecord | null {
   const place = placeOf(ctx, ev);
@@ -173,17 +125,7 @@ function placeOf(ctx: DivergenceContext, ev: MemoryEvent): Place | null {
 }
 
 function spanOf(source: SourceText, at: readonly [number, number]): Span {
-  const pos = (offset: number) => {
-    let lo = 0;
-    let hi = source.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (source.lineStarts[mid] <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return { line: lo, character: offset - source.lineStarts[lo] };
-  };
-  return withinLines(source, { start: pos(at[0]), end: pos(at[1]) });
+  return withinLines(source, { start: positionAt(source, at[0]), end: positionAt(source, at[1]) });
 }
 
 // ---------------------------------------------------------------------------

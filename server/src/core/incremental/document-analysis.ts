@@ -9,7 +9,7 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
-import { contains, makeSourceText, offsetAt, type SourceText } from '../text/source-text';
+import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from '../text/source-text';
 import { collectConstants } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
 import type { WorkspaceIndex } from '../facts/workspace-index';
@@ -178,7 +178,7 @@ function bodyContextOf(
     const list = deviceFunctions.get(fn.name);
     if (list) list.push(body);
     else deviceFunctions.set(fn.name, [body]);
-    places.push(`${fn.name}@${offsetLine(parsed, fn.at[0])}`);
+    places.push(`${fn.name}@${positionAt(parsed, fn.at[0]).line}`);
   }
   const devicesKey = hash([...deviceFunctions].map(([n, b]) => `${n}:${b.join('\n')}`).join('\n'));
   const constants = outline.constants.map(
@@ -196,17 +196,6 @@ function bodyContextOf(
     devicePlaces: places.join(','),
     functionNames: new Set(outline.functions.map((f) => f.name)),
   };
-}
-
-function offsetLine(source: SourceText, offset: number): number {
-  let lo = 0;
-  let hi = source.lineStarts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (source.lineStarts[mid] <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
