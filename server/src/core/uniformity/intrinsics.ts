@@ -4,6 +4,7 @@
  * vote gives every lane of the warp one value, an atomic gives each lane its own). Functions the
  * unit defines are read from their bodies instead; these are the ones with no body in view.
  */
+import type { Sym } from './symbolic-values';
 
 export type IntrinsicKind =
   /** `__syncthreads()`, `__barrier_sync(n)`: the block's threads meet; a value the block returns (`_count`, `_and`, `_or`). */
@@ -126,6 +127,8 @@ export interface GroupInfo {
   kind: GroupKind;
   /** A tile's size, when known. */
   size: number | null;
+  /** A tile's size the program fixes but the analysis cannot compute (`tiled_partition<paddedHead / vec>`). */
+  sizeSym?: Sym;
 }
 
 /** The group a factory call makes: `this_thread_block()`, `tiled_partition<32>(g)`, `coalesced_threads()`. */

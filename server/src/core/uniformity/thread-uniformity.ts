@@ -851,7 +851,7 @@ class FunctionAnalysis {
       state.set(key, { sym: this.freshFree(`shared${local.id}`, local.name), origin: null });
       return;
     }
-    const group = groupOfType(local.type) ?? (init ? this.groupOf(init) : null);
+    const group = groupOfType(local.type) ?? (init ? this.groupOf(init, state) : null);
     if (group) this.groups.set(local.id, group);
     if (init?.k === 'lambda') {
       this.lambdas.set(local.id, init.at);
@@ -923,11 +923,11 @@ class FunctionAnalysis {
   // --- expressions ---
 
   /** Evaluates without keeping any effect (a case label, a template argument). */
-  private evalDetached(e: Expr): TV {
+  private evalDetached(e: Expr, state?: State): TV {
     const saved = this.recording;
     this.recording = false;
     try {
-      return this.ev(e, new Map(this.inStates[this.currentBlock] ?? []), e.at);
+      return this.ev(e, new Map(state ?? this.inStates[this.currentBlock] ?? []), e.at);
     } finally {
       this.recording = saved;
     }
@@ -999,9 +999,12 @@ class FunctionAnalysis {
       }
       case 'cast':
         return this.ev(e.arg, state, stmtAt);
-      case 'sizeof':
+      case 'sizeof': {
         if (e.arg && !e.type) this.ev(e.arg, state, stmtAt);
+        const bytes = this.sizeofOperand(e);
+        if (bytes !== null) return { sym: constant(bytes), origin: null };
         return { sym: this.freshFree(`sizeof${e.at[0]}`, 'sizeof', true), origin: null };
+      }
       case 'init': {
         const items = e.items.map((x) => this.ev(x, state, stmtAt));
         if (items.length === 1 && !e.designators && (e.type === null || PRIMITIVE.test(e.type))) return items[0];
@@ -1396,7 +1399,8 @@ class FunctionAnalysis {
     return p;
   }
 
-  private groupOf(e: Expr): GroupInfo | null {
+  /** The group an expression names; `state` is the point's, so a tile's size may be a local declared just before. */
+  private groupOf(e: Expr, state?: State): GroupInfo | null {
     if (e.k === 'name' && e.local !== null) return this.groups.get(e.local) ?? null;
     if (e.k === 'call' && e.callee.k === 'name') {
       const kind = groupFactory(e.callee.name);
@@ -1404,8 +1408,12 @@ class FunctionAnalysis {
       if (kind !== 'tile') return { kind, size: null };
       const t = e.callee.templateArgs?.[0];
       const sizeExpr = t && 'expr' in t ? t.expr : e.args[1];
-      const size = sizeExpr ? this.evalDetached(sizeExpr) : null;
-      return { kind, size: size?.sym.op === 'const' ? size.sym.value : null };
+      const size = sizeExpr ? this.evalDetached(sizeExpr, state) : null;
+      if (size?.sym.op === 'const') return { kind, size: size.sym.value };
+      // Fixed for the kernel but not computed here: the rank is still the linear index modulo it.
+      if (size && !isThreadDependent(size.sym) && this.session.kindOf(size.sym) === 'uniform')
+        return { kind, size: null, sizeSym: size.sym };
+      return { kind, size: null };
     }
     return null;
   }
@@ -1565,6 +1573,8 @@ class FunctionAnalysis {
         if (group.kind === 'block') return { sym: linearIndex(), origin: at };
         if (group.kind === 'tile' && group.size)
           return { sym: binary('%', linearIndex(), constant(group.size)), origin: at };
+        if (group.kind === 'tile' && group.sizeSym)
+          return { sym: binary('%', linearIndex(), group.sizeSym), origin: at };
         if (group.kind === 'thread') return { sym: ZERO, origin: null };
         if (group.kind === 'grid')
           return { sym: binary('+', binary('*', flatBlockIndex(), blockSize()), linearIndex()), origin: at };
@@ -1572,10 +1582,13 @@ class FunctionAnalysis {
       case 'meta_group_rank':
         if (group.kind === 'tile' && group.size)
           return { sym: binary('/', linearIndex(), constant(group.size)), origin: at };
+        if (group.kind === 'tile' && group.sizeSym)
+          return { sym: binary('/', linearIndex(), group.sizeSym), origin: at };
         return { sym: this.opaque(`meta${e.at[0]}`, 'warpUniform', what), origin: at };
       case 'size':
       case 'num_threads':
         if (group.kind === 'tile' && group.size) return { sym: constant(group.size), origin: null };
+        if (group.kind === 'tile' && group.sizeSym) return { sym: group.sizeSym, origin: null };
         if (group.kind === 'block') return { sym: blockSize(), origin: null };
         if (group.kind === 'coalesced') return { sym: this.opaque(`size${e.at[0]}`, 'warpUniform', what), origin: at };
         return { sym: this.freshFree(`size${e.at[0]}`, what, true), origin: null };
@@ -1832,6 +1845,24 @@ class FunctionAnalysis {
       if (pointee && bytes === given.elementBytes)
         this.pointerInfos.set(pid, { ...given, elementType: pointee, elementBytes: bytes });
     });
+  }
+
+  /**
+   * `sizeof(T)` in this instance: the type's size through the template arguments (`T = __half` makes
+   * `16 / sizeof(T)` a constant 8), or a local's declared type; null for arrays and unknown types.
+   */
+  private sizeofOperand(e: Extract<Expr, { k: 'sizeof' }>): number | null {
+    let type = e.type;
+    if (type === null && e.arg?.k === 'name') {
+      if (e.arg.local !== null) {
+        const local = this.ir.locals[e.arg.local];
+        if (!local || local.dims) return null;
+        type = local.type + '*'.repeat(local.pointers ?? 0);
+      } else type = e.arg.name;
+    }
+    if (type === null) return null;
+    if (/\*\s*$/.test(type.replace(/\b(?:const|volatile)\b/g, '').trim())) return 8;
+    return this.bytesOf(type);
   }
 
   /** A type's size, through the instance's template arguments and the body's aliases. */
