@@ -277,6 +277,7 @@ function scoreProject(opts, project, labels, mismatches, results) {
       tool: toolKind,
       warned,
       hinted,
+      splitBy: b?.splitBy ?? null,
       match: b ? { line: b.line, column: b.column, condition: b.condition, efficiency: b.efficiency } : null,
     });
     m.labels++;
@@ -314,6 +315,7 @@ function scoreProject(opts, project, labels, mismatches, results) {
         tool: toolKind,
         warned,
         hinted,
+        splitBy: b?.splitBy ?? null,
         confidence: l.confidence ?? null,
       });
     }
@@ -437,6 +439,11 @@ function printText(report) {
       console.log(`${k.padEnd(14)}${TOOL_KINDS.map((t) => String(m.confusion[k][t]).padStart(13)).join('')}`);
   };
   confusion('Confusion, all projects', report.total);
+  console.log('');
+  console.log("The tool's divergent verdicts by splitBy (rows) x label (columns)");
+  console.log(`${''.padEnd(16)}${LABEL_KINDS.map((k) => k.padStart(13)).join('')}`);
+  for (const [by, row] of Object.entries(report.splitBy))
+    console.log(`${by.padEnd(16)}${LABEL_KINDS.map((k) => String(row[k]).padStart(13)).join('')}`);
   for (const [name, r] of Object.entries(report.projects)) {
     if (r.missing) continue;
     console.log('');
@@ -448,7 +455,7 @@ function printText(report) {
     for (const x of report.mismatches) {
       const lab = x.label === 'divergent' ? `divergent${x.material ? '(material)' : ''}` : x.label;
       console.log(
-        `  ${x.project}/${x.file}:${x.line}  ${lab} -> ${x.tool}${x.warned ? ' W' : x.hinted ? ' H' : ''}  \`${x.condition}\`${x.confidence === 'medium' ? '  (medium)' : ''}`,
+        `  ${x.project}/${x.file}:${x.line}  ${lab} -> ${x.tool}${x.splitBy ? `[${x.splitBy}]` : ''}${x.warned ? ' W' : x.hinted ? ' H' : ''}  \`${x.condition}\`${x.confidence === 'medium' ? '  (medium)' : ''}`,
       );
     }
   }
@@ -495,9 +502,22 @@ function main() {
     total: finish(total),
     mismatches: opts.mismatches || opts.json ? mismatches : undefined,
     results: opts.json ? results : undefined,
+    splitBy: splitTable(results),
   };
   if (opts.json) console.log(JSON.stringify(report, null, 2));
   else printText(report);
+}
+
+/** The tool's `divergent` verdicts by what it says splits the warp (`splitBy`), against the labels. */
+function splitTable(results) {
+  const t = {};
+  for (const r of results) {
+    if (r.tool !== 'divergent') continue;
+    const by = r.splitBy ?? 'unstated';
+    t[by] ??= Object.fromEntries(LABEL_KINDS.map((k) => [k, 0]));
+    t[by][r.label]++;
+  }
+  return t;
 }
 
 main();

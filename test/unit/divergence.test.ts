@@ -330,27 +330,27 @@ describe('divergence: findings and CLI', () => {
       (_, i) => `  out[row * n + col + ${i}] = out[row * n + col] * ${i + 2}.0f + 1.0f;`,
     );
     const text = [
-      '__global__ void rows(float* out, int n) {',
+      '__global__ void rows(float* out, int n, int mask) {',
       '  int lane = threadIdx.x % 32;',
       '  int row = blockIdx.x * 8 + threadIdx.x / 32;',
       '  int col = lane * 4;',
-      '  if (col >= n) return;',
+      '  if ((lane & mask) != 0) return;',
       ...body,
       '  if (lane >= 16) return;',
       ...body,
       '}',
-      'void h(float* o, int n) { rows<<<64, 256>>>(o, n); }',
+      'void h(float* o, int n, int m) { rows<<<64, 256>>>(o, n, m); }',
     ].join('\n');
     const branches = await analyzeSource(text);
-    const [edge, half] = branches;
+    const [chosen, half] = branches;
     assert.deepEqual(
       branches.map((b) => [b.condition, b.kind]),
       [
-        ['col >= n', 'divergent'],
+        ['(lane & mask) != 0', 'divergent'],
         ['lane >= 16', 'divergent'],
       ],
     );
-    assert.deepEqual(edge.split?.onlyFor, ['n']);
+    assert.deepEqual(chosen.split?.onlyFor, ['mask']);
     assert.equal(half.split?.onlyFor, undefined);
     assert.deepEqual(
       divergenceFindings(branches).map((f) => [f.span.start.line, f.severity]),
@@ -359,11 +359,65 @@ describe('divergence: findings and CLI', () => {
         [17, 'warning'],
       ],
     );
-    assert.match(severityNote(edge)!, /the warps split only for some values of `n`, which the source does not fix/);
+    assert.match(
+      severityNote(chosen)!,
+      /the warps split only for some values of `mask`, which the source does not fix/,
+    );
     assert.deepEqual(
       branchesForCli(branches).map((b) => b.splitBy),
       ['run-time-value', 'thread-index'],
     );
+  });
+
+  it('calls a bound the kernel reads at run time a tail where each split warp changes once (the end of its row)', async () => {
+    const branches = await analyzeSource(
+      [
+        '__global__ void rows(float* out, int n) {',
+        '  int lane = threadIdx.x % 32;',
+        '  int row = blockIdx.x * 8 + threadIdx.x / 32;',
+        '  if (lane * 4 >= n) return;',
+        '  out[row * n + lane * 4] = 1.0f;',
+        '}',
+        'void h(float* o, int n) { rows<<<64, 256>>>(o, n); }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [['lane * 4 >= n', 'tail']],
+    );
+  });
+
+  it('keeps a split that walks through every tile of a loop divergent, and a loop over the row a tail', async () => {
+    const branches = await analyzeSource(
+      [
+        '#include <cooperative_groups.h>',
+        'namespace cg = cooperative_groups;',
+        'template <typename T, int padded>',
+        '__global__ void rotary(T* q, int rotary_dim) {',
+        '  constexpr int vec = 16 / sizeof(T);',
+        '  cg::thread_block tb = cg::this_thread_block();',
+        '  cg::thread_block_tile<padded / vec> head = cg::tiled_partition<padded / vec>(tb);',
+        '  const int base = head.thread_rank() * vec;',
+        '  const int half = rotary_dim / 2;',
+        '  for (int i = 0; i < vec; i++) {',
+        '    q[base + i] = base + i >= half ? q[base + i - half] : -q[base + i + half];',
+        '  }',
+        '  for (int k = threadIdx.x % 32; k < rotary_dim; k += 32) q[k] = 0;',
+        '}',
+        'void h(float* q, int r) { rotary<float, 128><<<1, 256>>>(q, r); }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [
+        ['base + i >= half', 'divergent'],
+        ['k < rotary_dim', 'tail'],
+      ],
+    );
+    // `16 / sizeof(T)` is 4 in this instance, so the tile is 32 lanes and its rank is the lane: the
+    // split comes from the thread index, for the values of `rotary_dim` that fall inside a tile.
+    assert.deepEqual(branches[0].split?.onlyFor, ['rotary_dim']);
+    assert.equal(branchesForCli(branches)[0].splitBy, 'run-time-value');
   });
 
   it('gives the CLI contract fields, 1-based', async () => {

@@ -9,6 +9,7 @@ import {
   blockEvaluator,
   freeSamples,
   simulateLoopCounter,
+  counterStep,
   LANE_UNKNOWN,
   INVALID,
   threadValue,
@@ -45,6 +46,8 @@ export interface Verdict {
   staircase?: boolean;
   /** The whole block changes value at most once along each axis (one boundary in the block, not one per warp). */
   blockStaircase?: boolean;
+  /** Warps split at consecutive steps of a loop (other things equal): the split recurs, it is not the loop's end. */
+  recurs?: boolean;
 }
 
 /**
@@ -126,7 +129,23 @@ function classifyCondition(sym: Sym, shapes: Dim3[], guard: Sym | null = null, l
   const whole = classifyEnumerated(sym, shapes, truthy, guard);
   if (whole.kind !== 'divergent' || whole.basis === 'data') return whole;
   if (isTail(sym, whole, loop)) return tailVerdict(symFacts(sym).blockIdx);
+  if (isDataBoundary(sym, whole)) return tailVerdict(symFacts(sym).blockIdx);
   return whole;
+}
+
+/**
+ * A bound the program reads at run time that splits a warp only for some of its values, once in
+ * each warp that splits (`dimBlocks + lane < dim`, `y * 32 + lane < NUM_ATOMS`): where the data
+ * ends, not a choice of lanes the code makes. A split point only the compiler fixes (a template
+ * parameter, a macro, `constexpr`) stays divergent for the values that split: it idles the same
+ * lanes every time.
+ */
+function isDataBoundary(sym: Sym, whole: Verdict): boolean {
+  const onlyFor = whole.split?.onlyFor;
+  if (!onlyFor || onlyFor.length === 0 || !whole.staircase || whole.recurs) return false;
+  if (sym.op !== 'binary' || !RELATIONAL.has(sym.operator)) return false;
+  const deciding = symFacts(sym).frees.filter((f) => onlyFor.includes(f.name));
+  return deciding.some((f) => !f.fixed && f.loop === null);
 }
 
 /**
@@ -145,6 +164,7 @@ function isTail(sym: Sym, whole: Verdict, loop: boolean): boolean {
   const facts = symFacts(sym);
   const stepped = loop || facts.frees.some((f) => f.loop !== null);
   if (!(stepped || facts.blockIdx ? whole.staircase : whole.blockStaircase)) return false;
+  if (stepped && !facts.blockIdx && whole.recurs) return false;
   if (sym.op !== 'binary' || !RELATIONAL.has(sym.operator)) return false;
   return facts.blockIdx || facts.frees.some((f) => !f.fixed && f.loop?.role !== 'counter');
 }
@@ -202,6 +222,10 @@ function classifyEnumerated(
   // Boundaries: every split warp changes value once along each axis; the block, once in all.
   let staircase = true;
   let blockStaircase = true;
+  // For each value of the unknowns that are not loop counters: whether warps split at one step of
+  // a loop split again at the next ones. A bound near the start splits once (`rank * 4 + i >= 1`),
+  // so it must hold for most of the values that split, not all.
+  const recurByFixed = new Map<string, { recurs: boolean; checks: number }>();
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
@@ -210,6 +234,16 @@ function classifyEnumerated(
     const evaluate = blockEvaluator(sym, shape);
     const evaluateGuard = guard ? blockEvaluator(guard, shape) : null;
     const coords = boolean ? threadCoordinates(shape) : null;
+    const invariants = samples.filter(({ f }) => !f.loop).map(({ f }) => f);
+    // A lane-stride walk (an index the loop steps) splits a warp at its last step only, however the
+    // inner loops move.
+    const walks = samples.some(({ f }) => f.loop?.role === 'offset');
+    const counters = walks
+      ? []
+      : samples.flatMap(({ f }) => {
+          const step = f.loop?.role === 'counter' ? counterStep(f, base0) : null;
+          return step ? [{ f, step }] : [];
+        });
     for (const { f, values } of samples) {
       if (f.loop?.role !== 'counter') continue;
       if (simulateLoopCounter(f, base0)) {
@@ -265,6 +299,25 @@ function classifyEnumerated(
             const ones = keys.indexOf('1');
             trueSum += (ones >= 0 ? counts[ones] : 0) / active;
             trueCount++;
+          }
+        }
+        if (combo.splitWarps.length > 0 && counters.length > 0) {
+          const key = `${formatDim(shape)}|${invariants.map((f) => bindings.get(f.id)).join(',')}`;
+          const entry = recurByFixed.get(key) ?? { recurs: false, checks: 0 };
+          recurByFixed.set(key, entry);
+          if (!entry.recurs && entry.checks < MAX_RECUR_CHECKS) {
+            entry.checks++;
+            entry.recurs = splitsAgain(
+              combo,
+              counters,
+              bindings,
+              (b) => {
+                const sample = blockSample(blockIdx, b);
+                return { column: evaluate(sample), here: evaluateGuard ? evaluateGuard(sample) : null };
+              },
+              outcome,
+              size,
+            );
           }
         }
         if (
@@ -335,6 +388,7 @@ function classifyEnumerated(
     dependsOnShape,
     staircase: boolean && staircase,
     blockStaircase: boolean && staircase && blockStaircase,
+    recurs: 2 * [...recurByFixed.values()].filter((r) => r.recurs).length > recurByFixed.size,
   };
 }
 
@@ -408,6 +462,59 @@ function freeSampleLists(
     facts.frees.map((f) => ({ f, values: freeSamples(f, base) })),
     MAX_COMBINATIONS,
   );
+}
+
+const MAX_RECUR_CHECKS = 8;
+
+/**
+ * Whether more than one of the warps the combination splits split again at one of the next two steps
+ * of a loop, other things equal: a split of every tile at each step (`rank * vec + i >= half`),
+ * where a loop's end (`b + tid < n`) splits a warp at one step only.
+ */
+function splitsAgain(
+  combo: ComboResult,
+  counters: Array<{ f: Extract<Sym, { op: 'free' }>; step: (v: number) => number | null }>,
+  bindings: Map<number, number>,
+  evaluateAt: (bindings: Map<number, number>) => { column: Column; here: Column | null },
+  outcome: (v: number) => string,
+  size: number,
+): boolean {
+  for (const { f, step } of counters) {
+    // How many of the steps split each warp the combination splits.
+    const splits = new Map(combo.splitWarps.map((w) => [w, 1]));
+    let v = bindings.get(f.id)!;
+    for (let k = 0; k < 2; k++) {
+      const next = step(v);
+      if (next === null) break;
+      v = next;
+      const moved = new Map(bindings).set(f.id, v);
+      const { column, here } = evaluateAt(moved);
+      for (const [w, n] of splits) {
+        const p = warpPattern(column, here, outcome, w * 32, Math.min(size, w * 32 + 32));
+        if (p.includes('0') && p.includes('1')) splits.set(w, n + 1);
+      }
+    }
+    // One warp at the end of the data may split at a few steps (`inner + i * q < K`); a split in
+    // several warps at consecutive steps is a pattern of the lanes, not the data's end.
+    if ([...splits.values()].filter((n) => n > 1).length > 1) return true;
+  }
+  return false;
+}
+
+/** One warp's outcomes, lane by lane (`-` where a lane is not there or its value is undefined). */
+function warpPattern(
+  column: Column,
+  here: Column | null,
+  outcome: (v: number) => string,
+  from: number,
+  to: number,
+): string {
+  let out = '';
+  for (let l = from; l < to; l++) {
+    const v = threadValue(column, l);
+    out += (here && threadValue(here, l) === 0) || v === INVALID || v === LANE_UNKNOWN ? '-' : outcome(v);
+  }
+  return out;
 }
 
 function sampleCombinations(

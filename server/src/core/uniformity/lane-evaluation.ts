@@ -313,6 +313,24 @@ export function defaultBlockShape(multiDimensional: boolean): Dim3 {
   return multiDimensional ? { x: 32, y: 8, z: 1 } : { x: 256, y: 1, z: 1 };
 }
 
+/**
+ * A loop counter's next value from any value (`i += 1`, `s >>= 1`), where its stride is known: the
+ * step of one run of the loop, not another sample of its range.
+ */
+export function counterStep(
+  sym: Extract<Sym, { op: 'free' }>,
+  base: Omit<EvalPoint, 'bindings'>,
+): ((v: number) => number | null) | null {
+  const update = sym.loop?.update;
+  if (!update) return null;
+  const amount = evaluateSym(update.amount, { ...base, bindings: new Map() });
+  if (typeof amount !== 'number') return null;
+  return (v) => {
+    const next = applyBinary(update.operator, v, amount);
+    return next === null || next === v ? null : next;
+  };
+}
+
 /** Sample values for a free symbol when nothing better is known. */
 export function freeSamples(sym: Extract<Sym, { op: 'free' }>, base: Omit<EvalPoint, 'bindings'>): number[] {
   const loop = sym.loop;
