@@ -420,6 +420,32 @@ describe('divergence: findings and CLI', () => {
     assert.equal(branchesForCli(branches)[0].splitBy, 'run-time-value');
   });
 
+  it('reads a local written through a pointer that holds its address as changed (a packed arg-max reduced in place)', async () => {
+    const kernel = (reduce: string) =>
+      [
+        'struct Pair { int idx; float val; };',
+        '__device__ void reduce_block(long long* v);',
+        '__global__ void topk(float* s) {',
+        '  Pair res = {(int)threadIdx.x, s[threadIdx.x]};',
+        '  long long* packed = reinterpret_cast<long long*>(&res);',
+        reduce,
+        '  if (threadIdx.x == res.idx) s[threadIdx.x] = 0;',
+        '}',
+        'void h(float* s) { topk<<<1, 128>>>(s); }',
+      ].join('\n');
+    const reduced = await analyzeSource(kernel('  reduce_block(packed);'));
+    assert.deepEqual(
+      branchesForCli(reduced).map((b) => [b.condition, b.kind, b.splitBy]),
+      [['threadIdx.x == res.idx', 'divergent', 'data']],
+    );
+    // Nothing writes through the pointer: each thread still holds its own index.
+    const kept = await analyzeSource(kernel('  (void)packed;'));
+    assert.deepEqual(
+      kept.map((b) => [b.condition, b.kind]),
+      [['threadIdx.x == res.idx', 'warp-uniform']],
+    );
+  });
+
   it('gives the CLI contract fields, 1-based', async () => {
     const branches = await analyzeSource(
       '__global__ void k(float* b) {\n    if (threadIdx.x < 16) b[0] = 1;\n}\nvoid h(float* b) { k<<<1, 64>>>(b); }\n',

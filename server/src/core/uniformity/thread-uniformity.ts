@@ -22,7 +22,7 @@
  */
 import type { Dim3 } from '../types';
 import type { Expr, Range } from '../ir/expr';
-import { baseName } from '../ir/expr';
+import { baseName, forEachExpr } from '../ir/expr';
 import type { Block, FunctionIR, Local } from '../ir/function-ir';
 import { controlInfo, dominates, joinPoints, type ControlInfo, type LoopBlocks } from '../ir/control';
 import {
@@ -1019,8 +1019,13 @@ class FunctionAnalysis {
         for (const x of e.items) last = this.ev(x, state, stmtAt);
         return last;
       }
-      case 'call':
-        return this.callValue(e, state, stmtAt);
+      case 'call': {
+        const result = this.callValue(e, state, stmtAt);
+        // A pointer passed on may hold a local's address (`_block(tb, warp, res_as_int)`).
+        if (this.escaped.size > 0 && e.args.some((a) => this.mayHoldAddress(a)))
+          this.clobberEscaped(`call${e.at[0]}`, [], state, e.at);
+        return result;
+      }
       case 'launch':
         for (const x of [...e.config, ...e.args]) this.ev(x, state, stmtAt);
         return { sym: this.freshFree(`launch${e.at[0]}`, 'launch'), origin: null };
@@ -1290,6 +1295,64 @@ class FunctionAnalysis {
     return null;
   }
 
+  /**
+   * Locals whose address is kept beyond a call's argument (`int64_t* p = reinterpret_cast<int64_t*>(&res)`):
+   * a store through a pointer, or a call given one, may change them, fields and all.
+   */
+  private get escaped(): ReadonlySet<number> {
+    if (this.escapedLocals) return this.escapedLocals;
+    const out = new Set<number>();
+    const scan = (e: Expr | null): void => {
+      if (!e) return;
+      forEachExpr(e, (x) => {
+        if (x.k === 'call') {
+          scan(x.callee);
+          // `f(&x)` is the call's own business (read back by the call).
+          for (const a of x.args) if (!(a.k === 'unary' && a.op === '&' && a.arg.k === 'name')) scan(a);
+          return false;
+        }
+        if (x.k === 'unary' && x.op === '&' && x.arg.k === 'name' && x.arg.local !== null) {
+          const local = this.ir.locals[x.arg.local];
+          if (local && !local.dims && !local.shared && !local.reference) out.add(local.id);
+        }
+        return true;
+      });
+    };
+    for (const b of this.ir.blocks) for (const st of b.stmts) scan(st.k === 'decl' ? st.init : st.expr);
+    this.escapedLocals = out;
+    return out;
+  }
+  private escapedLocals: Set<number> | null = null;
+
+  /** An expression that may be a pointer to a local: a local pointer, or a cast of one. */
+  private mayHoldAddress(e: Expr): boolean {
+    let x = e;
+    while (x.k === 'cast') x = x.arg;
+    if (x.k !== 'name' || x.local === null) return false;
+    const local = this.ir.locals[x.local];
+    return !!local && (local.pointers ?? 0) > 0 && !local.dims;
+  }
+
+  /** Each escaped local (and each of its fields) now holds what was stored, or what a callee wrote: not known per lane. */
+  private clobberEscaped(tag: string, stored: TV[], state: State, at: Range): void {
+    for (const id of this.escaped) {
+      const prefix = `l${id}`;
+      for (const key of [...state.keys()]) {
+        if (key !== prefix && !key.startsWith(`${prefix}.`)) continue;
+        const old = state.get(key)!;
+        state.set(
+          key,
+          stored.length > 0
+            ? this.derived(`${tag}:${key}`, keyName(key, this.ir), [old, ...stored])
+            : {
+                sym: this.opaque(`${tag}:${key}`, 'laneVarying', keyName(key, this.ir)),
+                origin: { file: this.file, at },
+              },
+        );
+      }
+    }
+  }
+
   /** A load: as varying as its address (a uniform address gives every thread the same value). */
   private load(tag: string, what: string, address: TV[], at: Range): TV {
     const v = this.derived(tag, what, address);
@@ -1355,6 +1418,9 @@ class FunctionAnalysis {
       state.set(own, v);
       return;
     }
+    // A store through a pointer may land in a local whose address was kept.
+    if (this.escaped.size > 0 && base && this.mayHoldAddress(base))
+      this.clobberEscaped(`store${target.at[0]}`, [v], state, target.at);
     // Memory: the address is evaluated for what it reads.
     if (target.k === 'index') {
       const indices = [this.ev(target.index, state, stmtAt).sym];
