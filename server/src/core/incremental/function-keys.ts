@@ -31,13 +31,19 @@ export interface FunctionKeysInput {
   others: string;
 }
 
-/** Each function's key; null for one a macro use writes (its text is the macro's). */
-export function functionKeys({
-  source,
-  functions,
-  directives,
-  others,
-}: FunctionKeysInput): (fn: OutlineFunction) => string | null {
+export interface FunctionKeys {
+  /** A function's key; null for one a macro use writes (its text is the macro's). */
+  keyOf(fn: OutlineFunction): string | null;
+  /**
+   * The bodies written in the document (outermost only), in order. Two versions that give some
+   * function the same key have the same text outside their bodies: an offset of one version moves to
+   * the other with the body it is in or follows (see movedOffsets).
+   */
+  bodies: ReadonlyArray<readonly [number, number]>;
+}
+
+/** Each function's key, and the document's bodies. */
+export function functionKeys({ source, functions, directives, others }: FunctionKeysInput): FunctionKeys {
   const text = source.text;
   // The bodies written in the document, outermost only (a body inside another is part of it).
   const cut: Array<[number, number]> = [];
@@ -128,10 +134,40 @@ export function functionKeys({
         .join(','),
     ].join('\u0000'),
   );
-  return (fn) => {
-    if (fn.expansion) return null;
-    const own = text.slice(fn.at[0], fn.at[1]);
-    const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
-    return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+  return {
+    keyOf: (fn) => {
+      if (fn.expansion) return null;
+      const own = text.slice(fn.at[0], fn.at[1]);
+      const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
+      return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+    },
+    bodies: cut,
+  };
+}
+
+/**
+ * Offsets of the version whose bodies were `before` in the version whose bodies are `after`, for
+ * what a key kept: the text outside the bodies is the same in both (it is part of every key), so
+ * an offset moves with the body it is in, or with the one before it; null when the two do not
+ * have as many bodies. Offsets in a body whose text changed are not moved right (no key keeps one).
+ */
+export function movedOffsets(
+  before: ReadonlyArray<readonly [number, number]>,
+  after: ReadonlyArray<readonly [number, number]>,
+): ((offset: number) => number) | null {
+  if (before.length !== after.length) return null;
+  return (x) => {
+    let lo = 0;
+    let hi = before.length - 1;
+    let i = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (before[mid][0] <= x) {
+        i = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (i < 0) return x;
+    return x < before[i][1] ? x + after[i][0] - before[i][0] : x + after[i][1] - before[i][1];
   };
 }

@@ -21,11 +21,18 @@ import { normalizePath } from '../preprocess/paths';
 import { spell } from '../preprocess/tokens';
 import { UnitProgram, type FunctionScope, type ProgramFunction, type TemplateBinding } from '../program/program';
 import type { SnippetParser } from '../ir/macro-hooks';
-import { LaunchCollector, kernelRefs, type LaunchObservation } from '../facts/launch-sites';
+import {
+  LaunchCollector,
+  kernelRefs,
+  type FunctionLaunches,
+  type LaunchObservation,
+  type OptInObservation,
+} from '../facts/launch-sites';
 import { launchFacts } from '../facts/launch-facts';
 import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
-import { functionKeys } from './function-keys';
+import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
+import { movedLaunches } from './moved-launches';
 import type { OutlineFunction } from '../program/outline';
 import type { LaunchTarget } from '../facts/launch-checks';
 import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
@@ -120,23 +127,19 @@ export interface UnitFacts {
 
 export function unitFacts({ doc, source, tree, parser, workspace, kept }: UnitFactsInput): UnitFacts {
   const program = new UnitProgram(doc.unit, parser, [{ path: doc.path, view: doc.parseView, tree }]);
-  const keyOf = kept && tree && !tree.rootNode.hasError ? keysOf(program, doc, source) : null;
-  const read = keptKernels(program, doc, source, keyOf, kept);
+  const keys = kept && tree && !tree.rootNode.hasError ? keysOf(program, doc, source) : null;
+  const read = keptKernels(program, doc, source, keys?.keyOf ?? null, kept);
   const kernels = read.map((k) => k.kernel);
   const collector = new LaunchCollector(program);
-  const observations = collector.launchesIn(
-    doc.path,
-    keyOf ? launching(program, doc, collector, keyOf, kept!) : undefined,
-  );
+  const found = launchesOfDocument(program, doc, collector, keys, kept);
   kept?.sweep();
+  const observations = found.observations;
   const launches = launchFacts(observations, { program, path: doc.path, source });
   // launchFacts sorts; targets follow the sorted order.
-  const byAt = new Map(observations.map((o) => [`${o.at[0]}:${o.at[1]}:${o.path}`, o] as const));
   const ordered = sortObservations(observations);
-  void byAt;
   const kernelsOf = new KernelTable(program, doc, read);
   const launchTargets = ordered.map((o) => kernelsOf.targetOf(o, workspace));
-  const smemOptIns = collector.optIns.map((o): SmemOptIn => ({
+  const smemOptIns = found.optIns.map((o): SmemOptIn => ({
     kernelName: o.kernel,
     baseName: o.kernel.split('::').pop()!,
     bytes: { text: o.text, value: o.bytes !== null ? single(o.bytes) : null, note: null },
@@ -174,7 +177,7 @@ function keysOf(program: UnitProgram, doc: DocumentView, source: SourceText) {
   });
 }
 
-type KeyOf = ReturnType<typeof keysOf>;
+type KeyOf = FunctionKeys['keyOf'];
 
 /** The document's kernels, each taken from `kept` while what it is read from stays the same. */
 function keptKernels(
@@ -201,23 +204,51 @@ function keptKernels(
     });
 }
 
-/** The functions with bodies that may launch: whether one does is kept while what it is read from stays the same. */
-function launching(
+/** What a version's function launches, and how its offsets move to a later version's bodies. */
+interface KeptLaunches {
+  launches: FunctionLaunches | null;
+  /** A closure over the bodies of the version it was read in: `set` does not copy them for every function. */
+  movedTo(bodies: FunctionKeys['bodies']): ((offset: number) => number) | null;
+}
+
+/**
+ * The launches of the document's functions with bodies and the opt-ins their reading reaches (in
+ * the order they are written), each function's taken from `kept` while what it is read from stays
+ * the same, moved to where the function stands now.
+ */
+function launchesOfDocument(
   program: UnitProgram,
   doc: DocumentView,
   collector: LaunchCollector,
-  keyOf: KeyOf,
-  kept: KernelAnalysisCache,
-): OutlineFunction[] {
-  return program.outline(doc.path).functions.filter((fn) => {
-    if (!fn.bodyAt) return false;
-    const key = keyOf(fn);
-    const known = key ? kept.get<{ launches: boolean }>(`launches|${key}`, 0) : undefined;
-    if (known) return known.launches;
-    const launches = collector.launches({ file: doc.path, fn }, 0);
-    if (key) kept.set(`launches|${key}`, 0, { launches });
-    return launches;
-  });
+  keys: FunctionKeys | null,
+  kept: KernelAnalysisCache | undefined,
+): FunctionLaunches {
+  const observations: LaunchObservation[] = [];
+  const optIns = new Map<string, OptInObservation>();
+  for (const fn of program.outline(doc.path).functions) {
+    if (!fn.bodyAt) continue;
+    const key = keys && kept ? keys.keyOf(fn) : null;
+    const known = key ? kept!.get<KeptLaunches>(`launches|${key}`, 0) : undefined;
+    const move = known ? known.movedTo(keys!.bodies) : null;
+    let launches: FunctionLaunches | null;
+    if (known && move) launches = known.launches && movedLaunches(known.launches, doc.path, move);
+    else {
+      launches = collector.launchesOf({ file: doc.path, fn });
+      const bodies = keys?.bodies ?? [];
+      if (key)
+        kept!.set<KeptLaunches>(`launches|${key}`, 0, { launches, movedTo: (after) => movedOffsets(bodies, after) });
+    }
+    if (!launches) continue;
+    observations.push(...launches.observations);
+    for (const o of launches.optIns) if (!optIns.has(`${o.file}:${o.at[0]}`)) optIns.set(`${o.file}:${o.at[0]}`, o);
+  }
+  return {
+    observations,
+    optIns: [...optIns.values()].sort(
+      (a, b) =>
+        Number(a.file !== doc.path) - Number(b.file !== doc.path) || a.file.localeCompare(b.file) || a.at[0] - b.at[0],
+    ),
+  };
 }
 
 function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {
