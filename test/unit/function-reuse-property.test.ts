@@ -2,8 +2,9 @@
  * Facts kept per function between versions (core/incremental/function-keys.ts): after random edits
  * inside and around the functions of a document that parses (where the kept kernels and each
  * function's launches and opt-ins are used, moved to where the function stands), the facts equal a
- * fresh analysis of the final text: kernels, launches (written, through a wrapper, a macro, a
- * lambda), their targets, opt-ins, branches and findings.
+ * fresh analysis of the final text, made with no table kept: kernels, launches (written, through a
+ * wrapper, a macro, a lambda), their targets, opt-ins, branches and findings. The outline is kept per
+ * top-level item by its text, and each body's names by its text.
  */
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -11,6 +12,7 @@ import { DocumentStore } from '../../server/src/lsp/document-store';
 import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import { getCudaParser } from '../support/grammar';
+import { clearKeptTables } from '../../server/src/core/incremental/kept-tables';
 import { checkProperty, fuzzRuns } from '../support/fuzz-sources';
 
 const URI = 'file:///reuse/doc.cu';
@@ -159,6 +161,8 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
             store.facts(URI); // every version analysed: each reuses what the one before kept
           }
           assert.equal(store.text(URI), text);
+          // Fresh: nothing kept by text either (the outline's items, the bodies' names).
+          clearKeptTables();
           fresh.open(URI, 'cuda-cpp', version, text);
           assert.deepEqual(comparable(store.facts(URI)!), comparable(fresh.facts(URI)!));
         } finally {

@@ -12,6 +12,8 @@
 import type { OutlineFunction } from '../program/outline';
 import type { SourceText } from '../text/source-text';
 import { hash } from './kernel-analysis-cache';
+import { memoByText } from './kept-tables';
+import { ownCopy } from './engine-seams';
 
 /** A name: a function may be called by it, or through a pointer or value read from it. */
 const NAME = /[A-Za-z_]\w*/g;
@@ -42,6 +44,19 @@ export interface FunctionKeys {
   bodies: ReadonlyArray<readonly [number, number]>;
 }
 
+/** The distinct names a text writes, in order. */
+function namesIn(text: string): string[] {
+  return [...new Set(text.match(NAME))];
+}
+
+/** A body's names and hash, kept by its text: a keystroke reads again only the body it changed. */
+const bodyNames = memoByText(
+  'function bodies',
+  (body: string) => body,
+  // Names of its own: a slice of the body would keep the version's whole text alive.
+  (body: string) => ({ names: namesIn(body).map(ownCopy), key: hash(body) }),
+);
+
 /** Each function's key, and the document's bodies. */
 export function functionKeys({ source, functions, directives, others }: FunctionKeysInput): FunctionKeys {
   const text = source.text;
@@ -60,31 +75,31 @@ export function functionKeys({ source, functions, directives, others }: Function
     if (calledUnnamed(f)) unnamed.push(cut.length);
     cut.push([from, to]);
   }
-  const bodies = cut.map(([from, to]) => ({ text: text.slice(from, to), key: '', calls: null as number[] | null }));
-  const bodyKey = (i: number) => (bodies[i].key ||= hash(bodies[i].text));
-  const callsIn = (t: string): number[] => {
-    const seen = new Set<string>();
+  const bodies = cut.map(([from, to]) => ({ text: text.slice(from, to), calls: null as number[] | null }));
+  const bodyKey = (i: number) => bodyNames(bodies[i].text).key;
+  const callsOf = (names: readonly string[]): number[] => {
     const out: number[] = [];
-    for (const m of t.matchAll(NAME)) {
-      if (seen.has(m[0])) continue;
-      seen.add(m[0]);
-      const found = byName.get(m[0]);
+    for (const name of names) {
+      const found = byName.get(name);
       if (found) out.push(...found);
     }
     return out;
   };
-  /** The bodies the texts name, and those they name in turn, in the order first reached. */
-  const reached = (texts: string[]): number[] => {
+  const callsIn = (t: string) => callsOf(namesIn(t));
+  /** The bodies the texts name (and `first`), and those they name in turn, in the order first reached. */
+  const reached = (texts: string[], first: number[] = []): number[] => {
     const seen = new Set<number>();
-    const queue = texts.flatMap(callsIn);
+    const queue = first.flatMap((i) => (bodies[i].calls ??= callsOf(bodyNames(bodies[i].text).names)));
+    queue.push(...texts.flatMap(callsIn));
     for (let q = 0; q < queue.length; q++) {
       const i = queue[q];
       if (seen.has(i)) continue;
       seen.add(i);
-      queue.push(...(bodies[i].calls ??= callsIn(bodies[i].text)));
+      queue.push(...(bodies[i].calls ??= callsOf(bodyNames(bodies[i].text).names)));
     }
     return [...seen];
   };
+  const bodyAt = new Map(cut.map(([from], i) => [from, i] as const));
   const outside: string[] = [];
   let from = 0;
   for (const [start, stop] of cut) {
@@ -137,9 +152,15 @@ export function functionKeys({ source, functions, directives, others }: Function
   return {
     keyOf: (fn) => {
       if (fn.expansion) return null;
-      const own = text.slice(fn.at[0], fn.at[1]);
       const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
-      return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+      // Its text: its header and what follows its body (read here), and its body (kept by its text).
+      const i = fn.bodyAt ? bodyAt.get(fn.bodyAt[0]) : undefined;
+      if (i === undefined || cut[i][1] !== fn.bodyAt![1]) {
+        const own = text.slice(fn.at[0], fn.at[1]);
+        return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+      }
+      const around = [text.slice(fn.at[0], cut[i][0]), text.slice(cut[i][1], fn.at[1])];
+      return `fn|${context}|${column}|${hash(around.join('{}'))}|${bodyKey(i)}|${reached(around, [i]).map(bodyKey).join(',')}`;
     },
     bodies: cut,
   };

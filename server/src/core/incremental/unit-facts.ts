@@ -234,9 +234,7 @@ function launchesOfDocument(
     if (known && move) launches = known.launches && movedLaunches(known.launches, doc.path, move);
     else {
       launches = collector.launchesOf({ file: doc.path, fn });
-      const bodies = keys?.bodies ?? [];
-      if (key)
-        kept!.set<KeptLaunches>(`launches|${key}`, 0, { launches, movedTo: (after) => movedOffsets(bodies, after) });
+      if (key) kept!.set<KeptLaunches>(`launches|${key}`, 0, { launches, movedTo: moverFrom(keys!.bodies) });
     }
     if (!launches) continue;
     observations.push(...launches.observations);
@@ -251,35 +249,43 @@ function launchesOfDocument(
   };
 }
 
+/** A closure over `bodies` alone (made here, it holds nothing else of the version alive). */
+function moverFrom(bodies: FunctionKeys['bodies']): KeptLaunches['movedTo'] {
+  return (after) => movedOffsets(bodies, after);
+}
+
 function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {
   return [...o].sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1]);
 }
 
 /** The kernels the unit declares, as `Kernel`s, and the one each launch starts. */
 class KernelTable {
-  private readonly byFile = new Map<string, Array<{ fn: OutlineFunction; kernel: Kernel }>>();
+  /** Each file's kernels, by where the function is defined and named. */
+  private readonly byFile = new Map<string, Map<string, Kernel>>();
 
   constructor(
     private readonly program: UnitProgram,
     private readonly doc: DocumentView,
     own: Array<{ fn: OutlineFunction; kernel: Kernel }>,
   ) {
-    this.byFile.set(doc.path, own);
+    this.byFile.set(doc.path, byPlace(own));
   }
 
-  private kernelsIn(path: string): Array<{ fn: OutlineFunction; kernel: Kernel }> {
+  private kernelsIn(path: string): Map<string, Kernel> {
     let k = this.byFile.get(path);
     if (!k) {
       const file = this.program.file(path);
       const unitFile = this.doc.unit.files.get(path);
-      if (!file || !unitFile) return [];
+      if (!file || !unitFile) return new Map();
       // Spans of another file's kernels are that file's (the related information names it).
-      k = readKernelsOf({
-        program: this.program,
-        path,
-        source: makeSourceText(unitFile.text),
-        view: viewText(unitFile),
-      });
+      k = byPlace(
+        readKernelsOf({
+          program: this.program,
+          path,
+          source: makeSourceText(unitFile.text),
+          view: viewText(unitFile),
+        }),
+      );
       this.byFile.set(path, k);
     }
     return k;
@@ -377,11 +383,7 @@ class KernelTable {
   }
 
   private kernelOf(pf: ProgramFunction): Kernel | null {
-    return (
-      this.kernelsIn(pf.file).find(
-        (k) => k.fn.nameAt[0] === pf.fn.nameAt[0] && k.fn.definitionAt[0] === pf.fn.definitionAt[0],
-      )?.kernel ?? null
-    );
+    return this.kernelsIn(pf.file).get(placeOf(pf.fn)) ?? null;
   }
 
   /** The kernel's launch bounds for this launch: its template parameters bound to the launch's template arguments. */
@@ -408,6 +410,15 @@ class KernelTable {
       maxBlocksPerCluster: value(2),
     };
   }
+}
+
+const placeOf = (fn: OutlineFunction) => `${fn.nameAt[0]}:${fn.definitionAt[0]}`;
+
+/** Kernels by their function's place (the first of two at one place: a macro use that writes both). */
+function byPlace(kernels: ReadonlyArray<{ fn: OutlineFunction; kernel: Kernel }>): Map<string, Kernel> {
+  const out = new Map<string, Kernel>();
+  for (const k of kernels) if (!out.has(placeOf(k.fn))) out.set(placeOf(k.fn), k.kernel);
+  return out;
 }
 
 /** Template parameters a launch leaves out, bound to their defaults (which may name earlier ones). */
