@@ -65,7 +65,7 @@ import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
 import { unitsForHeader } from '../files/translation-units';
 import { FreshParses } from './fresh-parses';
-import { AnswerSnapshots, recordingContext, type AnswerSnapshot } from './answer-snapshots';
+import { AnswerSnapshots, recordingContext, withoutMask, type AnswerSnapshot } from './answer-snapshots';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
@@ -499,7 +499,14 @@ export class CudaOccupancyServer {
       // Without what only the report's making reads (a third of a 25k-line document's copy, and its time).
       report: {
         ...report,
-        facts: { ...report.facts, memoryParallelism: [], launchTargets: [], parseErrors: [], branches: [] },
+        facts: {
+          ...report.facts,
+          memoryParallelism: [],
+          launchTargets: [],
+          parseErrors: [],
+          branches: [],
+          source: withoutMask(report.facts.source),
+        },
       },
       lenses: this.settings['codeLens.enabled'] ? codeLenses(report, { waves: this.settings['codeLens.waves'] }) : null,
       fixContext: recorded,
