@@ -85,6 +85,8 @@ export interface ServerHooks {
   onDocumentLimit?: (bytes: number) => void;
   /** Handed each completed analysis, for the answer thread to answer from while the next runs (answer-thread.ts). */
   onSnapshot?: (snapshot: AnswerSnapshot) => void;
+  /** Told each document closed (after its last snapshot was handed over). */
+  onClosed?: (uri: string) => void;
 }
 
 export class CudaOccupancyServer {
@@ -239,6 +241,7 @@ export class CudaOccupancyServer {
       this.answers.closed(uri);
       this.unsnapshotted.delete(uri);
       this.freshParses.forget(uri);
+      this.hooks.onClosed?.(uri);
       const file = filePath(uri);
       if (file)
         updateFromDisk(
