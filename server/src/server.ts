@@ -55,6 +55,7 @@ connection.onInitialize(async (params) => {
     server = await CudaOccupancyServer.initialize(connection, params, {
       onDocumentLimit: (bytes) => transport.setDocumentLimit(bytes),
       onSnapshot: thread ? (snapshot) => thread.snapshot(snapshot) : undefined,
+      onClosed: thread ? (uri) => thread.forget(uri) : undefined,
     });
   } catch (error) {
     gate.initializeFailed();

@@ -1,8 +1,10 @@
 /**
  * Facts kept per function between versions (core/incremental/function-keys.ts): after random edits
- * inside and around the functions of a document that parses (where the kept kernels and launch
- * gates are used), the facts equal a fresh analysis of the final text: kernels, launches, their
- * targets, branches and findings.
+ * inside and around the functions of a document that parses (where the kept kernels and each
+ * function's launches and opt-ins are used, moved to where the function stands), the facts equal a
+ * fresh analysis of the final text, made with no table kept: kernels, launches (written, through a
+ * wrapper, a macro, a lambda), their targets, opt-ins, branches and findings. The outline is kept per
+ * top-level item by its text, and each body's names by its text.
  */
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -10,6 +12,7 @@ import { DocumentStore } from '../../server/src/lsp/document-store';
 import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 import type { DocumentFacts } from '../../server/src/core/incremental/document-analysis';
 import { getCudaParser } from '../support/grammar';
+import { clearKeptTables } from '../../server/src/core/incremental/kept-tables';
 import { checkProperty, fuzzRuns } from '../support/fuzz-sources';
 
 const URI = 'file:///reuse/doc.cu';
@@ -46,6 +49,21 @@ void launchTiled(float* d) {
   tiled<<<4, block, SMEM>>>(d);
 }
 
+#define LAUNCH_SCALE(d) scale<<<2, 64>>>(d, 64)
+
+template <typename K>
+void launchWith(K kernel, float* d, int threads) {
+  kernel<<<1, threads>>>(d, 0);
+}
+
+void viaWrapper(float* d) {
+  cudaFuncSetAttribute(scale, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * SMEM);
+  launchWith(scale, d, BLOCK);
+  LAUNCH_SCALE(d);
+  auto go = [&](int n) { scale<<<1, n>>>(d, n); };
+  go(32);
+}
+
 int main() {
   launchScale(nullptr, 1000);
   launchTiled(nullptr);
@@ -66,6 +84,9 @@ const ANCHORS = [
   'threads',
   '  int',
   '__syncthreads',
+  'launchWith(',
+  'SMEM',
+  'go(',
   '\n',
 ];
 /** What is written there: parse-preserving text (a blank, a digit, a statement, a line). */
@@ -140,6 +161,8 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
             store.facts(URI); // every version analysed: each reuses what the one before kept
           }
           assert.equal(store.text(URI), text);
+          // Fresh: nothing kept by text either (the outline's items, the bodies' names).
+          clearKeptTables();
           fresh.open(URI, 'cuda-cpp', version, text);
           assert.deepEqual(comparable(store.facts(URI)!), comparable(fresh.facts(URI)!));
         } finally {

@@ -72,7 +72,8 @@ export { FIRST_PASS_BUDGET_MS, BACKGROUND_SLICE_MS } from './incremental/documen
 // runner validates its output with, and the types of the data they format.
 export { DocumentSessions, type DocumentSessionsOptions } from './incremental/document-sessions';
 export type { GrammarBytes, TextEdit } from './syntax/cuda-parser';
-export { contains } from './text/source-text';
+export { contains, makeSourceText } from './text/source-text';
+export type { SourceText } from './text/source-text';
 export { hoverText } from './report/hover-text';
 export { lenses, type LensOptions } from './report/lenses';
 export { quickFixes, ADD_NVCC_ARGUMENT_COMMAND, type QuickFix } from './report/quick-fixes';

@@ -14,7 +14,8 @@ import type {
   HoverParams,
   TextDocumentContentChangeEvent,
 } from 'vscode-languageserver/node';
-import type { DocumentReport, QuickFixContext } from '../core/analyzer';
+import type { DocumentReport, QuickFixContext, SourceText } from '../core/analyzer';
+import { makeSourceText } from '../core/analyzer';
 import { positionBefore, rangeAfter, type RangeChange } from './edit-mapping';
 import { hoverAt } from './hover';
 import { codeActions } from './code-actions';
@@ -68,6 +69,27 @@ export function replayingContext(recorded: RecordedFixContext): QuickFixContext 
   };
 }
 
+/**
+ * The document's text as a snapshot carries it: without its masked copy (a second copy of the text,
+ * an eighth of a 25k-line snapshot), which only the quick fixes read; the snapshot's holder works it
+ * out when they first do (withMaskOnUse).
+ */
+export function withoutMask(source: SourceText): SourceText {
+  const { masked: _masked, ...rest } = source;
+  return rest as SourceText;
+}
+
+/** A snapshot's text whose masked copy is worked out when first read (see withoutMask). */
+function withMaskOnUse(source: SourceText): void {
+  if (typeof (source as Partial<SourceText>).masked === 'string') return;
+  let masked: string | null = null;
+  Object.defineProperty(source, 'masked', {
+    get: () => (masked ??= makeSourceText(source.text).masked),
+    enumerable: true,
+    configurable: true,
+  });
+}
+
 /** Marks a hover answered from an earlier version than the one shown. */
 export const STALE_HOVER_NOTE = '*From the analysis of an earlier version: the latest edits are being analysed.*';
 
@@ -114,6 +136,7 @@ export class AnswerSnapshots {
   completed(snapshot: AnswerSnapshot): void {
     const kept = this.documents.get(snapshot.uri);
     if (!kept || snapshot.version > kept.version || (kept.snapshot && kept.snapshot.version > snapshot.version)) return;
+    withMaskOnUse(snapshot.report.facts.source);
     kept.snapshot = snapshot;
     kept.changes = kept.changes.filter((c) => c.version > snapshot.version);
   }

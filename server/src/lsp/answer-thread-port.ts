@@ -18,12 +18,15 @@ import {
 } from 'vscode-languageserver/node';
 import type { AnswerSnapshot } from './answer-snapshots';
 import type { FromServer, ToServer } from './answer-thread';
+import { SnapshotEncoder } from './snapshot-delta';
 
 export interface AnswerThread {
   reader: MessageReader;
   writer: MessageWriter;
   /** Hands a completed analysis to the thread, to answer from while the next one runs. */
   snapshot(snapshot: AnswerSnapshot): void;
+  /** The document was closed: neither end keeps its snapshot's branches (see snapshot-delta.ts). */
+  forget(uri: string): void;
   setDocumentLimit(bytes: number): void;
 }
 
@@ -79,10 +82,16 @@ export function startAnswerThread(
   });
   worker.on('error', (error) => reader.failed(`the connection's thread failed: ${error.message}`));
   worker.on('exit', () => reader.closed());
+  const encoder = new SnapshotEncoder();
   return {
     reader,
     writer: new ThreadWriter(worker),
-    snapshot: (snapshot) => worker.postMessage({ kind: 'snapshot', snapshot } satisfies FromServer),
+    snapshot: (snapshot) =>
+      worker.postMessage({ kind: 'snapshot', snapshot: encoder.encode(snapshot) } satisfies FromServer),
+    forget: (uri) => {
+      encoder.forget(uri);
+      worker.postMessage({ kind: 'forget', uri } satisfies FromServer);
+    },
     setDocumentLimit: (bytes) => worker.postMessage({ kind: 'documentLimit', bytes } satisfies FromServer),
   };
 }

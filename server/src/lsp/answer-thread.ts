@@ -6,8 +6,9 @@
  * analysis's snapshot (answer-snapshots.ts), while the server's thread analyses the new version.
  *
  * To the server's thread: `{ kind: 'lsp', message }`, `{ kind: 'closed' }`, `{ kind: 'unreadable', why }`.
- * From it: `{ kind: 'lsp', message }` (written to the client), `{ kind: 'snapshot', snapshot }`,
- * `{ kind: 'documentLimit', bytes }`.
+ * From it: `{ kind: 'lsp', message }` (written to the client), `{ kind: 'snapshot', snapshot }` (with
+ * the branches it already holds by reference, snapshot-delta.ts), `{ kind: 'forget', uri }` (a
+ * document closed), `{ kind: 'documentLimit', bytes }`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type {
@@ -21,13 +22,15 @@ import type {
   PublishDiagnosticsParams,
 } from 'vscode-languageserver/node';
 import { openTransport } from './transport';
-import { AnswerSnapshots, type AnswerSnapshot } from './answer-snapshots';
+import { AnswerSnapshots } from './answer-snapshots';
+import { SnapshotDecoder, type WireSnapshot } from './snapshot-delta';
 
 export type ToServer =
   { kind: 'lsp'; message: Message } | { kind: 'closed' } | { kind: 'unreadable'; why: string } | { kind: 'ready' };
 export type FromServer =
   | { kind: 'lsp'; message: Message }
-  | { kind: 'snapshot'; snapshot: AnswerSnapshot }
+  | { kind: 'snapshot'; snapshot: WireSnapshot }
+  | { kind: 'forget'; uri: string }
   | { kind: 'documentLimit'; bytes: number };
 
 const port = parentPort;
@@ -37,6 +40,7 @@ if (port) {
   if (!transport) send({ kind: 'unreadable', why: 'no transport on the command line' });
   else {
     const snapshots = new AnswerSnapshots();
+    const decoder = new SnapshotDecoder();
     let shutdown = false;
     const answer = (id: number | string, result: unknown) =>
       void transport.writer.write({ jsonrpc: '2.0', id, result } as Message);
@@ -71,7 +75,10 @@ if (port) {
           snapshots.published(p.uri, p.version);
         }
         void transport.writer.write(message.message);
-      } else if (message.kind === 'snapshot') snapshots.completed(message.snapshot);
+      } else if (message.kind === 'snapshot') {
+        const snapshot = decoder.decode(message.snapshot);
+        if (snapshot) snapshots.completed(snapshot);
+      } else if (message.kind === 'forget') decoder.forget(message.uri);
       else if (message.kind === 'documentLimit') transport.setDocumentLimit(message.bytes);
     });
     send({ kind: 'ready' });

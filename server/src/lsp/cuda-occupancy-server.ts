@@ -65,7 +65,7 @@ import type { DocumentFigures } from '../nvcc/compile-scheduler';
 import { IdleCollector } from './idle-collector';
 import { unitsForHeader } from '../files/translation-units';
 import { FreshParses } from './fresh-parses';
-import { AnswerSnapshots, recordingContext, type AnswerSnapshot } from './answer-snapshots';
+import { AnswerSnapshots, recordingContext, withoutMask, type AnswerSnapshot } from './answer-snapshots';
 
 const DEFAULT_ARCHS = ['sm_80', 'sm_90'];
 const DIAGNOSTICS_DELAY_MS = 150;
@@ -85,6 +85,8 @@ export interface ServerHooks {
   onDocumentLimit?: (bytes: number) => void;
   /** Handed each completed analysis, for the answer thread to answer from while the next runs (answer-thread.ts). */
   onSnapshot?: (snapshot: AnswerSnapshot) => void;
+  /** Told each document closed (after its last snapshot was handed over). */
+  onClosed?: (uri: string) => void;
 }
 
 export class CudaOccupancyServer {
@@ -239,6 +241,7 @@ export class CudaOccupancyServer {
       this.answers.closed(uri);
       this.unsnapshotted.delete(uri);
       this.freshParses.forget(uri);
+      this.hooks.onClosed?.(uri);
       const file = filePath(uri);
       if (file)
         updateFromDisk(
@@ -499,7 +502,14 @@ export class CudaOccupancyServer {
       // Without what only the report's making reads (a third of a 25k-line document's copy, and its time).
       report: {
         ...report,
-        facts: { ...report.facts, memoryParallelism: [], launchTargets: [], parseErrors: [], branches: [] },
+        facts: {
+          ...report.facts,
+          memoryParallelism: [],
+          launchTargets: [],
+          parseErrors: [],
+          branches: [],
+          source: withoutMask(report.facts.source),
+        },
       },
       lenses: this.settings['codeLens.enabled'] ? codeLenses(report, { waves: this.settings['codeLens.waves'] }) : null,
       fixContext: recorded,

@@ -13,7 +13,6 @@ import type { LaunchVia } from '../types';
 import { fieldOf } from '../values/evaluate';
 import { join, num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
 import type { Observer } from '../values/evaluate';
-import type { OutlineFunction } from '../program/outline';
 import {
   functionKey,
   isConstructor,
@@ -74,38 +73,61 @@ export interface OptInObservation {
   kernel: string;
   bytes: Val | null;
   text: string;
+  /** The file of the function it is written in, and its range there. */
+  file: string;
   at: Range;
 }
 
+/** What one function of the document launches, and the opt-ins its reading reaches (see launchesOf). */
+export interface FunctionLaunches {
+  observations: LaunchObservation[];
+  optIns: OptInObservation[];
+}
+
 export class LaunchCollector {
-  /** The document's opt-ins to more dynamic shared memory. */
-  readonly optIns: OptInObservation[] = [];
   /** Per function: whether it launches, itself or through what it calls (by name: a cheap gate). */
   private readonly launching = new Map<string, boolean>();
   private readonly standalone = new Map<string, LaunchObservation[]>();
+  /** Per function read alone: the opt-ins written in it. */
+  private readonly ownOptIns = new Map<string, OptInObservation[]>();
+  /** Per function read alone: the functions its reading read alone in turn (the wrappers it calls). */
+  private readonly reads = new Map<string, Set<string>>();
+  /** The functions the reading under way reads alone. */
+  private reading: Set<string> | null = null;
 
   constructor(private readonly program: UnitProgram) {}
 
   /**
-   * The launches of the functions of `path` that have bodies: written there, and through the wrappers
-   * they call. `among`: only these functions of the file (the others are known to launch nothing).
+   * What a function with a body launches, written there and through the wrappers it calls, or null
+   * when it launches nothing. Its opt-ins are those of every function its reading reads: its own,
+   * and the wrappers' it calls, whichever function of the document read a wrapper first.
    */
-  launchesIn(path: string, among?: readonly OutlineFunction[]): LaunchObservation[] {
-    const out: LaunchObservation[] = [];
-    for (const fn of among ?? this.program.outline(path).functions) {
-      if (!fn.bodyAt) continue;
-      const pf: ProgramFunction = { file: path, fn };
-      if (!this.launches(pf, 0)) continue;
-      for (const o of this.collectStandalone(pf)) if (o.through?.kind !== 'wrapper' || o.informative) out.push(o);
+  launchesOf(pf: ProgramFunction): FunctionLaunches | null {
+    if (!pf.fn.bodyAt || !this.launches(pf, 0)) return null;
+    const observations = this.collectStandalone(pf).filter((o) => o.through?.kind !== 'wrapper' || o.informative);
+    return { observations: mergeSamePlace(observations), optIns: this.optInsRead(functionKey(pf)) };
+  }
+
+  /** The opt-ins of the function `key` names and of every function its reading read. */
+  private optInsRead(key: string): OptInObservation[] {
+    const seen = new Set([key]);
+    const out: OptInObservation[] = [];
+    for (const k of seen) {
+      out.push(...(this.ownOptIns.get(k) ?? []));
+      for (const r of this.reads.get(k) ?? []) seen.add(r);
     }
-    return mergeSamePlace(out);
+    return out;
   }
 
   /** What the function launches with its parameters unknown (bits marking which), as the document sees it. */
   private collectStandalone(pf: ProgramFunction): LaunchObservation[] {
     const key = functionKey(pf);
+    this.reading?.add(key);
     let kept = this.standalone.get(key);
     if (!kept) {
+      const outer = this.reading;
+      this.reading = new Set();
+      this.reads.set(key, this.reading);
       const bindings = new Map<string, TemplateBinding>();
       (pf.fn.templateParams ?? []).forEach((p, k) =>
         bindings.set(
@@ -119,7 +141,11 @@ export class LaunchCollector {
         ),
       );
       const self = pf.fn.className && !isConstructor(pf.fn) ? selfOf(this.program, pf) : null;
-      kept = this.collect(pf, { args: [], bindings, self }, 0);
+      try {
+        kept = this.collect(pf, { args: [], bindings, self }, 0);
+      } finally {
+        this.reading = outer;
+      }
       this.standalone.set(key, kept);
     }
     return kept;
@@ -258,12 +284,15 @@ export class LaunchCollector {
     )
       return;
     const kernel = args[0]?.k === 'fn' && args[0].refs.length === 1 ? args[0].refs[0].name : null;
-    if (!kernel || this.optIns.some((o) => o.at[0] === e.at[0])) return;
+    const key = functionKey(pf);
+    const own = this.ownOptIns.get(key) ?? [];
+    if (!kernel || own.some((o) => o.at[0] === e.at[0])) return;
     const bytes = e.args[2];
     const text = bytes
       ? (this.program.file(pf.file)?.view ?? '').slice(bytes.at[0], bytes.at[1]).replace(/\s+/g, ' ').trim()
       : '';
-    this.optIns.push({ kernel, bytes: args[2] ?? null, text, at: e.at });
+    own.push({ kernel, bytes: args[2] ?? null, text, file: pf.file, at: e.at });
+    this.ownOptIns.set(key, own);
   }
 
   private apiLaunch(

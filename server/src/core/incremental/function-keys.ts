@@ -12,6 +12,8 @@
 import type { OutlineFunction } from '../program/outline';
 import type { SourceText } from '../text/source-text';
 import { hash } from './kernel-analysis-cache';
+import { memoByText } from './kept-tables';
+import { ownCopy } from './engine-seams';
 
 /** A name: a function may be called by it, or through a pointer or value read from it. */
 const NAME = /[A-Za-z_]\w*/g;
@@ -31,13 +33,32 @@ export interface FunctionKeysInput {
   others: string;
 }
 
-/** Each function's key; null for one a macro use writes (its text is the macro's). */
-export function functionKeys({
-  source,
-  functions,
-  directives,
-  others,
-}: FunctionKeysInput): (fn: OutlineFunction) => string | null {
+export interface FunctionKeys {
+  /** A function's key; null for one a macro use writes (its text is the macro's). */
+  keyOf(fn: OutlineFunction): string | null;
+  /**
+   * The bodies written in the document (outermost only), in order. Two versions that give some
+   * function the same key have the same text outside their bodies: an offset of one version moves to
+   * the other with the body it is in or follows (see movedOffsets).
+   */
+  bodies: ReadonlyArray<readonly [number, number]>;
+}
+
+/** The distinct names a text writes, in order. */
+function namesIn(text: string): string[] {
+  return [...new Set(text.match(NAME))];
+}
+
+/** A body's names and hash, kept by its text: a keystroke reads again only the body it changed. */
+const bodyNames = memoByText(
+  'function bodies',
+  (body: string) => body,
+  // Names of its own: a slice of the body would keep the version's whole text alive.
+  (body: string) => ({ names: namesIn(body).map(ownCopy), key: hash(body) }),
+);
+
+/** Each function's key, and the document's bodies. */
+export function functionKeys({ source, functions, directives, others }: FunctionKeysInput): FunctionKeys {
   const text = source.text;
   // The bodies written in the document, outermost only (a body inside another is part of it).
   const cut: Array<[number, number]> = [];
@@ -54,31 +75,31 @@ export function functionKeys({
     if (calledUnnamed(f)) unnamed.push(cut.length);
     cut.push([from, to]);
   }
-  const bodies = cut.map(([from, to]) => ({ text: text.slice(from, to), key: '', calls: null as number[] | null }));
-  const bodyKey = (i: number) => (bodies[i].key ||= hash(bodies[i].text));
-  const callsIn = (t: string): number[] => {
-    const seen = new Set<string>();
+  const bodies = cut.map(([from, to]) => ({ text: text.slice(from, to), calls: null as number[] | null }));
+  const bodyKey = (i: number) => bodyNames(bodies[i].text).key;
+  const callsOf = (names: readonly string[]): number[] => {
     const out: number[] = [];
-    for (const m of t.matchAll(NAME)) {
-      if (seen.has(m[0])) continue;
-      seen.add(m[0]);
-      const found = byName.get(m[0]);
+    for (const name of names) {
+      const found = byName.get(name);
       if (found) out.push(...found);
     }
     return out;
   };
-  /** The bodies the texts name, and those they name in turn, in the order first reached. */
-  const reached = (texts: string[]): number[] => {
+  const callsIn = (t: string) => callsOf(namesIn(t));
+  /** The bodies the texts name (and `first`), and those they name in turn, in the order first reached. */
+  const reached = (texts: string[], first: number[] = []): number[] => {
     const seen = new Set<number>();
-    const queue = texts.flatMap(callsIn);
+    const queue = first.flatMap((i) => (bodies[i].calls ??= callsOf(bodyNames(bodies[i].text).names)));
+    queue.push(...texts.flatMap(callsIn));
     for (let q = 0; q < queue.length; q++) {
       const i = queue[q];
       if (seen.has(i)) continue;
       seen.add(i);
-      queue.push(...(bodies[i].calls ??= callsIn(bodies[i].text)));
+      queue.push(...(bodies[i].calls ??= callsOf(bodyNames(bodies[i].text).names)));
     }
     return [...seen];
   };
+  const bodyAt = new Map(cut.map(([from], i) => [from, i] as const));
   const outside: string[] = [];
   let from = 0;
   for (const [start, stop] of cut) {
@@ -128,10 +149,46 @@ export function functionKeys({
         .join(','),
     ].join('\u0000'),
   );
-  return (fn) => {
-    if (fn.expansion) return null;
-    const own = text.slice(fn.at[0], fn.at[1]);
-    const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
-    return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+  return {
+    keyOf: (fn) => {
+      if (fn.expansion) return null;
+      const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
+      // Its text: its header and what follows its body (read here), and its body (kept by its text).
+      const i = fn.bodyAt ? bodyAt.get(fn.bodyAt[0]) : undefined;
+      if (i === undefined || cut[i][1] !== fn.bodyAt![1]) {
+        const own = text.slice(fn.at[0], fn.at[1]);
+        return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+      }
+      const around = [text.slice(fn.at[0], cut[i][0]), text.slice(cut[i][1], fn.at[1])];
+      return `fn|${context}|${column}|${hash(around.join('{}'))}|${bodyKey(i)}|${reached(around, [i]).map(bodyKey).join(',')}`;
+    },
+    bodies: cut,
+  };
+}
+
+/**
+ * Offsets of the version whose bodies were `before` in the version whose bodies are `after`, for
+ * what a key kept: the text outside the bodies is the same in both (it is part of every key), so
+ * an offset moves with the body it is in, or with the one before it; null when the two do not
+ * have as many bodies. Offsets in a body whose text changed are not moved right (no key keeps one).
+ */
+export function movedOffsets(
+  before: ReadonlyArray<readonly [number, number]>,
+  after: ReadonlyArray<readonly [number, number]>,
+): ((offset: number) => number) | null {
+  if (before.length !== after.length) return null;
+  return (x) => {
+    let lo = 0;
+    let hi = before.length - 1;
+    let i = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (before[mid][0] <= x) {
+        i = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (i < 0) return x;
+    return x < before[i][1] ? x + after[i][0] - before[i][0] : x + after[i][1] - before[i][1];
   };
 }

@@ -35,6 +35,10 @@ const CAPACITY = {
   'file directives': 1024,
   /** `outlineOfText`: the outlines of headers by their view's text (the units of a repository share them). */
   'file outlines': 1024,
+  /** `itemOutline`: the outline of each top-level item by its text (every item of the documents in use). */
+  'outline items': 16384,
+  /** `bodyNames`: the names each function body writes, and its hash (every body of the documents in use). */
+  'function bodies': 16384,
 } as const;
 
 export type TextTableName = keyof typeof CAPACITY;

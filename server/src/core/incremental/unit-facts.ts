@@ -21,11 +21,18 @@ import { normalizePath } from '../preprocess/paths';
 import { spell } from '../preprocess/tokens';
 import { UnitProgram, type FunctionScope, type ProgramFunction, type TemplateBinding } from '../program/program';
 import type { SnippetParser } from '../ir/macro-hooks';
-import { LaunchCollector, kernelRefs, type LaunchObservation } from '../facts/launch-sites';
+import {
+  LaunchCollector,
+  kernelRefs,
+  type FunctionLaunches,
+  type LaunchObservation,
+  type OptInObservation,
+} from '../facts/launch-sites';
 import { launchFacts } from '../facts/launch-facts';
 import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
-import { functionKeys } from './function-keys';
+import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
+import { movedLaunches } from './moved-launches';
 import type { OutlineFunction } from '../program/outline';
 import type { LaunchTarget } from '../facts/launch-checks';
 import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
@@ -120,23 +127,19 @@ export interface UnitFacts {
 
 export function unitFacts({ doc, source, tree, parser, workspace, kept }: UnitFactsInput): UnitFacts {
   const program = new UnitProgram(doc.unit, parser, [{ path: doc.path, view: doc.parseView, tree }]);
-  const keyOf = kept && tree && !tree.rootNode.hasError ? keysOf(program, doc, source) : null;
-  const read = keptKernels(program, doc, source, keyOf, kept);
+  const keys = kept && tree && !tree.rootNode.hasError ? keysOf(program, doc, source) : null;
+  const read = keptKernels(program, doc, source, keys?.keyOf ?? null, kept);
   const kernels = read.map((k) => k.kernel);
   const collector = new LaunchCollector(program);
-  const observations = collector.launchesIn(
-    doc.path,
-    keyOf ? launching(program, doc, collector, keyOf, kept!) : undefined,
-  );
+  const found = launchesOfDocument(program, doc, collector, keys, kept);
   kept?.sweep();
+  const observations = found.observations;
   const launches = launchFacts(observations, { program, path: doc.path, source });
   // launchFacts sorts; targets follow the sorted order.
-  const byAt = new Map(observations.map((o) => [`${o.at[0]}:${o.at[1]}:${o.path}`, o] as const));
   const ordered = sortObservations(observations);
-  void byAt;
   const kernelsOf = new KernelTable(program, doc, read);
   const launchTargets = ordered.map((o) => kernelsOf.targetOf(o, workspace));
-  const smemOptIns = collector.optIns.map((o): SmemOptIn => ({
+  const smemOptIns = found.optIns.map((o): SmemOptIn => ({
     kernelName: o.kernel,
     baseName: o.kernel.split('::').pop()!,
     bytes: { text: o.text, value: o.bytes !== null ? single(o.bytes) : null, note: null },
@@ -174,7 +177,7 @@ function keysOf(program: UnitProgram, doc: DocumentView, source: SourceText) {
   });
 }
 
-type KeyOf = ReturnType<typeof keysOf>;
+type KeyOf = FunctionKeys['keyOf'];
 
 /** The document's kernels, each taken from `kept` while what it is read from stays the same. */
 function keptKernels(
@@ -201,23 +204,54 @@ function keptKernels(
     });
 }
 
-/** The functions with bodies that may launch: whether one does is kept while what it is read from stays the same. */
-function launching(
+/** What a version's function launches, and how its offsets move to a later version's bodies. */
+interface KeptLaunches {
+  launches: FunctionLaunches | null;
+  /** A closure over the bodies of the version it was read in: `set` does not copy them for every function. */
+  movedTo(bodies: FunctionKeys['bodies']): ((offset: number) => number) | null;
+}
+
+/**
+ * The launches of the document's functions with bodies and the opt-ins their reading reaches (in
+ * the order they are written), each function's taken from `kept` while what it is read from stays
+ * the same, moved to where the function stands now.
+ */
+function launchesOfDocument(
   program: UnitProgram,
   doc: DocumentView,
   collector: LaunchCollector,
-  keyOf: KeyOf,
-  kept: KernelAnalysisCache,
-): OutlineFunction[] {
-  return program.outline(doc.path).functions.filter((fn) => {
-    if (!fn.bodyAt) return false;
-    const key = keyOf(fn);
-    const known = key ? kept.get<{ launches: boolean }>(`launches|${key}`, 0) : undefined;
-    if (known) return known.launches;
-    const launches = collector.launches({ file: doc.path, fn }, 0);
-    if (key) kept.set(`launches|${key}`, 0, { launches });
-    return launches;
-  });
+  keys: FunctionKeys | null,
+  kept: KernelAnalysisCache | undefined,
+): FunctionLaunches {
+  const observations: LaunchObservation[] = [];
+  const optIns = new Map<string, OptInObservation>();
+  for (const fn of program.outline(doc.path).functions) {
+    if (!fn.bodyAt) continue;
+    const key = keys && kept ? keys.keyOf(fn) : null;
+    const known = key ? kept!.get<KeptLaunches>(`launches|${key}`, 0) : undefined;
+    const move = known ? known.movedTo(keys!.bodies) : null;
+    let launches: FunctionLaunches | null;
+    if (known && move) launches = known.launches && movedLaunches(known.launches, doc.path, move);
+    else {
+      launches = collector.launchesOf({ file: doc.path, fn });
+      if (key) kept!.set<KeptLaunches>(`launches|${key}`, 0, { launches, movedTo: moverFrom(keys!.bodies) });
+    }
+    if (!launches) continue;
+    observations.push(...launches.observations);
+    for (const o of launches.optIns) if (!optIns.has(`${o.file}:${o.at[0]}`)) optIns.set(`${o.file}:${o.at[0]}`, o);
+  }
+  return {
+    observations,
+    optIns: [...optIns.values()].sort(
+      (a, b) =>
+        Number(a.file !== doc.path) - Number(b.file !== doc.path) || a.file.localeCompare(b.file) || a.at[0] - b.at[0],
+    ),
+  };
+}
+
+/** A closure over `bodies` alone (made here, it holds nothing else of the version alive). */
+function moverFrom(bodies: FunctionKeys['bodies']): KeptLaunches['movedTo'] {
+  return (after) => movedOffsets(bodies, after);
 }
 
 function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {
@@ -226,29 +260,32 @@ function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] 
 
 /** The kernels the unit declares, as `Kernel`s, and the one each launch starts. */
 class KernelTable {
-  private readonly byFile = new Map<string, Array<{ fn: OutlineFunction; kernel: Kernel }>>();
+  /** Each file's kernels, by where the function is defined and named. */
+  private readonly byFile = new Map<string, Map<string, Kernel>>();
 
   constructor(
     private readonly program: UnitProgram,
     private readonly doc: DocumentView,
     own: Array<{ fn: OutlineFunction; kernel: Kernel }>,
   ) {
-    this.byFile.set(doc.path, own);
+    this.byFile.set(doc.path, byPlace(own));
   }
 
-  private kernelsIn(path: string): Array<{ fn: OutlineFunction; kernel: Kernel }> {
+  private kernelsIn(path: string): Map<string, Kernel> {
     let k = this.byFile.get(path);
     if (!k) {
       const file = this.program.file(path);
       const unitFile = this.doc.unit.files.get(path);
-      if (!file || !unitFile) return [];
+      if (!file || !unitFile) return new Map();
       // Spans of another file's kernels are that file's (the related information names it).
-      k = readKernelsOf({
-        program: this.program,
-        path,
-        source: makeSourceText(unitFile.text),
-        view: viewText(unitFile),
-      });
+      k = byPlace(
+        readKernelsOf({
+          program: this.program,
+          path,
+          source: makeSourceText(unitFile.text),
+          view: viewText(unitFile),
+        }),
+      );
       this.byFile.set(path, k);
     }
     return k;
@@ -346,11 +383,7 @@ class KernelTable {
   }
 
   private kernelOf(pf: ProgramFunction): Kernel | null {
-    return (
-      this.kernelsIn(pf.file).find(
-        (k) => k.fn.nameAt[0] === pf.fn.nameAt[0] && k.fn.definitionAt[0] === pf.fn.definitionAt[0],
-      )?.kernel ?? null
-    );
+    return this.kernelsIn(pf.file).get(placeOf(pf.fn)) ?? null;
   }
 
   /** The kernel's launch bounds for this launch: its template parameters bound to the launch's template arguments. */
@@ -377,6 +410,15 @@ class KernelTable {
       maxBlocksPerCluster: value(2),
     };
   }
+}
+
+const placeOf = (fn: OutlineFunction) => `${fn.nameAt[0]}:${fn.definitionAt[0]}`;
+
+/** Kernels by their function's place (the first of two at one place: a macro use that writes both). */
+function byPlace(kernels: ReadonlyArray<{ fn: OutlineFunction; kernel: Kernel }>): Map<string, Kernel> {
+  const out = new Map<string, Kernel>();
+  for (const k of kernels) if (!out.has(placeOf(k.fn))) out.set(placeOf(k.fn), k.kernel);
+  return out;
 }
 
 /** Template parameters a launch leaves out, bound to their defaults (which may name earlier ones). */

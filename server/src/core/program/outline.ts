@@ -8,6 +8,8 @@ import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { Range } from '../ir/expr';
 import { declaredName, functionDeclaratorOf } from '../ir/function-ir';
 import type { TemplateParam } from '../types';
+import { memoByText } from '../incremental/kept-tables';
+import { detach } from '../incremental/engine-seams';
 
 export interface OutlineParam {
   /** The parameter as written, blanks normalised (`const float* __restrict__ a`). */
@@ -93,8 +95,55 @@ const MAX_SCOPE_DEPTH = 64;
 
 export function outlineOf(root: SyntaxNode, text: string): FileOutline {
   const out: FileOutline = { functions: [], constants: [], records: [] };
-  new OutlineWalk(text, out).items(root, [], null, null, 0, false);
+  const walk = new OutlineWalk(text, out);
+  for (const node of root.namedChildren) {
+    if (!node) continue;
+    // An item that parsed is read from its text alone: the same text anywhere gives the same outline.
+    if (node.hasError) walk.item(node, [], null, null, 0, false);
+    else {
+      const kept = itemOutline(text.slice(node.startIndex, node.endIndex), { node, text });
+      const d = node.startIndex;
+      for (const f of kept.functions) out.functions.push(movedFunction(f, d));
+      for (const c of kept.constants)
+        out.constants.push({ ...c, at: moved(c.at, d), initAt: c.initAt && moved(c.initAt, d) });
+      for (const r of kept.records) out.records.push({ ...r, at: moved(r.at, d) });
+    }
+  }
   return out;
+}
+
+/** A top-level item's outline, its places counted from the item's start; kept by the item's text. */
+const itemOutline = memoByText(
+  'outline items',
+  (item: string, _in: { node: SyntaxNode; text: string }) => item,
+  (_item: string, { node, text }: { node: SyntaxNode; text: string }): FileOutline => {
+    const out: FileOutline = { functions: [], constants: [], records: [] };
+    const d = node.startIndex;
+    new OutlineWalk(text, out).item(node, [], null, null, 0, false);
+    // Its strings its own: a slice of the text would keep this version's whole text alive.
+    return detach({
+      functions: out.functions.map((f) => movedFunction(f, -d)),
+      constants: out.constants.map((c) => ({ ...c, at: moved(c.at, -d), initAt: c.initAt && moved(c.initAt, -d) })),
+      records: out.records.map((r) => ({ ...r, at: moved(r.at, -d) })),
+    });
+  },
+);
+
+function moved(r: Range, d: number): Range {
+  return [r[0] + d, r[1] + d];
+}
+
+function movedFunction(f: OutlineFunction, d: number): OutlineFunction {
+  return {
+    ...f,
+    params: f.params.map((p) => (p.defaultAt ? { ...p, defaultAt: moved(p.defaultAt, d) } : p)),
+    at: moved(f.at, d),
+    definitionAt: moved(f.definitionAt, d),
+    nameAt: moved(f.nameAt, d),
+    headerAt: moved(f.headerAt, d),
+    bodyAt: f.bodyAt && moved(f.bodyAt, d),
+    ...(f.expansion ? { expansion: { ...f.expansion, at: moved(f.expansion.at, d) } } : {}),
+  };
 }
 
 class OutlineWalk {
@@ -119,7 +168,7 @@ class OutlineWalk {
     for (const node of parent.namedChildren) if (node) this.item(node, scope, className, template, depth, inTemplate);
   }
 
-  private item(
+  item(
     node: SyntaxNode,
     scope: string[],
     className: string | null,

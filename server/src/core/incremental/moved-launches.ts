@@ -1,0 +1,106 @@
+/**
+ * A function's launches and opt-ins, kept from an earlier version, moved to where the function
+ * stands now. What a key keeps is the same text in both versions (the function, the bodies it
+ * calls, the text outside the bodies), so every offset of the document in it moves with the body
+ * it is in (function-keys.ts `movedOffsets`); offsets in the unit's other files stay.
+ */
+import type { Expr, MacroOrigin, Range, TemplateArg } from '../ir/expr';
+import type { FunctionLaunches, LaunchObservation, OptInObservation } from '../facts/launch-sites';
+import type { FnRef, Val } from '../values/domain';
+
+type Move = (offset: number) => number;
+
+/** `launches` of the document `path`, moved by `move`. */
+export function movedLaunches(launches: FunctionLaunches, path: string, move: Move): FunctionLaunches {
+  return {
+    observations: launches.observations.map((o) => movedObservation(o, path, move)),
+    optIns: launches.optIns.map((o): OptInObservation => (o.file === path ? { ...o, at: range(o.at, move) } : o)),
+  };
+}
+
+function movedObservation(o: LaunchObservation, path: string, move: Move): LaunchObservation {
+  // The launch, its expressions and its kernel's written arguments are in the file it is written in;
+  // where it is reported (the launch, or the document's call of a wrapper) is in the document.
+  const here = o.launchFile === path;
+  const expr = (e: Expr | null) => (e && here ? movedExpr(e, path, move) : e);
+  const val = (v: Val) => (here ? movedVal(v, path, move) : v);
+  return {
+    ...o,
+    at: range(o.at, move),
+    nameAt: range(o.nameAt, move),
+    launchAt: here ? range(o.launchAt, move) : o.launchAt,
+    kernel: val(o.kernel),
+    kernelExpr: expr(o.kernelExpr),
+    grid: val(o.grid),
+    block: val(o.block),
+    smem: o.smem && val(o.smem),
+    exprs: {
+      grid: expr(o.exprs.grid),
+      block: expr(o.exprs.block),
+      smem: expr(o.exprs.smem),
+      stream: expr(o.exprs.stream),
+    },
+    // Its identity (the call sites down to the launch) keeps the places it was read at: it only tells
+    // the function's launches apart.
+  };
+}
+
+function range(r: Range, move: Move): Range {
+  return [move(r[0]), move(r[1])];
+}
+
+/** A copy of an expression with its places (and those of the macros it expands, when the document defines them) moved. */
+function movedExpr(e: Expr, path: string, move: Move): Expr {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) {
+    if (k === 'at') out.at = range(v as Range, move);
+    else if (k === 'from') {
+      const from = v as MacroOrigin;
+      out.from = from.file === path ? { ...from, defAt: move(from.defAt) } : from;
+    } else if (Array.isArray(v))
+      out[k] = v.map((x) => (isExpr(x) ? movedExpr(x, path, move) : movedArg(x, path, move)));
+    else if (isExpr(v)) out[k] = movedExpr(v, path, move);
+    else out[k] = v;
+  }
+  return out as Expr;
+}
+
+function isExpr(v: unknown): v is Expr {
+  return typeof v === 'object' && v !== null && 'k' in v && 'at' in v;
+}
+
+/** An item of an expression's list that is not an expression: a template argument, a designator. */
+function movedArg(x: unknown, path: string, move: Move): unknown {
+  if (typeof x === 'object' && x !== null && 'expr' in x)
+    return { expr: movedExpr((x as { expr: Expr }).expr, path, move) };
+  return x;
+}
+
+function movedVal(v: Val, path: string, move: Move): Val {
+  switch (v.k) {
+    case 'dim3':
+      return { k: 'dim3', x: movedVal(v.x, path, move), y: movedVal(v.y, path, move), z: movedVal(v.z, path, move) };
+    case 'agg':
+      return {
+        ...v,
+        fields: new Map([...v.fields].map(([name, f]) => [name, movedVal(f, path, move)] as const)),
+      };
+    case 'fn':
+      return { k: 'fn', refs: v.refs.map((r) => movedRef(r, path, move)) };
+    default:
+      return v;
+  }
+}
+
+function movedRef(r: FnRef, path: string, move: Move): FnRef {
+  // A lambda is named by where it is written.
+  const lambda = /^\[lambda@(\d+)\]$/.exec(r.name);
+  return {
+    ...r,
+    name: lambda ? `[lambda@${move(Number(lambda[1]))}]` : r.name,
+    templateArgs:
+      r.templateArgs?.map((t) => ('value' in t ? { value: movedVal(t.value, path, move) } : t)) ?? r.templateArgs,
+    written:
+      r.written?.map((t: TemplateArg) => ('expr' in t ? { expr: movedExpr(t.expr, path, move) } : t)) ?? r.written,
+  };
+}
