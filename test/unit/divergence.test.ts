@@ -278,9 +278,13 @@ describe('divergence: findings and CLI', () => {
     );
     assert.match(
       severityNote(branches[4], { minCostThreshold: 1, minSharePercent: 0 })!,
-      /only a few lanes of the warp run the path \(a leader's work\): it is worth rewriting from 3 slots/,
+      /but only warp 0 of each block splits, 0.2 slots per warp over the block/,
     );
-    const lower = divergenceFindings(branches, { minCostThreshold: 0.5, minSharePercent: 0 });
+    assert.match(
+      severityNote(branches[4], { minCostThreshold: 0.1, minSharePercent: 0 })!,
+      /only a few lanes of the warp run the path \(a leader's work\): it is worth rewriting from 0.3 slots/,
+    );
+    const lower = divergenceFindings(branches, { minCostThreshold: 0.05, minSharePercent: 0 });
     assert.deepEqual(
       lower.map((x) => [x.span.start.line, x.severity]),
       [
@@ -443,6 +447,40 @@ describe('divergence: findings and CLI', () => {
     assert.deepEqual(
       kept.map((b) => [b.condition, b.kind]),
       [['threadIdx.x == res.idx', 'warp-uniform']],
+    );
+  });
+
+  it('weighs a split of one warp of the block by the block: a leader branch in warp 0 of eight warps is a hint', async () => {
+    const work = (k: number) =>
+      Array.from({ length: 12 }, (_, i) => `    out[${k} + ${i}] = v * ${i + 2}.0f + out[${i}];`);
+    const text = (threads: number) =>
+      [
+        '__global__ void lead(float* out, const float* in) {',
+        '  float v = in[threadIdx.x];',
+        '  if (threadIdx.x == 0) {',
+        ...work(0),
+        '  } else {',
+        ...work(100),
+        '  }',
+        '}',
+        `void h(float* o, const float* i) { lead<<<64, ${threads}>>>(o, i); }`,
+      ].join('\n');
+    const thresholds = { minCostThreshold: 1, minSharePercent: 0 };
+    const eight = await analyzeSource(text(256));
+    assert.equal(eight[0].split?.warps, 'warp 0 of each block');
+    assert.ok(eight[0].idleIssueSlots >= 2, `${eight[0].idleIssueSlots} idle slots in the split warp`);
+    assert.deepEqual(
+      divergenceFindings(eight, thresholds).map((f) => f.severity),
+      ['hint'],
+    );
+    assert.match(
+      severityNote(eight[0], thresholds)!,
+      /only warp 0 of each block splits, 0.3 slots per warp over the block/,
+    );
+    const one = await analyzeSource(text(32));
+    assert.deepEqual(
+      divergenceFindings(one, thresholds).map((f) => f.severity),
+      ['warning'],
     );
   });
 

@@ -604,7 +604,7 @@ function summarizeSplit(all: ComboResult[], splitting: ComboResult[], counters: 
   const variesBySteps = splitting.some(
     (c) => c.groups?.join() !== first.groups?.join() || c.splitWarps.join() !== first.splitWarps.join(),
   );
-  return { warps, groups: first.groups, when, dataDependent: false, variesBySteps };
+  return { warps, warpShare: n / first.totalWarps, groups: first.groups, when, dataDependent: false, variesBySteps };
 }
 
 // ---------------------------------------------------------------------------

@@ -47,6 +47,8 @@ export interface BranchPath {
 export interface SplitSummary {
   /** `every warp`, `warp 0 of each block`, `3 of the 8 warps of each block`. */
   warps: string;
+  /** The share of a block's warps that split (1 where every warp does; absent where data decides). */
+  warpShare?: number;
   /** Lane counts of the groups in one split warp, largest first (e.g. [16, 16], [31, 1]); null when data-dependent. */
   groups: number[] | null;
   /** When the split happens, for a loop counter: `s < 32 (s = 16, 8, 4, 2, 1)`. */

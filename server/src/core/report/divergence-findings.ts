@@ -46,9 +46,12 @@ function materiality(b: Branch, minCost: number, minShare: number): Materiality 
     const body = b.paths[0]?.cost ?? 0;
     return b.construct === 'loop' && body >= LONG_PATH * minCost && ofKernel(body) ? 'material' : 'data';
   }
-  if (!(b.idleIssueSlots >= minCost && ofKernel(b.idleIssueSlots))) return 'small';
+  // What the block pays, per warp: a split of warp 0 alone (a leader, a reduction's last step) costs
+  // its idle slots once among all the block's warps.
+  const idle = b.idleIssueSlots * (b.split?.warpShare ?? 1);
+  if (!(idle >= minCost && ofKernel(idle))) return 'small';
   const few = b.laneActivity !== undefined && b.laneActivity <= FEW_LANES && oneSided(b);
-  return few && b.idleIssueSlots < LONG_PATH * minCost ? 'few-lanes' : 'material';
+  return few && idle < LONG_PATH * minCost ? 'few-lanes' : 'material';
 }
 
 function names(list: readonly string[]): string {
@@ -112,9 +115,14 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
   if (why === 'data' && !b.split?.dataDependent)
     return `A hint, not a warning: the warps split only for some values of ${names(b.split?.onlyFor ?? [])}, which the source does not fix; ${measured}.`;
   if (why === 'data')
-    return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${LONG_PATH * minCostThreshold} slots or more, and ${minSharePercent}% of ${where}'s, is a warning.`;
+    return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more, and ${minSharePercent}% of ${where}'s, is a warning.`;
   if (why === 'few-lanes')
-    return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting from ${LONG_PATH * minCostThreshold} slots.`;
+    return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting from ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots.`;
+  const warpShare = b.split?.warpShare ?? 1;
+  if (warpShare < 1) {
+    const spread = Math.round(b.idleIssueSlots * warpShare * 10) / 10;
+    return `A hint, not a warning: ${measured}, but only ${b.split!.warps} splits, ${spread} slots per warp over the block; ${rule}.`;
+  }
   return `A hint, not a warning: ${measured}; ${rule}.`;
 }
 
