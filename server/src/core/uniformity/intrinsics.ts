@@ -95,6 +95,9 @@ const TABLE: ReadonlyMap<string, IntrinsicKind> = new Map<string, IntrinsicKind>
   ['__lane_id', 'lane-id'],
   ['__laneid', 'lane-id'],
   ['cub::LaneId', 'lane-id'],
+  // libcu++'s PTX special registers (`cuda::ptx::get_sreg_laneid()`): %laneid.
+  ['cuda::ptx::get_sreg_laneid', 'lane-id'],
+  ['ptx::get_sreg_laneid', 'lane-id'],
   ['cub::WarpId', 'warp-id'],
   ['cub::RowMajorTid', 'linear-tid'],
 ]);
