@@ -68,6 +68,7 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
       // leaves every other lane idle does not make an access uncoalesced).
       const unit = new Set<number>();
       let firstLane = -1;
+      let lastLane = -1;
       let touchedLanes = 0;
       let lowest = Infinity;
       let first: number | null = null;
@@ -81,6 +82,7 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
         const start = a * pitch + within;
         addresses.add(start);
         if (firstLane < 0) firstLane = t;
+        lastLane = t;
         touchedLanes++;
         for (
           let s = Math.floor(((t - firstLane) * bytes) / SECTOR);
@@ -101,7 +103,9 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
         for (let s = Math.floor((a + shift) / SECTOR); s <= Math.floor((a + shift + bytes - 1) / SECTOR); s++)
           touched.add(s);
       sampleSectors += touched.size;
-      sampleIdeal += unit.size;
+      // The bytes the lanes use, in sectors, unrounded: a request one lane short of a warp at twice
+      // the ideal stride (31 sectors for 15.5) is as wasteful as the full one (32 for 16).
+      sampleIdeal += Math.max(1, Math.min(unit.size, ((lastLane - firstLane + 1) * bytes) / SECTOR));
       // The figures shown are those of the fullest request (a whole warp where there is one).
       if (!shown || touchedLanes > shown.lanes || (touchedLanes === shown.lanes && touched.size > shown.sectors))
         shown = { lanes: touchedLanes, sectors: touched.size, ideal: unit.size };
