@@ -225,6 +225,34 @@ describe('bank-conflict', () => {
     assert.match(records[1].fix, /from 32 to 33 elements/);
   });
 
+  it('advises the shortest row that removes the conflict: a padding the index never needed is taken away', async () => {
+    // Half warps of a 16x16 block read rows 17 words apart: the second row's banks overlap the
+    // first's in one place (2-way); rows of 16 words put the warp on 32 consecutive words.
+    const text = [
+      '__global__ void tile(float* out, const float* in, int n) {',
+      '  __shared__ float b[16][17];',
+      '  b[threadIdx.y][threadIdx.x] = in[threadIdx.y * n + threadIdx.x];',
+      '  __syncthreads();',
+      '  out[threadIdx.y * n + threadIdx.x] = b[threadIdx.x][threadIdx.y];',
+      '}',
+      'void run(float* o, const float* i, int n) { tile<<<1, dim3(16, 16)>>>(o, i, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    // The column read (line 5) is 2-way too: lanes 0 and 31 meet on bank 0 (words 0 and 17 * 15 + 1).
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
+      ['3: b[threadIdx.y][threadIdx.x] 2-way', '5: b[threadIdx.x][threadIdx.y] 2-way'],
+    );
+    // No row length clears the row store without making the column read worse (16 and 48 make it
+    // 8-way): the general advice. Rows of 18 clear the column read and leave the store 2-way.
+    assert.match(records[0].fix, /^Give neighbouring lanes/);
+    assert.match(records[1].fix, /from 17 to 18 elements/);
+    const rowsOnly = text.replace('b[threadIdx.x][threadIdx.y]', 'b[threadIdx.y][threadIdx.x]');
+    const [alone] = (await recordsOf(rowsOnly)).filter((r) => r.rule === 'bank-conflict');
+    assert.match(alone.fix, /Make each row 16 elements instead of 17 \(`\[17\]` → `\[16\]`/);
+  });
+
   it('is quiet on the padded tile, on a row read and on a broadcast', async () => {
     const text = kernel(
       [
@@ -302,6 +330,90 @@ describe('memory rules: struct-held pointers, members of an element, template in
     assert.deepEqual(
       (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
       [],
+    );
+  });
+});
+
+describe('memory rules: instances from explicit instantiations, directives in a body without braces, partial warps', () => {
+  it('reads a template kernel no launch names per explicit instantiation (the code that is compiled)', async () => {
+    const text = (args: string) =>
+      [
+        'template <typename T, int S> __global__ void strided(T* out, const T* in) {',
+        '  out[threadIdx.x * S] = in[threadIdx.x];',
+        '}',
+        `template __global__ void strided<${args}>(float*, const float*);`,
+        '',
+      ].join('\n');
+    const [record] = (await recordsOf(text('float, 4'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.equal(record?.text, 'out[threadIdx.x * S]');
+    assert.equal(record.assumptions[0], 'for the instance strided<float, 4>');
+    assert.match(record.assumptions[1], /for any block of 64, 128, 256, 512, 1024 threads/);
+    assert.deepEqual(
+      (await rulesOf(text('float, 1'))).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it("reads a launch in a function template per that template's explicit instantiations, its types deduced", async () => {
+    const text = (extra: string) =>
+      [
+        'template <typename T> __global__ void pick(T* out, const T* in) {',
+        '  out[threadIdx.x] = in[threadIdx.x * 2];',
+        '}',
+        'template <typename T> void launch(T* out, const T* in, int n) { pick<T><<<n / 256, 256>>>(out, in); }',
+        'template void launch(double* out, const double* in, int n);',
+        extra,
+        '',
+      ].join('\n');
+    const [record] = (await recordsOf(text(''))).filter((r) => r.rule === 'uncoalesced-access');
+    // Doubles two apart: 16 bytes per lane where 8 are used, 16 sectors for the 8 of unit stride.
+    assert.equal(`${record?.text} ${record?.measure?.actual}/${record?.measure?.ideal}`, 'in[threadIdx.x * 2] 16/8');
+    assert.equal(record.assumptions[0], 'for the instance pick<double>');
+    assert.match(record.assumptions[1], /for blocks of 256 threads \(the launches'\)/);
+    // An explicit specialization for double replaces the template's body: nothing is read from it.
+    const specialized = text(
+      'template <> __global__ void pick(double* out, const double* in) { out[threadIdx.x] = in[threadIdx.x]; }',
+    );
+    assert.deepEqual(
+      (await rulesOf(specialized)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it('keeps a loop after `else` and a `#pragma unroll` line inside the else (the tail path one lane reaches)', async () => {
+    const text = kernel(
+      [
+        '  int i = threadIdx.x * 32;',
+        '  if (i + 32 < n) {',
+        '    out[threadIdx.x] = in[threadIdx.x];',
+        '  } else',
+        '#pragma unroll',
+        '    for (int k = 0; k < 32; k++)',
+        '      if (i < n && i + k < n) out[i + k] = in[i + k];',
+      ].join('\n'),
+    );
+    // Read as a statement of its own, the loop would run for every lane with i < n: 32 floats apart.
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+    const unguarded = text.replace('  } else\n#pragma unroll\n', '  }\n#pragma unroll\n');
+    assert.deepEqual(
+      (await rulesOf(unguarded)).filter((g) => g.startsWith('uncoalesced')),
+      ['uncoalesced-access warning 8: out[i + k]', 'uncoalesced-access warning 8: in[i + k]'],
+    );
+  });
+
+  it('judges a request a lane short of a warp by the bytes its lanes use: 31 float4 two apart are uncoalesced', async () => {
+    const text = kernel(
+      '  if (threadIdx.x % 32 < 31) out4[threadIdx.x * 2] = in4[threadIdx.x];',
+      '256',
+      'float4* out4, const float4* in4, int n',
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['out4[threadIdx.x * 2] 31/16'],
     );
   });
 });

@@ -16,7 +16,7 @@ import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
 import { coalescingVerdict, type CoalescingVerdict } from './global-access';
-import { bankVerdict, type BankVerdict } from './shared-banks';
+import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
 
@@ -46,7 +46,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
     const pf = functionAt(ctx, kernel);
     if (!pf) continue;
     const chosen = new Map<string, MemoryRecord>();
-    for (const instance of instancesOf(pf, kernel, ctx.launchesOf.get(kernel.name) ?? [])) {
+    for (const instance of instancesOf(pf, kernel, ctx.launchesOf.get(kernel.name) ?? [], ctx)) {
       const launchable = instance.launches
         .map((l) => l.block.value)
         .filter(
@@ -69,9 +69,11 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const shapes: RuleShapes = known.known
         ? { shapes: known.shapes, known: true }
         : { shapes: candidateShapes(result.multiDimensional), known: false };
-      for (const ev of result.events.slice(0, MAX_EVENTS)) {
+      const events = result.events.slice(0, MAX_EVENTS);
+      const uses = arrayUses(events, shapes);
+      for (const ev of events) {
         const record = withinStack(
-          () => recordOf(ctx, kernel, ev, shapes),
+          () => recordOf(ctx, kernel, ev, shapes, uses),
           () => null,
         );
         if (!record) continue;
@@ -88,7 +90,32 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
 
 const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
 
-function recordOf(ctx: DivergenceContext, kernel: Kernel, ev: MemoryEvent, shapes: RuleShapes): MemoryRecord | null {
+/** Each shared array of two or more dimensions: its accesses here, and the most columns they use. */
+function arrayUses(events: readonly MemoryEvent[], shapes: RuleShapes): Map<string, ArrayUse> {
+  const out = new Map<string, { accesses: AccessEvent[]; columns: number | null }>();
+  for (const ev of events) {
+    if (ev.event !== 'access' || ev.space !== 'shared' || !ev.dims || ev.dims.length < 2) continue;
+    const used = withinStack(
+      () => columnsUsed(ev, shapes),
+      () => null,
+    );
+    const had = out.get(ev.array);
+    if (!had) out.set(ev.array, { accesses: [ev], columns: used });
+    else {
+      had.accesses.push(ev);
+      had.columns = had.columns === null || used === null ? null : Math.max(had.columns, used);
+    }
+  }
+  return out;
+}
+
+function recordOf(
+  ctx: DivergenceContext,
+  kernel: Kernel,
+  ev: MemoryEvent,
+  shapes: RuleShapes,
+  uses: ReadonlyMap<string, ArrayUse>,
+): MemoryRecord | null {
   const place = placeOf(ctx, ev);
   if (!place) return null;
   if (ev.event === 'barrier') {
@@ -99,7 +126,7 @@ function recordOf(ctx: DivergenceContext, kernel: Kernel, ev: MemoryEvent, shape
     const v = coalescingVerdict(ev, shapes);
     return v ? accessRecord(kernel, ev, v, shapes, place) : null;
   }
-  const v = bankVerdict(ev, shapes);
+  const v = bankVerdict(ev, shapes, uses.get(ev.array) ?? null);
   return v ? bankRecord(kernel, ev, v, shapes, place) : null;
 }
 
@@ -169,7 +196,7 @@ function barrierRecord(
     basis: v.basis,
     measure: v.reach ? { actual: v.reach.arrive, ideal: v.reach.total } : null,
     fix,
-    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+    assumptions: [assumedShapes(v.shape, shapes)],
   };
 }
 
@@ -187,7 +214,7 @@ function accessRecord(
       ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
-  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${describeShapes({ shapes: [v.shape], known: shapes.known })}.`;
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}.`;
   const fix =
     'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
   return {
@@ -200,7 +227,7 @@ function accessRecord(
     basis: 'proven',
     measure: { actual: v.sectors, ideal: v.ideal },
     fix,
-    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+    assumptions: [assumedShapes(v.shape, shapes)],
   };
 }
 
@@ -208,10 +235,15 @@ function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: Rul
   const verb = ev.store ? 'store to' : 'load from';
   const ways = v.fewest === v.ways ? `${v.ways}-way` : `${v.fewest}- to ${v.ways}-way`;
   const via = place.via ? ` (${place.via})` : '';
-  const fix = v.padding
-    ? `Pad each row from ${v.padding.from} to ${v.padding.to} elements (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`): the lanes then fall on different banks.`
-    : 'Give neighbouring lanes addresses an odd number of 4-byte words apart (pad each row by one word, or swizzle the index with an XOR), or let each lane read consecutive words.';
-  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${describeShapes({ shapes: [v.shape], known: shapes.known })}. ${fix}`;
+  const fix = !v.padding
+    ? null
+    : v.padding.to > v.padding.from
+      ? `Pad each row from ${v.padding.from} to ${v.padding.to} elements (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`): the lanes then fall on different banks.`
+      : `Make each row ${v.padding.to} elements instead of ${v.padding.from} (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`; the kernel's accesses use no column past ${v.padding.to - 1}): the lanes then fall on different banks.`;
+  const advice =
+    fix ??
+    'Give neighbouring lanes addresses an odd number of 4-byte words apart (pad each row by one word, or swizzle the index with an XOR), or let each lane read consecutive words.';
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}. ${advice}`;
   return {
     rule: 'bank-conflict',
     kernel: kernel.name,
@@ -221,9 +253,14 @@ function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: Rul
     message,
     basis: 'proven',
     measure: { actual: v.ways, ideal: 1 },
-    fix,
-    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+    fix: advice,
+    assumptions: [assumedShapes(v.shape, shapes)],
   };
+}
+
+/** The launches' shape the verdict came from; with no launch in view, every shape it holds for. */
+function assumedShapes(shape: Dim3, shapes: RuleShapes): string {
+  return describeShapes(shapes.known ? { shapes: [shape], known: true } : shapes);
 }
 
 function capital(s: string): string {
