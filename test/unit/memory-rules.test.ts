@@ -6,6 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { analyzeSnippet } from '../support/analyze-snippet';
 import type { MemoryRecord } from '../../server/src/core/body/memory-rules';
+import { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
 
 /** `rule severity line: text`, for the records of a snippet (lines 1-based). */
 async function rulesOf(text: string): Promise<string[]> {
@@ -415,5 +416,47 @@ describe('memory rules: instances from explicit instantiations, directives in a 
       records.map((r) => `${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
       ['out4[threadIdx.x * 2] 31/16'],
     );
+  });
+});
+
+describe('memory rules: a kernel in a header, launched from the .cu that includes it', () => {
+  it("reads the header's kernels with the main file's launches: their blocks and template arguments", async () => {
+    const header = [
+      '#pragma once',
+      'template <int TILE> __global__ void tiles(float* out, const float* in) {',
+      '  __shared__ float t[TILE * TILE];',
+      '  t[threadIdx.x * TILE] = in[threadIdx.x];',
+      '  __syncthreads();',
+      '  out[threadIdx.x] = t[threadIdx.x];',
+      '}',
+      '',
+    ].join('\n');
+    const main = [
+      '#include "tiles.cuh"',
+      'void run(float* o, const float* i) {',
+      '  const int T = 16;',
+      '  tiles<T><<<64, 128>>>(o, i);',
+      '}',
+      '',
+    ].join('\n');
+    const index = new WorkspaceIndex();
+    index.update('/ws/src/tiles.cuh', header);
+    const alone = await analyzeSnippet(header, { workspace: index, path: '/ws/src/tiles.cuh' });
+    // No launch in view: TILE is not known, and no verdict holds for every value it could take.
+    assert.deepEqual(
+      alone.memory.map((r) => r.rule),
+      [],
+    );
+    index.update('/ws/src/run.cu', main);
+    const facts = await analyzeSnippet(header, { workspace: index, path: '/ws/src/tiles.cuh' });
+    assert.deepEqual(
+      facts.memory.map((r) => `${r.rule} ${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}`),
+      ['bank-conflict 4: t[threadIdx.x * TILE] 16'],
+    );
+    assert.deepEqual(facts.memory[0].assumptions, [
+      'for the instance tiles<16>',
+      "for blocks of 128 threads (the launches')",
+      'launched from run.cu, which includes this file',
+    ]);
   });
 });

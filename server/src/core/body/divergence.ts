@@ -304,7 +304,7 @@ export function instancesOf(
       groups.set(key, {
         args,
         launches: l ? [l] : [],
-        label: `${kernel.name}<${written.map((w) => w ?? '?').join(', ')}>`,
+        label: `${kernel.name}<${args.map((a, k) => (a?.k === 'num' && a.values.length === 1 ? String(a.values[0]) : (written[k] ?? '?'))).join(', ')}>`,
       });
     else if (l) group.launches.push(l);
     return true;
