@@ -148,6 +148,37 @@ describe('barrier-divergence', () => {
       ['barrier-divergence error 3', 'barrier-divergence error 5'],
     );
   });
+
+  it('does not wait for lanes that left the kernel: __syncwarp after an early return is met by the lanes still there', async () => {
+    const body = (exit: string) =>
+      kernel(
+        [
+          '  int lane = threadIdx.x % 32;',
+          `  ${exit}`,
+          '  float v = in[threadIdx.x];',
+          '  __syncwarp();',
+          '  out[threadIdx.x] = v;',
+        ].join('\n'),
+      );
+    // The lanes at or past n have exited: every lane that is left reaches the barrier.
+    assert.deepEqual(
+      (await rulesOf(body('if (lane >= n) return;'))).filter((g) => g.startsWith('barrier')),
+      [],
+    );
+    // Lanes that skip a block and go on are still there: the barrier is missing them.
+    const skipped = kernel(
+      [
+        '  int lane = threadIdx.x % 32;',
+        '  float v = 0;',
+        '  if (lane < 16) { v = in[threadIdx.x]; __syncwarp(); }',
+        '  out[threadIdx.x] = v;',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(skipped)).filter((g) => g.startsWith('barrier')).map((g) => g.replace(/:.*/, '')),
+      ['barrier-divergence error 4'],
+    );
+  });
 });
 
 describe('uncoalesced-access', () => {
