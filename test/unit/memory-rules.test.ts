@@ -182,6 +182,13 @@ describe('barrier-divergence', () => {
 });
 
 describe('uncoalesced-access', () => {
+  it('names the pointer an access through pointer arithmetic reads (`__ldg(in + 4 * i)` reads `in`)', async () => {
+    const [r] = (await recordsOf(kernel('  out[threadIdx.x] = __ldg(in + 4 * threadIdx.x);'))).filter(
+      (x) => x.rule === 'uncoalesced-access',
+    );
+    assert.match(r?.message ?? '', /^Uncoalesced load from `in`:/);
+  });
+
   it('flags a thread per row of a row-major matrix, with sectors against the ideal', async () => {
     const text = kernel(
       '  int row = blockIdx.x * blockDim.x + threadIdx.x;\n  float acc = 0;\n  for (int c = 0; c < 64; ++c) acc += in[row * 64 + c];\n  out[row] = acc;',

@@ -2769,8 +2769,11 @@ function exprText(e: Expr): string {
       return `${e.op}${exprText(e.arg)}`;
     case 'num':
       return e.text;
+    case 'binary':
+      // Pointer arithmetic (`gamma + col`): the access is into what the pointer side names.
+      return e.op === '+' || e.op === '-' ? exprText(e.left.k === 'num' ? e.right : e.left) : '…';
     default:
-      return e.k;
+      return '…';
   }
 }
 
