@@ -182,6 +182,29 @@ describe('barrier-divergence', () => {
 });
 
 describe('uncoalesced-access', () => {
+  it("is a hint naming the vector access where a lane's neighbouring scalar accesses use the rest of the sectors", async () => {
+    const text = kernel(
+      [
+        '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+        '  out[i] = in[4 * i] + in[4 * i + 1] + in[4 * i + 2] + in[4 * i + 3];',
+        '  out[n + i] = in[8 * i];',
+      ].join('\n'),
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.text} ${/rest of those sectors/.test(r.message)}`),
+      [
+        'hint in[4 * i] true',
+        'hint in[4 * i + 1] true',
+        'hint in[4 * i + 2] true',
+        'hint in[4 * i + 3] true',
+        // Eight apart, with no neighbour that moves with it: 4 bytes of each 32-byte sector are read.
+        'warning in[8 * i] false',
+      ],
+    );
+    assert.match(records[0].fix, /one vector access/);
+  });
+
   it('names the pointer an access through pointer arithmetic reads (`__ldg(in + 4 * i)` reads `in`)', async () => {
     const [r] = (await recordsOf(kernel('  out[threadIdx.x] = __ldg(in + 4 * threadIdx.x);'))).filter(
       (x) => x.rule === 'uncoalesced-access',

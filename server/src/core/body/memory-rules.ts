@@ -17,7 +17,7 @@ import { launchFacts } from '../facts/launch-facts';
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import { coalescingVerdict, type CoalescingVerdict } from './global-access';
+import { coalescingVerdict, coveredByNeighbours, type CoalescingVerdict } from './global-access';
 import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
@@ -44,12 +44,19 @@ const MAX_EVENTS = 2000;
 
 export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel[]): MemoryRecord[] {
   const out: MemoryRecord[] = [];
+  // Read once for the document's kernels, when one of them needs it.
+  let elsewhereRead = false;
+  let mainLaunches: ReturnType<typeof mainFileLaunches> = null;
   for (const kernel of kernels) {
     const pf = functionAt(ctx, kernel);
     if (!pf) continue;
     const chosen = new Map<string, MemoryRecord>();
     const here = ctx.launchesOf.get(kernel.name) ?? [];
-    const elsewhere = here.length === 0 ? mainFileLaunches(ctx) : null;
+    if (here.length === 0 && !elsewhereRead) {
+      elsewhereRead = true;
+      mainLaunches = mainFileLaunches(ctx);
+    }
+    const elsewhere = here.length === 0 ? mainLaunches : null;
     const launches = elsewhere?.launches.filter((l) => l.baseName === kernel.name) ?? here;
     const from = launches.length > 0 && elsewhere ? elsewhere.from : ctx;
     for (const instance of instancesOf(pf, kernel, launches, from)) {
@@ -77,9 +84,10 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
         : { shapes: candidateShapes(result.multiDimensional), known: false };
       const events = result.events.slice(0, MAX_EVENTS);
       const uses = arrayUses(events, shapes);
+      const accesses = events.filter((e): e is AccessEvent => e.event === 'access' && e.space === 'global');
       for (const ev of events) {
         const record = withinStack(
-          () => recordOf(ctx, kernel, ev, shapes, uses),
+          () => recordOf(ctx, kernel, ev, shapes, uses, accesses),
           () => null,
         );
         if (!record) continue;
@@ -98,9 +106,6 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
 
 const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
 
-/** The launches of the unit's main file, per program (read once for all the document's kernels). */
-const mainLaunchesOf = new WeakMap<object, { launches: Launch[]; from: InstanceContext } | null>();
-
 /**
  * Where the document is a header the unit's main file includes (a kernel in a `.cuh` launched from
  * the `.cu`), the main file's launches, read as that file reads them: the block shapes and template
@@ -109,9 +114,8 @@ const mainLaunchesOf = new WeakMap<object, { launches: Launch[]; from: InstanceC
 function mainFileLaunches(ctx: DivergenceContext): { launches: Launch[]; from: InstanceContext } | null {
   const main = ctx.program.unit.main;
   if (main === ctx.path) return null;
-  if (mainLaunchesOf.has(ctx.program)) return mainLaunchesOf.get(ctx.program)!;
   const file = ctx.program.file(main);
-  const found = file
+  return file
     ? withinStack(
         () => {
           const source = makeSourceText(file.view);
@@ -124,8 +128,6 @@ function mainFileLaunches(ctx: DivergenceContext): { launches: Launch[]; from: I
         () => null,
       )
     : null;
-  mainLaunchesOf.set(ctx.program, found);
-  return found;
 }
 
 function baseNameOf(path: string): string {
@@ -157,6 +159,7 @@ function recordOf(
   ev: MemoryEvent,
   shapes: RuleShapes,
   uses: ReadonlyMap<string, ArrayUse>,
+  events: readonly AccessEvent[],
 ): MemoryRecord | null {
   const place = placeOf(ctx, ev);
   if (!place) return null;
@@ -166,7 +169,12 @@ function recordOf(
   }
   if (ev.space === 'global') {
     const v = coalescingVerdict(ev, shapes);
-    return v ? accessRecord(kernel, ev, v, shapes, place) : null;
+    if (!v) return null;
+    const neighbours = withinStack(
+      () => coveredByNeighbours(ev, events, shapes),
+      () => false,
+    );
+    return accessRecord(kernel, ev, v, shapes, place, neighbours);
   }
   const v = bankVerdict(ev, shapes, uses.get(ev.array) ?? null);
   return v ? bankRecord(kernel, ev, v, shapes, place) : null;
@@ -248,6 +256,7 @@ function accessRecord(
   v: CoalescingVerdict,
   shapes: RuleShapes,
   place: Place,
+  neighbours: boolean,
 ): MemoryRecord {
   const ratio = v.sectors / v.ideal;
   const verb = ev.store ? 'store to' : 'load from';
@@ -256,13 +265,17 @@ function accessRecord(
       ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
-  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}.`;
-  const fix =
-    'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
+  const shared = neighbours
+    ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
+    : '';
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}.${shared}`;
+  const fix = neighbours
+    ? 'Let each lane make one vector access (`float4`, `int4`, `char4`) in place of its neighbouring scalar ones.'
+    : 'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
   return {
     rule: 'uncoalesced-access',
     kernel: kernel.name,
-    severity: ratio >= 4 ? 'warning' : 'hint',
+    severity: ratio >= 4 && !neighbours ? 'warning' : 'hint',
     span: place.span,
     text: place.text,
     message,
