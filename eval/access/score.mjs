@@ -55,7 +55,11 @@ const mismatches = [];
 for (const project of projects) {
   const mine = labels.filter((l) => l.project === project);
   const files = [...new Set(mine.map((l) => l.file))];
-  const findings = findingsOf(project, files);
+  // A header is read in the unit of the `.cu` that includes it, as the editor's workspace has it:
+  // that file is checked too (its launches give the header's kernels their blocks), its findings
+  // left out of the counts.
+  const units = [...new Set(mine.map((l) => l.unit).filter((u) => u && !files.includes(u)))];
+  const findings = findingsOf(project, [...files, ...units]).filter((f) => files.includes(f.file));
   for (const [kind, rule] of Object.entries(RULES)) {
     const labelled = mine.filter((l) => l.rule === kind);
     const ruleFindings = findings.filter((f) => f.code === rule);

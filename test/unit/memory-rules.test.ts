@@ -6,6 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { analyzeSnippet } from '../support/analyze-snippet';
 import type { MemoryRecord } from '../../server/src/core/body/memory-rules';
+import { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
 
 /** `rule severity line: text`, for the records of a snippet (lines 1-based). */
 async function rulesOf(text: string): Promise<string[]> {
@@ -147,9 +148,70 @@ describe('barrier-divergence', () => {
       ['barrier-divergence error 3', 'barrier-divergence error 5'],
     );
   });
+
+  it('does not wait for lanes that left the kernel: __syncwarp after an early return is met by the lanes still there', async () => {
+    const body = (exit: string) =>
+      kernel(
+        [
+          '  int lane = threadIdx.x % 32;',
+          `  ${exit}`,
+          '  float v = in[threadIdx.x];',
+          '  __syncwarp();',
+          '  out[threadIdx.x] = v;',
+        ].join('\n'),
+      );
+    // The lanes at or past n have exited: every lane that is left reaches the barrier.
+    assert.deepEqual(
+      (await rulesOf(body('if (lane >= n) return;'))).filter((g) => g.startsWith('barrier')),
+      [],
+    );
+    // Lanes that skip a block and go on are still there: the barrier is missing them.
+    const skipped = kernel(
+      [
+        '  int lane = threadIdx.x % 32;',
+        '  float v = 0;',
+        '  if (lane < 16) { v = in[threadIdx.x]; __syncwarp(); }',
+        '  out[threadIdx.x] = v;',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(skipped)).filter((g) => g.startsWith('barrier')).map((g) => g.replace(/:.*/, '')),
+      ['barrier-divergence error 4'],
+    );
+  });
 });
 
 describe('uncoalesced-access', () => {
+  it("is a hint naming the vector access where a lane's neighbouring scalar accesses use the rest of the sectors", async () => {
+    const text = kernel(
+      [
+        '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+        '  out[i] = in[4 * i] + in[4 * i + 1] + in[4 * i + 2] + in[4 * i + 3];',
+        '  out[n + i] = in[8 * i];',
+      ].join('\n'),
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.text} ${/rest of those sectors/.test(r.message)}`),
+      [
+        'hint in[4 * i] true',
+        'hint in[4 * i + 1] true',
+        'hint in[4 * i + 2] true',
+        'hint in[4 * i + 3] true',
+        // Eight apart, with no neighbour that moves with it: 4 bytes of each 32-byte sector are read.
+        'warning in[8 * i] false',
+      ],
+    );
+    assert.match(records[0].fix, /one vector access/);
+  });
+
+  it('names the pointer an access through pointer arithmetic reads (`__ldg(in + 4 * i)` reads `in`)', async () => {
+    const [r] = (await recordsOf(kernel('  out[threadIdx.x] = __ldg(in + 4 * threadIdx.x);'))).filter(
+      (x) => x.rule === 'uncoalesced-access',
+    );
+    assert.match(r?.message ?? '', /^Uncoalesced load from `in`:/);
+  });
+
   it('flags a thread per row of a row-major matrix, with sectors against the ideal', async () => {
     const text = kernel(
       '  int row = blockIdx.x * blockDim.x + threadIdx.x;\n  float acc = 0;\n  for (int c = 0; c < 64; ++c) acc += in[row * 64 + c];\n  out[row] = acc;',
@@ -223,6 +285,34 @@ describe('bank-conflict', () => {
       ['warning 4: s[threadIdx.x * 32] 32-way', 'warning 5: t[threadIdx.x % 32][threadIdx.x / 32] 32-way'],
     );
     assert.match(records[1].fix, /from 32 to 33 elements/);
+  });
+
+  it('advises the shortest row that removes the conflict: a padding the index never needed is taken away', async () => {
+    // Half warps of a 16x16 block read rows 17 words apart: the second row's banks overlap the
+    // first's in one place (2-way); rows of 16 words put the warp on 32 consecutive words.
+    const text = [
+      '__global__ void tile(float* out, const float* in, int n) {',
+      '  __shared__ float b[16][17];',
+      '  b[threadIdx.y][threadIdx.x] = in[threadIdx.y * n + threadIdx.x];',
+      '  __syncthreads();',
+      '  out[threadIdx.y * n + threadIdx.x] = b[threadIdx.x][threadIdx.y];',
+      '}',
+      'void run(float* o, const float* i, int n) { tile<<<1, dim3(16, 16)>>>(o, i, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    // The column read (line 5) is 2-way too: lanes 0 and 31 meet on bank 0 (words 0 and 17 * 15 + 1).
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
+      ['3: b[threadIdx.y][threadIdx.x] 2-way', '5: b[threadIdx.x][threadIdx.y] 2-way'],
+    );
+    // No row length clears the row store without making the column read worse (16 and 48 make it
+    // 8-way): the general advice. Rows of 18 clear the column read and leave the store 2-way.
+    assert.match(records[0].fix, /^Give neighbouring lanes/);
+    assert.match(records[1].fix, /from 17 to 18 elements/);
+    const rowsOnly = text.replace('b[threadIdx.x][threadIdx.y]', 'b[threadIdx.y][threadIdx.x]');
+    const [alone] = (await recordsOf(rowsOnly)).filter((r) => r.rule === 'bank-conflict');
+    assert.match(alone.fix, /Make each row 16 elements instead of 17 \(`\[17\]` → `\[16\]`/);
   });
 
   it('is quiet on the padded tile, on a row read and on a broadcast', async () => {
@@ -303,5 +393,131 @@ describe('memory rules: struct-held pointers, members of an element, template in
       (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
       [],
     );
+  });
+});
+
+describe('memory rules: instances from explicit instantiations, directives in a body without braces, partial warps', () => {
+  it('reads a template kernel no launch names per explicit instantiation (the code that is compiled)', async () => {
+    const text = (args: string) =>
+      [
+        'template <typename T, int S> __global__ void strided(T* out, const T* in) {',
+        '  out[threadIdx.x * S] = in[threadIdx.x];',
+        '}',
+        `template __global__ void strided<${args}>(float*, const float*);`,
+        '',
+      ].join('\n');
+    const [record] = (await recordsOf(text('float, 4'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.equal(record?.text, 'out[threadIdx.x * S]');
+    assert.equal(record.assumptions[0], 'for the instance strided<float, 4>');
+    assert.match(record.assumptions[1], /for any block of 64, 128, 256, 512, 1024 threads/);
+    assert.deepEqual(
+      (await rulesOf(text('float, 1'))).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it("reads a launch in a function template per that template's explicit instantiations, its types deduced", async () => {
+    const text = (extra: string) =>
+      [
+        'template <typename T> __global__ void pick(T* out, const T* in) {',
+        '  out[threadIdx.x] = in[threadIdx.x * 2];',
+        '}',
+        'template <typename T> void launch(T* out, const T* in, int n) { pick<T><<<n / 256, 256>>>(out, in); }',
+        'template void launch(double* out, const double* in, int n);',
+        extra,
+        '',
+      ].join('\n');
+    const [record] = (await recordsOf(text(''))).filter((r) => r.rule === 'uncoalesced-access');
+    // Doubles two apart: 16 bytes per lane where 8 are used, 16 sectors for the 8 of unit stride.
+    assert.equal(`${record?.text} ${record?.measure?.actual}/${record?.measure?.ideal}`, 'in[threadIdx.x * 2] 16/8');
+    assert.equal(record.assumptions[0], 'for the instance pick<double>');
+    assert.match(record.assumptions[1], /for blocks of 256 threads \(the launches'\)/);
+    // An explicit specialization for double replaces the template's body: nothing is read from it.
+    const specialized = text(
+      'template <> __global__ void pick(double* out, const double* in) { out[threadIdx.x] = in[threadIdx.x]; }',
+    );
+    assert.deepEqual(
+      (await rulesOf(specialized)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it('keeps a loop after `else` and a `#pragma unroll` line inside the else (the tail path one lane reaches)', async () => {
+    const text = kernel(
+      [
+        '  int i = threadIdx.x * 32;',
+        '  if (i + 32 < n) {',
+        '    out[threadIdx.x] = in[threadIdx.x];',
+        '  } else',
+        '#pragma unroll',
+        '    for (int k = 0; k < 32; k++)',
+        '      if (i < n && i + k < n) out[i + k] = in[i + k];',
+      ].join('\n'),
+    );
+    // Read as a statement of its own, the loop would run for every lane with i < n: 32 floats apart.
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+    const unguarded = text.replace('  } else\n#pragma unroll\n', '  }\n#pragma unroll\n');
+    assert.deepEqual(
+      (await rulesOf(unguarded)).filter((g) => g.startsWith('uncoalesced')),
+      ['uncoalesced-access warning 8: out[i + k]', 'uncoalesced-access warning 8: in[i + k]'],
+    );
+  });
+
+  it('judges a request a lane short of a warp by the bytes its lanes use: 31 float4 two apart are uncoalesced', async () => {
+    const text = kernel(
+      '  if (threadIdx.x % 32 < 31) out4[threadIdx.x * 2] = in4[threadIdx.x];',
+      '256',
+      'float4* out4, const float4* in4, int n',
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['out4[threadIdx.x * 2] 31/16'],
+    );
+  });
+});
+
+describe('memory rules: a kernel in a header, launched from the .cu that includes it', () => {
+  it("reads the header's kernels with the main file's launches: their blocks and template arguments", async () => {
+    const header = [
+      '#pragma once',
+      'template <int TILE> __global__ void tiles(float* out, const float* in) {',
+      '  __shared__ float t[TILE * TILE];',
+      '  t[threadIdx.x * TILE] = in[threadIdx.x];',
+      '  __syncthreads();',
+      '  out[threadIdx.x] = t[threadIdx.x];',
+      '}',
+      '',
+    ].join('\n');
+    const main = [
+      '#include "tiles.cuh"',
+      'void run(float* o, const float* i) {',
+      '  const int T = 16;',
+      '  tiles<T><<<64, 128>>>(o, i);',
+      '}',
+      '',
+    ].join('\n');
+    const index = new WorkspaceIndex();
+    index.update('/ws/src/tiles.cuh', header);
+    const alone = await analyzeSnippet(header, { workspace: index, path: '/ws/src/tiles.cuh' });
+    // No launch in view: TILE is not known, and no verdict holds for every value it could take.
+    assert.deepEqual(
+      alone.memory.map((r) => r.rule),
+      [],
+    );
+    index.update('/ws/src/run.cu', main);
+    const facts = await analyzeSnippet(header, { workspace: index, path: '/ws/src/tiles.cuh' });
+    assert.deepEqual(
+      facts.memory.map((r) => `${r.rule} ${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}`),
+      ['bank-conflict 4: t[threadIdx.x * TILE] 16'],
+    );
+    assert.deepEqual(facts.memory[0].assumptions, [
+      'for the instance tiles<16>',
+      "for blocks of 128 threads (the launches')",
+      'launched from run.cu, which includes this file',
+    ]);
   });
 });

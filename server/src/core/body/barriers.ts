@@ -36,7 +36,10 @@ export function barrierVerdict(ev: BarrierEvent, shapes: RuleShapes): BarrierVer
   let chosen: BarrierVerdict | null = null;
   let chosenRank = -1;
   for (const shape of shapes.shapes) {
-    const v = ev.scope === 'block' ? blockVerdict(guard!, shape) : warpVerdict(guard, mask ?? null, shape);
+    const v =
+      ev.scope === 'block'
+        ? blockVerdict(guard!, shape)
+        : warpVerdict(guard, mask ?? null, shape, conjunction(ev.exited ?? []));
     const rank = v ? RANK[v.basis] : RANK.none;
     // A launch's shape that splits it is enough; without one, every common shape must.
     const better = chosenRank < 0 || (shapes.known ? rank > chosenRank : rank < chosenRank);
@@ -87,17 +90,25 @@ function blockVerdict(guard: NonNullable<ReturnType<typeof conjunction>>, shape:
   return { basis: 'data', shape, reach: data ? null : reach, example };
 }
 
-function warpVerdict(guard: ReturnType<typeof conjunction>, mask: number | null, shape: Dim3): BarrierVerdict | null {
+/** `alive`: what the lanes that have not left the kernel meet (the others are not waited for). */
+function warpVerdict(
+  guard: ReturnType<typeof conjunction>,
+  mask: number | null,
+  shape: Dim3,
+  alive: ReturnType<typeof conjunction>,
+): BarrierVerdict | null {
   const size = shape.x * shape.y * shape.z;
   const full = mask === null ? 0xffffffff : mask;
   const values = guard ? threadValues(guard, shape) : null;
-  const samples = guard ? laneSamples([guard], shape) : [null];
+  const living = alive ? threadValues(alive, shape) : null;
+  const samples = guard ? laneSamples(alive ? [guard, alive] : [guard], shape) : [null];
   let bad = 0;
   let data = false;
   let problem: BarrierVerdict['maskProblem'];
   let example: string | null = null;
   for (const sample of samples) {
     const at = values && sample ? values(sample) : null;
+    const here = living && sample ? living(sample) : null;
     let sampleBad = false;
     for (let w = 0; w * 32 < size && !sampleBad; w++) {
       let reached = 0;
@@ -105,7 +116,8 @@ function warpVerdict(guard: ReturnType<typeof conjunction>, mask: number | null,
       let unknown = false;
       for (let l = 0; l < 32 && w * 32 + l < size; l++) {
         const v = at ? at(w * 32 + l) : 1;
-        if (v === INVALID) continue;
+        // An exited lane is not waited for: neither there nor missing.
+        if (v === INVALID || here?.(w * 32 + l) === 0) continue;
         present |= 1 << l;
         if (v === LANE_UNKNOWN) unknown = true;
         else if (v !== 0) reached |= 1 << l;

@@ -14,7 +14,7 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Launch, Span } from '../types';
-import { makeSourceText, offsetAt, positionAt, withinLines, type SourceText } from '../text/source-text';
+import { lastComponent, makeSourceText, offsetAt, positionAt, withinLines, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
 import { spanOfNode, uncalledDeviceFunctions, type FunctionTable } from './syntax-functions';
 import { defaultBlockShape } from '../uniformity/lane-evaluation';
@@ -264,32 +264,78 @@ export interface Instance {
 /** Instances analysed apart at most; launches of further ones are read with their parameters unknown. */
 const MAX_INSTANCES = 4;
 
-export function instancesOf(pf: ProgramFunction, kernel: Kernel, launches: readonly Launch[]): Instance[] {
+/** Where launches are read: a launch's template arguments may name its enclosing template's parameters. */
+export type InstanceContext = Pick<DivergenceContext, 'program' | 'path' | 'source'>;
+
+/**
+ * The instances of a kernel: one per set of template arguments its launches write (a type or a
+ * value). Given the unit (`from`): a launch written in a function template (`k<T, 128><<<...>>>` in
+ * `template <typename T> void run()`) makes one per explicit instantiation of that template in the
+ * unit, its parameters replaced by the instantiation's arguments; a kernel no launch here names is
+ * read per explicit instantiation of its own (`template __global__ void k<half, 128>(...)`), the code
+ * that is compiled; arguments an explicit specialization takes make none.
+ */
+export function instancesOf(
+  pf: ProgramFunction,
+  kernel: Kernel,
+  launches: readonly Launch[],
+  from?: InstanceContext,
+): Instance[] {
   const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
   const params = pf.fn.templateParams ?? [];
   if (params.length === 0)
     return [{ bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>, launches: mine, label: null }];
   const groups = new Map<string, { args: Array<TemplateBinding | undefined>; launches: Launch[]; label: string }>();
-  const symbolic: Launch[] = [];
-  for (const l of mine) {
-    const values = l.templateArgValues ?? null;
-    const written = l.templateArgs ?? null;
+  const add = (
+    written: ReadonlyArray<string | null>,
+    values: ReadonlyArray<number | null> | null,
+    l: Launch | null,
+  ) => {
     const args = params.map((p, k): TemplateBinding | undefined => {
-      if (p.kind === 'type') return written?.[k] ? { k: 'type-arg', type: written[k] } : undefined;
-      const v = values?.[k];
+      if (p.kind === 'type') return written[k] ? { k: 'type-arg', type: written[k]! } : undefined;
+      const v = values?.[k] ?? integerLiteral(written[k]);
       return v !== null && v !== undefined ? num(v) : undefined;
     });
     // A type argument counts as much as a value: element sizes, and so addresses in bytes, follow it.
-    const known = args.some((a) => a !== undefined);
-    if (!known) {
-      symbolic.push(l);
-      continue;
-    }
+    if (!args.some((a) => a !== undefined)) return false;
+    // Arguments an explicit specialization takes do not run this body.
+    if (from?.program.specialized(pf, written.slice(0, params.length))) return true;
     const key = JSON.stringify(args);
     const group = groups.get(key);
-    if (group) group.launches.push(l);
-    else groups.set(key, { args, launches: [l], label: `${kernel.name}<${(written ?? []).join(', ')}>` });
+    if (!group)
+      groups.set(key, {
+        args,
+        launches: l ? [l] : [],
+        label: `${kernel.name}<${args.map((a, k) => (a?.k === 'num' && a.values.length === 1 ? String(a.values[0]) : (written[k] ?? '?'))).join(', ')}>`,
+      });
+    else if (l) group.launches.push(l);
+    return true;
+  };
+  const symbolic: Launch[] = [];
+  for (const l of mine) {
+    const written = l.templateArgs ?? [];
+    const outer = from && written.length ? enclosingTemplate(from, l) : null;
+    const outerParams = outer?.fn.templateParams ?? [];
+    const named = outerParams.filter((p) => written.some((w) => new RegExp(`\\b${p.name}\\b`).test(w)));
+    const instantiations = outer && named.length ? from!.program.instantiationsOf(outer) : [];
+    if (instantiations.length) {
+      let any = false;
+      for (const inst of instantiations) {
+        const replaced = written.map((w) =>
+          outerParams.reduce(
+            (text, p, k) => (inst[k] === null ? text : text.replace(new RegExp(`\\b${p.name}\\b`, 'g'), inst[k]!)),
+            w,
+          ),
+        );
+        // Values the launch fixed stay; those that named the template's parameters are read anew.
+        const values = replaced.map((w, k) => (w === written[k] ? (l.templateArgValues?.[k] ?? null) : null));
+        if (add(replaced, values, l)) any = true;
+      }
+      if (any) continue;
+    }
+    if (!add(written, l.templateArgValues ?? null, l)) symbolic.push(l);
   }
+  if (mine.length === 0 && from) for (const inst of from.program.instantiationsOf(pf)) add(inst, null, null);
   const out: Instance[] = [];
   for (const g of [...groups.values()].slice(0, MAX_INSTANCES))
     out.push({
@@ -305,6 +351,29 @@ export function instancesOf(pf: ProgramFunction, kernel: Kernel, launches: reado
       label: null,
     });
   return out;
+}
+
+/** The function template a launch is written in, when it is one. */
+function enclosingTemplate(from: InstanceContext, l: Launch): ProgramFunction | null {
+  if (!l.enclosingFunction || l.through) return null;
+  const at = offsetAt(from.source, l.span.start);
+  const fn = from.program
+    .outline(from.path)
+    .functions.find(
+      (f) =>
+        f.bodyAt !== null &&
+        f.bodyAt[0] <= at &&
+        at < f.bodyAt[1] &&
+        (f.templateParams?.length ?? 0) > 0 &&
+        f.name === lastComponent(l.enclosingFunction!),
+    );
+  return fn ? { file: from.path, fn } : null;
+}
+
+function integerLiteral(text: string | null | undefined): number | null {
+  if (!text) return null;
+  const m = /^(-?\d+)[uUlL]*$/.exec(text.trim());
+  return m ? Number(m[1]) : null;
 }
 
 const SEVERITY: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };

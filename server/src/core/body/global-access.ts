@@ -68,6 +68,7 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
       // leaves every other lane idle does not make an access uncoalesced).
       const unit = new Set<number>();
       let firstLane = -1;
+      let lastLane = -1;
       let touchedLanes = 0;
       let lowest = Infinity;
       let first: number | null = null;
@@ -81,6 +82,7 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
         const start = a * pitch + within;
         addresses.add(start);
         if (firstLane < 0) firstLane = t;
+        lastLane = t;
         touchedLanes++;
         for (
           let s = Math.floor(((t - firstLane) * bytes) / SECTOR);
@@ -101,7 +103,9 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
         for (let s = Math.floor((a + shift) / SECTOR); s <= Math.floor((a + shift + bytes - 1) / SECTOR); s++)
           touched.add(s);
       sampleSectors += touched.size;
-      sampleIdeal += unit.size;
+      // The bytes the lanes use, in sectors, unrounded: a request one lane short of a warp at twice
+      // the ideal stride (31 sectors for 15.5) is as wasteful as the full one (32 for 16).
+      sampleIdeal += Math.max(1, Math.min(unit.size, ((lastLane - firstLane + 1) * bytes) / SECTOR));
       // The figures shown are those of the fullest request (a whole warp where there is one).
       if (!shown || touchedLanes > shown.lanes || (touchedLanes === shown.lanes && touched.size > shown.sectors))
         shown = { lanes: touchedLanes, sectors: touched.size, ideal: unit.size };
@@ -116,4 +120,90 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
   }
   if (ideal === 0 || requests === 0 || !shown) return null;
   return { shape, sectors: shown.sectors, ideal: shown.ideal, stride: stride ?? null };
+}
+
+/** A lane's accesses to one array gathered at most, the access itself included. */
+const MAX_NEIGHBOURS = 16;
+
+/**
+ * Whether the lane's other accesses to the same array (`p[4 * i]`, `p[4 * i + 1]`, ... written one
+ * by one) read or write the rest of the sectors this one touches: together they are no worse than
+ * unit stride, for every shape and sample. Each request still fetches sectors it does not use, but
+ * the neighbours' requests use them from L1: the cost is requests, not bytes, and one vector access
+ * per lane removes it.
+ */
+export function coveredByNeighbours(ev: AccessEvent, others: readonly AccessEvent[], shapes: RuleShapes): boolean {
+  const group = [
+    ev,
+    ...others.filter((o) => o !== ev && sameStream(ev, o) && shiftedCopy(ev, o, shapes.shapes[0])),
+  ].slice(0, MAX_NEIGHBOURS);
+  if (group.length < 2) return false;
+  for (const shape of shapes.shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const syms = group.flatMap((g) => [g.offset, ...g.guards]);
+    const columns = group.map((g) => {
+      const guard = conjunction(g.guards);
+      return { g, at: threadValues(g.offset, shape), here: guard ? threadValues(guard, shape) : null };
+    });
+    for (const sample of laneSamples(syms, shape)) {
+      const lanes = columns.map((c) => ({ c, at: c.at(sample), here: c.here ? c.here(sample) : null }));
+      for (let w = 0; w * 32 < size; w++) {
+        const bytes = new Set<number>();
+        let lowest = Infinity;
+        for (const { c, at, here } of lanes)
+          for (let t = w * 32; t < Math.min(size, w * 32 + 32); t++) {
+            if (here && here(t) === 0) continue;
+            const a = at(t);
+            if (a === INVALID) continue;
+            if (a === LANE_UNKNOWN) return false;
+            const start = a * c.g.elementBytes + (c.g.member?.offset ?? 0);
+            const width = c.g.member?.bytes ?? c.g.elementBytes;
+            for (let b = start; b < start + width; b++) bytes.add(b);
+            if (start < lowest) lowest = start;
+          }
+        if (bytes.size === 0) continue;
+        const sectors = new Set<number>();
+        for (const b of bytes) sectors.add(Math.floor((b - lowest) / SECTOR));
+        if (sectors.size >= UNCOALESCED_RATIO * Math.max(1, bytes.size / SECTOR)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/** Neighbours a lane reads one after another are the same pattern moved by a few elements (`p[4 * i + 1]` beside `p[4 * i]`). */
+const MAX_SHIFT = 16;
+
+/** Whether `b`'s offsets are `a`'s moved by one small amount, the same for every lane and sample. */
+function shiftedCopy(a: AccessEvent, b: AccessEvent, shape: Dim3): boolean {
+  const size = shape.x * shape.y * shape.z;
+  const at = threadValues(a.offset, shape);
+  const bt = threadValues(b.offset, shape);
+  for (const sample of laneSamples([a.offset, b.offset], shape)) {
+    const x = at(sample);
+    const y = bt(sample);
+    let shift: number | null = null;
+    for (let t = 0; t < size; t++) {
+      const u = x(t);
+      const v = y(t);
+      if (typeof u !== 'number' || typeof v !== 'number') return false;
+      if (shift === null) shift = v - u;
+      else if (v - u !== shift) return false;
+    }
+    if (shift === null || shift === 0 || Math.abs(shift) > MAX_SHIFT) return false;
+  }
+  return true;
+}
+
+/** Accesses of one lane to the same array, in the same function, the same way (both loads or both stores). */
+function sameStream(a: AccessEvent, b: AccessEvent): boolean {
+  return (
+    a.array === b.array &&
+    a.space === b.space &&
+    a.store === b.store &&
+    a.elementBytes === b.elementBytes &&
+    a.file === b.file &&
+    a.calls.length === b.calls.length &&
+    a.calls.every((c, k) => c.file === b.calls[k].file && c.at[0] === b.calls[k].at[0])
+  );
 }

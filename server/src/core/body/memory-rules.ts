@@ -5,18 +5,20 @@
  * the divergence pass reads). Each record names the block shape it assumed; an access or barrier
  * whose pattern cannot be known from the thread indices and the shapes gives none.
  */
-import type { Dim3, Kernel, Span } from '../types';
+import type { Dim3, Kernel, Launch, Span } from '../types';
 import type { SourceText } from '../text/source-text';
-import { positionAt, withinLines } from '../text/source-text';
+import { makeSourceText, positionAt, withinLines } from '../text/source-text';
 import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
 import { keptKernelUniformity } from '../uniformity/thread-uniformity';
-import { blockShapes, functionAt, instancesOf, type DivergenceContext } from './divergence';
+import { blockShapes, functionAt, instancesOf, type DivergenceContext, type InstanceContext } from './divergence';
+import { LaunchCollector } from '../facts/launch-sites';
+import { launchFacts } from '../facts/launch-facts';
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import { coalescingVerdict, type CoalescingVerdict } from './global-access';
-import { bankVerdict, type BankVerdict } from './shared-banks';
+import { coalescingVerdict, coveredByNeighbours, type CoalescingVerdict } from './global-access';
+import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
 
@@ -42,11 +44,22 @@ const MAX_EVENTS = 2000;
 
 export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel[]): MemoryRecord[] {
   const out: MemoryRecord[] = [];
+  // Read once for the document's kernels, when one of them needs it.
+  let elsewhereRead = false;
+  let mainLaunches: ReturnType<typeof mainFileLaunches> = null;
   for (const kernel of kernels) {
     const pf = functionAt(ctx, kernel);
     if (!pf) continue;
     const chosen = new Map<string, MemoryRecord>();
-    for (const instance of instancesOf(pf, kernel, ctx.launchesOf.get(kernel.name) ?? [])) {
+    const here = ctx.launchesOf.get(kernel.name) ?? [];
+    if (here.length === 0 && !elsewhereRead) {
+      elsewhereRead = true;
+      mainLaunches = mainFileLaunches(ctx);
+    }
+    const elsewhere = here.length === 0 ? mainLaunches : null;
+    const launches = elsewhere?.launches.filter((l) => l.baseName === kernel.name) ?? here;
+    const from = launches.length > 0 && elsewhere ? elsewhere.from : ctx;
+    for (const instance of instancesOf(pf, kernel, launches, from)) {
       const launchable = instance.launches
         .map((l) => l.block.value)
         .filter(
@@ -69,13 +82,18 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const shapes: RuleShapes = known.known
         ? { shapes: known.shapes, known: true }
         : { shapes: candidateShapes(result.multiDimensional), known: false };
-      for (const ev of result.events.slice(0, MAX_EVENTS)) {
+      const events = result.events.slice(0, MAX_EVENTS);
+      const uses = arrayUses(events, shapes);
+      const accesses = events.filter((e): e is AccessEvent => e.event === 'access' && e.space === 'global');
+      for (const ev of events) {
         const record = withinStack(
-          () => recordOf(ctx, kernel, ev, shapes),
+          () => recordOf(ctx, kernel, ev, shapes, uses, accesses),
           () => null,
         );
         if (!record) continue;
         if (instance.label) record.assumptions.unshift(`for the instance ${instance.label}`);
+        if (from !== ctx && instance.launches.length > 0)
+          record.assumptions.push(`launched from ${baseNameOf(from.path)}, which includes this file`);
         const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;
         const had = chosen.get(key);
         if (!had || SEVERITY[record.severity] > SEVERITY[had.severity]) chosen.set(key, record);
@@ -88,7 +106,61 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
 
 const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
 
-function recordOf(ctx: DivergenceContext, kernel: Kernel, ev: MemoryEvent, shapes: RuleShapes): MemoryRecord | null {
+/**
+ * Where the document is a header the unit's main file includes (a kernel in a `.cuh` launched from
+ * the `.cu`), the main file's launches, read as that file reads them: the block shapes and template
+ * arguments of kernels no launch in the document names.
+ */
+function mainFileLaunches(ctx: DivergenceContext): { launches: Launch[]; from: InstanceContext } | null {
+  const main = ctx.program.unit.main;
+  if (main === ctx.path) return null;
+  const file = ctx.program.file(main);
+  return file
+    ? withinStack(
+        () => {
+          const source = makeSourceText(file.view);
+          const observations = new LaunchCollector(ctx.program).launchesIn(main);
+          return {
+            launches: launchFacts(observations, { program: ctx.program, path: main, source }),
+            from: { program: ctx.program, path: main, source },
+          };
+        },
+        () => null,
+      )
+    : null;
+}
+
+function baseNameOf(path: string): string {
+  return path.replace(/^.*[\\/]/, '');
+}
+
+/** Each shared array of two or more dimensions: its accesses here, and the most columns they use. */
+function arrayUses(events: readonly MemoryEvent[], shapes: RuleShapes): Map<string, ArrayUse> {
+  const out = new Map<string, { accesses: AccessEvent[]; columns: number | null }>();
+  for (const ev of events) {
+    if (ev.event !== 'access' || ev.space !== 'shared' || !ev.dims || ev.dims.length < 2) continue;
+    const used = withinStack(
+      () => columnsUsed(ev, shapes),
+      () => null,
+    );
+    const had = out.get(ev.array);
+    if (!had) out.set(ev.array, { accesses: [ev], columns: used });
+    else {
+      had.accesses.push(ev);
+      had.columns = had.columns === null || used === null ? null : Math.max(had.columns, used);
+    }
+  }
+  return out;
+}
+
+function recordOf(
+  ctx: DivergenceContext,
+  kernel: Kernel,
+  ev: MemoryEvent,
+  shapes: RuleShapes,
+  uses: ReadonlyMap<string, ArrayUse>,
+  events: readonly AccessEvent[],
+): MemoryRecord | null {
   const place = placeOf(ctx, ev);
   if (!place) return null;
   if (ev.event === 'barrier') {
@@ -97,9 +169,14 @@ function recordOf(ctx: DivergenceContext, kernel: Kernel, ev: MemoryEvent, shape
   }
   if (ev.space === 'global') {
     const v = coalescingVerdict(ev, shapes);
-    return v ? accessRecord(kernel, ev, v, shapes, place) : null;
+    if (!v) return null;
+    const neighbours = withinStack(
+      () => coveredByNeighbours(ev, events, shapes),
+      () => false,
+    );
+    return accessRecord(kernel, ev, v, shapes, place, neighbours);
   }
-  const v = bankVerdict(ev, shapes);
+  const v = bankVerdict(ev, shapes, uses.get(ev.array) ?? null);
   return v ? bankRecord(kernel, ev, v, shapes, place) : null;
 }
 
@@ -169,7 +246,7 @@ function barrierRecord(
     basis: v.basis,
     measure: v.reach ? { actual: v.reach.arrive, ideal: v.reach.total } : null,
     fix,
-    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+    assumptions: [assumedShapes(v.shape, shapes)],
   };
 }
 
@@ -179,6 +256,7 @@ function accessRecord(
   v: CoalescingVerdict,
   shapes: RuleShapes,
   place: Place,
+  neighbours: boolean,
 ): MemoryRecord {
   const ratio = v.sectors / v.ideal;
   const verb = ev.store ? 'store to' : 'load from';
@@ -187,20 +265,24 @@ function accessRecord(
       ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
-  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${describeShapes({ shapes: [v.shape], known: shapes.known })}.`;
-  const fix =
-    'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
+  const shared = neighbours
+    ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
+    : '';
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}.${shared}`;
+  const fix = neighbours
+    ? 'Let each lane make one vector access (`float4`, `int4`, `char4`) in place of its neighbouring scalar ones.'
+    : 'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
   return {
     rule: 'uncoalesced-access',
     kernel: kernel.name,
-    severity: ratio >= 4 ? 'warning' : 'hint',
+    severity: ratio >= 4 && !neighbours ? 'warning' : 'hint',
     span: place.span,
     text: place.text,
     message,
     basis: 'proven',
     measure: { actual: v.sectors, ideal: v.ideal },
     fix,
-    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+    assumptions: [assumedShapes(v.shape, shapes)],
   };
 }
 
@@ -208,10 +290,15 @@ function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: Rul
   const verb = ev.store ? 'store to' : 'load from';
   const ways = v.fewest === v.ways ? `${v.ways}-way` : `${v.fewest}- to ${v.ways}-way`;
   const via = place.via ? ` (${place.via})` : '';
-  const fix = v.padding
-    ? `Pad each row from ${v.padding.from} to ${v.padding.to} elements (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`): the lanes then fall on different banks.`
-    : 'Give neighbouring lanes addresses an odd number of 4-byte words apart (pad each row by one word, or swizzle the index with an XOR), or let each lane read consecutive words.';
-  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${describeShapes({ shapes: [v.shape], known: shapes.known })}. ${fix}`;
+  const fix = !v.padding
+    ? null
+    : v.padding.to > v.padding.from
+      ? `Pad each row from ${v.padding.from} to ${v.padding.to} elements (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`): the lanes then fall on different banks.`
+      : `Make each row ${v.padding.to} elements instead of ${v.padding.from} (\`[${v.padding.from}]\` → \`[${v.padding.to}]\`; the kernel's accesses use no column past ${v.padding.to - 1}): the lanes then fall on different banks.`;
+  const advice =
+    fix ??
+    'Give neighbouring lanes addresses an odd number of 4-byte words apart (pad each row by one word, or swizzle the index with an XOR), or let each lane read consecutive words.';
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}. ${advice}`;
   return {
     rule: 'bank-conflict',
     kernel: kernel.name,
@@ -221,9 +308,14 @@ function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: Rul
     message,
     basis: 'proven',
     measure: { actual: v.ways, ideal: 1 },
-    fix,
-    assumptions: [describeShapes({ shapes: [v.shape], known: shapes.known })],
+    fix: advice,
+    assumptions: [assumedShapes(v.shape, shapes)],
   };
+}
+
+/** The launches' shape the verdict came from; with no launch in view, every shape it holds for. */
+function assumedShapes(shape: Dim3, shapes: RuleShapes): string {
+  return describeShapes(shapes.known ? { shapes: [shape], known: true } : shapes);
 }
 
 function capital(s: string): string {

@@ -5,7 +5,7 @@
  * 16 bytes are served a half and a quarter warp at a time. The element offset is evaluated lane by
  * lane for the block shapes in use and every sample of the unknowns (a loop counter's known steps
  * included); the verdict must hold for all of them. For an array of two or more dimensions, the
- * padding of its rows that removes the conflict is found the same way.
+ * row length nearest the declared one that removes the conflict is found the same way.
  */
 import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
@@ -18,13 +18,14 @@ export interface BankVerdict {
   /** The most passes a request needs (n-way), and the fewest over the samples (a loop's steps). */
   ways: number;
   fewest: number;
-  /** Rows of `from` elements padded to `to` remove the conflict (arrays of two or more dimensions). */
+  /** Rows of `from` elements made `to` long remove the conflict (arrays of two or more dimensions). */
   padding: { from: number; to: number } | null;
 }
 
 const BANKS = 32;
 
-export function bankVerdict(ev: AccessEvent, shapes: RuleShapes): BankVerdict | null {
+/** `use`: the kernel's accesses to the same array, for the padding advice. */
+export function bankVerdict(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse | null = null): BankVerdict | null {
   let chosen: Omit<BankVerdict, 'padding'> | null = null;
   for (const shape of shapes.shapes) {
     const v = shapeVerdict(ev, shape, ev.offset);
@@ -36,7 +37,7 @@ export function bankVerdict(ev: AccessEvent, shapes: RuleShapes): BankVerdict | 
     }
   }
   if (!chosen) return null;
-  return { ...chosen, padding: paddingFor(ev, shapes) };
+  return { ...chosen, padding: paddingFor(ev, shapes, use) };
 }
 
 function shapeVerdict(ev: AccessEvent, shape: Dim3, offset: Sym): Omit<BankVerdict, 'padding'> | null {
@@ -90,17 +91,67 @@ function waysOver(ev: AccessEvent, shape: Dim3, offset: Sym): { most: number; fe
   return most === 0 ? null : { most, fewest };
 }
 
-/** The fewest elements added to each row that leave every request conflict-free, for every shape and sample. */
-function paddingFor(ev: AccessEvent, shapes: RuleShapes): BankVerdict['padding'] {
+/** The kernel's other accesses to the same array, and the most columns they use (null: not known). */
+export interface ArrayUse {
+  accesses: readonly AccessEvent[];
+  columns: number | null;
+}
+
+/**
+ * The shortest row length that leaves this access conflict-free, for every shape and sample, and
+ * makes none of the kernel's other accesses to the array worse: no shorter than the columns they
+ * use (the declared length when not known), so a padding the index never needed may be taken away
+ * (`[17]` → `[16]` for a 16-wide tile a half warp reads per row) as well as one added.
+ */
+function paddingFor(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse | null): BankVerdict['padding'] {
   const { dims, indices } = ev;
   if (!dims || !indices || dims.length < 2) return null;
   const last = dims.length - 1;
-  for (let pad = 1; pad <= 32; pad++) {
-    let offset = indices[0];
-    for (let i = 1; i < indices.length; i++)
-      offset = binary('+', binary('*', offset, constant(i === last ? dims[i] + pad : dims[i])), indices[i]);
-    if (shapes.shapes.every((shape) => (waysOver(ev, shape, offset)?.most ?? 1) <= 1))
-      return { from: dims[last], to: dims[last] + pad };
+  const declared = dims[last];
+  const worst = (access: AccessEvent, width: number) => {
+    const idx = access.indices;
+    if (!idx || idx.length !== dims.length) return null;
+    let offset = idx[0];
+    for (let i = 1; i < idx.length; i++)
+      offset = binary('+', binary('*', offset, constant(i === last ? width : dims[i])), idx[i]);
+    let most = 1;
+    for (const shape of shapes.shapes) most = Math.max(most, waysOver(access, shape, offset)?.most ?? 1);
+    return most;
+  };
+  const others = (use?.accesses ?? []).filter(
+    (a) => a !== ev && a.dims?.length === dims.length && a.dims.every((d, i) => d === dims[i]),
+  );
+  const before = others.map((a) => worst(a, declared));
+  const least = Math.min(declared, Math.max(1, use?.columns ?? declared));
+  for (let width = least; width <= declared + 32; width++) {
+    if (width === declared || worst(ev, width) !== 1) continue;
+    if (others.every((a, k) => before[k] === null || (worst(a, width) ?? Infinity) <= before[k]!))
+      return { from: declared, to: width };
   }
   return null;
+}
+
+/**
+ * The columns an access to an array of two or more dimensions reaches: one past the largest last
+ * index over the lanes and samples (null: the index reads a run-time value, or a lane's is data).
+ */
+export function columnsUsed(ev: AccessEvent, shapes: RuleShapes): number | null {
+  const { dims, indices } = ev;
+  if (!dims || !indices || dims.length < 2 || indices.length !== dims.length) return null;
+  const index = indices[indices.length - 1];
+  let most = -1;
+  for (const shape of shapes.shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const values = threadValues(index, shape);
+    for (const sample of laneSamples([index], shape)) {
+      if (sample.sampled.length > 0) return null;
+      const at = values(sample);
+      for (let t = 0; t < size; t++) {
+        const v = at(t);
+        if (v === LANE_UNKNOWN) return null;
+        if (v !== INVALID && v > most) most = v;
+      }
+    }
+  }
+  return most >= 0 ? most + 1 : null;
 }

@@ -7,7 +7,9 @@
  *   arguments, `__maxnreg__`, `__cluster_dims__`, `__align__`, `__nv_register_params__`,
  *   `__attribute__((...))`): the kernel reader reads them from the tokens;
  * - an execution space on a lambda (`[=] __device__ (int i) {...}`, an extended lambda);
- * - `_Pragma("unroll")`;
+ * - `_Pragma("unroll")`, and a `#pragma unroll` line where a statement without braces is expected
+ *   (`else` or a loop's header, then the pragma, then the loop): the grammar reads a directive as
+ *   a statement of its own, so the loop would leave the branch or loop it belongs to;
  * - a macro use that expands to declaration specifiers and attributes only, or to nothing
  *   (`#define HOST_DEVICE __host__ __device__`, `#define CUDART_CB`): the grammar would read its
  *   name as a type. The outline reads the specifiers through the macro.
@@ -21,6 +23,7 @@ import type { MacroDef } from './macro-expansion';
 const ATTRIBUTES = /\b(__launch_bounds__|__maxnreg__|__cluster_dims__|__align__|__attribute__|__declspec)\s*\(/g;
 const LAMBDA_SPACE = /\]\s*((?:(?:__device__|__host__)\s*)+)(?=[(\s{]|mutable\b)/g;
 const PRAGMA_OPERATOR = /\b_Pragma\s*\(/g;
+const UNROLL_LINE = /^[ \t]*#[ \t]*pragma[ \t]+(?:nv_)?(?:no)?unroll\b[^\n]*/gm;
 
 /** Tokens a specifier-only macro may expand to. */
 const SPECIFIERS: ReadonlySet<string> = new Set([
@@ -63,6 +66,9 @@ export function parseView(
       if (close > 0) spans.push([m.index, close + 1]);
     }
   }
+  UNROLL_LINE.lastIndex = 0;
+  for (let m = UNROLL_LINE.exec(view); m; m = UNROLL_LINE.exec(view))
+    if (bracelessBody(view, m.index)) spans.push([m.index, m.index + m[0].length]);
   LAMBDA_SPACE.lastIndex = 0;
   for (let m = LAMBDA_SPACE.exec(view); m; m = LAMBDA_SPACE.exec(view)) {
     const start = m.index + m[0].indexOf(m[1]);
@@ -80,6 +86,25 @@ export function parseView(
     cursor = b;
   }
   return out + view.slice(cursor);
+}
+
+/**
+ * Whether the code before `at` (a line's start) asks for one statement: it ends with a control
+ * header's `)`, `else` or `do` (line comments and other directive lines skipped).
+ */
+function bracelessBody(view: string, at: number): boolean {
+  let end = at;
+  for (let lines = 0; end > 0 && lines < 16; lines++) {
+    const start = view.lastIndexOf('\n', end - 2) + 1;
+    const line = view
+      .slice(start, end)
+      .replace(/\/\/.*$/, '')
+      .trim();
+    end = start;
+    if (line === '' || line.startsWith('#')) continue;
+    return /\)$|(?:^|[^\w])(?:else|do)$/.test(line);
+  }
+  return false;
 }
 
 /** Uses of macros whose every definition here expands to specifiers and attributes only (or to nothing). */

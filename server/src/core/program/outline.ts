@@ -84,17 +84,31 @@ export interface OutlineField {
   plain?: boolean;
 }
 
+/**
+ * An explicit instantiation of a function template (`template void f<float>(float*, int);`): the
+ * template arguments as written (null: deduced from the parameter types), and those types.
+ */
+export interface OutlineInstantiation {
+  name: string;
+  scope: string[];
+  args: string[] | null;
+  paramTypes: string[];
+  at: Range;
+}
+
 export interface FileOutline {
   functions: OutlineFunction[];
   constants: OutlineConstant[];
   records: OutlineRecord[];
+  /** Absent where an outline is made by hand (none known). */
+  instantiations?: OutlineInstantiation[];
 }
 
 /** Declarations nest (namespaces in classes in namespaces) at most this deep. */
 const MAX_SCOPE_DEPTH = 64;
 
 export function outlineOf(root: SyntaxNode, text: string): FileOutline {
-  const out: FileOutline = { functions: [], constants: [], records: [] };
+  const out: FileOutline = { functions: [], constants: [], records: [], instantiations: [] };
   const walk = new OutlineWalk(text, out);
   for (const node of root.namedChildren) {
     if (!node) continue;
@@ -107,6 +121,7 @@ export function outlineOf(root: SyntaxNode, text: string): FileOutline {
       for (const c of kept.constants)
         out.constants.push({ ...c, at: moved(c.at, d), initAt: c.initAt && moved(c.initAt, d) });
       for (const r of kept.records) out.records.push({ ...r, at: moved(r.at, d) });
+      for (const i of kept.instantiations ?? []) out.instantiations!.push({ ...i, at: moved(i.at, d) });
     }
   }
   return out;
@@ -117,7 +132,7 @@ const itemOutline = memoByText(
   'outline items',
   (item: string, _in: { node: SyntaxNode; text: string }) => item,
   (_item: string, { node, text }: { node: SyntaxNode; text: string }): FileOutline => {
-    const out: FileOutline = { functions: [], constants: [], records: [] };
+    const out: FileOutline = { functions: [], constants: [], records: [], instantiations: [] };
     const d = node.startIndex;
     new OutlineWalk(text, out).item(node, [], null, null, 0, false);
     // Its strings its own: a slice of the text would keep this version's whole text alive.
@@ -125,6 +140,7 @@ const itemOutline = memoByText(
       functions: out.functions.map((f) => movedFunction(f, -d)),
       constants: out.constants.map((c) => ({ ...c, at: moved(c.at, -d), initAt: c.initAt && moved(c.initAt, -d) })),
       records: out.records.map((r) => ({ ...r, at: moved(r.at, -d) })),
+      instantiations: (out.instantiations ?? []).map((i) => ({ ...i, at: moved(i.at, -d) })),
     });
   },
 );
@@ -212,6 +228,9 @@ class OutlineWalk {
       }
       case 'function_definition':
         this.function(node, scope, className, template, true);
+        return;
+      case 'template_instantiation':
+        this.instantiation(node, scope);
         return;
       case 'declaration':
       case 'field_declaration':
@@ -304,6 +323,39 @@ class OutlineWalk {
         declarator.childForFieldName('parameters')?.endIndex ?? declarator.endIndex,
       ],
       bodyAt: body ? [body.startIndex, body.endIndex] : null,
+    });
+  }
+
+  private instantiation(node: SyntaxNode, scope: string[]): void {
+    const declarator = node.childForFieldName('declarator');
+    if (declarator?.type !== 'function_declarator') return;
+    const callee = declarator.childForFieldName('declarator');
+    if (!callee) return;
+    const nameNode = callee.type === 'template_function' ? callee.childForFieldName('name') : callee;
+    if (!nameNode) return;
+    const parts = this.slice(nameNode).replace(/\s+/g, '').split('::');
+    const argList = callee.type === 'template_function' ? callee.childForFieldName('arguments') : null;
+    const args = argList
+      ? argList.namedChildren
+          .filter((a): a is SyntaxNode => !!a && a.type !== 'comment')
+          .map((a) => this.slice(a).replace(/\s+/g, ' ').trim())
+      : null;
+    const paramTypes: string[] = [];
+    for (const p of declarator.childForFieldName('parameters')?.namedChildren ?? []) {
+      if (!p || p.type !== 'parameter_declaration') continue;
+      // The type with the declarator's pointers and references, without the parameter's name.
+      const name = declaredName(p.childForFieldName('declarator'));
+      const text =
+        this.text.slice(p.startIndex, name ? name.startIndex : p.endIndex) +
+        (name ? this.text.slice(name.endIndex, p.endIndex) : '');
+      paramTypes.push(text.replace(/\s+/g, ' ').trim());
+    }
+    (this.out.instantiations ??= []).push({
+      name: parts[parts.length - 1],
+      scope: [...scope, ...parts.slice(0, -1).filter((x) => x !== '')],
+      args,
+      paramTypes,
+      at: [node.startIndex, node.endIndex],
     });
   }
 

@@ -15,7 +15,14 @@ import { UnitMacroHooks, type SnippetParser } from '../ir/macro-hooks';
 import type { PreprocessedUnit } from '../preprocess/unit';
 import { viewText } from '../preprocess/view';
 import { parseView } from '../preprocess/parse-view';
-import { outlineOf, type FileOutline, type OutlineConstant, type OutlineFunction, type OutlineRecord } from './outline';
+import {
+  outlineOf,
+  type FileOutline,
+  type OutlineConstant,
+  type OutlineFunction,
+  type OutlineParam,
+  type OutlineRecord,
+} from './outline';
 import { analyzeFunctionValues, type FunctionValues } from '../values/function-values';
 import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
 import { Evaluator, type Env, type Observer, type Resolver } from '../values/evaluate';
@@ -133,7 +140,7 @@ export class UnitProgram {
     let o = this.outlines.get(path);
     if (!o) {
       const f = this.file(path);
-      if (!f) return { functions: [], constants: [], records: [] };
+      if (!f) return { functions: [], constants: [], records: [], instantiations: [] };
       const own = this.withExecutionSpaces(
         path,
         f.tree ? outlineOf(f.tree.rootNode, f.view) : outlineOfText(f.view, this.parser),
@@ -145,6 +152,7 @@ export class UnitProgram {
             functions: [...own.functions, ...expanded.flatMap((x) => x.outline.functions)],
             constants: [...own.constants, ...expanded.flatMap((x) => x.outline.constants)],
             records: [...own.records, ...expanded.flatMap((x) => x.outline.records)],
+            instantiations: [...(own.instantiations ?? []), ...expanded.flatMap((x) => x.outline.instantiations ?? [])],
           }
         : own;
       this.outlines.set(path, o);
@@ -314,6 +322,72 @@ export class UnitProgram {
   /** Every function of the program with this (last-component) name. */
   functionsNamed(name: string): ProgramFunction[] {
     return this.index().get(name)?.functions ?? [];
+  }
+
+  /**
+   * The template arguments of a function template's explicit instantiations in the unit
+   * (`template void f<float>(float*, int);`), those not written deduced from the parameter types as
+   * the compiler does (`const T*` against `const float*`): one list per instantiation, aligned with
+   * the template's parameters (null: neither written nor deduced). An instantiation an explicit
+   * specialization (`template<> void f(double*, int)`) covers is not the template's body: left out
+   * (`specialized`).
+   */
+  instantiationsOf(pf: ProgramFunction): Array<Array<string | null>> {
+    const params = pf.fn.templateParams ?? [];
+    if (params.length === 0) return [];
+    const patterns = pf.fn.params.map(declaredType);
+    const deduce = (written: readonly string[] | null, types: readonly string[]): Array<string | null> | null => {
+      if (types.length !== patterns.length) return null;
+      const args = params.map((_, k) => written?.[k] ?? null);
+      for (let i = 0; i < types.length; i++) {
+        const got = deduceFrom(
+          patterns[i],
+          types[i],
+          params.map((p) => p.name),
+        );
+        if (got === null) return null;
+        for (const [name, value] of got) {
+          const k = params.findIndex((p) => p.name === name);
+          if (args[k] === null) args[k] = value;
+          else if (normalType(args[k]!) !== normalType(value)) return null;
+        }
+      }
+      return args;
+    };
+    const out = new Map<string, Array<string | null>>();
+    for (const path of this.paths())
+      for (const inst of this.outline(path).instantiations ?? []) {
+        if (inst.name !== pf.fn.name || !endsWith(pf.fn.scope, inst.scope)) continue;
+        const args = deduce(inst.args, inst.paramTypes);
+        if (args && !this.specialized(pf, args)) out.set(argsKey(args), args);
+      }
+    return [...out.values()];
+  }
+
+  /** Whether an explicit specialization (`template<> void f(P<half> p)`) replaces the template's body for these arguments. */
+  specialized(pf: ProgramFunction, args: ReadonlyArray<string | null>): boolean {
+    const params = pf.fn.templateParams ?? [];
+    if (params.length === 0 || args.length !== params.length) return false;
+    const key = argsKey(args);
+    const patterns = pf.fn.params.map(declaredType);
+    return this.functionsNamed(pf.fn.name).some((f) => {
+      if (f.fn.templateParams?.length !== 0 || !sameScope(f.fn.scope, pf.fn.scope)) return false;
+      if (f.fn.params.length !== patterns.length) return false;
+      const deduced = new Map<string, string>();
+      for (let i = 0; i < patterns.length; i++) {
+        const got = deduceFrom(
+          patterns[i],
+          declaredType(f.fn.params[i]),
+          params.map((p) => p.name),
+        );
+        if (!got) return false;
+        for (const [name, value] of got) {
+          if (deduced.has(name) && normalType(deduced.get(name)!) !== normalType(value)) return false;
+          deduced.set(name, value);
+        }
+      }
+      return argsKey(params.map((p) => deduced.get(p.name) ?? null)) === key;
+    });
   }
 
   recordsNamed(name: string): Array<{ file: string; record: OutlineRecord }> {
@@ -942,6 +1016,51 @@ function endsWith(scope: readonly string[], qualifier: readonly string[]): boole
   if (qualifier.length > scope.length) return false;
   const off = scope.length - qualifier.length;
   return qualifier.every((q, k) => scope[off + k] === q);
+}
+
+function argsKey(args: ReadonlyArray<string | null>): string {
+  return args.map((x) => (x === null ? '' : normalType(x))).join(',');
+}
+
+/** A parameter's type as declared, pointers and references included (`const T* __restrict__`). */
+function declaredType(p: OutlineParam): string {
+  let text = p.text.replace(/\s*=[^=].*$/s, '');
+  if (p.name) {
+    const at = text.lastIndexOf(p.name);
+    if (at >= 0) text = text.slice(0, at) + text.slice(at + p.name.length);
+  }
+  return normalType(text);
+}
+
+/** A type written with single spaces between words only (`const float *` → `const float*`). */
+function normalType(t: string): string {
+  return t
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([*&<>,()[\]])\s*/g, '$1')
+    .trim();
+}
+
+/**
+ * The template parameters `names` that make `pattern` read as `type` (`Param<T1, T2>` against
+ * `Param<half, float>`: T1 = half, T2 = float); null when it cannot.
+ */
+function deduceFrom(pattern: string, type: string, names: readonly string[]): Map<string, string> | null {
+  const order: string[] = [];
+  const source = normalType(pattern)
+    .split(/\b([A-Za-z_]\w*)\b/)
+    .map((part, k) => {
+      if (k % 2 === 1 && names.includes(part)) {
+        const seen = order.indexOf(part);
+        if (seen >= 0) return `\\${seen + 1}`;
+        order.push(part);
+        return '(.+?)';
+      }
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  const m = new RegExp(`^${source}$`).exec(normalType(type));
+  if (!m) return null;
+  return new Map(order.map((name, k) => [name, m[k + 1]]));
 }
 
 function sameScope(a: readonly string[], b: readonly string[]): boolean {

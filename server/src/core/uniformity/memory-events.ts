@@ -31,6 +31,8 @@ export interface BarrierEvent extends EventBase {
   scope: 'block' | 'warp';
   /** `__syncwarp`'s mask (null: the full warp, or not given). */
   mask: Sym | null;
+  /** `__syncwarp`: guards whose other lanes have left the kernel (`if (c) return;`), which it does not wait for. */
+  exited?: Sym[];
 }
 
 export interface AccessEvent extends EventBase {

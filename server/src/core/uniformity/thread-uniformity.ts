@@ -1877,15 +1877,50 @@ class FunctionAnalysis {
 
   private noteBarrier(at: Range, scope: BarrierEvent['scope'], mask: Sym | null): void {
     if (!this.recording) return;
+    const guards = this.guardsOf(this.currentBlock, false);
+    const exited = scope === 'warp' ? this.exitedGuards(this.currentBlock) : [];
     this.addEvent({
       event: 'barrier',
       scope,
       mask,
       file: this.file,
       at,
-      guards: this.guardsOf(this.currentBlock, false),
+      guards,
+      ...(exited.length ? { exited } : {}),
       calls: [],
     });
+  }
+
+  /**
+   * The conditions of `b`'s own controlling branches (in a kernel, not a callee) whose other lanes
+   * never meet `b`'s lanes again before the kernel ends: those lanes have exited (`if (c) return;`).
+   */
+  private exitedGuards(b: number): Sym[] {
+    if (this.inv.depth !== 0 || this.inv.fn?.fn.global !== true) return [];
+    const reach = (from: number) => {
+      const seen = new Set([from]);
+      const stack = [from];
+      while (stack.length)
+        for (const s of this.info.succs[stack.pop()!]) if (!seen.has(s) && seen.add(s)) stack.push(s);
+      return seen;
+    };
+    const after = reach(b);
+    const out: Sym[] = [];
+    // The branches `b` depends on, and those they depend on (as guardChain follows them).
+    const controls: Array<{ branch: number; via: number }> = [];
+    const seen = new Set([b]);
+    for (let k = -1; k < controls.length; k++)
+      for (const c of this.info.controls[k < 0 ? b : controls[k].branch])
+        if (!seen.has(c.branch) && seen.add(c.branch)) controls.push(c);
+    for (const { branch, via } of controls) {
+      const exit = this.ir.blocks[branch].exit;
+      const c = this.conds[branch];
+      if (!c || exit.k !== 'branch' || exit.then === exit.else) continue;
+      const other = via === exit.then ? exit.else : exit.then;
+      if ([...reach(other)].some((x) => x !== this.ir.exit && after.has(x))) continue;
+      out.push(via === exit.then ? c.sym : negation(c.sym));
+    }
+    return out;
   }
 
   /** The pointer parameters' targets: a kernel's point at global memory; a callee's are what the caller passed. */
@@ -2831,8 +2866,11 @@ function exprText(e: Expr): string {
       return `${e.op}${exprText(e.arg)}`;
     case 'num':
       return e.text;
+    case 'binary':
+      // Pointer arithmetic (`gamma + col`): the access is into what the pointer side names.
+      return e.op === '+' || e.op === '-' ? exprText(e.left.k === 'num' ? e.right : e.left) : '…';
     default:
-      return e.k;
+      return '…';
   }
 }
 
