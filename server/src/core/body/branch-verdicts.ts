@@ -198,6 +198,8 @@ function classifyEnumerated(
   const keys: string[] = [];
   const counts: number[] = [];
   const blockSamples = blockIdxSamples(facts);
+  // One function per block: an evaluator keeps what a sample with the same warp keys gave before.
+  const warpKeys = blockSamples.map(blockWarpKeys);
   const boolean = outcome === truthy;
   // Boundaries: every split warp changes value once along each axis; the block, once in all.
   let staircase = true;
@@ -219,8 +221,8 @@ function classifyEnumerated(
         notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
     }
     for (const bindings of sampleCombinations(samples)) {
-      for (const blockIdx of blockSamples) {
-        const sample = blockSample(blockIdx, bindings);
+      for (let k = 0; k < blockSamples.length; k++) {
+        const sample: BlockSample = { blockIdx: blockSamples[k], gridDim: GRID_DIM, bindings, warpKey: warpKeys[k] };
         const column = evaluate(sample);
         const here = evaluateGuard ? evaluateGuard(sample) : null;
         const combo: ComboResult = {
@@ -386,9 +388,9 @@ function outcomeSlot(keys: string[], counts: number[], key: string): number {
   return keys.length - 1;
 }
 
-/** The enumeration's evaluation of a block: warps are keyed by block so that warp-uniform opaque values differ between blocks. */
-function blockSample(blockIdx: Dim3, bindings: ReadonlyMap<number, number>): BlockSample {
-  return { blockIdx, gridDim: GRID_DIM, bindings, warpKey: (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y) };
+/** The enumeration's keys of a block's warps: keyed by block so that warp-uniform opaque values differ between blocks. */
+function blockWarpKeys(blockIdx: Dim3): (w: number) => number {
+  return (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y);
 }
 
 function blockIdxSamples(facts: SymFacts): Dim3[] {
