@@ -9,8 +9,9 @@ import {
   blockEvaluator,
   freeSamples,
   simulateLoopCounter,
-  LANE_UNKNOWN,
-  INVALID,
+  NUMBER,
+  UNDEFINED,
+  UNKNOWN,
   threadValue,
   type BlockSample,
   threadCoordinates,
@@ -220,7 +221,11 @@ function classifyEnumerated(
       } else
         notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
     }
+    // Once a lane's outcome is per-lane data (and, under a guard, some warp has two lanes there), the
+    // verdict is settled: the other samples could change only what a data verdict does not show.
+    if (data && (!guard || mostLanes > 1)) continue;
     for (const bindings of sampleCombinations(samples)) {
+      if (data && (!guard || mostLanes > 1)) break;
       for (let k = 0; k < blockSamples.length; k++) {
         const sample: BlockSample = { blockIdx: blockSamples[k], gridDim: GRID_DIM, bindings, warpKey: warpKeys[k] };
         const column = evaluate(sample);
@@ -231,6 +236,11 @@ function classifyEnumerated(
           totalWarps: warps,
           groups: null,
         };
+        // The columns read directly, lane by lane (as threadValue reads them).
+        const { values, status, mask } = column;
+        const hereValues = here?.values;
+        const hereStatus = here?.status;
+        const hereMask = here?.mask ?? 0;
         for (let w = 0; w < warps; w++) {
           keys.length = 0;
           counts.length = 0;
@@ -240,15 +250,17 @@ function classifyEnumerated(
           let slot = -1;
           let present = 0;
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-            if (here && threadValue(here, l) === 0) continue;
-            const v = threadValue(column, l);
+            // Where the guard is false the lane is not there.
+            if (hereStatus && hereStatus[l & hereMask] === NUMBER && hereValues![l & hereMask] === 0) continue;
+            const state = status[l & mask];
             // Undefined for this sample in this lane (a division by a warp's value of 0): not counted.
-            if (v === INVALID) continue;
+            if (state === UNDEFINED) continue;
             present++;
-            if (v === LANE_UNKNOWN) {
+            if (state === UNKNOWN) {
               data = true;
               continue;
             }
+            const v = values[l & mask];
             if (slot < 0 || !Object.is(v, runValue)) {
               runValue = v;
               slot = outcomeSlot(keys, counts, outcome(v));
@@ -257,8 +269,12 @@ function classifyEnumerated(
             active++;
           }
           if (present > mostLanes) mostLanes = present;
-          const set = [...keys].sort();
-          if (set.length > 0) outcomeSets.set(set.join(','), set);
+          if (keys.length === 1) {
+            if (!outcomeSets.has(keys[0])) outcomeSets.set(keys[0], [keys[0]]);
+          } else if (keys.length > 1) {
+            const set = [...keys].sort();
+            outcomeSets.set(set.join(','), set);
+          }
           if (keys.length > 1) {
             if (coords && staircase && !isBoundary(column, here, coords, shape, w * 32, Math.min(size, w * 32 + 32)))
               staircase = false;

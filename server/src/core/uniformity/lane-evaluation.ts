@@ -75,9 +75,9 @@ export function linearThreadIndex(t: Dim3, dim: Dim3): number {
 // each thread exactly what `evaluateSym` gives it.
 
 /** The status of a thread's value in a column. */
-const NUMBER = 0;
-const UNKNOWN = 1;
-const UNDEFINED = 2; // INVALID; the larger status wins when operands combine, as in `evaluateSym`
+export const NUMBER = 0;
+export const UNKNOWN = 1; // LANE_UNKNOWN
+export const UNDEFINED = 2; // INVALID; the larger status wins when operands combine, as in `evaluateSym`
 
 /** Values of one node for the threads of a block, or one value for all of them. */
 export interface Column {
