@@ -218,6 +218,11 @@ export class UnitProgram {
       return s.options.some((o) => o?.body?.some((t) => t.text === '{'));
     });
     if (names.length === 0) return [];
+    // A use is an identifier token, a run of identifier characters in the view (tokens.ts): where
+    // none of the names stands alone, there is none (most headers), and the view is not tokenized.
+    const edge = '[\\w$\\u0080-\\uffff]';
+    const alone = names.map((n) => n.replace(/[$]/g, '\\$')).join('|');
+    if (!new RegExp(`(?<!${edge})(?:${alone})(?!${edge})`).test(view)) return [];
     const wanted = new Set(names);
     const out: Array<{ outline: FileOutline }> = [];
     const tokens = tokenize(view);
