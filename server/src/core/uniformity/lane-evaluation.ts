@@ -217,10 +217,13 @@ export function blockEvaluator(sym: Sym, blockDim: Dim3): (sample: BlockSample) 
         const c = left.column.mask || right.column.mask ? perThread() : uniform();
         const apply = binaryOperator(s.operator);
         const total = TOTAL_OPERATORS.get(s.operator);
+        const partial = PARTIAL_OPERATORS.get(s.operator);
         const fill =
-          total === undefined
-            ? () => binaryStep(apply, left.column, right.column, c)
-            : () => totalStep(total, left.column, right.column, c);
+          total !== undefined
+            ? () => totalStep(total, left.column, right.column, c)
+            : partial !== undefined
+              ? () => partialStep(partial, apply, left.column, right.column, c)
+              : () => binaryStep(apply, left.column, right.column, c);
         if (left.node === CONSTANT && right.node === CONSTANT) {
           fill();
           return { column: c, node: CONSTANT };
@@ -374,6 +377,46 @@ function totalStep(code: number, left: Column, right: Column, out: Column): void
     }
     os[i] = NUMBER;
     ov[i] = v;
+  }
+}
+
+/**
+ * Operators undefined for some numbers (a division by zero) or costly for some (bitwise operators
+ * past 32 bits): the common case computed in the loop as symbolic-values' table computes it, the
+ * rest through the table.
+ */
+const PARTIAL_OPERATORS: ReadonlyMap<string, number> = new Map(['/', '%', '&', '|', '^'].map((op, code) => [op, code]));
+
+function partialStep(code: number, apply: BinaryOperator, left: Column, right: Column, out: Column): void {
+  const lm = left.mask;
+  const rm = right.mask;
+  const lv = left.values;
+  const ls = left.status;
+  const rv = right.values;
+  const rs = right.status;
+  const ov = out.values;
+  const os = out.status;
+  for (let i = 0; i < ov.length; i++) {
+    const sl = ls[i & lm];
+    const sr = rs[i & rm];
+    if (sl !== NUMBER || sr !== NUMBER) {
+      os[i] = sl > sr ? sl : sr;
+      continue;
+    }
+    const a = lv[i & lm];
+    const b = rv[i & rm];
+    let v: number | null;
+    if (code <= 1) {
+      if (b === 0) v = null;
+      else if (code === 0) v = Number.isInteger(a) && Number.isInteger(b) ? Math.trunc(a / b) : a / b;
+      else v = a % b;
+    } else if ((a | 0) === a && (b | 0) === b) v = code === 2 ? a & b : code === 3 ? a | b : a ^ b;
+    else v = apply(a, b);
+    if (v === null) os[i] = UNDEFINED;
+    else {
+      os[i] = NUMBER;
+      ov[i] = v;
+    }
   }
 }
 
