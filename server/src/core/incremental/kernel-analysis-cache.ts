@@ -228,11 +228,12 @@ function hashOf(text: string): string {
 /**
  * The hashes of long texts (a unit's files), by the text itself: every unit of a repository keys
  * the headers it includes by their text, and looking a string up again costs far less than hashing
- * it again. Kept in two generations of at most LONG_TEXT_BUDGET characters each, so an editor's
- * versions of a document are let go after a few more have come.
+ * it again. Kept in two generations of at most LONG_TEXT_BUDGET characters each: what it holds of
+ * an editor's earlier versions of a document is bounded by that (a few MB), and a repository's
+ * units mostly include the same headers one after the other.
  */
 const LONG_TEXT = 256;
-const LONG_TEXT_BUDGET = 8_000_000;
+const LONG_TEXT_BUDGET = 2_000_000;
 const longHashes = { young: new Map<string, string>(), old: new Map<string, string>(), chars: 0 };
 
 function keepLongHash(text: string, value: string): void {
