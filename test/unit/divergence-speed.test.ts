@@ -83,38 +83,44 @@ function sameResult(a: unknown, b: unknown): boolean {
 }
 
 describe('divergence: speed-ups keep the results', () => {
-  it('a block evaluator gives every thread what evaluateSym gives it', () => {
+  it('a block evaluator gives every thread what evaluateSym gives it, sample after sample', () => {
     fc.assert(
       fc.property(
         anySym,
         fc.constantFrom(...SHAPES),
-        fc.integer({ min: -40, max: 1000 }),
-        fc.integer({ min: 0, max: 3 }),
-        (sym, shape, bound, bx) => {
-          const sample: BlockSample = {
-            blockIdx: { x: bx, y: 1, z: 0 },
-            gridDim: { x: 8, y: 8, z: 1 },
-            bindings: new Map([
-              [1, bound],
-              [2, 32],
-            ]),
-            warpKey: (w) => w + 1000 * bx,
-          };
-          const column = blockEvaluator(sym, shape)(sample);
+        // One evaluator for a run of samples: what it keeps from one to the next must not show.
+        fc.array(fc.tuple(fc.integer({ min: -40, max: 1000 }), fc.integer({ min: 0, max: 3 }), fc.boolean()), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (sym, shape, runs) => {
+          const evaluate = blockEvaluator(sym, shape);
           const size = shape.x * shape.y * shape.z;
-          for (let t = 0; t < size; t++) {
-            const threadIdx = {
-              x: t % shape.x,
-              y: Math.floor(t / shape.x) % shape.y,
-              z: Math.floor(t / (shape.x * shape.y)),
+          for (const [bound, bx, second] of runs) {
+            const sample: BlockSample = {
+              blockIdx: { x: bx, y: 1, z: 0 },
+              gridDim: { x: 8, y: 8, z: 1 },
+              bindings: new Map([
+                [1, bound],
+                [2, second ? 32 : 7],
+              ]),
+              warpKey: (w) => w + 1000 * bx,
             };
-            const expected = evaluateSym(sym, {
-              ...sample,
-              threadIdx,
-              blockDim: shape,
-              warpKey: sample.warpKey(Math.floor(t / 32)),
-            });
-            if (!sameResult(threadValue(column, t), expected)) return false;
+            const column = evaluate(sample);
+            for (let t = 0; t < size; t++) {
+              const threadIdx = {
+                x: t % shape.x,
+                y: Math.floor(t / shape.x) % shape.y,
+                z: Math.floor(t / (shape.x * shape.y)),
+              };
+              const expected = evaluateSym(sym, {
+                ...sample,
+                threadIdx,
+                blockDim: shape,
+                warpKey: sample.warpKey(Math.floor(t / 32)),
+              });
+              if (!sameResult(threadValue(column, t), expected)) return false;
+            }
           }
           return true;
         },

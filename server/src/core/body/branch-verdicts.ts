@@ -12,6 +12,9 @@ import {
   counterStep,
   LANE_UNKNOWN,
   INVALID,
+  NUMBER,
+  UNDEFINED,
+  UNKNOWN,
   threadValue,
   type BlockSample,
   threadCoordinates,
@@ -218,6 +221,8 @@ function classifyEnumerated(
   const keys: string[] = [];
   const counts: number[] = [];
   const blockSamples = blockIdxSamples(facts);
+  // One function per block: an evaluator keeps what a sample with the same warp keys gave before.
+  const warpKeys = blockSamples.map(blockWarpKeys);
   const boolean = outcome === truthy;
   // Boundaries: every split warp changes value once along each axis; the block, once in all.
   let staircase = true;
@@ -252,9 +257,13 @@ function classifyEnumerated(
       } else
         notes.push(`${f.name} changes every iteration and its values are not known: checked ${describeValues(values)}`);
     }
+    // Once a lane's outcome is per-lane data (and, under a guard, some warp has two lanes there), the
+    // verdict is settled: the other samples could change only what a data verdict does not show.
+    if (data && (!guard || mostLanes > 1)) continue;
     for (const bindings of sampleCombinations(samples)) {
-      for (const blockIdx of blockSamples) {
-        const sample = blockSample(blockIdx, bindings);
+      if (data && (!guard || mostLanes > 1)) break;
+      for (let k = 0; k < blockSamples.length; k++) {
+        const sample: BlockSample = { blockIdx: blockSamples[k], gridDim: GRID_DIM, bindings, warpKey: warpKeys[k] };
         const column = evaluate(sample);
         const here = evaluateGuard ? evaluateGuard(sample) : null;
         const combo: ComboResult = {
@@ -263,6 +272,11 @@ function classifyEnumerated(
           totalWarps: warps,
           groups: null,
         };
+        // The columns read directly, lane by lane (as threadValue reads them).
+        const { values, status, mask } = column;
+        const hereValues = here?.values;
+        const hereStatus = here?.status;
+        const hereMask = here?.mask ?? 0;
         for (let w = 0; w < warps; w++) {
           keys.length = 0;
           counts.length = 0;
@@ -272,15 +286,17 @@ function classifyEnumerated(
           let slot = -1;
           let present = 0;
           for (let l = w * 32; l < Math.min(size, w * 32 + 32); l++) {
-            if (here && threadValue(here, l) === 0) continue;
-            const v = threadValue(column, l);
+            // Where the guard is false the lane is not there.
+            if (hereStatus && hereStatus[l & hereMask] === NUMBER && hereValues![l & hereMask] === 0) continue;
+            const state = status[l & mask];
             // Undefined for this sample in this lane (a division by a warp's value of 0): not counted.
-            if (v === INVALID) continue;
+            if (state === UNDEFINED) continue;
             present++;
-            if (v === LANE_UNKNOWN) {
+            if (state === UNKNOWN) {
               data = true;
               continue;
             }
+            const v = values[l & mask];
             if (slot < 0 || !Object.is(v, runValue)) {
               runValue = v;
               slot = outcomeSlot(keys, counts, outcome(v));
@@ -289,8 +305,12 @@ function classifyEnumerated(
             active++;
           }
           if (present > mostLanes) mostLanes = present;
-          const set = [...keys].sort();
-          if (set.length > 0) outcomeSets.set(set.join(','), set);
+          if (keys.length === 1) {
+            if (!outcomeSets.has(keys[0])) outcomeSets.set(keys[0], [keys[0]]);
+          } else if (keys.length > 1) {
+            const set = [...keys].sort();
+            outcomeSets.set(set.join(','), set);
+          }
           if (keys.length > 1) {
             if (coords && staircase && !isBoundary(column, here, coords, shape, w * 32, Math.min(size, w * 32 + 32)))
               staircase = false;
@@ -301,6 +321,14 @@ function classifyEnumerated(
             trueCount++;
           }
         }
+        if (
+          coords &&
+          combo.splitWarps.length > 1 &&
+          blockStaircase &&
+          !isBoundary(column, here, coords, shape, 0, size, true)
+        )
+          blockStaircase = false;
+        // Last: the evaluators fill their columns in place, so this sample's are not read after it.
         if (combo.splitWarps.length > 0 && counters.length > 0) {
           const key = `${formatDim(shape)}|${invariants.map((f) => bindings.get(f.id)).join(',')}`;
           const entry = recurByFixed.get(key) ?? { recurs: false, checks: 0 };
@@ -312,21 +340,14 @@ function classifyEnumerated(
               counters,
               bindings,
               (b) => {
-                const sample = blockSample(blockIdx, b);
-                return { column: evaluate(sample), here: evaluateGuard ? evaluateGuard(sample) : null };
+                const moved: BlockSample = { ...sample, bindings: b };
+                return { column: evaluate(moved), here: evaluateGuard ? evaluateGuard(moved) : null };
               },
               outcome,
               size,
             );
           }
         }
-        if (
-          coords &&
-          combo.splitWarps.length > 1 &&
-          blockStaircase &&
-          !isBoundary(column, here, coords, shape, 0, size, true)
-        )
-          blockStaircase = false;
         combos.push(combo);
       }
     }
@@ -440,9 +461,9 @@ function outcomeSlot(keys: string[], counts: number[], key: string): number {
   return keys.length - 1;
 }
 
-/** The enumeration's evaluation of a block: warps are keyed by block so that warp-uniform opaque values differ between blocks. */
-function blockSample(blockIdx: Dim3, bindings: ReadonlyMap<number, number>): BlockSample {
-  return { blockIdx, gridDim: GRID_DIM, bindings, warpKey: (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y) };
+/** The enumeration's keys of a block's warps: keyed by block so that warp-uniform opaque values differ between blocks. */
+function blockWarpKeys(blockIdx: Dim3): (w: number) => number {
+  return (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y);
 }
 
 function blockIdxSamples(facts: SymFacts): Dim3[] {

@@ -104,11 +104,13 @@ export function laneSamples(syms: readonly Sym[], shape: Dim3): LaneSample[] {
         { x: 1, y: 1, z: 0 },
       ]
     : [{ x: 0, y: 0, z: 0 }];
+  // One function per block: an evaluator keeps what a sample with the same warp keys gave before.
+  const warpKeys = blocks.map((b) => (w: number) => w + 1000 * (b.x + 7 * b.y));
   const out: LaneSample[] = [];
   for (const bindings of combos)
-    for (const b of blocks)
+    for (let k = 0; k < blocks.length; k++)
       out.push({
-        block: { blockIdx: b, gridDim: GRID, bindings, warpKey: (w) => w + 1000 * (b.x + 7 * b.y) },
+        block: { blockIdx: blocks[k], gridDim: GRID, bindings, warpKey: warpKeys[k] },
         sampled: lists.filter((l) => !l.known).map((l) => ({ name: l.f.name, value: bindings.get(l.f.id)! })),
       });
   return out;

@@ -10,7 +10,7 @@
 import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
-import { binary, constant, type Sym } from '../uniformity/symbolic-values';
+import { binary, constant, symFacts, type Sym } from '../uniformity/symbolic-values';
 import { conjunction, laneSamples, threadValues, type RuleShapes } from './lane-samples';
 
 export interface BankVerdict {
@@ -46,8 +46,19 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, offset: Sym): Omit<BankVerdi
   return { shape, ways: ways.most, fewest: ways.fewest };
 }
 
-/** The n-way of each sample's worst request: the most and the fewest over the samples (null: a lane's address is data). */
-function waysOver(ev: AccessEvent, shape: Dim3, offset: Sym): { most: number; fewest: number } | null {
+/**
+ * The n-way of each sample's worst request: the most and the fewest over the samples (null: a lane's
+ * address is data). With `above`, it may stop at the first request worse than that: padding asks only
+ * whether a layout is free of conflicts.
+ */
+function waysOver(
+  ev: AccessEvent,
+  shape: Dim3,
+  offset: Sym,
+  above = Infinity,
+): { most: number; fewest: number } | null {
+  // An address that never reads per-lane data cannot turn out unknown in a later sample.
+  const stops = above < Infinity && !symFacts(offset).opaqueLane;
   const size = shape.x * shape.y * shape.z;
   const guard = conjunction(ev.guards);
   const pitch = ev.elementBytes;
@@ -59,13 +70,16 @@ function waysOver(ev: AccessEvent, shape: Dim3, offset: Sym): { most: number; fe
   const lanesPerPass = bytes <= 4 ? 32 : Math.max(1, Math.floor(128 / bytes));
   let most = 0;
   let fewest = Infinity;
+  // The words one pass touches, reused from pass to pass; and per bank, how many distinct words fall on it.
+  const words: number[] = [];
+  const perBank = new Int32Array(BANKS);
   for (const sample of samples) {
     const at = address(sample);
     const active = here ? here(sample) : null;
     let worst = 0;
     for (let from = 0; from < size; from += lanesPerPass) {
       // Lanes of one pass never span two warps (passes divide a warp).
-      const words = new Map<number, Set<number>>();
+      words.length = 0;
       let lanes = 0;
       for (let t = from; t < Math.min(size, from + lanesPerPass); t++) {
         if (active && active(t) === 0) continue;
@@ -74,21 +88,33 @@ function waysOver(ev: AccessEvent, shape: Dim3, offset: Sym): { most: number; fe
         if (a === LANE_UNKNOWN) return null;
         const start = a * pitch + within;
         lanes++;
-        for (let w = Math.floor(start / 4); w <= Math.floor((start + bytes - 1) / 4); w++) {
-          const bank = ((w % BANKS) + BANKS) % BANKS;
-          let set = words.get(bank);
-          if (!set) words.set(bank, (set = new Set()));
-          set.add(w);
-        }
+        for (let w = Math.floor(start / 4); w <= Math.floor((start + bytes - 1) / 4); w++) words.push(w);
       }
       if (lanes < 2) continue;
-      for (const set of words.values()) if (set.size > worst) worst = set.size;
+      worst = Math.max(worst, busiestBank(words, perBank));
+      if (stops && worst > above) return { most: worst, fewest: worst };
     }
     if (worst === 0) continue;
     if (worst > most) most = worst;
     if (worst < fewest) fewest = worst;
   }
   return most === 0 ? null : { most, fewest };
+}
+
+/** The most distinct words on one bank among `words` (sorted in place; `perBank` is scratch). */
+function busiestBank(words: number[], perBank: Int32Array): number {
+  words.sort((a, b) => a - b);
+  perBank.fill(0);
+  let busiest = 0;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k];
+    // A word counts once however many lanes read it (a broadcast).
+    if (k > 0 && w === words[k - 1]) continue;
+    const bank = ((w % BANKS) + BANKS) % BANKS;
+    const n = ++perBank[bank];
+    if (n > busiest) busiest = n;
+  }
+  return busiest;
 }
 
 /** The kernel's other accesses to the same array, and the most columns they use (null: not known). */

@@ -108,6 +108,14 @@ export class LaunchCollector {
     return { observations: mergeSamePlace(observations), optIns: this.optInsRead(functionKey(pf)) };
   }
 
+  /** What every function of the file `path` launches (another file of the unit: a header's includer). */
+  launchesIn(path: string): LaunchObservation[] {
+    const out: LaunchObservation[] = [];
+    for (const fn of this.program.outline(path).functions)
+      out.push(...(this.launchesOf({ file: path, fn })?.observations ?? []));
+    return mergeSamePlace(out);
+  }
+
   /** The opt-ins of the function `key` names and of every function its reading read. */
   private optInsRead(key: string): OptInObservation[] {
     const seen = new Set([key]);

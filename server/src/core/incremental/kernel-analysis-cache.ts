@@ -211,8 +211,39 @@ const kernelTexts = objectTable<Kernel, string>('kernel text hashes');
 
 /** A 64-bit key for equal-text checks (see hashHalves). */
 export function hash(text: string): string {
+  if (text.length < LONG_TEXT) return hashOf(text);
+  let kept = longHashes.young.get(text);
+  if (kept === undefined) {
+    kept = longHashes.old.get(text) ?? hashOf(text);
+    keepLongHash(text, kept);
+  }
+  return kept;
+}
+
+function hashOf(text: string): string {
   const [h1, h2] = hashHalves(text);
   return `${h1.toString(36)}${h2.toString(36)}:${text.length}`;
+}
+
+/**
+ * The hashes of long texts (a unit's files), by the text itself: every unit of a repository keys
+ * the headers it includes by their text, and looking a string up again costs far less than hashing
+ * it again. Kept in two generations of at most LONG_TEXT_BUDGET characters each: what it holds of
+ * an editor's earlier versions of a document is bounded by that (a few MB), and a repository's
+ * units mostly include the same headers one after the other.
+ */
+const LONG_TEXT = 256;
+const LONG_TEXT_BUDGET = 2_000_000;
+const longHashes = { young: new Map<string, string>(), old: new Map<string, string>(), chars: 0 };
+
+function keepLongHash(text: string, value: string): void {
+  if (longHashes.chars + text.length > LONG_TEXT_BUDGET) {
+    longHashes.old = longHashes.young;
+    longHashes.young = new Map();
+    longHashes.chars = 0;
+  }
+  longHashes.young.set(text, value);
+  longHashes.chars += text.length;
 }
 
 /** FNV-1a over UTF-16 code units, twice with different seeds: two unsigned 32-bit halves. */

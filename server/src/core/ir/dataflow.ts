@@ -60,8 +60,10 @@ export function solveForward<S>(ir: FunctionIR, analysis: Analysis<S>): Solution
   const budget = n * MAX_VISITS_PER_BLOCK;
   let steps = 0;
   while (queue.length > 0) {
-    queue.sort((a, b) => a - b);
-    const id = queue.shift()!;
+    // The lowest id first (the queue holds each once): found in one pass, not sorted each time.
+    let lowest = 0;
+    for (let k = 1; k < queue.length; k++) if (queue[k] < queue[lowest]) lowest = k;
+    const id = queue.splice(lowest, 1)[0];
     queued.delete(id);
     if (++steps > budget) break;
     const block = ir.blocks[id];

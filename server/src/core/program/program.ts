@@ -83,6 +83,14 @@ export class UnitProgram {
   private readonly outlines = new Map<string, FileOutline>();
   private readonly hooks = new Map<string, UnitMacroHooks>();
   private readonly irs = new Map<string, FunctionIR | null>();
+  /** Per last component of a name, its functions and constants with the scope each is named from (the index is fixed). */
+  private readonly scopedFunctions = new Map<string, Array<ProgramFunction & { scope: readonly string[] }>>();
+  private readonly scopedConstants = new Map<
+    string,
+    Array<{ file: string; decl: OutlineConstant; scope: readonly string[] }>
+  >();
+  /** resolveCallee's answers by name, argument count and scope: a call is resolved each time a walk passes it. */
+  private readonly callees = new Map<string, ProgramFunction[]>();
   private readonly constants = new Map<OutlineConstant, Val>();
   private readonly evaluating = new Set<OutlineConstant>();
   private readonly calls = new Map<string, FunctionValues | null>();
@@ -218,6 +226,11 @@ export class UnitProgram {
       return s.options.some((o) => o?.body?.some((t) => t.text === '{'));
     });
     if (names.length === 0) return [];
+    // A use is an identifier token, a run of identifier characters in the view (tokens.ts): where
+    // none of the names stands alone, there is none (most headers), and the view is not tokenized.
+    const edge = '[\\w$\\u0080-\\uffff]';
+    const alone = names.map((n) => n.replace(/[$]/g, '\\$')).join('|');
+    if (!new RegExp(`(?<!${edge})(?:${alone})(?!${edge})`).test(view)) return [];
     const wanted = new Set(names);
     const out: Array<{ outline: FileOutline }> = [];
     const tokens = tokenize(view);
@@ -574,11 +587,7 @@ export class UnitProgram {
       .pop()!;
     const entry = this.index().get(base);
     if (!entry) return null;
-    const constants = this.lookup(
-      name,
-      from.scope,
-      entry.constants.map((c) => ({ ...c, scope: c.decl.scope })),
-    );
+    const constants = this.lookup(name, from.scope, this.constantsScoped(base, entry.constants));
     if (constants.length) {
       const values = constants.map((c) => this.constantValue(c));
       const first = values[0];
@@ -587,11 +596,7 @@ export class UnitProgram {
         ? first
         : top(`\`${name}\` is declared more than once with different values`);
     }
-    const functions = this.lookup(
-      name,
-      from.scope,
-      entry.functions.map((f) => ({ ...f, scope: nameScope(f.fn) })),
-    );
+    const functions = this.lookup(name, from.scope, this.functionsScoped(base));
     if (functions.length) {
       const ref: FnRef = {
         name: name.replace(/^::/, ''),
@@ -618,11 +623,7 @@ export class UnitProgram {
       .pop()!;
     const entry = this.index().get(base);
     if (!entry) return null;
-    const found = this.lookup(
-      name,
-      from.scope,
-      entry.constants.map((c) => ({ ...c, scope: c.decl.scope })),
-    );
+    const found = this.lookup(name, from.scope, this.constantsScoped(base, entry.constants));
     if (found.length === 0) return null;
     const c = found[0];
     const v = this.constantValue(c);
@@ -639,17 +640,44 @@ export class UnitProgram {
     return b && isType(b) ? b.type : type;
   }
 
-  /** The functions of the program a function value may call, given the number of arguments. */
-  resolveCallee(ref: FnRef, argCount: number, from: FunctionScope): ProgramFunction[] {
+  private functionsScoped(base: string): Array<ProgramFunction & { scope: readonly string[] }> {
+    let list = this.scopedFunctions.get(base);
+    if (!list) {
+      list = this.functionsNamed(base).map((f) => ({ ...f, scope: nameScope(f.fn) }));
+      this.scopedFunctions.set(base, list);
+    }
+    return list;
+  }
+
+  private constantsScoped(
+    base: string,
+    constants: ReadonlyArray<{ file: string; decl: OutlineConstant }>,
+  ): Array<{ file: string; decl: OutlineConstant; scope: readonly string[] }> {
+    let list = this.scopedConstants.get(base);
+    if (!list) {
+      list = constants.map((c) => ({ ...c, scope: c.decl.scope }));
+      this.scopedConstants.set(base, list);
+    }
+    return list;
+  }
+
+  /** The functions of the program a function value may call, given the number of arguments (shared: never changed). */
+  resolveCallee(ref: FnRef, argCount: number, from: FunctionScope): readonly ProgramFunction[] {
+    const key = `${ref.name}\u0000${argCount}\u0000${from.scope.join('\u0001')}`;
+    let kept = this.callees.get(key);
+    if (!kept) {
+      kept = this.computeCallee(ref, argCount, from);
+      this.callees.set(key, kept);
+    }
+    return kept;
+  }
+
+  private computeCallee(ref: FnRef, argCount: number, from: FunctionScope): ProgramFunction[] {
     const base = ref.name
       .replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '')
       .split('::')
       .pop()!;
-    const candidates = this.lookup(
-      ref.name,
-      from.scope,
-      this.functionsNamed(base).map((f) => ({ ...f, scope: nameScope(f.fn) })),
-    );
+    const candidates = this.lookup(ref.name, from.scope, this.functionsScoped(base));
     const takes = (c: ProgramFunction, strict: boolean) => {
       const required = c.fn.params.filter((p) => !p.defaultAt && !p.variadic).length;
       const variadic = c.fn.params.some((p) => p.variadic);
@@ -948,8 +976,11 @@ export class UnitProgram {
  * Of overloads that take this many arguments, those the arguments match best, as C++ ranks them
  * closely enough: a dim3 passed to a dim3 parameter, a number to a number, before conversions.
  */
-export function bestOverloads(candidates: ProgramFunction[], args: ReadonlyArray<Val | undefined>): ProgramFunction[] {
-  if (candidates.length <= 1) return candidates;
+export function bestOverloads(
+  candidates: readonly ProgramFunction[],
+  args: ReadonlyArray<Val | undefined>,
+): ProgramFunction[] {
+  if (candidates.length <= 1) return [...candidates];
   const score = (c: ProgramFunction) =>
     args.reduce((s, a, k) => {
       const p = c.fn.params[k];

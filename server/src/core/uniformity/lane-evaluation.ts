@@ -75,9 +75,9 @@ export function linearThreadIndex(t: Dim3, dim: Dim3): number {
 // each thread exactly what `evaluateSym` gives it.
 
 /** The status of a thread's value in a column. */
-const NUMBER = 0;
-const UNKNOWN = 1;
-const UNDEFINED = 2; // INVALID; the larger status wins when operands combine, as in `evaluateSym`
+export const NUMBER = 0;
+export const UNKNOWN = 1; // LANE_UNKNOWN
+export const UNDEFINED = 2; // INVALID; the larger status wins when operands combine, as in `evaluateSym`
 
 /** Values of one node for the threads of a block, or one value for all of them. */
 export interface Column {
@@ -103,94 +103,185 @@ export function threadValue(column: Column, t: number): EvalResult {
   return status === NUMBER ? column.values[i] : status === UNKNOWN ? LANE_UNKNOWN : INVALID;
 }
 
-/** Compiles `sym` for blocks of shape `blockDim`: the function fills the columns for a sample and returns the root's. */
+/**
+ * Compiles `sym` for blocks of shape `blockDim`: the function fills the columns for a sample and returns the root's.
+ *
+ * Samples come in runs that change one unknown at a time (the combinations of the unknowns, the
+ * last varying fastest, then the blocks): a node whose inputs kept their values keeps its column
+ * from the previous sample, so the parts that read only the thread index are computed once per
+ * shape, and a part is computed again only when an unknown it reads has moved.
+ */
 export function blockEvaluator(sym: Sym, blockDim: Dim3): (sample: BlockSample) => Column {
   const size = blockDim.x * blockDim.y * blockDim.z;
   const threads = threadCoordinates(blockDim);
-  const steps: Array<(sample: BlockSample) => void> = [];
-  const columns = new Map<Sym, Column>();
-  const uniform = (): Column => ({ values: new Float64Array(1), status: new Uint8Array(1), mask: 0 });
-  const perThread = (): Column => ({ values: new Float64Array(size), status: new Uint8Array(size), mask: -1 });
+  // Each step fills its node's column when its inputs moved since the previous sample, and says whether it did.
+  const steps: Array<(sample: BlockSample) => boolean> = [];
+  // Per node, in the order of `steps`: whether its column changed in this sample.
+  const moved: boolean[] = [];
+  const columns = new Map<Sym, { column: Column; node: number }>();
+  let first = true;
+  const slab = columnSlab();
+  const uniform = (): Column => slab.take(1, 0);
+  const perThread = (): Column => slab.take(size, -1);
   const fixed = (status: number, value: number): Column => {
     const c = uniform();
     c.status[0] = status;
     c.values[0] = value;
     return c;
   };
-  const build = (s: Sym): Column => {
-    let column = columns.get(s);
-    if (!column) {
-      column = buildColumn(s);
-      columns.set(s, column);
-    }
-    return column;
+  /** A node whose column never changes: no step (-1). */
+  const CONSTANT = -1;
+  const step = (fill: (sample: BlockSample) => boolean): number => {
+    steps.push(fill);
+    moved.push(true);
+    return steps.length - 1;
   };
-  const buildColumn = (s: Sym): Column => {
+  const changed = (node: number) => node !== CONSTANT && moved[node];
+  const build = (s: Sym): { column: Column; node: number } => {
+    let built = columns.get(s);
+    if (!built) {
+      built = buildColumn(s);
+      columns.set(s, built);
+    }
+    return built;
+  };
+  const buildColumn = (s: Sym): { column: Column; node: number } => {
     switch (s.op) {
       case 'const':
-        return fixed(NUMBER, s.value);
+        return { column: fixed(NUMBER, s.value), node: CONSTANT };
       case 'threadIdx':
-        return { values: threads[s.dim], status: threads.numbers, mask: -1 };
+        return { column: { values: threads[s.dim], status: threads.numbers, mask: -1 }, node: CONSTANT };
       case 'laneId':
-        return { values: threads.lane, status: threads.numbers, mask: -1 };
+        return { column: { values: threads.lane, status: threads.numbers, mask: -1 }, node: CONSTANT };
       case 'blockDim':
-        return fixed(NUMBER, blockDim[s.dim]);
+        return { column: fixed(NUMBER, blockDim[s.dim]), node: CONSTANT };
       case 'blockIdx':
       case 'gridDim': {
         const c = uniform();
         const { op, dim } = s;
-        steps.push((sample) => void (c.values[0] = sample[op][dim]));
-        return c;
+        const node = step((sample) => {
+          const v = sample[op][dim];
+          if (!first && Object.is(v, c.values[0])) return false;
+          c.values[0] = v;
+          return true;
+        });
+        return { column: c, node };
       }
       case 'free': {
         const c = uniform();
         const id = s.id;
-        steps.push((sample) => {
+        const node = step((sample) => {
           const v = sample.bindings.get(id);
-          c.status[0] = v === undefined ? UNDEFINED : NUMBER;
-          c.values[0] = v ?? 0;
+          const status = v === undefined ? UNDEFINED : NUMBER;
+          const value = v ?? 0;
+          if (!first && status === c.status[0] && Object.is(value, c.values[0])) return false;
+          c.status[0] = status;
+          c.values[0] = value;
+          return true;
         });
-        return c;
+        return { column: c, node };
       }
       case 'opaque': {
-        if (s.kind === 'laneVarying') return fixed(UNKNOWN, 0);
+        if (s.kind === 'laneVarying') return { column: fixed(UNKNOWN, 0), node: CONSTANT };
         const c = perThread();
         const id = s.id;
-        steps.push((sample) => {
+        // Each warp's value comes from the sample's warp keys: the same function gives the same values.
+        let keys: BlockSample['warpKey'] | null = null;
+        const node = step((sample) => {
+          if (!first && sample.warpKey === keys) return false;
+          keys = sample.warpKey;
           for (let w = 0; w * 32 < size; w++)
             c.values.fill(pseudoRandom(id, sample.warpKey(w)), w * 32, Math.min(size, w * 32 + 32));
+          return true;
         });
-        return c;
+        return { column: c, node };
       }
       case 'unary': {
         const arg = build(s.arg);
-        const c = arg.mask ? perThread() : uniform();
+        const c = arg.column.mask ? perThread() : uniform();
         const operator = s.operator;
-        steps.push(() => unaryStep(operator, arg, c));
-        return c;
+        if (arg.node === CONSTANT) {
+          unaryStep(operator, arg.column, c);
+          return { column: c, node: CONSTANT };
+        }
+        const node = step(() => {
+          if (!first && !changed(arg.node)) return false;
+          unaryStep(operator, arg.column, c);
+          return true;
+        });
+        return { column: c, node };
       }
       case 'binary': {
         const left = build(s.left);
         const right = build(s.right);
-        const c = left.mask || right.mask ? perThread() : uniform();
+        const c = left.column.mask || right.column.mask ? perThread() : uniform();
         const apply = binaryOperator(s.operator);
-        steps.push(() => binaryStep(apply, left, right, c));
-        return c;
+        const total = TOTAL_OPERATORS.get(s.operator);
+        const partial = PARTIAL_OPERATORS.get(s.operator);
+        const fill =
+          total !== undefined
+            ? () => totalStep(total, left.column, right.column, c)
+            : partial !== undefined
+              ? () => partialStep(partial, apply, left.column, right.column, c)
+              : () => binaryStep(apply, left.column, right.column, c);
+        if (left.node === CONSTANT && right.node === CONSTANT) {
+          fill();
+          return { column: c, node: CONSTANT };
+        }
+        const node = step(() => {
+          if (!first && !changed(left.node) && !changed(right.node)) return false;
+          fill();
+          return true;
+        });
+        return { column: c, node };
       }
       case 'select': {
         const cond = build(s.cond);
         const then = build(s.then);
         const otherwise = build(s.else);
-        const c = cond.mask || then.mask || otherwise.mask ? perThread() : uniform();
-        steps.push(() => selectStep(cond, then, otherwise, c));
-        return c;
+        const c = cond.column.mask || then.column.mask || otherwise.column.mask ? perThread() : uniform();
+        if (cond.node === CONSTANT && then.node === CONSTANT && otherwise.node === CONSTANT) {
+          selectStep(cond.column, then.column, otherwise.column, c);
+          return { column: c, node: CONSTANT };
+        }
+        const node = step(() => {
+          if (!first && !changed(cond.node) && !changed(then.node) && !changed(otherwise.node)) return false;
+          selectStep(cond.column, then.column, otherwise.column, c);
+          return true;
+        });
+        return { column: c, node };
       }
     }
   };
-  const root = build(sym);
+  const root = build(sym).column;
   return (sample) => {
-    for (const step of steps) step(sample);
+    for (let k = 0; k < steps.length; k++) moved[k] = steps[k](sample);
+    first = false;
     return root;
+  };
+}
+
+/**
+ * Columns cut from a few large buffers: an evaluator holds a column per node, up to 1024 threads
+ * each, and allocating each on its own was much of the collector's work.
+ */
+function columnSlab(): { take(n: number, mask: number): Column } {
+  let values = new Float64Array(0);
+  let status = new Uint8Array(0);
+  let used = 0;
+  return {
+    take(n, mask) {
+      if (used + n > values.length) {
+        // Doubling: an evaluator of a few nodes takes little, a large one a few buffers.
+        const capacity = Math.max(n, 2 * values.length, 64);
+        values = new Float64Array(capacity);
+        status = new Uint8Array(capacity);
+        used = 0;
+      }
+      const column = { values: values.subarray(used, used + n), status: status.subarray(used, used + n), mask };
+      used += n;
+      return column;
+    },
   };
 }
 
@@ -214,6 +305,118 @@ function binaryStep(apply: BinaryOperator, left: Column, right: Column, out: Col
     const v = apply(left.values[i & lm], right.values[i & rm]);
     out.status[i] = v === null ? UNDEFINED : NUMBER;
     if (v !== null) out.values[i] = v;
+  }
+}
+
+/**
+ * The operators that give a number for any two numbers (as symbolic-values' table computes them),
+ * by code: computed in the loop itself, where a call per lane through the table cost most of a step.
+ */
+const TOTAL_OPERATORS: ReadonlyMap<string, number> = new Map(
+  ['+', '-', '*', '<', '<=', '>', '>=', '==', '!=', '&&', '||', 'min', 'max'].map((op, code) => [op, code]),
+);
+
+function totalStep(code: number, left: Column, right: Column, out: Column): void {
+  const lm = left.mask;
+  const rm = right.mask;
+  const lv = left.values;
+  const ls = left.status;
+  const rv = right.values;
+  const rs = right.status;
+  const ov = out.values;
+  const os = out.status;
+  for (let i = 0; i < ov.length; i++) {
+    const sl = ls[i & lm];
+    const sr = rs[i & rm];
+    if (sl !== NUMBER || sr !== NUMBER) {
+      os[i] = sl > sr ? sl : sr;
+      continue;
+    }
+    const a = lv[i & lm];
+    const b = rv[i & rm];
+    let v: number;
+    switch (code) {
+      case 0:
+        v = a + b;
+        break;
+      case 1:
+        v = a - b;
+        break;
+      case 2:
+        v = a * b;
+        break;
+      case 3:
+        v = a < b ? 1 : 0;
+        break;
+      case 4:
+        v = a <= b ? 1 : 0;
+        break;
+      case 5:
+        v = a > b ? 1 : 0;
+        break;
+      case 6:
+        v = a >= b ? 1 : 0;
+        break;
+      case 7:
+        v = a === b ? 1 : 0;
+        break;
+      case 8:
+        v = a !== b ? 1 : 0;
+        break;
+      case 9:
+        v = a !== 0 && b !== 0 ? 1 : 0;
+        break;
+      case 10:
+        v = a !== 0 || b !== 0 ? 1 : 0;
+        break;
+      case 11:
+        v = Math.min(a, b);
+        break;
+      default:
+        v = Math.max(a, b);
+    }
+    os[i] = NUMBER;
+    ov[i] = v;
+  }
+}
+
+/**
+ * Operators undefined for some numbers (a division by zero) or costly for some (bitwise operators
+ * past 32 bits): the common case computed in the loop as symbolic-values' table computes it, the
+ * rest through the table.
+ */
+const PARTIAL_OPERATORS: ReadonlyMap<string, number> = new Map(['/', '%', '&', '|', '^'].map((op, code) => [op, code]));
+
+function partialStep(code: number, apply: BinaryOperator, left: Column, right: Column, out: Column): void {
+  const lm = left.mask;
+  const rm = right.mask;
+  const lv = left.values;
+  const ls = left.status;
+  const rv = right.values;
+  const rs = right.status;
+  const ov = out.values;
+  const os = out.status;
+  for (let i = 0; i < ov.length; i++) {
+    const sl = ls[i & lm];
+    const sr = rs[i & rm];
+    if (sl !== NUMBER || sr !== NUMBER) {
+      os[i] = sl > sr ? sl : sr;
+      continue;
+    }
+    const a = lv[i & lm];
+    const b = rv[i & rm];
+    let v: number | null;
+    if (code <= 1) {
+      if (b === 0) v = null;
+      else if (code === 0) v = Number.isInteger(a) && Number.isInteger(b) ? Math.trunc(a / b) : a / b;
+      else v = a % b;
+    } else if ((a | 0) === a && (b | 0) === b) v = code === 2 ? a & b : code === 3 ? a | b : a ^ b;
+    else v = apply(a, b);
+    if (v === null) os[i] = UNDEFINED;
+    else {
+      os[i] = NUMBER;
+      ov[i] = v;
+    }
   }
 }
 

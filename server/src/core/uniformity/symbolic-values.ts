@@ -358,14 +358,21 @@ function bitwise(int32: (a: number, b: number) => number, int64: (a: bigint, b: 
   };
 }
 
+/** 2 ** 0 to 2 ** 62, exact: a shift is evaluated for every lane of every sample. */
+const POWERS_OF_TWO = Array.from({ length: 63 }, (_, k) => 2 ** k);
+
+function pow2(b: number): number {
+  return (b | 0) === b ? POWERS_OF_TWO[b] : 2 ** b;
+}
+
 const BINARY_OPERATORS: ReadonlyMap<string, BinaryOperator> = new Map([
   ['+', (a, b) => a + b],
   ['-', (a, b) => a - b],
   ['*', (a, b) => a * b],
   ['/', (a, b) => (b === 0 ? null : Number.isInteger(a) && Number.isInteger(b) ? Math.trunc(a / b) : a / b)],
   ['%', (a, b) => (b === 0 ? null : a % b)],
-  ['<<', (a, b) => (b < 0 || b > 62 ? null : a * 2 ** b)],
-  ['>>', (a, b) => (b < 0 || b > 62 ? null : Math.floor(a / 2 ** b))],
+  ['<<', (a, b) => (b < 0 || b > 62 ? null : a * pow2(b))],
+  ['>>', (a, b) => (b < 0 || b > 62 ? null : Math.floor(a / pow2(b)))],
   [
     '&',
     bitwise(

@@ -51,7 +51,7 @@ import {
   type Sym,
 } from './symbolic-values';
 import { dependenceKind } from './dependence-kind';
-import { objectTable } from '../incremental/kept-tables';
+import { memoByObject, objectTable } from '../incremental/kept-tables';
 import { groupFactory, groupOfType, intrinsicOf, type GroupInfo } from './intrinsics';
 import {
   builtinLayout,
@@ -125,6 +125,16 @@ const MAX_EXPRESSION_SIZE = 600;
 const MAX_GUARDS = 3;
 /** Overloads or members a call may mean, each analysed and their results joined. */
 const MAX_CANDIDATES = 4;
+
+/**
+ * A function's control structure, and the join points of its branches, once per IR: a helper is
+ * analysed again at each call the walk follows, and its IR is the program's, kept.
+ */
+const keptControlInfo = memoByObject('control structure per function IR', controlInfo);
+const keptJoins = memoByObject(
+  'join points per control structure',
+  (_info: ControlInfo) => new Map<number, number[]>(),
+);
 
 const keptAnalyses = objectTable<UnitProgram, Map<string, KernelUniformity>>('kernel uniformity per program');
 
@@ -256,6 +266,13 @@ interface Invocation {
 
 type State = Map<string, TV>;
 
+/** A state's copy, in the same order (every block's transfer starts from one: `new Map(map)` costs twice as much). */
+function copyState(state: State): State {
+  const copy: State = new Map();
+  state.forEach((v, k) => copy.set(k, v));
+  return copy;
+}
+
 const BUILTIN_VECTORS: ReadonlySet<string> = new Set(['threadIdx', 'blockIdx', 'blockDim', 'gridDim']);
 const PRIMITIVE =
   /^(?:unsigned|signed|int|long|short|char|float|double|bool|size_t|ptrdiff_t|half|__half|__nv_bfloat16|(?:u?int|char)\d+_t|u?int\d*|\w+_t)$/;
@@ -274,7 +291,7 @@ class FunctionAnalysis {
   private readonly info: ControlInfo;
   /** Each block's place in reverse post-order (unreachable ones last). */
   private readonly rank: number[];
-  private readonly joinCache = new Map<number, number[]>();
+  private readonly joinCache: Map<number, number[]>;
   /** Names the unit resolves, by name: the same in every statement of the function. */
   private readonly names = new Map<string, TV>();
   /** Each loop's induction placeholders, by header: the loop's own condition bounds them. */
@@ -312,7 +329,8 @@ class FunctionAnalysis {
   ) {
     this.ir = inv.ir;
     this.file = inv.scope.file;
-    this.info = controlInfo(this.ir);
+    this.info = keptControlInfo(this.ir);
+    this.joinCache = keptJoins(this.info);
     const n = this.ir.blocks.length;
     this.rank = new Array<number>(n).fill(n);
     this.info.order.forEach((b, i) => (this.rank[b] = i));
@@ -329,8 +347,11 @@ class FunctionAnalysis {
     const queued = new Set<number>([0]);
     const queue = [0];
     while (queue.length > 0 && !this.session.exhausted) {
-      queue.sort((a, b) => rank[a] - rank[b]);
-      const b = queue.shift()!;
+      // The block of lowest rank first, the earliest queued among equals (as a stable sort would
+      // put it): found in one pass, not sorted each time.
+      let lowest = 0;
+      for (let k = 1; k < queue.length; k++) if (rank[queue[k]] < rank[queue[lowest]]) lowest = k;
+      const b = queue.splice(lowest, 1)[0];
       queued.delete(b);
       const state = b === 0 ? this.inStates[0]! : this.merge(b);
       if (!state) continue;
@@ -451,7 +472,7 @@ class FunctionAnalysis {
       if (!loop.blocks.has(p) || loop.blocks.has(b)) continue;
       const exitKind = this.divergentExitKind(loop);
       if (exitKind === 'uniform') continue;
-      out ??= new Map(state);
+      out ??= copyState(state);
       for (const key of this.modifiedIn(loop)) {
         const v = out.get(key);
         if (!v) continue;
@@ -743,7 +764,7 @@ class FunctionAnalysis {
   private transfer(block: Block, input: State): State {
     this.session.steps++;
     this.currentBlock = block.id;
-    const state = new Map(input);
+    const state = copyState(input);
     for (const stmt of block.stmts) {
       if (stmt.k === 'decl') this.declare(this.ir.locals[stmt.local], stmt.init, state, stmt.at);
       else this.ev(stmt.expr, state, stmt.at);
@@ -1033,7 +1054,7 @@ class FunctionAnalysis {
         return this.asmValue(e, state, stmtAt);
       case 'alternatives': {
         // Definitions the unit cannot choose between: the value is one of theirs.
-        const values = e.options.map((o, i) => this.ev(o, i === 0 ? state : new Map(state), stmtAt));
+        const values = e.options.map((o, i) => this.ev(o, i === 0 ? state : copyState(state), stmtAt));
         return this.joinValues(`alt${e.at[0]}`, `alt${e.at[0]}`, values);
       }
       case 'unknown':

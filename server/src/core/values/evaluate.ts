@@ -16,7 +16,10 @@ export interface Env {
 }
 
 export function copyEnv(env: Env): Env {
-  return { vals: new Map(env.vals), self: env.self };
+  // In the same order; `new Map(map)` costs twice as much, and every block's transfer starts from a copy.
+  const vals = new Map<number, Val>();
+  env.vals.forEach((v, k) => vals.set(k, v));
+  return { vals, self: env.self };
 }
 
 /** What the evaluator asks of the program beyond the function. */
