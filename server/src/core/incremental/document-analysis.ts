@@ -10,7 +10,6 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
 import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from '../text/source-text';
-import { collectConstants } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
 import type { WorkspaceIndex } from '../facts/workspace-index';
 import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
@@ -137,12 +136,10 @@ export function analyzeResumable({
     uri,
     version,
     source,
-    constants: collectConstants(source),
     kernels,
     launches,
     launchTargets,
     smemOptIns,
-    wrappers: [],
     findings: launchFindings(launches, launchTargets, optInsInView, archs ?? []),
     ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
     parseErrors: tree ? collectParseErrors(tree, parsed) : [],
