@@ -108,7 +108,15 @@ export function analyzeResumable({
   const doc = view ?? documentView(key, text, unit);
   const read = parser
     ? unitFacts({ doc, source, tree, parser, workspace, kept: functions })
-    : { kernels: [], launches: [], launchTargets: [], smemOptIns: [], lookup: () => null, program: null };
+    : {
+        kernels: [],
+        launches: [],
+        launchTargets: [],
+        smemOptIns: [],
+        lookup: () => null,
+        program: null,
+        unitLaunches: [],
+      };
   const { kernels, launches, launchTargets, smemOptIns, lookup } = read;
   const optInsInView = workspace
     ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])]
@@ -121,7 +129,8 @@ export function analyzeResumable({
     view: doc.view,
     tree,
     kernels,
-    launches,
+    // A header's kernels run with the instances and blocks its includer launches them with.
+    launches: read.unitLaunches.length > 0 ? [...launches, ...read.unitLaunches] : launches,
     lookup,
     divergence,
     cache,
