@@ -41,11 +41,7 @@ const mocha = join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const suites = [
   ['out/test/unit/fuzz-core.test.js', 'out/test/server/fuzz-server.test.js'],
   // The incremental text layer under the keystroke path: masking from the previous version.
-  [
-    'out/test/unit/source-text-incremental.test.js',
-    '--grep',
-    'fresh|previous|edited|any edits',
-  ],
+  ['out/test/unit/source-text-incremental.test.js', '--grep', 'fresh|previous|edited|any edits'],
   ['out/test/unit/cli-errors.test.js', '--grep', 'on any mutated or random source'],
 ];
 let status = 0;
