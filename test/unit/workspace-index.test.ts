@@ -11,7 +11,7 @@ import {
   toIndexPath,
 } from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
-import { loadFileAloneParser, semanticIndex } from '../support/file-alone';
+import { loadFileAloneParser, readAlone, semanticIndex } from '../support/file-alone';
 
 const CONFIG_H = '#pragma once\n#define BLOCK 256\nconstexpr int kSmallBlock = BLOCK / 2;\n';
 const KERNELS_CUH =
@@ -101,6 +101,35 @@ describe('workspace-index', () => {
     index.update('/ws/a.h', '#define ONLY_HERE 64\n');
     index.update('/ws/main.cu', 'void f() { k<<<1, ONLY_HERE>>>(); }\n');
     assert.deepEqual(await blocks(index, '/ws/main.cu'), [null]);
+  });
+
+  it('reads a file when first asked about it, and not one whose text cannot name what is asked', () => {
+    const read: string[] = [];
+    const index = new WorkspaceIndex({
+      read: (path, text) => {
+        read.push(path);
+        return readAlone(text, path);
+      },
+    });
+    index.update('/ws/a.cu', '__global__ void alpha(float* p) {}\n');
+    index.update('/ws/b.cu', '__global__ void beta(float* p) {}\n');
+    index.update(
+      '/ws/c.cuh',
+      '__global__ void gamma(float* p);\nvoid opt() { cudaFuncSetAttribute(gamma, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536); }\n',
+    );
+    index.update('/ws/main.cu', '#include "c.cuh"\nvoid f() {}\n');
+    assert.deepEqual(read, []);
+    assert.equal(index.findKernel('/ws/main.cu', 'beta').path, '/ws/b.cu');
+    assert.deepEqual(read, ['/ws/b.cu']);
+    assert.deepEqual(
+      index.smemOptInsInView('/ws/main.cu').map((o) => [o.kernelName, o.bytes.value]),
+      [['gamma', 65536]],
+    );
+    assert.deepEqual(read, ['/ws/b.cu', '/ws/c.cuh']);
+    // Loaded elsewhere unread, read here when asked.
+    const other = new WorkspaceIndex({ read: (path, text) => readAlone(text, path) });
+    other.load([index.entry('/ws/a.cu')!]);
+    assert.equal(other.get('/ws/a.cu')?.kernels[0].name, 'alpha');
   });
 
   it('does not pick one of two kernels with the same name in different namespaces', () => {

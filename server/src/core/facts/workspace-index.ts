@@ -452,7 +452,14 @@ export class WorkspaceIndex {
 
   /** `cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...)` calls in `path` and its includes. */
   smemOptInsInView(path: string): SmemOptIn[] {
-    return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.readEntry(p)?.smemOptIns ?? []);
+    return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.smemOptInsOf(p));
+  }
+
+  /** A file's opt-ins; one whose text never names `cudaFuncSetAttribute` has none, and is not read to find out. */
+  smemOptInsOf(path: string): SmemOptIn[] {
+    const key = normalizePath(path);
+    if (this.files.get(key)?.unread && !this.mayName(key, 'cudaFuncSetAttribute')) return [];
+    return this.readEntry(key)?.smemOptIns ?? [];
   }
 }
 

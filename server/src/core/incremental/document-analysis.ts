@@ -119,7 +119,7 @@ export function analyzeResumable({
       };
   const { kernels, launches, launchTargets, smemOptIns, lookup } = read;
   const optInsInView = workspace
-    ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])]
+    ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.smemOptInsOf(p))]
     : smemOptIns;
   // The body passes read the text the tree was parsed from (its lines and offsets are the document's).
   const parsed = makeSourceText(doc.parseView);
