@@ -221,6 +221,11 @@ export class WorkspaceIndex {
     return facts;
   }
 
+  /** Reads every file not read yet: what a caller does before the reader can no longer run (its parser freed). */
+  readAll(): void {
+    for (const key of this.files.keys()) this.readEntry(key);
+  }
+
   /** A file's entry and text as indexed, read or not (see FileFacts.unread): plain data, for another index to `load`. */
   entry(path: string): IndexEntry | undefined {
     const key = normalizePath(path);
