@@ -40,13 +40,8 @@ const env = { FUZZ_RUNS: runs, FUZZ_SEED: seed, FUZZ_REPORT: report, FUZZ_TRACE:
 const mocha = join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const suites = [
   ['out/test/unit/fuzz-core.test.js', 'out/test/server/fuzz-server.test.js'],
-  // The incremental text layer under the keystroke path: masking and chunking from the previous version.
-  [
-    'out/test/unit/source-text-incremental.test.js',
-    'out/test/unit/top-level-chunks.test.js',
-    '--grep',
-    'fresh|previous|edited|any edits',
-  ],
+  // The incremental text layer under the keystroke path: masking from the previous version.
+  ['out/test/unit/source-text-incremental.test.js', '--grep', 'fresh|previous|edited|any edits'],
   ['out/test/unit/cli-errors.test.js', '--grep', 'on any mutated or random source'],
 ];
 let status = 0;

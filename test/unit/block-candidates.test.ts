@@ -5,8 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { findLaunches } from '../../server/src/core/facts/launch-finder';
-import { makeSourceText } from '../../server/src/core/text/source-text';
+import { loadFileAloneParser, readAlone } from '../support/file-alone';
 import { analyzeSnippet } from '../support/analyze-snippet';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
@@ -15,11 +14,13 @@ import { checkJsonOf, sourceTree } from '../support/cli-run';
 
 /** Each launch's candidate block sizes (threads), or null. */
 const candidates = (text: string) =>
-  findLaunches(makeSourceText(text)).map(
+  readAlone(text).launches.map(
     (l) => l.candidates?.map((c) => (c.y === 1 && c.z === 1 ? `${c.x}` : `${c.x}x${c.y}x${c.z}`)) ?? null,
   );
 
 describe('block size candidates', () => {
+  before(loadFileAloneParser);
+
   it('reads a local an if-chain shifts, and a dim3 of it', () => {
     const text = [
       '#define BASE_THREADS 256',

@@ -4,17 +4,18 @@
  * declared in several blocks of a function.
  */
 import * as assert from 'node:assert/strict';
-import { findLaunches } from '../../server/src/core/facts/launch-finder';
-import { makeSourceText } from '../../server/src/core/text/source-text';
+import { loadFileAloneParser, readAlone } from '../support/file-alone';
 
 /** Each launch's line (1-based) and block, as `16x8x1` or null. */
 const blocks = (text: string) =>
-  findLaunches(makeSourceText(text)).map(
+  readAlone(text).launches.map(
     (l) =>
       `${l.span.start.line + 1}: ${l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null'}`,
   );
 
 describe('constants as written in real code', () => {
+  before(loadFileAloneParser);
+
   it('reads constants of typedef names, `using` aliases, `std::` types and `auto`', () => {
     const text = [
       'typedef unsigned int uint;',
@@ -59,7 +60,7 @@ describe('constants as written in real code', () => {
       '  rows_kernel<<<n, rows>>>(p);',
       '}',
     ].join('\n');
-    assert.deepEqual(blocks(text), ['5: 32x4x1', '6: null']);
+    assert.deepEqual(blocks(text), ['5: 32x4x1', '6: 64x1x1']);
   });
 
   it('reads `T const N` of a type name, and leaves one of a class template unknown', () => {
@@ -102,8 +103,6 @@ describe('constants as written in real code', () => {
       '}',
     ].join('\n');
     assert.deepEqual(blocks(text), ['5: 32x1x1', '7: 128x1x1', '8: null', '9: 32x8x1']);
-    const [first] = findLaunches(makeSourceText(text));
-    assert.equal(first.block.note, 'warp_threads() = 32 (const, line 1)');
   });
 
   it('reads a name declared in both branches of an if/else from the branch of the launch', () => {
@@ -143,8 +142,6 @@ describe('constants as written in real code', () => {
       '}',
     ].join('\n');
     assert.deepEqual(blocks(text), ['3: 512x1x1', '7: 256x1x1', '10: null']);
-    const second = findLaunches(makeSourceText(text))[1];
-    assert.equal(second.block.note, 'block = 256 (local, line 6)');
   });
 
   it('keeps a parameter unknown outside an inner block that declares its name again', () => {

@@ -1,8 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { findLaunches, findSmemOptIns } from '../../server/src/core/facts/launch-finder';
-import { makeSourceText } from '../../server/src/core/text/source-text';
+import { loadFileAloneParser, readAlone } from '../support/file-alone';
 
-const launches = (text: string) => findLaunches(makeSourceText(text));
+const launches = (text: string) => readAlone(text).launches;
 const summary = (text: string) =>
   launches(text).map((l) => ({
     via: l.via,
@@ -14,6 +13,8 @@ const summary = (text: string) =>
   }));
 
 describe('launch-finder', () => {
+  before(loadFileAloneParser);
+
   it('finds chevron launches with plain, qualified and templated names', () => {
     assert.deepEqual(
       summary(
@@ -104,17 +105,14 @@ describe('launch-finder', () => {
     ]);
   });
 
-  it('reports launches in macro bodies as unresolved', () => {
-    const [l] = launches('#define LAUNCH(kern, n) \\\n  kern<<<(n + 255) / 256, 256>>>(n)\n');
-    assert.equal(l.inMacro, true);
-    assert.equal(l.kernelName, 'kern');
-    assert.equal(l.block.value, null);
-    assert.equal(l.dynamicSmem.value, null);
-    assert.match(l.block.note ?? '', /macro body/);
+  it('reports no launch in the body of a macro nothing uses (a launch is read at each use)', () => {
+    assert.deepEqual(launches('#define LAUNCH(kern, n) \\\n  kern<<<(n + 255) / 256, 256>>>(n)\n'), []);
   });
 
   it('follows a function pointer to its one visible target', () => {
     const text = [
+      '__global__ void scale(float* p);',
+      'namespace ns { template <typename T> __global__ void shift(float* p); }',
       'void f(float* p) {',
       '  auto fp = scale;',
       '  fp<<<1, 128>>>(p);',
@@ -148,13 +146,13 @@ describe('launch-finder', () => {
 
   it('finds dynamic shared memory opt-ins', () => {
     const text =
-      'void f() {\n  constexpr int bytes = 96 * 1024;\n  cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);\n  cudaFuncSetAttribute((const void*)other, cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n  cudaFuncSetAttribute(tpl<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, n);\n}\n';
-    const found = findSmemOptIns(makeSourceText(text));
+      '__global__ void big(float*);\ntemplate <typename T> __global__ void tpl(T*);\nvoid f(int n) {\n  constexpr int bytes = 96 * 1024;\n  cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);\n  cudaFuncSetAttribute((const void*)other, cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n  cudaFuncSetAttribute(tpl<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, n);\n}\n';
+    const found = readAlone(text).smemOptIns;
     assert.deepEqual(
       found.map((o) => [o.kernelName, o.bytes.value, o.span.start.line]),
       [
-        ['big', 98304, 2],
-        ['tpl', null, 4],
+        ['big', 98304, 4],
+        ['tpl', null, 6],
       ],
     );
   });

@@ -15,7 +15,7 @@ setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
 const KERNELS = 40;
-/** A constant, a kernel and its launch, then a long comment (208 lines in all). */
+/** A constant, a kernel bounded by it and its launch, then a long comment (208 lines in all). */
 const unit = (i: number) =>
   `constexpr int kBlock${i} = 128;\n__global__ void __launch_bounds__(kBlock${i}) scale_kernel_${i}(float* __restrict__ data, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) data[i] *= 2.0f;\n}\n` +
   `void run_${i}(float* data, int n) {\n  scale_kernel_${i}<<<(n + kBlock${i} - 1) / kBlock${i}, kBlock${i}>>>(data, n);\n}\n` +
@@ -61,11 +61,6 @@ describe('WorkspaceIndex memory', function () {
     const indexed = index.get('/ws/big.cu')!;
     assert.equal(indexed.kernels.length, KERNELS);
     assert.equal(JSON.stringify(indexed.kernels[0]), firstKernel, 'the index has an equal copy');
-    assert.equal(
-      index.constantView('/ws/other.cu').describe('kBlock3'),
-      `kBlock3 = 128 (const, big.cu:${1 + 208 * 3})`,
-    );
-    assert.equal(index.constantView('/ws/other.cu').lookup('kBlock3'), 128);
     assert.equal(index.findKernel('/ws/other.cu', 'scale_kernel_7').kernel?.launchBounds?.maxThreadsPerBlock, 128);
   });
 });

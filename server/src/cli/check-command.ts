@@ -262,6 +262,8 @@ export async function runCheck(
       } else analysed.push({ ...source, facts: result.value });
     }
   } finally {
+    // Figures to come (a compile, a build's files) are mapped to the index's kernels after the parser is gone.
+    if (runsNvcc || fromBuild.length > 0) analyzer.index.readAll();
     analyzer.parser.dispose();
   }
 

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import * as path from 'node:path';
-import { createAnalyzer, DEFAULT_REPORT_SETTINGS, WorkspaceIndex } from '../core/analyzer';
+import { createAnalyzer, DEFAULT_REPORT_SETTINGS } from '../core/analyzer';
 import { readGrammarBytes } from '../files/grammar-files';
 import { toIndexPath } from '../files/workspace-files';
 import { contentHash } from '../nvcc/compile-ptx';
@@ -36,7 +36,7 @@ async function serve(port: NonNullable<typeof parentPort>, input: WorkerInput): 
   });
   const texts = textsOf(input.sources);
   // Entries are built apart from the analyzer's index, which gets the whole index in the files' order.
-  const scratch = new WorkspaceIndex();
+  const scratch = analyzer.index.emptyLike();
   const answer = (message: ToWorker): FromWorker => {
     switch (message.type) {
       case 'index':

@@ -15,6 +15,7 @@ import { normalizePath, WorkspaceIndex } from './facts/workspace-index';
 import { parseArch } from './gpu/arch-table';
 import { analyzeDocument, type AnalyzeInput, type DocumentFacts } from './incremental/document-analysis';
 import { documentView, type UnitContext } from './incremental/unit-facts';
+import { readFileAlone } from './incremental/file-alone';
 import type { Toolchain, UnitFlags } from './preprocess/unit';
 import { DocumentSessions, FIRST_PASS_BUDGET_MS } from './incremental/document-sessions';
 import { reportWithKeptAnalyses } from './incremental/kept-reports';
@@ -230,7 +231,8 @@ export async function createAnalyzer(options: AnalyzerOptions): Promise<Analyzer
 }
 
 export class Analyzer {
-  readonly index = new WorkspaceIndex();
+  /** Files not open are read as their own units by the same core as an open document (file-alone.ts). */
+  readonly index = new WorkspaceIndex({ read: (path, text) => readFileAlone(path, text, this.parser) });
   /** Open documents (editors): their texts, trees and facts, kept between edits. */
   readonly documents: DocumentSessions;
   private readonly figures = new FiguresRegistry();
@@ -328,13 +330,6 @@ export class Analyzer {
           .paths()
           .filter((p) => p !== key)
           .flatMap((p) => this.index.get(p)?.kernels.filter((k) => k.qualifiedName === qualifiedName) ?? []),
-      macroBody: (name) => {
-        for (const path of this.index.includeClosure(key)) {
-          const def = this.index.get(path)?.constants.constants.get(name);
-          if (def?.kind === 'define') return def.expr;
-        }
-        return null;
-      },
     };
   }
 

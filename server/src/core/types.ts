@@ -62,6 +62,13 @@ export interface Kernel {
   staticSharedBytes: number | null;
   /** Text of the comment block right above the kernel (annotations live there). */
   leadingComment: string | null;
+  /**
+   * Each name in the kernel's header (before its name) the unit may define as a macro there, with
+   * what it expands to, or null when the unit cannot tell which definition holds (a branch it cannot
+   * decide, a flag) or knows none. A name absent is no macro there. Absent for kernels not read by
+   * the unit's preprocessor.
+   */
+  headerMacros?: Record<string, string | null>;
 }
 
 export interface TemplateParam {

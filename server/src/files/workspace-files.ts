@@ -162,7 +162,7 @@ export function indexIncludedFiles(
   const added: string[] = [];
   while (queue.length && added.length < maxFiles) {
     const from = queue.shift()!;
-    for (const include of index.get(from)?.includes ?? []) {
+    for (const include of index.entry(from)?.includes ?? []) {
       if (include.system && !include.target.includes('/')) continue;
       for (const candidate of index.includeCandidates(from, include)) {
         if (seen.has(candidate)) break;

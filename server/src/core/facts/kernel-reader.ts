@@ -46,7 +46,10 @@ export function kernelReader({ program, path, source, view }: KernelReadInput): 
   return (fn) => {
     const pf: ProgramFunction = { file: path, fn };
     const scope = kernelScope(pf);
-    const attributes = readAttributes(program, path, view, fn.headerAt);
+    // The grammar reads no attribute written before the first specifier (`__launch_bounds__(64)
+    // __global__ void k`): the parse view blanks it just before the header, which it still belongs to.
+    const start = specifiersStart(program.file(path)?.view ?? view, fn.headerAt[0]);
+    const attributes = readAttributes(program, path, view, [start, fn.headerAt[1]]);
     // Arguments as written, their macros expanded where the kernel is (a bound a macro supplies is spelled out already).
     const evaluate = (text: string, at: Range): number | null => {
       const v = program.evaluateSpelled(path, text, at, scope, fn.headerAt[0]);
@@ -82,6 +85,7 @@ export function kernelReader({ program, path, source, view }: KernelReadInput): 
           : null,
       externC:
         /\bextern\s*"C"/.test(view.slice(fn.headerAt[0], fn.headerAt[1])) ||
+        /\bextern\s*"C"\s*$/.test(view.slice(Math.max(0, start - 40), start)) ||
         within((externC ??= externCBlocks(program.file(path)?.view ?? '')), fn.at[0]),
       isDefinition: fn.bodyAt !== null,
       span: spanOf(source, fn.at[0], fn.at[1]),
@@ -93,8 +97,37 @@ export function kernelReader({ program, path, source, view }: KernelReadInput): 
         ? staticShared.reduce((sum, d) => sum + (d.bytes ?? 0), 0)
         : null,
       leadingComment: leadingComment(source, fn.at[0]),
+      headerMacros: headerMacros(program, path, view, [start, fn.nameAt[0]], fn.headerAt[0]),
     };
   };
+}
+
+/** The macros the header's names may be where the kernel is declared (see Kernel.headerMacros). */
+function headerMacros(
+  program: UnitProgram,
+  path: string,
+  view: string,
+  header: Range,
+  at: number,
+): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  const scope = program.unit.macrosAt(path, at);
+  for (const t of tokenize(view, header[0], header[1])) {
+    if (t.kind !== 'ident' || t.text in out) continue;
+    const state = scope.state(t.text);
+    const defs = state.options.filter((o) => o !== null);
+    if (defs.length === 0 && !state.open) continue;
+    const [only] = defs;
+    out[t.text] = defs.length === 1 && state.options.length === 1 && !state.open && only.body ? spell(only.body) : null;
+  }
+  return out;
+}
+
+/** Where the blanks the parse view has just before `at` begin (what it left out of the declaration there). */
+function specifiersStart(parsed: string, at: number): number {
+  let k = at;
+  while (k > 0 && /\s/.test(parsed[k - 1])) k--;
+  return k;
 }
 
 /** The scope a kernel's attributes and sizes are read in: its template parameters unknown. */

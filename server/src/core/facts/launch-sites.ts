@@ -429,7 +429,8 @@ export class LaunchCollector {
         if (e.k === 'launch') result = true;
         else if (e.k === 'call' && e.callee.k === 'name') {
           const n = baseName(e.callee.name);
-          if (LAUNCH_APIS.has(n)) result = true;
+          // An opt-in to more dynamic shared memory is read where it is written, as a launch is.
+          if (LAUNCH_APIS.has(n) || n === 'cudaFuncSetAttribute') result = true;
           else callees.add(n);
         } else if (e.k === 'call' && (e.callee.k === 'call' || e.callee.k === 'init')) callees.add('operator()');
         if (result) break;

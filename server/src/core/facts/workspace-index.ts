@@ -1,22 +1,16 @@
 /**
- * The workspace index: per-file facts (kernels, header declarations included,
- * object-like `#define`s, consts, enumerators, `#include "..."` lines) keyed by
- * path. Updating one file re-reads only that file's text; lookups walk a file's
- * includes transitively, then the rest of the workspace, so a launch in
- * `main.cu` finds its kernel in `kernels.cuh` and `BLOCK` in `config.h`.
+ * The workspace index: per-file facts (kernels, header declarations included, launches, opt-ins to
+ * more dynamic shared memory, `#include` lines) keyed by path. Updating one file re-reads only that
+ * file's text; lookups walk a file's includes transitively, then the rest of the workspace, so a
+ * launch in `main.cu` finds its kernel in `kernels.cuh`.
  *
- * Pure: the caller reads files (see ../workspace-files.ts) and hands in text.
- * Paths are plain strings with `/` separators.
+ * Pure: the caller reads files (see ../workspace-files.ts) and hands in text, and says how a file
+ * is read (`read`: the semantic core's reading of the file as its own unit, see
+ * incremental/file-alone.ts). Paths are plain strings with `/` separators.
  */
-import type { Kernel, Launch, LaunchBounds, SmemOptIn, Span } from '../types';
+import type { Kernel, Launch, SmemOptIn, Span } from '../types';
 import { makeSourceText, spanOf, type SourceText } from '../text/source-text';
-import { findKernels, resolveLaunchBounds } from './kernel-finder';
-import { findLaunchFacts, findSmemOptIns } from './launch-finder';
-import { wrappersByName, type WrapperDefinition, type WrapperRef } from './launch-wrappers';
-import { collectConstants, makeLookup, type ConstantDefinition, type ConstantTable } from '../text/constant-table';
 import { findDirectiveRanges } from '../text/preprocessor-lines';
-import type { Lookup } from '../text/const-eval';
-import type { MacroDefinition } from '../text/macros';
 import { ownCopy, plainCopy } from '../incremental/engine-seams';
 
 /**
@@ -40,14 +34,16 @@ export interface FileFacts {
   /** Bumped on every update of this path. */
   generation: number;
   kernels: Kernel[];
-  /** File-scope constants: object-like macros, consts, enumerators. */
-  constants: ConstantTable;
   includes: IncludeLine[];
   smemOptIns: SmemOptIn[];
   /** The file's launches, as much as a quick fix needs of other files' (see IndexedLaunch). */
   launches: IndexedLaunch[];
-  /** The launch wrappers its functions are (see launch-wrappers.ts). */
-  wrappers: WrapperDefinition[];
+  /**
+   * Its kernels, launches and opt-ins are not read yet (they are empty): an index reads a file when
+   * first asked about it (most files of a workspace are never asked about), and an entry loaded
+   * unread is read by the index that loads it.
+   */
+  unread?: true;
 }
 
 /** A file's entry as another index loads it: its facts and its text (the units that include it read it). */
@@ -61,15 +57,16 @@ export interface IndexedLaunch {
   threads: number | null;
 }
 
-/** What the index keeps of a file, as the text passes found it. */
+/** What the index keeps of a file, as the semantic core read it. */
 export interface AnalysedFile {
   source: SourceText;
-  constants: ConstantTable;
   kernels: Kernel[];
   smemOptIns: SmemOptIn[];
   launches?: readonly Launch[];
-  wrappers?: WrapperDefinition[];
 }
+
+/** A file's kernels, launches and opt-ins, read from its text alone (see WorkspaceIndexOptions.read). */
+export type FileReader = (path: string, text: string) => Omit<AnalysedFile, 'source'>;
 
 export interface KernelRef {
   kernel: Kernel;
@@ -92,27 +89,8 @@ export interface KernelMatch {
 export interface WorkspaceIndexOptions {
   /** Directories searched for `#include "..."` after the including file's own (`-I`), relative or absolute. */
   includeDirs?: readonly string[];
-}
-
-export interface ConstantView {
-  /** Constants of the file's includes (transitively), then ones defined once in the workspace. */
-  lookup: Lookup;
-  /** Function-like macros of the file's includes (nearest first), then ones defined once in the workspace. */
-  macros: ReadonlyMap<string, MacroDefinition>;
-  /** Launch wrappers of the file's includes, then ones only one file of the workspace defines, by name. */
-  wrappers: ReadonlyMap<string, readonly WrapperRef[]>;
-  /** `BLOCK = 256 (#define, config.h:3)`, or null when the index has no such name. */
-  describe: (name: string) => string | null;
-}
-
-/** Constant views kept (see WorkspaceIndex.views): an edited document's, and the headers its launches' kernels are in. */
-const VIEWS_KEPT = 4;
-
-/** Where a wrapper name is first defined in a file: the file, its place among the files, the wrapper's among its. */
-interface WrapperPlace {
-  file: string;
-  fileAt: number;
-  wrapperAt: number;
+  /** How a file's text is read (without one, the index keeps only its text and includes). */
+  read?: FileReader;
 }
 
 export class WorkspaceIndex {
@@ -122,22 +100,10 @@ export class WorkspaceIndex {
   private generation = 0;
   /** Updates and removals per path (see changesOutside). */
   private readonly changedAt = new Map<string, number>();
-  private uniqueConstants: Map<string, Array<{ path: string; def: ConstantDefinition }>> | null = null;
-  private uniqueMacros: Map<string, Array<{ path: string; def: MacroDefinition }>> | null = null;
-  private singles: Map<string, ConstantDefinition> | null = null;
-  /**
-   * The last constant views handed out (by path and whether its own entry is skipped), until a file
-   * changes: an open document asks for its view on every keystroke, and building one reads every
-   * constant of the workspace. A few only: each holds its own table of the constants the workspace
-   * defines once, and the answers it gave.
-   */
-  private readonly views = new Map<string, ConstantView>();
   /** Paths whose entry holds the objects of an analysis still in use (see keepCopies). */
   private readonly borrowed = new Set<string>();
   /** The indexed paths by file name (for includes found by their tail), worked out when first asked after a change. */
   private byName: Map<string, string[]> | null = null;
-  /** Each wrapper name, with the files that define one, in the files' order, and where in them: see wrappersInView. */
-  private wrapperFiles: Map<string, WrapperPlace[]> | null = null;
   /** Who includes each file directly (see includersOf), worked out when first asked after a change. */
   private includedBy: Map<string, string[]> | null = null;
   /**
@@ -151,8 +117,16 @@ export class WorkspaceIndex {
   /** Each file's text, for the preprocessor of the units that include it. */
   private readonly texts = new Map<string, string>();
 
+  private readonly read: FileReader | null;
+
   constructor(options: WorkspaceIndexOptions = {}) {
     this.includeDirs = (options.includeDirs ?? []).map(normalizePath);
+    this.read = options.read ?? null;
+  }
+
+  /** An empty index that reads files as this one does (a worker thread's share of the files, say). */
+  emptyLike(): WorkspaceIndex {
+    return new WorkspaceIndex({ includeDirs: this.includeDirs, ...(this.read ? { read: this.read } : {}) });
   }
 
   /** The text a file was last indexed from, or null. */
@@ -172,30 +146,31 @@ export class WorkspaceIndex {
     return [...new Set([...this.includeDirs, ...this.includeDirsFor(from).map(normalizePath)])];
   }
 
-  /** Index (or re-index) one file from its text. Other files are not touched. */
-  update(path: string, text: string): FileFacts {
-    const source = makeSourceText(text);
-    const constants = collectConstants(source);
-    const lookup = makeLookup([constants]);
-    // Read for the index alone: its strings are cut from the whole text, which copies let go.
-    // Launches and wrappers are looked for only where one may be (most headers have none: a third of the time of an index).
-    const found =
-      mayLaunch(source.masked) || constants.macros
-        ? findLaunchFacts(source, { fileConstants: constants })
-        : { launches: [], wrappers: [] };
-    return this.set(
-      path,
-      {
-        ...keptCopy({
-          constants,
-          kernels: findKernels(source, { lookup }),
-          smemOptIns: findSmemOptIns(source, { fileConstants: constants }),
-          wrappers: found.wrappers,
-        }),
-        launches: found.launches,
-      },
-      source,
-    );
+  /**
+   * Index (or re-index) one file from its text; its kernels, launches and opt-ins are read when first
+   * asked (`get`). Other files are not touched.
+   */
+  update(path: string, text: string): void {
+    const facts = this.set(path, { kernels: [], smemOptIns: [], launches: [] }, makeSourceText(text));
+    facts.unread = true;
+  }
+
+  /** The entry of `key` with its kernels, launches and opt-ins read (see update). */
+  private readEntry(key: string): FileFacts | undefined {
+    const facts = this.files.get(key);
+    if (!facts?.unread || !this.read) return facts;
+    delete facts.unread;
+    const text = this.texts.get(key);
+    if (text === undefined) return facts;
+    try {
+      // Read for the index alone: its strings are cut from the whole text, which copies let go.
+      const read = this.read(key, text);
+      Object.assign(facts, keptCopy(read), { launches: indexedLaunches(read.launches ?? []) });
+    } catch {
+      // A file the core cannot read (input nested past the stack) gives other files nothing; its own
+      // analysis, when it is checked, says why.
+    }
+    return facts;
   }
 
   /**
@@ -211,7 +186,7 @@ export class WorkspaceIndex {
 
   /**
    * The analysis `path` was indexed from is dropped (forgotten, out of use): the entry keeps copies
-   * of its kernels, constants and opt-ins instead. The analysis's objects are keys of other caches'
+   * of its kernels and opt-ins instead. The analysis's objects are keys of other caches'
    * WeakMaps (per-kernel keys, launch targets), which the index would otherwise keep alive for every
    * indexed file, with the chunk texts their strings were cut from: about 2.5 MB per 10k-line file.
    * What other files see does not change.
@@ -226,31 +201,36 @@ export class WorkspaceIndex {
 
   private set(
     path: string,
-    { constants, kernels, smemOptIns, launches, wrappers = [] }: Omit<AnalysedFile, 'source'>,
+    { kernels, smemOptIns, launches }: Omit<AnalysedFile, 'source'>,
     source: SourceText,
   ): FileFacts {
     const key = normalizePath(path);
-    const origin = baseName(key);
-    const own = new Map([...constants.constants].map(([name, def]) => [name, { ...def, origin }]));
-    const table: ConstantTable = { ...constants, constants: own };
-    if (constants.macros)
-      table.macros = new Map([...constants.macros].map(([name, def]) => [name, { ...def, origin }]));
     this.texts.set(key, ownCopy(source.text));
     const facts: FileFacts = {
       path: key,
       generation: ++this.generation,
       kernels,
-      constants: table,
       includes: findIncludes(source),
       smemOptIns,
       launches: indexedLaunches(launches ?? []),
-      wrappers: wrappers.map((w) => ({ ...w, origin })),
     };
     this.files.set(key, facts);
     this.borrowed.delete(key);
     this.changedAt.set(key, (this.changedAt.get(key) ?? 0) + 1);
     this.forgetDerived();
     return facts;
+  }
+
+  /** Reads every file not read yet: what a caller does before the reader can no longer run (its parser freed). */
+  readAll(): void {
+    for (const key of this.files.keys()) this.readEntry(key);
+  }
+
+  /** A file's entry and text as indexed, read or not (see FileFacts.unread): plain data, for another index to `load`. */
+  entry(path: string): IndexEntry | undefined {
+    const key = normalizePath(path);
+    const facts = this.files.get(key);
+    return facts ? { ...facts, text: this.texts.get(key) ?? null } : undefined;
   }
 
   /** Every file's entry and text, in the order the files were first indexed: plain data, for another index to `load`. */
@@ -293,7 +273,7 @@ export class WorkspaceIndex {
   }
 
   get(path: string): FileFacts | undefined {
-    return this.files.get(normalizePath(path));
+    return this.readEntry(normalizePath(path));
   }
 
   paths(): string[] {
@@ -402,159 +382,10 @@ export class WorkspaceIndex {
 
   /** What is worked out from every file: worked out again when next asked, after a file changed. */
   private forgetDerived(): void {
-    this.uniqueConstants = null;
-    this.uniqueMacros = null;
-    this.singles = null;
-    this.views.clear();
     this.includedBy = null;
     this.byName = null;
-    this.wrapperFiles = null;
     this.closures.clear();
     this.sortedPaths = null;
-  }
-
-  /** Names `path` can use from elsewhere: its includes first, then constants the workspace defines exactly once. */
-  constantView(path: string, { skipOwnEntry = false }: OwnEntryOption = {}): ConstantView {
-    const key = `${skipOwnEntry ? '-' : '+'}${normalizePath(path)}`;
-    const view = this.views.get(key) ?? this.makeConstantView(path, skipOwnEntry);
-    // The most recently used last; the least recently used goes.
-    this.views.delete(key);
-    this.views.set(key, view);
-    for (const oldest of this.views.keys()) {
-      if (this.views.size <= VIEWS_KEPT) break;
-      this.views.delete(oldest);
-    }
-    return view;
-  }
-
-  private makeConstantView(path: string, skipOwnEntry: boolean): ConstantView {
-    const included = this.includeClosure(path).map((p) => this.files.get(p)!.constants);
-    const here = normalizePath(path);
-    const all = this.workspaceConstants();
-    // A file writes a name once: its own entry is at most one of the name's definitions.
-    const ownAt = (defs: ReadonlyArray<{ path: string }>) =>
-      skipOwnEntry ? defs.findIndex((d) => d.path === here) : -1;
-    /** The workspace's definitions of `name` (without `path`'s own when its entry is skipped). */
-    const definitionsOf = (name: string) => {
-      const defs = all.get(name) ?? [];
-      const own = ownAt(defs);
-      return own < 0 ? defs : defs.filter((_, k) => k !== own);
-    };
-    // The names one definition in the workspace gives, but for `path`'s own: those are among the names `path` defines.
-    const workspaceTable: ConstantTable = { constants: new Map(this.singleConstants()), dim3s: new Map() };
-    if (skipOwnEntry) {
-      for (const { name } of this.files.get(here)?.constants.constants.values() ?? []) {
-        const defs = all.get(name) ?? [];
-        const own = ownAt(defs);
-        if (own < 0) continue;
-        if (defs.length === 1) workspaceTable.constants.delete(name);
-        else if (defs.length === 2) workspaceTable.constants.set(name, defs[own === 0 ? 1 : 0].def);
-      }
-    }
-    const workspaceLookup = makeLookup([workspaceTable]);
-    const fromWorkspace: Lookup = (name) => (workspaceTable.constants.has(name) ? workspaceLookup(name) : null);
-    const lookup = makeLookup(included, fromWorkspace);
-    const includedPaths = this.includeClosure(path);
-    const describe = (name: string): string | null => {
-      const value = lookup(name);
-      const table = included.find((t) => t.constants.has(name));
-      const def = table?.constants.get(name) ?? workspaceTable.constants.get(name);
-      if (!def) {
-        const count = definitionsOf(name).length;
-        return count > 1
-          ? `\`${name}\` is defined in ${count} places in the workspace and none is included here`
-          : null;
-      }
-      const where = `${def.kind === 'define' ? '#define' : def.kind}, ${def.origin ?? '?'}:${(def.line ?? 0) + 1}`;
-      return value === null ? `\`${name}\` (${where}) is not a compile-time integer` : `${name} = ${value} (${where})`;
-    };
-    return {
-      lookup,
-      describe,
-      macros: this.macrosInView(here, included),
-      wrappers: this.wrappersInView(here, includedPaths, lookup),
-    };
-  }
-
-  /**
-   * The wrappers of the files `path` includes, then those of a name only one other file defines
-   * (a wrapper in a header the file reaches through a `-I` the index was not told). Each is read
-   * with its own file's constants, then what `path` sees.
-   */
-  private wrappersInView(
-    path: string,
-    included: readonly string[],
-    lookup: Lookup,
-  ): ReadonlyMap<string, readonly WrapperRef[]> {
-    const out = new Map<string, WrapperRef[]>();
-    const add = (p: string, names: ReadonlySet<string> | null) => {
-      const facts = this.files.get(p);
-      if (!facts?.wrappers.length) return;
-      const refs = wrappersByName(
-        facts.wrappers.filter((w) => !names || names.has(w.name)),
-        [facts.constants],
-        makeLookup([facts.constants], lookup),
-      );
-      for (const [name, list] of refs)
-        if (!out.has(name) || names === null) out.set(name, [...(out.get(name) ?? []), ...list]);
-    };
-    for (const p of included) add(p, null);
-    // From the names' files worked out once per version of the index, not from every file for every file
-    // (100,000 files took quadratic time). In the order of the files, as each name's one other file comes.
-    const skip = new Set([path, ...included]);
-    const single: Array<{ place: WrapperPlace; name: string }> = [];
-    for (const [name, places] of this.wrapperFilesByName()) {
-      if (out.has(name)) continue;
-      const others = places.filter((w) => !skip.has(w.file));
-      if (others.length === 1) single.push({ place: others[0], name });
-    }
-    single.sort((a, b) => a.place.fileAt - b.place.fileAt || a.place.wrapperAt - b.place.wrapperAt);
-    for (const { place, name } of single) add(place.file, new Set([name]));
-    return out;
-  }
-
-  private wrapperFilesByName(): Map<string, WrapperPlace[]> {
-    if (this.wrapperFiles) return this.wrapperFiles;
-    const byName = new Map<string, WrapperPlace[]>();
-    let fileAt = 0;
-    for (const [file, facts] of this.files) {
-      facts.wrappers.forEach((w, wrapperAt) => {
-        const places = byName.get(w.name);
-        if (!places) byName.set(w.name, [{ file, fileAt, wrapperAt }]);
-        else if (places[places.length - 1].file !== file) places.push({ file, fileAt, wrapperAt });
-      });
-      fileAt++;
-    }
-    this.wrapperFiles = byName;
-    return byName;
-  }
-
-  /** The macros of `included` (nearest first), then those the rest of the workspace defines once (not `path`'s own). */
-  private macrosInView(path: string, included: readonly ConstantTable[]): ReadonlyMap<string, MacroDefinition> {
-    const macros = new Map<string, MacroDefinition>();
-    for (const table of included)
-      for (const [name, def] of table.macros ?? []) if (!macros.has(name)) macros.set(name, def);
-    for (const [name, defs] of this.workspaceMacros()) {
-      if (macros.has(name)) continue;
-      const others = defs.filter((d) => d.path !== path);
-      if (others.length === 1) macros.set(name, others[0].def);
-    }
-    return macros;
-  }
-
-  /** Every function-like macro of the workspace by name, one entry per different body. */
-  private workspaceMacros(): Map<string, Array<{ path: string; def: MacroDefinition }>> {
-    if (this.uniqueMacros) return this.uniqueMacros;
-    const all = new Map<string, Array<{ path: string; def: MacroDefinition }>>();
-    for (const [path, facts] of this.files) {
-      for (const def of facts.constants.macros?.values() ?? []) {
-        const list = all.get(def.name) ?? [];
-        if (!list.some((d) => d.def.body === def.body)) list.push({ path, def });
-        all.set(def.name, list);
-      }
-    }
-    this.uniqueMacros = all;
-    return all;
   }
 
   /** The kernel a launch of `name` (`k`, `ns::k`) written in `path` runs: this file, then its includes, then the workspace. */
@@ -567,7 +398,9 @@ export class WorkspaceIndex {
     ];
     for (const tier of tiers) {
       const refs: KernelRef[] = [];
-      for (const p of tier.paths) for (const kernel of this.files.get(p)?.kernels ?? []) refs.push({ kernel, path: p });
+      for (const p of tier.paths)
+        if (this.mayName(p, name))
+          for (const kernel of this.readEntry(p)?.kernels ?? []) refs.push({ kernel, path: p });
       const match = matchKernel(refs, name, tier.label);
       if (match?.kernel && !match.kernel.isDefinition) return this.withDefinition(match);
       if (match) return match;
@@ -585,10 +418,11 @@ export class WorkspaceIndex {
   private withDefinition(match: KernelMatch): KernelMatch {
     const declared = match.kernel!;
     const definitions: KernelRef[] = [];
-    for (const [p, facts] of this.files)
-      for (const kernel of facts.kernels)
-        if (kernel.isDefinition && kernel.qualifiedName === declared.qualifiedName)
-          definitions.push({ kernel, path: p });
+    for (const p of this.files.keys())
+      if (this.mayName(p, declared.name))
+        for (const kernel of this.readEntry(p)!.kernels)
+          if (kernel.isDefinition && kernel.qualifiedName === declared.qualifiedName)
+            definitions.push({ kernel, path: p });
     if (definitions.length !== 1) return match;
     const [definition] = definitions;
     const ownBounds = definition.kernel.launchBounds;
@@ -605,47 +439,32 @@ export class WorkspaceIndex {
   launchesNamed(name: string): Array<{ path: string; launch: IndexedLaunch }> {
     const base = name.replace(/^.*::/, '');
     const out: Array<{ path: string; launch: IndexedLaunch }> = [];
-    for (const [p, facts] of this.files)
-      for (const launch of facts.launches)
-        if (launch.kernelName.replace(/^.*::/, '') === base) out.push({ path: p, launch });
+    for (const p of this.files.keys())
+      if (this.mayName(p, base))
+        for (const launch of this.readEntry(p)!.launches)
+          if (launch.kernelName.replace(/^.*::/, '') === base) out.push({ path: p, launch });
     return out;
+  }
+
+  /**
+   * Whether the file's text holds the name at all: one that does not declares no kernel of that
+   * name and launches none (short of pasting it with `##`), and is not read to find out.
+   */
+  private mayName(path: string, name: string): boolean {
+    const plain = name.replace(/<.*$/, '');
+    return this.texts.get(path)?.includes(plain.slice(plain.lastIndexOf(':') + 1)) ?? true;
   }
 
   /** `cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...)` calls in `path` and its includes. */
   smemOptInsInView(path: string): SmemOptIn[] {
-    return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.files.get(p)?.smemOptIns ?? []);
+    return [normalizePath(path), ...this.includeClosure(path)].flatMap((p) => this.smemOptInsOf(p));
   }
 
-  /** The launch bounds of `ref.kernel` with its names resolved in the kernel's own file and includes. */
-  launchBoundsFor(ref: KernelRef, templateArgs: readonly string[] | null, argLookup?: Lookup): LaunchBounds | null {
-    const facts = this.files.get(ref.path);
-    const view = this.constantView(ref.path);
-    const kernelLookup = makeLookup(facts ? [facts.constants] : [], view.lookup);
-    return resolveLaunchBounds(ref.kernel, { templateArgs, argLookup, kernelLookup });
-  }
-
-  /** The constants the workspace defines once, by name (what every file's view starts from). */
-  private singleConstants(): ReadonlyMap<string, ConstantDefinition> {
-    if (this.singles) return this.singles;
-    const singles = new Map<string, ConstantDefinition>();
-    for (const [name, defs] of this.workspaceConstants()) if (defs.length === 1) singles.set(name, defs[0].def);
-    this.singles = singles;
-    return singles;
-  }
-
-  private workspaceConstants(): Map<string, Array<{ path: string; def: ConstantDefinition }>> {
-    if (this.uniqueConstants) return this.uniqueConstants;
-    const all = new Map<string, Array<{ path: string; def: ConstantDefinition }>>();
-    for (const [path, facts] of this.files) {
-      for (const def of facts.constants.constants.values()) {
-        const list = all.get(def.name) ?? [];
-        // The same text in two files (a header copied, an #ifndef guard) is one definition.
-        if (!list.some((d) => d.def.expr === def.expr)) list.push({ path, def });
-        all.set(def.name, list);
-      }
-    }
-    this.uniqueConstants = all;
-    return all;
+  /** A file's opt-ins; one whose text never names `cudaFuncSetAttribute` has none, and is not read to find out. */
+  smemOptInsOf(path: string): SmemOptIn[] {
+    const key = normalizePath(path);
+    if (this.files.get(key)?.unread && !this.mayName(key, 'cudaFuncSetAttribute')) return [];
+    return this.readEntry(key)?.smemOptIns ?? [];
   }
 }
 
@@ -743,32 +562,14 @@ function findIncludes(source: ReturnType<typeof makeSourceText>): IncludeLine[] 
 }
 
 /**
- * A file's kernels, constants and opt-ins as plain copies (see plainCopy), holding nothing of the
+ * A file's kernels and opt-ins as plain copies (see plainCopy), holding nothing of the
  * objects and the text they were read from.
  */
 function keptCopy({
   kernels,
-  constants,
   smemOptIns,
-  wrappers,
-}: Pick<FileFacts, 'kernels' | 'constants' | 'smemOptIns' | 'wrappers'>): Pick<
-  FileFacts,
-  'kernels' | 'constants' | 'smemOptIns' | 'wrappers'
-> {
-  const table: ConstantTable = { constants: copyMap(constants.constants), dim3s: copyMap(constants.dim3s) };
-  if (constants.shadowed) table.shadowed = copyMap(constants.shadowed);
-  if (constants.macros) table.macros = copyMap(constants.macros);
-  return {
-    kernels: plainCopy(kernels),
-    constants: table,
-    smemOptIns: plainCopy(smemOptIns),
-    wrappers: plainCopy(wrappers),
-  };
-}
-
-/** A launch written in the text (before reading it as one). */
-function mayLaunch(masked: string): boolean {
-  return masked.includes('<<') || /\bcu(?:da)?Launch/.test(masked);
+}: Pick<FileFacts, 'kernels' | 'smemOptIns'>): Pick<FileFacts, 'kernels' | 'smemOptIns'> {
+  return { kernels: plainCopy(kernels), smemOptIns: plainCopy(smemOptIns) };
 }
 
 /** The launches as the index keeps them: fresh strings and numbers, nothing of the analysis they came from. */
@@ -780,10 +581,6 @@ function indexedLaunches(launches: readonly Launch[]): IndexedLaunch[] {
       line: l.span.start.line,
       threads: l.block.value ? l.block.value.x * l.block.value.y * l.block.value.z : null,
     }));
-}
-
-function copyMap<V>(map: ReadonlyMap<string, V>): Map<string, V> {
-  return new Map([...map].map(([k, v]) => [ownCopy(k), plainCopy(v)]));
 }
 
 const NOT_NORMAL = /\\|\/\/|(?:^|\/)\.\.?(?:\/|$)|\/$/;

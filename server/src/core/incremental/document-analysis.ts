@@ -10,7 +10,6 @@
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
 import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from '../text/source-text';
-import { collectConstants } from '../text/constant-table';
 import type { Lookup } from '../text/const-eval';
 import type { WorkspaceIndex } from '../facts/workspace-index';
 import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
@@ -109,10 +108,18 @@ export function analyzeResumable({
   const doc = view ?? documentView(key, text, unit);
   const read = parser
     ? unitFacts({ doc, source, tree, parser, workspace, kept: functions })
-    : { kernels: [], launches: [], launchTargets: [], smemOptIns: [], lookup: () => null, program: null };
+    : {
+        kernels: [],
+        launches: [],
+        launchTargets: [],
+        smemOptIns: [],
+        lookup: () => null,
+        program: null,
+        unitLaunches: [],
+      };
   const { kernels, launches, launchTargets, smemOptIns, lookup } = read;
   const optInsInView = workspace
-    ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.get(p)?.smemOptIns ?? [])]
+    ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.smemOptInsOf(p))]
     : smemOptIns;
   // The body passes read the text the tree was parsed from (its lines and offsets are the document's).
   const parsed = makeSourceText(doc.parseView);
@@ -122,7 +129,8 @@ export function analyzeResumable({
     view: doc.view,
     tree,
     kernels,
-    launches,
+    // A header's kernels run with the instances and blocks its includer launches them with.
+    launches: read.unitLaunches.length > 0 ? [...launches, ...read.unitLaunches] : launches,
     lookup,
     divergence,
     cache,
@@ -137,12 +145,10 @@ export function analyzeResumable({
     uri,
     version,
     source,
-    constants: collectConstants(source),
     kernels,
     launches,
     launchTargets,
     smemOptIns,
-    wrappers: [],
     findings: launchFindings(launches, launchTargets, optInsInView, archs ?? []),
     ...treePasses(passes, clock ? treePassBudgetMs : Infinity),
     parseErrors: tree ? collectParseErrors(tree, parsed) : [],

@@ -277,7 +277,7 @@ function kernelSource(
     return {
       source: report.facts.source,
       path: null,
-      macroBody: (name) => context.macroBody?.(name) ?? localMacro(report, name),
+      macroBody: (name) => context.macroBody?.(name) ?? null,
     };
   const path = analysis.site?.kernelPath;
   const text = path ? context.fileText?.(path) : null;
@@ -495,19 +495,16 @@ function macroSupplyingBounds(
     const word = masked.slice(i, j);
     i = j - 1;
     if (KNOWN_HEADER_WORDS.has(word)) continue;
-    const body = macroBody(word);
+    // What the unit's preprocessor says the word is in the kernel's header; else what the caller knows.
+    const known = kernel.headerMacros;
+    if (known && !(word in known)) continue;
+    const body = known ? known[word] : macroBody(word);
     if (body === null)
       return `\`${word}\` in the header of ${kernel.name} is a macro whose definition is not in view: it may supply \`__launch_bounds__\` already, and a second one would not compile`;
     if (/\b__launch_bounds__\b/.test(body))
       return `\`${word}\` already supplies \`${body.trim()}\` to ${kernel.name}: change the bound in its definition (a second one would not compile)`;
   }
   return null;
-}
-
-/** An object-like `#define` of the document itself. */
-function localMacro(report: DocumentReport, name: string): string | null {
-  const def = report.facts.constants.constants.get(name);
-  return def && def.kind === 'define' ? def.expr : null;
 }
 
 /** Where the other launches of `kernel` are that a bound of `threads` threads would make fail. */

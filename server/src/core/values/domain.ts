@@ -146,7 +146,8 @@ export function equal(a: Val, b: Val): boolean {
   if (a.k !== b.k) return false;
   switch (a.k) {
     case 'top':
-      return a.params === (b as typeof a).params;
+      // The name is what a launch reads as its kernel (an undeclared `k`): losing it is a change.
+      return a.params === (b as typeof a).params && a.name === (b as typeof a).name;
     case 'bottom':
       return true;
     case 'num': {

@@ -503,6 +503,9 @@ export function castTo(type: string, v: Val): Val {
   if (v.k !== 'num') return v;
   const t = type.replace(/\b(const|volatile)\b/g, '').trim();
   if (/\*|&/.test(t)) return v;
+  // A class template's instance (`Scaled<8>`) is made from the number by a constructor: its value is not the number.
+  if (/</.test(t))
+    return top(`a \`${t}\` made from ${v.values.length === 1 ? v.values[0] : 'a number'} is not a number here`);
   if (/^(float|double|half|__half)$/.test(t)) return nums(v.values, false);
   if (
     /\b(int|unsigned|long|short|char|size_t|u?int\d+_t|bool|ptrdiff_t|int_t|index_t|idx_t)\b/.test(t) ||

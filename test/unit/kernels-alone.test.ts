@@ -1,14 +1,22 @@
 import * as assert from 'node:assert/strict';
-import { findKernels, resolveLaunchBounds } from '../../server/src/core/facts/kernel-finder';
-import { makeSourceText } from '../../server/src/core/text/source-text';
-import { collectConstants, makeLookup } from '../../server/src/core/text/constant-table';
+/** A file's kernels as the workspace index reads them (file-alone.ts), and their bounds at each launch. */
+import { loadFileAloneParser, readAlone } from '../support/file-alone';
+import { analyzeSnippet } from '../support/analyze-snippet';
 
-function kernels(text: string) {
-  const source = makeSourceText(text);
-  return findKernels(source, { lookup: makeLookup([collectConstants(source)]) });
+const kernels = (text: string) => readAlone(text).kernels;
+
+/** The launch bounds each launch of the snippet's kernel gets, in order. */
+async function boundsAt(text: string) {
+  const facts = await analyzeSnippet(text);
+  return facts.launchTargets.map((t) => [
+    t.launchBounds?.maxThreadsPerBlock ?? null,
+    t.launchBounds?.minBlocksPerMultiprocessor ?? null,
+  ]);
 }
 
-describe('kernel-finder', () => {
+describe('kernels of a file read alone', () => {
+  before(loadFileAloneParser);
+
   it('finds a plain kernel with its parameters and body', () => {
     const [k] = kernels('__global__ void add(const float* a, float* b, int n) { b[0] = a[0]; }\n');
     assert.equal(k.name, 'add');
@@ -75,24 +83,32 @@ describe('kernel-finder', () => {
       { name: 'MIN', kind: 'value', defaultText: 'BS / 64' },
     ]);
     assert.equal(k.launchBounds?.maxThreadsPerBlock, null, 'unknown without a launch');
-    const at256 = resolveLaunchBounds(k, { templateArgs: ['float', '256'] });
-    assert.equal(at256?.maxThreadsPerBlock, 256);
-    assert.equal(at256?.minBlocksPerMultiprocessor, 4);
-    const defaults = resolveLaunchBounds(k, { templateArgs: ['double'] });
-    assert.equal(defaults?.maxThreadsPerBlock, 128);
-    assert.equal(defaults?.minBlocksPerMultiprocessor, 2);
-    const named = resolveLaunchBounds(k, {
-      templateArgs: ['float', 'THREADS'],
-      argLookup: (n) => (n === 'THREADS' ? 512 : null),
-    });
-    assert.equal(named?.maxThreadsPerBlock, 512);
-    assert.equal(resolveLaunchBounds(k, { templateArgs: ['float', 'unknown_t'] })?.maxThreadsPerBlock, null);
   });
 
-  it('resolves sizeof of a type parameter in the bounds', () => {
-    const [k] = kernels('template <typename T>\n__global__ void __launch_bounds__(1024 / sizeof(T)) k(T* p) {}\n');
-    assert.equal(resolveLaunchBounds(k, { templateArgs: ['double'] })?.maxThreadsPerBlock, 128);
-    assert.equal(resolveLaunchBounds(k, { templateArgs: ['MyType'] })?.maxThreadsPerBlock, null);
+  it('resolves launch bounds per template arguments at each launch, defaults and sizeof included', async () => {
+    const kernel =
+      'template <typename T, int BS = 128, int MIN = BS / 64>\n__global__ void __launch_bounds__(BS, MIN) reduce(const T* in, T* out) {}\n';
+    const sized = 'template <typename T>\n__global__ void __launch_bounds__(1024 / sizeof(T)) k(T* p) {}\n';
+    assert.deepEqual(
+      await boundsAt(
+        `${kernel}#define THREADS 512\nvoid host(float* f, double* d, int n) {\n  reduce<float, 256><<<1, 256>>>(f, f);\n  reduce<double><<<1, 128>>>(d, d);\n  reduce<float, THREADS><<<1, 512>>>(f, f);\n  reduce<float, n><<<1, 64>>>(f, f);\n}\n`,
+      ),
+      [
+        [256, 4],
+        [128, 2],
+        [512, 8],
+        [null, null],
+      ],
+    );
+    assert.deepEqual(
+      await boundsAt(
+        `${sized}struct MyType;\nvoid host(double* d, MyType* m) {\n  k<double><<<1, 128>>>(d);\n  k<MyType><<<1, 128>>>(m);\n}\n`,
+      ),
+      [
+        [128, null],
+        [null, null],
+      ],
+    );
   });
 
   it('resolves bounds through macros and constants', () => {
