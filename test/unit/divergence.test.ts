@@ -484,6 +484,53 @@ describe('divergence: findings and CLI', () => {
     );
   });
 
+  it("reads libcu++'s %laneid as the lane index", async () => {
+    const branches = await analyzeSource(
+      [
+        '#include <cuda/ptx>',
+        '__global__ void k(float* out) {',
+        '  auto lane = cuda::ptx::get_sreg_laneid();',
+        '  if (lane == 0) out[blockIdx.x] = 1.0f;',
+        '}',
+        'void h(float* o) { k<<<8, 128>>>(o); }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      branchesForCli(branches).map((b) => [b.condition, b.kind, b.splitBy]),
+      [['lane == 0', 'divergent', 'thread-index']],
+    );
+  });
+
+  it('judges a branch without its guards where no sample reaches it, but keeps a guard that picks one lane', async () => {
+    const branches = await analyzeSource(
+      [
+        '__global__ void k(float* out, const float* in, unsigned n) {',
+        '  unsigned votes = __popc(__ballot_sync(0xffffffffu, in[threadIdx.x] > 0.0f));',
+        '  if (votes == 7u * n + 5u) {',
+        '    if (threadIdx.x % 32 == 0) out[blockIdx.x] = 1.0f;',
+        '  }',
+        '  unsigned best = __shfl_sync(0xffffffffu, in[threadIdx.x] > 1.0f ? threadIdx.x : 0u, 0);',
+        '  if (threadIdx.x == best) {',
+        '    if (in[threadIdx.x] > 2.0f) out[threadIdx.x] = 0.0f;',
+        '  }',
+        '}',
+        'void h(float* o, const float* i, unsigned n) { k<<<8, 128>>>(o, i, n); }',
+      ].join('\n'),
+    );
+    // The vote's count is one value per warp the samples never make equal to `7n + 5`: the leader
+    // test below it still splits each warp. Under `threadIdx.x == best` one lane at most is there,
+    // so the test on its data is not a branch of the warp at all.
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [
+        ['votes == 7u * n + 5u', 'warp-uniform'],
+        ['threadIdx.x % 32 == 0', 'divergent'],
+        ['in[threadIdx.x] > 1.0f', 'divergent'],
+        ['threadIdx.x == best', 'divergent'],
+      ],
+    );
+  });
+
   it('gives the CLI contract fields, 1-based', async () => {
     const branches = await analyzeSource(
       '__global__ void k(float* b) {\n    if (threadIdx.x < 16) b[0] = 1;\n}\nvoid h(float* b) { k<<<1, 64>>>(b); }\n',

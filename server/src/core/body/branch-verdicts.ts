@@ -353,7 +353,11 @@ function classifyEnumerated(
     }
   }
   const dependsOnShape = own.threadAxes.size > 0 || own.laneId || own.frees.some((f) => f.loop?.role === 'counter');
-  if (guard && mostLanes === 1) {
+  // No sample reaches the branch under its guards (they hold for values the samples missed): the
+  // guards tell nothing, so the lanes are judged without them, unless one of them picks one lane
+  // (`threadIdx.x == best`: whatever `best` is, nothing there can split).
+  if (guard && mostLanes === 0 && !picksOneLane(guard)) return classifyEnumerated(sym, shapes, outcome, null);
+  if (guard && mostLanes <= 1) {
     return {
       kind: 'warp-uniform',
       basis: 'single-lane',
@@ -483,6 +487,35 @@ function freeSampleLists(
     facts.frees.map((f) => ({ f, values: freeSamples(f, base) })),
     MAX_COMBINATIONS,
   );
+}
+
+/** A conjunction with a part `e == u` where `e` grows with the thread index and `u` does not. */
+function picksOneLane(guard: Sym): boolean {
+  if (guard.op !== 'binary') return false;
+  if (guard.operator === '&&') return picksOneLane(guard.left) || picksOneLane(guard.right);
+  if (guard.operator !== '==') return false;
+  // The same in every lane of a warp (a value broadcast from one lane counts).
+  const warpWide = (x: Sym) => {
+    const f = symFacts(x);
+    return f.threadAxes.size === 0 && !f.laneId && !f.opaqueLane;
+  };
+  const side = warpWide(guard.right) ? guard.left : warpWide(guard.left) ? guard.right : null;
+  if (!side || warpWide(side)) return false;
+  // One lane only where distinct threads give distinct values: the thread index itself, a lane index,
+  // or either plus or times a uniform amount.
+  const facts = symFacts(side);
+  return !facts.opaqueLane && (side.op === 'threadIdx' || side.op === 'laneId' || isAffineIndex(side));
+}
+
+function isAffineIndex(s: Sym): boolean {
+  if (s.op === 'threadIdx' || s.op === 'laneId') return true;
+  if (s.op !== 'binary') return false;
+  const l = isThreadDependent(s.left);
+  const r = isThreadDependent(s.right);
+  if (l === r) return false;
+  const inner = l ? s.left : s.right;
+  if (s.operator === '+' || s.operator === '-') return isAffineIndex(inner);
+  return false;
 }
 
 const MAX_RECUR_CHECKS = 8;

@@ -28,6 +28,8 @@ import { branchSiteIn, type BranchConstruct, type BranchSite } from './branch-sy
 import type { UnitProgram, ProgramFunction, TemplateBinding } from '../program/program';
 import { keptKernelUniformity, type KernelUniformity, type TV } from '../uniformity/thread-uniformity';
 import { kernelScope } from '../facts/kernel-reader';
+import { LaunchCollector } from '../facts/launch-sites';
+import { launchFacts } from '../facts/launch-facts';
 import { num } from '../values/domain';
 
 export { isLeaderBranch } from './branch-prose';
@@ -130,6 +132,17 @@ export interface DivergenceContext {
   path: string;
   /** The tree of the document as `program` reads it, where its branches are placed; default `tree`. */
   programTree?: Tree;
+  /**
+   * Where the document is a header read in its includer's unit: the main file's launches, read as
+   * that file reads them (worked out when a kernel of the document has no launch of its own).
+   */
+  includer: () => IncluderLaunches | null;
+}
+
+/** Launches of another file of the unit, and the context their template arguments are read in. */
+export interface IncluderLaunches {
+  launches: Launch[];
+  from: InstanceContext;
 }
 
 export interface DivergenceInput {
@@ -158,7 +171,43 @@ export function prepareDivergence(input: DivergenceInput): DivergenceContext {
     if (group) group.push(l);
     else launchesOf.set(l.baseName, [l]);
   }
-  return { ...input, launchesOf };
+  let includer: IncluderLaunches | null | undefined;
+  const ctx: DivergenceContext = {
+    ...input,
+    launchesOf,
+    includer: () => (includer === undefined ? (includer = includerLaunches(ctx)) : includer),
+  };
+  return ctx;
+}
+
+/**
+ * A header's kernels no launch in the document names run with the instances and block shapes the
+ * `.cu` that includes it launches them with (its template arguments read with its own constants).
+ */
+function includerLaunches(ctx: DivergenceContext): IncluderLaunches | null {
+  const main = ctx.program.unit.main;
+  if (main === ctx.path) return null;
+  const file = ctx.program.file(main);
+  if (!file) return null;
+  return withinStackOr(() => {
+    const source = makeSourceText(file.view);
+    const from: InstanceContext = { program: ctx.program, path: main, source };
+    return { launches: launchFacts(new LaunchCollector(ctx.program).launchesIn(main), from), from };
+  });
+}
+
+/** A kernel's launches: the document's, else its includer's, with the context to read them in. */
+export function launchesOfKernel(
+  ctx: DivergenceContext,
+  kernel: Kernel,
+): { launches: readonly Launch[]; from: InstanceContext; elsewhere: boolean } {
+  const own = ctx.launchesOf.get(kernel.name) ?? [];
+  if (own.length > 0) return { launches: own, from: ctx, elsewhere: false };
+  const inc = ctx.includer();
+  const theirs = inc?.launches.filter((l) => l.baseName === kernel.name) ?? [];
+  return theirs.length > 0
+    ? { launches: theirs, from: inc!.from, elsewhere: true }
+    : { launches: own, from: ctx, elsewhere: false };
 }
 
 /** The branches of `kernels` (a subset of the document's: analyse a document a batch at a time). */
@@ -166,7 +215,9 @@ export function divergenceOf(ctx: DivergenceContext, kernels: readonly Kernel[])
   const branches: Branch[] = [];
   for (const one of kernels) {
     const pf = functionAt(ctx, one);
-    if (pf) branches.push(...programBranches(ctx, one, pf, ctx.launchesOf.get(one.name) ?? []));
+    if (!pf) continue;
+    const { launches, from } = launchesOfKernel(ctx, one);
+    branches.push(...programBranches(ctx, one, pf, launches, from));
   }
   return branches;
 }
@@ -218,7 +269,7 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
     leadingComment: null,
   };
   const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
-  return programBranches(ctx, device, pf, []).map((b) => ({
+  return programBranches(ctx, device, pf, [], ctx).map((b) => ({
     ...b,
     inDeviceFunction: true,
     assumptions: [note, ...b.assumptions],
@@ -388,8 +439,9 @@ function programBranches(
   kernel: Kernel,
   pf: ProgramFunction,
   launches: readonly Launch[],
+  from: InstanceContext,
 ): Branch[] {
-  const instances = instancesOf(pf, kernel, launches);
+  const instances = instancesOf(pf, kernel, launches, from);
   const chosen = new Map<string, { branch: Branch; rank: number }>();
   for (const instance of instances) {
     const launchable = instance.launches

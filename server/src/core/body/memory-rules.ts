@@ -5,15 +5,13 @@
  * the divergence pass reads). Each record names the block shape it assumed; an access or barrier
  * whose pattern cannot be known from the thread indices and the shapes gives none.
  */
-import type { Dim3, Kernel, Launch, Span } from '../types';
+import type { Dim3, Kernel, Span } from '../types';
 import type { SourceText } from '../text/source-text';
-import { makeSourceText, positionAt, withinLines } from '../text/source-text';
+import { positionAt, withinLines } from '../text/source-text';
 import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
 import { keptKernelUniformity } from '../uniformity/thread-uniformity';
-import { blockShapes, functionAt, instancesOf, type DivergenceContext, type InstanceContext } from './divergence';
-import { LaunchCollector } from '../facts/launch-sites';
-import { launchFacts } from '../facts/launch-facts';
+import { blockShapes, functionAt, instancesOf, launchesOfKernel, type DivergenceContext } from './divergence';
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
@@ -44,21 +42,11 @@ const MAX_EVENTS = 2000;
 
 export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel[]): MemoryRecord[] {
   const out: MemoryRecord[] = [];
-  // Read once for the document's kernels, when one of them needs it.
-  let elsewhereRead = false;
-  let mainLaunches: ReturnType<typeof mainFileLaunches> = null;
   for (const kernel of kernels) {
     const pf = functionAt(ctx, kernel);
     if (!pf) continue;
     const chosen = new Map<string, MemoryRecord>();
-    const here = ctx.launchesOf.get(kernel.name) ?? [];
-    if (here.length === 0 && !elsewhereRead) {
-      elsewhereRead = true;
-      mainLaunches = mainFileLaunches(ctx);
-    }
-    const elsewhere = here.length === 0 ? mainLaunches : null;
-    const launches = elsewhere?.launches.filter((l) => l.baseName === kernel.name) ?? here;
-    const from = launches.length > 0 && elsewhere ? elsewhere.from : ctx;
+    const { launches, from, elsewhere } = launchesOfKernel(ctx, kernel);
     for (const instance of instancesOf(pf, kernel, launches, from)) {
       const launchable = instance.launches
         .map((l) => l.block.value)
@@ -92,7 +80,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
         );
         if (!record) continue;
         if (instance.label) record.assumptions.unshift(`for the instance ${instance.label}`);
-        if (from !== ctx && instance.launches.length > 0)
+        if (elsewhere && instance.launches.length > 0)
           record.assumptions.push(`launched from ${baseNameOf(from.path)}, which includes this file`);
         const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;
         const had = chosen.get(key);
@@ -105,30 +93,6 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
 }
 
 const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
-
-/**
- * Where the document is a header the unit's main file includes (a kernel in a `.cuh` launched from
- * the `.cu`), the main file's launches, read as that file reads them: the block shapes and template
- * arguments of kernels no launch in the document names.
- */
-function mainFileLaunches(ctx: DivergenceContext): { launches: Launch[]; from: InstanceContext } | null {
-  const main = ctx.program.unit.main;
-  if (main === ctx.path) return null;
-  const file = ctx.program.file(main);
-  return file
-    ? withinStack(
-        () => {
-          const source = makeSourceText(file.view);
-          const observations = new LaunchCollector(ctx.program).launchesIn(main);
-          return {
-            launches: launchFacts(observations, { program: ctx.program, path: main, source }),
-            from: { program: ctx.program, path: main, source },
-          };
-        },
-        () => null,
-      )
-    : null;
-}
 
 function baseNameOf(path: string): string {
   return path.replace(/^.*[\\/]/, '');

@@ -115,7 +115,6 @@ export function analyzeResumable({
         smemOptIns: [],
         lookup: () => null,
         program: null,
-        unitLaunches: [],
       };
   const { kernels, launches, launchTargets, smemOptIns, lookup } = read;
   const optInsInView = workspace
@@ -129,8 +128,8 @@ export function analyzeResumable({
     view: doc.view,
     tree,
     kernels,
-    // A header's kernels run with the instances and blocks its includer launches them with.
-    launches: read.unitLaunches.length > 0 ? [...launches, ...read.unitLaunches] : launches,
+    // A header's kernels take their includer's launches in the body passes (divergence.ts, `includer`).
+    launches,
     lookup,
     divergence,
     cache,

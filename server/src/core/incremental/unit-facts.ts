@@ -121,12 +121,6 @@ export interface UnitFacts {
   launches: Launch[];
   launchTargets: LaunchTarget[];
   smemOptIns: SmemOptIn[];
-  /**
-   * A header read in the unit of a `.cu` that includes it: that file's launches of the header's
-   * kernels, read in the unit (its template arguments and blocks are the instances and shapes the
-   * header's kernels run with). Empty for a document that is its own unit.
-   */
-  unitLaunches: Launch[];
   /** Names at file scope as the unit resolves them (the body passes' constants). */
   lookup: Lookup;
 }
@@ -174,25 +168,7 @@ export function unitFacts({ doc, source, tree, parser, workspace, kept }: UnitFa
     launchTargets,
     smemOptIns,
     lookup,
-    unitLaunches: includerLaunches(doc, collector, program, kernels),
   };
-}
-
-/** The unit's main file's launches of the document's kernels, when the document is a header read in it. */
-function includerLaunches(
-  doc: DocumentView,
-  collector: LaunchCollector,
-  program: UnitProgram,
-  kernels: readonly Kernel[],
-): Launch[] {
-  const main = doc.unit.main;
-  if (main === doc.path || kernels.length === 0) return [];
-  const text = doc.unit.files.get(main)?.text;
-  if (text === undefined) return [];
-  const names = new Set(kernels.map((k) => k.name));
-  return launchFacts(collector.launchesIn(main), { program, path: main, source: makeSourceText(text) }).filter((l) =>
-    names.has(l.baseName),
-  );
 }
 
 /**

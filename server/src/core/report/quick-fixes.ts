@@ -714,6 +714,10 @@ function blockArgumentRange(report: DocumentReport, analysis: LaunchAnalysis): S
       const rest = masked.slice(i + 1);
       const m = /^\s*(\d+)\s*(?=[,>])/.exec(rest);
       if (!m) return null;
+      // The number written there must be the block the launch was read with: where the text and the
+      // parse disagree (a configuration that does not parse), no edit.
+      const block = analysis.launch.block.value;
+      if (!block || block.y !== 1 || block.z !== 1 || block.x !== Number(m[1])) return null;
       const s = from + i + 1 + m[0].indexOf(m[1]);
       return { start: positionAt(source, s), end: positionAt(source, s + m[1].length) };
     }

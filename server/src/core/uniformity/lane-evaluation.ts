@@ -53,7 +53,15 @@ export function evaluateSym(sym: Sym, p: EvalPoint): EvalResult {
     }
     case 'binary': {
       const a = evaluateSym(sym.left, p);
+      // Short-circuit: the right side of a decided `&&` or `||` is not evaluated.
+      if (sym.operator === '&&' && a === 0) return 0;
+      if (sym.operator === '||' && typeof a === 'number' && a !== 0) return 1;
       const b = evaluateSym(sym.right, p);
+      if (
+        a === LANE_UNKNOWN &&
+        ((sym.operator === '&&' && b === 0) || (sym.operator === '||' && typeof b === 'number' && b !== 0))
+      )
+        return sym.operator === '&&' ? 0 : 1;
       if (a === INVALID || b === INVALID) return INVALID;
       if (a === LANE_UNKNOWN || b === LANE_UNKNOWN) return LANE_UNKNOWN;
       return applyBinary(sym.operator, a, b) ?? INVALID;
@@ -329,6 +337,15 @@ function totalStep(code: number, left: Column, right: Column, out: Column): void
     const sl = ls[i & lm];
     const sr = rs[i & rm];
     if (sl !== NUMBER || sr !== NUMBER) {
+      // `false && x` is false and `true || x` true whatever x holds (it is not evaluated); `x && false`
+      // too, where x is only unknown.
+      const decided = code === 9 ? 0 : 1;
+      const decides = (st: number, v: number) => st === NUMBER && (code === 9 ? v === 0 : v !== 0);
+      if ((code === 9 || code === 10) && (decides(sl, lv[i & lm]) || (sl === UNKNOWN && decides(sr, rv[i & rm])))) {
+        os[i] = NUMBER;
+        ov[i] = decided;
+        continue;
+      }
       os[i] = sl > sr ? sl : sr;
       continue;
     }
