@@ -230,7 +230,7 @@ function classifyEnumerated(
   // For each value of the unknowns that are not loop counters: whether warps split at one step of
   // a loop split again at the next ones. A bound near the start splits once (`rank * 4 + i >= 1`),
   // so it must hold for most of the values that split, not all.
-  const recurByFixed = new Map<string, { recurs: boolean; checks: number }>();
+  const recurBySample = new Map<string, { recurs: boolean; checks: number }>();
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
@@ -331,8 +331,8 @@ function classifyEnumerated(
         // Last: the evaluators fill their columns in place, so this sample's are not read after it.
         if (combo.splitWarps.length > 0 && counters.length > 0) {
           const key = `${formatDim(shape)}|${invariants.map((f) => bindings.get(f.id)).join(',')}`;
-          const entry = recurByFixed.get(key) ?? { recurs: false, checks: 0 };
-          recurByFixed.set(key, entry);
+          const entry = recurBySample.get(key) ?? { recurs: false, checks: 0 };
+          recurBySample.set(key, entry);
           if (!entry.recurs && entry.checks < MAX_RECUR_CHECKS) {
             entry.checks++;
             entry.recurs = splitsAgain(
@@ -356,7 +356,7 @@ function classifyEnumerated(
   // No sample reaches the branch under its guards (they hold for values the samples missed): the
   // guards tell nothing, so the lanes are judged without them, unless one of them picks one lane
   // (`threadIdx.x == best`: whatever `best` is, nothing there can split).
-  if (guard && mostLanes === 0 && !picksOneLane(guard)) return classifyEnumerated(sym, shapes, outcome, null);
+  if (guard && mostLanes === 0 && !picksOneLane(guard, shapes)) return classifyEnumerated(sym, shapes, outcome, null);
   if (guard && mostLanes <= 1) {
     return {
       kind: 'warp-uniform',
@@ -413,7 +413,7 @@ function classifyEnumerated(
     dependsOnShape,
     staircase: boolean && staircase,
     blockStaircase: boolean && staircase && blockStaircase,
-    recurs: 2 * [...recurByFixed.values()].filter((r) => r.recurs).length > recurByFixed.size,
+    recurs: 2 * [...recurBySample.values()].filter((r) => r.recurs).length > recurBySample.size,
   };
 }
 
@@ -489,10 +489,14 @@ function freeSampleLists(
   );
 }
 
-/** A conjunction with a part `e == u` where `e` grows with the thread index and `u` does not. */
-function picksOneLane(guard: Sym): boolean {
+/**
+ * A conjunction with a part `e == u` that holds in one lane of a warp at most: `e` the lane index or
+ * `threadIdx.x` (where a warp holds one row of the block) plus a uniform amount, `u` the same in
+ * every lane of the warp.
+ */
+function picksOneLane(guard: Sym, shapes: readonly Dim3[]): boolean {
   if (guard.op !== 'binary') return false;
-  if (guard.operator === '&&') return picksOneLane(guard.left) || picksOneLane(guard.right);
+  if (guard.operator === '&&') return picksOneLane(guard.left, shapes) || picksOneLane(guard.right, shapes);
   if (guard.operator !== '==') return false;
   // The same in every lane of a warp (a value broadcast from one lane counts).
   const warpWide = (x: Sym) => {
@@ -501,14 +505,15 @@ function picksOneLane(guard: Sym): boolean {
   };
   const side = warpWide(guard.right) ? guard.left : warpWide(guard.left) ? guard.right : null;
   if (!side || warpWide(side)) return false;
-  // One lane only where distinct threads give distinct values: the thread index itself, a lane index,
-  // or either plus or times a uniform amount.
   const facts = symFacts(side);
-  return !facts.opaqueLane && (side.op === 'threadIdx' || side.op === 'laneId' || isAffineIndex(side));
+  if (facts.opaqueLane || !isAffineIndex(side)) return false;
+  // `threadIdx.x` repeats within a warp where rows are shorter than a warp.
+  return facts.laneId || shapes.every((d) => (d.y === 1 && d.z === 1) || d.x % 32 === 0);
 }
 
+/** The lane index or `threadIdx.x`, plus or minus amounts that do not depend on the thread. */
 function isAffineIndex(s: Sym): boolean {
-  if (s.op === 'threadIdx' || s.op === 'laneId') return true;
+  if ((s.op === 'threadIdx' && s.dim === 'x') || s.op === 'laneId') return true;
   if (s.op !== 'binary') return false;
   const l = isThreadDependent(s.left);
   const r = isThreadDependent(s.right);
