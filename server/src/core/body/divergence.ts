@@ -429,6 +429,29 @@ function integerLiteral(text: string | null | undefined): number | null {
 
 const SEVERITY: Record<BranchKind, number> = { 'warp-uniform': 0, tail: 1, divergent: 2 };
 
+/** The uniformity of one instance of a kernel, for the block shapes its launches can run with. */
+export function instanceUniformity(
+  ctx: DivergenceContext,
+  pf: ProgramFunction,
+  instance: Instance,
+): KernelUniformity | null {
+  const launchable = instance.launches
+    .map((l) => l.block.value)
+    .filter(
+      (d): d is Dim3 =>
+        !!d && d.x * d.y * d.z <= MAX_BLOCK_THREADS && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
+    );
+  return withinStackOr(() =>
+    keptKernelUniformity({
+      program: ctx.program,
+      fn: pf,
+      bindings: instance.bindings,
+      shapes: launchable,
+      file: ctx.path,
+    }),
+  );
+}
+
 /**
  * The branches of a kernel (or device function) read by the uniformity analysis, for each instance
  * its launches make (a template's parameters bound per instance): where instances disagree on a
@@ -444,21 +467,7 @@ function programBranches(
   const instances = instancesOf(pf, kernel, launches, from);
   const chosen = new Map<string, { branch: Branch; rank: number }>();
   for (const instance of instances) {
-    const launchable = instance.launches
-      .map((l) => l.block.value)
-      .filter(
-        (d): d is Dim3 =>
-          !!d && d.x * d.y * d.z <= MAX_BLOCK_THREADS && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
-      );
-    const result = withinStackOr(() =>
-      keptKernelUniformity({
-        program: ctx.program,
-        fn: pf,
-        bindings: instance.bindings,
-        shapes: launchable,
-        file: ctx.path,
-      }),
-    );
+    const result = instanceUniformity(ctx, pf, instance);
     if (!result) continue;
     for (const b of instanceBranches(ctx, kernel, result, instance)) {
       const key = `${b.span.start.line}:${b.span.start.character}:${b.span.end.line}:${b.span.end.character}:${b.construct}`;

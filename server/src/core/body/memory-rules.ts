@@ -10,8 +10,14 @@ import type { SourceText } from '../text/source-text';
 import { positionAt, withinLines } from '../text/source-text';
 import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
-import { keptKernelUniformity } from '../uniformity/thread-uniformity';
-import { blockShapes, functionAt, instancesOf, launchesOfKernel, type DivergenceContext } from './divergence';
+import {
+  blockShapes,
+  functionAt,
+  instanceUniformity,
+  instancesOf,
+  launchesOfKernel,
+  type DivergenceContext,
+} from './divergence';
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
@@ -48,23 +54,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
     const chosen = new Map<string, MemoryRecord>();
     const { launches, from, elsewhere } = launchesOfKernel(ctx, kernel);
     for (const instance of instancesOf(pf, kernel, launches, from)) {
-      const launchable = instance.launches
-        .map((l) => l.block.value)
-        .filter(
-          (d): d is Dim3 =>
-            !!d && d.x * d.y * d.z <= 1024 && [d.x, d.y, d.z].every((n) => Number.isInteger(n) && n >= 1),
-        );
-      const result = withinStack(
-        () =>
-          keptKernelUniformity({
-            program: ctx.program,
-            fn: pf,
-            bindings: instance.bindings,
-            shapes: launchable,
-            file: ctx.path,
-          }),
-        () => null,
-      );
+      const result = instanceUniformity(ctx, pf, instance);
       if (!result?.events) continue;
       const known = blockShapes(kernel, instance.launches, result.multiDimensional, ctx.defaultBlock);
       const shapes: RuleShapes = known.known

@@ -333,15 +333,19 @@ function totalStep(code: number, left: Column, right: Column, out: Column): void
   const rs = right.status;
   const ov = out.values;
   const os = out.status;
+  // `false && x` is false and `true || x` true whatever x holds (it is not evaluated); `x && false`
+  // too, where x is only unknown.
+  const logical = code === 9 || code === 10;
+  const decided = code === 9 ? 0 : 1;
   for (let i = 0; i < ov.length; i++) {
     const sl = ls[i & lm];
     const sr = rs[i & rm];
     if (sl !== NUMBER || sr !== NUMBER) {
-      // `false && x` is false and `true || x` true whatever x holds (it is not evaluated); `x && false`
-      // too, where x is only unknown.
-      const decided = code === 9 ? 0 : 1;
-      const decides = (st: number, v: number) => st === NUMBER && (code === 9 ? v === 0 : v !== 0);
-      if ((code === 9 || code === 10) && (decides(sl, lv[i & lm]) || (sl === UNKNOWN && decides(sr, rv[i & rm])))) {
+      if (
+        logical &&
+        ((sl === NUMBER && (lv[i & lm] === 0) === (decided === 0)) ||
+          (sl === UNKNOWN && sr === NUMBER && (rv[i & rm] === 0) === (decided === 0)))
+      ) {
         os[i] = NUMBER;
         ov[i] = decided;
         continue;

@@ -22,7 +22,7 @@
  */
 import type { Dim3 } from '../types';
 import type { Expr, Range } from '../ir/expr';
-import { baseName, forEachExpr } from '../ir/expr';
+import { baseName, childrenOf, forEachExpr } from '../ir/expr';
 import type { Block, FunctionIR, Local } from '../ir/function-ir';
 import { controlInfo, dominates, joinPoints, type ControlInfo, type LoopBlocks } from '../ir/control';
 import {
@@ -2792,11 +2792,7 @@ function collectWrites(e: Expr | null, into: Set<string>, ir: FunctionIR): void 
     if (x.k === 'call') {
       for (const a of x.args) {
         if (a.k === 'unary' && a.op === '&') target(a.arg);
-        if (a.k === 'name' && a.local !== null) {
-          const l = ir.locals[a.local];
-          into.add(`l${a.local}`);
-          if (l?.dims) into.add(`l${a.local}`);
-        }
+        if (a.k === 'name' && a.local !== null) into.add(`l${a.local}`);
       }
       if (x.callee.k === 'field') target(x.callee.object);
       if (x.callee.k === 'name' && x.callee.local !== null && mayBeOwnLambda(ir.locals[x.callee.local])) {
@@ -2804,49 +2800,7 @@ function collectWrites(e: Expr | null, into: Set<string>, ir: FunctionIR): void 
         for (const l of ir.locals) into.add(`l${l.id}`);
       }
     }
-    switch (x.k) {
-      case 'unary':
-      case 'update':
-      case 'cast':
-        visit(x.arg, depth + 1);
-        break;
-      case 'binary':
-        visit(x.left, depth + 1);
-        visit(x.right, depth + 1);
-        break;
-      case 'assign':
-        visit(x.target, depth + 1);
-        visit(x.value, depth + 1);
-        break;
-      case 'cond':
-        visit(x.cond, depth + 1);
-        visit(x.then, depth + 1);
-        visit(x.else, depth + 1);
-        break;
-      case 'call':
-        visit(x.callee, depth + 1);
-        for (const a of x.args) visit(a, depth + 1);
-        break;
-      case 'field':
-        visit(x.object, depth + 1);
-        break;
-      case 'index':
-        visit(x.object, depth + 1);
-        visit(x.index, depth + 1);
-        break;
-      case 'init':
-      case 'comma':
-        for (const i of x.items) visit(i, depth + 1);
-        break;
-      case 'alternatives':
-        for (const o of x.options) visit(o, depth + 1);
-        break;
-      case 'asm':
-        for (const i of x.inputs) visit(i, depth + 1);
-        break;
-      default:
-        break;
-    }
+    for (const c of childrenOf(x)) visit(c, depth + 1);
   };
   visit(e, 0);
 }
