@@ -596,6 +596,8 @@ function optInAction(
 ): QuickFix | null {
   const bytesNeeded = analysis.dynamicSmemBytes;
   if (bytesNeeded === null || analysis.launch.inMacro) return null;
+  // A launch whose kernel is not a name (`<<<120, BLOCK>>>(...)` while typing) has no function to opt in.
+  if (!/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*$/.test(analysis.launch.kernelName)) return null;
   const source = report.facts.source;
   const start = offsetAt(source, analysis.launch.span.start);
   const end = offsetAt(source, analysis.launch.span.end);
