@@ -240,7 +240,11 @@ export function positionAt(source: SourceText, offset: number): Position {
     if (starts[mid] <= offset) lo = mid;
     else hi = mid - 1;
   }
-  return { line: lo + (source.firstLine ?? 0), character: offset - starts[lo] };
+  // An offset between the `\r` and `\n` of a line break (a tree-sitter node ending in a `//`
+  // comment on a CRLF line takes the `\r`) is the end of its line: LSP does not count the `\r`.
+  const text = source.text;
+  const insideBreak = offset > starts[lo] && text.charCodeAt(offset - 1) === CR && text.charCodeAt(offset) === NEWLINE;
+  return { line: lo + (source.firstLine ?? 0), character: offset - starts[lo] - (insideBreak ? 1 : 0) };
 }
 
 export function offsetAt(source: SourceText, position: Position): number {
