@@ -205,6 +205,34 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
       store.dispose();
     }
   });
+
+  it('says again which unresolved block a kernel was not checked for, after an edit of that launch alone', () => {
+    const store = new DocumentStore({ parser });
+    const text = [
+      '__global__ void k(float* out) {',
+      '  if (threadIdx.x < 16) out[threadIdx.x] = 0;',
+      '}',
+      'void go(float* d, int threads) {',
+      '  k<<<1, 64>>>(d);',
+      '  k<<<1, threads>>>(d);',
+      '}',
+    ].join('\n');
+    const notChecked = () =>
+      store
+        .facts(URI)!
+        .branches.flatMap((b) => b.assumptions)
+        .filter((a) => a.includes('unresolved'));
+    try {
+      store.open(URI, 'cuda-cpp', 1, text);
+      assert.match(notChecked()[0], /\(`threads`\) not checked/);
+      // Only the launch changes: the kernel's branches are kept, but not their note on that launch.
+      const at = text.lastIndexOf('threads');
+      store.change(URI, 2, [{ range: { start: positionOf(text, at), end: positionOf(text, at) }, text: 'n' }]);
+      assert.match(notChecked()[0], /\(`nthreads`\) not checked/);
+    } finally {
+      store.dispose();
+    }
+  });
 });
 
 function positionOf(text: string, offset: number) {

@@ -193,11 +193,16 @@ export function fileContextParts(source: SourceText): FileContextParts {
 export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly Launch[], context: string): string {
   const start = () => offsetAt(source, kernel.span.start);
   const end = () => offsetAt(source, kernel.span.end);
-  const shapes = launches
-    .filter((l) => l.baseName === kernel.name)
-    .map((l) => (l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : '?'))
-    .sort()
-    .join(',');
+  const mine = launches.filter((l) => l.baseName === kernel.name);
+  // An unresolved block is quoted by its text, the first one in launch order ("launches with an
+  // unresolved block size (`threads`) not checked"): its text is part of the key, in that order.
+  const shapes = [
+    ...mine
+      .filter((l) => l.block.value)
+      .map((l) => `${l.block.value!.x}x${l.block.value!.y}x${l.block.value!.z}`)
+      .sort(),
+    ...mine.filter((l) => !l.block.value).map((l) => `?${l.block.text}`),
+  ].join(',');
   let text = kernelTexts.get(kernel);
   if (text === undefined) kernelTexts.set(kernel, (text = hash(source.text.slice(start(), end()))));
   return `${kernel.span.start.character}|${shapes}|${context}|${text}`;
