@@ -71,6 +71,10 @@ export interface OutlineRecord {
   fields: OutlineField[];
   /** Its layout is the plain C one its fields give: no base class, no alignment attribute. */
   plainLayout?: boolean;
+  /** Of a specialization (`template<> struct V<float, 32>`): the arguments as written. */
+  specializationArgs?: string[];
+  /** Its member types (`using Type = float4;`, `typedef float4 Type;`), as written. */
+  memberTypes?: Array<{ name: string; type: string }>;
   at: Range;
 }
 
@@ -96,10 +100,19 @@ export interface OutlineInstantiation {
   at: Range;
 }
 
+/** A type named at namespace scope: `using fp8_4_t = __nv_fp8x4_e4m3;`, `typedef float4 vec_t;`. */
+export interface OutlineTypeAlias {
+  name: string;
+  scope: string[];
+  type: string;
+}
+
 export interface FileOutline {
   functions: OutlineFunction[];
   constants: OutlineConstant[];
   records: OutlineRecord[];
+  /** Absent where there are none. */
+  typeAliases?: OutlineTypeAlias[];
   /** Absent where an outline is made by hand (none known). */
   instantiations?: OutlineInstantiation[];
 }
@@ -122,6 +135,7 @@ export function outlineOf(root: SyntaxNode, text: string): FileOutline {
         out.constants.push({ ...c, at: moved(c.at, d), initAt: c.initAt && moved(c.initAt, d) });
       for (const r of kept.records) out.records.push({ ...r, at: moved(r.at, d) });
       for (const i of kept.instantiations ?? []) out.instantiations!.push({ ...i, at: moved(i.at, d) });
+      if (kept.typeAliases) (out.typeAliases ??= []).push(...kept.typeAliases);
     }
   }
   return out;
@@ -141,6 +155,7 @@ const itemOutline = memoByText(
       constants: out.constants.map((c) => ({ ...c, at: moved(c.at, -d), initAt: c.initAt && moved(c.initAt, -d) })),
       records: out.records.map((r) => ({ ...r, at: moved(r.at, -d) })),
       instantiations: (out.instantiations ?? []).map((i) => ({ ...i, at: moved(i.at, -d) })),
+      ...(out.typeAliases ? { typeAliases: out.typeAliases } : {}),
     });
   },
 );
@@ -248,8 +263,13 @@ class OutlineWalk {
         const type = node.childForFieldName('type');
         if (type && /struct_specifier|class_specifier|enum_specifier/.test(type.type))
           this.item(type, scope, className, template, depth + 1, inTemplate);
+        else if (className === null && !template) this.typeAliases(node, scope);
         return;
       }
+      case 'alias_declaration':
+        // A class's member types are its record's; an alias template's meaning needs its arguments.
+        if (className === null && !template) this.typeAliases(node, scope);
+        return;
       case 'access_specifier':
       case 'comment':
         return;
@@ -427,10 +447,16 @@ class OutlineWalk {
         for (const c of body.namedChildren) if (c?.type === 'enum_specifier') this.enumeration(c, scope, inTemplate);
       return;
     }
-    const name = this.slice(nameNode).replace(/\s+/g, '').replace(/<.*$/, '');
+    const written = this.slice(nameNode).replace(/\s+/g, ' ');
+    const name = written.replace(/\s+/g, '').replace(/<.*$/, '');
     const inner = [...scope, name];
     const fields: OutlineField[] = [];
+    const memberTypes: Array<{ name: string; type: string }> = [];
     for (const f of body?.namedChildren ?? []) {
+      if (f?.type === 'alias_declaration' || f?.type === 'type_definition') {
+        memberTypes.push(...memberTypesOf(f, (n) => this.slice(n)));
+        continue;
+      }
       if (f?.type !== 'field_declaration') continue;
       const type = f.childForFieldName('type');
       const isStatic = f.namedChildren.some((c) => c?.type === 'storage_class_specifier');
@@ -462,9 +488,16 @@ class OutlineWalk {
       templateParams: template?.params ?? null,
       fields,
       plainLayout,
+      ...(written.includes('<') ? { specializationArgs: templateArgumentsOf(written) } : {}),
+      ...(memberTypes.length ? { memberTypes } : {}),
       at: [node.startIndex, node.endIndex],
     });
     if (body) this.items(body, inner, name, null, depth + 1, inTemplate);
+  }
+
+  private typeAliases(node: SyntaxNode, scope: string[]): void {
+    for (const { name, type } of memberTypesOf(node, (n) => this.slice(n)))
+      (this.out.typeAliases ??= []).push({ name, scope, type });
   }
 
   private enumeration(node: SyntaxNode, scope: string[], inTemplate: boolean): void {
@@ -498,6 +531,42 @@ class OutlineWalk {
       previous = [...scopes[0], name].join('::');
     }
   }
+}
+
+/** `using Type = float4;` or `typedef float4 Type, *Ptr;`: the plain names it declares and their type. */
+function memberTypesOf(node: SyntaxNode, slice: (n: SyntaxNode) => string): Array<{ name: string; type: string }> {
+  const type = node.childForFieldName('type');
+  if (!type) return [];
+  const text = slice(type).replace(/\s+/g, ' ').trim();
+  if (node.type === 'alias_declaration') {
+    const name = node.childForFieldName('name');
+    return name ? [{ name: slice(name), type: text }] : [];
+  }
+  return node
+    .childrenForFieldName('declarator')
+    .filter((d): d is SyntaxNode => d?.type === 'type_identifier')
+    .map((d) => ({ name: slice(d), type: text }));
+}
+
+/** The arguments of `Name<A, B<C, D>, 4>`, split at its top-level commas. */
+export function templateArgumentsOf(written: string): string[] {
+  const open = written.indexOf('<');
+  const close = written.lastIndexOf('>');
+  if (open < 0 || close < open) return [];
+  const args: string[] = [];
+  let level = 0;
+  let from = open + 1;
+  for (let k = open + 1; k < close; k++) {
+    const c = written[k];
+    if (c === '<' || c === '(') level++;
+    else if (c === '>' || c === ')') level--;
+    else if (c === ',' && level === 0) {
+      args.push(written.slice(from, k).trim());
+      from = k + 1;
+    }
+  }
+  args.push(written.slice(from, close).trim());
+  return args.filter((a) => a !== '');
 }
 
 export function templateParams(list: SyntaxNode | null, slice: (n: SyntaxNode) => string): TemplateParam[] {

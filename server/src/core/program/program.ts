@@ -22,6 +22,7 @@ import {
   type OutlineFunction,
   type OutlineParam,
   type OutlineRecord,
+  type OutlineTypeAlias,
 } from './outline';
 import { analyzeFunctionValues, type FunctionValues } from '../values/function-values';
 import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
@@ -101,6 +102,7 @@ export class UnitProgram {
       functions: ProgramFunction[];
       constants: ProgramConstant[];
       records: Array<{ file: string; record: OutlineRecord }>;
+      typeAliases: OutlineTypeAlias[];
     }
   > | null = null;
 
@@ -161,6 +163,7 @@ export class UnitProgram {
             constants: [...own.constants, ...expanded.flatMap((x) => x.outline.constants)],
             records: [...own.records, ...expanded.flatMap((x) => x.outline.records)],
             instantiations: [...(own.instantiations ?? []), ...expanded.flatMap((x) => x.outline.instantiations ?? [])],
+            typeAliases: [...(own.typeAliases ?? []), ...expanded.flatMap((x) => x.outline.typeAliases ?? [])],
           }
         : own;
       this.outlines.set(path, o);
@@ -319,7 +322,7 @@ export class UnitProgram {
       this.byName = new Map();
       const entry = (name: string) => {
         let e = this.byName!.get(name);
-        if (!e) this.byName!.set(name, (e = { functions: [], constants: [], records: [] }));
+        if (!e) this.byName!.set(name, (e = { functions: [], constants: [], records: [], typeAliases: [] }));
         return e;
       };
       for (const path of this.paths()) {
@@ -327,6 +330,7 @@ export class UnitProgram {
         for (const fn of o.functions) entry(fn.name).functions.push({ file: path, fn });
         for (const decl of o.constants) entry(decl.name).constants.push({ file: path, decl });
         for (const record of o.records) entry(record.name).records.push({ file: path, record });
+        for (const alias of o.typeAliases ?? []) entry(alias.name).typeAliases.push(alias);
       }
     }
     return this.byName;
@@ -405,6 +409,49 @@ export class UnitProgram {
 
   recordsNamed(name: string): Array<{ file: string; record: OutlineRecord }> {
     return this.index().get(name)?.records ?? [];
+  }
+
+  /** The type a namespace-scope alias `written` names from `scope` (`using fp8_4_t = __nv_fp8x4_e4m3;`), when one alias answers. */
+  typeAlias(written: string, scope: readonly string[]): string | null {
+    const name = written.replace(/^.*::/, '');
+    const found = this.lookup(written, scope, this.index().get(name)?.typeAliases ?? []);
+    const types = new Set(found.map((a) => a.type));
+    return types.size === 1 ? [...types][0] : null;
+  }
+
+  /**
+   * The type `Name<args>::member` names (`typename Qk_vec<float, 128>::Type`): the member type of
+   * the specialization the arguments select (`template<> struct Qk_vec<float, 128> { using Type =
+   * float4; }`), else of the primary template with its parameters replaced. Null where a
+   * specialization may or may not match (two spellings of one type cannot be told apart by text),
+   * where two match, or where the member is not declared.
+   */
+  memberType(name: string, args: readonly string[], member: string): string | null {
+    const matches: Array<{ record: OutlineRecord; bound: Map<string, string> }> = [];
+    const primaries: OutlineRecord[] = [];
+    for (const { record } of this.recordsNamed(name)) {
+      if (!record.specializationArgs) {
+        primaries.push(record);
+        continue;
+      }
+      const match = matchSpecialization(record, args);
+      if (match === 'unknown') return null;
+      if (match) matches.push({ record, bound: match });
+    }
+    const pick =
+      matches.length === 1
+        ? matches[0]
+        : matches.length === 0
+          ? onlyOne(primaries.filter((r) => r.memberTypes?.some((m) => m.name === member)))
+          : null;
+    if (!pick) return null;
+    const record = 'record' in pick ? pick.record : pick;
+    const bound =
+      'bound' in pick
+        ? pick.bound
+        : new Map((record.templateParams ?? []).map((p, k) => [p.name, args[k] ?? p.defaultText ?? p.name]));
+    const declared = record.memberTypes?.find((m) => m.name === member);
+    return declared ? declared.type.replace(/\b[A-Za-z_]\w*\b/g, (w) => bound.get(w) ?? w) : null;
   }
 
   /**
@@ -1092,6 +1139,75 @@ function deduceFrom(pattern: string, type: string, names: readonly string[]): Ma
   const m = new RegExp(`^${source}$`).exec(normalType(type));
   if (!m) return null;
   return new Map(order.map((name, k) => [name, m[k + 1]]));
+}
+
+function onlyOne<T>(items: readonly T[]): T | null {
+  return items.length === 1 ? items[0] : null;
+}
+
+/**
+ * Whether a specialization's arguments (`<float, 128>`, or `<T, 128>` of a partial one) select
+ * `args`: its parameters bound when it does, false when some argument provably differs (two
+ * integers, two distinct built-in types), 'unknown' when the text cannot tell.
+ */
+function matchSpecialization(record: OutlineRecord, args: readonly string[]): Map<string, string> | false | 'unknown' {
+  const pattern = record.specializationArgs ?? [];
+  if (pattern.length !== args.length) return false;
+  const names = (record.templateParams ?? []).map((p) => p.name);
+  const bound = deduceFrom(pattern.join(','), args.join(','), names);
+  if (bound) return bound;
+  const dependent = (a: string) => names.some((n) => new RegExp(`\\b${n}\\b`).test(a));
+  return pattern.some((p, k) => !dependent(p) && provablyDifferent(p, args[k])) ? false : 'unknown';
+}
+
+/** Built-in type names by the type they spell (LP64: `int64_t` is `long`). */
+const BUILTIN_TYPES: Readonly<Record<string, string>> = {
+  bool: 'bool',
+  char: 'char',
+  'signed char': 'signed char',
+  int8_t: 'signed char',
+  'unsigned char': 'unsigned char',
+  uint8_t: 'unsigned char',
+  short: 'short',
+  int16_t: 'short',
+  'unsigned short': 'unsigned short',
+  uint16_t: 'unsigned short',
+  int: 'int',
+  int32_t: 'int',
+  unsigned: 'unsigned int',
+  'unsigned int': 'unsigned int',
+  uint32_t: 'unsigned int',
+  long: 'long',
+  int64_t: 'long',
+  'unsigned long': 'unsigned long',
+  uint64_t: 'unsigned long',
+  'long long': 'long long',
+  'unsigned long long': 'unsigned long long',
+  float: 'float',
+  double: 'double',
+  half: '__half',
+  __half: '__half',
+  half2: '__half2',
+  __half2: '__half2',
+  nv_bfloat16: '__nv_bfloat16',
+  __nv_bfloat16: '__nv_bfloat16',
+  nv_bfloat162: '__nv_bfloat162',
+  __nv_bfloat162: '__nv_bfloat162',
+  __nv_fp8_e4m3: '__nv_fp8_e4m3',
+  __nv_fp8_e5m2: '__nv_fp8_e5m2',
+  float2: 'float2',
+  float4: 'float4',
+};
+
+/** Two template arguments that cannot name the same thing: two different integers, or two different built-in types. */
+function provablyDifferent(a: string, b: string): boolean {
+  const int = /^[+-]?\d+[uUlL]*$/;
+  const x = a.trim();
+  const y = b.trim();
+  if (int.test(x) && int.test(y)) return parseInt(x, 10) !== parseInt(y, 10);
+  const tx = BUILTIN_TYPES[normalType(x).replace(/^(?:std)?::/, '')];
+  const ty = BUILTIN_TYPES[normalType(y).replace(/^(?:std)?::/, '')];
+  return tx !== undefined && ty !== undefined && tx !== ty;
 }
 
 function sameScope(a: readonly string[], b: readonly string[]): boolean {

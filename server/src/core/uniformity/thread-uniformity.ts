@@ -64,6 +64,7 @@ import {
   type PointerInfo,
   type TypeLayout,
 } from './memory-events';
+import { templateArgumentsOf } from '../program/outline';
 
 /** A value and where its thread dependence came from (a statement of some file). */
 export interface TV {
@@ -1987,8 +1988,48 @@ class FunctionAnalysis {
     return this.bytesOf(type);
   }
 
+  /**
+   * `type` with the body's aliases and class templates' member types read through
+   * (`typename Qk_vec<T, Dh>::Type` of `T = float, Dh = 128` is `float4`), the instance's arguments
+   * put in; still a member type (`…>::Type`) where the program does not say which.
+   */
+  private expandType(type: string): string {
+    let t = type;
+    for (let k = 0; k < 8; k++) {
+      const bare = t
+        .replace(/\b(?:const|volatile|typename)\b/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim();
+      const aliased =
+        this.ir.typeAliases?.get(bare) ??
+        (/^(?:::)?[A-Za-z_][\w:]*$/.test(bare) ? this.session.program.typeAlias(bare, this.inv.scope.scope) : null);
+      if (aliased) {
+        t = aliased;
+        continue;
+      }
+      const m = /^((?:::)?[A-Za-z_][\w:]*)\s*(<.*>)\s*::\s*([A-Za-z_]\w*)$/.exec(bare);
+      if (!m) return t;
+      const args = templateArgumentsOf(m[2]).map((a) => this.argumentText(a));
+      const member = this.session.program.memberType(baseName(m[1]), args, m[3]);
+      if (!member) return t;
+      t = member;
+    }
+    return t;
+  }
+
+  /** A template argument as this instance reads it: a bound parameter replaced by its type or value. */
+  private argumentText(arg: string): string {
+    const bound = this.inv.scope.bindings.get(arg);
+    if (!bound) return arg;
+    if (isType(bound)) return bound.type;
+    return bound.k === 'num' && bound.values.length === 1 ? String(bound.values[0]) : arg;
+  }
+
   /** A type's size, through the instance's template arguments and the body's aliases. */
-  private bytesOf(type: string): number | null {
+  private bytesOf(written: string): number | null {
+    const type = this.expandType(written);
+    // A member of a class template the program does not resolve: not the class's own size.
+    if (/>\s*::/.test(type)) return null;
     const direct = elementBytesOf(type);
     if (direct) return direct;
     const t = this.resolveType(type);
@@ -2003,8 +2044,10 @@ class FunctionAnalysis {
    * layouts (one record of that name in the program, with no base class or alignment attribute),
    * its template parameters read as the arguments written (`Param<T1, T2>`).
    */
-  private layoutOf(type: string, depth = 0): TypeLayout | null {
+  private layoutOf(written: string, depth = 0): TypeLayout | null {
     if (depth > 4) return null;
+    const type = this.expandType(written);
+    if (/>\s*::/.test(type)) return null;
     const builtin = builtinLayout(type);
     if (builtin) return builtin;
     const t = this.resolveType(type);
@@ -2015,7 +2058,7 @@ class FunctionAnalysis {
     if (records.length !== 1) return null;
     const { record } = records[0];
     if (!record.plainLayout || record.fields.some((f) => !f.plain)) return null;
-    const args = templateArgsOf(type);
+    const args = templateArgumentsOf(type);
     const params = record.templateParams ?? [];
     if (params.length !== args.length) return null;
     const fields: Array<{ name: string; layout: TypeLayout }> = [];
@@ -2053,7 +2096,7 @@ class FunctionAnalysis {
     const { record } = records[0];
     const field = record.fields.find((f) => f.name === e.field);
     if (!field?.plain) return null;
-    const args = templateArgsOf(owner.type);
+    const args = templateArgumentsOf(owner.type);
     const params = record.templateParams ?? [];
     if (params.length !== args.length) return null;
     return { type: substituteParams(field.type, params, args), pointers: field.pointers ?? 0 };
@@ -2847,27 +2890,6 @@ function exprText(e: Expr): string {
     default:
       return '…';
   }
-}
-
-/** The template arguments written in a type (`Param<T1, T2>` → `T1`, `T2`), split at top-level commas. */
-function templateArgsOf(type: string): string[] {
-  const open = type.indexOf('<');
-  const close = type.lastIndexOf('>');
-  if (open < 0 || close < open) return [];
-  const args: string[] = [];
-  let level = 0;
-  let from = open + 1;
-  for (let k = open + 1; k < close; k++) {
-    const c = type[k];
-    if (c === '<' || c === '(') level++;
-    else if (c === '>' || c === ')') level--;
-    else if (c === ',' && level === 0) {
-      args.push(type.slice(from, k).trim());
-      from = k + 1;
-    }
-  }
-  args.push(type.slice(from, close).trim());
-  return args.filter((a) => a !== '');
 }
 
 /** A member's type with its record's template parameters replaced by the arguments. */
