@@ -312,7 +312,7 @@ export interface Instance {
   label: string | null;
 }
 
-/** Instances analysed apart at most; launches of further ones are read with their parameters unknown. */
+/** Instances analysed apart at most (the most distinct; see mostDistinct). */
 const MAX_INSTANCES = 4;
 
 /** Where launches are read: a launch's template arguments may name its enclosing template's parameters. */
@@ -378,8 +378,10 @@ export function instancesOf(
             w,
           ),
         );
-        // Values the launch fixed stay; those that named the template's parameters are read anew.
-        const values = replaced.map((w, k) => (w === written[k] ? (l.templateArgValues?.[k] ?? null) : null));
+        // A value the launch fixed holds in every instantiation (read with the template's parameters
+        // unknown, it depends on none of them); the rest are read anew from the replaced text. The
+        // text alone cannot tell: a value a macro's body writes reads as the macro's use (`LAUNCH(T, 64)`).
+        const values = replaced.map((_, k) => l.templateArgValues?.[k] ?? null);
         if (add(replaced, values, l)) any = true;
       }
       if (any) continue;
@@ -388,25 +390,51 @@ export function instancesOf(
   }
   if (mine.length === 0 && from) for (const inst of from.program.instantiationsOf(pf)) add(inst, null, null);
   const out: Instance[] = [];
-  for (const g of [...groups.values()].slice(0, MAX_INSTANCES))
+  for (const g of mostDistinct([...groups.values()], MAX_INSTANCES))
     out.push({
       bindings: kernelScope(pf, g.args).bindings as Map<string, TemplateBinding>,
       launches: g.launches,
       label: g.label,
     });
-  const rest = [...groups.values()].slice(MAX_INSTANCES).flatMap((g) => g.launches);
-  if (out.length === 0 || symbolic.length > 0 || rest.length > 0)
+  if (out.length === 0 || symbolic.length > 0)
     out.push({
       bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>,
-      launches: [...symbolic, ...rest],
+      launches: symbolic,
       label: null,
     });
   return out;
 }
 
+/**
+ * At most `max` of the groups, picked in turn as the one that adds the most argument values not yet
+ * seen (`<float, 64>`, `<half, 128>` before `<half, 64>`), so that the instances read cover the
+ * types and sizes the launches use. Those left out are not read at all: read with their parameters
+ * unknown, they would report splits for values no launch makes.
+ */
+function mostDistinct<G extends { args: ReadonlyArray<TemplateBinding | undefined> }>(groups: G[], max: number): G[] {
+  if (groups.length <= max) return groups;
+  const seen = new Set<string>();
+  const keys = groups.map((g) => g.args.map((a, k) => `${k}=${JSON.stringify(a ?? null)}`));
+  const picked: G[] = [];
+  const left = new Set(groups.keys());
+  while (picked.length < max) {
+    let best = -1;
+    let bestNew = -1;
+    for (const i of left) {
+      const fresh = keys[i].filter((key) => !seen.has(key)).length;
+      if (fresh > bestNew) [best, bestNew] = [i, fresh];
+    }
+    left.delete(best);
+    picked.push(groups[best]);
+    for (const key of keys[best]) seen.add(key);
+  }
+  return picked;
+}
+
 /** The function template a launch is written in, when it is one. */
 function enclosingTemplate(from: InstanceContext, l: Launch): ProgramFunction | null {
-  if (!l.enclosingFunction || l.through) return null;
+  // A launch a macro writes is still in the function's body; one a wrapper makes is in the wrapper's.
+  if (!l.enclosingFunction || l.through?.kind === 'wrapper') return null;
   const at = offsetAt(from.source, l.span.start);
   const fn = from.program
     .outline(from.path)
