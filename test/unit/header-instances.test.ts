@@ -39,6 +39,22 @@ describe('a header kernel read with its includer launches', () => {
     assert.deepEqual(facts.branches[0].split?.onlyFor ?? [], [], 'proven for the instance, not left to SPLIT');
   });
 
+  it('is read in the includer that launches its kernels, not in one that only calls a launcher defined elsewhere', async () => {
+    const index = semanticIndex();
+    index.update('/ws/halves.cuh', HEADER);
+    // Nearer first in the index's order, and names no kernel of the header: its launcher is in main.cu.
+    index.update(
+      '/ws/dispatch.cu',
+      ['#include "halves.cuh"', 'void run(float* p);', 'void go(float* p) { run(p); }', ''].join('\n'),
+    );
+    index.update('/ws/main.cu', MAIN);
+    const facts = await analyzeSnippet(HEADER, { workspace: index, path: '/ws/halves.cuh' });
+    assert.deepEqual(
+      facts.branches.map((b) => [b.condition, b.kind, b.split?.groups ?? null, b.split?.onlyFor ?? []]),
+      [['threadIdx.x < SPLIT', 'divergent', [16, 16], []]],
+    );
+  });
+
   it('leaves the split to the template parameter for the header alone, with no launch to take an instance from', async () => {
     const facts = await analyzeSnippet(HEADER, { path: '/ws/halves.cuh' });
     assert.deepEqual(

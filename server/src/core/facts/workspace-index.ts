@@ -435,6 +435,27 @@ export class WorkspaceIndex {
     };
   }
 
+  /**
+   * The `.cu` files that include the header `path` (directly or not), those that launch one of its
+   * kernels first, each group nearest first: the unit a header is read in is the first, so that its
+   * kernels take the block shapes and template arguments a launch gives them, not a unit that only
+   * declares a launcher (`mmha_launch_kernel<T, 128>(...)`, defined in another `.cu`).
+   */
+  unitsFor(path: string): string[] {
+    const units = this.includersOf(path).filter((p) => /\.cu$/i.test(p));
+    if (units.length <= 1) return units;
+    const names = new Set((this.get(path)?.kernels ?? []).map((k) => k.name.replace(/^.*::/, '')));
+    if (names.size === 0) return units;
+    const launches = (unit: string) =>
+      [...names].some(
+        (name) =>
+          this.mayName(unit, name) &&
+          (this.readEntry(unit)?.launches ?? []).some((l) => l.kernelName.replace(/^.*::/, '') === name),
+      );
+    const launching = units.filter(launches);
+    return [...launching, ...units.filter((u) => !launching.includes(u))];
+  }
+
   /** Launches in the indexed files of a kernel named `name` (by its last component: a quick fix's warning may over-approximate). */
   launchesNamed(name: string): Array<{ path: string; launch: IndexedLaunch }> {
     const base = name.replace(/^.*::/, '');
