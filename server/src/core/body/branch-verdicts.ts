@@ -357,6 +357,13 @@ function classifyEnumerated(
   // guards tell nothing, so the lanes are judged without them, unless one of them picks one lane
   // (`threadIdx.x == best`: whatever `best` is, nothing there can split).
   if (guard && mostLanes === 0 && !picksOneLane(guard, shapes)) return classifyEnumerated(sym, shapes, outcome, null);
+  // At most one lane in every sample proves one lane only where the samples cover the guard's
+  // unknowns: values fixed by the compiler are tried widely, but a guard on run-time values or a
+  // loop's step (`first + tid + k * step <= length`) may hold for one lane in each sample and for
+  // a whole warp in the program. There it must pick one lane by its form (`tid == leader`).
+  const sampledAtRunTime = (g: Sym) => symFacts(g).frees.some((f) => !f.fixed || f.loop !== null);
+  if (guard && mostLanes <= 1 && sampledAtRunTime(guard) && !picksOneLane(guard, shapes))
+    return classifyEnumerated(sym, shapes, outcome, null);
   if (guard && mostLanes <= 1) {
     return {
       kind: 'warp-uniform',
