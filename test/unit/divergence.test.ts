@@ -424,6 +424,119 @@ describe('divergence: findings and CLI', () => {
     assert.equal(branchesForCli(branches)[0].splitBy, 'run-time-value');
   });
 
+  it("reads a class template's member type through the specialization its arguments select (a vector type per element type and head size)", async () => {
+    const kernel = (launch: string) =>
+      [
+        'template <typename T, int Dh> struct Vec_ {};',
+        'template <> struct Vec_<float, 64> { using Type = float2; };',
+        'template <> struct Vec_<float, 128> { using Type = float4; };',
+        'template <typename T> struct Vec_<T, 32> { typedef T Type; };',
+        'using fp8_4_t = __nv_fp8x4_e4m3;',
+        'template <> struct Vec_<__nv_fp8_e4m3, 128> { using Type = fp8_4_t; };',
+        'template <typename T, int Dh>',
+        '__global__ void attend(T* q, const T* k) {',
+        '  using V = typename Vec_<T, Dh>::Type;',
+        '  constexpr int VEC = sizeof(V) / sizeof(T);',
+        '  constexpr int VECS = Dh / VEC;',
+        '  const bool masked = threadIdx.x >= VECS;',
+        '  if (!masked) q[threadIdx.x * VEC] = k[threadIdx.x * VEC];',
+        '}',
+        launch,
+      ].join('\n');
+    const cases: Array<[string, string | null]> = [
+      // float4: 32 vectors of 128 floats, one full warp.
+      ['void h(float* q, const float* k) { attend<float, 128><<<1, 64>>>(q, k); }', 'warp-uniform'],
+      // float2: 32 vectors of 64 floats, one full warp.
+      ['void h(float* q, const float* k) { attend<float, 64><<<1, 64>>>(q, k); }', 'warp-uniform'],
+      // The partial specialization: T itself, 32 vectors.
+      ['void h(double* q, const double* k) { attend<double, 32><<<1, 64>>>(q, k); }', 'warp-uniform'],
+      // A namespace-scope alias of cuda_fp8.h's four-byte vector: 4 elements, 32 vectors.
+      [
+        'void h(__nv_fp8_e4m3* q, const __nv_fp8_e4m3* k) { attend<__nv_fp8_e4m3, 128><<<1, 64>>>(q, k); }',
+        'warp-uniform',
+      ],
+      // The primary template declares no `Type`: the vector size is unknown, and so is the split.
+      ['void h(double* q, const double* k) { attend<double, 48><<<1, 64>>>(q, k); }', null],
+    ];
+    for (const [launch, kind] of cases) {
+      const branches = await analyzeSource(kernel(launch));
+      const masked = branches.find((b) => b.condition === '!masked');
+      assert.equal(masked ? masked.kind : null, kind === null ? masked?.kind : kind, launch);
+      if (kind === null) assert.notEqual(masked?.kind, 'warp-uniform', launch);
+    }
+  });
+
+  it('reads a launch a macro writes in a function template once per explicit instantiation of that template', async () => {
+    const branches = await analyzeSource(
+      [
+        'template <typename T, int WIDTH>',
+        '__global__ void fill(T* p) {',
+        '  constexpr int LANES = WIDTH / sizeof(T);',
+        '  if (threadIdx.x < LANES) p[threadIdx.x] = T(0);',
+        '}',
+        '#define LAUNCH(T, B) fill<T, 128><<<1, B>>>(p)',
+        'template <typename T>',
+        'void run(T* p, int n) {',
+        '  if (n < 64) { LAUNCH(T, 64); } else { LAUNCH(T, 128); }',
+        '}',
+        'template void run<float>(float* p, int n);',
+        'template void run<double>(double* p, int n);',
+      ].join('\n'),
+    );
+    // float: 32 lanes, double: 16 of each warp's 32, both proven from the instances.
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind, b.split?.groups ?? null, b.split?.onlyFor ?? []]),
+      [['threadIdx.x < LANES', 'divergent', [16, 16], []]],
+    );
+  });
+
+  it('reads the most distinct instances when a kernel has more than it analyses, and not the rest with their arguments unknown', async () => {
+    const launches = [32, 64, 96, 128, 160, 192].map((k) => `  rows<${k}><<<1, 256>>>(p);`);
+    const branches = await analyzeSource(
+      [
+        'template <int K>',
+        '__global__ void rows(float* p) {',
+        '  if (threadIdx.x < K) p[threadIdx.x] = 0.0f;',
+        '}',
+        'void run(float* p) {',
+        ...launches,
+        '}',
+      ].join('\n'),
+    );
+    // Every K a launch gives is a whole number of warps: no split, and no hint for values of K no launch makes.
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [['threadIdx.x < K', 'warp-uniform']],
+    );
+  });
+
+  it('does not take a loop guard on run-time values for one lane because each sample of them lets one lane in', async () => {
+    // The attention softmax's walk over time steps: how many lanes the guard lets in depends on the
+    // lengths the kernel reads, which the samples stand in for together.
+    const branches = await analyzeSource(
+      [
+        'struct Params { const int* mem_len; const int* len_per_sample; int timestep; int prefix; int max_len; const bool* mask; float* out; };',
+        'template <bool CROSS>',
+        '__global__ void logits(Params p) {',
+        '  const int bi = blockIdx.x;',
+        '  const int tlength = CROSS ? p.mem_len[bi] - 1 : (p.len_per_sample == nullptr ? p.timestep : p.len_per_sample[bi] + p.prefix);',
+        '  const int first = max(0, tlength + 1 - p.max_len);',
+        '  for (int t = first + threadIdx.x; t <= tlength; t += 128) {',
+        '    p.out[t] = p.mask[t] ? 0.f : 1.f;',
+        '  }',
+        '}',
+        'void h(Params p) { logits<CROSS_FLAG><<<1, 128>>>(p); }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      branchesForCli(branches).map((b) => [b.condition, b.kind, b.splitBy ?? null]),
+      [
+        ['t <= tlength', 'tail', null],
+        ['p.mask[t]', 'divergent', 'data'],
+      ],
+    );
+  });
+
   it('reads a local written through a pointer that holds its address as changed (a packed arg-max reduced in place)', async () => {
     const kernel = (reduce: string) =>
       [
