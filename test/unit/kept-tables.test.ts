@@ -6,6 +6,7 @@ import {
   memoByObject,
   memoByText,
   memoWhileSame,
+  readsTable,
 } from '../../server/src/core/incremental/kept-tables';
 import { parseArch } from '../../server/src/core/gpu/arch-table';
 // The facade loads every stage of the pipeline, and so registers every table.
@@ -88,5 +89,23 @@ describe('kept tables', () => {
     clearKeptTables();
     twice('ab');
     assert.equal(computed, 2);
+  });
+
+  it('gives a value kept with what it read only where those reads are answered the same, a few contexts per key', () => {
+    const table = readsTable<{ width: number }, string>('header outlines');
+    const read = (width: number) => table.get('/h.cuh', (r) => r.width === width);
+    table.set('/h.cuh', { width: 32 }, 'read with 32');
+    assert.equal(read(32), 'read with 32');
+    assert.equal(read(16), undefined, 'another context computes afresh');
+    table.set('/h.cuh', { width: 16 }, 'read with 16');
+    assert.equal(read(16), 'read with 16');
+    assert.equal(read(32), 'read with 32', 'both contexts are kept');
+    for (const width of [1, 2, 3, 4]) table.set('/h.cuh', { width }, `read with ${width}`);
+    assert.equal(read(16), undefined, 'the context not met for longest went first');
+    assert.equal(read(4), 'read with 4');
+    assert.equal(
+      table.get('/other.cuh', () => true),
+      undefined,
+    );
   });
 });

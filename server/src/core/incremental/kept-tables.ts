@@ -39,6 +39,12 @@ const CAPACITY = {
   'outline items': 16384,
   /** `bodyNames`: the names each function body writes, and its hash (every body of the documents in use). */
   'function bodies': 16384,
+  /** `UnitProgram.file`: a header's parse view, by its path, its view's text and the macros it read (the units of a repository share them). */
+  'header parse views': 1024,
+  /** `UnitProgram.outline`: a header's outline with what its macro uses declare, by its path, its text and the macros it read. */
+  'header outlines': 1024,
+  /** `UnitProgram.functionIR`: a header function's IR, by its place, its text and the macros it read (each unit that includes it calls it). */
+  'header function IRs': 16384,
 } as const;
 
 export type TextTableName = keyof typeof CAPACITY;
@@ -118,6 +124,71 @@ export function memoByText<A, B, V>(
     // Its own copy: a key cut from a document would keep the document's whole text alive.
     keep(ownCopy(key), value);
     return value;
+  };
+}
+
+/**
+ * Values kept by a key together with what their computation read (a header's text, the macros in
+ * effect where it is included): a value is reused only where `valid` finds every one of those
+ * reads answered the same now, so a changed input computes afresh instead of reusing a stale
+ * value. A key may hold a few values, one per context met (a header read with a macro defined in
+ * one unit and not in another); the keys are kept as memoByText keeps them.
+ */
+export interface ReadsTable<R, V> {
+  get(key: string, valid: (reads: R) => boolean): V | undefined;
+  set(key: string, reads: R, value: V): void;
+}
+
+/** Contexts kept per key: a header is mostly read in one or two. */
+const CONTEXTS_PER_KEY = 4;
+
+export function readsTable<R, V>(name: TextTableName): ReadsTable<R, V> {
+  const half = Math.max(1, Math.floor(CAPACITY[name] / 2));
+  type Entries = Array<{ reads: R; value: V }>;
+  let young = new Map<string, Entries>();
+  let old = new Map<string, Entries>();
+  registry.push({
+    info: () => ({ name, keyedBy: 'text', size: young.size + old.size, capacity: CAPACITY[name] }),
+    clear: () => {
+      young = new Map();
+      old = new Map();
+    },
+  });
+  const entriesOf = (key: string): Entries | undefined => {
+    const hit = young.get(key);
+    if (hit) return hit;
+    const aged = old.get(key);
+    if (!aged) return undefined;
+    old.delete(key);
+    keep(key, aged);
+    return aged;
+  };
+  const keep = (key: string, entries: Entries) => {
+    if (young.size >= half) {
+      old = young;
+      young = new Map();
+    }
+    young.set(key, entries);
+  };
+  return {
+    get(key, valid) {
+      const entries = entriesOf(key);
+      if (!entries) return undefined;
+      for (let i = 0; i < entries.length; i++)
+        if (valid(entries[i].reads)) {
+          // The context met most recently first: the next unit most likely reads it the same way.
+          if (i > 0) entries.unshift(...entries.splice(i, 1));
+          return entries[0].value;
+        }
+      return undefined;
+    },
+    set(key, reads, value) {
+      const entries = entriesOf(key);
+      if (entries) {
+        entries.unshift({ reads, value });
+        if (entries.length > CONTEXTS_PER_KEY) entries.length = CONTEXTS_PER_KEY;
+      } else keep(ownCopy(key), [{ reads, value }]);
+    },
   };
 }
 

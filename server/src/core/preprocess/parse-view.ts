@@ -55,7 +55,7 @@ const SPECIFIERS: ReadonlySet<string> = new Set([
 export function parseView(
   view: string,
   scopeAt: (offset: number) => MacroScope,
-  macroNames: ReadonlySet<string>,
+  macroNames: Pick<ReadonlySet<string>, 'has'>,
 ): string {
   const spans: Array<[number, number]> = [];
   for (const re of [ATTRIBUTES, PRAGMA_OPERATOR]) {
@@ -74,7 +74,7 @@ export function parseView(
     const start = m.index + m[0].indexOf(m[1]);
     spans.push([start, start + m[1].length]);
   }
-  if (macroNames.size > 0) spans.push(...specifierMacroUses(view, scopeAt, macroNames));
+  spans.push(...specifierMacroUses(view, scopeAt, macroNames));
   if (spans.length === 0) return view;
   spans.sort((a, b) => a[0] - b[0]);
   let out = '';
@@ -111,7 +111,7 @@ function bracelessBody(view: string, at: number): boolean {
 function specifierMacroUses(
   view: string,
   scopeAt: (offset: number) => MacroScope,
-  names: ReadonlySet<string>,
+  names: Pick<ReadonlySet<string>, 'has'>,
 ): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   const n = view.length;

@@ -230,6 +230,7 @@ class UnitWalk {
     const history = this.history;
     const setByFiles = this.setByFiles;
     const initial = (name: string): MacroState => (setByFiles.has(name) ? UNDEFINED : OPEN);
+    const inclusionOf = new Map<string, Inclusion | undefined>();
     return {
       main,
       pass: this.pass,
@@ -239,7 +240,10 @@ class UnitWalk {
       notes: this.notes,
       macroNames: new Set(this.history.keys()),
       macrosAt(path, offset) {
-        const inc = inclusions.get(normalizePath(path));
+        // Asked at every identifier of a file a pass reads: its path is made normal once.
+        let inc = inclusionOf.get(path);
+        if (inc === undefined && !inclusionOf.has(path))
+          inclusionOf.set(path, (inc = inclusions.get(normalizePath(path))));
         const seq = inc ? seqAt(inc, offset) : Number.MAX_SAFE_INTEGER;
         const at = (name: string): HistoryEntry | null => {
           const entries = history.get(name);

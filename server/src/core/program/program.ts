@@ -28,7 +28,9 @@ import { analyzeFunctionValues, type FunctionValues } from '../values/function-v
 import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
 import { Evaluator, type Env, type Observer, type Resolver } from '../values/evaluate';
 import { sizeofType } from '../text/const-eval';
-import { memoByText } from '../incremental/kept-tables';
+import { memoByText, readsTable } from '../incremental/kept-tables';
+import { emptyReads, recordingScope, sameReads, type MacroReads } from './macro-reads';
+import type { MacroScope } from '../preprocess/unit';
 
 export interface ProgramFileInput {
   path: string;
@@ -42,6 +44,13 @@ export interface ProgramFile {
   path: string;
   view: string;
   tree: Tree | null;
+}
+
+/** A file-scope macro use that declares functions, expanded and spelled out (see fileScopeExpansions). */
+interface Snippet {
+  text: string;
+  map: (s: number, e: number) => Range;
+  origin: MacroOrigin | null;
 }
 
 /** A function of the program, where it is. */
@@ -117,11 +126,71 @@ export class UnitProgram {
   ) {
     for (const f of inputs) this.files.set(f.path, { path: f.path, view: f.view, tree: f.tree ?? null });
     for (const [path, file] of unit.files)
-      if (!this.files.has(path))
-        this.lazy.set(path, () => parseView(viewText(file), (o) => unit.macrosAt(path, o), unit.macroNames));
+      if (!this.files.has(path)) {
+        this.lazy.set(path, () => {
+          const view = viewText(file);
+          this.unitViews.set(path, view);
+          return this.reading(
+            headerViews,
+            path,
+            () => parseView(view, (o) => this.macrosAt(path, o), this.macroNameSet),
+            (text) => text === view,
+            view,
+          );
+        });
+      }
+  }
+
+  /**
+   * Logs of the macro reads of the header computations under way (innermost last): a header's
+   * parse view, outline and function IRs are kept across units by their text and these reads.
+   */
+  private readonly readLogs: MacroReads[] = [];
+
+  /** The unit's macros at `offset` of `path`, every answer written down in the logs under way. */
+  private macrosAt(path: string, offset: number): MacroScope {
+    const scope = this.unit.macrosAt(path, offset);
+    return this.readLogs.length === 0 ? scope : recordingScope(scope, path, offset, this.readLogs);
+  }
+
+  /** The unit's macro names, each question written down in the logs under way. */
+  private readonly macroNameSet: Pick<ReadonlySet<string>, 'has'> = {
+    has: (name) => {
+      const had = this.unit.macroNames.has(name);
+      for (const log of this.readLogs) log.names.set(name, had);
+      return had;
+    },
+  };
+
+  /**
+   * `compute`'s value kept in `table` by `key` and the unit's macros it reads: reused where this
+   * unit answers every one of those reads the same (and `alsoValid` holds), computed and kept
+   * otherwise.
+   */
+  private reading<V, E = undefined>(
+    table: ReturnType<typeof readsTable<KeptReads<E>, V>>,
+    key: string,
+    compute: () => V,
+    alsoValid: (extra: E | undefined) => boolean,
+    extra?: E,
+  ): V {
+    const kept = table.get(key, (r) => alsoValid(r.extra) && sameReads(this.unit, r.reads));
+    if (kept !== undefined) return kept;
+    const reads = emptyReads();
+    this.readLogs.push(reads);
+    let value: V;
+    try {
+      value = compute();
+    } finally {
+      this.readLogs.pop();
+    }
+    table.set(key, { reads, extra }, value);
+    return value;
   }
 
   private readonly lazy = new Map<string, () => string>();
+  /** The unit's views of the files parsed apart, before the parse view blanks specifier macros (see withExecutionSpaces). */
+  private readonly unitViews = new Map<string, string>();
 
   /** Frees what the program parsed (the expansions' and functions' trees); its results stay valid. */
   dispose(): void {
@@ -151,24 +220,45 @@ export class UnitProgram {
     if (!o) {
       const f = this.file(path);
       if (!f) return { functions: [], constants: [], records: [], instantiations: [] };
-      const own = this.withExecutionSpaces(
-        path,
-        f.tree ? outlineOf(f.tree.rootNode, f.view) : outlineOfText(f.view, this.parser),
-        f.view,
-      );
-      const expanded = this.fileScopeExpansions(path, f.view);
-      o = expanded.length
-        ? {
-            functions: [...own.functions, ...expanded.flatMap((x) => x.outline.functions)],
-            constants: [...own.constants, ...expanded.flatMap((x) => x.outline.constants)],
-            records: [...own.records, ...expanded.flatMap((x) => x.outline.records)],
-            instantiations: [...(own.instantiations ?? []), ...expanded.flatMap((x) => x.outline.instantiations ?? [])],
-            typeAliases: [...(own.typeAliases ?? []), ...expanded.flatMap((x) => x.outline.typeAliases ?? [])],
-          }
-        : own;
+      const unitView = this.unitViews.get(path);
+      if (f.tree || unitView === undefined) o = this.computeOutline(f);
+      else {
+        // A header: its outline holds in every unit that reads the same text with the same macros.
+        const kept = this.reading(
+          headerOutlines,
+          path,
+          () => {
+            const before = new Set(this.snippets.keys());
+            const outline = this.computeOutline(f);
+            return { outline, snippets: [...this.snippets].filter(([key]) => !before.has(key)) };
+          },
+          (texts) => texts?.[0] === f.view && texts[1] === unitView,
+          [f.view, unitView] as const,
+        );
+        for (const [key, snippet] of kept.snippets) this.snippets.set(key, snippet);
+        o = kept.outline;
+      }
       this.outlines.set(path, o);
     }
     return o;
+  }
+
+  private computeOutline(f: ProgramFile): FileOutline {
+    const own = this.withExecutionSpaces(
+      f.path,
+      f.tree ? outlineOf(f.tree.rootNode, f.view) : outlineOfText(f.view, this.parser),
+      f.view,
+    );
+    const expanded = this.fileScopeExpansions(f.path, f.view);
+    return expanded.length
+      ? {
+          functions: [...own.functions, ...expanded.flatMap((x) => x.outline.functions)],
+          constants: [...own.constants, ...expanded.flatMap((x) => x.outline.constants)],
+          records: [...own.records, ...expanded.flatMap((x) => x.outline.records)],
+          instantiations: [...(own.instantiations ?? []), ...expanded.flatMap((x) => x.outline.instantiations ?? [])],
+          typeAliases: [...(own.typeAliases ?? []), ...expanded.flatMap((x) => x.outline.typeAliases ?? [])],
+        }
+      : own;
   }
 
   /**
@@ -179,7 +269,7 @@ export class UnitProgram {
   private withExecutionSpaces(path: string, own: FileOutline, parsed: string): FileOutline {
     const file = this.unit.files.get(path);
     if (!file || !own.functions.some((fn) => !fn.global && !fn.device)) return own;
-    const view = viewText(file);
+    const view = this.unitViews.get(path) ?? viewText(file);
     if (view.length !== parsed.length || view === parsed) return own;
     let changed = false;
     const functions = own.functions.map((fn) => {
@@ -204,8 +294,8 @@ export class UnitProgram {
     const out = new Set<string>();
     const add = (word: string, at: number, depth: number) => {
       out.add(word);
-      if (depth > 4 || !this.unit.macroNames.has(word)) return;
-      for (const def of this.unit.macrosAt(path, at).state(word).options)
+      if (depth > 4 || !this.macroNameSet.has(word)) return;
+      for (const def of this.macrosAt(path, at).state(word).options)
         for (const t of def?.body ?? []) if (/^[A-Za-z_]\w*$/.test(t.text)) add(t.text, at, depth + 1);
     };
     for (const m of view.slice(start, end).matchAll(/[A-Za-z_]\w*/g)) add(m[0], start + m.index, 0);
@@ -213,10 +303,7 @@ export class UnitProgram {
   }
 
   /** Expansions of macros used at file scope to define functions (`DEFINE_LAUNCHER(float)`), by key. */
-  private readonly snippets = new Map<
-    string,
-    { text: string; map: (s: number, e: number) => Range; origin: MacroOrigin | null }
-  >();
+  private readonly snippets = new Map<string, Snippet>();
 
   /**
    * The declarations written by macro uses at file scope: a use, outside every brace, of a macro
@@ -224,17 +311,19 @@ export class UnitProgram {
    * parsed apart; their ranges are the use's, and their bodies' IR is built from the expansion.
    */
   private fileScopeExpansions(path: string, view: string): Array<{ outline: FileOutline }> {
-    const names = [...this.unit.macroNames].filter((n) => {
-      const s = this.unit.macrosAt(path, view.length).state(n);
-      return s.options.some((o) => o?.body?.some((t) => t.text === '{'));
-    });
-    if (names.length === 0) return [];
-    // A use is an identifier token, a run of identifier characters in the view (tokens.ts): where
-    // none of the names stands alone, there is none (most headers), and the view is not tokenized.
-    const edge = '[\\w$\\u0080-\\uffff]';
-    const alone = names.map((n) => n.replace(/[$]/g, '\\$')).join('|');
-    if (!new RegExp(`(?<!${edge})(?:${alone})(?!${edge})`).test(view)) return [];
-    const wanted = new Set(names);
+    // A use is an identifier token, a run of identifier characters in the view (tokens.ts): the
+    // names the view writes that way are asked about, not every macro of the unit; where none is
+    // such a macro (most headers), the view is not tokenized.
+    const wanted = new Set<string>();
+    const asked = new Set<string>();
+    const end = this.macrosAt(path, view.length);
+    for (const [name] of view.matchAll(/[\w$\u0080-\uffff]+/g)) {
+      if (asked.has(name)) continue;
+      asked.add(name);
+      if (!this.macroNameSet.has(name)) continue;
+      if (end.state(name).options.some((o) => o?.body?.some((t) => t.text === '{'))) wanted.add(name);
+    }
+    if (wanted.size === 0) return [];
     const out: Array<{ outline: FileOutline }> = [];
     const tokens = tokenize(view);
     // Braces open: a namespace's or `extern "C"`'s (declarations go on inside) or another's.
@@ -251,8 +340,7 @@ export class UnitProgram {
       }
       if (t.kind !== 'ident' || !wanted.has(t.text) || braces.some((b) => b === null)) continue;
       const namespaces = braces.filter((b): b is string => b !== null && b !== '').flatMap((b) => b.split('::'));
-      const def = this.unit
-        .macrosAt(path, t.start)
+      const def = this.macrosAt(path, t.start)
         .state(t.text)
         .options.find((o) => o?.body?.some((x) => x.text === '{'));
       if (!def) continue;
@@ -311,7 +399,7 @@ export class UnitProgram {
     if (!h) {
       const f = this.file(path);
       if (!f) return null;
-      h = new UnitMacroHooks(this.parser, f.view, (o) => this.unit.macrosAt(path, o));
+      h = new UnitMacroHooks(this.parser, f.view, (o) => this.macrosAt(path, o));
       this.hooks.set(path, h);
     }
     return h;
@@ -522,8 +610,20 @@ export class UnitProgram {
       if (!node) return null;
       return buildFunctionIR(node, { text: f.view, macros }, { lambdaParams: lambda ? lambdaParams(node) : null });
     }
-    // Parsed apart: the function's own text, its offsets the file's.
+    // Parsed apart: the function's own text, its offsets the file's. Kept across the units that
+    // include the file by that text and the macros its uses read (a header's helpers are called
+    // from every unit that includes it).
     const text = f.view.slice(at[0], at[1]);
+    return this.reading(
+      headerIRs,
+      `${path}\u0000${at[0]}\u0000${lambda ? 'lambda' : ''}`,
+      () => this.buildApart(text, at, lambda, macros),
+      (kept) => kept === text,
+      text,
+    );
+  }
+
+  private buildApart(text: string, at: Range, lambda: boolean, macros: UnitMacroHooks | null): FunctionIR | null {
     const tree = this.parser.parseApart(lambda ? `auto __l = ${text};` : text);
     try {
       const node = lambda
@@ -1052,6 +1152,24 @@ export function shapeOf(type: string, unknown: Val): Val {
 export function functionKey(pf: ProgramFunction): string {
   return `${pf.file}\u0000${pf.fn.definitionAt[0]}\u0000${pf.fn.expansion?.at[0] ?? ''}`;
 }
+
+/** What a header computation read: the unit's macros, and whatever else its table names. */
+interface KeptReads<E> {
+  reads: MacroReads;
+  extra: E | undefined;
+}
+
+/** Headers' parse views, kept by path and view (see UnitProgram.reading). */
+const headerViews = readsTable<KeptReads<string>, string>('header parse views');
+
+/** Headers' outlines, with the expansions of the macro uses that declare functions (see fileScopeExpansions). */
+const headerOutlines = readsTable<
+  KeptReads<readonly [string, string | undefined]>,
+  { outline: FileOutline; snippets: Array<[string, Snippet]> }
+>('header outlines');
+
+/** Header functions' IR, by path, place and text. */
+const headerIRs = readsTable<KeptReads<string>, FunctionIR | null>('header function IRs');
 
 /** A header's outline, kept by its view's text: the units that include it read it once. */
 const outlineOfText = memoByText(
