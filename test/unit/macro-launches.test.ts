@@ -29,6 +29,22 @@ describe('launches in macro bodies', () => {
     assert.deepEqual(launches(text), ['3: tile_sum 1x128x1 via RUN_TILED', '4: tile_max 32x4x1 via RUN_TILED']);
   });
 
+  it('reads a use with a type keyword among its arguments (the grammar breaks on it), quoting what the body writes as the expansion reads and the arguments as written', () => {
+    const text = [
+      'template <typename T, int W> __global__ void fill(T* p);',
+      '#define DIV_UP(a, b) (((a) + (b) - 1) / (b))',
+      '#define LAUNCH(T, GRID) fill<T, 128><<<GRID, threads, 0, stream>>>(p)',
+      'void host(float* p, int n, int threads, cudaStream_t stream) {',
+      '  LAUNCH(float, DIV_UP(n, 256));',
+      '}',
+    ].join('\n');
+    const [l] = readAlone(text).launches;
+    assert.deepEqual(
+      { args: l.templateArgs, grid: l.grid.text, block: l.block.text, stream: l.stream },
+      { args: ['float', '128'], grid: 'DIV_UP(n, 256)', block: 'threads', stream: 'stream' },
+    );
+  });
+
   it('reads every launch of a use that expands to several, `case` labels and a name apart from its `<<<` included', () => {
     const text = [
       '#define STAGE_CASE(K, FIRST_BLOCK, SECOND_BLOCK)          \\',

@@ -5,7 +5,8 @@
  * known `dim3` (`32 × ? × 1`), and a note that says where a value comes from or why it is unknown.
  */
 import type { Dim3, Launch, ResolvedValue } from '../types';
-import type { Expr } from '../ir/expr';
+import type { Expr, Range } from '../ir/expr';
+import { printExpr } from '../ir/print-ir';
 import { baseName, forEachExpr } from '../ir/expr';
 import { positionAt, spanOf, type SourceText } from '../text/source-text';
 import { asDim3, single, valKey, type FnRef, type Val } from '../values/domain';
@@ -36,7 +37,9 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
   const ref: FnRef | null = refs.length === 1 ? refs[0] : null;
   const kernelName = ref?.name ?? (o.kernelExpr ? exprText(input, o.launchFile, o.kernelExpr) : '?');
   const explain = (e: Expr | null, v: Val) => (e ? noteFor(input, o, e, v) : v.k === 'top' ? (v.why ?? null) : null);
-  const text = (e: Expr | null) => (e ? exprText(input, o.launchFile, e) : '');
+  // A launch a macro's body writes: its expressions from the body are read from the expansion.
+  const use = o.through?.kind === 'macro' ? o.at : undefined;
+  const text = (e: Expr | null) => (e ? exprText(input, o.launchFile, e, use) : '');
   const block = dim3Value(o.block, text(o.exprs.block), explain(o.exprs.block, o.block), o.via);
   const grid = dim3Value(o.grid, text(o.exprs.grid), explain(o.exprs.grid, o.grid), o.via);
   const smemValue = o.smem === null ? 0 : single(o.smem);
@@ -50,7 +53,7 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
         };
   const candidates = block.value === null ? candidatesOf(o.block) : null;
   const templateArgs = ref?.written
-    ? ref.written.map((t) => ('type' in t ? t.type : exprText(input, o.launchFile, t.expr)))
+    ? ref.written.map((t) => ('type' in t ? t.type : exprText(input, o.launchFile, t.expr, use)))
     : null;
   return {
     via: o.via,
@@ -109,7 +112,11 @@ function candidatesOf(v: Val): Dim3[] | null {
 }
 
 /** The expression as written in its file (a launch written in a wrapper in a header: there). */
-function exprText(input: LaunchFactsInput, file: string, e: Expr): string {
+function exprText(input: LaunchFactsInput, file: string, e: Expr, use?: Range): string {
+  // Tokens a macro's body writes stand at the macro's whole use (`LAUNCH(T, 64)`), as the launch
+  // it writes does: that expression is said as the expansion reads. The macro's arguments keep
+  // their own places, and are quoted as written.
+  if (use && e.at[0] === use[0] && e.at[1] === use[1]) return printExpr(e);
   const text = file === input.path ? input.source.text : (input.program.file(file)?.view ?? '');
   return text.slice(e.at[0], e.at[1]).replace(/\s+/g, ' ').trim();
 }

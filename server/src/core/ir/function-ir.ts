@@ -385,10 +385,34 @@ class CfgBuilder {
       case 'enum_specifier':
       case 'union_specifier':
         return;
+      case 'ERROR':
+        if (this.hooks.macros && !this.expr.inExpansion && this.expandBrokenUse(node)) return;
+        for (const c of node.namedChildren) if (c && isStatementLike(c)) this.lowerStatement(c);
+        return;
       default:
         // Error recovery and constructs the IR does not model: what they hold that is code still counts.
         for (const c of node.namedChildren) if (c && isStatementLike(c)) this.lowerStatement(c);
     }
+  }
+
+  /**
+   * `LAUNCH(float, n);`: a macro use with a type keyword among its arguments, which the grammar
+   * reads as a broken function declaration (`float` cannot start an expression), read as what it
+   * expands to, with the `;` after it.
+   */
+  private expandBrokenUse(node: SyntaxNode): boolean {
+    const d = node.namedChildren[0];
+    const name = d?.type === 'function_declarator' ? d.childForFieldName('declarator') : null;
+    if (!name || name.type !== 'identifier' || !d || d.endIndex !== node.endIndex) return false;
+    if (!this.hooks.macros!.isMacro(this.expr.text(name), this.expr.fileOffset(name))) return false;
+    const next = node.nextSibling;
+    const end = next && this.expr.text(next).trim() === ';' ? next.endIndex : node.endIndex;
+    const base = this.hooks.base ?? 0;
+    const expansions = this.hooks.macros!.expand(node.startIndex + base, end + base, 'statements');
+    if (!expansions || expansions.length === 0) return false;
+    if (expansions.length === 1) this.lowerSnippet(expansions[0]);
+    else this.lowerAlternatives(expansions);
+    return true;
   }
 
   private lowerDeclaration(node: SyntaxNode): void {
