@@ -521,3 +521,80 @@ describe('memory rules: a kernel in a header, launched from the .cu that include
     ]);
   });
 });
+
+describe('memory rules: vector casts of a narrower element, row pitches', () => {
+  it('reads `reinterpret_cast<float4*>(&a[k])[0]` as a 16-byte access at float k of `a`', async () => {
+    const text = kernel(
+      [
+        '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+        '  float4 v = reinterpret_cast<const float4*>(&in[4 * i])[0];',
+        '  float4 w = reinterpret_cast<const float4*>(&in[8 * i])[0];',
+        '  out[i] = v.x + w.x;',
+      ].join('\n'),
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    // Four floats apart a float4 is unit stride; eight apart, every other 16 bytes: 32 sectors for 16.
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['4: reinterpret_cast<const float4*>(&in[8 * i])[0] 32/16'],
+    );
+    assert.match(records[0].message, /^Uncoalesced load from `in`: .*neighbouring lanes 8 elements of 4 bytes apart/);
+  });
+
+  it('gives no verdict through a cast pointer kept in a local or moved by arithmetic (its steps count another element)', async () => {
+    const text = kernel(
+      [
+        '  float4* p = reinterpret_cast<float4*>(&out[8 * threadIdx.x]);',
+        '  p[0] = make_float4(0, 0, 0, 0);',
+        '  float4* q = reinterpret_cast<float4*>(&out[8 * threadIdx.x]) + 1;',
+        '  q[0] = make_float4(1, 1, 1, 1);',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  /** A block of 64 threads storing a 2-D tile of a row-major matrix whose row pitch `N` is a parameter: 8 floats per lane. */
+  const tile = (perRow: number) =>
+    [
+      '__global__ void store(int N, float* C) {',
+      `  const int col = threadIdx.x % ${perRow};`,
+      `  const int row = threadIdx.x / ${perRow};`,
+      '  for (int j = 0; j < 8; j += 4) {',
+      '    float4 v = make_float4(1, 2, 3, 4);',
+      `    reinterpret_cast<float4*>(&C[row * 8 * N + col * ${64 / perRow} + j])[0] = v;`,
+      '  }',
+      '}',
+      'void run(int N, float* C) { store<<<N / 64, 64>>>(N, C); }',
+      '',
+    ].join('\n');
+
+  it('flags a warp spanning several rows of a matrix whose pitch is a parameter, naming the pitch it assumes', async () => {
+    // Eight lanes a row, each 32 bytes from the next: four rows of 8 sectors, 32 for 16. With `N` = 1
+    // the rows would fold onto each other, but a row holds the 60 columns its lanes index.
+    const [r] = (await recordsOf(tile(8))).filter((x) => x.rule === 'uncoalesced-access');
+    assert.equal(r?.text, 'reinterpret_cast<float4*>(&C[row * 8 * N + col * 8 + j])[0]');
+    assert.deepEqual(r.measure, { actual: 32, ideal: 16 });
+    assert.deepEqual(r.assumptions, [
+      "for blocks of 64 threads (the launches')",
+      'assuming `N` ≥ 60 (it is the row pitch, and a row holds the 60 columns a warp indexes in it)',
+    ]);
+  });
+
+  it('is quiet where the same tile is a warp per row (unit stride), and where a warp indexes one column (the stride is the pitch itself)', async () => {
+    // A row of 64 floats is one float4 per lane, lanes 16 bytes apart: unit stride.
+    const wide = await recordsOf(tile(64).replace('col * 1 + j', 'col * 4'));
+    assert.deepEqual(
+      wide.filter((x) => x.rule === 'uncoalesced-access').map((x) => x.text),
+      [],
+    );
+    // One column, a lane per row: the lanes are `N` apart, and `N` may be 1 (nothing says it is more).
+    const column = kernel('  out[(blockIdx.x * blockDim.x + threadIdx.x) * n + blockIdx.y] = 0;');
+    assert.deepEqual(
+      (await rulesOf(column)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+});

@@ -216,13 +216,17 @@ function accessRecord(
   const verb = ev.store ? 'store to' : 'load from';
   const stride =
     v.stride !== null && v.stride !== 1 && v.stride !== 0
-      ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.elementBytes} bytes apart)`
+      ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.offsetUnit ?? ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
   const shared = neighbours
     ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
     : '';
-  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}.${shared}`;
+  const pitches = v.pitches.map(
+    (p) =>
+      `assuming \`${p.name}\` ≥ ${p.least} (it is the row pitch, and a row holds the ${p.least} columns a warp indexes in it)`,
+  );
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}${pitches.map((p) => `, ${p}`).join('')}.${shared}`;
   const fix = neighbours
     ? 'Let each lane make one vector access (`float4`, `int4`, `char4`) in place of its neighbouring scalar ones.'
     : 'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
@@ -236,7 +240,7 @@ function accessRecord(
     basis: 'proven',
     measure: { actual: v.sectors, ideal: v.ideal },
     fix,
-    assumptions: [assumedShapes(v.shape, shapes)],
+    assumptions: [assumedShapes(v.shape, shapes), ...pitches],
   };
 }
 

@@ -1822,7 +1822,7 @@ class FunctionAnalysis {
       [...bindings].map(([n, b]) => `${n}=${isType(b) ? b.type : JSON.stringify(b)}`).join(','),
       abstraction.key,
       passed.map(([pid]) => pid).join(','),
-      pointers.map((p) => (p ? `${p.space}${p.elementBytes}` : '')).join(','),
+      pointers.map((p) => (p ? `${p.space}${p.elementBytes}${p.unit ? `/${p.unit}` : ''}` : '')).join(','),
     ].join('\u0000');
     let analysis = this.session.invocations.get(key);
     if (analysis === undefined) {
@@ -1964,7 +1964,7 @@ class FunctionAnalysis {
       if (!given) return;
       const bytes = pointee ? this.bytesOf(pointee) : null;
       // A parameter of another element type than the caller's pointer counts in other units.
-      if (pointee && bytes === given.elementBytes)
+      if (pointee && bytes === given.elementBytes && !given.unit)
         this.pointerInfos.set(pid, { ...given, elementType: pointee, elementBytes: bytes });
     });
   }
@@ -2090,11 +2090,20 @@ class FunctionAnalysis {
         const pointee = pointeeType(e.type);
         const bytes = pointee ? this.bytesOf(pointee) : null;
         if (!inner || !pointee || !bytes) return null;
-        if (bytes !== inner.elementBytes && (value === null || isThreadDependent(value))) return null;
+        if (bytes !== inner.elementBytes && (value === null || isThreadDependent(value))) {
+          // The value still counts the narrower element (`reinterpret_cast<float4*>(&a[4 * i])`): an
+          // access through it is read in those units, a whole number of them wide.
+          const unit = inner.unit ?? inner.elementBytes;
+          if (value === null || unit <= 0 || bytes % unit !== 0) return null;
+          return { space: inner.space, elementType: pointee, elementBytes: bytes, unit };
+        }
         return { space: inner.space, elementType: pointee, elementBytes: bytes };
       }
-      case 'binary':
-        return e.op === '+' || e.op === '-' ? this.pointerInfoOf(e.left, value) : null;
+      case 'binary': {
+        // Arithmetic on a pointer that counts another element's units moves it by the wrong amount.
+        const info = e.op === '+' || e.op === '-' ? this.pointerInfoOf(e.left, value) : null;
+        return info?.unit ? null : info;
+      }
       case 'field': {
         // A pointer a kernel parameter holds (`param.src`, `p->dst`): global memory, its element as declared.
         if (!this.heldByKernel(e)) return null;
@@ -2122,8 +2131,10 @@ class FunctionAnalysis {
     const info = this.pointerInfoOf(init, value);
     const pointee = auto ? null : cleanPointee(local.type);
     const bytes = pointee ? this.bytesOf(pointee) : info?.elementBytes;
+    // A pointer kept in a local counting another element's units (a cast's) would be moved wrongly by
+    // its own arithmetic: not followed.
     const mine: PointerInfo | null =
-      info && bytes === info.elementBytes ? { ...info, elementType: pointee ?? info.elementType } : null;
+      info && !info.unit && bytes === info.elementBytes ? { ...info, elementType: pointee ?? info.elementType } : null;
     if (!this.pointerInfos.has(local.id)) this.pointerInfos.set(local.id, mine);
     else {
       const had = this.pointerInfos.get(local.id);
@@ -2166,7 +2177,9 @@ class FunctionAnalysis {
       if (indices.length > 1) return;
       info = this.pointerInfoOf(root, base);
       if (!info || info.elementBytes <= 0) return;
-      offset = indices.length === 1 ? binary('+', base, indices[0]) : base;
+      const step = info.unit ? constant(info.elementBytes / info.unit) : null;
+      const index = indices.length === 1 ? (step ? binary('*', indices[0], step) : indices[0]) : null;
+      offset = index ? binary('+', base, index) : base;
     }
     if (!info || !offset) return;
     // A member of the element: its place and width, or nothing where the element's layout is not known.
@@ -2181,8 +2194,9 @@ class FunctionAnalysis {
       store,
       offset,
       elementBytes: info.elementBytes,
+      ...(info.unit ? { offsetUnit: info.unit } : {}),
       elementType: info.elementType,
-      array: exprText(root.k === 'cast' ? root.arg : root),
+      array: exprText(arrayNamed(root)),
       ...(dims ? { dims, indices } : {}),
       ...(place ? { member: place } : {}),
       file: this.file,
@@ -2735,6 +2749,18 @@ function cleanPointee(type: string): string | null {
 }
 
 /** The array an index expression starts from (`a` in `a[i][j]`). */
+/** The array or pointer an access's address is written from: through casts, `&a[i]` and `p + i` (`reinterpret_cast<float4*>(&C[i])` reads `C`). */
+function arrayNamed(e: Expr): Expr {
+  let x = e;
+  for (let k = 0; k < 8; k++) {
+    if (x.k === 'cast') x = x.arg;
+    else if (x.k === 'unary' && x.op === '&' && x.arg.k === 'index') x = rootOf(x.arg);
+    else if (x.k === 'binary' && (x.op === '+' || x.op === '-') && x.left.k !== 'num') x = x.left;
+    else break;
+  }
+  return x;
+}
+
 function rootOf(e: Expr): Expr {
   let x = e;
   while (x.k === 'index') x = x.object;
