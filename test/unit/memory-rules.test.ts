@@ -598,3 +598,67 @@ describe('memory rules: vector casts of a narrower element, row pitches', () => 
     );
   });
 });
+
+describe('memory rules: arguments every launch passes', () => {
+  /** A row of `S` per thread, `Bc` floats long: `Bc` a parameter, given at the launches below. */
+  const rows = (launches: string) =>
+    [
+      '__global__ void rows(float* out, int Bc, int n) {',
+      '  extern __shared__ float S[];',
+      '  for (int y = 0; y < Bc; y++) S[(Bc * threadIdx.x) + y] = out[y];',
+      '  __syncthreads();',
+      '  out[threadIdx.x] = S[threadIdx.x];',
+      '}',
+      `void run(float* o, int n) {\n  const int Bc = 32;\n${launches}\n}`,
+      '',
+    ].join('\n');
+
+  it('reads a parameter every launch passes one constant as that constant, and names it', async () => {
+    const records = (await recordsOf(rows('  rows<<<n, 32, 32 * 32 * 4>>>(o, Bc, n);'))).filter(
+      (r) => r.rule === 'bank-conflict',
+    );
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}`),
+      ['3: S[(Bc * threadIdx.x) + y] 32'],
+    );
+    assert.deepEqual(records[0].assumptions, [
+      "for blocks of 32 threads (the launches')",
+      'with `Bc` = 32, as every launch in view passes',
+    ]);
+  });
+
+  it('leaves it unknown where the launches pass different values, or a run-time one', async () => {
+    for (const launches of [
+      '  rows<<<n, 32, 32 * 32 * 4>>>(o, Bc, n);\n  rows<<<n, 32, 32 * 33 * 4>>>(o, Bc + 1, n);',
+      '  rows<<<n, 32, 32 * 32 * 4>>>(o, n, n);',
+    ])
+      assert.deepEqual(
+        (await recordsOf(rows(launches))).filter((r) => r.rule === 'bank-conflict').map((r) => r.text),
+        [],
+        launches,
+      );
+  });
+
+  it('reads a pointer every launch passes as NULL as null: what it guards never runs', async () => {
+    const text = [
+      '__global__ void k(float* out, float* probs) {',
+      '  if (probs != 0) probs[threadIdx.x * 32] = 1;',
+      '  out[threadIdx.x] = 0;',
+      '}',
+      'void run(float* o, float* p) {',
+      '  k<<<1, 256>>>(o, 0);',
+      '}',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+    assert.deepEqual(
+      (await rulesOf(text.replace('k<<<1, 256>>>(o, 0);', 'k<<<1, 256>>>(o, p);'))).filter((g) =>
+        g.startsWith('uncoalesced'),
+      ),
+      ['uncoalesced-access warning 2: probs[threadIdx.x * 32]'],
+    );
+  });
+});

@@ -70,6 +70,12 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
         );
         if (!record) continue;
         if (instance.label) record.assumptions.unshift(`for the instance ${instance.label}`);
+        // The sizes the launches fix (a null pointer only leaves out code: nothing found depends on it).
+        const sizes = (instance.args ?? []).filter((a) => !a.pointer);
+        if (sizes.length)
+          record.assumptions.push(
+            `with ${sizes.map((a) => `\`${a.name}\` = ${a.value}`).join(', ')}, as every launch in view passes`,
+          );
         if (elsewhere && instance.launches.length > 0)
           record.assumptions.push(`launched from ${baseNameOf(from.path)}, which includes this file`);
         const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;

@@ -111,6 +111,8 @@ export interface UniformityInput {
   shapes: readonly Dim3[];
   /** Sites are kept for this file only (the document's). */
   file: string;
+  /** The kernel's parameters its launches all pass one integer constant (the others are unknowns). */
+  args?: ReadonlyArray<{ index: number; value: number }>;
 }
 
 /** Calls are followed this deep (a kernel, its helpers, theirs). */
@@ -150,6 +152,7 @@ export function keptKernelUniformity(input: UniformityInput): KernelUniformity {
     input.file,
     input.shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(','),
     JSON.stringify([...input.bindings]),
+    (input.args ?? []).map((a) => `${a.index}=${a.value}`).join(','),
   ].join('\u0000');
   let result = table.get(key);
   if (!result) table.set(key, (result = analyzeKernelUniformity(input)));
@@ -170,6 +173,7 @@ export function analyzeKernelUniformity(input: UniformityInput): KernelUniformit
     captures: null,
     depth: 0,
     key: functionKey(input.fn),
+    ...(input.args?.length ? { args: input.args } : {}),
   });
   analysis.run();
   const variables = new Map<string, TV>();
@@ -260,6 +264,8 @@ interface Invocation {
   captures: ReadonlyMap<string, TV> | null;
   depth: number;
   key: string;
+  /** A kernel's parameters its launches fix (read in place of unknowns). */
+  args?: ReadonlyArray<{ index: number; value: number }>;
   /** What each pointer parameter points at, as the caller knows it (memory-events.ts). */
   pointers?: ReadonlyArray<PointerInfo | null>;
 }
@@ -753,7 +759,14 @@ class FunctionAnalysis {
       const given = inv.params?.[k];
       const group = groupOfType(local.type);
       if (group) this.groups.set(id, group);
-      state.set(`l${id}`, given ?? { sym: this.freshFree(`param${id}`, local.name), origin: null });
+      const fixed = inv.args?.find((a) => a.index === k);
+      state.set(
+        `l${id}`,
+        given ??
+          (fixed
+            ? { sym: constant(fixed.value), origin: null }
+            : { sym: this.freshFree(`param${id}`, local.name), origin: null }),
+      );
       if (given?.fields) for (const [f, v] of given.fields) state.set(`l${id}.${f}`, v);
     });
     if (inv.self) for (const [f, v] of inv.self) state.set(`this.${f}`, v);
