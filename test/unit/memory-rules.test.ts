@@ -662,3 +662,45 @@ describe('memory rules: arguments every launch passes', () => {
     );
   });
 });
+
+describe('barrier-divergence: a loop over tokens by threadIdx.z', () => {
+  /** A block's z-slices take tokens `tidx` in turn; each token is reduced over the slice's x and y, with a barrier. */
+  const tokens = (start: string, step: string, block: string) =>
+    [
+      '__global__ void norm(float* out, const float* in, int N, int C) {',
+      '  extern __shared__ float s_mean[];',
+      `  for (int tidx = ${start}; tidx < N; tidx += ${step}) {`,
+      '    if (threadIdx.x == 0) s_mean[threadIdx.y] = in[tidx * C + threadIdx.y];',
+      '    __syncthreads();',
+      '    out[tidx * C + threadIdx.x] = s_mean[0];',
+      '  }',
+      '}',
+      `void run(float* o, const float* i, int N, int C, int z) { norm<<<80, ${block}, 1024>>>(o, i, N, C); }`,
+      '',
+    ].join('\n');
+
+  it('warns where the slices of a block deeper than one run different numbers of tokens (N = 1: one slice waits alone)', async () => {
+    const got = await rulesOf(
+      tokens('blockIdx.x * blockDim.z + threadIdx.z', 'gridDim.x * blockDim.z', 'dim3(32, 4, z)'),
+    );
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence warning 5: __syncthreads()'],
+    );
+  });
+
+  it('is quiet where the block is one slice deep, and where the loop steps by block', async () => {
+    const flat = await rulesOf(
+      tokens('blockIdx.x * blockDim.z + threadIdx.z', 'gridDim.x * blockDim.z', 'dim3(32, 4, 1)'),
+    );
+    assert.deepEqual(
+      flat.filter((g) => g.startsWith('barrier')),
+      [],
+    );
+    const byBlock = await rulesOf(tokens('blockIdx.x', 'gridDim.x', 'dim3(32, 4)'));
+    assert.deepEqual(
+      byBlock.filter((g) => g.startsWith('barrier')),
+      [],
+    );
+  });
+});

@@ -25,8 +25,17 @@ export interface RuleShapes {
   known: boolean;
 }
 
-/** When no launch gives a block shape: blocks of 64 to 1024 threads, or 2-D ones where threadIdx.y is read. */
-export function candidateShapes(multiDimensional: boolean): Dim3[] {
+/**
+ * When no launch gives a block shape: blocks of 64 to 1024 threads, or 2-D ones where threadIdx.y
+ * is read, 3-D ones where threadIdx.z is (a kernel indexes by a dimension it is launched with).
+ */
+export function candidateShapes(multiDimensional: boolean, threeDimensional = false): Dim3[] {
+  if (threeDimensional)
+    return [
+      { x: 32, y: 4, z: 2 },
+      { x: 32, y: 2, z: 4 },
+      { x: 16, y: 4, z: 4 },
+    ];
   return multiDimensional
     ? [
         { x: 32, y: 8, z: 1 },

@@ -59,7 +59,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const known = blockShapes(kernel, instance.launches, result.multiDimensional, ctx.defaultBlock);
       const shapes: RuleShapes = known.known
         ? { shapes: known.shapes, known: true }
-        : { shapes: candidateShapes(result.multiDimensional), known: false };
+        : { shapes: candidateShapes(result.multiDimensional, result.threeDimensional), known: false };
       const events = result.events.slice(0, MAX_EVENTS);
       const uses = arrayUses(events, shapes);
       const accesses = events.filter((e): e is AccessEvent => e.event === 'access' && e.space === 'global');

@@ -96,6 +96,8 @@ export interface KernelUniformity {
   variables: Map<string, TV>;
   /** threadIdx.y or .z is read (the default block shape is then two-dimensional). */
   multiDimensional: boolean;
+  /** threadIdx.z is read: the kernel is written for blocks more than one deep. */
+  threeDimensional?: boolean;
   /** The analysis ran out of its budget: what it found stands, more may be missing. */
   truncated: boolean;
   /** Barriers and global or shared memory accesses, with the conditions they run under (memory-events.ts). */
@@ -185,6 +187,7 @@ export function analyzeKernelUniformity(input: UniformityInput): KernelUniformit
     sites: dedupe(analysis.record().filter((s) => s.file === input.file)),
     variables,
     multiDimensional: session.multiDimensional,
+    ...(session.threeDimensional ? { threeDimensional: true } : {}),
     truncated: session.steps > MAX_UNIFORMITY_STEPS,
     // Events in this file, or reached through a call written in it (a header's helper).
     events: analysis
@@ -204,6 +207,7 @@ function dedupe(sites: UniformitySite[]): UniformitySite[] {
 class Session {
   steps = 0;
   multiDimensional = false;
+  threeDimensional = false;
   readonly invocations = new Map<string, FunctionAnalysis | null>();
   /** Unknowns that stand for names the unit declares nowhere. */
   readonly undeclared = new Set<Sym>();
@@ -1181,6 +1185,7 @@ class FunctionAnalysis {
     if (object.k === 'name' && object.local === null && BUILTIN_VECTORS.has(object.name) && /^[xyz]$/.test(field)) {
       const op = object.name as 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim';
       if (op === 'threadIdx' && field !== 'x') this.session.multiDimensional = true;
+      if (op === 'threadIdx' && field === 'z') this.session.threeDimensional = true;
       return { sym: { op, dim: field as Axis }, origin: op === 'threadIdx' ? { file: this.file, at: e.at } : null };
     }
     // Cooperative groups: `block.thread_index().x`, `grid.block_index().y`.
@@ -1192,6 +1197,7 @@ class FunctionAnalysis {
         const dim = field as Axis;
         if (method === 'thread_index' && group.kind === 'block') {
           if (dim !== 'x') this.session.multiDimensional = true;
+          if (dim === 'z') this.session.threeDimensional = true;
           return { sym: { op: 'threadIdx', dim }, origin: { file: this.file, at: e.at } };
         }
         if ((method === 'group_index' || method === 'block_index') && group.kind !== 'tile')
