@@ -597,6 +597,23 @@ describe('memory rules: vector casts of a narrower element, row pitches', () => 
       [],
     );
   });
+
+  it('takes no pitch where the row reads another run-time value (`w * (i / w) + i % w` is `i`, unit stride)', async () => {
+    // A field read twice is two unknowns here: the width that multiplies could be taken apart from the one that divides.
+    const split = [
+      'struct Shape { int w; int h; };',
+      '__global__ void k(float* out, Shape s) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  out[s.h * s.w * 7 + s.w * (i / s.w) + i % s.w] = 0;',
+      '}',
+      'void run(float* o, Shape s) { k<<<64, 256>>>(o, s); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(split)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
 });
 
 describe('memory rules: arguments every launch passes', () => {
@@ -702,5 +719,64 @@ describe('barrier-divergence: a loop over tokens by threadIdx.z', () => {
       byBlock.filter((g) => g.startsWith('barrier')),
       [],
     );
+  });
+});
+
+describe('memory rules: static constants of a class template instance', () => {
+  const packed = (body: string, block: string) =>
+    [
+      'template <class ElementType> struct alignas(16) Packed128 {',
+      '  static constexpr const int size = sizeof(int4) / sizeof(ElementType);',
+      '  ElementType payload[size];',
+      '};',
+      'typedef float floatX;',
+      'typedef Packed128<floatX> x128;',
+      '__global__ void k(float* out) {',
+      '  extern __shared__ float shared[];',
+      body,
+      '}',
+      `void run(float* o) { k<<<1, ${block}, 4096>>>(o); }`,
+      '',
+    ].join('\n');
+
+  it('reads `x128::size` through the alias and the instance: 4 floats in 16 bytes', async () => {
+    const got = await rulesOf(
+      packed(
+        [
+          '  shared[threadIdx.x * x128::size + threadIdx.y] = 1.0f;',
+          '  if (threadIdx.y >= x128::size) return;',
+          '  __syncthreads();',
+          '  out[threadIdx.x] = shared[threadIdx.x];',
+        ].join('\n'),
+        'dim3(32, 8)',
+      ),
+    );
+    // Lanes 4 words apart: 8 banks, 4 lanes on each; warps of rows 4 to 7 return before the barrier.
+    assert.deepEqual(got, [
+      'bank-conflict warning 9: shared[threadIdx.x * x128::size + threadIdx.y]',
+      'barrier-divergence error 11: __syncthreads()',
+    ]);
+  });
+
+  it("is quiet where the instance's value keeps every row at the barrier", async () => {
+    const got = await rulesOf(
+      packed('  if (threadIdx.y >= x128::size) return;\n  __syncthreads();\n  out[threadIdx.x] = 0;', 'dim3(32, 4)'),
+    );
+    assert.deepEqual(got, []);
+  });
+});
+
+describe('barrier-divergence without a launch shape in view', () => {
+  const kernel = (condition: string) =>
+    `__global__ void k(float* out) {\n  if (${condition}) return;\n  __syncthreads();\n  out[threadIdx.x] = 0;\n}\n`;
+
+  it('warns where some of the common shapes split the block, naming one', async () => {
+    const [r] = await recordsOf(kernel('threadIdx.y >= 8'));
+    assert.equal(`${r?.rule} ${r?.severity}`, 'barrier-divergence warning');
+    assert.match(r.message, /e\.g\. blocks of 16×16 threads/);
+  });
+
+  it('is quiet where none does', async () => {
+    assert.deepEqual(await rulesOf(kernel('threadIdx.y >= 64')), []);
   });
 });

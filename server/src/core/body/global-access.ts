@@ -141,14 +141,16 @@ export interface PitchBound {
 }
 
 /** Samples read per unknown when telling a pitch (each is evaluated four times). */
-const PITCH_SAMPLES = 12;
+const PITCH_SAMPLES = 96;
 
 /**
- * The unknowns that are row pitches of this access: its offset is `row(lane) * n + column(lane)`,
- * with `row` and `column` not reading `n` (for every sample of the other unknowns) and both varying
- * within some warp (a warp spanning rows and columns of a row-major matrix). A row of the matrix
- * holds the columns indexed in it, so `n` is at least the columns one warp spans (the spread of
- * `column` over its lanes, plus the access's width). Not loop counters: they are not sizes.
+ * The unknown that is the row pitch of this access: its offset is `row(lane) * n + column(lane)`,
+ * with `row` and `column` not reading `n`, `row` never negative and a function of the thread, the
+ * block and loop counters alone (no other run-time value: the layout is the code's), and both
+ * varying within some warp (a warp spanning rows and columns of a row-major matrix). A row of the
+ * matrix holds the columns indexed in it, so `n` is at least the columns one warp spans (the spread
+ * of `column` over its lanes, plus the access's width). None where the name is read twice (two
+ * reads of one value are two unknowns here) or where more than one unknown would do.
  */
 function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
   const size = shape.x * shape.y * shape.z;
@@ -156,9 +158,13 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
   const width = Math.max(1, Math.ceil((ev.member?.bytes ?? ev.elementBytes) / unit));
   const values = threadValues(ev.offset, shape);
   const samples = laneSamples([ev.offset], shape).slice(0, PITCH_SAMPLES);
+  const frees = symFacts(ev.offset).frees;
+  const counters = frees.filter((f) => f.loop !== null);
+  const named = new Map<string, number>();
+  for (const f of frees) named.set(f.name, (named.get(f.name) ?? 0) + 1);
   const out: PitchBound[] = [];
-  for (const f of symFacts(ev.offset).frees) {
-    if (f.loop !== null) continue;
+  for (const f of frees) {
+    if (f.loop !== null || named.get(f.name) !== 1) continue;
     // Each thread's offset with `n` set to `k`, the other unknowns as sampled (copied: the
     // evaluator's columns are reused by the next sample).
     const at = (sample: LaneSample, k: number): number[] | null => {
@@ -174,30 +180,36 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
     };
     let least = 0;
     let spans = false;
-    let linear = true;
+    let pitch = true;
+    // The rows per place of the loops and the block: the same whatever the other unknowns.
+    const rowsAt = new Map<string, string>();
     for (const sample of samples) {
       const [b, one, two, far] = [0, 1, 2, FAR].map((k) => at(sample, k));
       if (!b || !one || !two || !far) {
-        linear = false;
+        pitch = false;
         break;
       }
-      for (let t = 0; t < size && linear; t++) {
-        const row = one[t] - b[t];
-        if (two[t] !== b[t] + 2 * row || far[t] !== b[t] + FAR * row) linear = false;
-      }
-      if (!linear) break;
+      const rows = one.map((v, t) => v - b[t]);
+      for (let t = 0; t < size && pitch; t++)
+        if (rows[t] < 0 || two[t] !== b[t] + 2 * rows[t] || far[t] !== b[t] + FAR * rows[t]) pitch = false;
+      const { blockIdx, bindings } = sample.block;
+      const key = [blockIdx.x, blockIdx.y, blockIdx.z, ...counters.map((c) => bindings.get(c.id))].join(',');
+      const written = rows.join(',');
+      if (rowsAt.has(key) && rowsAt.get(key) !== written) pitch = false;
+      rowsAt.set(key, written);
+      if (!pitch) break;
       for (let w = 0; w * 32 < size; w++) {
         const lanes = Array.from({ length: Math.min(32, size - w * 32) }, (_, k) => w * 32 + k);
-        const rows = new Set(lanes.map((t) => one[t] - b[t]));
+        const distinct = new Set(lanes.map((t) => rows[t]));
         const columns = lanes.map((t) => b[t]);
         const spread = Math.max(...columns) - Math.min(...columns);
-        if (rows.size > 1 && spread > 0) spans = true;
+        if (distinct.size > 1 && spread > 0) spans = true;
         least = Math.max(least, spread + width);
       }
     }
-    if (linear && spans) out.push({ id: f.id, name: f.name, least });
+    if (pitch && spans) out.push({ id: f.id, name: f.name, least });
   }
-  return out;
+  return out.length === 1 ? out : [];
 }
 
 /** A value far from the samples' small ones, to tell `row * n + column` from a function of `n` that is not. */
