@@ -205,6 +205,28 @@ describe('uncoalesced-access', () => {
     assert.match(records[0].fix, /one vector access/);
   });
 
+  it("reads a struct parameter's pointer member read twice as one pointer: its neighbouring loads are a hint too", async () => {
+    const text = [
+      'struct Param { const float* scale; float* out; };',
+      '__global__ void k(Param p) {',
+      '  float a = p.scale[threadIdx.x * 4 + 0] + p.scale[threadIdx.x * 4 + 1];',
+      '  float b = p.scale[threadIdx.x * 4 + 2] + p.scale[threadIdx.x * 4 + 3];',
+      '  p.out[threadIdx.x] = a + b;',
+      '}',
+      'void run(Param p) { k<<<64, 256>>>(p); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [
+        'uncoalesced-access hint 3: p.scale[threadIdx.x * 4 + 0]',
+        'uncoalesced-access hint 3: p.scale[threadIdx.x * 4 + 1]',
+        'uncoalesced-access hint 4: p.scale[threadIdx.x * 4 + 2]',
+        'uncoalesced-access hint 4: p.scale[threadIdx.x * 4 + 3]',
+      ],
+    );
+  });
+
   it('names the pointer an access through pointer arithmetic reads (`__ldg(in + 4 * i)` reads `in`)', async () => {
     const [r] = (await recordsOf(kernel('  out[threadIdx.x] = __ldg(in + 4 * threadIdx.x);'))).filter(
       (x) => x.rule === 'uncoalesced-access',

@@ -1223,8 +1223,14 @@ class FunctionAnalysis {
     }
     const base = this.elementOf(e, state, stmtAt, false);
     if (base.fields?.has(field)) return base.fields.get(field)!;
-    // Through a pointer: a load at the object's address; a member of a value: as varying as the value.
-    return this.derived(`field${e.at[0]}:${field}`, exprText(e), [base]);
+    // Through a pointer: a load at the object's address; a member of a value: as varying as the
+    // value, and one value wherever it is read while the value is the same (`param.n` read twice is
+    // one unknown, as a parameter is).
+    const tag =
+      !e.arrow && base.sym.op === 'free' && !isThreadDependent(base.sym)
+        ? `field:${symKey(base.sym)}:${field}`
+        : `field${e.at[0]}:${field}`;
+    return this.derived(tag, exprText(e), [base]);
   }
 
   /** The state key an lvalue names (a local, its member, `this`'s member), or null (memory). */
