@@ -205,6 +205,28 @@ describe('uncoalesced-access', () => {
     assert.match(records[0].fix, /one vector access/);
   });
 
+  it("reads a struct parameter's pointer member read twice as one pointer: its neighbouring loads are a hint too", async () => {
+    const text = [
+      'struct Param { const float* scale; float* out; };',
+      '__global__ void k(Param p) {',
+      '  float a = p.scale[threadIdx.x * 4 + 0] + p.scale[threadIdx.x * 4 + 1];',
+      '  float b = p.scale[threadIdx.x * 4 + 2] + p.scale[threadIdx.x * 4 + 3];',
+      '  p.out[threadIdx.x] = a + b;',
+      '}',
+      'void run(Param p) { k<<<64, 256>>>(p); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [
+        'uncoalesced-access hint 3: p.scale[threadIdx.x * 4 + 0]',
+        'uncoalesced-access hint 3: p.scale[threadIdx.x * 4 + 1]',
+        'uncoalesced-access hint 4: p.scale[threadIdx.x * 4 + 2]',
+        'uncoalesced-access hint 4: p.scale[threadIdx.x * 4 + 3]',
+      ],
+    );
+  });
+
   it('names the pointer an access through pointer arithmetic reads (`__ldg(in + 4 * i)` reads `in`)', async () => {
     const [r] = (await recordsOf(kernel('  out[threadIdx.x] = __ldg(in + 4 * threadIdx.x);'))).filter(
       (x) => x.rule === 'uncoalesced-access',
@@ -519,5 +541,264 @@ describe('memory rules: a kernel in a header, launched from the .cu that include
       "for blocks of 128 threads (the launches')",
       'launched from run.cu, which includes this file',
     ]);
+  });
+});
+
+describe('memory rules: vector casts of a narrower element, row pitches', () => {
+  it('reads `reinterpret_cast<float4*>(&a[k])[0]` as a 16-byte access at float k of `a`', async () => {
+    const text = kernel(
+      [
+        '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+        '  float4 v = reinterpret_cast<const float4*>(&in[4 * i])[0];',
+        '  float4 w = reinterpret_cast<const float4*>(&in[8 * i])[0];',
+        '  out[i] = v.x + w.x;',
+      ].join('\n'),
+    );
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    // Four floats apart a float4 is unit stride; eight apart, every other 16 bytes: 32 sectors for 16.
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['4: reinterpret_cast<const float4*>(&in[8 * i])[0] 32/16'],
+    );
+    assert.match(records[0].message, /^Uncoalesced load from `in`: .*neighbouring lanes 8 elements of 4 bytes apart/);
+  });
+
+  it('gives no verdict through a cast pointer kept in a local or moved by arithmetic (its steps count another element)', async () => {
+    const text = kernel(
+      [
+        '  float4* p = reinterpret_cast<float4*>(&out[8 * threadIdx.x]);',
+        '  p[0] = make_float4(0, 0, 0, 0);',
+        '  float4* q = reinterpret_cast<float4*>(&out[8 * threadIdx.x]) + 1;',
+        '  q[0] = make_float4(1, 1, 1, 1);',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  /** A block of 64 threads storing a 2-D tile of a row-major matrix whose row pitch `N` is a parameter: 8 floats per lane. */
+  const tile = (perRow: number) =>
+    [
+      '__global__ void store(int N, float* C) {',
+      `  const int col = threadIdx.x % ${perRow};`,
+      `  const int row = threadIdx.x / ${perRow};`,
+      '  for (int j = 0; j < 8; j += 4) {',
+      '    float4 v = make_float4(1, 2, 3, 4);',
+      `    reinterpret_cast<float4*>(&C[row * 8 * N + col * ${64 / perRow} + j])[0] = v;`,
+      '  }',
+      '}',
+      'void run(int N, float* C) { store<<<N / 64, 64>>>(N, C); }',
+      '',
+    ].join('\n');
+
+  it('flags a warp spanning several rows of a matrix whose pitch is a parameter, naming the pitch it assumes', async () => {
+    // Eight lanes a row, each 32 bytes from the next: four rows of 8 sectors, 32 for 16. With `N` = 1
+    // the rows would fold onto each other, but a row holds the 60 columns its lanes index.
+    const [r] = (await recordsOf(tile(8))).filter((x) => x.rule === 'uncoalesced-access');
+    assert.equal(r?.text, 'reinterpret_cast<float4*>(&C[row * 8 * N + col * 8 + j])[0]');
+    assert.deepEqual(r.measure, { actual: 32, ideal: 16 });
+    assert.deepEqual(r.assumptions, [
+      "for blocks of 64 threads (the launches')",
+      'assuming `N` ≥ 60 (it is the row pitch, and a row holds the 60 columns a warp indexes in it)',
+    ]);
+  });
+
+  it('is quiet where the same tile is a warp per row (unit stride), and where a warp indexes one column (the stride is the pitch itself)', async () => {
+    // A row of 64 floats is one float4 per lane, lanes 16 bytes apart: unit stride.
+    const wide = await recordsOf(tile(64).replace('col * 1 + j', 'col * 4'));
+    assert.deepEqual(
+      wide.filter((x) => x.rule === 'uncoalesced-access').map((x) => x.text),
+      [],
+    );
+    // One column, a lane per row: the lanes are `N` apart, and `N` may be 1 (nothing says it is more).
+    const column = kernel('  out[(blockIdx.x * blockDim.x + threadIdx.x) * n + blockIdx.y] = 0;');
+    assert.deepEqual(
+      (await rulesOf(column)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it('takes no pitch where the row reads another run-time value (`w * (i / w) + i % w` is `i`, unit stride)', async () => {
+    // A field read twice is two unknowns here: the width that multiplies could be taken apart from the one that divides.
+    const split = [
+      'struct Shape { int w; int h; };',
+      '__global__ void k(float* out, Shape s) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  out[s.h * s.w * 7 + s.w * (i / s.w) + i % s.w] = 0;',
+      '}',
+      'void run(float* o, Shape s) { k<<<64, 256>>>(o, s); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(split)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+});
+
+describe('memory rules: arguments every launch passes', () => {
+  /** A row of `S` per thread, `Bc` floats long: `Bc` a parameter, given at the launches below. */
+  const rows = (launches: string) =>
+    [
+      '__global__ void rows(float* out, int Bc, int n) {',
+      '  extern __shared__ float S[];',
+      '  for (int y = 0; y < Bc; y++) S[(Bc * threadIdx.x) + y] = out[y];',
+      '  __syncthreads();',
+      '  out[threadIdx.x] = S[threadIdx.x];',
+      '}',
+      `void run(float* o, int n) {\n  const int Bc = 32;\n${launches}\n}`,
+      '',
+    ].join('\n');
+
+  it('reads a parameter every launch passes one constant as that constant, and names it', async () => {
+    const records = (await recordsOf(rows('  rows<<<n, 32, 32 * 32 * 4>>>(o, Bc, n);'))).filter(
+      (r) => r.rule === 'bank-conflict',
+    );
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}`),
+      ['3: S[(Bc * threadIdx.x) + y] 32'],
+    );
+    assert.deepEqual(records[0].assumptions, [
+      "for blocks of 32 threads (the launches')",
+      'with `Bc` = 32, as every launch in view passes',
+    ]);
+  });
+
+  it('leaves it unknown where the launches pass different values, or a run-time one', async () => {
+    for (const launches of [
+      '  rows<<<n, 32, 32 * 32 * 4>>>(o, Bc, n);\n  rows<<<n, 32, 32 * 33 * 4>>>(o, Bc + 1, n);',
+      '  rows<<<n, 32, 32 * 32 * 4>>>(o, n, n);',
+    ])
+      assert.deepEqual(
+        (await recordsOf(rows(launches))).filter((r) => r.rule === 'bank-conflict').map((r) => r.text),
+        [],
+        launches,
+      );
+  });
+
+  it('reads a pointer every launch passes as NULL as null: what it guards never runs', async () => {
+    const text = [
+      '__global__ void k(float* out, float* probs) {',
+      '  if (probs != 0) probs[threadIdx.x * 32] = 1;',
+      '  out[threadIdx.x] = 0;',
+      '}',
+      'void run(float* o, float* p) {',
+      '  k<<<1, 256>>>(o, 0);',
+      '}',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+    assert.deepEqual(
+      (await rulesOf(text.replace('k<<<1, 256>>>(o, 0);', 'k<<<1, 256>>>(o, p);'))).filter((g) =>
+        g.startsWith('uncoalesced'),
+      ),
+      ['uncoalesced-access warning 2: probs[threadIdx.x * 32]'],
+    );
+  });
+});
+
+describe('barrier-divergence: a loop over tokens by threadIdx.z', () => {
+  /** A block's z-slices take tokens `tidx` in turn; each token is reduced over the slice's x and y, with a barrier. */
+  const tokens = (start: string, step: string, block: string) =>
+    [
+      '__global__ void norm(float* out, const float* in, int N, int C) {',
+      '  extern __shared__ float s_mean[];',
+      `  for (int tidx = ${start}; tidx < N; tidx += ${step}) {`,
+      '    if (threadIdx.x == 0) s_mean[threadIdx.y] = in[tidx * C + threadIdx.y];',
+      '    __syncthreads();',
+      '    out[tidx * C + threadIdx.x] = s_mean[0];',
+      '  }',
+      '}',
+      `void run(float* o, const float* i, int N, int C, int z) { norm<<<80, ${block}, 1024>>>(o, i, N, C); }`,
+      '',
+    ].join('\n');
+
+  it('warns where the slices of a block deeper than one run different numbers of tokens (N = 1: one slice waits alone)', async () => {
+    const got = await rulesOf(
+      tokens('blockIdx.x * blockDim.z + threadIdx.z', 'gridDim.x * blockDim.z', 'dim3(32, 4, z)'),
+    );
+    assert.deepEqual(
+      got.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence warning 5: __syncthreads()'],
+    );
+  });
+
+  it('is quiet where the block is one slice deep, and where the loop steps by block', async () => {
+    const flat = await rulesOf(
+      tokens('blockIdx.x * blockDim.z + threadIdx.z', 'gridDim.x * blockDim.z', 'dim3(32, 4, 1)'),
+    );
+    assert.deepEqual(
+      flat.filter((g) => g.startsWith('barrier')),
+      [],
+    );
+    const byBlock = await rulesOf(tokens('blockIdx.x', 'gridDim.x', 'dim3(32, 4)'));
+    assert.deepEqual(
+      byBlock.filter((g) => g.startsWith('barrier')),
+      [],
+    );
+  });
+});
+
+describe('memory rules: static constants of a class template instance', () => {
+  const packed = (body: string, block: string) =>
+    [
+      'template <class ElementType> struct alignas(16) Packed128 {',
+      '  static constexpr const int size = sizeof(int4) / sizeof(ElementType);',
+      '  ElementType payload[size];',
+      '};',
+      'typedef float floatX;',
+      'typedef Packed128<floatX> x128;',
+      '__global__ void k(float* out) {',
+      '  extern __shared__ float shared[];',
+      body,
+      '}',
+      `void run(float* o) { k<<<1, ${block}, 4096>>>(o); }`,
+      '',
+    ].join('\n');
+
+  it('reads `x128::size` through the alias and the instance: 4 floats in 16 bytes', async () => {
+    const got = await rulesOf(
+      packed(
+        [
+          '  shared[threadIdx.x * x128::size + threadIdx.y] = 1.0f;',
+          '  if (threadIdx.y >= x128::size) return;',
+          '  __syncthreads();',
+          '  out[threadIdx.x] = shared[threadIdx.x];',
+        ].join('\n'),
+        'dim3(32, 8)',
+      ),
+    );
+    // Lanes 4 words apart: 8 banks, 4 lanes on each; warps of rows 4 to 7 return before the barrier.
+    assert.deepEqual(got, [
+      'bank-conflict warning 9: shared[threadIdx.x * x128::size + threadIdx.y]',
+      'barrier-divergence error 11: __syncthreads()',
+    ]);
+  });
+
+  it("is quiet where the instance's value keeps every row at the barrier", async () => {
+    const got = await rulesOf(
+      packed('  if (threadIdx.y >= x128::size) return;\n  __syncthreads();\n  out[threadIdx.x] = 0;', 'dim3(32, 4)'),
+    );
+    assert.deepEqual(got, []);
+  });
+});
+
+describe('barrier-divergence without a launch shape in view', () => {
+  const kernel = (condition: string) =>
+    `__global__ void k(float* out) {\n  if (${condition}) return;\n  __syncthreads();\n  out[threadIdx.x] = 0;\n}\n`;
+
+  it('warns where some of the common shapes split the block, naming one', async () => {
+    const [r] = await recordsOf(kernel('threadIdx.y >= 8'));
+    assert.equal(`${r?.rule} ${r?.severity}`, 'barrier-divergence warning');
+    assert.match(r.message, /e\.g\. blocks of 16×16 threads/);
+  });
+
+  it('is quiet where none does', async () => {
+    assert.deepEqual(await rulesOf(kernel('threadIdx.y >= 64')), []);
   });
 });

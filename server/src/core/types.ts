@@ -114,6 +114,8 @@ export interface Launch {
   enclosingFunction: string | null;
   /** The template arguments' values where they are integer constants at the launch (null entries for types and unknowns). */
   templateArgValues?: Array<number | null> | null;
+  /** The kernel arguments' values where they are integer constants at the launch (null entries for the others). */
+  argValues?: Array<number | null>;
   /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
   calledThrough?: string | null;
   /**

@@ -35,19 +35,25 @@ export function barrierVerdict(ev: BarrierEvent, shapes: RuleShapes): BarrierVer
   if (!guard && ev.scope === 'block') return null;
   let chosen: BarrierVerdict | null = null;
   let chosenRank = -1;
+  // Without a launch's shape: the split of the shapes that split it, if not all do.
+  let some: BarrierVerdict | null = null;
   for (const shape of shapes.shapes) {
     const v =
       ev.scope === 'block'
         ? blockVerdict(guard!, shape)
         : warpVerdict(guard, mask ?? null, shape, conjunction(ev.exited ?? []));
     const rank = v ? RANK[v.basis] : RANK.none;
-    // A launch's shape that splits it is enough; without one, every common shape must.
+    some ??= v;
+    // A launch's shape that splits it is enough; without one, every common shape must, and where
+    // some do, whether all arrive depends on the block's shape, a value the kernel reads.
     const better = chosenRank < 0 || (shapes.known ? rank > chosenRank : rank < chosenRank);
     if (better) {
       chosen = v;
       chosenRank = rank;
     }
   }
+  if (!chosen && some && !shapes.known)
+    return { ...some, basis: 'data', reach: null, example: `blocks of ${formatDim(some.shape)} threads` };
   return chosen;
 }
 

@@ -310,6 +310,36 @@ export interface Instance {
   launches: Launch[];
   /** `k<128, float>`, when the kernel is a template launched with known arguments. */
   label: string | null;
+  /** Parameters every launch of the instance passes the same integer constant (`Bc = 32`). */
+  args?: BoundArgument[];
+}
+
+/** A kernel parameter's value at every launch of an instance. */
+export interface BoundArgument {
+  index: number;
+  name: string;
+  value: number;
+  /** A pointer null at every launch: it only leaves out what it guards. */
+  pointer: boolean;
+}
+
+/**
+ * The parameters every one of `launches` passes the same integer constant: a size the launching
+ * code fixes (a tile's width) is part of the instance as a template argument is; a pointer only
+ * where it is null at every launch (what it guards never runs). None where no launch is in view.
+ */
+function boundArguments(pf: ProgramFunction, launches: readonly Launch[]): BoundArgument[] {
+  if (launches.length === 0) return [];
+  const out: BoundArgument[] = [];
+  pf.fn.params.forEach((p, k) => {
+    if (!p.name || p.variadic) return;
+    const pointer = /[*&[]/.test(p.text);
+    const values = new Set(launches.map((l) => l.argValues?.[k] ?? null));
+    const [value] = [...values];
+    if (values.size === 1 && value !== null && value !== undefined && (!pointer || value === 0))
+      out.push({ index: k, name: p.name, value, pointer });
+  });
+  return out;
 }
 
 /** Instances analysed apart at most (the most distinct; see mostDistinct). */
@@ -335,7 +365,14 @@ export function instancesOf(
   const mine = launches.filter((l) => l.baseName === kernel.name && !l.inMacro);
   const params = pf.fn.templateParams ?? [];
   if (params.length === 0)
-    return [{ bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>, launches: mine, label: null }];
+    return [
+      {
+        bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>,
+        launches: mine,
+        label: null,
+        args: boundArguments(pf, mine),
+      },
+    ];
   const groups = new Map<string, { args: Array<TemplateBinding | undefined>; launches: Launch[]; label: string }>();
   const add = (
     written: ReadonlyArray<string | null>,
@@ -395,12 +432,14 @@ export function instancesOf(
       bindings: kernelScope(pf, g.args).bindings as Map<string, TemplateBinding>,
       launches: g.launches,
       label: g.label,
+      args: boundArguments(pf, g.launches),
     });
   if (out.length === 0 || symbolic.length > 0)
     out.push({
       bindings: kernelScope(pf).bindings as Map<string, TemplateBinding>,
       launches: symbolic,
       label: null,
+      args: boundArguments(pf, symbolic),
     });
   return out;
 }
@@ -476,6 +515,7 @@ export function instanceUniformity(
       bindings: instance.bindings,
       shapes: launchable,
       file: ctx.path,
+      args: instance.args ?? [],
     }),
   );
 }

@@ -9,10 +9,13 @@
 import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
-import { conjunction, laneSamples, threadValues, type RuleShapes } from './lane-samples';
+import { symFacts } from '../uniformity/symbolic-values';
+import { conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
 
 export interface CoalescingVerdict {
   shape: Dim3;
+  /** Row pitches the verdict assumes hold at least the columns a warp's lanes index (`N` ≥ 124), else none. */
+  pitches: PitchBound[];
   /** Mean 32-byte sectors per warp request, over the warps and samples. */
   sectors: number;
   /** What the same lanes touch at unit stride with the same width. */
@@ -31,7 +34,13 @@ const MIN_LANES = 8;
 export function coalescingVerdict(ev: AccessEvent, shapes: RuleShapes): CoalescingVerdict | null {
   let chosen: CoalescingVerdict | null = null;
   for (const shape of shapes.shapes) {
-    const v = shapeVerdict(ev, shape);
+    let v = shapeVerdict(ev, shape, []);
+    // Where a run-time size is a matrix's row pitch, the rows a warp spans fold onto each other only
+    // if a row were shorter than the columns its lanes index: the verdict for real pitches, named.
+    if (!v) {
+      const pitches = pitchBounds(ev, shape);
+      if (pitches.length > 0) v = shapeVerdict(ev, shape, pitches);
+    }
     if (shapes.known) {
       if (v && (!chosen || v.sectors / v.ideal > chosen.sectors / chosen.ideal)) chosen = v;
     } else {
@@ -42,16 +51,18 @@ export function coalescingVerdict(ev: AccessEvent, shapes: RuleShapes): Coalesci
   return chosen;
 }
 
-function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
+function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): CoalescingVerdict | null {
   const size = shape.x * shape.y * shape.z;
   const guard = conjunction(ev.guards);
-  // Elements are `pitch` bytes apart; a member of one (`a[i].w`) is `bytes` wide, `within` bytes in.
-  const pitch = ev.elementBytes;
-  const bytes = ev.member?.bytes ?? pitch;
+  // The offset counts `pitch` bytes; an access is its element wide, or a member of it (`a[i].w`) is
+  // `bytes` wide, `within` bytes in.
+  const pitch = ev.offsetUnit ?? ev.elementBytes;
+  const bytes = ev.member?.bytes ?? ev.elementBytes;
   const within = ev.member?.offset ?? 0;
   const address = threadValues(ev.offset, shape);
   const here = guard ? threadValues(guard, shape) : null;
-  const samples = laneSamples(guard ? [ev.offset, guard] : [ev.offset], shape);
+  const least = pitches.length > 0 ? new Map(pitches.map((p) => [p.id, p.least])) : null;
+  const samples = laneSamples(guard ? [ev.offset, guard] : [ev.offset], shape, least);
   let ideal = 0;
   let requests = 0;
   let shown: { lanes: number; sectors: number; ideal: number } | null = null;
@@ -119,8 +130,90 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3): CoalescingVerdict | null {
     ideal += sampleIdeal;
   }
   if (ideal === 0 || requests === 0 || !shown) return null;
-  return { shape, sectors: shown.sectors, ideal: shown.ideal, stride: stride ?? null };
+  return { shape, pitches, sectors: shown.sectors, ideal: shown.ideal, stride: stride ?? null };
 }
+
+/** A run-time size that is a row pitch of the access, and the columns a warp's lanes index in one row. */
+export interface PitchBound {
+  id: number;
+  name: string;
+  least: number;
+}
+
+/** Samples read per unknown when telling a pitch (each is evaluated four times). */
+const PITCH_SAMPLES = 96;
+
+/**
+ * The unknown that is the row pitch of this access: its offset is `row(lane) * n + column(lane)`,
+ * with `row` and `column` not reading `n`, `row` never negative and a function of the thread, the
+ * block and loop counters alone (no other run-time value: the layout is the code's), and both
+ * varying within some warp (a warp spanning rows and columns of a row-major matrix). A row of the
+ * matrix holds the columns indexed in it, so `n` is at least the columns one warp spans (the spread
+ * of `column` over its lanes, plus the access's width). None where the name is read twice (two
+ * reads of one value are two unknowns here) or where more than one unknown would do.
+ */
+function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
+  const size = shape.x * shape.y * shape.z;
+  const unit = ev.offsetUnit ?? ev.elementBytes;
+  const width = Math.max(1, Math.ceil((ev.member?.bytes ?? ev.elementBytes) / unit));
+  const values = threadValues(ev.offset, shape);
+  const samples = laneSamples([ev.offset], shape).slice(0, PITCH_SAMPLES);
+  const frees = symFacts(ev.offset).frees;
+  const counters = frees.filter((f) => f.loop !== null);
+  const named = new Map<string, number>();
+  for (const f of frees) named.set(f.name, (named.get(f.name) ?? 0) + 1);
+  const out: PitchBound[] = [];
+  for (const f of frees) {
+    if (f.loop !== null || named.get(f.name) !== 1) continue;
+    // Each thread's offset with `n` set to `k`, the other unknowns as sampled (copied: the
+    // evaluator's columns are reused by the next sample).
+    const at = (sample: LaneSample, k: number): number[] | null => {
+      const bindings = new Map(sample.block.bindings).set(f.id, k);
+      const column = values({ ...sample, block: { ...sample.block, bindings } });
+      const out: number[] = [];
+      for (let t = 0; t < size; t++) {
+        const v = column(t);
+        if (typeof v !== 'number') return null;
+        out.push(v);
+      }
+      return out;
+    };
+    let least = 0;
+    let spans = false;
+    let pitch = true;
+    // The rows per place of the loops and the block: the same whatever the other unknowns.
+    const rowsAt = new Map<string, string>();
+    for (const sample of samples) {
+      const [b, one, two, far] = [0, 1, 2, FAR].map((k) => at(sample, k));
+      if (!b || !one || !two || !far) {
+        pitch = false;
+        break;
+      }
+      const rows = one.map((v, t) => v - b[t]);
+      for (let t = 0; t < size && pitch; t++)
+        if (rows[t] < 0 || two[t] !== b[t] + 2 * rows[t] || far[t] !== b[t] + FAR * rows[t]) pitch = false;
+      const { blockIdx, bindings } = sample.block;
+      const key = [blockIdx.x, blockIdx.y, blockIdx.z, ...counters.map((c) => bindings.get(c.id))].join(',');
+      const written = rows.join(',');
+      if (rowsAt.has(key) && rowsAt.get(key) !== written) pitch = false;
+      rowsAt.set(key, written);
+      if (!pitch) break;
+      for (let w = 0; w * 32 < size; w++) {
+        const lanes = Array.from({ length: Math.min(32, size - w * 32) }, (_, k) => w * 32 + k);
+        const distinct = new Set(lanes.map((t) => rows[t]));
+        const columns = lanes.map((t) => b[t]);
+        const spread = Math.max(...columns) - Math.min(...columns);
+        if (distinct.size > 1 && spread > 0) spans = true;
+        least = Math.max(least, spread + width);
+      }
+    }
+    if (pitch && spans) out.push({ id: f.id, name: f.name, least });
+  }
+  return out.length === 1 ? out : [];
+}
+
+/** A value far from the samples' small ones, to tell `row * n + column` from a function of `n` that is not. */
+const FAR = 1009;
 
 /** A lane's accesses to one array gathered at most, the access itself included. */
 const MAX_NEIGHBOURS = 16;
@@ -156,7 +249,7 @@ export function coveredByNeighbours(ev: AccessEvent, others: readonly AccessEven
             const a = at(t);
             if (a === INVALID) continue;
             if (a === LANE_UNKNOWN) return false;
-            const start = a * c.g.elementBytes + (c.g.member?.offset ?? 0);
+            const start = a * (c.g.offsetUnit ?? c.g.elementBytes) + (c.g.member?.offset ?? 0);
             const width = c.g.member?.bytes ?? c.g.elementBytes;
             for (let b = start; b < start + width; b++) bytes.add(b);
             if (start < lowest) lowest = start;
@@ -202,6 +295,7 @@ function sameStream(a: AccessEvent, b: AccessEvent): boolean {
     a.space === b.space &&
     a.store === b.store &&
     a.elementBytes === b.elementBytes &&
+    a.offsetUnit === b.offsetUnit &&
     a.file === b.file &&
     a.calls.length === b.calls.length &&
     a.calls.every((c, k) => c.file === b.calls[k].file && c.at[0] === b.calls[k].at[0])

@@ -25,8 +25,17 @@ export interface RuleShapes {
   known: boolean;
 }
 
-/** When no launch gives a block shape: blocks of 64 to 1024 threads, or 2-D ones where threadIdx.y is read. */
-export function candidateShapes(multiDimensional: boolean): Dim3[] {
+/**
+ * When no launch gives a block shape: blocks of 64 to 1024 threads, or 2-D ones where threadIdx.y
+ * is read, 3-D ones where threadIdx.z is (a kernel indexes by a dimension it is launched with).
+ */
+export function candidateShapes(multiDimensional: boolean, threeDimensional = false): Dim3[] {
+  if (threeDimensional)
+    return [
+      { x: 32, y: 4, z: 2 },
+      { x: 32, y: 2, z: 4 },
+      { x: 16, y: 4, z: 4 },
+    ];
   return multiDimensional
     ? [
         { x: 32, y: 8, z: 1 },
@@ -50,8 +59,15 @@ export interface LaneSample {
   sampled: Array<{ name: string; value: number }>;
 }
 
-/** The samples for values reading `syms`, for blocks of `shape`. */
-export function laneSamples(syms: readonly Sym[], shape: Dim3): LaneSample[] {
+/**
+ * The samples for values reading `syms`, for blocks of `shape`. `least`: unknowns known (or assumed,
+ * by the caller, who says so) to be at least a value, sampled from there up.
+ */
+export function laneSamples(
+  syms: readonly Sym[],
+  shape: Dim3,
+  least: ReadonlyMap<number, number> | null = null,
+): LaneSample[] {
   const frees = new Map<number, Extract<Sym, { op: 'free' }>>();
   let blockIdx = false;
   for (const s of syms) {
@@ -66,11 +82,16 @@ export function laneSamples(syms: readonly Sym[], shape: Dim3): LaneSample[] {
     gridDim: GRID,
     warpKey: 0,
   };
-  const lists = [...frees.values()].map((f) => ({
-    f,
-    values: freeSamples(f, base),
-    known: f.loop !== null && simulateLoopCounter(f, base) !== null,
-  }));
+  const lists = [...frees.values()].map((f) => {
+    const values = freeSamples(f, base);
+    const from = least?.get(f.id);
+    return {
+      f,
+      // From the least value up: it, the next (odd or even as it is not), and the samples above.
+      values: from === undefined ? values : [...new Set([from, from + 1, ...values.filter((v) => v > from + 1)])],
+      known: f.loop !== null && simulateLoopCounter(f, base) !== null,
+    };
+  });
   // Thinned, keeping each list's ends, until the combinations fit.
   const product = () => lists.reduce((p, l) => p * Math.max(1, l.values.length), 1);
   while (product() > MAX_SAMPLES) {

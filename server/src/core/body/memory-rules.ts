@@ -59,7 +59,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const known = blockShapes(kernel, instance.launches, result.multiDimensional, ctx.defaultBlock);
       const shapes: RuleShapes = known.known
         ? { shapes: known.shapes, known: true }
-        : { shapes: candidateShapes(result.multiDimensional), known: false };
+        : { shapes: candidateShapes(result.multiDimensional, result.threeDimensional), known: false };
       const events = result.events.slice(0, MAX_EVENTS);
       const uses = arrayUses(events, shapes);
       const accesses = events.filter((e): e is AccessEvent => e.event === 'access' && e.space === 'global');
@@ -70,6 +70,12 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
         );
         if (!record) continue;
         if (instance.label) record.assumptions.unshift(`for the instance ${instance.label}`);
+        // The sizes the launches fix (a null pointer only leaves out code: nothing found depends on it).
+        const sizes = (instance.args ?? []).filter((a) => !a.pointer);
+        if (sizes.length)
+          record.assumptions.push(
+            `with ${sizes.map((a) => `\`${a.name}\` = ${a.value}`).join(', ')}, as every launch in view passes`,
+          );
         if (elsewhere && instance.launches.length > 0)
           record.assumptions.push(`launched from ${baseNameOf(from.path)}, which includes this file`);
         const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;
@@ -216,13 +222,17 @@ function accessRecord(
   const verb = ev.store ? 'store to' : 'load from';
   const stride =
     v.stride !== null && v.stride !== 1 && v.stride !== 0
-      ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.elementBytes} bytes apart)`
+      ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.offsetUnit ?? ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
   const shared = neighbours
     ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
     : '';
-  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}.${shared}`;
+  const pitches = v.pitches.map(
+    (p) =>
+      `assuming \`${p.name}\` ≥ ${p.least} (it is the row pitch, and a row holds the ${p.least} columns a warp indexes in it)`,
+  );
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}${pitches.map((p) => `, ${p}`).join('')}.${shared}`;
   const fix = neighbours
     ? 'Let each lane make one vector access (`float4`, `int4`, `char4`) in place of its neighbouring scalar ones.'
     : 'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
@@ -236,7 +246,7 @@ function accessRecord(
     basis: 'proven',
     measure: { actual: v.sectors, ideal: v.ideal },
     fix,
-    assumptions: [assumedShapes(v.shape, shapes)],
+    assumptions: [assumedShapes(v.shape, shapes), ...pitches],
   };
 }
 

@@ -61,8 +61,8 @@ function waysOver(
   const stops = above < Infinity && !symFacts(offset).opaqueLane;
   const size = shape.x * shape.y * shape.z;
   const guard = conjunction(ev.guards);
-  const pitch = ev.elementBytes;
-  const bytes = ev.member?.bytes ?? pitch;
+  const pitch = ev.offsetUnit ?? ev.elementBytes;
+  const bytes = ev.member?.bytes ?? ev.elementBytes;
   const within = ev.member?.offset ?? 0;
   const address = threadValues(offset, shape);
   const here = guard ? threadValues(guard, shape) : null;

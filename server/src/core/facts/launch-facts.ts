@@ -69,10 +69,16 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
     inMacro: false,
     enclosingFunction: o.function,
     templateArgValues: ref?.templateArgs ? ref.templateArgs.map((t) => ('value' in t ? single(t.value) : null)) : null,
+    ...(o.args.some((a) => integerOf(a) !== null) ? { argValues: o.args.map(integerOf) } : {}),
     calledThrough: ref?.through ?? null,
     through: o.through,
     ...(candidates ? { candidates } : {}),
   };
+}
+
+function integerOf(v: Val): number | null {
+  const n = single(v);
+  return n !== null && Number.isInteger(n) ? n : null;
 }
 
 function dim3Value(v: Val, text: string, note: string | null, via: LaunchObservation['via']): ResolvedValue<Dim3> {

@@ -39,6 +39,8 @@ export interface LaunchObservation {
   block: Val;
   /** Dynamic shared memory; null when the launch does not give it (0). */
   smem: Val | null;
+  /** The kernel arguments' values (chevrons; empty where the launch passes them otherwise). */
+  args: Val[];
   exprs: { grid: Expr | null; block: Expr | null; smem: Expr | null; stream: Expr | null };
   /** The wrapper the document calls, or the macro whose expansion holds the launch; null for a launch written here. */
   through: { kind: 'macro' | 'wrapper'; name: string } | null;
@@ -212,7 +214,7 @@ export class LaunchCollector {
     lambdasSeen: Set<number>,
   ): Observer {
     return {
-      launch: (e, callee, config) => {
+      launch: (e, callee, config, _env, args) => {
         const o = this.observation(
           pf,
           'chevrons',
@@ -230,6 +232,7 @@ export class LaunchCollector {
             smem: e.config[2] ?? null,
             stream: e.config[3] ?? null,
           },
+          args,
         );
         out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
       },
@@ -389,6 +392,7 @@ export class LaunchCollector {
     block: Val,
     smem: Val | null,
     exprs: LaunchObservation['exprs'],
+    args: Val[] = [],
   ): LaunchObservation {
     return {
       via,
@@ -401,6 +405,7 @@ export class LaunchCollector {
       grid,
       block,
       smem,
+      args,
       exprs,
       through: null,
       function: pf.fn.name,
@@ -465,6 +470,7 @@ function mergeSamePlace(observations: readonly LaunchObservation[]): LaunchObser
         grid: join(kept.grid, o.grid),
         block: join(kept.block, o.block),
         smem: kept.smem && o.smem ? join(kept.smem, o.smem) : (kept.smem ?? o.smem),
+        args: kept.args.length === o.args.length ? kept.args.map((a, k) => join(a, o.args[k])) : [],
         params: kept.params | o.params,
       });
   }

@@ -100,28 +100,28 @@ export interface OutlineInstantiation {
   at: Range;
 }
 
-/** A type named at namespace scope: `using fp8_4_t = __nv_fp8x4_e4m3;`, `typedef float4 vec_t;`. */
-export interface OutlineTypeAlias {
-  name: string;
-  scope: string[];
-  type: string;
-}
-
 export interface FileOutline {
   functions: OutlineFunction[];
   constants: OutlineConstant[];
   records: OutlineRecord[];
-  /** Absent where there are none. */
-  typeAliases?: OutlineTypeAlias[];
   /** Absent where an outline is made by hand (none known). */
   instantiations?: OutlineInstantiation[];
+  /** Type aliases outside functions (`typedef Packed128<floatX> x128;`, `using V = float4;`). */
+  aliases?: OutlineAlias[];
+}
+
+/** A type alias: the name it declares in its scope, and the type as written. */
+export interface OutlineAlias {
+  name: string;
+  scope: string[];
+  type: string;
 }
 
 /** Declarations nest (namespaces in classes in namespaces) at most this deep. */
 const MAX_SCOPE_DEPTH = 64;
 
 export function outlineOf(root: SyntaxNode, text: string): FileOutline {
-  const out: FileOutline = { functions: [], constants: [], records: [], instantiations: [] };
+  const out: FileOutline = { functions: [], constants: [], records: [], instantiations: [], aliases: [] };
   const walk = new OutlineWalk(text, out);
   for (const node of root.namedChildren) {
     if (!node) continue;
@@ -135,7 +135,7 @@ export function outlineOf(root: SyntaxNode, text: string): FileOutline {
         out.constants.push({ ...c, at: moved(c.at, d), initAt: c.initAt && moved(c.initAt, d) });
       for (const r of kept.records) out.records.push({ ...r, at: moved(r.at, d) });
       for (const i of kept.instantiations ?? []) out.instantiations!.push({ ...i, at: moved(i.at, d) });
-      if (kept.typeAliases) (out.typeAliases ??= []).push(...kept.typeAliases);
+      out.aliases!.push(...(kept.aliases ?? []));
     }
   }
   return out;
@@ -146,7 +146,7 @@ const itemOutline = memoByText(
   'outline items',
   (item: string, _in: { node: SyntaxNode; text: string }) => item,
   (_item: string, { node, text }: { node: SyntaxNode; text: string }): FileOutline => {
-    const out: FileOutline = { functions: [], constants: [], records: [], instantiations: [] };
+    const out: FileOutline = { functions: [], constants: [], records: [], instantiations: [], aliases: [] };
     const d = node.startIndex;
     new OutlineWalk(text, out).item(node, [], null, null, 0, false);
     // Its strings its own: a slice of the text would keep this version's whole text alive.
@@ -155,7 +155,7 @@ const itemOutline = memoByText(
       constants: out.constants.map((c) => ({ ...c, at: moved(c.at, -d), initAt: c.initAt && moved(c.initAt, -d) })),
       records: out.records.map((r) => ({ ...r, at: moved(r.at, -d) })),
       instantiations: (out.instantiations ?? []).map((i) => ({ ...i, at: moved(i.at, -d) })),
-      ...(out.typeAliases ? { typeAliases: out.typeAliases } : {}),
+      aliases: out.aliases ?? [],
     });
   },
 );
@@ -263,17 +263,28 @@ class OutlineWalk {
         const type = node.childForFieldName('type');
         if (type && /struct_specifier|class_specifier|enum_specifier/.test(type.type))
           this.item(type, scope, className, template, depth + 1, inTemplate);
-        else if (className === null && !template) this.typeAliases(node, scope);
+        // `typedef T NAME;`: a plain name declared (not a pointer, array or function type).
+        else if (type && !template)
+          for (const d of node.childrenForFieldName('declarator'))
+            if (d?.type === 'type_identifier') this.alias(this.slice(d), this.slice(type), scope, className);
         return;
       }
-      case 'alias_declaration':
-        // A class's member types are its record's; an alias template's meaning needs its arguments.
-        if (className === null && !template) this.typeAliases(node, scope);
+      case 'alias_declaration': {
+        const name = node.childForFieldName('name');
+        const type = node.childForFieldName('type');
+        if (name && type && !template) this.alias(this.slice(name), this.slice(type), scope, className);
         return;
+      }
       case 'access_specifier':
       case 'comment':
         return;
     }
+  }
+
+  /** A file's or namespace's alias (a class's member types may depend on its parameters: not kept here). */
+  private alias(name: string, type: string, scope: string[], className: string | null): void {
+    if (className !== null) return;
+    (this.out.aliases ??= []).push({ name, scope, type: type.replace(/\s+/g, ' ').trim() });
   }
 
   private function(
@@ -493,11 +504,6 @@ class OutlineWalk {
       at: [node.startIndex, node.endIndex],
     });
     if (body) this.items(body, inner, name, null, depth + 1, inTemplate);
-  }
-
-  private typeAliases(node: SyntaxNode, scope: string[]): void {
-    for (const { name, type } of memberTypesOf(node, (n) => this.slice(n)))
-      (this.out.typeAliases ??= []).push({ name, scope, type });
   }
 
   private enumeration(node: SyntaxNode, scope: string[], inTemplate: boolean): void {

@@ -21,8 +21,8 @@ import {
   type OutlineConstant,
   type OutlineFunction,
   type OutlineParam,
+  type OutlineAlias,
   type OutlineRecord,
-  type OutlineTypeAlias,
 } from './outline';
 import { analyzeFunctionValues, type FunctionValues } from '../values/function-values';
 import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
@@ -111,9 +111,11 @@ export class UnitProgram {
       functions: ProgramFunction[];
       constants: ProgramConstant[];
       records: Array<{ file: string; record: OutlineRecord }>;
-      typeAliases: OutlineTypeAlias[];
+      aliases: Array<{ file: string; alias: OutlineAlias; scope: readonly string[] }>;
     }
   > | null = null;
+  /** A class template's static constant per instance (`Packed128<float>::size`), by declaration and arguments. */
+  private readonly memberConstants = new Map<string, Val>();
 
   /**
    * `inputs`: files with their views given (an open document with its tree); every other file the
@@ -256,7 +258,7 @@ export class UnitProgram {
           constants: [...own.constants, ...expanded.flatMap((x) => x.outline.constants)],
           records: [...own.records, ...expanded.flatMap((x) => x.outline.records)],
           instantiations: [...(own.instantiations ?? []), ...expanded.flatMap((x) => x.outline.instantiations ?? [])],
-          typeAliases: [...(own.typeAliases ?? []), ...expanded.flatMap((x) => x.outline.typeAliases ?? [])],
+          aliases: [...(own.aliases ?? []), ...expanded.flatMap((x) => x.outline.aliases ?? [])],
         }
       : own;
   }
@@ -410,7 +412,7 @@ export class UnitProgram {
       this.byName = new Map();
       const entry = (name: string) => {
         let e = this.byName!.get(name);
-        if (!e) this.byName!.set(name, (e = { functions: [], constants: [], records: [], typeAliases: [] }));
+        if (!e) this.byName!.set(name, (e = { functions: [], constants: [], records: [], aliases: [] }));
         return e;
       };
       for (const path of this.paths()) {
@@ -418,7 +420,7 @@ export class UnitProgram {
         for (const fn of o.functions) entry(fn.name).functions.push({ file: path, fn });
         for (const decl of o.constants) entry(decl.name).constants.push({ file: path, decl });
         for (const record of o.records) entry(record.name).records.push({ file: path, record });
-        for (const alias of o.typeAliases ?? []) entry(alias.name).typeAliases.push(alias);
+        for (const alias of o.aliases ?? []) entry(alias.name).aliases.push({ file: path, alias, scope: alias.scope });
       }
     }
     return this.byName;
@@ -502,8 +504,8 @@ export class UnitProgram {
   /** The type a namespace-scope alias `written` names from `scope` (`using fp8_4_t = __nv_fp8x4_e4m3;`), when one alias answers. */
   typeAlias(written: string, scope: readonly string[]): string | null {
     const name = written.replace(/^.*::/, '');
-    const found = this.lookup(written, scope, this.index().get(name)?.typeAliases ?? []);
-    const types = new Set(found.map((a) => a.type));
+    const found = this.lookup(written, scope, this.index().get(name)?.aliases ?? []);
+    const types = new Set(found.map((a) => a.alias.type));
     return types.size === 1 ? [...types][0] : null;
   }
 
@@ -735,6 +737,11 @@ export class UnitProgram {
     const entry = this.index().get(base);
     if (!entry) return null;
     const constants = this.lookup(name, from.scope, this.constantsScoped(base, entry.constants));
+    // `x128::size`, `Packed128<float>::size`: a static constant of a class template's instance.
+    if (name.includes('::') && (constants.length === 0 || constants.every((c) => c.decl.inTemplate))) {
+      const member = this.templateMemberConstant(name, from);
+      if (member) return member;
+    }
     if (constants.length) {
       const values = constants.map((c) => this.constantValue(c));
       const first = values[0];
@@ -757,6 +764,75 @@ export class UnitProgram {
       return { k: 'fn', refs: [ref] };
     }
     return null;
+  }
+
+  /**
+   * A static constant of a class template's instance, named through its class (`Packed128<float>::size`)
+   * or an alias of one (`x128::size` after `typedef Packed128<floatX> x128;`): its initialiser
+   * evaluated with the template's parameters bound to the arguments, aliases read through. Null
+   * where the class is not one template of the program with as many parameters, or the constant
+   * is not its own.
+   */
+  private templateMemberConstant(name: string, from: FunctionScope): Val | null {
+    const cut = name.lastIndexOf('::');
+    const member = name.slice(cut + 2);
+    let owner = this.expandAlias(name.slice(0, cut).replace(/^::/, '').trim(), from);
+    const open = owner.indexOf('<');
+    if (open < 0 || !owner.endsWith('>')) return null;
+    const className = owner.slice(0, open).trim().split('::').pop()!;
+    const args = typeArguments(owner).map((a) => this.expandAlias(a, from));
+    const records = this.recordsNamed(className).filter((r) => r.record.templateParams);
+    if (records.length !== 1) return null;
+    const { record } = records[0];
+    const params = record.templateParams!;
+    if (params.length !== args.length) return null;
+    const inner = [...record.scope, record.name];
+    const decl = (this.index().get(member)?.constants ?? []).find((c) => sameScope(c.decl.scope, inner));
+    if (!decl) return null;
+    owner = `${record.qualified}<${args.join(', ')}>`;
+    const key = `${decl.file}\u0000${decl.decl.at[0]}\u0000${owner}`;
+    const kept = this.memberConstants.get(key);
+    if (kept) return kept;
+    if (!decl.decl.isConst || !decl.decl.initAt || this.evaluating.has(decl.decl) || this.evaluating.size > 64)
+      return null;
+    const bindings = new Map<string, TemplateBinding>();
+    for (let k = 0; k < params.length; k++) {
+      if (params[k].kind === 'type') bindings.set(params[k].name, { k: 'type-arg', type: args[k] });
+      else {
+        const n = Number(args[k]);
+        bindings.set(params[k].name, Number.isInteger(n) ? num(n) : top(`\`${args[k]}\` is not a number here`));
+      }
+    }
+    this.evaluating.add(decl.decl);
+    let v: Val;
+    try {
+      const e = this.expressionAt(decl.file, decl.decl.initAt);
+      const scope: FunctionScope = { file: decl.file, scope: decl.decl.scope, bindings };
+      const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
+      v = e ? new Evaluator(ir, this.resolver(scope, 0)).eval(e, { vals: new Map(), self: null }) : TOP;
+    } finally {
+      this.evaluating.delete(decl.decl);
+    }
+    this.memberConstants.set(key, v);
+    return v;
+  }
+
+  /** A type read through the program's aliases and the scope's type arguments (`floatX` → `float`). */
+  private expandAlias(type: string, from: FunctionScope): string {
+    let t = type.replace(/\s+/g, ' ').trim();
+    for (let k = 0; k < 8; k++) {
+      const bound = from.bindings.get(t);
+      if (bound && isType(bound)) {
+        t = bound.type;
+        continue;
+      }
+      if (!/^(?:::)?[A-Za-z_][\w:]*$/.test(t)) return t;
+      const aliases = this.index().get(t.split('::').pop()!)?.aliases ?? [];
+      const found = this.lookup(t, from.scope, aliases);
+      if (found.length !== 1) return t;
+      t = found[0].alias.type;
+    }
+    return t;
   }
 
   /** The constant `name` means from `from`, where it is declared and its value, for a note. */
@@ -1357,3 +1433,24 @@ function lambdaParams(node: SyntaxNode): SyntaxNode | null {
 }
 
 export type { Env };
+
+/** The template arguments written in a type (`Packed128<float>` → `float`), split at top-level commas. */
+function typeArguments(type: string): string[] {
+  const open = type.indexOf('<');
+  const close = type.lastIndexOf('>');
+  if (open < 0 || close < open) return [];
+  const args: string[] = [];
+  let level = 0;
+  let from = open + 1;
+  for (let k = open + 1; k < close; k++) {
+    const c = type[k];
+    if (c === '<' || c === '(') level++;
+    else if (c === '>' || c === ')') level--;
+    else if (c === ',' && level === 0) {
+      args.push(type.slice(from, k).trim());
+      from = k + 1;
+    }
+  }
+  args.push(type.slice(from, close).trim());
+  return args.filter((a) => a !== '');
+}

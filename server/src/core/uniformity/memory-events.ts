@@ -42,6 +42,11 @@ export interface AccessEvent extends EventBase {
   /** The element offset from the start of the array or pointer, per thread. */
   offset: Sym;
   elementBytes: number;
+  /**
+   * Bytes one step of `offset` moves where that is not the element (`reinterpret_cast<float4*>(&a[4 * i])[0]`:
+   * the address counts the floats of `a`, each access is 16 bytes wide); absent: `elementBytes`.
+   */
+  offsetUnit?: number;
   elementType: string;
   /** The array or pointer as written (`tile`, `in`, `params.out`). */
   array: string;
@@ -114,6 +119,8 @@ export interface PointerInfo {
   space: MemorySpace;
   elementType: string;
   elementBytes: number;
+  /** Bytes one step of the pointer's value counts, where a cast to a wider element left it counting the narrower one. */
+  unit?: number;
 }
 
 /** The type a pointer type points at (`const float* __restrict__` → `float`), or null when it is not one pointer. */

@@ -97,6 +97,8 @@ export interface KernelUniformity {
   variables: Map<string, TV>;
   /** threadIdx.y or .z is read (the default block shape is then two-dimensional). */
   multiDimensional: boolean;
+  /** threadIdx.z is read: the kernel is written for blocks more than one deep. */
+  threeDimensional?: boolean;
   /** The analysis ran out of its budget: what it found stands, more may be missing. */
   truncated: boolean;
   /** Barriers and global or shared memory accesses, with the conditions they run under (memory-events.ts). */
@@ -112,6 +114,8 @@ export interface UniformityInput {
   shapes: readonly Dim3[];
   /** Sites are kept for this file only (the document's). */
   file: string;
+  /** The kernel's parameters its launches all pass one integer constant (the others are unknowns). */
+  args?: ReadonlyArray<{ index: number; value: number }>;
 }
 
 /** Calls are followed this deep (a kernel, its helpers, theirs). */
@@ -151,6 +155,7 @@ export function keptKernelUniformity(input: UniformityInput): KernelUniformity {
     input.file,
     input.shapes.map((d) => `${d.x}x${d.y}x${d.z}`).join(','),
     JSON.stringify([...input.bindings]),
+    (input.args ?? []).map((a) => `${a.index}=${a.value}`).join(','),
   ].join('\u0000');
   let result = table.get(key);
   if (!result) table.set(key, (result = analyzeKernelUniformity(input)));
@@ -171,6 +176,7 @@ export function analyzeKernelUniformity(input: UniformityInput): KernelUniformit
     captures: null,
     depth: 0,
     key: functionKey(input.fn),
+    ...(input.args?.length ? { args: input.args } : {}),
   });
   analysis.run();
   const variables = new Map<string, TV>();
@@ -182,6 +188,7 @@ export function analyzeKernelUniformity(input: UniformityInput): KernelUniformit
     sites: dedupe(analysis.record().filter((s) => s.file === input.file)),
     variables,
     multiDimensional: session.multiDimensional,
+    ...(session.threeDimensional ? { threeDimensional: true } : {}),
     truncated: session.steps > MAX_UNIFORMITY_STEPS,
     // Events in this file, or reached through a call written in it (a header's helper).
     events: analysis
@@ -201,6 +208,7 @@ function dedupe(sites: UniformitySite[]): UniformitySite[] {
 class Session {
   steps = 0;
   multiDimensional = false;
+  threeDimensional = false;
   readonly invocations = new Map<string, FunctionAnalysis | null>();
   /** Unknowns that stand for names the unit declares nowhere. */
   readonly undeclared = new Set<Sym>();
@@ -261,6 +269,8 @@ interface Invocation {
   captures: ReadonlyMap<string, TV> | null;
   depth: number;
   key: string;
+  /** A kernel's parameters its launches fix (read in place of unknowns). */
+  args?: ReadonlyArray<{ index: number; value: number }>;
   /** What each pointer parameter points at, as the caller knows it (memory-events.ts). */
   pointers?: ReadonlyArray<PointerInfo | null>;
 }
@@ -754,7 +764,14 @@ class FunctionAnalysis {
       const given = inv.params?.[k];
       const group = groupOfType(local.type);
       if (group) this.groups.set(id, group);
-      state.set(`l${id}`, given ?? { sym: this.freshFree(`param${id}`, local.name), origin: null });
+      const fixed = inv.args?.find((a) => a.index === k);
+      state.set(
+        `l${id}`,
+        given ??
+          (fixed
+            ? { sym: constant(fixed.value), origin: null }
+            : { sym: this.freshFree(`param${id}`, local.name), origin: null }),
+      );
       if (given?.fields) for (const [f, v] of given.fields) state.set(`l${id}.${f}`, v);
     });
     if (inv.self) for (const [f, v] of inv.self) state.set(`this.${f}`, v);
@@ -1169,6 +1186,7 @@ class FunctionAnalysis {
     if (object.k === 'name' && object.local === null && BUILTIN_VECTORS.has(object.name) && /^[xyz]$/.test(field)) {
       const op = object.name as 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim';
       if (op === 'threadIdx' && field !== 'x') this.session.multiDimensional = true;
+      if (op === 'threadIdx' && field === 'z') this.session.threeDimensional = true;
       return { sym: { op, dim: field as Axis }, origin: op === 'threadIdx' ? { file: this.file, at: e.at } : null };
     }
     // Cooperative groups: `block.thread_index().x`, `grid.block_index().y`.
@@ -1180,6 +1198,7 @@ class FunctionAnalysis {
         const dim = field as Axis;
         if (method === 'thread_index' && group.kind === 'block') {
           if (dim !== 'x') this.session.multiDimensional = true;
+          if (dim === 'z') this.session.threeDimensional = true;
           return { sym: { op: 'threadIdx', dim }, origin: { file: this.file, at: e.at } };
         }
         if ((method === 'group_index' || method === 'block_index') && group.kind !== 'tile')
@@ -1205,8 +1224,14 @@ class FunctionAnalysis {
     }
     const base = this.elementOf(e, state, stmtAt, false);
     if (base.fields?.has(field)) return base.fields.get(field)!;
-    // Through a pointer: a load at the object's address; a member of a value: as varying as the value.
-    return this.derived(`field${e.at[0]}:${field}`, exprText(e), [base]);
+    // Through a pointer: a load at the object's address; a member of a value: as varying as the
+    // value, and one value wherever it is read while the value is the same (`param.n` read twice is
+    // one unknown, as a parameter is).
+    const tag =
+      !e.arrow && base.sym.op === 'free' && !isThreadDependent(base.sym)
+        ? `field:${symKey(base.sym)}:${field}`
+        : `field${e.at[0]}:${field}`;
+    return this.derived(tag, exprText(e), [base]);
   }
 
   /** The state key an lvalue names (a local, its member, `this`'s member), or null (memory). */
@@ -1823,7 +1848,7 @@ class FunctionAnalysis {
       [...bindings].map(([n, b]) => `${n}=${isType(b) ? b.type : JSON.stringify(b)}`).join(','),
       abstraction.key,
       passed.map(([pid]) => pid).join(','),
-      pointers.map((p) => (p ? `${p.space}${p.elementBytes}` : '')).join(','),
+      pointers.map((p) => (p ? `${p.space}${p.elementBytes}${p.unit ? `/${p.unit}` : ''}` : '')).join(','),
     ].join('\u0000');
     let analysis = this.session.invocations.get(key);
     if (analysis === undefined) {
@@ -1965,7 +1990,7 @@ class FunctionAnalysis {
       if (!given) return;
       const bytes = pointee ? this.bytesOf(pointee) : null;
       // A parameter of another element type than the caller's pointer counts in other units.
-      if (pointee && bytes === given.elementBytes)
+      if (pointee && bytes === given.elementBytes && !given.unit)
         this.pointerInfos.set(pid, { ...given, elementType: pointee, elementBytes: bytes });
     });
   }
@@ -2133,11 +2158,20 @@ class FunctionAnalysis {
         const pointee = pointeeType(e.type);
         const bytes = pointee ? this.bytesOf(pointee) : null;
         if (!inner || !pointee || !bytes) return null;
-        if (bytes !== inner.elementBytes && (value === null || isThreadDependent(value))) return null;
+        if (bytes !== inner.elementBytes && (value === null || isThreadDependent(value))) {
+          // The value still counts the narrower element (`reinterpret_cast<float4*>(&a[4 * i])`): an
+          // access through it is read in those units, a whole number of them wide.
+          const unit = inner.unit ?? inner.elementBytes;
+          if (value === null || unit <= 0 || bytes % unit !== 0) return null;
+          return { space: inner.space, elementType: pointee, elementBytes: bytes, unit };
+        }
         return { space: inner.space, elementType: pointee, elementBytes: bytes };
       }
-      case 'binary':
-        return e.op === '+' || e.op === '-' ? this.pointerInfoOf(e.left, value) : null;
+      case 'binary': {
+        // Arithmetic on a pointer that counts another element's units moves it by the wrong amount.
+        const info = e.op === '+' || e.op === '-' ? this.pointerInfoOf(e.left, value) : null;
+        return info?.unit ? null : info;
+      }
       case 'field': {
         // A pointer a kernel parameter holds (`param.src`, `p->dst`): global memory, its element as declared.
         if (!this.heldByKernel(e)) return null;
@@ -2165,8 +2199,10 @@ class FunctionAnalysis {
     const info = this.pointerInfoOf(init, value);
     const pointee = auto ? null : cleanPointee(local.type);
     const bytes = pointee ? this.bytesOf(pointee) : info?.elementBytes;
+    // A pointer kept in a local counting another element's units (a cast's) would be moved wrongly by
+    // its own arithmetic: not followed.
     const mine: PointerInfo | null =
-      info && bytes === info.elementBytes ? { ...info, elementType: pointee ?? info.elementType } : null;
+      info && !info.unit && bytes === info.elementBytes ? { ...info, elementType: pointee ?? info.elementType } : null;
     if (!this.pointerInfos.has(local.id)) this.pointerInfos.set(local.id, mine);
     else {
       const had = this.pointerInfos.get(local.id);
@@ -2209,7 +2245,9 @@ class FunctionAnalysis {
       if (indices.length > 1) return;
       info = this.pointerInfoOf(root, base);
       if (!info || info.elementBytes <= 0) return;
-      offset = indices.length === 1 ? binary('+', base, indices[0]) : base;
+      const step = info.unit ? constant(info.elementBytes / info.unit) : null;
+      const index = indices.length === 1 ? (step ? binary('*', indices[0], step) : indices[0]) : null;
+      offset = index ? binary('+', base, index) : base;
     }
     if (!info || !offset) return;
     // A member of the element: its place and width, or nothing where the element's layout is not known.
@@ -2224,8 +2262,9 @@ class FunctionAnalysis {
       store,
       offset,
       elementBytes: info.elementBytes,
+      ...(info.unit ? { offsetUnit: info.unit } : {}),
       elementType: info.elementType,
-      array: exprText(root.k === 'cast' ? root.arg : root),
+      array: exprText(arrayNamed(root)),
       ...(dims ? { dims, indices } : {}),
       ...(place ? { member: place } : {}),
       file: this.file,
@@ -2778,6 +2817,18 @@ function cleanPointee(type: string): string | null {
 }
 
 /** The array an index expression starts from (`a` in `a[i][j]`). */
+/** The array or pointer an access's address is written from: through casts, `&a[i]` and `p + i` (`reinterpret_cast<float4*>(&C[i])` reads `C`). */
+function arrayNamed(e: Expr): Expr {
+  let x = e;
+  for (let k = 0; k < 8; k++) {
+    if (x.k === 'cast') x = x.arg;
+    else if (x.k === 'unary' && x.op === '&' && x.arg.k === 'index') x = rootOf(x.arg);
+    else if (x.k === 'binary' && (x.op === '+' || x.op === '-') && x.left.k !== 'num') x = x.left;
+    else break;
+  }
+  return x;
+}
+
 function rootOf(e: Expr): Expr {
   let x = e;
   while (x.k === 'index') x = x.object;

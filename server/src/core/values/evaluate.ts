@@ -38,7 +38,8 @@ export interface Resolver {
 
 /** Sees what the final pass over a function evaluates: launches and calls with the values at that point. */
 export interface Observer {
-  launch?(e: Extract<Expr, { k: 'launch' }>, callee: Val, config: Val[], env: Env): void;
+  /** `args`: the kernel arguments' values, in order. */
+  launch?(e: Extract<Expr, { k: 'launch' }>, callee: Val, config: Val[], env: Env, args: Val[]): void;
   /** A declaration, with the locals' values just before it (an array's extents read there). */
   decl?(local: number, env: Env): void;
   /** `pointees[k]`: for an argument `&x`, what `x` held before the call. */
@@ -121,8 +122,8 @@ export class Evaluator {
       case 'launch': {
         const callee = this.eval(e.callee, env);
         const config = e.config.map((c) => this.eval(c, env));
-        for (const a of e.args) this.eval(a, env);
-        this.observer?.launch?.(e, callee, config, env);
+        const args = e.args.map((a) => this.eval(a, env));
+        this.observer?.launch?.(e, callee, config, env, args);
         return TOP;
       }
       case 'field': {
