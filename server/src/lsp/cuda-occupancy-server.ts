@@ -508,6 +508,8 @@ export class CudaOccupancyServer {
           launchTargets: [],
           parseErrors: [],
           branches: [],
+          // The report's own copy (cross-checked against the PTX) is what answers read.
+          memory: [],
           source: withoutMask(report.facts.source),
         },
       },

@@ -41,6 +41,10 @@ export interface MemoryRecord {
   measure: { actual: number; ideal: number } | null;
   fix: string;
   assumptions: string[];
+  /** A global access: a load or a store, and the bytes each lane moves in it as the source reads. */
+  access?: { store: boolean; bytes: number };
+  /** What the PTX compiles the access's line to (compiler/ptx-memory-widths.ts), when it was given. */
+  compiled?: { instructions: string[]; bytes: number[] };
 }
 
 /** Instances analysed with a known shape past which the rest are not checked. */
@@ -247,6 +251,7 @@ function accessRecord(
     measure: { actual: v.sectors, ideal: v.ideal },
     fix,
     assumptions: [assumedShapes(v.shape, shapes), ...pitches],
+    access: { store: ev.store, bytes: ev.member?.bytes ?? ev.elementBytes },
   };
 }
 

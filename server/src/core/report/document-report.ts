@@ -18,6 +18,8 @@ import { findTypeAliases, type TypeAliases } from '../compiler/launch-instances'
 import type { Branch } from '../body/divergence';
 import { divergenceFindings, type DivergenceSeverityOptions } from './divergence-findings';
 import { refineBranchesWithPtx, refineBranchesWithSass } from '../compiler/ptx-branch-costs';
+import { crossCheckAccesses } from '../compiler/ptx-memory-widths';
+import type { MemoryRecord } from '../body/memory-rules';
 import { occupancyFindings } from './occupancy-findings';
 import { memoryFindings } from './memory-findings';
 import { launchConfigSpan } from './launch-config-span';
@@ -102,6 +104,8 @@ export interface DocumentReport {
   findings: Finding[];
   /** facts.branches, with the divergent ones' path costs counted in the PTX when it was given. */
   branches: Branch[];
+  /** facts.memory, its global accesses cross-checked against the PTX when it was given. */
+  memory: MemoryRecord[];
   /** Per launch (in the order of `analyses`): the launch on each named GPU of its architectures. */
   gpus: LaunchOnGpu[][];
   /** The compiled instances of each kernel of this document (from every unit that compiled it), for kernels shown without a launch. */
@@ -238,6 +242,7 @@ export function buildDocumentReport({
     ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
   const branches =
     sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
+  const memory = ptx ? crossCheckAccesses(facts.memory ?? [], ptx.text, ptx.filePath) : (facts.memory ?? []);
   const divergenceSeverity = {
     minCostThreshold: settings.divergenceMinCost,
     minSharePercent: settings.divergenceMinShare,
@@ -276,7 +281,7 @@ export function buildDocumentReport({
       ...facts.findings,
       ...compilerFindings,
       ...(settings.divergenceEnabled ? divergenceFindings(branches, divergenceSeverity) : []),
-      ...memoryFindings(facts.memory ?? []),
+      ...memoryFindings(memory),
       ...impossibleLaunchFindings(analyses),
       ...occupancyFindings(analyses, settings.occupancyWarningBelow, configSpan),
       ...(settings.gridFindings === false ? [] : analyses.flatMap((a, i) => gridFindings(a, gpus[i], configSpan(a)))),
@@ -292,6 +297,7 @@ export function buildDocumentReport({
     byKernel,
     findings,
     branches,
+    memory,
     gpus,
     compiled,
     divergenceSeverity,

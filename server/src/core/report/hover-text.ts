@@ -90,7 +90,7 @@ export function hoverText(
     }
     return { markdown: lines.join('\n\n'), span: kernel.nameSpan };
   }
-  const memory = memoryRecordsAt(report.facts.memory ?? [], position);
+  const memory = memoryRecordsAt(report.memory, position);
   if (memory.length > 0) return { markdown: memoryHoverMarkdown(memory), span: memory[0].span };
   const branches = branchesAt(report.branches, position);
   if (branches.length > 0)
