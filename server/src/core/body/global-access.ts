@@ -9,7 +9,7 @@
 import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
-import { symFacts } from '../uniformity/symbolic-values';
+import { isThreadDependent, symFacts, type Sym } from '../uniformity/symbolic-values';
 import { conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
 
 export interface CoalescingVerdict {
@@ -153,6 +153,9 @@ const PITCH_SAMPLES = 96;
  * reads of one value are two unknowns here) or where more than one unknown would do.
  */
 function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
+  // A pitch multiplies a row that moves with the thread: without such a product there is none to
+  // find, and the samples below (four evaluations of every thread per unknown) are not made.
+  if (!scalesThreadRow(ev.offset)) return [];
   const size = shape.x * shape.y * shape.z;
   const unit = ev.offsetUnit ?? ev.elementBytes;
   const width = Math.max(1, Math.ceil((ev.member?.bytes ?? ev.elementBytes) / unit));
@@ -210,6 +213,30 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
     if (pitch && spans) out.push({ id: f.id, name: f.name, least });
   }
   return out.length === 1 ? out : [];
+}
+
+/** Whether `sym` holds a product of a thread-dependent value and one that depends on a run-time unknown. */
+function scalesThreadRow(sym: Sym, depth = 0): boolean {
+  if (depth > 64) return true;
+  switch (sym.op) {
+    case 'binary':
+      if (sym.operator === '*') {
+        const unknown = (x: Sym) => symFacts(x).frees.some((f) => f.loop === null);
+        if ((isThreadDependent(sym.left) && unknown(sym.right)) || (isThreadDependent(sym.right) && unknown(sym.left)))
+          return true;
+      }
+      return scalesThreadRow(sym.left, depth + 1) || scalesThreadRow(sym.right, depth + 1);
+    case 'unary':
+      return scalesThreadRow(sym.arg, depth + 1);
+    case 'select':
+      return (
+        scalesThreadRow(sym.cond, depth + 1) ||
+        scalesThreadRow(sym.then, depth + 1) ||
+        scalesThreadRow(sym.else, depth + 1)
+      );
+    default:
+      return false;
+  }
 }
 
 /** A value far from the samples' small ones, to tell `row * n + column` from a function of `n` that is not. */
