@@ -15,6 +15,7 @@ import { analyzeDocument, type DocumentFacts } from '../../server/src/core/incre
 import { analyzeParsed } from '../support/analyze-snippet';
 import type { CudaParser } from '../../server/src/core/syntax/cuda-parser';
 import { documentView } from '../../server/src/core/incremental/unit-facts';
+import { byteOffset } from '../../server/src/core/body/lane-samples';
 import { editBetween } from '../../server/src/core/incremental/document-sessions';
 import { FiguresRegistry } from '../../server/src/core/compiler/figures-registry';
 import { buildDocumentReport } from '../../server/src/core/report/document-report';
@@ -116,6 +117,17 @@ describe('fuzz: the core', function () {
     assert.deepEqual(
       facts.kernels.map((k) => k.span),
       [{ start: { line: 0, character: 0 }, end: { line: 1, character: 25 } }],
+    );
+  });
+
+  it('reads no address past 2^47 bytes: a sampled unknown in a broken line made offsets doubles cannot step through (found by FUZZ_SEED=83419820, which hung)', () => {
+    const text =
+      '__global__ void __launch_bounds__(kStencilX * kStencilY) stencil_x(const float* __restrict__ in, float* __restrict__ out, int nx, int ny) {\n\tint x\t=\tblockIdxelse x__Vd_ __forceinline__ #pragma unroll\n \t << H gridDim.xilX + threadIdx.x;\n\ttile[threadIdx.y][threadIdx.x + kRadius]\t=\tinside ? in[y * nx + x] : 0.0f;';
+    const facts = analyze(parser, text);
+    assert.ok(facts.kernels.length === 1);
+    assert.deepEqual(
+      [byteOffset(3, 4, 2), byteOffset(2 ** 50, 4, 0), byteOffset(2 ** 60 + 0.5, 1, 0)],
+      [14, null, null],
     );
   });
 

@@ -10,7 +10,7 @@ import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
 import { isThreadDependent, symFacts, type Sym } from '../uniformity/symbolic-values';
-import { conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
+import { byteOffset, conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
 
 export interface CoalescingVerdict {
   shape: Dim3;
@@ -90,7 +90,8 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): Coal
         if (a === INVALID) continue;
         // A gather through per-lane data: where it goes is not known.
         if (a === LANE_UNKNOWN) return null;
-        const start = a * pitch + within;
+        const start = byteOffset(a, pitch, within);
+        if (start === null) return null;
         addresses.add(start);
         if (firstLane < 0) firstLane = t;
         lastLane = t;
@@ -276,7 +277,8 @@ export function coveredByNeighbours(ev: AccessEvent, others: readonly AccessEven
             const a = at(t);
             if (a === INVALID) continue;
             if (a === LANE_UNKNOWN) return false;
-            const start = a * (c.g.offsetUnit ?? c.g.elementBytes) + (c.g.member?.offset ?? 0);
+            const start = byteOffset(a, c.g.offsetUnit ?? c.g.elementBytes, c.g.member?.offset ?? 0);
+            if (start === null) return false;
             const width = c.g.member?.bytes ?? c.g.elementBytes;
             for (let b = start; b < start + width; b++) bytes.add(b);
             if (start < lowest) lowest = start;

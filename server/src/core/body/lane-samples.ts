@@ -185,3 +185,15 @@ function wrap(sym: Sym, depth: number): string {
   const text = symText(sym, depth + 1);
   return sym.op === 'binary' && sym.operator !== 'min' && sym.operator !== 'max' ? `(${text})` : text;
 }
+
+/**
+ * A lane's byte offset from its element offset, or null where it cannot be an address: past the
+ * 2^47 bytes of a GPU's virtual address space (an unknown sampled into a shift or a product), where
+ * doubles no longer step by one and a walk over its bytes would never end.
+ */
+export function byteOffset(elements: number, unit: number, within: number): number | null {
+  const start = elements * unit + within;
+  return Number.isSafeInteger(start) && Math.abs(start) <= MAX_ADDRESS ? start : null;
+}
+
+const MAX_ADDRESS = 2 ** 47;

@@ -11,7 +11,7 @@ import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
 import { binary, constant, symFacts, type Sym } from '../uniformity/symbolic-values';
-import { conjunction, laneSamples, threadValues, type RuleShapes } from './lane-samples';
+import { byteOffset, conjunction, laneSamples, threadValues, type RuleShapes } from './lane-samples';
 
 export interface BankVerdict {
   shape: Dim3;
@@ -86,7 +86,8 @@ function waysOver(
         const a = at(t);
         if (a === INVALID) continue;
         if (a === LANE_UNKNOWN) return null;
-        const start = a * pitch + within;
+        const start = byteOffset(a, pitch, within);
+        if (start === null) return null;
         lanes++;
         for (let w = Math.floor(start / 4); w <= Math.floor((start + bytes - 1) / 4); w++) words.push(w);
       }
