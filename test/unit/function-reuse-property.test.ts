@@ -206,6 +206,50 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
     }
   });
 
+  it("prices a device function's branches again when a function it calls changes, and after error recovery elsewhere", () => {
+    const store = new DocumentStore({ parser });
+    const text = [
+      '__device__ float twice(float v) { return 2.0f * v; }',
+      '__device__ void leader(float v, float* out) {',
+      '  v = twice(v);',
+      '  if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = v;',
+      '}',
+    ].join('\n');
+    const slots = (s: DocumentStore) => s.facts(URI)!.branches.map((b) => b.kernelIssueSlots);
+    const fresh = (t: string) => {
+      const other = new DocumentStore({ parser });
+      try {
+        other.open(URI, 'cuda-cpp', 1, t);
+        return slots(other);
+      } finally {
+        other.dispose();
+      }
+    };
+    try {
+      store.open(URI, 'cuda-cpp', 1, text);
+      slots(store);
+      // The callee grows: the caller's kernel issue slots follow it.
+      const at = text.indexOf('2.0f * v');
+      const grown = text.slice(0, at) + 'v * v * v * ' + text.slice(at);
+      store.change(URI, 2, [
+        { range: { start: positionOf(text, at), end: positionOf(text, at) }, text: 'v * v * v * ' },
+      ]);
+      assert.deepEqual(slots(store), fresh(grown));
+      assert.notDeepEqual(fresh(grown), fresh(text));
+      // A broken line above every function, then changed: read as a fresh parse reads it (FUZZ_SEED=1818122010).
+      store.change(URI, 3, [
+        { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: 'A_b c (d e\n' },
+      ]);
+      slots(store);
+      store.change(URI, 4, [
+        { range: { start: { line: 0, character: 1 }, end: { line: 0, character: 1 } }, text: '>>> a' },
+      ]);
+      assert.deepEqual(slots(store), fresh(store.text(URI)!));
+    } finally {
+      store.dispose();
+    }
+  });
+
   it('says again which unresolved block a kernel was not checked for, after an edit of that launch alone', () => {
     const store = new DocumentStore({ parser });
     const text = [

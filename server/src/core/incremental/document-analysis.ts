@@ -498,8 +498,11 @@ function treePasses(
         const line = root.node.startPosition.row;
         // A function with an error inside reads as error recovery shaped it: kept by that shape too.
         const shape = root.node.hasError ? `|shape:${shapeOf(root.node)}` : '';
+        // Its costs follow calls into the file's device functions, and, with a parse error anywhere,
+        // into what error recovery made of the rest of the file: kept for this version only then.
+        const elsewhere = tree.rootNode.hasError ? `|v${version}` : '';
         const key = cache
-          ? `div|device|${memo.body().contextKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}${shape}`
+          ? `div|device|${memo.body().contextKey}|${memo.body().devicesKey}|${hash(source.text.slice(root.node.startIndex, root.node.endIndex))}${shape}${elsewhere}`
           : null;
         const kept = key ? cache!.get<Branch[]>(key, line) : undefined;
         if (kept) {
