@@ -461,8 +461,9 @@ describe('divergence: findings and CLI', () => {
     for (const [launch, kind] of cases) {
       const branches = await analyzeSource(kernel(launch));
       const masked = branches.find((b) => b.condition === '!masked');
-      assert.equal(masked ? masked.kind : null, kind === null ? masked?.kind : kind, launch);
-      if (kind === null) assert.notEqual(masked?.kind, 'warp-uniform', launch);
+      if (kind !== null) assert.equal(masked?.kind, kind, launch);
+      // Unresolved: a split only for some values of the size nothing computes, never a verdict.
+      else assert.deepEqual([masked?.kind, masked?.split?.onlyFor], ['divergent', ['sizeof']], launch);
     }
   });
 

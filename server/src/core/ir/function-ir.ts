@@ -407,12 +407,7 @@ class CfgBuilder {
     if (!this.hooks.macros!.isMacro(this.expr.text(name), this.expr.fileOffset(name))) return false;
     const next = node.nextSibling;
     const end = next && this.expr.text(next).trim() === ';' ? next.endIndex : node.endIndex;
-    const base = this.hooks.base ?? 0;
-    const expansions = this.hooks.macros!.expand(node.startIndex + base, end + base, 'statements');
-    if (!expansions || expansions.length === 0) return false;
-    if (expansions.length === 1) this.lowerSnippet(expansions[0]);
-    else this.lowerAlternatives(expansions);
-    return true;
+    return this.lowerExpansion(node.startIndex, end);
   }
 
   private lowerDeclaration(node: SyntaxNode): void {
@@ -755,8 +750,13 @@ class CfgBuilder {
   private expandStatement(statement: SyntaxNode, e: SyntaxNode): boolean {
     const head = macroHead(e);
     if (!head || !this.hooks.macros!.isMacro(this.expr.text(head), this.expr.fileOffset(head))) return false;
+    return this.lowerExpansion(statement.startIndex, statement.endIndex);
+  }
+
+  /** The statements the macro use at [start, end) of this text expands to, lowered; false where it expands to none. */
+  private lowerExpansion(start: number, end: number): boolean {
     const base = this.hooks.base ?? 0;
-    const expansions = this.hooks.macros!.expand(statement.startIndex + base, statement.endIndex + base, 'statements');
+    const expansions = this.hooks.macros!.expand(start + base, end + base, 'statements');
     if (!expansions || expansions.length === 0) return false;
     // Several configurations: each is read; their effects join (the analyses see every path).
     if (expansions.length === 1) this.lowerSnippet(expansions[0]);

@@ -17,6 +17,7 @@ import { viewText } from '../preprocess/view';
 import { parseView } from '../preprocess/parse-view';
 import {
   outlineOf,
+  templateArgumentsOf,
   type FileOutline,
   type OutlineConstant,
   type OutlineFunction,
@@ -528,18 +529,18 @@ export class UnitProgram {
       if (match === 'unknown') return null;
       if (match) matches.push({ record, bound: match });
     }
+    // No specialization selects them: the primary template, its parameters bound to the arguments.
+    const primary =
+      matches.length === 0 ? onlyOne(primaries.filter((r) => r.memberTypes?.some((m) => m.name === member))) : null;
     const pick =
       matches.length === 1
         ? matches[0]
-        : matches.length === 0
-          ? onlyOne(primaries.filter((r) => r.memberTypes?.some((m) => m.name === member)))
-          : null;
+        : primary && {
+            record: primary,
+            bound: new Map((primary.templateParams ?? []).map((p, k) => [p.name, args[k] ?? p.defaultText ?? p.name])),
+          };
     if (!pick) return null;
-    const record = 'record' in pick ? pick.record : pick;
-    const bound =
-      'bound' in pick
-        ? pick.bound
-        : new Map((record.templateParams ?? []).map((p, k) => [p.name, args[k] ?? p.defaultText ?? p.name]));
+    const { record, bound } = pick;
     const declared = record.memberTypes?.find((m) => m.name === member);
     return declared ? declared.type.replace(/\b[A-Za-z_]\w*\b/g, (w) => bound.get(w) ?? w) : null;
   }
@@ -780,7 +781,7 @@ export class UnitProgram {
     const open = owner.indexOf('<');
     if (open < 0 || !owner.endsWith('>')) return null;
     const className = owner.slice(0, open).trim().split('::').pop()!;
-    const args = typeArguments(owner).map((a) => this.expandAlias(a, from));
+    const args = templateArgumentsOf(owner).map((a) => this.expandAlias(a, from));
     const records = this.recordsNamed(className).filter((r) => r.record.templateParams);
     if (records.length !== 1) return null;
     const { record } = records[0];
@@ -827,10 +828,9 @@ export class UnitProgram {
         continue;
       }
       if (!/^(?:::)?[A-Za-z_][\w:]*$/.test(t)) return t;
-      const aliases = this.index().get(t.split('::').pop()!)?.aliases ?? [];
-      const found = this.lookup(t, from.scope, aliases);
-      if (found.length !== 1) return t;
-      t = found[0].alias.type;
+      const aliased = this.typeAlias(t, from.scope);
+      if (aliased === null) return t;
+      t = aliased;
     }
     return t;
   }
@@ -1433,24 +1433,3 @@ function lambdaParams(node: SyntaxNode): SyntaxNode | null {
 }
 
 export type { Env };
-
-/** The template arguments written in a type (`Packed128<float>` → `float`), split at top-level commas. */
-function typeArguments(type: string): string[] {
-  const open = type.indexOf('<');
-  const close = type.lastIndexOf('>');
-  if (open < 0 || close < open) return [];
-  const args: string[] = [];
-  let level = 0;
-  let from = open + 1;
-  for (let k = open + 1; k < close; k++) {
-    const c = type[k];
-    if (c === '<' || c === '(') level++;
-    else if (c === '>' || c === ')') level--;
-    else if (c === ',' && level === 0) {
-      args.push(type.slice(from, k).trim());
-      from = k + 1;
-    }
-  }
-  args.push(type.slice(from, close).trim());
-  return args.filter((a) => a !== '');
-}

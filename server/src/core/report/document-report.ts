@@ -34,10 +34,19 @@ import {
   type ModulePressure,
 } from './pressure-report';
 import type { CapCheck } from './register-caps';
-import { entryNamesKernel, parsePtx } from '../compiler/ptx-line-costs';
+import { entryNamesKernel, parsePtx, type PtxModule } from '../compiler/ptx-line-costs';
 import { ptxLoadWork, type LoadWork } from '../compiler/ptx-load-work';
 import { objectTable } from '../incremental/kept-tables';
 import type { LatencyWork } from '../gpu/latency';
+
+/** A PTX parsed once per PTX the analyzer keeps: every report of a document's versions reads it. */
+const keptModules = objectTable<ReportPtx, PtxModule>('parsed PTX');
+
+function moduleOf(ptx: ReportPtx): PtxModule {
+  let module = keptModules.get(ptx);
+  if (!module) keptModules.set(ptx, (module = parsePtx(ptx.text)));
+  return module;
+}
 
 /** The load work of each entry of a PTX (ptx-load-work.ts), read once per PTX the analyzer keeps. */
 const keptLoadWork = objectTable<ReportPtx, Map<string, LoadWork | null>>('PTX load work per entry');
@@ -46,7 +55,7 @@ function loadWorkOf(ptx: ReportPtx): Map<string, LoadWork | null> {
   let works = keptLoadWork.get(ptx);
   if (!works) {
     works = new Map(
-      parsePtx(ptx.text)
+      moduleOf(ptx)
         .functions.filter((f) => f.kind === 'entry')
         .map((f) => [f.name, ptxLoadWork(f)]),
     );
@@ -239,10 +248,12 @@ export function buildDocumentReport({
   for (const kernel of facts.kernels) byKernel.set(kernel, byName.get(kernel.qualifiedName) ?? []);
   const divergent = facts.branches.some((b) => b.kind === 'divergent');
   const fromPtx =
-    ptx && divergent ? refineBranchesWithPtx(facts.branches, ptx.text, ptx.filePath, facts.launches) : facts.branches;
+    ptx && divergent
+      ? refineBranchesWithPtx(facts.branches, moduleOf(ptx), ptx.filePath, facts.launches)
+      : facts.branches;
   const branches =
     sass && divergent ? refineBranchesWithSass(fromPtx, sass.text, sass.filePath, facts.launches) : fromPtx;
-  const memory = ptx ? crossCheckAccesses(facts.memory ?? [], ptx.text, ptx.filePath) : (facts.memory ?? []);
+  const memory = ptx ? crossCheckAccesses(facts.memory ?? [], moduleOf(ptx), ptx.filePath) : (facts.memory ?? []);
   const divergenceSeverity = {
     minCostThreshold: settings.divergenceMinCost,
     minSharePercent: settings.divergenceMinShare,
