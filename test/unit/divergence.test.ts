@@ -467,6 +467,24 @@ describe('divergence: findings and CLI', () => {
     }
   });
 
+  it('reads a typedef declared twice with the same type (a file and a header it includes both name `x4`)', async () => {
+    const branches = await analyzeSource(
+      [
+        'template <typename T> struct P { static constexpr int size = 16 / sizeof(T); };',
+        'typedef P<float> x4;',
+        'typedef P<float> x4;',
+        '__global__ void k(float* p) {',
+        '  if (threadIdx.x < x4::size) p[threadIdx.x] = 0.0f;',
+        '}',
+        'void h(float* p) { k<<<1, 256>>>(p); }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind, b.split?.groups ?? null, b.split?.onlyFor ?? []]),
+      [['threadIdx.x < x4::size', 'divergent', [28, 4], []]],
+    );
+  });
+
   it('reads a launch a macro writes in a function template once per explicit instantiation of that template', async () => {
     const branches = await analyzeSource(
       [
