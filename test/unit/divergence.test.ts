@@ -282,14 +282,15 @@ describe('divergence: findings and CLI', () => {
     );
     assert.match(
       severityNote(branches[4], { minCostThreshold: 0.1, minSharePercent: 0 })!,
-      /only a few lanes of the warp run the path \(a leader's work\): it is worth rewriting from 0.3 slots/,
+      /only a few lanes of the warp run the path \(a leader's work\): it is worth rewriting when it holds a loop the idle lanes could share and costs 0.3 slots or more/,
     );
+    // however low the thresholds, three lanes' straight-line store has no work to hand the idle lanes
     const lower = divergenceFindings(branches, { minCostThreshold: 0.05, minSharePercent: 0 });
     assert.deepEqual(
       lower.map((x) => [x.span.start.line, x.severity]),
       [
         [6, 'warning'],
-        [8, 'warning'],
+        [8, 'hint'],
       ],
     );
     // a larger kernel around the same branch makes it a hint
@@ -301,6 +302,47 @@ describe('divergence: findings and CLI', () => {
         [8, 'hint'],
       ],
     );
+  });
+
+  it('warns of work for a few lanes per group only where it is a loop the idle lanes could share', async () => {
+    // One lane in each group of four writes what the group reduced: every lane of the group holds the
+    // same sum, so the idle ones have nothing to take over. One lane in four walking a row alone is
+    // work the other three could split.
+    const text = [
+      '__global__ void k(const float* in, float* out, int n) {',
+      '  int t = threadIdx.x;',
+      '  float s = in[blockIdx.x * blockDim.x + t];',
+      '  for (int o = 1; o < 4; o <<= 1) s += __shfl_xor_sync(0xffffffff, s, o);',
+      '  if (t % 4 == 0) {',
+      '    float r = rsqrtf(s + 1e-6f) * in[t / 4] + in[t / 4 + 1] * s - in[t / 4 + 2];',
+      '    out[blockIdx.x * 64 + t / 4] = r * r + s * 0.5f - r / (s + 1.0f) + in[t / 4 + 3] * r;',
+      '  }',
+      '  if (t % 4 == 1) {',
+      '    float acc = 0.0f;',
+      '    for (int j = 0; j < n; j++) acc += in[j * 64 + t / 4] * in[j] - in[j + n] * in[j * 64 + t / 4 + 1];',
+      '    out[blockIdx.x * 64 + t / 4] = acc;',
+      '  }',
+      '}',
+      'void h(const float* i, float* o, int n) { k<<<4, 256>>>(i, o, n); }',
+    ].join('\n');
+    const branches = (await analyzeSource(text)).filter((b) => b.construct === 'if');
+    assert.deepEqual(
+      branches.map((b) => [b.span.start.line, b.kind, b.laneActivity, !!b.paths[0].loops]),
+      [
+        [4, 'divergent', 0.25, false],
+        [8, 'divergent', 0.25, true],
+      ],
+    );
+    assert.ok(branches[0].idleIssueSlots >= 12, `the leader's path is long: ${branches[0].idleIssueSlots} slots`);
+    const findings = divergenceFindings(branches, { minCostThreshold: 4, minSharePercent: 8 });
+    assert.deepEqual(
+      findings.map((x) => [x.span.start.line, x.severity]),
+      [
+        [4, 'hint'],
+        [8, 'warning'],
+      ],
+    );
+    assert.match(severityNote(branches[0])!, /a leader's work\): it is worth rewriting when it holds a loop/);
   });
 
   it('reports nothing for paths run one after the other at 100% issue efficiency (one of them empty), and says why in the hover', async () => {

@@ -43,6 +43,8 @@ export interface BranchPath {
   cost: number;
   /** The source the path covers (empty for an empty else). */
   spans: Span[];
+  /** The path holds a loop: work its lanes repeat, which a split's idle lanes could take a share of. */
+  loops?: boolean;
 }
 
 /** How a divergent branch splits its warps, as plain data for the hover. */
@@ -677,6 +679,7 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     label: p.label,
     cost: estimates[i].cost,
     spans: p.nodes.map(spanOf),
+    ...(estimates[i].loops ? { loops: true } : {}),
   }));
   const divergent = verdict.kind === 'divergent';
   let concurrentPaths: number[][];

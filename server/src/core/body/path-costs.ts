@@ -17,6 +17,8 @@ export interface CostEstimate {
   statements: number;
   /** The path holds a loop, a barrier, an atomic or a call that is not a cheap intrinsic: the compiler will branch, not predicate. */
   complex: boolean;
+  /** The path holds a loop (in it or in a function it calls): work its lanes repeat, which idle lanes could share. */
+  loops: boolean;
   /** What the estimate assumed, one sentence each. */
   notes: string[];
 }
@@ -40,7 +42,7 @@ const BARRIER =
 const ATOMIC = /^atomic/;
 
 export function estimateCost(nodes: readonly SyntaxNode[], ctx: CostContext): CostEstimate {
-  const acc: CostEstimate = { cost: 0, statements: 0, complex: false, notes: [] };
+  const acc: CostEstimate = { cost: 0, statements: 0, complex: false, loops: false, notes: [] };
   if (nodes.length === 0) return acc;
   const views = ctx.views ?? new SyntaxViews(nodes[0].tree);
   const withViews = { ...ctx, views };
@@ -117,6 +119,7 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
     case 'for_range_loop': {
       acc.statements++;
       acc.complex = true;
+      acc.loops = true;
       const body = node.childForFieldName('body');
       const perIteration =
         sub(body ? [body] : [], ctx, acc, stack) +
@@ -148,10 +151,11 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
 }
 
 function sub(nodes: readonly NodeView[], ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
-  const inner: CostEstimate = { cost: 0, statements: 0, complex: false, notes: acc.notes };
+  const inner: CostEstimate = { cost: 0, statements: 0, complex: false, loops: false, notes: acc.notes };
   for (const n of nodes) statementCost(n, ctx, inner, stack);
   acc.statements += inner.statements;
   acc.complex ||= inner.complex;
+  acc.loops ||= inner.loops;
   return inner.cost;
 }
 
@@ -215,9 +219,10 @@ function callCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: st
   const definition = ctx.views.viewOrNull(ctx.functions.get(name));
   if (definition && !stack.includes(name) && stack.length < 6) {
     const body = definition.childForFieldName('body');
-    const inner: CostEstimate = { cost: 0, statements: 0, complex: false, notes: acc.notes };
+    const inner: CostEstimate = { cost: 0, statements: 0, complex: false, loops: false, notes: acc.notes };
     if (body) statementCost(body, ctx, inner, [...stack, name]);
     acc.complex ||= inner.complex || inner.statements > 2;
+    acc.loops ||= inner.loops;
     return inner.cost + args;
   }
   acc.complex = true;

@@ -22,7 +22,9 @@ export interface DivergenceSeverityOptions {
 
 /**
  * A path no more than this share of a split warp's lanes runs (a leader, a few lanes per group) is
- * work for few lanes: worth rewriting only when it is long (LONG_PATH times the threshold).
+ * work for few lanes: worth rewriting only when it is long (LONG_PATH times the threshold) and
+ * repeats work (a loop) the idle lanes could take a share of. A leader's straight-line write after a
+ * reduction has nothing to hand out: every lane of its group holds the same values.
  */
 const FEW_LANES = 0.25;
 /** How many times the cost threshold a path for few lanes, or a loop on per-lane data, must cost. */
@@ -51,7 +53,7 @@ function materiality(b: Branch, minCost: number, minShare: number): Materiality 
   const idle = b.idleIssueSlots * (b.split?.warpShare ?? 1);
   if (!(idle >= minCost && ofKernel(idle))) return 'small';
   const few = b.laneActivity !== undefined && b.laneActivity <= FEW_LANES && oneSided(b);
-  return few && idle < LONG_PATH * minCost ? 'few-lanes' : 'material';
+  return few && (idle < LONG_PATH * minCost || !b.paths[0]?.loops) ? 'few-lanes' : 'material';
 }
 
 function names(list: readonly string[]): string {
@@ -117,7 +119,7 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
   if (why === 'data')
     return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more, and ${minSharePercent}% of ${where}'s, is a warning.`;
   if (why === 'few-lanes')
-    return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting from ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots.`;
+    return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting when it holds a loop the idle lanes could share and costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more.`;
   const warpShare = b.split?.warpShare ?? 1;
   if (warpShare < 1) {
     const spread = Math.round(b.idleIssueSlots * warpShare * 10) / 10;
