@@ -120,6 +120,24 @@ describe('compiles end with their parent', function () {
     assert.deepEqual(readdirSync(temp), []);
   });
 
+  it('SIGTERM with no run in flight ends the process at once, even in the middle of a synchronous loop', async () => {
+    // A signal handler waits for the event loop: installed for good, it let a CLI that was busy analysing
+    // (or hung in a bug) ignore SIGTERM. It is installed only while there is a run to clean up after.
+    const script = `
+      const runner = require(${JSON.stringify(path.join(REPO_ROOT, 'out', 'server', 'src', 'nvcc', 'nvcc-runner.js'))});
+      runner.endRunsWithProcess({ uncaughtExitCode: 7, onUncaught: () => undefined });
+      process.stdout.write('busy\\n');
+      for (;;) {}
+    `;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const end = exited(child);
+    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    child.kill('SIGTERM');
+    const outcome = await Promise.race([end, new Promise((r) => setTimeout(() => r('still running'), 20_000))]);
+    if (outcome === 'still running') child.kill('SIGKILL');
+    assert.deepEqual(outcome, { code: null, signal: 'SIGTERM' });
+  });
+
   it('an uncaught error kills the runs in flight, removes their temporary directories, and exits with the status given', async () => {
     // What the CLI and the server install (endRunsWithProcess), in a process that throws while nvcc hangs.
     const script = `

@@ -90,6 +90,7 @@ export function endAllRuns(): number {
     }
   }
   liveTempDirs.clear();
+  updateSignalHandlers();
   return runs;
 }
 
@@ -101,15 +102,8 @@ export function endAllRuns(): number {
  */
 export function endRunsWithProcess(options: { onUncaught: (error: unknown) => void; uncaughtExitCode: number }): void {
   installExitHook();
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ] as const) {
-    process.once(signal, () => {
-      endAllRuns();
-      process.exit(code);
-    });
-  }
+  endWithSignals = true;
+  updateSignalHandlers();
   process.on('uncaughtException', (error) => {
     try {
       options.onUncaught(error);
@@ -120,11 +114,43 @@ export function endRunsWithProcess(options: { onUncaught: (error: unknown) => vo
   });
 }
 
+/** Whether endRunsWithProcess asked for the signal handlers. */
+let endWithSignals = false;
+const signalHandlers = {
+  SIGINT: () => exitAfterRuns(130),
+  SIGTERM: () => exitAfterRuns(143),
+} as const;
+
+function exitAfterRuns(code: number): void {
+  endAllRuns();
+  process.exit(code);
+}
+
+/**
+ * The SIGINT and SIGTERM handlers are installed only while a run or a temporary directory is live.
+ * A handler runs only when the event loop is free, so with one installed a signal that arrives
+ * during a long synchronous analysis waits for it to end; with none, the default action ends the
+ * process at once (and there is nothing to clean up).
+ */
+function updateSignalHandlers(): void {
+  if (!endWithSignals) return;
+  const live = liveRuns.size + liveTempDirs.size > 0;
+  for (const [signal, handler] of Object.entries(signalHandlers)) {
+    const installed = process.listeners(signal as NodeJS.Signals).includes(handler);
+    if (live && !installed) process.on(signal, handler);
+    else if (!live && installed) process.removeListener(signal, handler);
+  }
+}
+
 /** Registers a compile's temporary directory (removed by endAllRuns); call the result once it is removed. */
 export function trackTempDir(dir: string): () => void {
   installExitHook();
   liveTempDirs.add(dir);
-  return () => liveTempDirs.delete(dir);
+  updateSignalHandlers();
+  return () => {
+    liveTempDirs.delete(dir);
+    updateSignalHandlers();
+  };
 }
 
 function killTree(pid: number, signal: NodeJS.Signals): void {
@@ -228,7 +254,10 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
     child.stderr?.on('data', collect('stderr', stderr));
 
     const pid = child.pid;
-    if (pid !== undefined && !isWindows) liveRuns.set(pid, marker);
+    if (pid !== undefined && !isWindows) {
+      liveRuns.set(pid, marker);
+      updateSignalHandlers();
+    }
     let exited = false;
     /** Every process of the run: the group, and those that left it (while the first process lives, its descendants too). */
     const killRun = (signal: NodeJS.Signals): void => {
@@ -268,6 +297,7 @@ export function runNvcc(options: RunNvccOptions): Promise<NvccRunResult> {
       options.signal?.removeEventListener('abort', onAbort);
       if (pid !== undefined) {
         liveRuns.delete(pid);
+        updateSignalHandlers();
         // Leave no grandchildren behind, even after a normal exit of nvcc itself (a compiler leaves none).
         if (!isWindows && (timedOut || cancelled)) killTree(pid, 'SIGKILL');
         if (!isWindows) signalAll(runProcesses(undefined, marker), 'SIGKILL');
