@@ -186,7 +186,7 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
     let spans = false;
     let pitch = true;
     // The rows per place of the loops and the block: the same whatever the other unknowns.
-    const rowsAt = new Map<string, string>();
+    const rowsAt = new Map<string, number[]>();
     for (const sample of samples) {
       const [b, one, two, far] = [0, 1, 2, FAR].map((k) => at(sample, k));
       if (!b || !one || !two || !far) {
@@ -198,17 +198,24 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
         if (rows[t] < 0 || two[t] !== b[t] + 2 * rows[t] || far[t] !== b[t] + FAR * rows[t]) pitch = false;
       const { blockIdx, bindings } = sample.block;
       const key = [blockIdx.x, blockIdx.y, blockIdx.z, ...counters.map((c) => bindings.get(c.id))].join(',');
-      const written = rows.join(',');
-      if (rowsAt.has(key) && rowsAt.get(key) !== written) pitch = false;
-      rowsAt.set(key, written);
+      const seen = rowsAt.get(key);
+      if (seen) {
+        for (let t = 0; t < size && pitch; t++) if (seen[t] !== rows[t]) pitch = false;
+      } else rowsAt.set(key, rows);
       if (!pitch) break;
+      // Each warp: whether its lanes span rows and columns, and the columns one row holds.
       for (let w = 0; w * 32 < size; w++) {
-        const lanes = Array.from({ length: Math.min(32, size - w * 32) }, (_, k) => w * 32 + k);
-        const distinct = new Set(lanes.map((t) => rows[t]));
-        const columns = lanes.map((t) => b[t]);
-        const spread = Math.max(...columns) - Math.min(...columns);
-        if (distinct.size > 1 && spread > 0) spans = true;
-        least = Math.max(least, spread + width);
+        const end = Math.min(size, w * 32 + 32);
+        let low = Infinity;
+        let high = -Infinity;
+        let rowsDiffer = false;
+        for (let t = w * 32; t < end; t++) {
+          if (b[t] < low) low = b[t];
+          if (b[t] > high) high = b[t];
+          if (rows[t] !== rows[w * 32]) rowsDiffer = true;
+        }
+        if (rowsDiffer && high > low) spans = true;
+        least = Math.max(least, high - low + width);
       }
     }
     if (pitch && spans) out.push({ id: f.id, name: f.name, least });

@@ -49,7 +49,7 @@ function namesIn(text: string): string[] {
   return [...new Set(text.match(NAME))];
 }
 
-/** A body's names and hash, kept by its text: a keystroke reads again only the body it changed. */
+/** A body's (or the text between two bodies') names and hash, kept by its text: a keystroke reads again only the piece it changed. */
 const bodyNames = memoByText(
   'function bodies',
   (body: string) => body,
@@ -85,7 +85,8 @@ export function functionKeys({ source, functions, directives, others }: Function
     }
     return out;
   };
-  const callsIn = (t: string) => callsOf(namesIn(t));
+  // The text between two bodies is kept by its text too: a keystroke changes one piece of it.
+  const callsIn = (t: string) => callsOf(bodyNames(t).names);
   /** The bodies the texts name (and `first`), and those they name in turn, in the order first reached. */
   const reached = (texts: string[], first: number[] = []): number[] => {
     const seen = new Set<number>();

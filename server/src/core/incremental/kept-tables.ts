@@ -37,8 +37,8 @@ const CAPACITY = {
   'file outlines': 1024,
   /** `itemOutline`: the outline of each top-level item by its text (every item of the documents in use). */
   'outline items': 16384,
-  /** `bodyNames`: the names each function body writes, and its hash (every body of the documents in use). */
-  'function bodies': 16384,
+  /** `bodyNames`: the names each function body (and the text between two) writes, and its hash (every body of the documents in use). */
+  'function bodies': 32768,
   /** `UnitProgram.file`: a header's parse view, by its path, its view's text and the macros it read (the units of a repository share them). */
   'header parse views': 1024,
   /** `UnitProgram.outline`: a header's outline with what its macro uses declare, by its path, its text and the macros it read. */

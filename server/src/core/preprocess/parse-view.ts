@@ -16,7 +16,7 @@
  */
 import type { MacroScope } from './unit';
 import { blank } from './view';
-import { isIdentPart, isIdentStart } from './tokens';
+import { isIdentPart, isIdentStart, writesAny } from './tokens';
 import type { MacroDef } from './macro-expansion';
 
 /** Attributes read from the tokens, not the tree. */
@@ -50,12 +50,15 @@ const SPECIFIERS: ReadonlySet<string> = new Set([
 
 /**
  * The parse view of `view`; `macroNames` are the names the unit defines anywhere (a quick filter),
- * `scopeAt` its macros at an offset.
+ * `scopeAt` its macros at an offset. `specifierNames`, where given, are the names some definition
+ * of which is specifier-only (`unit.macrosWhere(isSpecifierOnly)`): a view that writes none of them
+ * is not scanned for their uses.
  */
 export function parseView(
   view: string,
   scopeAt: (offset: number) => MacroScope,
   macroNames: Pick<ReadonlySet<string>, 'has'>,
+  specifierNames?: ReadonlySet<string>,
 ): string {
   const spans: Array<[number, number]> = [];
   for (const re of [ATTRIBUTES, PRAGMA_OPERATOR]) {
@@ -74,7 +77,8 @@ export function parseView(
     const start = m.index + m[0].indexOf(m[1]);
     spans.push([start, start + m[1].length]);
   }
-  spans.push(...specifierMacroUses(view, scopeAt, macroNames));
+  if (!specifierNames || writesAny(view, specifierNames))
+    spans.push(...specifierMacroUses(view, scopeAt, specifierNames ?? macroNames));
   if (spans.length === 0) return view;
   spans.sort((a, b) => a[0] - b[0]);
   let out = '';
@@ -142,7 +146,7 @@ function specifierMacroUses(
   return out;
 }
 
-function isSpecifierOnly(def: MacroDef): boolean {
+export function isSpecifierOnly(def: MacroDef): boolean {
   if (def.body === null) return false;
   let depth = 0;
   let previous = '';

@@ -217,3 +217,12 @@ export function spell(tokens: readonly Pick<PpToken, 'text' | 'space'>[]): strin
   }
   return s;
 }
+
+/**
+ * Whether `text` may write one of `names` (a substring test: never wrong when it says no, so that a
+ * scan of the text's identifiers for them can be skipped).
+ */
+export function writesAny(text: string, names: Iterable<string>): boolean {
+  for (const name of names) if (text.includes(name)) return true;
+  return false;
+}

@@ -111,6 +111,11 @@ export interface PreprocessedUnit {
   closure: readonly string[];
   /** Every name some flag, built-in or file of the unit defines (a quick filter before asking macrosAt). */
   macroNames: ReadonlySet<string>;
+  /**
+   * Names some definition of which passes `test` (a quick filter before a scan of a file for their
+   * uses); kept per test, which must be a module's constant.
+   */
+  macrosWhere(test: (def: MacroDef) => boolean): ReadonlySet<string>;
   macrosAt(path: string, offset: number): MacroScope;
   /** What the walk could not follow (too deep, too many files), for a log. */
   notes: readonly string[];
@@ -231,6 +236,7 @@ class UnitWalk {
     const setByFiles = this.setByFiles;
     const initial = (name: string): MacroState => (setByFiles.has(name) ? UNDEFINED : OPEN);
     const inclusionOf = new Map<string, Inclusion | undefined>();
+    const macrosWhere = new Map<(def: MacroDef) => boolean, Set<string>>();
     return {
       main,
       pass: this.pass,
@@ -239,6 +245,16 @@ class UnitWalk {
       closure: this.closure,
       notes: this.notes,
       macroNames: new Set(this.history.keys()),
+      macrosWhere(test) {
+        let names = macrosWhere.get(test);
+        if (!names) {
+          names = new Set();
+          for (const [name, entries] of history)
+            if (entries.some((e) => e.state.options.some((o) => o !== null && test(o)))) names.add(name);
+          macrosWhere.set(test, names);
+        }
+        return names;
+      },
       macrosAt(path, offset) {
         // Asked at every identifier of a file a pass reads: its path is made normal once.
         let inc = inclusionOf.get(path);

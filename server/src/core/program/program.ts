@@ -7,8 +7,8 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Expr, MacroOrigin, Range, TemplateArg } from '../ir/expr';
-import { spell, tokenize } from '../preprocess/tokens';
-import { expandTokens, ExpansionLimit, toExpand } from '../preprocess/macro-expansion';
+import { spell, tokenize, writesAny } from '../preprocess/tokens';
+import { expandTokens, ExpansionLimit, toExpand, type MacroDef } from '../preprocess/macro-expansion';
 import { buildFunctionIR, type FunctionIR } from '../ir/function-ir';
 import { ExprBuilder, type BuildHooks } from '../ir/expr-builder';
 import { UnitMacroHooks, type SnippetParser } from '../ir/macro-hooks';
@@ -317,6 +317,9 @@ export class UnitProgram {
     // A use is an identifier token, a run of identifier characters in the view (tokens.ts): the
     // names the view writes that way are asked about, not every macro of the unit; where none is
     // such a macro (most headers), the view is not tokenized.
+    // Unrecorded (the open document, read afresh at every keystroke): where no macro of the unit can
+    // define anything, or none that can is written in the view, nothing is tokenized.
+    if (this.readLogs.length === 0 && !writesAny(view, this.unit.macrosWhere(definesBlock))) return [];
     const wanted = new Set<string>();
     const asked = new Set<string>();
     const end = this.macrosAt(path, view.length);
@@ -1433,3 +1436,8 @@ function lambdaParams(node: SyntaxNode): SyntaxNode | null {
 }
 
 export type { Env };
+
+/** A macro whose body holds a `{`: a use may define something. */
+function definesBlock(def: MacroDef): boolean {
+  return def.body?.some((t) => t.text === '{') ?? false;
+}
