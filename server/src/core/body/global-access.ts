@@ -7,7 +7,7 @@
  * verdict.
  */
 import type { Dim3 } from '../types';
-import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
+import { INVALID, LANE_UNKNOWN, type EvalResult } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
 import { isThreadDependent, symFacts, type Sym } from '../uniformity/symbolic-values';
 import { byteOffset, conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
@@ -141,68 +141,77 @@ export interface PitchBound {
   least: number;
 }
 
-/** Samples read per unknown when telling a pitch (each is evaluated four times). */
+/** Samples read per unknown when telling a pitch. */
 const PITCH_SAMPLES = 96;
 
 /**
  * The unknown that is the row pitch of this access: its offset is `row(lane) * n + column(lane)`,
- * with `row` and `column` not reading `n`, `row` never negative and a function of the thread, the
- * block and loop counters alone (no other run-time value: the layout is the code's), and both
- * varying within some warp (a warp spanning rows and columns of a row-major matrix). A row of the
- * matrix holds the columns indexed in it, so `n` is at least the columns one warp spans (the spread
- * of `column` over its lanes, plus the access's width). None where the name is read twice (two
- * reads of one value are two unknowns here) or where more than one unknown would do.
+ * with `row` and `column` not reading `n` (read from the offset's form, `linearIn`), `row` never
+ * negative and a function of the thread, the block and loop counters alone (no other run-time
+ * value: the layout is the code's), and both varying within some warp (a warp spanning rows and
+ * columns of a row-major matrix). A row of the matrix holds the columns indexed in it, so `n` is at
+ * least the columns one warp spans (the spread of `column` over its lanes, plus the access's
+ * width). None where the name is read twice (two reads of one value are two unknowns here) or
+ * where more than one unknown would do.
  */
 function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
   // A pitch multiplies a row that moves with the thread: without such a product there is none to
-  // find, and the samples below (four evaluations of every thread per unknown) are not made.
+  // find, and no sample is evaluated.
   if (!scalesThreadRow(ev.offset)) return [];
   const size = shape.x * shape.y * shape.z;
   const unit = ev.offsetUnit ?? ev.elementBytes;
   const width = Math.max(1, Math.ceil((ev.member?.bytes ?? ev.elementBytes) / unit));
-  const values = threadValues(ev.offset, shape);
-  const samples = laneSamples([ev.offset], shape).slice(0, PITCH_SAMPLES);
   const frees = symFacts(ev.offset).frees;
-  const counters = frees.filter((f) => f.loop !== null);
   const named = new Map<string, number>();
   for (const f of frees) named.set(f.name, (named.get(f.name) ?? 0) + 1);
+  let samples: LaneSample[] | null = null;
   const out: PitchBound[] = [];
   for (const f of frees) {
     if (f.loop !== null || named.get(f.name) !== 1) continue;
-    // Each thread's offset with `n` set to `k`, the other unknowns as sampled (copied: the
-    // evaluator's columns are reused by the next sample).
-    const at = (sample: LaneSample, k: number): number[] | null => {
-      const bindings = new Map(sample.block.bindings).set(f.id, k);
-      const column = values({ ...sample, block: { ...sample.block, bindings } });
-      const out: number[] = [];
-      for (let t = 0; t < size; t++) {
-        const v = column(t);
-        if (typeof v !== 'number') return null;
-        out.push(v);
+    const split = linearIn(ev.offset, f.id);
+    if (!split) continue;
+    const rowFacts = symFacts(split.coef);
+    if (!isThreadDependent(split.coef) || rowFacts.frees.some((x) => x.loop === null)) continue;
+    samples ??= laneSamples([ev.offset], shape).slice(0, PITCH_SAMPLES);
+    const rowValues = threadValues(split.coef, shape);
+    const columnValues = threadValues(split.rest, shape);
+    const counters = rowFacts.frees;
+    // The rows per place of the loops and the block (they read nothing else): worked out once each.
+    const rowsAt = new Map<string, Float64Array | null>();
+    const rowsOf = (sample: LaneSample): Float64Array | null => {
+      const { blockIdx, bindings } = sample.block;
+      const key = rowFacts.blockIdx
+        ? [blockIdx.x, blockIdx.y, blockIdx.z, ...counters.map((c) => bindings.get(c.id))].join(',')
+        : counters.map((c) => bindings.get(c.id)).join(',');
+      let rows = rowsAt.get(key);
+      if (rows === undefined) {
+        rows = numbers(rowValues(sample), size);
+        if (rows && rows.some((r) => r < 0)) rows = null;
+        rowsAt.set(key, rows);
       }
-      return out;
+      return rows;
     };
-    let least = 0;
-    let spans = false;
+    // Whether some warp's lanes fall in different rows, for some sample: else no warp spans rows.
     let pitch = true;
-    // The rows per place of the loops and the block: the same whatever the other unknowns.
-    const rowsAt = new Map<string, number[]>();
+    let rowsSplit = false;
     for (const sample of samples) {
-      const [b, one, two, far] = [0, 1, 2, FAR].map((k) => at(sample, k));
-      if (!b || !one || !two || !far) {
+      const rows = rowsOf(sample);
+      if (!rows) {
         pitch = false;
         break;
       }
-      const rows = one.map((v, t) => v - b[t]);
-      for (let t = 0; t < size && pitch; t++)
-        if (rows[t] < 0 || two[t] !== b[t] + 2 * rows[t] || far[t] !== b[t] + FAR * rows[t]) pitch = false;
-      const { blockIdx, bindings } = sample.block;
-      const key = [blockIdx.x, blockIdx.y, blockIdx.z, ...counters.map((c) => bindings.get(c.id))].join(',');
-      const seen = rowsAt.get(key);
-      if (seen) {
-        for (let t = 0; t < size && pitch; t++) if (seen[t] !== rows[t]) pitch = false;
-      } else rowsAt.set(key, rows);
-      if (!pitch) break;
+      if (!rowsSplit) rowsSplit = someWarpSplits(rows, size);
+    }
+    if (!pitch || !rowsSplit) continue;
+    let least = 0;
+    let spans = false;
+    for (const sample of samples) {
+      const rows = rowsOf(sample)!;
+      const columns = numbers(columnValues(sample), size);
+      if (!columns) {
+        pitch = false;
+        break;
+      }
       // Each warp: whether its lanes span rows and columns, and the columns one row holds.
       for (let w = 0; w * 32 < size; w++) {
         const end = Math.min(size, w * 32 + 32);
@@ -210,8 +219,8 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
         let high = -Infinity;
         let rowsDiffer = false;
         for (let t = w * 32; t < end; t++) {
-          if (b[t] < low) low = b[t];
-          if (b[t] > high) high = b[t];
+          if (columns[t] < low) low = columns[t];
+          if (columns[t] > high) high = columns[t];
           if (rows[t] !== rows[w * 32]) rowsDiffer = true;
         }
         if (rowsDiffer && high > low) spans = true;
@@ -221,6 +230,69 @@ function pitchBounds(ev: AccessEvent, shape: Dim3): PitchBound[] {
     if (pitch && spans) out.push({ id: f.id, name: f.name, least });
   }
   return out.length === 1 ? out : [];
+}
+
+/** Each thread's value as a number, or null where some thread's is not one. */
+function numbers(column: (t: number) => EvalResult, size: number): Float64Array | null {
+  const out = new Float64Array(size);
+  for (let t = 0; t < size; t++) {
+    const v = column(t);
+    if (typeof v !== 'number') return null;
+    out[t] = v;
+  }
+  return out;
+}
+
+function someWarpSplits(rows: Float64Array, size: number): boolean {
+  for (let w = 0; w * 32 < size; w++)
+    for (let t = w * 32 + 1; t < Math.min(size, w * 32 + 32); t++) if (rows[t] !== rows[w * 32]) return true;
+  return false;
+}
+
+const ZERO: Sym = { op: 'const', value: 0 };
+const ONE: Sym = { op: 'const', value: 1 };
+
+/**
+ * `sym` as `coef * n + rest`, where neither reads the unknown `id` (n): sums, differences, products
+ * and left shifts by a value that does not read it, negation, and conversions; null where n enters
+ * otherwise (a division, a comparison, a select), which no row pitch does.
+ */
+export function linearIn(sym: Sym, id: number, depth = 0): { coef: Sym; rest: Sym } | null {
+  if (depth > 64) return null;
+  if (!symFacts(sym).frees.some((f) => f.id === id)) return { coef: ZERO, rest: sym };
+  const bin = (operator: string, left: Sym, right: Sym): Sym => ({ op: 'binary', operator, left, right });
+  switch (sym.op) {
+    case 'free':
+      return { coef: ONE, rest: ZERO };
+    case 'unary': {
+      if (sym.operator === '!' || sym.operator === '~') return null;
+      const inner = linearIn(sym.arg, id, depth + 1);
+      if (!inner || sym.operator !== '-') return inner;
+      return {
+        coef: { op: 'unary', operator: '-', arg: inner.coef },
+        rest: { op: 'unary', operator: '-', arg: inner.rest },
+      };
+    }
+    case 'binary': {
+      const reads = (x: Sym) => symFacts(x).frees.some((f) => f.id === id);
+      if (sym.operator === '+' || sym.operator === '-') {
+        const left = linearIn(sym.left, id, depth + 1);
+        const right = left && linearIn(sym.right, id, depth + 1);
+        if (!left || !right) return null;
+        return { coef: bin(sym.operator, left.coef, right.coef), rest: bin(sym.operator, left.rest, right.rest) };
+      }
+      if (sym.operator === '*' || sym.operator === '<<') {
+        const [linear, factor] = reads(sym.left) ? [sym.left, sym.right] : [sym.right, sym.left];
+        if (reads(factor) || (sym.operator === '<<' && linear !== sym.left)) return null;
+        const inner = linearIn(linear, id, depth + 1);
+        if (!inner) return null;
+        return { coef: bin(sym.operator, inner.coef, factor), rest: bin(sym.operator, inner.rest, factor) };
+      }
+      return null;
+    }
+    default:
+      return null;
+  }
 }
 
 /** Whether `sym` holds a product of a thread-dependent value and one that depends on a run-time unknown. */
@@ -246,9 +318,6 @@ function scalesThreadRow(sym: Sym, depth = 0): boolean {
       return false;
   }
 }
-
-/** A value far from the samples' small ones, to tell `row * n + column` from a function of `n` that is not. */
-const FAR = 1009;
 
 /** A lane's accesses to one array gathered at most, the access itself included. */
 const MAX_NEIGHBOURS = 16;
