@@ -342,11 +342,12 @@ export function coveredByNeighbours(ev: AccessEvent, others: readonly AccessEven
       const guard = conjunction(g.guards);
       return { g, at: threadValues(g.offset, shape), here: guard ? threadValues(guard, shape) : null };
     });
+    const ranges: Array<[number, number]> = [];
     for (const sample of laneSamples(syms, shape)) {
       const lanes = columns.map((c) => ({ c, at: c.at(sample), here: c.here ? c.here(sample) : null }));
       for (let w = 0; w * 32 < size; w++) {
-        const bytes = new Set<number>();
-        let lowest = Infinity;
+        // The byte ranges the group's lanes touch: the bytes they cover, and the sectors those fall in.
+        ranges.length = 0;
         for (const { c, at, here } of lanes)
           for (let t = w * 32; t < Math.min(size, w * 32 + 32); t++) {
             if (here && here(t) === 0) continue;
@@ -355,18 +356,39 @@ export function coveredByNeighbours(ev: AccessEvent, others: readonly AccessEven
             if (a === LANE_UNKNOWN) return false;
             const start = byteOffset(a, c.g.offsetUnit ?? c.g.elementBytes, c.g.member?.offset ?? 0);
             if (start === null) return false;
-            const width = c.g.member?.bytes ?? c.g.elementBytes;
-            for (let b = start; b < start + width; b++) bytes.add(b);
-            if (start < lowest) lowest = start;
+            ranges.push([start, start + (c.g.member?.bytes ?? c.g.elementBytes)]);
           }
-        if (bytes.size === 0) continue;
-        const sectors = new Set<number>();
-        for (const b of bytes) sectors.add(Math.floor((b - lowest) / SECTOR));
-        if (sectors.size >= UNCOALESCED_RATIO * Math.max(1, bytes.size / SECTOR)) return false;
+        if (ranges.length === 0) continue;
+        const { bytes, sectors } = coverage(ranges);
+        if (sectors >= UNCOALESCED_RATIO * Math.max(1, bytes / SECTOR)) return false;
       }
     }
   }
   return true;
+}
+
+/**
+ * The distinct bytes `[start, end)` ranges cover, and the 32-byte sectors those bytes fall in,
+ * counted from the lowest byte taken as aligned (sorted in place).
+ */
+function coverage(ranges: Array<[number, number]>): { bytes: number; sectors: number } {
+  ranges.sort((a, b) => a[0] - b[0]);
+  const lowest = ranges[0][0];
+  let bytes = 0;
+  let sectors = 0;
+  let covered = -Infinity; // bytes below this are counted
+  let lastSector = -1;
+  for (const [start, end] of ranges) {
+    const from = Math.max(start, covered);
+    if (end <= from) continue;
+    bytes += end - from;
+    covered = end;
+    const first = Math.max(Math.floor((from - lowest) / SECTOR), lastSector + 1);
+    const last = Math.floor((end - 1 - lowest) / SECTOR);
+    if (last >= first) sectors += last - first + 1;
+    lastSector = Math.max(lastSector, last);
+  }
+  return { bytes, sectors };
 }
 
 /** Neighbours a lane reads one after another are the same pattern moved by a few elements (`p[4 * i + 1]` beside `p[4 * i]`). */

@@ -135,14 +135,19 @@ function paddingFor(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse | null): 
   if (!dims || !indices || dims.length < 2) return null;
   const last = dims.length - 1;
   const declared = dims[last];
-  const worst = (access: AccessEvent, width: number) => {
+  // The worst ways over the shapes; with `above`, any figure over it once one is found (the
+  // question is then only whether the layout keeps to it).
+  const worst = (access: AccessEvent, width: number, above = Infinity) => {
     const idx = access.indices;
     if (!idx || idx.length !== dims.length) return null;
     let offset = idx[0];
     for (let i = 1; i < idx.length; i++)
       offset = binary('+', binary('*', offset, constant(i === last ? width : dims[i])), idx[i]);
     let most = 1;
-    for (const shape of shapes.shapes) most = Math.max(most, waysOver(access, shape, offset)?.most ?? 1);
+    for (const shape of shapes.shapes) {
+      most = Math.max(most, waysOver(access, shape, offset, above)?.most ?? 1);
+      if (most > above) break;
+    }
     return most;
   };
   const others = (use?.accesses ?? []).filter(
@@ -151,8 +156,8 @@ function paddingFor(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse | null): 
   const before = others.map((a) => worst(a, declared));
   const least = Math.min(declared, Math.max(1, use?.columns ?? declared));
   for (let width = least; width <= declared + 32; width++) {
-    if (width === declared || worst(ev, width) !== 1) continue;
-    if (others.every((a, k) => before[k] === null || (worst(a, width) ?? Infinity) <= before[k]!))
+    if (width === declared || worst(ev, width, 1) !== 1) continue;
+    if (others.every((a, k) => before[k] === null || (worst(a, width, before[k]!) ?? Infinity) <= before[k]!))
       return { from: declared, to: width };
   }
   return null;
