@@ -329,11 +329,16 @@ const MAX_NEIGHBOURS = 16;
  * the neighbours' requests use them from L1: the cost is requests, not bytes, and one vector access
  * per lane removes it.
  */
-export function coveredByNeighbours(ev: AccessEvent, others: readonly AccessEvent[], shapes: RuleShapes): boolean {
-  const group = [
-    ev,
-    ...others.filter((o) => o !== ev && sameStream(ev, o) && shiftedCopy(ev, o, shapes.shapes[0])),
-  ].slice(0, MAX_NEIGHBOURS);
+export function coveredByNeighbours(
+  ev: AccessEvent,
+  others: readonly AccessEvent[],
+  shapes: RuleShapes,
+  offsets: KernelOffsets = new KernelOffsets(shapes.shapes[0]),
+): boolean {
+  const group = [ev, ...others.filter((o) => o !== ev && sameStream(ev, o) && shiftedCopy(ev, o, offsets))].slice(
+    0,
+    MAX_NEIGHBOURS,
+  );
   if (group.length < 2) return false;
   for (const shape of shapes.shapes) {
     const size = shape.x * shape.y * shape.z;
@@ -394,8 +399,60 @@ function coverage(ranges: Array<[number, number]>): { bytes: number; sectors: nu
 /** Neighbours a lane reads one after another are the same pattern moved by a few elements (`p[4 * i + 1]` beside `p[4 * i]`). */
 const MAX_SHIFT = 16;
 
-/** Whether `b`'s offsets are `a`'s moved by one small amount, the same for every lane and sample. */
-function shiftedCopy(a: AccessEvent, b: AccessEvent, shape: Dim3): boolean {
+/**
+ * The element offsets of a kernel's accesses, thread by thread, for each sample of the unknowns
+ * they read (blocks of `shape`): worked out once per access and compared pair by pair, where a
+ * kernel's run of scalar accesses (`p[4 * i]`, `p[4 * i + 1]`, ...) makes every pair a question.
+ */
+export class KernelOffsets {
+  private readonly kept = new Map<AccessEvent, Float64Array[] | null>();
+  constructor(readonly shape: Dim3) {}
+
+  /** What decides an access's samples: pairs with equal ones are sampled alike, alone or together. */
+  samplingOf(ev: AccessEvent): string {
+    const facts = symFacts(ev.offset);
+    return `${facts.blockIdx ? 'b' : ''}|${facts.frees.map((f) => f.id).join(',')}`;
+  }
+
+  /** Each sample's offsets (null where some thread's is not a number). */
+  of(ev: AccessEvent): Float64Array[] | null {
+    let columns = this.kept.get(ev);
+    if (columns === undefined) {
+      const size = this.shape.x * this.shape.y * this.shape.z;
+      const values = threadValues(ev.offset, this.shape);
+      columns = [];
+      for (const sample of laneSamples([ev.offset], this.shape)) {
+        const column = values(sample);
+        const out = new Float64Array(size);
+        for (let t = 0; t < size && columns; t++) {
+          const v = column(t);
+          if (typeof v !== 'number') columns = null;
+          else out[t] = v;
+        }
+        if (!columns) break;
+        columns.push(out);
+      }
+      this.kept.set(ev, columns);
+    }
+    return columns;
+  }
+}
+
+/** Whether `b`'s offsets are `a`'s moved by one small amount, the same for every lane, in each sample. */
+function shiftedCopy(a: AccessEvent, b: AccessEvent, offsets: KernelOffsets): boolean {
+  if (offsets.samplingOf(a) === offsets.samplingOf(b)) {
+    // Sampled alike: the offsets each has alone are those they have together.
+    const x = offsets.of(a);
+    const y = x && offsets.of(b);
+    if (!x || !y) return false;
+    for (let k = 0; k < x.length; k++) {
+      const shift = y[k][0] - x[k][0];
+      if (shift === 0 || Math.abs(shift) > MAX_SHIFT) return false;
+      for (let t = 1; t < x[k].length; t++) if (y[k][t] - x[k][t] !== shift) return false;
+    }
+    return x.length > 0;
+  }
+  const shape = offsets.shape;
   const size = shape.x * shape.y * shape.z;
   const at = threadValues(a.offset, shape);
   const bt = threadValues(b.offset, shape);

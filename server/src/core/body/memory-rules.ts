@@ -21,7 +21,7 @@ import {
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import { coalescingVerdict, coveredByNeighbours, type CoalescingVerdict } from './global-access';
+import { coalescingVerdict, coveredByNeighbours, KernelOffsets, type CoalescingVerdict } from './global-access';
 import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
@@ -67,9 +67,10 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const events = result.events.slice(0, MAX_EVENTS);
       const uses = arrayUses(events, shapes);
       const accesses = events.filter((e): e is AccessEvent => e.event === 'access' && e.space === 'global');
+      const offsets = new KernelOffsets(shapes.shapes[0]);
       for (const ev of events) {
         const record = withinStack(
-          () => recordOf(ctx, kernel, ev, shapes, uses, accesses),
+          () => recordOf(ctx, kernel, ev, shapes, uses, accesses, offsets),
           () => null,
         );
         if (!record) continue;
@@ -124,6 +125,7 @@ function recordOf(
   shapes: RuleShapes,
   uses: ReadonlyMap<string, ArrayUse>,
   events: readonly AccessEvent[],
+  offsets: KernelOffsets,
 ): MemoryRecord | null {
   const place = placeOf(ctx, ev);
   if (!place) return null;
@@ -135,7 +137,7 @@ function recordOf(
     const v = coalescingVerdict(ev, shapes);
     if (!v) return null;
     const neighbours = withinStack(
-      () => coveredByNeighbours(ev, events, shapes),
+      () => coveredByNeighbours(ev, events, shapes, offsets),
       () => false,
     );
     return accessRecord(kernel, ev, v, shapes, place, neighbours);
