@@ -553,7 +553,21 @@ class FunctionAnalysis {
       const e = entry.get(key);
       if (!e) continue;
       const modeKey = `${h}:${key}`;
-      const current = this.heads.get(modeKey);
+      let current = this.heads.get(modeKey);
+      // A head value worked out while the start was uniform stands for a uniform value: once an
+      // earlier or outer loop makes the start depend on the thread (it converges later), the head is
+      // read again from the new start, and the body runs again with it (else a shuffle reduction
+      // after a per-lane loop read as uniform).
+      if (
+        current &&
+        isThreadDependent(e.sym) &&
+        !isThreadDependent(current.sym) &&
+        this.loopModes.get(modeKey) !== 'sum'
+      ) {
+        this.heads.delete(modeKey);
+        current = undefined;
+        changed = true;
+      }
       if (backs.length === 0 || (fresh.length === 0 && current === undefined)) continue;
       if (fresh.length === 0) {
         state.set(key, current!);
@@ -579,6 +593,7 @@ class FunctionAnalysis {
    */
   private headValue(h: number, key: string, e: TV, current: TV | undefined, backValues: TV[]): TV | null {
     const modeKey = `${h}:${key}`;
+
     const name = keyName(key, this.ir);
     const head = current?.sym ?? e.sym;
     if (this.loopModes.get(modeKey) !== 'sum') {
