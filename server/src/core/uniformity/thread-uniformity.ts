@@ -1461,12 +1461,17 @@ class FunctionAnalysis {
       this.assignKey(key, v, state, stmtAt);
       return;
     }
-    const base = target.k === 'index' ? rootOf(target) : target.k === 'unary' && target.op === '*' ? target.arg : null;
+    // A member of a thread's own array's element (`low[i].x = v`) is stored as the element is: the
+    // array holds one value for all its elements and their members.
+    let element: Expr = target;
+    while (element.k === 'field' && !element.arrow) element = element.object;
+    const base =
+      element.k === 'index' ? rootOf(element) : target.k === 'unary' && target.op === '*' ? target.arg : null;
     const own = base ? this.privateStorage(base) : null;
-    if (own && target.k === 'index') {
+    if (own && element.k === 'index') {
       // An element stored at a varying index: the array's elements now differ between threads.
       let index: TV = { sym: ZERO, origin: null };
-      for (let x: Expr = target; x.k === 'index'; x = x.object) {
+      for (let x: Expr = element; x.k === 'index'; x = x.object) {
         const i = this.ev(x.index, state, stmtAt);
         if (isThreadDependent(i.sym)) index = i;
       }
