@@ -110,6 +110,11 @@ export interface Branch {
   predicated?: { source: 'ptx' | 'sass'; cost: number | null };
   /** In a `__device__` function no kernel of the file calls (`kernel` is then its name). */
   inDeviceFunction?: boolean;
+  /**
+   * Read where a kernel of another file (`kernel`, in `file`) calls the function: its costs are
+   * weighed against the function alone, not the kernel that calls it (see divergenceSeverity).
+   */
+  calledFrom?: { kernel: string; file: string };
   /** One or two sentences for the hover. */
   explanation: string;
   suggestion: string | null;
@@ -139,6 +144,8 @@ export interface DivergenceContext {
    * that file reads them (worked out when a kernel of the document has no launch of its own).
    */
   includer: () => IncluderLaunches | null;
+  /** The includer's kernels that name a function of the document, with their instances (see branchesThroughIncluder). */
+  includerCallers: (name: string) => IncluderCaller[];
 }
 
 /** Launches of another file of the unit, and the context their template arguments are read in. */
@@ -174,10 +181,16 @@ export function prepareDivergence(input: DivergenceInput): DivergenceContext {
     else launchesOf.set(l.baseName, [l]);
   }
   let includer: IncluderLaunches | null | undefined;
+  const callers = new Map<string, IncluderCaller[]>();
   const ctx: DivergenceContext = {
     ...input,
     launchesOf,
     includer: () => (includer === undefined ? (includer = includerLaunches(ctx)) : includer),
+    includerCallers: (name) => {
+      let found = callers.get(name);
+      if (!found) callers.set(name, (found = withinStackOr(() => includerCallersOf(ctx, name)) ?? []));
+      return found;
+    },
   };
   return ctx;
 }
@@ -270,12 +283,89 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
     staticSharedBytes: null,
     leadingComment: null,
   };
+  const called = root.name === 'lambda' ? null : branchesThroughIncluder(ctx, root, device);
+  if (called) return called;
   const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
   return programBranches(ctx, device, pf, [], ctx).map((b) => ({
     ...b,
     inDeviceFunction: true,
     assumptions: [note, ...b.assumptions],
   }));
+}
+
+/** Kernels of the includer whose walks are read for one header's helpers, at most. */
+const MAX_INCLUDER_KERNELS = 8;
+
+/**
+ * A header's `__device__` function read where the `.cu` that includes it calls it: the includer's
+ * kernels that name it are walked with the instances their launches make, and the branches the
+ * walks record in the function are its own (its parameters then hold what those calls pass: a
+ * per-lane value is per-lane). Null where no kernel of the includer names it.
+ */
+function branchesThroughIncluder(
+  ctx: DivergenceContext,
+  root: { name: string; node: SyntaxNode },
+  device: Kernel,
+): Branch[] | null {
+  const callers = ctx.includerCallers(root.name);
+  if (callers.length === 0) return null;
+  const [from, to] = [root.node.startIndex, root.node.endIndex];
+  const chosen = new Map<string, { branch: Branch; rank: number }>();
+  for (const caller of callers) {
+    for (const instance of caller.instances) {
+      const result = instanceUniformity(ctx, caller.pf, instance);
+      if (!result) continue;
+      const sites = result.sites.filter((x) => x.at[0] >= from && x.at[1] <= to);
+      if (sites.length === 0) continue;
+      // Shapes and costs are the function's, with the block shapes the caller is launched with.
+      const launches = instance.launches.map((l) => ({ ...l, baseName: device.name }));
+      const read = { ...instance, launches, label: null };
+      for (const b of instanceBranches(ctx, device, { ...result, sites }, read)) {
+        const key = `${b.span.start.line}:${b.span.start.character}:${b.span.end.line}:${b.span.end.character}:${b.construct}`;
+        const rank = SEVERITY[b.kind];
+        const had = chosen.get(key);
+        const note = `read where \`${caller.pf.fn.name}\`${instance.label ? ` (${instance.label})` : ''}, in ${baseNameOf(caller.pf.file)}, which includes this file, calls \`${root.name}\``;
+        const calledFrom = { kernel: caller.pf.fn.name, file: baseNameOf(caller.pf.file) };
+        if (!had || rank > had.rank)
+          chosen.set(key, {
+            branch: { ...b, inDeviceFunction: true, calledFrom, assumptions: [note, ...b.assumptions] },
+            rank,
+          });
+      }
+    }
+  }
+  if (chosen.size === 0) return null;
+  return [...chosen.values()]
+    .map((c) => c.branch)
+    .sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+/** The includer's kernels that name `name` in their bodies, each with the instances its launches make. */
+function includerCallersOf(ctx: DivergenceContext, name: string): IncluderCaller[] {
+  const inc = ctx.includer();
+  if (!inc) return [];
+  const path = inc.from.path;
+  const file = ctx.program.file(path);
+  if (!file) return [];
+  const word = new RegExp(`\\b${name.replace(/[^\w]/g, '')}\\b`);
+  const out: IncluderCaller[] = [];
+  for (const fn of ctx.program.outline(path).functions) {
+    if (out.length >= MAX_INCLUDER_KERNELS) break;
+    if (!fn.global || !fn.bodyAt || !word.test(file.view.slice(fn.bodyAt[0], fn.bodyAt[1]))) continue;
+    const pf: ProgramFunction = { file: path, fn };
+    const kernel = { name: fn.name } as Kernel;
+    out.push({ pf, instances: instancesOf(pf, kernel, inc.launches, inc.from) });
+  }
+  return out;
+}
+
+interface IncluderCaller {
+  pf: ProgramFunction;
+  instances: Instance[];
+}
+
+function baseNameOf(path: string): string {
+  return path.replace(/^.*[\\/]/, '');
 }
 
 // ---------------------------------------------------------------------------

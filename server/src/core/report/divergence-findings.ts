@@ -77,7 +77,9 @@ export function divergenceSeverity(
   }: DivergenceSeverityOptions = {},
 ): Severity | null {
   if (b.kind !== 'divergent' || b.idleIssueSlots <= 0 || serializesNothing(b)) return null;
-  if (b.predicated) return 'hint';
+  // Weighed against a helper alone, any split looks large: what it costs the kernel that calls it
+  // is not known here.
+  if (b.predicated || b.calledFrom) return 'hint';
   return materiality(b, minCostThreshold, minSharePercent) === 'material' ? 'warning' : 'hint';
 }
 
@@ -112,6 +114,8 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
   if (b.predicated)
     return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
+  if (b.calledFrom)
+    return `A hint, not a warning: ${measured}; read where \`${b.calledFrom.kernel}\` in ${b.calledFrom.file} calls the function, whose other work this file does not show, so what the split costs that kernel is not known.`;
   if (severity === 'warning') return `**Warning:** ${measured}; ${rule}.`;
   const why = materiality(b, minCostThreshold, minSharePercent);
   if (why === 'data' && !b.split?.dataDependent)
