@@ -277,6 +277,43 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
       store.dispose();
     }
   });
+
+  it('reads a kernel again when a launch changes the constant it passes or the instance it names', () => {
+    const store = new DocumentStore({ parser });
+    const text = [
+      'template <int S>',
+      '__global__ void k(float* out, int n) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  if (i < n) out[i] = 0;',
+      '  if (threadIdx.x < S) out[i] += 1;',
+      '}',
+      'void go(float* d, int n) { k<16><<<4, 64>>>(d, n); }',
+    ].join('\n');
+    const kinds = () =>
+      store
+        .facts(URI)!
+        .branches.map((b) => `${b.condition}: ${b.kind}`)
+        .join('; ');
+    const edit = (version: number, from: string, to: string) => {
+      const current = store.facts(URI)!.source.text;
+      const at = current.lastIndexOf(from);
+      store.change(URI, version, [
+        { range: { start: positionOf(current, at), end: positionOf(current, at + from.length) }, text: to },
+      ]);
+    };
+    try {
+      store.open(URI, 'cuda-cpp', 1, text);
+      assert.equal(kinds(), 'i < n: tail; threadIdx.x < S: divergent');
+      // Only the launch changes, and with it what the kernel is read with: every launch passes 256
+      // (the tail is whole warps), then an instance whose split is a warp's edge.
+      edit(2, '(d, n)', '(d, 256)');
+      assert.equal(kinds(), 'i < n: warp-uniform; threadIdx.x < S: divergent');
+      edit(3, 'k<16>', 'k<32>');
+      assert.equal(kinds(), 'i < n: warp-uniform; threadIdx.x < S: warp-uniform');
+    } finally {
+      store.dispose();
+    }
+  });
 });
 
 function positionOf(text: string, offset: number) {

@@ -203,9 +203,15 @@ export function kernelKey(source: SourceText, kernel: Kernel, launches: readonly
       .sort(),
     ...mine.filter((l) => !l.block.value).map((l) => `?${l.block.text}`),
   ].join(',');
+  // The instances the launches make (divergence.ts, instancesOf): their template arguments as
+  // written and read, and the constants they pass (a size every launch fixes binds a parameter).
+  const instances = mine
+    .map((l) => JSON.stringify([l.templateArgs ?? null, l.templateArgValues ?? null, l.argValues ?? null]))
+    .sort()
+    .join(',');
   let text = kernelTexts.get(kernel);
   if (text === undefined) kernelTexts.set(kernel, (text = hash(source.text.slice(start(), end()))));
-  return `${kernel.span.start.character}|${shapes}|${context}|${text}`;
+  return `${kernel.span.start.character}|${shapes}|${hash(instances)}|${context}|${text}`;
 }
 
 /**
