@@ -240,7 +240,9 @@ describe('uncoalesced-access', () => {
     // Eight floats apart with no neighbour, `beta` would be a warning if each block read its own bytes.
     assert.match(records[4].message, /Every block reads the same bytes here/);
     const perBlock = text.replace('beta[8 * threadIdx.x]', 'beta[blockIdx.x * n + 8 * threadIdx.x]');
-    const [own] = (await recordsOf(perBlock)).filter((r) => r.rule === 'uncoalesced-access' && r.text.startsWith('beta'));
+    const [own] = (await recordsOf(perBlock)).filter(
+      (r) => r.rule === 'uncoalesced-access' && r.text.startsWith('beta'),
+    );
     assert.equal(own.severity, 'warning');
   });
 
@@ -451,10 +453,7 @@ describe('bank-conflict', () => {
     const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
     assert.deepEqual(
       records.map((r) => `${r.severity} ${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
-      [
-        'warning 7: s[threadIdx.x * 32 % 1024] 32-way',
-        'hint 11: t[threadIdx.x / 8][4 * (threadIdx.x % 8) + 1] 2-way',
-      ],
+      ['warning 7: s[threadIdx.x * 32 % 1024] 32-way', 'hint 11: t[threadIdx.x / 8][4 * (threadIdx.x % 8) + 1] 2-way'],
     );
   });
 

@@ -331,4 +331,3 @@ function sameStream(a: AccessEvent, b: AccessEvent): boolean {
     a.calls.every((c, k) => c.file === b.calls[k].file && c.at[0] === b.calls[k].at[0])
   );
 }
-
