@@ -43,7 +43,6 @@ import {
   isFixedValue,
   isThreadDependent,
   opaqueSym,
-  sameInEveryBlock,
   symFacts,
   symKey,
   ZERO,
@@ -758,13 +757,7 @@ class FunctionAnalysis {
     for (const p of parts) kind = maxKind(kind, this.session.kindOf(p.sym));
     if (kind === 'uniform') {
       const fixed = parts.length > 0 && parts.every((p) => isFixedValue(p.sym));
-      // Read from values every block has alike (a member of a kernel's struct parameter, a load at an
-      // address every block computes), it is alike in every block too.
-      const perGrid = !fixed && parts.length > 0 && parts.every((p) => sameInEveryBlock(p.sym));
-      return {
-        sym: this.freshFree(`${tag}${fixed ? '!' : perGrid ? '^' : ''}`, what, fixed, perGrid),
-        origin: null,
-      };
+      return { sym: this.freshFree(`${tag}${fixed ? '!' : ''}`, what, fixed), origin: null };
     }
     return {
       sym: this.opaque(tag, kind, what),
