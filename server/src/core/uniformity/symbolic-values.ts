@@ -36,8 +36,8 @@ export type Sym =
    * A uniform value the source does not let us compute. `fixed`: set by the compiler or the launch
    * (a template parameter, a macro, `sizeof`, a function of `blockDim`), the same in every block and
    * every run with that configuration; otherwise data the kernel reads (a parameter, a load).
-   * `perGrid`: a kernel's parameter, the same in every block of a launch (unset where not known so:
-   * a load, a join, a member of a struct parameter).
+   * `perGrid`: a kernel's parameter or a member of one, the same in every block of a launch (unset
+   * where not known so: a load, a join).
    */
   | { op: 'free'; id: number; name: string; loop: LoopInfo | null; fixed?: boolean; perGrid?: boolean }
   /** A value of known kind but unknown shape: `atomicAdd(...)`'s result, `a[threadIdx.x]`, `__ballot_sync(...)`. */
@@ -420,7 +420,7 @@ export function binaryOperator(operator: string): BinaryOperator {
 /**
  * Whether every block of a launch computes the same value: it reads no `blockIdx` and no per-lane
  * or per-warp data, and each unknown in it is fixed by the compiler or the launch, a kernel's
- * parameter (`perGrid`), or the counter of a loop
+ * parameter or a member of one (`perGrid`), or the counter of a loop
  * whose start, bound and step are such values too. An address of that kind is one every block
  * reads (a parameter vector: `gamma[4 * threadIdx.x]`; see body/global-access.ts).
  */

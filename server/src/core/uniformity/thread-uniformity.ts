@@ -1270,6 +1270,11 @@ class FunctionAnalysis {
       !e.arrow && base.sym.op === 'free' && !isThreadDependent(base.sym)
         ? `field:${symKey(base.sym)}:${field}`
         : `field${e.at[0]}:${field}`;
+    // A member of a kernel's struct parameter is as alike in every block as the parameter. (Only
+    // here: marking what is derived from such values in general makes more unknowns as a loop's
+    // fixed point runs, and their ids, which some of the walk's orderings follow, move.)
+    if (!e.arrow && base.sym.op === 'free' && base.sym.perGrid)
+      return { sym: this.freshFree(tag, exprText(e), false, true), origin: null };
     return this.derived(tag, exprText(e), [base]);
   }
 
