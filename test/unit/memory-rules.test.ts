@@ -205,24 +205,67 @@ describe('uncoalesced-access', () => {
     assert.match(records[0].fix, /one vector access/);
   });
 
+  it('leaves out loads every block makes of the same bytes where the neighbours use the rest of the sectors, else a hint', async () => {
+    // `gamma` and `beta` are read alike by every block (the address reads no blockIdx): after the
+    // first block they are in L1 or L2. The row of `in` the block reads is its own: its bytes come
+    // from DRAM once, and the finding stays (a hint naming the vector load).
+    const text = [
+      'struct P { const float* gamma; int n; };',
+      '__global__ void norm(float* out, const float* in, const float* gamma, const float* beta, P p, int n) {',
+      '  int c = 4 * threadIdx.x;',
+      '  const float* row = in + blockIdx.x * n;',
+      '  float g = gamma[c] + gamma[c + 1] + gamma[c + 2] + gamma[c + 3];',
+      '  float x = row[c] + row[c + 1] + row[c + 2] + row[c + 3];',
+      '  float h = p.gamma[c] + p.gamma[c + 1] + p.gamma[c + 2] + p.gamma[c + 3];',
+      '  out[blockIdx.x * n + threadIdx.x] = g * x * h + beta[8 * threadIdx.x];',
+      '  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = gamma[2 * i] + gamma[2 * i + 1];',
+      '  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = in[blockIdx.x * n + 2 * i] + in[blockIdx.x * n + 2 * i + 1];',
+      '}',
+      'void run(float* o, const float* i, const float* g, const float* b, P p, int n) { norm<<<64, 256>>>(o, i, g, b, p, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.span.start.line + 1}: ${r.text}`),
+      [
+        'hint 6: row[c]',
+        'hint 6: row[c + 1]',
+        'hint 6: row[c + 2]',
+        'hint 6: row[c + 3]',
+        'hint 8: beta[8 * threadIdx.x]',
+        'hint 10: in[blockIdx.x * n + 2 * i]',
+        'hint 10: in[blockIdx.x * n + 2 * i + 1]',
+      ],
+    );
+    // Eight floats apart with no neighbour, `beta` would be a warning if each block read its own bytes.
+    assert.match(records[4].message, /Every block reads the same bytes here/);
+    const perBlock = text.replace('beta[8 * threadIdx.x]', 'beta[blockIdx.x * n + 8 * threadIdx.x]');
+    const [own] = (await recordsOf(perBlock)).filter(
+      (r) => r.rule === 'uncoalesced-access' && r.text.startsWith('beta'),
+    );
+    assert.equal(own.severity, 'warning');
+  });
+
   it("reads a struct parameter's pointer member read twice as one pointer: its neighbouring loads are a hint too", async () => {
     const text = [
       'struct Param { const float* scale; float* out; };',
       '__global__ void k(Param p) {',
-      '  float a = p.scale[threadIdx.x * 4 + 0] + p.scale[threadIdx.x * 4 + 1];',
-      '  float b = p.scale[threadIdx.x * 4 + 2] + p.scale[threadIdx.x * 4 + 3];',
+      '  int i = blockIdx.x * 1024 + threadIdx.x * 4;',
+      '  float a = p.scale[i + 0] + p.scale[i + 1];',
+      '  float b = p.scale[i + 2] + p.scale[i + 3];',
       '  p.out[threadIdx.x] = a + b;',
       '}',
       'void run(Param p) { k<<<64, 256>>>(p); }',
       '',
     ].join('\n');
+    // Each block reads its own slice (the same slice for every block would be left out: see above).
     assert.deepEqual(
       (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
       [
-        'uncoalesced-access hint 3: p.scale[threadIdx.x * 4 + 0]',
-        'uncoalesced-access hint 3: p.scale[threadIdx.x * 4 + 1]',
-        'uncoalesced-access hint 4: p.scale[threadIdx.x * 4 + 2]',
-        'uncoalesced-access hint 4: p.scale[threadIdx.x * 4 + 3]',
+        'uncoalesced-access hint 4: p.scale[i + 0]',
+        'uncoalesced-access hint 4: p.scale[i + 1]',
+        'uncoalesced-access hint 5: p.scale[i + 2]',
+        'uncoalesced-access hint 5: p.scale[i + 3]',
       ],
     );
   });
@@ -315,9 +358,9 @@ describe('bank-conflict', () => {
     const text = [
       '__global__ void tile(float* out, const float* in, int n) {',
       '  __shared__ float b[16][17];',
-      '  b[threadIdx.y][threadIdx.x] = in[threadIdx.y * n + threadIdx.x];',
+      '  for (int t = 0; t < n; t++) { b[threadIdx.y][threadIdx.x] = in[t * 256 + threadIdx.y * n + threadIdx.x];',
       '  __syncthreads();',
-      '  out[threadIdx.y * n + threadIdx.x] = b[threadIdx.x][threadIdx.y];',
+      '  out[t * 256 + threadIdx.y * n + threadIdx.x] = b[threadIdx.x][threadIdx.y]; __syncthreads(); }',
       '}',
       'void run(float* o, const float* i, int n) { tile<<<1, dim3(16, 16)>>>(o, i, n); }',
       '',
@@ -332,7 +375,7 @@ describe('bank-conflict', () => {
     // 8-way): the general advice. Rows of 18 clear the column read and leave the store 2-way.
     assert.match(records[0].fix, /^Give neighbouring lanes/);
     assert.match(records[1].fix, /from 17 to 18 elements/);
-    const rowsOnly = text.replace('b[threadIdx.x][threadIdx.y]', 'b[threadIdx.y][threadIdx.x]');
+    const rowsOnly = text.replace('= b[threadIdx.x][threadIdx.y]', '= b[threadIdx.y][threadIdx.x]');
     const [alone] = (await recordsOf(rowsOnly)).filter((r) => r.rule === 'bank-conflict');
     assert.match(alone.fix, /Make each row 16 elements instead of 17 \(`\[17\]` → `\[16\]`/);
   });
@@ -353,12 +396,86 @@ describe('bank-conflict', () => {
   });
 
   it('counts 8-byte accesses a half warp at a time: doubles at unit stride are conflict-free, at stride 2 2-way', async () => {
-    const text = `__global__ void d(double* out) {\n  __shared__ double s[512];\n  s[threadIdx.x] = 1.0;\n  s[2 * threadIdx.x] = 2.0;\n  __syncthreads();\n  out[threadIdx.x] = s[threadIdx.x];\n}\nvoid run(double* o) { d<<<1, 256>>>(o); }\n`;
+    const text = `__global__ void d(double* out, int n) {\n  __shared__ double s[512];\n  for (int k = 0; k < n; k++) {\n  s[threadIdx.x] = 1.0;\n  s[2 * threadIdx.x] = 2.0;\n  __syncthreads();\n  out[threadIdx.x] += s[threadIdx.x];\n  }\n}\nvoid run(double* o, int n) { d<<<1, 256>>>(o, n); }\n`;
     const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
     assert.deepEqual(
       records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
-      ['4: s[2 * threadIdx.x] 2-way'],
+      ['5: s[2 * threadIdx.x] 2-way'],
     );
+  });
+
+  it('counts 16-byte accesses a quarter warp at a time, and bytes of one word as one access (a broadcast)', async () => {
+    // A float4 per lane at unit stride: each quarter warp's 8 lanes fill the 32 banks once (4 passes
+    // for the warp, as any 16-byte access takes); two float4 apart, 2-way within each quarter warp.
+    // Chars: four lanes share a word at unit stride, a word each four apart, 2-way eight apart.
+    const text = [
+      '__global__ void v(float4* out, char* flags, int n) {',
+      '  __shared__ float4 s[512];',
+      '  __shared__ char c[2048];',
+      '  for (int k = 0; k < n; k++) {',
+      '    s[threadIdx.x] = out[threadIdx.x];',
+      '    s[2 * threadIdx.x] = out[threadIdx.x];',
+      '    c[threadIdx.x] = 1; c[4 * threadIdx.x] = 2; c[8 * threadIdx.x] = 3;',
+      '    __syncthreads();',
+      '  }',
+      '}',
+      'void run(float4* o, char* f, int n) { v<<<1, 256>>>(o, f, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
+      ['6: s[2 * threadIdx.x] 2-way', '7: c[8 * threadIdx.x] 2-way'],
+    );
+  });
+
+  it('is weighed by how often it runs: a conflict run once per thread for a few passes is not a finding', async () => {
+    // Once per thread: a 2-way transpose of an int8 tile costs each warp one pass more, and a 4-way
+    // read of a 32 x 4 reduction table that only warp 0 makes costs the block's warps 3/8 of a pass
+    // each; 32-way once is 31 passes. In a loop each pass is paid every iteration.
+    const text = [
+      '__global__ void w(float* out, const float* in, int n) {',
+      '  __shared__ signed char t[32][33];',
+      '  __shared__ float r[32][4];',
+      '  __shared__ float s[32 * 32];',
+      '  t[threadIdx.x / 8][4 * (threadIdx.x % 8) + 1] = 1;',
+      '  r[threadIdx.x % 32][threadIdx.x / 64] = in[threadIdx.x];',
+      '  s[threadIdx.x * 32 % 1024] = in[threadIdx.x];',
+      '  __syncthreads();',
+      '  float v = 0.f;',
+      '  if (threadIdx.x < 32) v = r[threadIdx.x][1];',
+      '  for (int k = 0; k < n; k++) v += t[threadIdx.x / 8][4 * (threadIdx.x % 8) + 1];',
+      '  out[threadIdx.x] = v;',
+      '}',
+      'void run(float* o, const float* i, int n) { w<<<64, 256>>>(o, i, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
+      ['warning 7: s[threadIdx.x * 32 % 1024] 32-way', 'hint 11: t[threadIdx.x / 8][4 * (threadIdx.x % 8) + 1] 2-way'],
+    );
+  });
+
+  it('reads an operand of `?:` or `&&` as running only where its condition selects it', async () => {
+    // The last step of a block reduction: lanes below blockDim.x / 32 read the table, the others
+    // take 0. With 8 warps, 8 lanes 4 words apart: no conflict; read by every lane it is 4-way.
+    const body = (read: string) =>
+      [
+        '  __shared__ float r[32][4];',
+        '  r[threadIdx.x / 32][threadIdx.x % 4] = in[threadIdx.x];',
+        '  __syncthreads();',
+        '  float v = 0.f;',
+        `  for (int k = 0; k < n; k++) v += ${read};`,
+        '  out[threadIdx.x] = v;',
+      ].join('\n');
+    const guarded = kernel(body('threadIdx.x < blockDim.x / 32 ? r[threadIdx.x % 32][1] : 0.f'));
+    const anded = kernel(body('(threadIdx.x < blockDim.x / 32 && r[threadIdx.x % 32][1] > 0.f)'));
+    const every = kernel(body('r[threadIdx.x % 32][1]'));
+    const banks = async (text: string) => (await rulesOf(text)).filter((g) => g.startsWith('bank'));
+    assert.deepEqual(await banks(guarded), []);
+    assert.deepEqual(await banks(anded), []);
+    assert.deepEqual(await banks(every), ['bank-conflict warning 6: r[threadIdx.x % 32][1]']);
   });
 });
 
@@ -484,7 +601,8 @@ describe('memory rules: instances from explicit instantiations, directives in a 
     const unguarded = text.replace('  } else\n#pragma unroll\n', '  }\n#pragma unroll\n');
     assert.deepEqual(
       (await rulesOf(unguarded)).filter((g) => g.startsWith('uncoalesced')),
-      ['uncoalesced-access warning 8: out[i + k]', 'uncoalesced-access warning 8: in[i + k]'],
+      // `in[i + k]` does not depend on the block: every block reads the same bytes, from L1 or L2 (a hint).
+      ['uncoalesced-access warning 8: out[i + k]', 'uncoalesced-access hint 8: in[i + k]'],
     );
   });
 
@@ -765,7 +883,7 @@ describe('memory rules: static constants of a class template instance', () => {
     const got = await rulesOf(
       packed(
         [
-          '  shared[threadIdx.x * x128::size + threadIdx.y] = 1.0f;',
+          '  for (int k = 0; k < 8; k++) shared[threadIdx.x * x128::size + threadIdx.y] = k;',
           '  if (threadIdx.y >= x128::size) return;',
           '  __syncthreads();',
           '  out[threadIdx.x] = shared[threadIdx.x];',

@@ -10,6 +10,7 @@ import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN, type EvalResult } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
 import { isThreadDependent, symFacts, type Sym } from '../uniformity/symbolic-values';
+export { sameInEveryBlock } from '../uniformity/symbolic-values';
 import { byteOffset, conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
 
 export interface CoalescingVerdict {

@@ -12,6 +12,7 @@ import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
 import {
   blockShapes,
+  DEFAULT_DIVERGENCE_COST_THRESHOLD,
   functionAt,
   instanceUniformity,
   instancesOf,
@@ -21,7 +22,13 @@ import {
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import { coalescingVerdict, coveredByNeighbours, KernelOffsets, type CoalescingVerdict } from './global-access';
+import {
+  coalescingVerdict,
+  coveredByNeighbours,
+  KernelOffsets,
+  sameInEveryBlock,
+  type CoalescingVerdict,
+} from './global-access';
 import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
@@ -140,9 +147,18 @@ function recordOf(
       () => coveredByNeighbours(ev, events, shapes, offsets),
       () => false,
     );
-    return accessRecord(kernel, ev, v, shapes, place, neighbours);
+    // Bytes every block reads are in L1 or L2 after the first block: an uncoalesced load of them
+    // costs requests, not DRAM bytes. Where the lane's neighbouring loads use the rest of each
+    // sector as well, what is left is a few load instructions: no finding. Otherwise a hint.
+    const everyBlock = !ev.store && sameInEveryBlock(ev.offset);
+    if (everyBlock && neighbours) return null;
+    return accessRecord(kernel, ev, v, shapes, place, neighbours, everyBlock);
   }
   const v = bankVerdict(ev, shapes, uses.get(ev.array) ?? null);
+  // A conflict that runs once per thread (in no loop, here or at the calls that reach it) costs each
+  // warp of the block its extra passes once: below what a divergent branch must idle to be worth a
+  // finding (a 2-way transpose of a tile, a block reduction's last step in one warp), it is not one.
+  if (v && !ev.repeats && v.extraPerWarp < DEFAULT_DIVERGENCE_COST_THRESHOLD) return null;
   return v ? bankRecord(kernel, ev, v, shapes, place) : null;
 }
 
@@ -223,6 +239,7 @@ function accessRecord(
   shapes: RuleShapes,
   place: Place,
   neighbours: boolean,
+  everyBlock: boolean,
 ): MemoryRecord {
   const ratio = v.sectors / v.ideal;
   const verb = ev.store ? 'store to' : 'load from';
@@ -238,14 +255,17 @@ function accessRecord(
     (p) =>
       `assuming \`${p.name}\` ≥ ${p.least} (it is the row pitch, and a row holds the ${p.least} columns a warp indexes in it)`,
   );
-  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}${pitches.map((p) => `, ${p}`).join('')}.${shared}`;
+  const cached = everyBlock
+    ? ' Every block reads the same bytes here (the address does not depend on the block), so after the first block they come from L1 or L2: what is lost is requests and cache bandwidth, not DRAM bytes.'
+    : '';
+  const message = `Uncoalesced ${verb} \`${ev.array}\`${via}: each warp request touches ${v.sectors} 32-byte sectors where unit stride would touch ${v.ideal}${stride}, so ${Math.round((1 - v.ideal / v.sectors) * 100)}% of the bytes fetched are not used by this request; ${assumedShapes(v.shape, shapes)}${pitches.map((p) => `, ${p}`).join('')}.${shared}${cached}`;
   const fix = neighbours
     ? 'Let each lane make one vector access (`float4`, `int4`, `char4`) in place of its neighbouring scalar ones.'
     : 'Make consecutive lanes touch consecutive elements: swap the roles of the thread index and the loop index, or stage a tile through shared memory and transpose it there, or load wider vectors (`float4`) per lane.';
   return {
     rule: 'uncoalesced-access',
     kernel: kernel.name,
-    severity: ratio >= 4 && !neighbours ? 'warning' : 'hint',
+    severity: ratio >= 4 && !neighbours && !everyBlock ? 'warning' : 'hint',
     span: place.span,
     text: place.text,
     message,

@@ -18,6 +18,13 @@ export interface BankVerdict {
   /** The most passes a request needs (n-way), and the fewest over the samples (a loop's steps). */
   ways: number;
   fewest: number;
+  /**
+   * The passes past the first, per pass group (a warp, or its half or quarter for 8- and 16-byte
+   * accesses), summed over the block and divided by its warps: what one execution costs each warp of
+   * the block on average (a conflict only the block's first warp makes is paid once among them all).
+   * The most over the samples.
+   */
+  extraPerWarp: number;
   /** Rows of `from` elements made `to` long remove the conflict (arrays of two or more dimensions). */
   padding: { from: number; to: number } | null;
 }
@@ -43,7 +50,7 @@ export function bankVerdict(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse |
 function shapeVerdict(ev: AccessEvent, shape: Dim3, offset: Sym): Omit<BankVerdict, 'padding'> | null {
   const ways = waysOver(ev, shape, offset);
   if (!ways || ways.fewest <= 1) return null;
-  return { shape, ways: ways.most, fewest: ways.fewest };
+  return { shape, ways: ways.most, fewest: ways.fewest, extraPerWarp: ways.extraPerWarp };
 }
 
 /**
@@ -56,7 +63,7 @@ function waysOver(
   shape: Dim3,
   offset: Sym,
   above = Infinity,
-): { most: number; fewest: number } | null {
+): { most: number; fewest: number; extraPerWarp: number } | null {
   // An address that never reads per-lane data cannot turn out unknown in a later sample.
   const stops = above < Infinity && !symFacts(offset).opaqueLane;
   const size = shape.x * shape.y * shape.z;
@@ -70,6 +77,8 @@ function waysOver(
   const lanesPerPass = bytes <= 4 ? 32 : Math.max(1, Math.floor(128 / bytes));
   let most = 0;
   let fewest = Infinity;
+  let extraPerWarp = 0;
+  const warps = Math.max(1, Math.ceil(size / 32));
   // The words one pass touches, reused from pass to pass; and per bank, how many distinct words fall on it.
   const words: number[] = [];
   const perBank = new Int32Array(BANKS);
@@ -77,6 +86,7 @@ function waysOver(
     const at = address(sample);
     const active = here ? here(sample) : null;
     let worst = 0;
+    let extra = 0;
     for (let from = 0; from < size; from += lanesPerPass) {
       // Lanes of one pass never span two warps (passes divide a warp).
       words.length = 0;
@@ -92,14 +102,17 @@ function waysOver(
         for (let w = Math.floor(start / 4); w <= Math.floor((start + bytes - 1) / 4); w++) words.push(w);
       }
       if (lanes < 2) continue;
-      worst = Math.max(worst, busiestBank(words, perBank));
-      if (stops && worst > above) return { most: worst, fewest: worst };
+      const passes = busiestBank(words, perBank);
+      worst = Math.max(worst, passes);
+      extra += passes - 1;
+      if (stops && worst > above) return { most: worst, fewest: worst, extraPerWarp: extra / warps };
     }
     if (worst === 0) continue;
+    extraPerWarp = Math.max(extraPerWarp, extra / warps);
     if (worst > most) most = worst;
     if (worst < fewest) fewest = worst;
   }
-  return most === 0 ? null : { most, fewest };
+  return most === 0 ? null : { most, fewest, extraPerWarp };
 }
 
 /** The most distinct words on one bank among `words` (sorted in place; `perBank` is scratch). */

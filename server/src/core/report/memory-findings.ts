@@ -2,7 +2,9 @@
  * The findings and hovers of the memory and barrier rules (body/memory-rules.ts):
  * `barrier-divergence` (an error where the thread indices prove part of the block never arrives,
  * a warning where it depends on data), `uncoalesced-access` and `bank-conflict` (a warning from 4
- * sectors per request per ideal one, or 4-way; a hint below).
+ * sectors per request per ideal one, or 4-way; a hint below). What each rule leaves out as
+ * immaterial (a load every block makes of the same bytes, a conflict run once per thread for a few
+ * passes) is decided where the records are made (body/memory-rules.ts).
  */
 import type { Finding, Position } from '../types';
 import type { MemoryRecord } from '../body/memory-rules';

@@ -50,6 +50,11 @@ export interface AccessEvent extends EventBase {
   elementType: string;
   /** The array or pointer as written (`tile`, `in`, `params.out`). */
   array: string;
+  /**
+   * It may run more than once per thread: it is in a loop, here or at a call that reaches it (false:
+   * once per thread that reaches it, at most).
+   */
+  repeats: boolean;
   /** A member of the element (`a[i].w`): the access touches only its bytes. */
   member?: MemberPlace;
   /** An array's declared dimensions (elements) and the index into each, outermost first: padding advice. */

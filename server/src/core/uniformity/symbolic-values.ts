@@ -36,8 +36,10 @@ export type Sym =
    * A uniform value the source does not let us compute. `fixed`: set by the compiler or the launch
    * (a template parameter, a macro, `sizeof`, a function of `blockDim`), the same in every block and
    * every run with that configuration; otherwise data the kernel reads (a parameter, a load).
+   * `perGrid`: a kernel's parameter or a member of one, the same in every block of a launch (unset
+   * where not known so: a load, a join).
    */
-  | { op: 'free'; id: number; name: string; loop: LoopInfo | null; fixed?: boolean }
+  | { op: 'free'; id: number; name: string; loop: LoopInfo | null; fixed?: boolean; perGrid?: boolean }
   /** A value of known kind but unknown shape: `atomicAdd(...)`'s result, `a[threadIdx.x]`, `__ballot_sync(...)`. */
   | { op: 'opaque'; id: number; kind: 'warpUniform' | 'laneVarying'; what: string }
   | { op: 'binary'; operator: string; left: Sym; right: Sym }
@@ -257,7 +259,7 @@ export function structuralKey(sym: Sym): string {
         if (known !== undefined) return `$${known}`;
         const n = numbers.size;
         numbers.set(s.id, n);
-        return `$${n}${s.fixed ? '!' : ''}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
+        return `$${n}${s.fixed ? '!' : ''}${s.perGrid ? '^' : ''}${JSON.stringify(s.name)}${s.loop ? loopKey(s.loop) : ''}`;
       }
       case 'opaque': {
         // a warp-uniform value is a hash of its number (see canonicalWarpValues); a lane-varying one is unknown whatever its id
@@ -413,4 +415,25 @@ export function applyBinary(operator: string, a: number, b: number): number | nu
 /** The device's binary operator `operator` on two lane values (null: not a number, or not an operator we compute). */
 export function binaryOperator(operator: string): BinaryOperator {
   return BINARY_OPERATORS.get(operator) ?? unknownOperator;
+}
+
+/**
+ * Whether every block of a launch computes the same value: it reads no `blockIdx` and no per-lane
+ * or per-warp data, and each unknown in it is fixed by the compiler or the launch, a kernel's
+ * parameter or a member of one (`perGrid`), or the counter of a loop
+ * whose start, bound and step are such values too. An address of that kind is one every block
+ * reads (a parameter vector: `gamma[4 * threadIdx.x]`; see body/global-access.ts).
+ */
+export function sameInEveryBlock(sym: Sym, seen: Set<number> = new Set()): boolean {
+  const facts = symFacts(sym);
+  if (facts.blockIdx || facts.opaqueLane || facts.opaqueWarp) return false;
+  for (const f of facts.frees) {
+    if (seen.has(f.id) || f.fixed || f.perGrid) continue;
+    if (!f.loop) return false;
+    seen.add(f.id);
+    const { init, cond, update } = f.loop;
+    if (!sameInEveryBlock(init, seen) || (cond && !sameInEveryBlock(cond, seen))) return false;
+    if (update && !sameInEveryBlock(update.amount, seen)) return false;
+  }
+  return true;
 }

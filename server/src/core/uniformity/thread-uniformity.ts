@@ -331,6 +331,11 @@ class FunctionAnalysis {
   private recording = false;
   private currentBlock = 0;
   private guardMemo = new Map<number, Sym[]>();
+  /**
+   * Conditions an operand being evaluated runs under beside its block's (`c ? s[i] : 0`'s `s[i]`
+   * runs only where `c` holds; `a && b`'s `b` where `a` does): C++ evaluates only the operand chosen.
+   */
+  private readonly operandGuards: Sym[] = [];
   result: TV = { sym: ZERO, origin: null };
   exitState: State = new Map();
 
@@ -735,13 +740,19 @@ class FunctionAnalysis {
 
   // --- fresh values, one per place so that the fixed point is reached ---
 
-  private freshFree(tag: string, name: string, fixed = false): Sym {
+  private freshFree(tag: string, name: string, fixed = false, perGrid = false): Sym {
     let s = this.fresh.get(tag);
     if (!s) {
-      s = fixed ? fixedSym(name) : freeSym(name);
+      s = fixed ? fixedSym(name) : perGrid ? { ...(freeSym(name) as FreeSym), perGrid: true } : freeSym(name);
       this.fresh.set(tag, s);
     }
     return s;
+  }
+
+  /** A parameter's unknown value: a kernel's is the same in every block of a launch (global-access.ts reads it). */
+  private parameterValue(id: number, name: string): Sym {
+    const kernel = this.inv.params === null && this.inv.fn?.fn.global === true;
+    return this.freshFree(`param${id}`, name, false, kernel);
   }
 
   private opaque(tag: string, kind: DependenceKind, what: string): Sym {
@@ -785,7 +796,7 @@ class FunctionAnalysis {
         given ??
           (fixed
             ? { sym: constant(fixed.value), origin: null }
-            : { sym: this.freshFree(`param${id}`, local.name), origin: null }),
+            : { sym: this.parameterValue(id, local.name), origin: null }),
       );
       if (given?.fields) for (const [f, v] of given.fields) state.set(`l${id}.${f}`, v);
     });
@@ -1025,17 +1036,25 @@ class FunctionAnalysis {
       }
       case 'binary': {
         const l = this.ev(e.left, state, stmtAt);
-        if ((e.op === '&&' || e.op === '||') && this.recording && isThreadDependent(l.sym) && hasEffects(e.right))
+        const shortCircuit = (e.op === '&&' || e.op === '||') && isThreadDependent(l.sym);
+        if (shortCircuit && this.recording && hasEffects(e.right))
           this.recordSite('short-circuit', e.at, e.left.at, [e.right.at], l);
-        const r = this.ev(e.right, state, stmtAt);
+        const r = shortCircuit
+          ? this.underOperandGuard(e.op === '&&' ? l.sym : negation(l.sym), () => this.ev(e.right, state, stmtAt))
+          : this.ev(e.right, state, stmtAt);
         return this.capped(`bin${e.at[0]}`, { sym: binary(e.op, l.sym, r.sym), origin: firstOrigin(l, r) });
       }
       case 'cond': {
         const c = this.ev(e.cond, state, stmtAt);
         if (this.recording && isThreadDependent(c.sym))
           this.recordSite('ternary', e.at, e.cond.at, [e.then.at, e.else.at], c);
-        const a = this.ev(e.then, state, stmtAt);
-        const b = this.ev(e.else, state, stmtAt);
+        const varying = isThreadDependent(c.sym);
+        const a = varying
+          ? this.underOperandGuard(c.sym, () => this.ev(e.then, state, stmtAt))
+          : this.ev(e.then, state, stmtAt);
+        const b = varying
+          ? this.underOperandGuard(negation(c.sym), () => this.ev(e.else, state, stmtAt))
+          : this.ev(e.else, state, stmtAt);
         if (c.sym.op === 'const') return c.sym.value !== 0 ? a : b;
         if (sameTV(a, b)) return a;
         return this.capped(`sel${e.at[0]}`, {
@@ -1093,6 +1112,26 @@ class FunctionAnalysis {
       case 'unknown':
         return { sym: this.freshFree(`unknown${e.at[0]}:${e.text}`, e.text || 'value'), origin: null };
     }
+  }
+
+  private underOperandGuard<T>(guard: Sym, evaluate: () => T): T {
+    this.operandGuards.push(guard);
+    try {
+      return evaluate();
+    } finally {
+      this.operandGuards.pop();
+    }
+  }
+
+  /** The varying conditions an event at the current place runs under: its block's, then its operand's. */
+  private eventGuards(): Sym[] {
+    const block = this.guardsOf(this.currentBlock, false);
+    return this.operandGuards.length > 0 ? [...block, ...this.operandGuards] : block;
+  }
+
+  /** Whether the current place may run more than once per thread: it is in a loop. */
+  private inLoop(): boolean {
+    return (this.info.loopOf[this.currentBlock] ?? -1) >= 0;
   }
 
   private recordSite(construct: SiteConstruct, at: Range, condAt: Range, arms: Range[], cond: TV): void {
@@ -1246,6 +1285,11 @@ class FunctionAnalysis {
       !e.arrow && base.sym.op === 'free' && !isThreadDependent(base.sym)
         ? `field:${symKey(base.sym)}:${field}`
         : `field${e.at[0]}:${field}`;
+    // A member of a kernel's struct parameter is as alike in every block as the parameter. (Only
+    // here: marking what is derived from such values in general makes more unknowns as a loop's
+    // fixed point runs, and their ids, which some of the walk's orderings follow, move.)
+    if (!e.arrow && base.sym.op === 'free' && base.sym.perGrid)
+      return { sym: this.freshFree(tag, exprText(e), false, true), origin: null };
     return this.derived(tag, exprText(e), [base]);
   }
 
@@ -1937,14 +1981,21 @@ class FunctionAnalysis {
   /** A callee's events, under the conditions in force at the call here. */
   private adoptEvents(events: MemoryEvent[], at: Range): void {
     if (events.length === 0) return;
-    const outer = this.guardsOf(this.currentBlock, false);
+    const outer = this.eventGuards();
     const place = { file: this.file, at };
-    for (const ev of events) this.addEvent({ ...ev, guards: [...outer, ...ev.guards], calls: [place, ...ev.calls] });
+    const repeats = this.inLoop();
+    for (const ev of events)
+      this.addEvent({
+        ...ev,
+        guards: [...outer, ...ev.guards],
+        calls: [place, ...ev.calls],
+        ...(ev.event === 'access' ? { repeats: ev.repeats || repeats } : {}),
+      });
   }
 
   private noteBarrier(at: Range, scope: BarrierEvent['scope'], mask: Sym | null): void {
     if (!this.recording) return;
-    const guards = this.guardsOf(this.currentBlock, false);
+    const guards = this.eventGuards();
     const exited = scope === 'warp' ? this.exitedGuards(this.currentBlock) : [];
     this.addEvent({
       event: 'barrier',
@@ -2289,8 +2340,9 @@ class FunctionAnalysis {
       ...(place ? { member: place } : {}),
       file: this.file,
       at: e.at,
-      guards: this.guardsOf(this.currentBlock, false),
+      guards: this.eventGuards(),
       calls: [],
+      repeats: this.inLoop(),
     });
   }
 
