@@ -200,7 +200,11 @@ describe('check: text output', function () {
     // The examples: every error and warning line matches, and nothing else does.
     const examples = await runCli(['check', '--no-nvcc', '--fail-on', 'never', 'examples'], REPO_ROOT);
     const findingLines = lines(examples.out).filter((l) => / (error|warning): .* \[[a-z-]+\]$/.test(l));
-    assert.ok(findingLines.length >= 3, examples.out);
+    // Both kinds the matcher reads are there.
+    assert.ok(
+      findingLines.some((l) => / error: /.test(l)) && findingLines.some((l) => / warning: /.test(l)),
+      examples.out,
+    );
     assert.deepEqual(
       lines(examples.out).filter((l) => GCC_MATCHER.test(l)),
       findingLines,
