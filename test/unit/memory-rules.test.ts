@@ -181,6 +181,31 @@ describe('barrier-divergence', () => {
   });
 });
 
+describe('barrier-divergence: the same kernel read twice', () => {
+  it("counts the same threads at a barrier each time, whatever numbers the walk gave a warp's unknowns", async () => {
+    // Each warp's bound is its own value from memory (warp-uniform, unknown): the reach is sampled
+    // per warp, and the samples must not follow the numbers one analysis of the process hands out.
+    const text = kernel(
+      [
+        '  __shared__ float s[256];',
+        '  int bound = (int)in[threadIdx.x / 32];',
+        '  s[threadIdx.x] = in[threadIdx.x];',
+        '  if (threadIdx.x < bound) {',
+        '    __syncthreads();',
+        '    out[threadIdx.x] = s[threadIdx.x ^ 1];',
+        '  }',
+      ].join('\n'),
+    );
+    const once = (await recordsOf(text)).map((r) => r.message);
+    assert.match(once[0], /reach it/);
+    for (let again = 0; again < 3; again++)
+      assert.deepEqual(
+        (await recordsOf(text)).map((r) => r.message),
+        once,
+      );
+  });
+});
+
 describe('uncoalesced-access', () => {
   it("is a hint naming the vector access where a lane's neighbouring scalar accesses use the rest of the sectors", async () => {
     const text = kernel(

@@ -10,6 +10,7 @@ import type { SourceText } from '../text/source-text';
 import { positionAt, withinLines } from '../text/source-text';
 import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
+import { canonicalWarpValues, type Sym } from '../uniformity/symbolic-values';
 import {
   blockShapes,
   DEFAULT_DIVERGENCE_COST_THRESHOLD,
@@ -71,7 +72,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const shapes: RuleShapes = known.known
         ? { shapes: known.shapes, known: true }
         : { shapes: candidateShapes(result.multiDimensional, result.threeDimensional), known: false };
-      const events = result.events.slice(0, MAX_EVENTS);
+      const events = canonicalEvents(result.events.slice(0, MAX_EVENTS));
       const uses = arrayUses(events, shapes);
       const accesses = events.filter((e): e is AccessEvent => e.event === 'access' && e.space === 'global');
       const offsets = new KernelOffsets(shapes.shapes[0]);
@@ -101,6 +102,23 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
 }
 
 const SEVERITY = { hint: 0, warning: 1, error: 2 } as const;
+
+/**
+ * The events with their warp-uniform unknowns numbered in order of first appearance, as branch
+ * verdicts number theirs (canonicalWarpValues): each warp's sample of one is drawn from its number,
+ * and the numbers the walk hands out go on from one analysis to the next, so the same kernel read
+ * twice gave two barriers' reach two counts.
+ */
+function canonicalEvents(events: readonly MemoryEvent[]): MemoryEvent[] {
+  const numbers = new Map<number, number>();
+  const at = (s: Sym) => canonicalWarpValues(s, numbers);
+  return events.map((ev) => {
+    const guards = ev.guards.map(at);
+    if (ev.event === 'barrier')
+      return { ...ev, guards, mask: ev.mask && at(ev.mask), ...(ev.exited ? { exited: ev.exited.map(at) } : {}) };
+    return { ...ev, guards, offset: at(ev.offset), ...(ev.indices ? { indices: ev.indices.map(at) } : {}) };
+  });
+}
 
 function baseNameOf(path: string): string {
   return path.replace(/^.*[\\/]/, '');
