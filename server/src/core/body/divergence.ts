@@ -283,7 +283,8 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
     staticSharedBytes: null,
     leadingComment: null,
   };
-  const called = root.name === 'lambda' ? null : branchesThroughIncluder(ctx, root, device);
+  const called =
+    root.name === 'lambda' || !readsCallersValues(root.node, pf) ? null : branchesThroughIncluder(ctx, root, device);
   if (called) return called;
   const note = `${root.name === 'lambda' ? 'a device lambda' : `\`${root.name}\` is a __device__ function`} that no kernel of this file calls: its parameters are taken as unknown`;
   return programBranches(ctx, device, pf, [], ctx).map((b) => ({
@@ -338,6 +339,32 @@ function branchesThroughIncluder(
   return [...chosen.values()]
     .map((c) => c.branch)
     .sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+}
+
+/** Constructs that may split a warp: where a function has none, no call can give it a branch. */
+const BRANCHING = [
+  'if_statement',
+  'for_statement',
+  'for_range_loop',
+  'while_statement',
+  'do_statement',
+  'switch_statement',
+  'conditional_expression',
+];
+
+/**
+ * Whether what a caller passes can change the function's branches: it takes parameters and has a
+ * construct that can split a warp (a getter or a formula has none, and walking the includer's
+ * kernels for it would find nothing).
+ */
+function readsCallersValues(node: SyntaxNode, pf: ProgramFunction): boolean {
+  if (pf.fn.params.length === 0) return false;
+  return (
+    node.descendantsOfType(BRANCHING).length > 0 ||
+    node
+      .descendantsOfType('binary_expression')
+      .some((b) => ['&&', '||'].includes(b?.childForFieldName('operator')?.type ?? ''))
+  );
 }
 
 /** The includer's kernels that name `name` in their bodies, each with the instances its launches make. */
