@@ -295,7 +295,7 @@ export function deviceFunctionBranches(ctx: DivergenceContext, root: { name: str
 }
 
 /** Kernels of the includer whose walks are read for one header's helpers, at most. */
-const MAX_INCLUDER_KERNELS = 8;
+const MAX_INCLUDER_KERNELS = 4;
 
 /**
  * A header's `__device__` function read where the `.cu` that includes it calls it: the includer's
@@ -369,21 +369,24 @@ function readsCallersValues(node: SyntaxNode, pf: ProgramFunction): boolean {
 
 /** The includer's kernels that name `name` in their bodies, each with the instances its launches make. */
 function includerCallersOf(ctx: DivergenceContext, name: string): IncluderCaller[] {
-  const inc = ctx.includer();
-  if (!inc) return [];
-  const path = inc.from.path;
+  // The includer's kernels that name it first: its launches are read only where one does.
+  const path = ctx.program.unit.main;
+  if (path === ctx.path) return [];
   const file = ctx.program.file(path);
   if (!file) return [];
   const word = new RegExp(`\\b${name.replace(/[^\w]/g, '')}\\b`);
-  const out: IncluderCaller[] = [];
-  for (const fn of ctx.program.outline(path).functions) {
-    if (out.length >= MAX_INCLUDER_KERNELS) break;
-    if (!fn.global || !fn.bodyAt || !word.test(file.view.slice(fn.bodyAt[0], fn.bodyAt[1]))) continue;
+  if (!word.test(file.view)) return [];
+  const named = ctx.program
+    .outline(path)
+    .functions.filter((fn) => fn.global && fn.bodyAt && word.test(file.view.slice(fn.bodyAt[0], fn.bodyAt[1])))
+    .slice(0, MAX_INCLUDER_KERNELS);
+  if (named.length === 0) return [];
+  const inc = ctx.includer();
+  if (!inc) return [];
+  return named.map((fn) => {
     const pf: ProgramFunction = { file: path, fn };
-    const kernel = { name: fn.name } as Kernel;
-    out.push({ pf, instances: instancesOf(pf, kernel, inc.launches, inc.from) });
-  }
-  return out;
+    return { pf, instances: instancesOf(pf, { name: fn.name } as Kernel, inc.launches, inc.from) };
+  });
 }
 
 interface IncluderCaller {
