@@ -342,7 +342,7 @@ function branchesThroughIncluder(
 }
 
 /** Constructs that may split a warp: where a function has none, no call can give it a branch. */
-const BRANCHING = [
+const BRANCHING: readonly string[] = [
   'if_statement',
   'for_statement',
   'for_range_loop',
@@ -360,7 +360,7 @@ const BRANCHING = [
 function readsCallersValues(node: SyntaxNode, pf: ProgramFunction): boolean {
   if (pf.fn.params.length === 0) return false;
   return (
-    node.descendantsOfType(BRANCHING).length > 0 ||
+    node.descendantsOfType([...BRANCHING]).length > 0 ||
     node
       .descendantsOfType('binary_expression')
       .some((b) => ['&&', '||'].includes(b?.childForFieldName('operator')?.type ?? ''))
