@@ -120,6 +120,18 @@ describe('fuzz: the core', function () {
     );
   });
 
+  it('keeps where load counting stops on its line when the statement ends in a `//` comment on a CRLF line', () => {
+    // The stop's node takes the comment's `\r` (found by FUZZ_SEED=133525985).
+    const text =
+      '#include <cooperative_groups.h>\r\n#include <cuda_runtime.h>\r\nnamespace cg = cooperative_groups;\r\n\r\n__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1, 2) cluster_hist(const int *in, int *bins, int n) {\r\n  extern __shared__ int smem[];\r\n  cg::cluster_group cluster = cg::__global__ continue // expect: kernel=k\r\n __global__this_cluster();\r\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\r\n  if (i < n) atomicAdd(&smem[in[i] % 64], 1);\r\n  cluster.sync();\r\n  if (threadIdx.x < 64) atomicAdd(&bins[threadIdx.x], smem[threadIdx.x]);\r\n}\r\n';
+    const facts = analyze(parser, text);
+    const lines = text.split('\r\n');
+    const stops = facts.memoryParallelism.flatMap((m) => (m.stop ? [m.stop.span] : []));
+    assert.equal(stops.length, 1);
+    for (const span of [...stops, ...facts.memoryParallelism.flatMap((m) => m.loads.map((l) => l.span))])
+      assert.ok(span.end.character <= lines[span.end.line].length, JSON.stringify(span));
+  });
+
   it('reads no address past 2^47 bytes: a sampled unknown in a broken line made offsets doubles cannot step through (found by FUZZ_SEED=83419820, which hung)', () => {
     const text =
       '__global__ void __launch_bounds__(kStencilX * kStencilY) stencil_x(const float* __restrict__ in, float* __restrict__ out, int nx, int ny) {\n\tint x\t=\tblockIdxelse x__Vd_ __forceinline__ #pragma unroll\n \t << H gridDim.xilX + threadIdx.x;\n\ttile[threadIdx.y][threadIdx.x + kRadius]\t=\tinside ? in[y * nx + x] : 0.0f;';

@@ -17,7 +17,7 @@
 import type { SyntaxNode, Tree } from '../syntax/cuda-parser';
 import { SyntaxViews, type NodeView } from '../syntax/syntax-view';
 import type { GlobalLoad, Kernel, MemoryParallelism, Span } from '../types';
-import { offsetAt, type SourceText } from '../text/source-text';
+import { offsetAt, withinLines, type SourceText } from '../text/source-text';
 import { evaluateInteger, type Lookup } from '../text/const-eval';
 import { estimateCost } from './path-costs';
 
@@ -90,7 +90,10 @@ export function estimateMemoryParallelism(
       reasoning.push(
         `About ${work.instructions}${work.atLeast ? ' or more' : ''} instructions per ${work.loop ? `iteration of the loop at line ${work.loop.line}` : 'run of the body'} between the loads' waits (estimated from the syntax).`,
       );
-    return { kernel: kernel.name, p, loads: state.loads, stop, reasoning, source: 'source', work };
+    // Tree positions may end after a CRLF line's `\r` (a comment's node takes it in): kept on the line.
+    const loads = state.loads.map((l) => ({ ...l, span: withinLines(source, l.span) }));
+    const stopped = stop && { ...stop, span: withinLines(source, stop.span) };
+    return { kernel: kernel.name, p, loads, stop: stopped, reasoning, source: 'source', work };
   };
   if (!kernel.bodySpan) {
     state.reasoning.push(`${kernel.name} is declared here without a body.`);
