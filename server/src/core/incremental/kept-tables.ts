@@ -94,6 +94,30 @@ export function memoByText<A, B, V>(
   keyOf: (a: A, b: B) => string,
   compute: (a: A, b: B) => V,
 ): (a: A, b: B) => V {
+  const table = generations<V>(name);
+  return (a: A, b: B) => {
+    const key = keyOf(a, b);
+    const hit = table.lookup(key);
+    if (hit !== MISS) return hit;
+    const value = compute(a, b);
+    // Its own copy: a key cut from a document would keep the document's whole text alive.
+    table.keep(ownCopy(key), value);
+    return value;
+  };
+}
+
+/** What `lookup` answers for a key it does not hold (a kept value may itself be undefined). */
+const MISS: unique symbol = Symbol('not kept');
+
+/**
+ * A text-keyed table of two generations of at most half its capacity each: a key looked up again
+ * moves to the young one, and when the young one is full the old one is let go (what was not used
+ * for longest goes first, without a clock or a count per entry).
+ */
+function generations<V>(name: TextTableName): {
+  lookup(key: string): V | typeof MISS;
+  keep(key: string, value: V): void;
+} {
   const half = Math.max(1, Math.floor(CAPACITY[name] / 2));
   let young = new Map<string, V>();
   let old = new Map<string, V>();
@@ -111,19 +135,17 @@ export function memoByText<A, B, V>(
     }
     young.set(key, value);
   };
-  return (a: A, b: B) => {
-    const key = keyOf(a, b);
-    const hit = young.get(key);
-    if (hit !== undefined || young.has(key)) return hit as V;
-    if (old.has(key)) {
-      const value = old.get(key) as V;
-      keep(key, value);
-      return value;
-    }
-    const value = compute(a, b);
-    // Its own copy: a key cut from a document would keep the document's whole text alive.
-    keep(ownCopy(key), value);
-    return value;
+  return {
+    keep,
+    lookup(key) {
+      const hit = young.get(key);
+      if (hit !== undefined || young.has(key)) return hit as V;
+      if (!old.has(key)) return MISS;
+      const aged = old.get(key) as V;
+      old.delete(key);
+      keep(key, aged);
+      return aged;
+    },
   };
 }
 
@@ -143,37 +165,11 @@ export interface ReadsTable<R, V> {
 const CONTEXTS_PER_KEY = 4;
 
 export function readsTable<R, V>(name: TextTableName): ReadsTable<R, V> {
-  const half = Math.max(1, Math.floor(CAPACITY[name] / 2));
-  type Entries = Array<{ reads: R; value: V }>;
-  let young = new Map<string, Entries>();
-  let old = new Map<string, Entries>();
-  registry.push({
-    info: () => ({ name, keyedBy: 'text', size: young.size + old.size, capacity: CAPACITY[name] }),
-    clear: () => {
-      young = new Map();
-      old = new Map();
-    },
-  });
-  const entriesOf = (key: string): Entries | undefined => {
-    const hit = young.get(key);
-    if (hit) return hit;
-    const aged = old.get(key);
-    if (!aged) return undefined;
-    old.delete(key);
-    keep(key, aged);
-    return aged;
-  };
-  const keep = (key: string, entries: Entries) => {
-    if (young.size >= half) {
-      old = young;
-      young = new Map();
-    }
-    young.set(key, entries);
-  };
+  const table = generations<Array<{ reads: R; value: V }>>(name);
   return {
     get(key, valid) {
-      const entries = entriesOf(key);
-      if (!entries) return undefined;
+      const entries = table.lookup(key);
+      if (entries === MISS) return undefined;
       for (let i = 0; i < entries.length; i++)
         if (valid(entries[i].reads)) {
           // The context met most recently first: the next unit most likely reads it the same way.
@@ -183,11 +179,11 @@ export function readsTable<R, V>(name: TextTableName): ReadsTable<R, V> {
       return undefined;
     },
     set(key, reads, value) {
-      const entries = entriesOf(key);
-      if (entries) {
+      const entries = table.lookup(key);
+      if (entries !== MISS) {
         entries.unshift({ reads, value });
         if (entries.length > CONTEXTS_PER_KEY) entries.length = CONTEXTS_PER_KEY;
-      } else keep(ownCopy(key), [{ reads, value }]);
+      } else table.keep(ownCopy(key), [{ reads, value }]);
     },
   };
 }
