@@ -14,6 +14,7 @@
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 import type { Dim3, Kernel, Launch, Span } from '../types';
+import { fileName } from '../preprocess/paths';
 import { lastComponent, makeSourceText, offsetAt, positionAt, withinLines, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
 import { spanOfNode, uncalledDeviceFunctions, type FunctionTable } from './syntax-functions';
@@ -311,8 +312,9 @@ function branchesThroughIncluder(
   const callers = ctx.includerCallers(root.name);
   if (callers.length === 0) return null;
   const [from, to] = [root.node.startIndex, root.node.endIndex];
-  const chosen = new Map<string, { branch: Branch; rank: number }>();
+  const chosen = new MostSplit();
   for (const caller of callers) {
+    const calledFrom = { kernel: caller.pf.fn.name, file: fileName(caller.pf.file) };
     for (const instance of caller.instances) {
       const result = instanceUniformity(ctx, caller.pf, instance);
       if (!result) continue;
@@ -321,24 +323,13 @@ function branchesThroughIncluder(
       // Shapes and costs are the function's, with the block shapes the caller is launched with.
       const launches = instance.launches.map((l) => ({ ...l, baseName: device.name }));
       const read = { ...instance, launches, label: null };
-      for (const b of instanceBranches(ctx, device, { ...result, sites }, read)) {
-        const key = `${b.span.start.line}:${b.span.start.character}:${b.span.end.line}:${b.span.end.character}:${b.construct}`;
-        const rank = SEVERITY[b.kind];
-        const had = chosen.get(key);
-        const note = `read where \`${caller.pf.fn.name}\`${instance.label ? ` (${instance.label})` : ''}, in ${baseNameOf(caller.pf.file)}, which includes this file, calls \`${root.name}\``;
-        const calledFrom = { kernel: caller.pf.fn.name, file: baseNameOf(caller.pf.file) };
-        if (!had || rank > had.rank)
-          chosen.set(key, {
-            branch: { ...b, inDeviceFunction: true, calledFrom, assumptions: [note, ...b.assumptions] },
-            rank,
-          });
-      }
+      const note = `read where \`${calledFrom.kernel}\`${instance.label ? ` (${instance.label})` : ''}, in ${calledFrom.file}, which includes this file, calls \`${root.name}\``;
+      for (const b of instanceBranches(ctx, device, { ...result, sites }, read))
+        chosen.add({ ...b, inDeviceFunction: true, calledFrom, assumptions: [note, ...b.assumptions] });
     }
   }
-  if (chosen.size === 0) return null;
-  return [...chosen.values()]
-    .map((c) => c.branch)
-    .sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  const branches = chosen.branches();
+  return branches.length > 0 ? branches : null;
 }
 
 /** Constructs that may split a warp: where a function has none, no call can give it a branch. */
@@ -385,17 +376,13 @@ function includerCallersOf(ctx: DivergenceContext, name: string): IncluderCaller
   if (!inc) return [];
   return named.map((fn) => {
     const pf: ProgramFunction = { file: path, fn };
-    return { pf, instances: instancesOf(pf, { name: fn.name } as Kernel, inc.launches, inc.from) };
+    return { pf, instances: instancesOf(pf, fn, inc.launches, inc.from) };
   });
 }
 
 interface IncluderCaller {
   pf: ProgramFunction;
   instances: Instance[];
-}
-
-function baseNameOf(path: string): string {
-  return path.replace(/^.*[\\/]/, '');
 }
 
 // ---------------------------------------------------------------------------
@@ -480,7 +467,7 @@ export type InstanceContext = Pick<DivergenceContext, 'program' | 'path' | 'sour
  */
 export function instancesOf(
   pf: ProgramFunction,
-  kernel: Kernel,
+  kernel: Pick<Kernel, 'name'>,
   launches: readonly Launch[],
   from?: InstanceContext,
 ): Instance[] {
@@ -654,21 +641,31 @@ function programBranches(
   launches: readonly Launch[],
   from: InstanceContext,
 ): Branch[] {
-  const instances = instancesOf(pf, kernel, launches, from);
-  const chosen = new Map<string, { branch: Branch; rank: number }>();
-  for (const instance of instances) {
+  const chosen = new MostSplit();
+  for (const instance of instancesOf(pf, kernel, launches, from)) {
     const result = instanceUniformity(ctx, pf, instance);
     if (!result) continue;
-    for (const b of instanceBranches(ctx, kernel, result, instance)) {
-      const key = `${b.span.start.line}:${b.span.start.character}:${b.span.end.line}:${b.span.end.character}:${b.construct}`;
-      const rank = SEVERITY[b.kind];
-      const had = chosen.get(key);
-      if (!had || rank > had.rank) chosen.set(key, { branch: b, rank });
-    }
+    for (const b of instanceBranches(ctx, kernel, result, instance)) chosen.add(b);
   }
-  return [...chosen.values()]
-    .map((c) => c.branch)
-    .sort((a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character);
+  return chosen.branches();
+}
+
+/** One branch per place and construct, read in several instances: the one where it splits most. */
+class MostSplit {
+  private readonly chosen = new Map<string, Branch>();
+
+  add(b: Branch): void {
+    const key = `${b.span.start.line}:${b.span.start.character}:${b.span.end.line}:${b.span.end.character}:${b.construct}`;
+    const had = this.chosen.get(key);
+    if (!had || SEVERITY[b.kind] > SEVERITY[had.kind]) this.chosen.set(key, b);
+  }
+
+  /** In the file's order. */
+  branches(): Branch[] {
+    return [...this.chosen.values()].sort(
+      (a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character,
+    );
+  }
 }
 
 function withinStackOr<T>(run: () => T): T | null {
