@@ -9,8 +9,7 @@
 import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN, type EvalResult } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
-import { isThreadDependent, symFacts, type Sym } from '../uniformity/symbolic-values';
-export { sameInEveryBlock } from '../uniformity/symbolic-values';
+import { binary, constant, isThreadDependent, symFacts, ZERO, type Sym } from '../uniformity/symbolic-values';
 import { byteOffset, conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
 
 export interface CoalescingVerdict {
@@ -250,9 +249,6 @@ function someWarpSplits(rows: Float64Array, size: number): boolean {
   return false;
 }
 
-const ZERO: Sym = { op: 'const', value: 0 };
-const ONE: Sym = { op: 'const', value: 1 };
-
 /**
  * `sym` as `coef * n + rest`, where neither reads the unknown `id` (n): sums, differences, products
  * and left shifts by a value that does not read it, negation, and conversions; null where n enters
@@ -261,10 +257,9 @@ const ONE: Sym = { op: 'const', value: 1 };
 export function linearIn(sym: Sym, id: number, depth = 0): { coef: Sym; rest: Sym } | null {
   if (depth > 64) return null;
   if (!symFacts(sym).frees.some((f) => f.id === id)) return { coef: ZERO, rest: sym };
-  const bin = (operator: string, left: Sym, right: Sym): Sym => ({ op: 'binary', operator, left, right });
   switch (sym.op) {
     case 'free':
-      return { coef: ONE, rest: ZERO };
+      return { coef: constant(1), rest: ZERO };
     case 'unary': {
       if (sym.operator === '!' || sym.operator === '~') return null;
       const inner = linearIn(sym.arg, id, depth + 1);
@@ -280,14 +275,17 @@ export function linearIn(sym: Sym, id: number, depth = 0): { coef: Sym; rest: Sy
         const left = linearIn(sym.left, id, depth + 1);
         const right = left && linearIn(sym.right, id, depth + 1);
         if (!left || !right) return null;
-        return { coef: bin(sym.operator, left.coef, right.coef), rest: bin(sym.operator, left.rest, right.rest) };
+        return {
+          coef: binary(sym.operator, left.coef, right.coef),
+          rest: binary(sym.operator, left.rest, right.rest),
+        };
       }
       if (sym.operator === '*' || sym.operator === '<<') {
         const [linear, factor] = reads(sym.left) ? [sym.left, sym.right] : [sym.right, sym.left];
         if (reads(factor) || (sym.operator === '<<' && linear !== sym.left)) return null;
         const inner = linearIn(linear, id, depth + 1);
         if (!inner) return null;
-        return { coef: bin(sym.operator, inner.coef, factor), rest: bin(sym.operator, inner.rest, factor) };
+        return { coef: binary(sym.operator, inner.coef, factor), rest: binary(sym.operator, inner.rest, factor) };
       }
       return null;
     }
@@ -423,14 +421,11 @@ export class KernelOffsets {
       const values = threadValues(ev.offset, this.shape);
       columns = [];
       for (const sample of laneSamples([ev.offset], this.shape)) {
-        const column = values(sample);
-        const out = new Float64Array(size);
-        for (let t = 0; t < size && columns; t++) {
-          const v = column(t);
-          if (typeof v !== 'number') columns = null;
-          else out[t] = v;
+        const out = numbers(values(sample), size);
+        if (!out) {
+          columns = null;
+          break;
         }
-        if (!columns) break;
         columns.push(out);
       }
       this.kept.set(ev, columns);

@@ -8,9 +8,10 @@
 import type { Dim3, Kernel, Span } from '../types';
 import type { SourceText } from '../text/source-text';
 import { positionAt, withinLines } from '../text/source-text';
+import { fileName } from '../preprocess/paths';
 import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
-import { canonicalWarpValues, type Sym } from '../uniformity/symbolic-values';
+import { canonicalWarpValues, sameInEveryBlock, type Sym } from '../uniformity/symbolic-values';
 import {
   blockShapes,
   DEFAULT_DIVERGENCE_COST_THRESHOLD,
@@ -23,13 +24,7 @@ import {
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import {
-  coalescingVerdict,
-  coveredByNeighbours,
-  KernelOffsets,
-  sameInEveryBlock,
-  type CoalescingVerdict,
-} from './global-access';
+import { coalescingVerdict, coveredByNeighbours, KernelOffsets, type CoalescingVerdict } from './global-access';
 import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
@@ -90,7 +85,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
             `with ${sizes.map((a) => `\`${a.name}\` = ${a.value}`).join(', ')}, as every launch in view passes`,
           );
         if (elsewhere && instance.launches.length > 0)
-          record.assumptions.push(`launched from ${baseNameOf(from.path)}, which includes this file`);
+          record.assumptions.push(`launched from ${fileName(from.path)}, which includes this file`);
         const key = `${record.rule}:${record.span.start.line}:${record.span.start.character}`;
         const had = chosen.get(key);
         if (!had || SEVERITY[record.severity] > SEVERITY[had.severity]) chosen.set(key, record);
@@ -118,10 +113,6 @@ function canonicalEvents(events: readonly MemoryEvent[]): MemoryEvent[] {
       return { ...ev, guards, mask: ev.mask && at(ev.mask), ...(ev.exited ? { exited: ev.exited.map(at) } : {}) };
     return { ...ev, guards, offset: at(ev.offset), ...(ev.indices ? { indices: ev.indices.map(at) } : {}) };
   });
-}
-
-function baseNameOf(path: string): string {
-  return path.replace(/^.*[\\/]/, '');
 }
 
 /** Each shared array of two or more dimensions: its accesses here, and the most columns they use. */

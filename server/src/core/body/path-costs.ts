@@ -42,7 +42,7 @@ const BARRIER =
 const ATOMIC = /^atomic/;
 
 export function estimateCost(nodes: readonly SyntaxNode[], ctx: CostContext): CostEstimate {
-  const acc: CostEstimate = { cost: 0, statements: 0, complex: false, loops: false, notes: [] };
+  const acc = emptyEstimate([]);
   if (nodes.length === 0) return acc;
   const views = ctx.views ?? new SyntaxViews(nodes[0].tree);
   const withViews = { ...ctx, views };
@@ -150,8 +150,13 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
   }
 }
 
+/** Nothing counted yet; `notes` are shared with the estimate it is part of. */
+function emptyEstimate(notes: string[]): CostEstimate {
+  return { cost: 0, statements: 0, complex: false, loops: false, notes };
+}
+
 function sub(nodes: readonly NodeView[], ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
-  const inner: CostEstimate = { cost: 0, statements: 0, complex: false, loops: false, notes: acc.notes };
+  const inner = emptyEstimate(acc.notes);
   for (const n of nodes) statementCost(n, ctx, inner, stack);
   acc.statements += inner.statements;
   acc.complex ||= inner.complex;
@@ -219,7 +224,7 @@ function callCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: st
   const definition = ctx.views.viewOrNull(ctx.functions.get(name));
   if (definition && !stack.includes(name) && stack.length < 6) {
     const body = definition.childForFieldName('body');
-    const inner: CostEstimate = { cost: 0, statements: 0, complex: false, loops: false, notes: acc.notes };
+    const inner = emptyEstimate(acc.notes);
     if (body) statementCost(body, ctx, inner, [...stack, name]);
     acc.complex ||= inner.complex || inner.statements > 2;
     acc.loops ||= inner.loops;

@@ -18,6 +18,11 @@ export function normalizePath(p: string): string {
   return (absolute ? '/' : '') + parts.join('/');
 }
 
+/** The last component of a path (`kernels/softmax.cu` → `softmax.cu`). */
+export function fileName(p: string): string {
+  return p.replace(/^.*[\\/]/, '');
+}
+
 export function dirname(p: string): string {
   const k = p.lastIndexOf('/');
   return k < 0 ? '.' : k === 0 ? '/' : p.slice(0, k);

@@ -598,7 +598,6 @@ class FunctionAnalysis {
    */
   private headValue(h: number, key: string, e: TV, current: TV | undefined, backValues: TV[]): TV | null {
     const modeKey = `${h}:${key}`;
-
     const name = keyName(key, this.ir);
     const head = current?.sym ?? e.sym;
     if (this.loopModes.get(modeKey) !== 'sum') {
