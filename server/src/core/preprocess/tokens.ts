@@ -220,9 +220,13 @@ export function spell(tokens: readonly Pick<PpToken, 'text' | 'space'>[]): strin
 
 /**
  * Whether `text` may write one of `names` (a substring test: never wrong when it says no, so that a
- * scan of the text's identifiers for them can be skipped).
+ * scan of the text's identifiers for them can be skipped). Past a few names it says yes without
+ * looking: a search of the whole text per name would cost more than the one scan it saves.
  */
 export function writesAny(text: string, names: Iterable<string>): boolean {
-  for (const name of names) if (text.includes(name)) return true;
+  let asked = 0;
+  for (const name of names) if (++asked > MAX_NAMES_SEARCHED || text.includes(name)) return true;
   return false;
 }
+
+const MAX_NAMES_SEARCHED = 16;
