@@ -176,4 +176,73 @@ describe('launch wrappers', () => {
     ].join('\n');
     assert.deepEqual(launches(text), ['1: k null 0', '4: row_kernel 128x1x1 0 via launch_rows']);
   });
+  it('reads a launch configuration object a wrapper takes by const reference, made by its constructor or a braced list', () => {
+    const text = [
+      'struct launch_config {',
+      '  dim3 grid; dim3 block; size_t smem; cudaStream_t stream;',
+      '  launch_config(const dim3& g, const dim3& b, size_t sm, cudaStream_t st) : grid(g), block(b), smem(sm), stream(st) {}',
+      '};',
+      'template <typename K, typename... Args>',
+      'void run(K kernel, const launch_config& cfg, Args... args) {',
+      '  kernel<<<cfg.grid, cfg.block, cfg.smem, cfg.stream>>>(args...);',
+      '}',
+      'void host(float* p, int n, cudaStream_t s) {',
+      '  const int threads = 128;',
+      '  const launch_config a = launch_config((n + threads - 1) / threads, threads, 0, s);',
+      '  run(scale, a, p);',
+      '  const launch_config b = {dim3(n), dim3(32, 4), 64, s};',
+      '  run(scale, b, p);',
+      '  launch_config c(n, n, 0, s);',
+      '  run(scale, c, p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), [
+      '7: kernel null null',
+      '12: scale 128x1x1 0 via run',
+      '14: scale 32x4x1 64 via run',
+      '16: scale null 0 via run',
+    ]);
+  });
+
+  it('reports a launch at the call of a wrapper of a wrapper only where that call tells more', () => {
+    const text = [
+      'template <typename K> void go(K kernel, dim3 block, size_t smem, float* p) { kernel<<<1, block, smem>>>(p); }',
+      'template <int D> void both(float* p, int n) {',
+      '  go(fixed_kernel<D>, dim3(64), n * 4, p);',
+      '  go(sized_kernel<D>, dim3(D / 4), n * 4, p);',
+      '}',
+      'void host(float* p, int n) { both<256>(p, n); }',
+    ].join('\n');
+    // At `both<256>(...)` the fixed kernel's block is what `both` already says: only the sized one is new there.
+    assert.deepEqual(launches(text), [
+      '1: kernel null null',
+      '3: fixed_kernel 64x1x1 null via go',
+      '4: sized_kernel null null via go',
+      '6: sized_kernel 64x1x1 null via both',
+    ]);
+  });
+
+  it("quotes a kernel's template arguments from the file that names it, not from the header whose wrapper launches it", async () => {
+    const index = new WorkspaceIndex();
+    const header = [
+      '#pragma once',
+      'template <typename K> void go(K kernel, int n, float* p) { kernel<<<n, 128>>>(p); }',
+      '',
+    ].join('\n');
+    index.update('/ws/include/go.cuh', header);
+    const text = [
+      '#include "../include/go.cuh"',
+      'template <int ROWS, bool FAST> __global__ void rows_kernel(float* p) {}',
+      'void host(float* p, int n) {',
+      '  go(rows_kernel<4, true>, n, p);',
+      '}',
+      '',
+    ].join('\n');
+    index.update('/ws/src/host.cu', text);
+    const facts = await analyzeSnippet(text, { workspace: index, path: '/ws/src/host.cu' });
+    assert.deepEqual(
+      facts.launches.map((l) => `${describeLaunch(l)} <${l.templateArgs?.join(', ')}>`),
+      ['4: rows_kernel 128x1x1 0 via go <4, true>'],
+    );
+  });
 });

@@ -52,8 +52,12 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
           note: explain(o.exprs.smem, o.smem) ?? (smemValue === null ? 'not a compile-time constant here' : null),
         };
   const candidates = block.value === null ? candidatesOf(o.block) : null;
+  // The arguments are quoted where the kernel was named, which a wrapper's launch may not be.
+  const namedIn = ref?.writtenIn ?? o.launchFile;
   const templateArgs = ref?.written
-    ? ref.written.map((t) => ('type' in t ? t.type : exprText(input, o.launchFile, t.expr, use)))
+    ? ref.written.map((t) =>
+        'type' in t ? t.type : exprText(input, namedIn, t.expr, namedIn === o.launchFile ? use : undefined),
+      )
     : null;
   return {
     via: o.via,

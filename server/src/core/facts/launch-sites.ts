@@ -272,9 +272,10 @@ export class LaunchCollector {
           const alone = wrapped.get(o.path);
           if (!alone) continue;
           out.push({
-            // Reported at the document's call where what it passes tells more than the wrapper alone does.
-            informative: tellsMore(o, alone),
             ...o,
+            // Reported at the document's call where what it passes tells more than the wrapper alone
+            // does (what the wrapper's own calls tell is the wrapper's, already said there).
+            informative: tellsMore(o, alone),
             at: e.at,
             nameAt: e.callee.at,
             through: { kind: 'wrapper', name: calleeName(e.callee) },
@@ -486,7 +487,7 @@ function tellsMore(bound: LaunchObservation, alone: LaunchObservation): boolean 
   );
 }
 
-/** How many parts of a value are known (a dim3's components, a function, a number). */
+/** How many parts of a value are known (a whole dim3, a function, a number). */
 function knownParts(v: Val): number {
   switch (v.k) {
     case 'num':
@@ -495,7 +496,8 @@ function knownParts(v: Val): number {
       // Which kernel, not its template arguments: the instance a wrapper's own launch shows a range over.
       return 1;
     case 'dim3':
-      return knownParts(v.x) + knownParts(v.y) + knownParts(v.z);
+      // A block of unknown size, however many of its components are known, tells no threads.
+      return knownParts(v.x) && knownParts(v.y) && knownParts(v.z) ? 1 : 0;
     case 'top':
       return v.name ? 1 : 0;
     default:

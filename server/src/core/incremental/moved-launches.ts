@@ -19,11 +19,12 @@ export function movedLaunches(launches: FunctionLaunches, path: string, move: Mo
 }
 
 function movedObservation(o: LaunchObservation, path: string, move: Move): LaunchObservation {
-  // The launch, its expressions and its kernel's written arguments are in the file it is written in;
-  // where it is reported (the launch, or the document's call of a wrapper) is in the document.
+  // The launch and its expressions are in the file it is written in, its kernel's written arguments
+  // where the kernel was named; where it is reported (the launch, or the document's call of a
+  // wrapper) is in the document.
   const here = o.launchFile === path;
   const expr = (e: Expr | null) => (e && here ? movedExpr(e, path, move) : e);
-  const val = (v: Val) => (here ? movedVal(v, path, move) : v);
+  const val = (v: Val) => movedVal(v, path, move, here);
   return {
     ...o,
     at: range(o.at, move),
@@ -76,31 +77,42 @@ function movedArg(x: unknown, path: string, move: Move): unknown {
   return x;
 }
 
-function movedVal(v: Val, path: string, move: Move): Val {
+/**
+ * `v` moved: all of it where the launch is in the document (`here`); elsewhere only the written
+ * arguments of a kernel the document named (a header's wrapper launches what a call here passes).
+ */
+function movedVal(v: Val, path: string, move: Move, here: boolean): Val {
   switch (v.k) {
     case 'dim3':
-      return { k: 'dim3', x: movedVal(v.x, path, move), y: movedVal(v.y, path, move), z: movedVal(v.z, path, move) };
+      return {
+        k: 'dim3',
+        x: movedVal(v.x, path, move, here),
+        y: movedVal(v.y, path, move, here),
+        z: movedVal(v.z, path, move, here),
+      };
     case 'agg':
       return {
         ...v,
-        fields: new Map([...v.fields].map(([name, f]) => [name, movedVal(f, path, move)] as const)),
+        fields: new Map([...v.fields].map(([name, f]) => [name, movedVal(f, path, move, here)] as const)),
       };
     case 'fn':
-      return { k: 'fn', refs: v.refs.map((r) => movedRef(r, path, move)) };
+      return { k: 'fn', refs: v.refs.map((r) => movedRef(r, path, move, here)) };
     default:
       return v;
   }
 }
 
-function movedRef(r: FnRef, path: string, move: Move): FnRef {
+function movedRef(r: FnRef, path: string, move: Move, here: boolean): FnRef {
   // A lambda is named by where it is written.
-  const lambda = /^\[lambda@(\d+)\]$/.exec(r.name);
+  const lambda = here ? /^\[lambda@(\d+)\]$/.exec(r.name) : null;
+  const writtenHere = (r.writtenIn ?? (here ? path : undefined)) === path;
   return {
     ...r,
     name: lambda ? `[lambda@${move(Number(lambda[1]))}]` : r.name,
     templateArgs:
-      r.templateArgs?.map((t) => ('value' in t ? { value: movedVal(t.value, path, move) } : t)) ?? r.templateArgs,
-    written:
-      r.written?.map((t: TemplateArg) => ('expr' in t ? { expr: movedExpr(t.expr, path, move) } : t)) ?? r.written,
+      r.templateArgs?.map((t) => ('value' in t ? { value: movedVal(t.value, path, move, here) } : t)) ?? r.templateArgs,
+    written: writtenHere
+      ? (r.written?.map((t: TemplateArg) => ('expr' in t ? { expr: movedExpr(t.expr, path, move) } : t)) ?? r.written)
+      : r.written,
   };
 }

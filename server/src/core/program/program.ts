@@ -721,6 +721,7 @@ export class UnitProgram {
         return b && isType(b) ? sizeofType(b.type) : null;
       },
       construct: (type, args) => this.construct(type, args, scope, depth),
+      file: scope.file,
     };
   }
 
@@ -764,6 +765,7 @@ export class UnitProgram {
             )
           : null,
         written: templateArgs,
+        ...(templateArgs ? { writtenIn: from.file } : {}),
       };
       return { k: 'fn', refs: [ref] };
     }

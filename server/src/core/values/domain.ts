@@ -18,6 +18,11 @@ export interface FnRef {
   templateArgs: ReadonlyArray<{ type: string } | { value: Val }> | null;
   /** The written template arguments, for messages (`k<float, 128>`). */
   written: TemplateArg[] | null;
+  /**
+   * The file whose text `written` is placed in: a kernel named in one file and launched in another
+   * (through a wrapper of a header) is quoted from where it was named.
+   */
+  writtenIn?: string;
 }
 
 export type Val =

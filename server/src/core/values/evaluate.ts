@@ -34,6 +34,8 @@ export interface Resolver {
   sizeofType(type: string): number | null;
   /** An object of a class the program defines, made by its constructor from these arguments; null when not followed. */
   construct(type: string, args: Val[]): Val | null;
+  /** The file the code evaluated is written in, where the resolver knows it. */
+  readonly file?: string;
 }
 
 /** Sees what the final pass over a function evaluates: launches and calls with the values at that point. */
@@ -178,7 +180,9 @@ export class Evaluator {
       const local = this.ir.locals[e.local];
       // An expression of another function's body read alone (an array size): its locals are not here.
       if (!local) return top(`\`${e.name}\` is a local of the function`);
-      if (local.reference) return top(`\`${local.name}\` is a reference`);
+      // A reference parameter holds what the call bound it to (its writes go through `store`); a
+      // local reference aliases an object whose later writes are not followed.
+      if (local.reference && !local.param) return top(`\`${local.name}\` is a reference`);
       if (local.dims) return TOP;
       const held =
         env.vals.get(e.local) ??
@@ -207,6 +211,7 @@ export class Evaluator {
               'type' in t ? { type: t.type } : { value: this.eval(t.expr, env) },
             ),
             written: e.templateArgs,
+            ...(this.resolver.file !== undefined ? { writtenIn: this.resolver.file } : {}),
           },
         ],
       };
@@ -305,7 +310,11 @@ export class Evaluator {
   /** `T{a, b}`, `T(a, b)`, `{.f = v}`: a dim3 or an aggregate. */
   init(type: string | null, items: readonly Expr[], designators: ReadonlyArray<string | null> | null, env: Env): Val {
     const values = items.map((x) => this.eval(x, env));
-    const t = (type ?? '').replace(/\s*&$/, '').trim();
+    // `const T q = {...}` initialises a T: the qualifiers are not part of the class's name.
+    const t = (type ?? '')
+      .replace(/\s*&$/, '')
+      .replace(/^(?:(?:const|constexpr|volatile|static)\s+)+/, '')
+      .trim();
     if (DIM3_TYPES.test(t)) {
       if (values.length === 1 && (values[0].k === 'dim3' || values[0].k === 'agg')) return asDim3(values[0]);
       // A component is a number: anything else there is not a dim3 this code makes.
@@ -319,7 +328,7 @@ export class Evaluator {
       if (name) fields.set(name, v);
     });
     if (type && !positional) {
-      const made = this.resolver.construct(type, values);
+      const made = this.resolver.construct(t, values);
       if (made) return made;
     }
     if (values.length === 1 && !designators && !positional && type) return values[0];
