@@ -82,6 +82,33 @@ describe('thread uniformity: kinds', () => {
     assert.deepEqual(k, { l: 'laneVarying', w: 'warpUniform', u: 'uniform' });
   });
 
+  it('keeps the values a helper writes through references bounded when it is called on its own outputs', async () => {
+    // Double-single arithmetic: each call's outputs read every input several times, so written out
+    // in the caller's values they would grow by a factor at each call (2^40 terms by the end).
+    const prelude = [
+      '__device__ void mul2(float& c0, float& c1, const float a0, const float a1, const float b0, const float b1) {',
+      '  float s = a0 * 8193.0f - (a0 * 8193.0f - a0);',
+      '  float t = b0 * 8193.0f - (b0 * 8193.0f - b0);',
+      '  float p = a0 * b0;',
+      '  float q = ((s * t - p) + s * (b0 - t)) + (a0 - s) * t + a1 * b0 + a0 * b1;',
+      '  c0 = p + q;',
+      '  c1 = q - (c0 - p);',
+      '}',
+    ].join('\n');
+    const calls = Array.from(
+      { length: 20 },
+      () => '  mul2(x0, x1, x0, x1, y0, y1);\n  mul2(y0, y1, y0, y1, x0, x1);',
+    ).join('\n');
+    const k = await kindsOf(
+      `  float x0 = threadIdx.x, x1 = 0.0f, y0 = n, y1 = 0.0f;\n${calls}\n  float u0 = y0;\n  float w0 = n * 2.0f;`,
+      prelude,
+    );
+    assert.deepEqual(
+      { x0: k.x0, y0: k.y0, u0: k.u0, w0: k.w0 },
+      { x0: 'laneVarying', y0: 'laneVarying', u0: 'laneVarying', w0: 'uniform' },
+    );
+  });
+
   it('makes a value assigned under a lane-varying condition lane-varying (control dependence)', async () => {
     const k = await kindsOf(
       '  int v = 0;\n  if (threadIdx.x % 32 == 0) v = 1;\n  int s = 0;\n  if (threadIdx.x / 32 == 2) s = 5;\n  int q = 0;\n  if (n > 2) q = 3;',

@@ -1939,7 +1939,9 @@ class FunctionAnalysis {
     if (!analysis) return null;
     this.adoptCallee(analysis, e.at);
     this.copyBack(analysis, ir, e, object, objectKey, state, stmtAt, abstraction);
-    const result = abstraction.back(analysis.result);
+    // The callee's result in the caller's values: a helper called on its own outputs again and again
+    // (double-single arithmetic) would otherwise grow the expression by a factor at every call.
+    const result = this.capped(`ret${e.at[0]}`, abstraction.back(analysis.result));
     // A result made of a name the unit does not declare (a macro defined when the kernel is
     // compiled, `return SORT_KEY;`) may be any expression of the arguments: as varying as they are.
     if (
@@ -2356,7 +2358,9 @@ class FunctionAnalysis {
     stmtAt: Range,
     abstraction: Abstraction,
   ): void {
-    const exit = new Map([...analysis.exitState].map(([k, v]) => [k, abstraction.back(v)]));
+    const exit = new Map(
+      [...analysis.exitState].map(([k, v]) => [k, this.capped(`out${e.at[0]}:${k}`, abstraction.back(v))]),
+    );
     e.args.forEach((a, k) => {
       const pid = ir.params[k];
       if (pid === undefined) return;
