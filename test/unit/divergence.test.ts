@@ -322,15 +322,23 @@ describe('divergence: findings and CLI', () => {
       '    for (int j = 0; j < n; j++) acc += in[j * 64 + t / 4] * in[j] - in[j + n] * in[j * 64 + t / 4 + 1];',
       '    out[blockIdx.x * 64 + t / 4] = acc;',
       '  }',
+      '  if (t % 4 == 2) {',
+      '    char tag[16];',
+      '    for (int j = 0; j < n % 15; j++) tag[j] = (char)(65 + (j * 7 + n) % 26) + (j * 3 ^ n) % 2;',
+      '    tag[n % 15] = 0;',
+      '    printf("%s %f\\n", tag, s * 2.0f + rsqrtf(s + 3.0f) - s / (s + 1.0f) * 0.25f);',
+      '  }',
       '}',
       'void h(const float* i, float* o, int n) { k<<<4, 256>>>(i, o, n); }',
     ].join('\n');
     const branches = (await analyzeSource(text)).filter((b) => b.construct === 'if');
+    // The third lane's loop fills its own array for its message: nothing the idle lanes could take.
     assert.deepEqual(
       branches.map((b) => [b.span.start.line, b.kind, b.laneActivity, !!b.paths[0].loops]),
       [
         [4, 'divergent', 0.25, false],
         [8, 'divergent', 0.25, true],
+        [13, 'divergent', 0.25, false],
       ],
     );
     assert.ok(branches[0].idleIssueSlots >= 12, `the leader's path is long: ${branches[0].idleIssueSlots} slots`);
@@ -340,6 +348,7 @@ describe('divergence: findings and CLI', () => {
       [
         [4, 'hint'],
         [8, 'warning'],
+        [13, 'hint'],
       ],
     );
     assert.match(severityNote(branches[0])!, /a leader's work\): it is worth rewriting when it holds a loop/);

@@ -17,7 +17,11 @@ export interface CostEstimate {
   statements: number;
   /** The path holds a loop, a barrier, an atomic or a call that is not a cheap intrinsic: the compiler will branch, not predicate. */
   complex: boolean;
-  /** The path holds a loop (in it or in a function it calls): work its lanes repeat, which idle lanes could share. */
+  /**
+   * The path holds a loop (in it or in a function it calls) over memory other lanes can reach: work
+   * its lanes repeat, which idle lanes could share. A loop that only fills the thread's own array
+   * (a message's text) is not.
+   */
   loops: boolean;
   /** What the estimate assumed, one sentence each. */
   notes: string[];
@@ -119,7 +123,7 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
     case 'for_range_loop': {
       acc.statements++;
       acc.complex = true;
-      acc.loops = true;
+      acc.loops ||= sharesWork(node);
       const body = node.childForFieldName('body');
       const perIteration =
         sub(body ? [body] : [], ctx, acc, stack) +
@@ -148,6 +152,69 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
         for (const c of node.namedChildren) statementCost(c, ctx, acc, stack);
       }
   }
+}
+
+/**
+ * Whether a loop reads or writes memory beyond the thread's own arrays (a parameter's, a global's,
+ * a `__shared__` array, through a pointer) or calls a function that may: work the other lanes of
+ * its warp could take a share of. A call to `printf` is the thread's own output.
+ */
+function sharesWork(loop: NodeView): boolean {
+  // The function's own arrays are looked for only once a subscript asks (most loops decide before).
+  let own: Set<string> | null = null;
+  const stack: SyntaxNode[] = [loop.node];
+  for (let n = stack.pop(); n; n = stack.pop()) {
+    switch (n.type) {
+      case 'subscript_expression': {
+        const base = rootName(n.childForFieldName('argument'));
+        own ??= privateArrays(loop.node);
+        if (base === null || !own.has(base)) return true;
+        break;
+      }
+      case 'pointer_expression':
+        if (n.child(0)?.type === '*') return true;
+        break;
+      case 'field_expression':
+        if (n.child(1)?.type === '->') return true;
+        break;
+      case 'call_expression': {
+        const callee = n.childForFieldName('function')?.text ?? '';
+        if (!CHEAP_CALL.test(callee) && !MATH_CALL.test(callee) && callee !== 'printf') return true;
+        break;
+      }
+    }
+    for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  return false;
+}
+
+/** The arrays the function around `node` declares for each thread (not `__shared__`, not `extern`). */
+function privateArrays(node: SyntaxNode): Set<string> {
+  let fn: SyntaxNode | null = node;
+  while (fn && fn.type !== 'function_definition' && fn.type !== 'lambda_expression') fn = fn.parent;
+  const names = new Set<string>();
+  const stack: SyntaxNode[] = fn ? [fn] : [];
+  for (let n = stack.pop(); n; n = stack.pop()) {
+    if (n.type === 'declaration' && !/\b(__shared__|extern|static)\b/.test(n.text.split('[')[0])) {
+      for (const d of n.childrenForFieldName('declarator')) {
+        let a: SyntaxNode | null = d;
+        if (a?.type === 'init_declarator') a = a.childForFieldName('declarator');
+        if (a?.type !== 'array_declarator') continue;
+        const name = a.childForFieldName('declarator');
+        if (name?.type === 'identifier') names.add(name.text);
+      }
+    }
+    for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  return names;
+}
+
+/** The variable an lvalue starts from (`buf` of `buf[i][j]`), or null for anything else. */
+function rootName(node: SyntaxNode | null): string | null {
+  let n = node;
+  while (n && (n.type === 'subscript_expression' || n.type === 'parenthesized_expression'))
+    n = n.type === 'subscript_expression' ? n.childForFieldName('argument') : n.namedChild(0);
+  return n?.type === 'identifier' ? n.text : null;
 }
 
 /** Nothing counted yet; `notes` are shared with the estimate it is part of. */
