@@ -131,6 +131,35 @@ describe('check passes compiler flags on to nvcc', () => {
     }
   });
 
+  it('tells nvcc the folders where the workspace found includes nobody said where to find, after every other flag', async () => {
+    // A samples repository: each program includes `"helper.h"` from `Common/`, which no -I names.
+    const dir = sourceTree({
+      'Common/helper.h': '#pragma once\n#include "detail/more.h"\n',
+      'Common/detail/more.h': '#define TILE 128\n',
+      'Samples/a/a.cu':
+        '#include "helper.h"\n#include "own.h"\n#include <vector>\n__global__ void k(float* x) { x[0] = TILE; }\nvoid f(float* x) { k<<<1, TILE>>>(x); }\n',
+      'Samples/a/own.h': '',
+    });
+    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-occ-args-')), 'args.jsonl');
+    process.env.FAKE_NVCC_ARGS_LOG = log;
+    try {
+      const run = await runCli(
+        ['check', '.', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-ok'), '-I', 'inc', '--format', 'json'],
+        dir,
+      );
+      assert.equal(run.code, 0, run.err);
+      const [args] = fs
+        .readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as string[]);
+      // `own.h` is beside the file and `detail/more.h` beside `helper.h`: only `Common` is new.
+      assert.deepEqual(args.slice(0, 5), ['-I', path.join(dir, 'inc'), '-I', path.join(dir, 'Common'), '-arch=sm_80']);
+    } finally {
+      delete process.env.FAKE_NVCC_ARGS_LOG;
+    }
+  });
+
   it('refuses --jobs that is not a positive whole number', async () => {
     const run = await runCli(['check', 'x.cu', '--jobs', '0'], REPO_ROOT);
     assert.equal(run.code, 2);

@@ -471,7 +471,13 @@ async function compileUnits({
   const nvdisasm = locateNvdisasm(nvccPath);
   let tookPtx = false;
   const compileOne = async ({ file, text, facts }: CompileUnitsInput['units'][number]): Promise<void> => {
-    const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
+    const flags = resolveCompileFlags({
+      database,
+      filePath: file,
+      settings: { nvccArgs: extraFlags },
+      policy,
+      inferredIncludeDirs: analyzer.index.inferredIncludeDirs(file),
+    });
     for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
     const runIn = flags.cwd ?? path.dirname(file);
     const result = await compileResources({

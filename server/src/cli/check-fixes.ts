@@ -52,7 +52,13 @@ export async function checkFixes({
     const report = analyzer.reportOf(facts);
     const variants = analyzer.capVariants(report);
     if (variants.length === 0) continue;
-    const flags = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: extraFlags }, policy });
+    const flags = resolveCompileFlags({
+      database,
+      filePath: file,
+      settings: { nvccArgs: extraFlags },
+      policy,
+      inferredIncludeDirs: analyzer.index.inferredIncludeDirs(file),
+    });
     for (const variant of variants) {
       const result = await compileVariant({
         nvccPath,

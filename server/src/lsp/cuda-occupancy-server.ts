@@ -147,6 +147,7 @@ export class CudaOccupancyServer {
       cacheDir: init.cacheDir,
       // For the register pressure of an open document, and for the costs of its divergent branches.
       variantsFor: (uri) => this.capVariantsToCheck(uri),
+      inferredIncludeDirs: (file) => analyzer.index.inferredIncludeDirs(file),
       wantsPtx: (uri) =>
         this.documents.has(uri) &&
         (this.settings['pressure.enabled'] ||

@@ -389,6 +389,11 @@ export function resolveCompileFlags(options: {
   nvccArgsOrigin?: ArgumentOrigin;
   /** Who set the include paths, defines and standard of `settings` (default: the user). */
   settingsOrigin?: ArgumentOrigin;
+  /**
+   * Folders the workspace index found the unit's includes in where nothing said where (see
+   * WorkspaceIndex.inferredIncludeDirs): added after every other flag for a file no database compiles.
+   */
+  inferredIncludeDirs?: readonly string[];
 }): CompileFlags {
   const policy = options.policy ?? NO_COMPILERS;
   const entry = options.database ? findCompileCommand(options.database, options.filePath) : null;
@@ -411,11 +416,17 @@ export function resolveCompileFlags(options: {
   // -I, -D and -std from settings pass the shell rule too (nvccArgs already did, with the rest of the policy).
   const fromSettings = flagsFromSettings({ ...options.settings, nvccArgs: [] }, options.workspaceRoot ?? null);
   const plain = dropShellWords(fromSettings.flags, options.settingsOrigin ?? 'user settings');
+  // The workspace's own folders: names a shell would read are dropped like a workspace setting's.
+  const inferred = dropShellWords(
+    (options.inferredIncludeDirs ?? []).flatMap((dir) => ['-I', dir]),
+    'workspace settings',
+  );
   const extra = flagsFromSettings({ nvccArgs: nvccArgs.args });
   return {
     ...fromSettings,
-    flags: [...plain.args, ...extra.flags],
+    // Searched last: a folder anyone named comes first.
+    flags: [...plain.args, ...extra.flags, ...inferred.args],
     archs: [...new Set([...fromSettings.archs, ...extra.archs])],
-    dropped: [...plain.dropped, ...nvccArgs.dropped],
+    dropped: [...plain.dropped, ...inferred.dropped, ...nvccArgs.dropped],
   };
 }

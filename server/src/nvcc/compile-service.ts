@@ -39,6 +39,8 @@ export interface CompileServiceOptions {
    * each a full text and flags to add); the caller has marked them as being checked. Default: none.
    */
   variantsFor?: (uri: string) => ReadonlyArray<{ key: string; text: string; flags: readonly string[] }>;
+  /** The folders the workspace found a file's includes in where nothing said where (its `-I`s nobody wrote). */
+  inferredIncludeDirs?: (file: string) => readonly string[];
 }
 
 /** A variant's compile finished (cancelled ones are not reported). */
@@ -401,6 +403,7 @@ export class CompileService {
       },
       workspaceRoot: this.options.workspaceRoots[0] ?? null,
       policy: this.policy,
+      inferredIncludeDirs: this.options.inferredIncludeDirs?.(file) ?? [],
       nvccArgsOrigin: this.fromWorkspace?.has('nvcc.args') ? 'workspace settings' : 'user settings',
       settingsOrigin: (['nvcc.includePaths', 'nvcc.defines', 'nvcc.std'] as const).some((key) =>
         this.fromWorkspace?.has(key),

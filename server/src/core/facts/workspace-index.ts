@@ -309,6 +309,25 @@ export class WorkspaceIndex {
     return matches.length === 1 ? matches[0] : null;
   }
 
+  /**
+   * The folders where the unit of `path` found includes by their tail alone, no folder given saying
+   * where (cuda-samples' `"helper_cuda.h"` in `Common/`): what a compiler of the unit must be told
+   * with `-I`. An include that climbs (`../x.h`) or names an absolute path tells no such folder.
+   */
+  inferredIncludeDirs(path: string): string[] {
+    const out = new Set<string>();
+    const start = normalizePath(path);
+    for (const file of [start, ...this.includeClosure(start)])
+      for (const include of this.files.get(file)?.includes ?? []) {
+        if (include.target.startsWith('.') || include.target.startsWith('/')) continue;
+        if (this.includeCandidates(file, include).some((c) => this.files.has(c))) continue;
+        const found = this.resolveInclude(file, include);
+        const tail = '/' + normalizePath(include.target);
+        if (found?.endsWith(tail)) out.add(found.slice(0, -tail.length) || '/');
+      }
+    return [...out];
+  }
+
   /** The indexed files `path` includes, directly or not, nearest first; `path` itself is not listed. */
   includeClosure(path: string): string[] {
     const start = normalizePath(path);
