@@ -66,6 +66,27 @@ describe('check compiles every translation unit and maps figures across files', 
   });
 });
 
+describe('check finds the headers nvcc cannot (real nvcc)', function () {
+  this.timeout(240_000);
+  const nvcc = realNvccOrSkip();
+
+  it('compiles again with the folder of the one workspace header an `#include <...>` names, and leaves a header the workspace lacks missing', async () => {
+    const dir = sourceTree({
+      'Common/helper_y.h': '#pragma once\n#define TILE 128\n',
+      'Samples/a/a.cu':
+        '#include <helper_y.h>\n__global__ void k(float* x) { x[threadIdx.x] *= TILE; }\nvoid f(float* x) { k<<<1, TILE>>>(x); }\n',
+      'Samples/b/b.cu':
+        '#include <helper_absent.h>\n__global__ void g(float* x) { x[0] = 1; }\nvoid h(float* x) { g<<<1, 64>>>(x); }\n',
+    });
+    const json = await checkJsonOf(['.', '--arch', 'sm_80', '--nvcc', nvcc, '--no-cache', '--fail-on', 'never'], dir);
+    const a = fileOf(json, 'a.cu');
+    assert.ok(Number.isInteger(a.kernels[0].instances[0].resources.sm_80.numRegs), JSON.stringify(a.kernels[0]));
+    assert.equal(a.launches[0].occupancy.sm_80?.occupancy, 1);
+    const b = fileOf(json, 'b.cu');
+    assert.match(b.diagnostics.find((d) => d.code === 'nvcc-failed')?.message ?? '', /helper_absent\.h: No such file/);
+  });
+});
+
 describe('check passes compiler flags on to nvcc', () => {
   it('-I, -D, --std and the arguments after `--`, in that order, before its own', async () => {
     const dir = sourceTree({

@@ -35,7 +35,7 @@ import {
 import { toIndexPath } from '../files/workspace-files';
 import { readPtxasLog } from '../files/ptxas-log';
 import { applyFromBuild } from './from-build';
-import { compileResources } from '../nvcc/compile-resources';
+import { compileFindingIncludes } from '../nvcc/found-includes';
 import { compilePtx, contentHash } from '../nvcc/compile-ptx';
 import { compileCaches } from '../nvcc/compile-service';
 import { defaultCacheDir } from '../nvcc/resource-cache';
@@ -480,18 +480,22 @@ async function compileUnits({
     });
     for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
     const runIn = flags.cwd ?? path.dirname(file);
-    const result = await compileResources({
-      nvccPath,
-      filePath: file,
-      archs,
-      flags: flags.flags,
-      cwd: runIn,
-      timeoutMs,
-      memoryLimitBytes,
-      keep: wantsPtx(facts),
-      // A unit whose SASS nvdisasm reads needs the cubin of a compile: the cache keeps figures only.
-      cache: nvdisasm && wantsPtx(facts) ? null : caches.figures,
-    });
+    // A header nvcc cannot find is looked for in the workspace, and the compile run again with its folder.
+    const { result } = await compileFindingIncludes(
+      {
+        nvccPath,
+        filePath: file,
+        archs,
+        flags: flags.flags,
+        cwd: runIn,
+        timeoutMs,
+        memoryLimitBytes,
+        keep: wantsPtx(facts),
+        // A unit whose SASS nvdisasm reads needs the cubin of a compile: the cache keeps figures only.
+        cache: nvdisasm && wantsPtx(facts) ? null : caches.figures,
+      },
+      (header) => analyzer.index.folderHolding(header),
+    );
     if (result.status === 'missing') {
       missing = true;
       queue.length = 0;

@@ -148,6 +148,7 @@ export class CudaOccupancyServer {
       // For the register pressure of an open document, and for the costs of its divergent branches.
       variantsFor: (uri) => this.capVariantsToCheck(uri),
       inferredIncludeDirs: (file) => analyzer.index.inferredIncludeDirs(file),
+      folderHolding: (header) => analyzer.index.folderHolding(header),
       wantsPtx: (uri) =>
         this.documents.has(uri) &&
         (this.settings['pressure.enabled'] ||

@@ -8,7 +8,8 @@
  */
 import * as path from 'node:path';
 import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
-import { compileResources, type ArchFigures, type CompileResourcesResult } from './compile-resources';
+import { type ArchFigures, type CompileResourcesResult } from './compile-resources';
+import { compileFindingIncludes } from './found-includes';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
 import { compileVariant } from './compile-variant';
 import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from './nvdisasm';
@@ -41,6 +42,8 @@ export interface CompileServiceOptions {
   variantsFor?: (uri: string) => ReadonlyArray<{ key: string; text: string; flags: readonly string[] }>;
   /** The folders the workspace found a file's includes in where nothing said where (its `-I`s nobody wrote). */
   inferredIncludeDirs?: (file: string) => readonly string[];
+  /** The one workspace folder holding a header nvcc could not find, or null (see found-includes.ts). */
+  folderHolding?: (header: string) => string | null;
 }
 
 /** A variant's compile finished (cancelled ones are not reported). */
@@ -273,20 +276,24 @@ export class CompileService {
   ): Promise<CompileResourcesResult> {
     const settings = this.settings!;
     const flags = this.flagsFor(file);
-    const result = await compileResources({
-      // The PTX (and cubin) for the pressure pass come from this compile (compileDocumentPtx takes them).
-      keep: !this.options.wantsPtx || this.options.wantsPtx(uri),
-      nvccPath,
-      filePath: file,
-      archs,
-      flags: flags.flags,
-      cwd: flags.cwd ?? path.dirname(file),
-      timeoutMs: settings['nvcc.timeoutSeconds'] * 1000,
-      signal,
-      cache: this.cache,
-      memoryLimitBytes: settings['nvcc.memoryLimitMB'] * 1024 * 1024,
-      maxFileBytes: settings['limits.fileMB'] * 1024 * 1024,
-    });
+    // A header nvcc cannot find is looked for in the workspace, and the compile run again with its folder.
+    const { result } = await compileFindingIncludes(
+      {
+        // The PTX (and cubin) for the pressure pass come from this compile (compileDocumentPtx takes them).
+        keep: !this.options.wantsPtx || this.options.wantsPtx(uri),
+        nvccPath,
+        filePath: file,
+        archs,
+        flags: flags.flags,
+        cwd: flags.cwd ?? path.dirname(file),
+        timeoutMs: settings['nvcc.timeoutSeconds'] * 1000,
+        signal,
+        cache: this.cache,
+        memoryLimitBytes: settings['nvcc.memoryLimitMB'] * 1024 * 1024,
+        maxFileBytes: settings['limits.fileMB'] * 1024 * 1024,
+      },
+      (header) => (this.options.trusted ? (this.options.folderHolding?.(header) ?? null) : null),
+    );
     this.options.log(
       `nvcc ${result.status} for ${file} (${archs.join(', ')}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`,
     );

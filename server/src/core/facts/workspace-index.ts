@@ -321,11 +321,21 @@ export class WorkspaceIndex {
       for (const include of this.files.get(file)?.includes ?? []) {
         if (include.target.startsWith('.') || include.target.startsWith('/')) continue;
         if (this.includeCandidates(file, include).some((c) => this.files.has(c))) continue;
-        const found = this.resolveInclude(file, include);
-        const tail = '/' + normalizePath(include.target);
-        if (found?.endsWith(tail)) out.add(found.slice(0, -tail.length) || '/');
+        const found = this.resolveInclude(file, include) === null ? null : this.folderHolding(include.target);
+        if (found !== null) out.add(found);
       }
     return [...out];
+  }
+
+  /**
+   * The folder that holds `header` as an include writes it (`detail/x.h`), where exactly one indexed
+   * file ends so: the `-I` a compiler that cannot find it needs. Null for a climbing or absolute path.
+   */
+  folderHolding(header: string): string | null {
+    if (header.startsWith('.') || header.startsWith('/')) return null;
+    const tail = '/' + normalizePath(header);
+    const matches = this.withTail(header);
+    return matches.length === 1 && matches[0].endsWith(tail) ? matches[0].slice(0, -tail.length) || '/' : null;
   }
 
   /** The indexed files `path` includes, directly or not, nearest first; `path` itself is not listed. */
