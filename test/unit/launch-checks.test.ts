@@ -12,7 +12,7 @@ async function findings(
     { arch: 'sm_90', maxOptInSmemBytes: 227 * 1024 },
   ],
 ) {
-  const facts = await analyzeSnippet(`${KERNELS}void host(float* p) {\n${body}\n}\n`, { archs });
+  const facts = await analyzeSnippet(`${KERNELS}void host(float* p, int n) {\n${body}\n}\n`, { archs });
   return facts.findings;
 }
 
@@ -74,6 +74,33 @@ describe('launch-checks', () => {
     assert.equal(
       fs[2].message,
       'plain is launched with 1 thread per block (1 warp): the last warp runs with 1 of 32 lanes, 31 idle. A multiple of 32 (32) uses every lane.',
+    );
+  });
+
+  it('block-not-warp-multiple: one finding for a macro use that launches at several such sizes, listing each', async () => {
+    const fs = await findings(
+      [
+        '#define BY_CHANNELS(c) if (c == 280) plain<<<1, 140>>>(p); else if (c == 208) plain<<<1, 104>>>(p); else plain<<<1, 128>>>(p);',
+        '  BY_CHANNELS(n);',
+        '  plain<<<1, 100>>>(p);',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      fs.map((f) => [f.code, f.severity, f.span.start.line, f.message]),
+      [
+        [
+          'block-not-warp-multiple',
+          'warning',
+          5,
+          '2 launches here have blocks that are not a multiple of 32 threads, so the last warp of each runs with lanes idle: plain with 140 (20 idle), plain with 104 (24 idle). A multiple of 32 uses every lane.',
+        ],
+        [
+          'block-not-warp-multiple',
+          'warning',
+          6,
+          'plain is launched with 100 threads per block (4 warps): the last warp runs with 4 of 32 lanes, 28 idle. A multiple of 32 (96 or 128) uses every lane.',
+        ],
+      ],
     );
   });
 

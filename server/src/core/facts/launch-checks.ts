@@ -121,6 +121,61 @@ export function checkLaunch({ launch, target, smemOptIns, archs = [] }: LaunchCh
   return findings;
 }
 
+/** Launches a line lists at most by name in one joined finding (a macro's use may write a dozen). */
+const MAX_LISTED = 6;
+
+/**
+ * One `block-not-warp-multiple` finding per place: a macro's use (or a wrapper's call) that launches
+ * a kernel at several block sizes says so once, listing each, instead of once per launch. `findings`
+ * are each launch's, in the launches' order.
+ */
+export function joinWarpMultipleFindings(launches: readonly Launch[], findings: readonly Finding[][]): Finding[] {
+  const byPlace = new Map<string, Array<{ launch: Launch; finding: Finding }>>();
+  launches.forEach((launch, k) => {
+    for (const finding of findings[k]) {
+      if (finding.code !== LAUNCH_CHECK_CODES.notWarpMultiple) continue;
+      const s = finding.span;
+      const key = `${s.start.line}:${s.start.character}:${s.end.line}:${s.end.character}`;
+      const group = byPlace.get(key) ?? [];
+      group.push({ launch, finding });
+      byPlace.set(key, group);
+    }
+  });
+  const out: Finding[] = [];
+  const said = new Set<Finding>();
+  findings.forEach((list) => {
+    for (const finding of list) {
+      if (finding.code !== LAUNCH_CHECK_CODES.notWarpMultiple) {
+        out.push(finding);
+        continue;
+      }
+      if (said.has(finding)) continue;
+      const s = finding.span;
+      const group = byPlace.get(`${s.start.line}:${s.start.character}:${s.end.line}:${s.end.character}`)!;
+      for (const g of group) said.add(g.finding);
+      out.push(group.length === 1 ? finding : joined(group));
+    }
+  });
+  return out;
+}
+
+function joined(group: ReadonlyArray<{ launch: Launch; finding: Finding }>): Finding {
+  const items: string[] = [];
+  for (const { launch } of group) {
+    const b = launch.block.value!;
+    const threads = b.x * b.y * b.z;
+    const item = `${displayName(launch)} with ${threads} (${WARP - (threads % WARP)} idle)`;
+    if (!items.includes(item)) items.push(item);
+  }
+  const listed = items.slice(0, MAX_LISTED).join(', ');
+  const more = items.length > MAX_LISTED ? `, and ${items.length - MAX_LISTED} more` : '';
+  return {
+    ...group[0].finding,
+    severity: group.some((g) => g.finding.severity === 'warning') ? 'warning' : group[0].finding.severity,
+    message: `${items.length} launches here have blocks that are not a multiple of 32 threads, so the last warp of each runs with lanes idle: ${listed}${more}. A multiple of 32 uses every lane.`,
+  };
+}
+
 function checkSharedMemory(
   launch: Launch,
   target: LaunchTarget,

@@ -12,7 +12,7 @@ import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../
 import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
 import type { WorkspaceIndex } from '../facts/workspace-index';
-import { checkLaunch, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
+import { checkLaunch, joinWarpMultipleFindings, type ArchSmemLimit, type LaunchTarget } from '../facts/launch-checks';
 import { groupBy, type DocumentFacts } from '../facts/document-facts';
 import { collectParseErrors } from '../syntax/parse-errors';
 import { subtreeShape } from '../syntax/subtree-shape';
@@ -683,7 +683,10 @@ function launchFindings(
   archs: readonly ArchSmemLimit[],
 ) {
   const archsKey = archs.map((a) => `${a.arch}:${a.maxOptInSmemBytes}`).join();
-  return launches.flatMap((launch, k) => keptChecks(launch, { target: targets[k], smemOptIns, archs, archsKey }));
+  return joinWarpMultipleFindings(
+    launches,
+    launches.map((launch, k) => keptChecks(launch, { target: targets[k], smemOptIns, archs, archsKey })),
+  );
 }
 
 /**
