@@ -176,6 +176,18 @@ describe('launch wrappers', () => {
     ].join('\n');
     assert.deepEqual(launches(text), ['1: k null 0', '4: row_kernel 128x1x1 0 via launch_rows']);
   });
+  it("reads a braced list written as a launch's grid or block as the dim3 it makes", () => {
+    const text = [
+      '#define DX 32',
+      '#define DY 8',
+      'void host(float* p, cudaStream_t s) {',
+      '  tile<<<4, {DX, DY, 1}, 0, s>>>(p);',
+      '  tile<<<{2, 2}, {64}>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['4: tile 32x8x1 0', '5: tile 64x1x1 0']);
+  });
+
   it('reads a launch configuration object a wrapper takes by const reference, made by its constructor or a braced list', () => {
     const text = [
       'struct launch_config {',

@@ -123,7 +123,10 @@ export class Evaluator {
         return this.call(e, env);
       case 'launch': {
         const callee = this.eval(e.callee, env);
-        const config = e.config.map((c) => this.eval(c, env));
+        // `<<<grid, {32, 8, 1}>>>`: a braced list there makes the dim3 the parameter is.
+        const config = e.config.map((c, k) =>
+          k < 2 && c.k === 'init' && !c.type ? this.init('dim3', c.items, c.designators, env) : this.eval(c, env),
+        );
         const args = e.args.map((a) => this.eval(a, env));
         this.observer?.launch?.(e, callee, config, env, args);
         return TOP;
