@@ -176,6 +176,20 @@ describe('launch wrappers', () => {
     ].join('\n');
     assert.deepEqual(launches(text), ['1: k null 0', '4: row_kernel 128x1x1 0 via launch_rows']);
   });
+  it("reads a lambda handed to a function it cannot see (PyTorch's AT_DISPATCH) as run there, with what it captures", () => {
+    const text = [
+      'void host(float* p, int n) {',
+      '  dim3 block(512);',
+      '  const int threads = 128;',
+      '  AT_DISPATCH_FLOATING_TYPES(n, "scale", [&] {',
+      '    scale<<<n, block, block.x * 4>>>(p);',
+      '    scale<<<n, threads>>>(p);',
+      '  });',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['5: scale 512x1x1 2048', '6: scale 128x1x1 0']);
+  });
+
   it("reads a braced list written as a launch's grid or block as the dim3 it makes", () => {
     const text = [
       '#define DX 32',

@@ -259,6 +259,18 @@ export class LaunchCollector {
         }
         if (d >= 3) return;
         const target = this.program.callTargetOf(callee, args, scope);
+        // A lambda handed to a function whose body is not in view (PyTorch's `AT_DISPATCH_...(t, "op",
+        // [&] { ... })`, a macro of a header the workspace lacks) is taken to run here, with what it
+        // captures now: the idiom hands it over to be called, not kept.
+        if (!target)
+          args.forEach((a) => {
+            const m = a.k === 'fn' && a.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(a.refs[0].name) : null;
+            const at = m ? ir.lambdas.find((r) => r[0] === Number(m[1])) : undefined;
+            if (!at || lambdasSeen.has(at[0])) return;
+            const captures = new Map<string, Val>(scope.captures ?? []);
+            for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
+            this.visitLambda(pf, at, [], { ...scope, captures }, d, out, lambdasSeen);
+          });
         if (!target || !this.launches(target.pf, 0)) return;
         const standalone = this.collectStandalone(target.pf);
         const wrapped = new Map(standalone.filter((o) => o.params !== 0).map((o) => [o.path, o] as const));
