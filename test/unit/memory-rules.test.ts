@@ -52,6 +52,29 @@ describe('barrier-divergence', () => {
     assert.match(r.message, /1 of the 256 threads of a 256-thread block reach it/);
   });
 
+  it('quotes a long condition as the code writes it, a short one as computed from the thread index', async () => {
+    const text = kernel(
+      [
+        '  int row = blockIdx.x * (blockDim.x / 32 / n) + (threadIdx.x / 32) / n + (n >> 3) * (n & 7);',
+        '  __shared__ float s[256];',
+        '  if (row < n * n) {',
+        '    s[threadIdx.x] = in[row];',
+        '    __syncthreads();',
+        '    out[row] = s[255 - threadIdx.x];',
+        '  }',
+        '  int i = threadIdx.x;',
+        '  if (i < n) {',
+        '    __syncthreads();',
+        '  }',
+      ].join('\n'),
+    );
+    const barriers = (await recordsOf(text)).filter((r) => r.rule === 'barrier-divergence');
+    assert.deepEqual(
+      barriers.map((r) => /runs only where `([^`]*)` holds/.exec(r.message)?.[1]),
+      ['row < n * n', 'threadIdx.x < n'],
+    );
+  });
+
   it('counts an early return of some threads before the barrier (a warning: it depends on n)', async () => {
     const got = await rulesOf(
       kernel(

@@ -147,7 +147,7 @@ function recordOf(
   if (!place) return null;
   if (ev.event === 'barrier') {
     const v = barrierVerdict(ev, shapes);
-    return v ? barrierRecord(kernel, ev, v, shapes, place) : null;
+    return v ? barrierRecord(kernel, ev, v, shapes, place, ctx) : null;
   }
   if (ev.space === 'global') {
     const v = coalescingVerdict(ev, shapes);
@@ -199,15 +199,36 @@ function spanOf(source: SourceText, at: readonly [number, number]): Span {
 // ---------------------------------------------------------------------------
 // Words
 
+/** A condition past this many characters, as the walk computed it, is quoted as the code writes it. */
+const LONG_CONDITION = 80;
+
+/**
+ * The conditions a barrier runs under: as the walk computed them (`threadIdx.x < n`), or, where that
+ * is long and each is a condition this document writes, as written (`row < total_count`).
+ */
+function conditionText(guard: Sym, ev: BarrierEvent, ctx: DivergenceContext): string {
+  const computed = symText(guard);
+  const sources = ev.guardSources;
+  if (computed.length <= LONG_CONDITION || !sources || sources.length !== ev.guards.length) return computed;
+  const parts: string[] = [];
+  for (const g of sources) {
+    if (!g || g.file !== ctx.path) return computed;
+    const written = oneLineOfCode(ctx.source.text.slice(g.at[0], g.at[1]));
+    parts.push(g.negated ? `!(${written})` : sources.length > 1 ? `(${written})` : written);
+  }
+  return parts.join(' && ');
+}
+
 function barrierRecord(
   kernel: Kernel,
   ev: BarrierEvent,
   v: BarrierVerdict,
   shapes: RuleShapes,
   place: Place,
+  ctx: DivergenceContext,
 ): MemoryRecord {
   const guard = conjunction(ev.guards);
-  const condition = guard ? `\`${symText(guard)}\`` : null;
+  const condition = guard ? `\`${conditionText(guard, ev, ctx)}\`` : null;
   const name = ev.scope === 'warp' ? '`__syncwarp`' : 'this barrier';
   const via = place.via ? ` (${place.via})` : '';
   let message: string;

@@ -25,8 +25,17 @@ interface EventBase {
   calls: CallPlace[];
 }
 
+/** Where a guard is written: its branch's condition, `negated` where the lanes took the else edge. */
+export interface GuardSource {
+  file: string;
+  at: Range;
+  negated: boolean;
+}
+
 export interface BarrierEvent extends EventBase {
   event: 'barrier';
+  /** Where each of `guards` is written, in the same order; null for one that is no branch's condition (an operand's). */
+  guardSources?: ReadonlyArray<GuardSource | null>;
   /** `block`: the whole block meets (`__syncthreads`, `bar.sync`, a block group's `sync()`); `warp`: `__syncwarp`. */
   scope: 'block' | 'warp';
   /** `__syncwarp`'s mask (null: the full warp, or not given). */

@@ -59,6 +59,7 @@ import {
   pointeeType,
   recordLayout,
   type BarrierEvent,
+  type GuardSource,
   type MemberPlace,
   type MemoryEvent,
   type PointerInfo,
@@ -331,6 +332,8 @@ class FunctionAnalysis {
   private recording = false;
   private currentBlock = 0;
   private guardMemo = new Map<number, Sym[]>();
+  /** Where each guard this walk made is written, for messages that quote the code (see BarrierEvent). */
+  private readonly guardSources = new Map<Sym, GuardSource>();
   /**
    * Conditions an operand being evaluated runs under beside its block's (`c ? s[i] : 0`'s `s[i]`
    * runs only where `c` holds; `a && b`'s `b` where `a` does): C++ evaluates only the operand chosen.
@@ -902,6 +905,8 @@ class FunctionAnalysis {
       if (this.info.preds[via].length !== 1 || !dominates(this.info.idom, via, b)) continue;
       // The condition as the lanes here have it: true on the then edge, false on the else edge.
       const g: Sym = via === exit.then ? c.sym : negation(c.sym);
+      if (!this.guardSources.has(g))
+        this.guardSources.set(g, { file: this.file, at: exit.cond.at, negated: via !== exit.then });
       if (!out.includes(g)) out.push(g);
     }
     if (this.recording) this.guardMemo.set(b, out);
@@ -1990,8 +1995,16 @@ class FunctionAnalysis {
         ...ev,
         guards: [...outer, ...ev.guards],
         calls: [place, ...ev.calls],
-        ...(ev.event === 'access' ? { repeats: ev.repeats || repeats } : {}),
+        ...(ev.event === 'access'
+          ? { repeats: ev.repeats || repeats }
+          : {
+              guardSources: [...this.sourcesOf(outer), ...(ev.guardSources ?? ev.guards.map(() => null))],
+            }),
       });
+  }
+
+  private sourcesOf(guards: readonly Sym[]): Array<GuardSource | null> {
+    return guards.map((g) => this.guardSources.get(g) ?? null);
   }
 
   private noteBarrier(at: Range, scope: BarrierEvent['scope'], mask: Sym | null): void {
@@ -2005,6 +2018,7 @@ class FunctionAnalysis {
       file: this.file,
       at,
       guards,
+      guardSources: this.sourcesOf(guards),
       ...(exited.length ? { exited } : {}),
       calls: [],
     });
@@ -2975,6 +2989,8 @@ function collectWrites(e: Expr | null, into: Set<string>, ir: FunctionIR): void 
 }
 
 function keyName(key: string, ir: FunctionIR): string {
+  // What a function returns, as a message names it (`$ret` is the walk's own key).
+  if (key === '$ret') return 'the return value';
   const m = /^l(\d+)(.*)$/.exec(key);
   if (m) return `${ir.locals[Number(m[1])]?.name ?? 'local'}${m[2].replace(/\.\*$/, '[]')}`;
   return key.replace(/^(this|cap)\./, '');
