@@ -274,6 +274,36 @@ describe('uncoalesced-access', () => {
     assert.match(records[0].fix, /one vector access/);
   });
 
+  it("is a hint where the lane's own iterations of a loop with a known trip count use the rest of the sectors", async () => {
+    const loop = (stride: number, bound: string) =>
+      kernel(
+        [
+          `  int i = (blockIdx.x * blockDim.x + threadIdx.x) * ${stride};`,
+          `  for (int k = 0; k < ${bound}; ++k) out[i + k] = 2.f * in[i + k];`,
+        ].join('\n'),
+        '256',
+        'float* out, const float* in, int n, int m',
+      );
+    const covered = (await recordsOf(loop(4, '4'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      covered.map((r) => `${r.severity} ${r.text} ${/other iterations of its loop/.test(r.message)}`),
+      ['hint out[i + k] true', 'hint in[i + k] true'],
+    );
+    assert.match(covered[0].fix, /one vector access/);
+    // Eight floats a lane, four of them used: half of each lane's sector is never read.
+    const half = (await recordsOf(loop(8, '4'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      half.map((r) => `${r.severity} ${r.text}`),
+      ['warning out[i + k]', 'warning in[i + k]'],
+    );
+    // A trip count the source does not fix: the iterations are not known to cover anything.
+    const unknown = (await recordsOf(loop(4, 'm'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      unknown.map((r) => `${r.severity} ${r.text}`),
+      ['warning out[i + k]', 'warning in[i + k]'],
+    );
+  });
+
   it('leaves out loads every block makes of the same bytes where the neighbours use the rest of the sectors, else a hint', async () => {
     // `gamma` and `beta` are read alike by every block (the address reads no blockIdx): after the
     // first block they are in L1 or L2. The row of `in` the block reads is its own: its bytes come

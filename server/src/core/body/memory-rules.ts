@@ -26,7 +26,13 @@ import {
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import { coalescingVerdict, coveredByNeighbours, KernelOffsets, type CoalescingVerdict } from './global-access';
+import {
+  coalescingVerdict,
+  coveredByIterations,
+  coveredByNeighbours,
+  KernelOffsets,
+  type CoalescingVerdict,
+} from './global-access';
 import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import { estimateCost } from './path-costs';
@@ -165,8 +171,13 @@ function recordOf(
     const v = coalescingVerdict(ev, shapes);
     if (!v) return null;
     const neighbours = withinStack(
-      () => coveredByNeighbours(ev, events, shapes, offsets),
-      () => false,
+      (): Neighbours =>
+        coveredByNeighbours(ev, events, shapes, offsets)
+          ? 'accesses'
+          : coveredByIterations(ev, shapes)
+            ? 'iterations'
+            : null,
+      () => null,
     );
     // Bytes every block reads are in L1 or L2 after the first block: an uncoalesced load of them
     // costs requests, not DRAM bytes. Where the lane's neighbouring loads use the rest of each
@@ -235,6 +246,9 @@ function loopWeight(ctx: DivergenceContext, instance: Instance, ev: AccessEvent,
   const header = oneLineOfCode(ctx.view.slice(loop.startIndex, body.startIndex)).trim();
   return { share: extra / cost, loop: header.length > 60 ? `${header.slice(0, 57)}...` : header };
 }
+
+/** Who uses the rest of the sectors an uncoalesced access touches: the lane's neighbouring accesses, or its loop's other iterations. */
+type Neighbours = 'accesses' | 'iterations' | null;
 
 interface Place {
   span: Span;
@@ -319,7 +333,7 @@ function accessRecord(
   v: CoalescingVerdict,
   shapes: RuleShapes,
   place: Place,
-  neighbours: boolean,
+  neighbours: Neighbours,
   everyBlock: boolean,
 ): MemoryRecord {
   const ratio = v.sectors / v.ideal;
@@ -329,9 +343,12 @@ function accessRecord(
       ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.offsetUnit ?? ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
-  const shared = neighbours
-    ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
-    : '';
+  const shared =
+    neighbours === 'accesses'
+      ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
+      : neighbours === 'iterations'
+        ? ` The lane's other iterations of its loop ${ev.store ? 'store to' : 'load from'} the rest of those sectors (from L1): what is lost is requests, not bytes.`
+        : '';
   const pitches = v.pitches.map(
     (p) =>
       `assuming \`${p.name}\` ≥ ${p.least} (it is the row pitch, and a row holds the ${p.least} columns a warp indexes in it)`,
