@@ -589,6 +589,36 @@ describe('bank-conflict', () => {
     assert.doesNotMatch(records[1].message, /estimated work/);
   });
 
+  it("is a hint where the lane's loop reads consecutive aligned words the compiler may merge into a vector load", async () => {
+    // As 4-byte loads, lanes 4 (or 8) words apart are 4-way (8-way); as the 16-byte loads the
+    // compiler may make of a lane's run of 4 aligned words, served a quarter warp at a time, they
+    // are conflict-free (2-way). One word off the vector boundary, it cannot merge them.
+    const run = (index: string) =>
+      kernel(
+        [
+          '  __shared__ float t[32 * 9];',
+          '  t[threadIdx.x] = in[threadIdx.x];',
+          '  __syncthreads();',
+          '  float r = 0.f;',
+          `  for (int i = 0; i < 4; ++i) r += t[${index}];`,
+          '  out[threadIdx.x] = r;',
+        ].join('\n'),
+        '32',
+      );
+    const conflicts = async (index: string) =>
+      (await recordsOf(run(index)))
+        .filter((r) => r.rule === 'bank-conflict')
+        .map((r) => `${r.severity} ${r.measure?.actual}-way ${/if the compiler merges/.test(r.message)}`);
+    assert.deepEqual(await conflicts('threadIdx.x * 4 + i'), ['hint 4-way true']);
+    assert.deepEqual(await conflicts('threadIdx.x * 8 + i'), ['hint 8-way true']);
+    const [free] = (await recordsOf(run('threadIdx.x * 4 + i'))).filter((r) => r.rule === 'bank-conflict');
+    assert.match(
+      free.message,
+      /16-byte accesses \(`ld\.shared\.v4`, served a quarter of a warp at a time\), they are conflict-free/,
+    );
+    assert.deepEqual(await conflicts('threadIdx.x * 8 + i + 1'), ['warning 8-way false']);
+  });
+
   it('reads an operand of `?:` or `&&` as running only where its condition selects it', async () => {
     // The last step of a block reduction: lanes below blockDim.x / 32 read the table, the others
     // take 0. With 8 warps, 8 lanes 4 words apart: no conflict; read by every lane it is 4-way.

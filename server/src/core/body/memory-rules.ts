@@ -33,7 +33,14 @@ import {
   KernelOffsets,
   type CoalescingVerdict,
 } from './global-access';
-import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
+import {
+  bankVerdict,
+  columnsUsed,
+  mergedAccess,
+  type ArrayUse,
+  type BankVerdict,
+  type MergedAccess,
+} from './shared-banks';
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import { estimateCost } from './path-costs';
 import { SyntaxViews } from '../syntax/syntax-view';
@@ -198,7 +205,16 @@ function recordOf(
         () => null,
       )
     : null;
-  return bankRecord(kernel, ev, v, shapes, place, weight);
+  // Only the innermost loop's iterations run back to back, where the compiler can merge their accesses.
+  const loop = ev.repeats ? innermostLoop(ctx, ev) : null;
+  const counter = loop ? counterName(loop) : null;
+  const merged = counter
+    ? withinStack(
+        () => mergedAccess(ev, shapes, counter),
+        () => null,
+      )
+    : null;
+  return bankRecord(kernel, ev, v, shapes, place, weight, merged && merged.ways < v.ways ? merged : null);
 }
 
 /** A conflict's extra passes against the work of the loop it repeats in. */
@@ -207,6 +223,40 @@ interface LoopWeight {
   share: number;
   /** The loop's header as written (`for (uint bkIdx = 0; bkIdx < K; bkIdx += BK)`). */
   loop: string;
+}
+
+/** The innermost loop the access runs in: around it, or around the calls that reach it (null: in a file not in view). */
+function innermostLoop(ctx: DivergenceContext, ev: AccessEvent): SyntaxNode | null {
+  const tree = ctx.programTree ?? ctx.tree;
+  // The places from the access out: itself, then the calls that reach it, innermost first.
+  const places = [{ file: ev.file, at: ev.at }, ...[...ev.calls].reverse()];
+  for (const p of places) {
+    if (p.file !== ctx.path) return null;
+    let node: SyntaxNode | null = tree.rootNode.descendantForIndex(p.at[0], Math.max(p.at[0], p.at[1] - 1));
+    for (; node && node.type !== 'function_definition'; node = node.parent)
+      if (
+        /^(?:for_statement|while_statement|do_statement|for_range_loop)$/.test(node.type) &&
+        node.childForFieldName('body')
+      )
+        return node;
+  }
+  return null;
+}
+
+/** The variable a `for` loop declares or assigns in its initializer (`i` in `for (uint i = 0; ...)`). */
+function counterName(loop: SyntaxNode): string | null {
+  const init = loop.type === 'for_statement' ? loop.childForFieldName('initializer') : null;
+  if (!init) return null;
+  const target =
+    init.type === 'declaration'
+      ? init
+          .childrenForFieldName('declarator')
+          .find((d) => d?.type === 'init_declarator')
+          ?.childForFieldName('declarator')
+      : init.type === 'assignment_expression'
+        ? init.childForFieldName('left')
+        : null;
+  return target?.type === 'identifier' ? target.text : null;
 }
 
 /**
@@ -219,20 +269,7 @@ interface LoopWeight {
  */
 function loopWeight(ctx: DivergenceContext, instance: Instance, ev: AccessEvent, extra: number): LoopWeight | null {
   const tree = ctx.programTree ?? ctx.tree;
-  // The places from the access out: itself, then the calls that reach it, innermost first.
-  const places = [{ file: ev.file, at: ev.at }, ...[...ev.calls].reverse()];
-  let loop: SyntaxNode | null = null;
-  for (const p of places) {
-    if (p.file !== ctx.path) return null;
-    let node: SyntaxNode | null = tree.rootNode.descendantForIndex(p.at[0], Math.max(p.at[0], p.at[1] - 1));
-    for (; node && node.type !== 'function_definition' && !loop; node = node.parent)
-      if (
-        /^(?:for_statement|while_statement|do_statement|for_range_loop)$/.test(node.type) &&
-        node.childForFieldName('body')
-      )
-        loop = node;
-    if (loop) break;
-  }
+  const loop = innermostLoop(ctx, ev);
   if (!loop) return null;
   // Template arguments of the instance are the loops' constants too (`dotIdx < BK`).
   const lookup = (name: string): number | null => {
@@ -382,6 +419,7 @@ function bankRecord(
   shapes: RuleShapes,
   place: Place,
   weight: LoopWeight | null,
+  merged: MergedAccess | null,
 ): MemoryRecord {
   const verb = ev.store ? 'store to' : 'load from';
   const ways = v.fewest === v.ways ? `${v.ways}-way` : `${v.fewest}- to ${v.ways}-way`;
@@ -400,11 +438,16 @@ function bankRecord(
   const weighed = slight
     ? ` Its extra passes are about ${Math.max(1, Math.round(weight.share * 100))}% of the estimated work of one iteration of \`${weight.loop}\` (under ${DEFAULT_DIVERGENCE_MIN_SHARE}%): little to gain.`
     : '';
-  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed} ${advice}`;
+  // Without the PTX, whether the compiler merged the lane's run of elements is not known: a hint that says both.
+  const width = merged ? merged.elements * ev.elementBytes : 0;
+  const vector = merged
+    ? ` The lane's loop ${ev.store ? 'stores' : 'loads'} ${merged.trips} consecutive elements: if the compiler merges them into ${width}-byte accesses (\`${ev.store ? 'st' : 'ld'}.shared.v${merged.elements}\`, served ${width === 16 ? 'a quarter of' : 'half'} a warp at a time), ${merged.ways <= 1 ? 'they are conflict-free' : `they are ${merged.ways}-way`}; the PTX tells which.`
+    : '';
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
   return {
     rule: 'bank-conflict',
     kernel: kernel.name,
-    severity: v.ways >= 4 && !slight ? 'warning' : 'hint',
+    severity: v.ways >= 4 && !slight && !merged ? 'warning' : 'hint',
     span: place.span,
     text: place.text,
     message,
