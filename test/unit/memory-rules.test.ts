@@ -614,7 +614,7 @@ describe('bank-conflict', () => {
     const [free] = (await recordsOf(run('threadIdx.x * 4 + i'))).filter((r) => r.rule === 'bank-conflict');
     assert.match(
       free.message,
-      /16-byte accesses \(`ld\.shared\.v4`, served a quarter of a warp at a time\), they are conflict-free/,
+      /16-byte accesses \(`LDS\.128`, served a quarter of a warp at a time\), they are conflict-free; the SASS tells which/,
     );
     assert.deepEqual(await conflicts('threadIdx.x * 8 + i + 1'), ['warning 8-way false']);
   });

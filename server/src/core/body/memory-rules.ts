@@ -199,14 +199,14 @@ function recordOf(
   // finding (a 2-way transpose of a tile, a block reduction's last step in one warp), it is not one.
   if (v && !ev.repeats && v.extraPerWarp < DEFAULT_DIVERGENCE_COST_THRESHOLD) return null;
   if (!v) return null;
-  const weight = ev.repeats
+  const loop = ev.repeats ? innermostLoop(ctx, ev) : null;
+  const weight = loop
     ? withinStack(
-        () => loopWeight(ctx, instance, ev, v.extraPerWarp),
+        () => loopWeight(ctx, instance, loop, v.extraPerWarp),
         () => null,
       )
     : null;
   // Only the innermost loop's iterations run back to back, where the compiler can merge their accesses.
-  const loop = ev.repeats ? innermostLoop(ctx, ev) : null;
   const counter = loop ? counterName(loop) : null;
   const merged = counter
     ? withinStack(
@@ -265,12 +265,10 @@ function counterName(loop: SyntaxNode): string | null {
  * in a tile's copy is weighed against the copy and the product loop beside it in the same body,
  * one inside the product loop against that loop's own body. Not further out: the syntax counts an
  * unrolled register-array statement as several slots where the compiler issues one, so a loop the
- * access repeats in would look longer beside it than it is. Null: the loop is in a file not in view.
+ * access repeats in would look longer beside it than it is.
  */
-function loopWeight(ctx: DivergenceContext, instance: Instance, ev: AccessEvent, extra: number): LoopWeight | null {
+function loopWeight(ctx: DivergenceContext, instance: Instance, loop: SyntaxNode, extra: number): LoopWeight {
   const tree = ctx.programTree ?? ctx.tree;
-  const loop = innermostLoop(ctx, ev);
-  if (!loop) return null;
   // Template arguments of the instance are the loops' constants too (`dotIdx < BK`).
   const lookup = (name: string): number | null => {
     const b = instance.bindings.get(name);
@@ -280,7 +278,7 @@ function loopWeight(ctx: DivergenceContext, instance: Instance, ev: AccessEvent,
   const views = new SyntaxViews(tree, tree !== ctx.tree ? ctx.tree : undefined);
   const body = loop.childForFieldName('body')!;
   const cost = Math.max(1, estimateCost([body], { functions: ctx.functions, lookup, views }).cost + 2);
-  const header = oneLineOfCode(ctx.view.slice(loop.startIndex, body.startIndex)).trim();
+  const header = oneLineOfCode(loop.text.slice(0, body.startIndex - loop.startIndex)).trim();
   return { share: extra / cost, loop: header.length > 60 ? `${header.slice(0, 57)}...` : header };
 }
 
@@ -438,10 +436,10 @@ function bankRecord(
   const weighed = slight
     ? ` Its extra passes are about ${Math.max(1, Math.round(weight.share * 100))}% of the estimated work of one iteration of \`${weight.loop}\` (under ${DEFAULT_DIVERGENCE_MIN_SHARE}%): little to gain.`
     : '';
-  // Without the PTX, whether the compiler merged the lane's run of elements is not known: a hint that says both.
+  // Whether ptxas merged the lane's run of elements only the SASS tells: a hint that says both.
   const width = merged ? merged.elements * ev.elementBytes : 0;
   const vector = merged
-    ? ` The lane's loop ${ev.store ? 'stores' : 'loads'} ${merged.trips} consecutive elements: if the compiler merges them into ${width}-byte accesses (\`${ev.store ? 'st' : 'ld'}.shared.v${merged.elements}\`, served ${width === 16 ? 'a quarter of' : 'half'} a warp at a time), ${merged.ways <= 1 ? 'they are conflict-free' : `they are ${merged.ways}-way`}; the PTX tells which.`
+    ? ` The lane's loop ${ev.store ? 'stores' : 'loads'} ${merged.trips} consecutive elements: if the compiler merges them into ${width}-byte accesses (\`${ev.store ? 'STS' : 'LDS'}.${width * 8}\`, served ${width === 16 ? 'a quarter of' : 'half'} a warp at a time), ${merged.ways <= 1 ? 'they are conflict-free' : `they are ${merged.ways}-way`}; the SASS tells which (ptxas may merge what the PTX moves one element at a time).`
     : '';
   const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
   return {

@@ -144,7 +144,8 @@ export interface MergedAccess {
  * Where the lane's own iterations of its innermost loop (whose counter is `counter`), of a known
  * trip count, touch consecutive elements (`regM[i] = As[base + i]`, `i` from 0 to TM) at an
  * address aligned to a vector of them, the
- * compiler may merge them into one 8- or 16-byte access (`ld.shared.v2`, `.v4`), served a half or
+ * compiler may merge them into one 8- or 16-byte access (`LDS.64`, `LDS.128`: ptxas does, where it
+ * can prove the alignment, from PTX that moves them one at a time), served a half or
  * a quarter warp at a time, where lanes that conflicted as 4-byte requests may not. The ways of that
  * access; null where there is no such loop or the alignment fails for some lane (it cannot merge).
  */
