@@ -434,7 +434,7 @@ function bankRecord(
   // as a divergent branch under the same share of its kernel's work is.
   const slight = weight !== null && weight.share * 100 < DEFAULT_DIVERGENCE_MIN_SHARE;
   const weighed = slight
-    ? ` Its extra passes are about ${Math.max(1, Math.round(weight.share * 100))}% of the estimated work of one iteration of \`${weight.loop}\` (under ${DEFAULT_DIVERGENCE_MIN_SHARE}%): little to gain.`
+    ? ` Its extra passes are ${weight.share < 0.01 ? 'under 1' : `about ${Math.floor(weight.share * 100)}`}% of the estimated work of one iteration of \`${weight.loop}\`: little to gain (a warning from ${DEFAULT_DIVERGENCE_MIN_SHARE}%).`
     : '';
   // Whether ptxas merged the lane's run of elements only the SASS tells: a hint that says both.
   const width = merged ? merged.elements * ev.elementBytes : 0;
