@@ -45,9 +45,9 @@ describe('barrier-divergence', () => {
   });
 
   it('says how many threads arrive', async () => {
-    const [r] = (await recordsOf(kernel('  if (threadIdx.x == 0) { __syncthreads(); }\n  out[0] = 1;'))).filter(
-      (x) => x.rule === 'barrier-divergence',
-    );
+    const code =
+      '  __shared__ float s[1];\n  if (threadIdx.x == 0) { s[0] = 1.f; __syncthreads(); }\n  out[threadIdx.x] = s[0];';
+    const [r] = (await recordsOf(kernel(code))).filter((x) => x.rule === 'barrier-divergence');
     assert.deepEqual(r.measure, { actual: 1, ideal: 256 });
     assert.match(r.message, /1 of the 256 threads of a 256-thread block reach it/);
   });
@@ -75,8 +75,8 @@ describe('barrier-divergence', () => {
     );
   });
 
-  it('counts an early return of some threads before the barrier (a warning: it depends on n)', async () => {
-    const got = await rulesOf(
+  it('is a hint where the threads that miss the barrier have left the kernel (an exit releases it: no hang)', async () => {
+    const records = await recordsOf(
       kernel(
         [
           '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
@@ -88,9 +88,52 @@ describe('barrier-divergence', () => {
         ].join('\n'),
       ),
     );
+    const got = records.filter((r) => r.rule === 'barrier-divergence');
     assert.deepEqual(
-      got.filter((g) => g.startsWith('barrier')),
+      got.map((r) => `${r.severity} ${r.span.start.line + 1}`),
+      ['hint 6'],
+    );
+    assert.match(got[0].message, /does not hang/);
+    assert.match(got[0].message, /a departed thread would have written/);
+  });
+
+  it('stays a warning where the threads that skip it go on: to read shared memory, or to another barrier', async () => {
+    // Threads past n read the tile without waiting for its writers.
+    const reads = await rulesOf(
+      kernel(
+        [
+          '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+          '  __shared__ float s[256];',
+          '  if (i < n) {',
+          '    s[threadIdx.x] = in[i];',
+          '    __syncthreads();',
+          '  }',
+          '  out[threadIdx.x] = s[0];',
+        ].join('\n'),
+      ),
+    );
+    assert.deepEqual(
+      reads.filter((g) => g.startsWith('barrier')),
       ['barrier-divergence warning 6: __syncthreads()'],
+    );
+    // Warps that leave the loop early wait at the barrier after it, the others inside it.
+    const another = await rulesOf(
+      kernel(
+        [
+          '  __shared__ float s[256];',
+          '  for (int r = threadIdx.x / 32; r < n; r += 4) {',
+          '    s[threadIdx.x] = in[r];',
+          '    __syncthreads();',
+          '  }',
+          '  __syncthreads();',
+          '  out[threadIdx.x] = 0;',
+        ].join('\n'),
+        '128',
+      ),
+    );
+    assert.deepEqual(
+      another.filter((g) => g.startsWith('barrier')),
+      ['barrier-divergence warning 5: __syncthreads()'],
     );
   });
 
@@ -123,7 +166,8 @@ describe('barrier-divergence', () => {
     const got = (await rulesOf(text)).filter((g) => g.startsWith('barrier'));
     assert.deepEqual(
       got.map((g) => g.replace(/:.*/, '')),
-      ['barrier-divergence error 5', 'barrier-divergence error 6'],
+      // Threads past 64 skip `bar.sync 0` and leave the kernel (a named barrier of 64 is not the block's): a hint.
+      ['barrier-divergence error 5', 'barrier-divergence hint 6'],
     );
   });
 
@@ -251,6 +295,36 @@ describe('uncoalesced-access', () => {
       ],
     );
     assert.match(records[0].fix, /one vector access/);
+  });
+
+  it("is a hint where the lane's own iterations of a loop with a known trip count use the rest of the sectors", async () => {
+    const loop = (stride: number, bound: string) =>
+      kernel(
+        [
+          `  int i = (blockIdx.x * blockDim.x + threadIdx.x) * ${stride};`,
+          `  for (int k = 0; k < ${bound}; ++k) out[i + k] = 2.f * in[i + k];`,
+        ].join('\n'),
+        '256',
+        'float* out, const float* in, int n, int m',
+      );
+    const covered = (await recordsOf(loop(4, '4'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      covered.map((r) => `${r.severity} ${r.text} ${/other iterations of its loop/.test(r.message)}`),
+      ['hint out[i + k] true', 'hint in[i + k] true'],
+    );
+    assert.match(covered[0].fix, /one vector access/);
+    // Eight floats a lane, four of them used: half of each lane's sector is never read.
+    const half = (await recordsOf(loop(8, '4'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      half.map((r) => `${r.severity} ${r.text}`),
+      ['warning out[i + k]', 'warning in[i + k]'],
+    );
+    // A trip count the source does not fix: the iterations are not known to cover anything.
+    const unknown = (await recordsOf(loop(4, 'm'))).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      unknown.map((r) => `${r.severity} ${r.text}`),
+      ['warning out[i + k]', 'warning in[i + k]'],
+    );
   });
 
   it('leaves out loads every block makes of the same bytes where the neighbours use the rest of the sectors, else a hint', async () => {
@@ -503,6 +577,69 @@ describe('bank-conflict', () => {
       records.map((r) => `${r.severity} ${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}-way`),
       ['warning 7: s[threadIdx.x * 32 % 1024] 32-way', 'hint 11: t[threadIdx.x / 8][4 * (threadIdx.x % 8) + 1] 2-way'],
     );
+  });
+
+  it('weighs a conflict in a loop against one iteration of it: a tile copy beside a long product loop is a hint', async () => {
+    // Each iteration of the outer loop copies a tile into `a` with an 8-way store (7 passes more per
+    // warp) and then runs 16 x 16 multiply-adds that read it: the copy's conflict is a sliver of the
+    // iteration. The same 8-way read in a loop of its own is most of that loop's body.
+    const text = [
+      '__global__ void g(float* out, const float* in, int n) {',
+      '  __shared__ float a[64 * 32];',
+      '  float acc = 0.f;',
+      '  for (int t = 0; t < n; t++) {',
+      '    a[(threadIdx.x % 8) * 128 + threadIdx.x / 8] = in[t * 256 + threadIdx.x];',
+      '    __syncthreads();',
+      '    for (int i = 0; i < 16; i++)',
+      '      for (int j = 0; j < 16; j++) acc += a[i * 64 + j] * a[j * 64 + threadIdx.x % 32];',
+      '    __syncthreads();',
+      '  }',
+      '  for (int t = 0; t < n; t++) acc += a[(threadIdx.x % 8) * 128 + t];',
+      '  out[threadIdx.x] = acc;',
+      '}',
+      'void run(float* o, const float* i, int n) { g<<<64, 256>>>(o, i, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.severity} ${r.span.start.line + 1} ${r.measure?.actual}-way`),
+      ['hint 5 8-way', 'warning 11 8-way'],
+    );
+    assert.match(
+      records[0].message,
+      /(?:about \d+|under 1)% of the estimated work of one iteration of `for \(int t = 0; t < n; t\+\+\)`/,
+    );
+    assert.doesNotMatch(records[1].message, /estimated work/);
+  });
+
+  it("is a hint where the lane's loop reads consecutive aligned words the compiler may merge into a vector load", async () => {
+    // As 4-byte loads, lanes 4 (or 8) words apart are 4-way (8-way); as the 16-byte loads the
+    // compiler may make of a lane's run of 4 aligned words, served a quarter warp at a time, they
+    // are conflict-free (2-way). One word off the vector boundary, it cannot merge them.
+    const run = (index: string) =>
+      kernel(
+        [
+          '  __shared__ float t[32 * 9];',
+          '  t[threadIdx.x] = in[threadIdx.x];',
+          '  __syncthreads();',
+          '  float r = 0.f;',
+          `  for (int i = 0; i < 4; ++i) r += t[${index}];`,
+          '  out[threadIdx.x] = r;',
+        ].join('\n'),
+        '32',
+      );
+    const conflicts = async (index: string) =>
+      (await recordsOf(run(index)))
+        .filter((r) => r.rule === 'bank-conflict')
+        .map((r) => `${r.severity} ${r.measure?.actual}-way ${/if the compiler merges/.test(r.message)}`);
+    assert.deepEqual(await conflicts('threadIdx.x * 4 + i'), ['hint 4-way true']);
+    assert.deepEqual(await conflicts('threadIdx.x * 8 + i'), ['hint 8-way true']);
+    const [free] = (await recordsOf(run('threadIdx.x * 4 + i'))).filter((r) => r.rule === 'bank-conflict');
+    assert.match(
+      free.message,
+      /16-byte accesses \(`LDS\.128`, served a quarter of a warp at a time\), they are conflict-free; the SASS tells which/,
+    );
+    assert.deepEqual(await conflicts('threadIdx.x * 8 + i + 1'), ['warning 8-way false']);
   });
 
   it('reads an operand of `?:` or `&&` as running only where its condition selects it', async () => {
@@ -884,13 +1021,13 @@ describe('barrier-divergence: a loop over tokens by threadIdx.z', () => {
       '',
     ].join('\n');
 
-  it('warns where the slices of a block deeper than one run different numbers of tokens (N = 1: one slice waits alone)', async () => {
+  it('is a hint where the slices of a block deeper than one run different numbers of tokens (the slices done leave the kernel)', async () => {
     const got = await rulesOf(
       tokens('blockIdx.x * blockDim.z + threadIdx.z', 'gridDim.x * blockDim.z', 'dim3(32, 4, z)'),
     );
     assert.deepEqual(
       got.filter((g) => g.startsWith('barrier')),
-      ['barrier-divergence warning 5: __syncthreads()'],
+      ['barrier-divergence hint 5: __syncthreads()'],
     );
   });
 
@@ -939,10 +1076,11 @@ describe('memory rules: static constants of a class template instance', () => {
         'dim3(32, 8)',
       ),
     );
-    // Lanes 4 words apart: 8 banks, 4 lanes on each; warps of rows 4 to 7 return before the barrier.
+    // Lanes 4 words apart: 8 banks, 4 lanes on each; warps of rows 4 to 7 return before the barrier
+    // (and leave the kernel: a hint).
     assert.deepEqual(got, [
       'bank-conflict warning 9: shared[threadIdx.x * x128::size + threadIdx.y]',
-      'barrier-divergence error 11: __syncthreads()',
+      'barrier-divergence hint 11: __syncthreads()',
     ]);
   });
 
@@ -958,9 +1096,9 @@ describe('barrier-divergence without a launch shape in view', () => {
   const kernel = (condition: string) =>
     `__global__ void k(float* out) {\n  if (${condition}) return;\n  __syncthreads();\n  out[threadIdx.x] = 0;\n}\n`;
 
-  it('warns where some of the common shapes split the block, naming one', async () => {
+  it('flags it where some of the common shapes split the block, naming one (a hint: the others have left)', async () => {
     const [r] = await recordsOf(kernel('threadIdx.y >= 8'));
-    assert.equal(`${r?.rule} ${r?.severity}`, 'barrier-divergence warning');
+    assert.equal(`${r?.rule} ${r?.severity}`, 'barrier-divergence hint');
     assert.match(r.message, /e\.g\. blocks of 16×16 threads/);
   });
 

@@ -22,9 +22,16 @@ export interface BarrierVerdict {
   maskProblem?: 'outside' | 'missing';
   /** The unknowns' values of the example (`n = 16`). */
   example: string | null;
+  /**
+   * A block barrier that only threads which have left the kernel miss (an early `return`, a loop
+   * they left with nothing after it but the end): a barrier only exited threads hold up is released
+   * (PTX ISA, `exit`), so it does not hang, though CUDA C++ leaves it undefined.
+   */
+  departedOnly?: boolean;
 }
 
-type Outcome = 'agree' | 'split' | 'data';
+type Outcome = 'agree' | 'split' | 'data' | 'left';
+
 const RANK = { none: 0, data: 1, proven: 2 } as const;
 
 /** The barrier's verdict over the shapes (null: every thread of the block, or every lane named, reaches it). */
@@ -40,7 +47,7 @@ export function barrierVerdict(ev: BarrierEvent, shapes: RuleShapes): BarrierVer
   for (const shape of shapes.shapes) {
     const v =
       ev.scope === 'block'
-        ? blockVerdict(guard!, shape)
+        ? blockVerdict(guard!, shape, conjunction(ev.departed ?? []))
         : warpVerdict(guard, mask ?? null, shape, conjunction(ev.exited ?? []));
     const rank = v ? RANK[v.basis] : RANK.none;
     some ??= v;
@@ -63,36 +70,56 @@ function maskOf(ev: BarrierEvent): number | null | undefined {
   return ev.mask.op === 'const' ? ev.mask.value >>> 0 : undefined;
 }
 
-function blockVerdict(guard: NonNullable<ReturnType<typeof conjunction>>, shape: Dim3): BarrierVerdict | null {
+/** `departed`: the guards whose failing threads have left the kernel (their conjunction), or null. */
+function blockVerdict(
+  guard: NonNullable<ReturnType<typeof conjunction>>,
+  shape: Dim3,
+  departed: ReturnType<typeof conjunction>,
+): BarrierVerdict | null {
   const size = shape.x * shape.y * shape.z;
   const values = threadValues(guard, shape);
-  const samples = laneSamples([guard], shape);
+  const staying = departed ? threadValues(departed, shape) : null;
+  const samples = laneSamples(departed ? [guard, departed] : [guard], shape);
   let splits = 0;
+  let lefts = 0;
   let data = false;
   let reach: BarrierVerdict['reach'] = null;
   let example: string | null = null;
   for (const sample of samples) {
     const at = values(sample);
+    const stays = staying ? staying(sample) : null;
     let arrive = 0;
     let away = 0;
+    let left = 0;
     let unknown = 0;
     for (let t = 0; t < size; t++) {
       const v = at(t);
       if (v === INVALID) continue;
       if (v === LANE_UNKNOWN) unknown++;
       else if (v !== 0) arrive++;
-      else away++;
+      else {
+        // A thread that fails a departing guard has exited: not waited for, not waiting elsewhere
+        // (where that is not known, it counts as away, as every missing thread did before).
+        if (stays?.(t) === 0) left++;
+        else away++;
+      }
     }
-    const outcome: Outcome = unknown > 0 ? 'data' : arrive > 0 && away > 0 ? 'split' : 'agree';
+    const outcome: Outcome =
+      unknown > 0 ? 'data' : arrive > 0 && away > 0 ? 'split' : arrive > 0 && left > 0 ? 'left' : 'agree';
     if (outcome === 'data') data = true;
-    if (outcome === 'split') {
-      splits++;
+    if (outcome === 'split' || outcome === 'left') {
+      if (outcome === 'split') splits++;
+      else lefts++;
       reach ??= { arrive, total: size };
       example ??= exampleOf(sample);
     }
   }
-  if (!data && splits === 0) return null;
-  if (!data && splits === samples.length) return { basis: 'proven', shape, reach, example: null };
+  if (!data && splits === 0 && lefts === 0) return null;
+  if (!data && splits === 0) {
+    const basis = lefts === samples.length ? 'proven' : 'data';
+    return { basis, shape, reach, example: basis === 'data' ? example : null, departedOnly: true };
+  }
+  if (!data && splits + lefts === samples.length) return { basis: 'proven', shape, reach, example: null };
   return { basis: 'data', shape, reach: data ? null : reach, example };
 }
 

@@ -372,6 +372,64 @@ export function coveredByNeighbours(
 }
 
 /**
+ * The lane's own iterations of a loop whose counter moves the address (`for (k = 0; k < 4; k++)
+ * dst[4 * i + k]`, a counter whose values are known) use the rest of the sectors one iteration
+ * touches: over all of the counter's values, each warp's lanes are no worse than unit stride, for
+ * every shape and sample of the other unknowns. As with neighbouring accesses, the cost is
+ * requests, not bytes, and one vector access per lane removes it.
+ */
+export function coveredByIterations(ev: AccessEvent, shapes: RuleShapes): boolean {
+  const counters = symFacts(ev.offset).frees.filter((f) => f.loop !== null && f.loop.role === 'counter');
+  if (counters.length === 0) return false;
+  const ids = new Set(counters.map((c) => c.id));
+  const guard = conjunction(ev.guards);
+  const syms = guard ? [ev.offset, guard] : [ev.offset];
+  for (const shape of shapes.shapes) {
+    const size = shape.x * shape.y * shape.z;
+    const at = threadValues(ev.offset, shape);
+    const here = guard ? threadValues(guard, shape) : null;
+    // The samples that differ only in the counters' values: one lane's iterations.
+    const groups = new Map<string, LaneSample[]>();
+    for (const sample of laneSamples(syms, shape)) {
+      // A counter that is sampled (its trip count not known) does not run through its values.
+      if (sample.sampled.some((x) => counters.some((c) => c.name === x.name))) return false;
+      const { blockIdx, bindings } = sample.block;
+      const key = `${blockIdx.x},${blockIdx.y},${blockIdx.z}:${[...bindings]
+        .filter(([id]) => !ids.has(id))
+        .map(([id, v]) => `${id}=${v}`)
+        .join(',')}`;
+      const group = groups.get(key);
+      if (group) group.push(sample);
+      else groups.set(key, [sample]);
+    }
+    for (const group of groups.values()) {
+      if (group.length < 2) return false;
+      // Each warp's byte ranges over the lane's iterations (a sample's columns are read before the next fills them).
+      const perWarp: Array<Array<[number, number]>> = Array.from({ length: Math.ceil(size / 32) }, () => []);
+      for (const sample of group) {
+        const values = at(sample);
+        const active = here ? here(sample) : null;
+        for (let t = 0; t < size; t++) {
+          if (active && active(t) === 0) continue;
+          const a = values(t);
+          if (a === INVALID) continue;
+          if (a === LANE_UNKNOWN) return false;
+          const start = byteOffset(a, ev.offsetUnit ?? ev.elementBytes, ev.member?.offset ?? 0);
+          if (start === null) return false;
+          perWarp[t >> 5].push([start, start + (ev.member?.bytes ?? ev.elementBytes)]);
+        }
+      }
+      for (const ranges of perWarp) {
+        if (ranges.length === 0) continue;
+        const { bytes, sectors } = coverage(ranges);
+        if (sectors >= UNCOALESCED_RATIO * Math.max(1, bytes / SECTOR)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/**
  * The distinct bytes `[start, end)` ranges cover, and the 32-byte sectors those bytes fall in,
  * counted from the lowest byte taken as aligned (sorted in place).
  */

@@ -15,17 +15,35 @@ import { canonicalWarpValues, sameInEveryBlock, type Sym } from '../uniformity/s
 import {
   blockShapes,
   DEFAULT_DIVERGENCE_COST_THRESHOLD,
+  DEFAULT_DIVERGENCE_MIN_SHARE,
   functionAt,
   instanceUniformity,
   instancesOf,
   launchesOfKernel,
   type DivergenceContext,
+  type Instance,
 } from './divergence';
 import { withinStack } from './body-passes';
 import { candidateShapes, conjunction, describeShapes, symText, type RuleShapes } from './lane-samples';
 import { barrierVerdict, describeReach, type BarrierVerdict } from './barriers';
-import { coalescingVerdict, coveredByNeighbours, KernelOffsets, type CoalescingVerdict } from './global-access';
-import { bankVerdict, columnsUsed, type ArrayUse, type BankVerdict } from './shared-banks';
+import {
+  coalescingVerdict,
+  coveredByIterations,
+  coveredByNeighbours,
+  KernelOffsets,
+  type CoalescingVerdict,
+} from './global-access';
+import {
+  bankVerdict,
+  columnsUsed,
+  mergedAccess,
+  type ArrayUse,
+  type BankVerdict,
+  type MergedAccess,
+} from './shared-banks';
+import type { Node as SyntaxNode } from 'web-tree-sitter';
+import { estimateCost } from './path-costs';
+import { SyntaxViews } from '../syntax/syntax-view';
 
 export type MemoryRule = 'barrier-divergence' | 'uncoalesced-access' | 'bank-conflict';
 
@@ -73,7 +91,7 @@ export function memoryRecordsOf(ctx: DivergenceContext, kernels: readonly Kernel
       const offsets = new KernelOffsets(shapes.shapes[0]);
       for (const ev of events) {
         const record = withinStack(
-          () => recordOf(ctx, kernel, ev, shapes, uses, accesses, offsets),
+          () => recordOf(ctx, kernel, instance, ev, shapes, uses, accesses, offsets),
           () => null,
         );
         if (!record) continue;
@@ -110,7 +128,13 @@ function canonicalEvents(events: readonly MemoryEvent[]): MemoryEvent[] {
   return events.map((ev) => {
     const guards = ev.guards.map(at);
     if (ev.event === 'barrier')
-      return { ...ev, guards, mask: ev.mask && at(ev.mask), ...(ev.exited ? { exited: ev.exited.map(at) } : {}) };
+      return {
+        ...ev,
+        guards,
+        mask: ev.mask && at(ev.mask),
+        ...(ev.exited ? { exited: ev.exited.map(at) } : {}),
+        ...(ev.departed ? { departed: ev.departed.map(at) } : {}),
+      };
     return { ...ev, guards, offset: at(ev.offset), ...(ev.indices ? { indices: ev.indices.map(at) } : {}) };
   });
 }
@@ -137,6 +161,7 @@ function arrayUses(events: readonly MemoryEvent[], shapes: RuleShapes): Map<stri
 function recordOf(
   ctx: DivergenceContext,
   kernel: Kernel,
+  instance: Instance,
   ev: MemoryEvent,
   shapes: RuleShapes,
   uses: ReadonlyMap<string, ArrayUse>,
@@ -153,8 +178,13 @@ function recordOf(
     const v = coalescingVerdict(ev, shapes);
     if (!v) return null;
     const neighbours = withinStack(
-      () => coveredByNeighbours(ev, events, shapes, offsets),
-      () => false,
+      (): Neighbours =>
+        coveredByNeighbours(ev, events, shapes, offsets)
+          ? 'accesses'
+          : coveredByIterations(ev, shapes)
+            ? 'iterations'
+            : null,
+      () => null,
     );
     // Bytes every block reads are in L1 or L2 after the first block: an uncoalesced load of them
     // costs requests, not DRAM bytes. Where the lane's neighbouring loads use the rest of each
@@ -168,8 +198,92 @@ function recordOf(
   // warp of the block its extra passes once: below what a divergent branch must idle to be worth a
   // finding (a 2-way transpose of a tile, a block reduction's last step in one warp), it is not one.
   if (v && !ev.repeats && v.extraPerWarp < DEFAULT_DIVERGENCE_COST_THRESHOLD) return null;
-  return v ? bankRecord(kernel, ev, v, shapes, place) : null;
+  if (!v) return null;
+  const loop = ev.repeats ? innermostLoop(ctx, ev) : null;
+  const weight = loop
+    ? withinStack(
+        () => loopWeight(ctx, instance, loop, v.extraPerWarp),
+        () => null,
+      )
+    : null;
+  // Only the innermost loop's iterations run back to back, where the compiler can merge their accesses.
+  const counter = loop ? counterName(loop) : null;
+  const merged = counter
+    ? withinStack(
+        () => mergedAccess(ev, shapes, counter),
+        () => null,
+      )
+    : null;
+  return bankRecord(kernel, ev, v, shapes, place, weight, merged && merged.ways < v.ways ? merged : null);
 }
+
+/** A conflict's extra passes against the work of the loop it repeats in. */
+interface LoopWeight {
+  /** Extra passes per warp over the estimated issue slots of one iteration, as a fraction. */
+  share: number;
+  /** The loop's header as written (`for (uint bkIdx = 0; bkIdx < K; bkIdx += BK)`). */
+  loop: string;
+}
+
+/** The innermost loop the access runs in: around it, or around the calls that reach it (null: in a file not in view). */
+function innermostLoop(ctx: DivergenceContext, ev: AccessEvent): SyntaxNode | null {
+  const tree = ctx.programTree ?? ctx.tree;
+  // The places from the access out: itself, then the calls that reach it, innermost first.
+  const places = [{ file: ev.file, at: ev.at }, ...[...ev.calls].reverse()];
+  for (const p of places) {
+    if (p.file !== ctx.path) return null;
+    let node: SyntaxNode | null = tree.rootNode.descendantForIndex(p.at[0], Math.max(p.at[0], p.at[1] - 1));
+    for (; node && node.type !== 'function_definition'; node = node.parent)
+      if (
+        /^(?:for_statement|while_statement|do_statement|for_range_loop)$/.test(node.type) &&
+        node.childForFieldName('body')
+      )
+        return node;
+  }
+  return null;
+}
+
+/** The variable a `for` loop declares or assigns in its initializer (`i` in `for (uint i = 0; ...)`). */
+function counterName(loop: SyntaxNode): string | null {
+  const init = loop.type === 'for_statement' ? loop.childForFieldName('initializer') : null;
+  if (!init) return null;
+  const target =
+    init.type === 'declaration'
+      ? init
+          .childrenForFieldName('declarator')
+          .find((d) => d?.type === 'init_declarator')
+          ?.childForFieldName('declarator')
+      : init.type === 'assignment_expression'
+        ? init.childForFieldName('left')
+        : null;
+  return target?.type === 'identifier' ? target.text : null;
+}
+
+/**
+ * A conflict's extra passes against one iteration of the innermost loop it runs in, its body
+ * estimated from the syntax (inner loops by their constant trip counts, others once): a conflict
+ * in a tile's copy is weighed against the copy and the product loop beside it in the same body,
+ * one inside the product loop against that loop's own body. Not further out: the syntax counts an
+ * unrolled register-array statement as several slots where the compiler issues one, so a loop the
+ * access repeats in would look longer beside it than it is.
+ */
+function loopWeight(ctx: DivergenceContext, instance: Instance, loop: SyntaxNode, extra: number): LoopWeight {
+  const tree = ctx.programTree ?? ctx.tree;
+  // Template arguments of the instance are the loops' constants too (`dotIdx < BK`).
+  const lookup = (name: string): number | null => {
+    const b = instance.bindings.get(name);
+    if (b && b.k === 'num' && b.values.length === 1) return b.values[0];
+    return ctx.lookup(name);
+  };
+  const views = new SyntaxViews(tree, tree !== ctx.tree ? ctx.tree : undefined);
+  const body = loop.childForFieldName('body')!;
+  const cost = Math.max(1, estimateCost([body], { functions: ctx.functions, lookup, views }).cost + 2);
+  const header = oneLineOfCode(loop.text.slice(0, body.startIndex - loop.startIndex)).trim();
+  return { share: extra / cost, loop: header.length > 60 ? `${header.slice(0, 57)}...` : header };
+}
+
+/** Who uses the rest of the sectors an uncoalesced access touches: the lane's neighbouring accesses, or its loop's other iterations. */
+type Neighbours = 'accesses' | 'iterations' | null;
 
 interface Place {
   span: Span;
@@ -239,6 +353,13 @@ function barrierRecord(
     message = `${name}${via}: ${what}${condition ? ` (it runs only where ${condition} holds)` : ''}${v.basis === 'data' ? `, depending on data${v.example ? ` (e.g. ${v.example})` : ''}` : ''}; every lane that calls it must be in the mask, and every lane in the mask must call it, or the behaviour is undefined.`;
     fix =
       'Call `__syncwarp` with the mask of the lanes that reach it (`__ballot_sync` of the condition before the branch), or move it out of the condition.';
+  } else if (v.departedOnly) {
+    // Not a hang: the threads that miss it have left the kernel, and a barrier only exited threads
+    // hold up is released. What is left to check is what they would have written before it.
+    const reach = v.reach && v.basis === 'proven' ? ` (${describeReach(v)})` : '';
+    message = `${capital(name)}${via} is reached only by the threads still running: it runs only where ${condition} holds${reach}${v.basis === 'data' && v.example ? `, which can differ between the block's threads (e.g. ${v.example})` : ''}, and the others leave the kernel without meeting another barrier. A barrier that only exited threads hold up is released (PTX ISA, \`exit\`), so it does not hang, though CUDA C++ calls a barrier not reached by the whole block undefined; check that no thread reads shared memory after it that a departed thread would have written.`;
+    fix =
+      'Let every thread reach the barrier (guard the work, not the barrier), or have departing threads write the neutral values the others read (as a reduction needs) before they return.';
   } else {
     const reach = describeReach(v);
     message =
@@ -251,7 +372,7 @@ function barrierRecord(
   return {
     rule: 'barrier-divergence',
     kernel: kernel.name,
-    severity: v.basis === 'proven' ? 'error' : 'warning',
+    severity: v.departedOnly ? 'hint' : v.basis === 'proven' ? 'error' : 'warning',
     span: place.span,
     text: place.text,
     message,
@@ -268,7 +389,7 @@ function accessRecord(
   v: CoalescingVerdict,
   shapes: RuleShapes,
   place: Place,
-  neighbours: boolean,
+  neighbours: Neighbours,
   everyBlock: boolean,
 ): MemoryRecord {
   const ratio = v.sectors / v.ideal;
@@ -278,9 +399,12 @@ function accessRecord(
       ? ` (neighbouring lanes ${Math.abs(v.stride)} elements of ${ev.offsetUnit ?? ev.elementBytes} bytes apart)`
       : '';
   const via = place.via ? ` (${place.via})` : '';
-  const shared = neighbours
-    ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
-    : '';
+  const shared =
+    neighbours === 'accesses'
+      ? ` The lane's neighbouring ${ev.store ? 'stores to' : 'loads from'} \`${ev.array}\` use the rest of those sectors (from L1): what is lost is requests, not bytes.`
+      : neighbours === 'iterations'
+        ? ` The lane's other iterations of its loop ${ev.store ? 'store to' : 'load from'} the rest of those sectors (from L1): what is lost is requests, not bytes.`
+        : '';
   const pitches = v.pitches.map(
     (p) =>
       `assuming \`${p.name}\` ≥ ${p.least} (it is the row pitch, and a row holds the ${p.least} columns a warp indexes in it)`,
@@ -307,7 +431,15 @@ function accessRecord(
   };
 }
 
-function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: RuleShapes, place: Place): MemoryRecord {
+function bankRecord(
+  kernel: Kernel,
+  ev: AccessEvent,
+  v: BankVerdict,
+  shapes: RuleShapes,
+  place: Place,
+  weight: LoopWeight | null,
+  merged: MergedAccess | null,
+): MemoryRecord {
   const verb = ev.store ? 'store to' : 'load from';
   const ways = v.fewest === v.ways ? `${v.ways}-way` : `${v.fewest}- to ${v.ways}-way`;
   const via = place.via ? ` (${place.via})` : '';
@@ -319,11 +451,22 @@ function bankRecord(kernel: Kernel, ev: AccessEvent, v: BankVerdict, shapes: Rul
   const advice =
     fix ??
     'Give neighbouring lanes addresses an odd number of 4-byte words apart (pad each row by one word, or swizzle the index with an XOR), or let each lane read consecutive words.';
-  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}. ${advice}`;
+  // Small beside the loop it repeats in (a tile's copy beside the product loop it feeds): a hint,
+  // as a divergent branch under the same share of its kernel's work is.
+  const slight = weight !== null && weight.share * 100 < DEFAULT_DIVERGENCE_MIN_SHARE;
+  const weighed = slight
+    ? ` Its extra passes are ${weight.share < 0.01 ? 'under 1' : `about ${Math.floor(weight.share * 100)}`}% of the estimated work of one iteration of \`${weight.loop}\`: little to gain (a warning from ${DEFAULT_DIVERGENCE_MIN_SHARE}%).`
+    : '';
+  // Whether ptxas merged the lane's run of elements only the SASS tells: a hint that says both.
+  const width = merged ? merged.elements * ev.elementBytes : 0;
+  const vector = merged
+    ? ` The lane's loop ${ev.store ? 'stores' : 'loads'} ${merged.trips} consecutive elements: if the compiler merges them into ${width}-byte accesses (\`${ev.store ? 'STS' : 'LDS'}.${width * 8}\`, served ${width === 16 ? 'a quarter of' : 'half'} a warp at a time), ${merged.ways <= 1 ? 'they are conflict-free' : `they are ${merged.ways}-way`}; the SASS tells which (ptxas may merge what the PTX moves one element at a time).`
+    : '';
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
   return {
     rule: 'bank-conflict',
     kernel: kernel.name,
-    severity: v.ways >= 4 ? 'warning' : 'hint',
+    severity: v.ways >= 4 && !slight && !merged ? 'warning' : 'hint',
     span: place.span,
     text: place.text,
     message,

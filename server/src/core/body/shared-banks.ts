@@ -8,7 +8,7 @@
  * row length nearest the declared one that removes the conflict is found the same way.
  */
 import type { Dim3 } from '../types';
-import { INVALID, LANE_UNKNOWN } from '../uniformity/lane-evaluation';
+import { INVALID, LANE_UNKNOWN, simulateLoopCounter } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
 import { binary, constant, symFacts, type Sym } from '../uniformity/symbolic-values';
 import { byteOffset, conjunction, laneSamples, threadValues, type RuleShapes } from './lane-samples';
@@ -129,6 +129,70 @@ function busiestBank(words: number[], perBank: Int32Array): number {
     if (n > busiest) busiest = n;
   }
   return busiest;
+}
+
+/** What a lane's run of consecutive elements would be as one vector access the compiler may make. */
+export interface MergedAccess {
+  /** Elements merged into one access (2 or 4), and the loop's trip count. */
+  elements: number;
+  trips: number;
+  /** The ways of the merged access (1: conflict-free). */
+  ways: number;
+}
+
+/**
+ * Where the lane's own iterations of its innermost loop (whose counter is `counter`), of a known
+ * trip count, touch consecutive elements (`regM[i] = As[base + i]`, `i` from 0 to TM) at an
+ * address aligned to a vector of them, the
+ * compiler may merge them into one 8- or 16-byte access (`LDS.64`, `LDS.128`: ptxas does, where it
+ * can prove the alignment, from PTX that moves them one at a time), served a half or
+ * a quarter warp at a time, where lanes that conflicted as 4-byte requests may not. The ways of that
+ * access; null where there is no such loop or the alignment fails for some lane (it cannot merge).
+ */
+export function mergedAccess(ev: AccessEvent, shapes: RuleShapes, counter: string): MergedAccess | null {
+  const o = ev.offset;
+  if (ev.member || ev.offsetUnit || o.op !== 'binary' || o.operator !== '+') return null;
+  const counterOf = (x: Sym) => (x.op === 'free' && x.loop?.role === 'counter' && x.name === counter ? x : null);
+  const k = counterOf(o.right) ?? counterOf(o.left);
+  if (!k) return null;
+  const rest = k === o.right ? o.left : o.right;
+  if (symFacts(rest).frees.some((f) => f.id === k.id)) return null;
+  const shape = shapes.shapes[0];
+  const base = {
+    threadIdx: { x: 0, y: 0, z: 0 },
+    blockIdx: { x: 0, y: 0, z: 0 },
+    blockDim: shape,
+    gridDim: { x: 1, y: 1, z: 1 },
+    warpKey: 0,
+  };
+  const values = simulateLoopCounter(k, base);
+  if (!values || values.length < 2 || values.some((v, i) => v !== values[0] + i)) return null;
+  const bytes = ev.elementBytes;
+  const elements = [4, 2].find((n) => n * bytes <= 16 && values.length % n === 0);
+  if (!elements) return null;
+  const first = binary('+', rest, constant(values[0]));
+  // Every lane's first element on a vector boundary, or the compiler cannot merge.
+  for (const sh of shapes.shapes) {
+    const size = sh.x * sh.y * sh.z;
+    const at = threadValues(first, sh);
+    for (const sample of laneSamples([first], sh)) {
+      const column = at(sample);
+      for (let t = 0; t < size; t++) {
+        const a = column(t);
+        if (a === INVALID) continue;
+        if (a === LANE_UNKNOWN || a % elements !== 0) return null;
+      }
+    }
+  }
+  const merged: AccessEvent = {
+    ...ev,
+    offset: first,
+    elementBytes: elements * bytes,
+    offsetUnit: bytes,
+    dims: undefined,
+    indices: undefined,
+  };
+  return { elements, trips: values.length, ways: bankVerdict(merged, shapes)?.ways ?? 1 };
 }
 
 /** The kernel's other accesses to the same array, and the most columns they use (null: not known). */

@@ -42,6 +42,11 @@ export interface BarrierEvent extends EventBase {
   mask: Sym | null;
   /** `__syncwarp`: guards whose other lanes have left the kernel (`if (c) return;`), which it does not wait for. */
   exited?: Sym[];
+  /**
+   * A block barrier in a kernel: guards whose other threads meet no block barrier before the kernel
+   * ends. Threads that fail only these have exited when the rest wait, and do not hold it up.
+   */
+  departed?: Sym[];
 }
 
 export interface AccessEvent extends EventBase {

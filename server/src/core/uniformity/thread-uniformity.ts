@@ -411,6 +411,7 @@ class FunctionAnalysis {
         if (!state) continue;
         this.outStates[b] = this.transfer(this.ir.blocks[b], state);
       }
+      this.noteDepartures();
     } finally {
       this.recording = false;
     }
@@ -1978,10 +1979,35 @@ class FunctionAnalysis {
     return [...this.eventTable.values()];
   }
 
-  private addEvent(ev: MemoryEvent): void {
+  /** Blocks of this function that meet a block barrier (in them, or in a function called there). */
+  private readonly barrierBlocks = new Set<number>();
+  /** Blocks of this function that read shared memory (in them, or in a function called there). */
+  private readonly sharedReadBlocks = new Set<number>();
+  /** Each block barrier of a kernel's walk, by its event key, and the block it is met in. */
+  private readonly blockBarriers = new Map<string, number>();
+
+  private addEvent(ev: MemoryEvent): string {
     const kind = ev.event === 'access' ? `${ev.store ? 'st' : 'ld'}` : `bar`;
     const key = `${kind}:${ev.file}:${ev.at[0]}:${ev.at[1]}:${ev.calls.map((c) => `${c.file}@${c.at[0]}`).join('>')}`;
     this.eventTable.set(key, ev);
+    if (ev.event === 'access' && ev.space === 'shared' && !ev.store) this.sharedReadBlocks.add(this.currentBlock);
+    return key;
+  }
+
+  /** A block barrier met in the current block: its departures are known once every block is walked. */
+  private noteBlockBarrier(key: string): void {
+    this.barrierBlocks.add(this.currentBlock);
+    if (this.inv.depth === 0 && this.inv.fn?.fn.global === true) this.blockBarriers.set(key, this.currentBlock);
+  }
+
+  /** After the reporting walk: each block barrier's guards whose other threads leave the kernel. */
+  private noteDepartures(): void {
+    for (const [key, block] of this.blockBarriers) {
+      const ev = this.eventTable.get(key);
+      if (ev?.event !== 'barrier') continue;
+      const departed = this.departedGuards(block);
+      if (departed.length) this.eventTable.set(key, { ...ev, departed });
+    }
   }
 
   /** A callee's events, under the conditions in force at the call here. */
@@ -1990,8 +2016,8 @@ class FunctionAnalysis {
     const outer = this.eventGuards();
     const place = { file: this.file, at };
     const repeats = this.inLoop();
-    for (const ev of events)
-      this.addEvent({
+    for (const ev of events) {
+      const key = this.addEvent({
         ...ev,
         guards: [...outer, ...ev.guards],
         calls: [place, ...ev.calls],
@@ -2001,6 +2027,8 @@ class FunctionAnalysis {
               guardSources: [...this.sourcesOf(outer), ...(ev.guardSources ?? ev.guards.map(() => null))],
             }),
       });
+      if (ev.event === 'barrier' && ev.scope === 'block') this.noteBlockBarrier(key);
+    }
   }
 
   private sourcesOf(guards: readonly Sym[]): Array<GuardSource | null> {
@@ -2011,7 +2039,7 @@ class FunctionAnalysis {
     if (!this.recording) return;
     const guards = this.eventGuards();
     const exited = scope === 'warp' ? this.exitedGuards(this.currentBlock) : [];
-    this.addEvent({
+    const key = this.addEvent({
       event: 'barrier',
       scope,
       mask,
@@ -2022,6 +2050,40 @@ class FunctionAnalysis {
       ...(exited.length ? { exited } : {}),
       calls: [],
     });
+    if (scope === 'block') this.noteBlockBarrier(key);
+  }
+
+  /**
+   * The conditions of `b`'s controlling branches (in a kernel) whose other threads meet no block
+   * barrier and read no shared memory before the kernel ends (`if (c) return;`, a loop whose
+   * leavers have nothing after it but the end): those threads leave without waiting on the others'
+   * writes, and a barrier that only exited threads hold up is released (PTX ISA, `exit`). Threads
+   * that go on to read shared memory without the barrier race with its writers: not departed. Read
+   * after the walk: the blocks that meet a barrier or read shared memory are all known then.
+   */
+  private departedGuards(b: number): Sym[] {
+    const out: Sym[] = [];
+    const controls: Array<{ branch: number; via: number }> = [];
+    const seen = new Set([b]);
+    for (let k = -1; k < controls.length; k++)
+      for (const c of this.info.controls[k < 0 ? b : controls[k].branch])
+        if (!seen.has(c.branch) && seen.add(c.branch)) controls.push(c);
+    for (const { branch, via } of controls) {
+      const exit = this.ir.blocks[branch].exit;
+      const c = this.conds[branch];
+      if (!c || exit.k !== 'branch' || exit.then === exit.else) continue;
+      const other = via === exit.then ? exit.else : exit.then;
+      if (this.reachable(other).some((x) => this.barrierBlocks.has(x) || this.sharedReadBlocks.has(x))) continue;
+      out.push(via === exit.then ? c.sym : negation(c.sym));
+    }
+    return out;
+  }
+
+  private reachable(from: number): number[] {
+    const seen = new Set([from]);
+    const stack = [from];
+    while (stack.length) for (const s of this.info.succs[stack.pop()!]) if (!seen.has(s) && seen.add(s)) stack.push(s);
+    return [...seen];
   }
 
   /**
