@@ -127,6 +127,11 @@ export interface CheckRun {
  */
 export type CheckSink = (archs: string[]) => (file: CheckedFile) => void;
 
+/** What a test may watch of a run: each file of the in-process analysis once analysed, before its output is built. */
+export interface CheckHooks {
+  analysed?(file: string): void;
+}
+
 /**
  * Analyse the files named in `args` (check's flags and paths), as `check` does, without printing;
  * `outputs` says which pieces of the output to build per file (default: the JSON's). Without `sink`
@@ -135,8 +140,7 @@ export type CheckSink = (archs: string[]) => (file: CheckedFile) => void;
 export async function runCheck(
   args: string[],
   io: CliIO,
-  outputs: CheckOutputs = { json: {}, text: null },
-  sink?: CheckSink,
+  { outputs = { json: {}, text: null }, sink, hooks = {} }: { outputs?: CheckOutputs; sink?: CheckSink; hooks?: CheckHooks } = {},
 ): Promise<CheckRun & { failOn: string }> {
   const { flags, lists, positional, rest } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
@@ -271,6 +275,7 @@ export async function runCheck(
     for (let k = 0; k < sources.length; k++) {
       const source = sources[k];
       const result = ownFailure(() => analyseSource(analyzer, source));
+      hooks.analysed?.(source.file);
       if (!result.value) {
         if (figuresLater) failed.set(source.file, result.error!);
         else deliver(failedFile(source.file, result.error!));
@@ -362,7 +367,7 @@ export async function runCheck(
   return finish(compileFailures);
 }
 
-export async function checkCommand(args: string[], io: CliIO): Promise<number> {
+export async function checkCommand(args: string[], io: CliIO, hooks: CheckHooks = {}): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     io.out(CHECK_USAGE + '\n');
     return 0;
@@ -396,11 +401,10 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   let writer: CheckWriter<CheckedFile> | null = null;
   // Without a baseline each file is written as soon as it is analysed; a baseline matches kernels and
   // launches across the whole repository, so its comparison waits for every file.
-  const run = await runCheck(
-    args,
-    io,
+  const run = await runCheck(args, io, {
     outputs,
-    baseline
+    hooks,
+    sink: baseline
       ? undefined
       : (archs) => {
           writer = writerFor(archs);
@@ -409,7 +413,7 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
             writer!.file(file);
           };
         },
-  );
+  });
   for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)])
     io.err(`cuda-occupancy: ${note}\n`);
   if (!baseline) {
