@@ -292,7 +292,10 @@ export async function runCheck(
         );
         deliver(report.value ?? failedFile(source.file, report.error!));
       } else analysed.push({ ...source, facts: result.value });
-      if (!figuresLater) sources[k] = { file: source.file, text: '' };
+      if (!figuresLater) {
+        sources[k] = { file: source.file, text: '' };
+        analyzer.releaseText(source.file);
+      }
     }
   } finally {
     // Figures to come (a compile, a build's files) are mapped to the index's kernels after the parser is gone.

@@ -221,6 +221,19 @@ export class WorkspaceIndex {
     return facts;
   }
 
+  /**
+   * Lets go of a file's text when no indexed file includes it, its entry read first (the entry is
+   * what other files read of it): a check of a whole repository then does not hold every file's
+   * text to the end. A unit that includes it after all (through a folder only its compile command
+   * names) reads it from its file source. Nothing derived changes. Whether it was let go.
+   */
+  releaseText(path: string): boolean {
+    const key = normalizePath(path);
+    if (!this.files.has(key) || this.includersOf(key).length > 0) return false;
+    this.readEntry(key);
+    return this.texts.delete(key);
+  }
+
   /** Reads every file not read yet: what a caller does before the reader can no longer run (its parser freed). */
   readAll(): void {
     for (const key of this.files.keys()) this.readEntry(key);
