@@ -140,7 +140,11 @@ export interface CheckHooks {
 export async function runCheck(
   args: string[],
   io: CliIO,
-  { outputs = { json: {}, text: null }, sink, hooks = {} }: { outputs?: CheckOutputs; sink?: CheckSink; hooks?: CheckHooks } = {},
+  {
+    outputs = { json: {}, text: null },
+    sink,
+    hooks = {},
+  }: { outputs?: CheckOutputs; sink?: CheckSink; hooks?: CheckHooks } = {},
 ): Promise<CheckRun & { failOn: string }> {
   const { flags, lists, positional, rest } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
