@@ -222,15 +222,17 @@ export class WorkspaceIndex {
   }
 
   /**
-   * Lets go of a file's text when no indexed file includes it, its entry read first (the entry is
-   * what other files read of it): a check of a whole repository then does not hold every file's
-   * text to the end. A unit that includes it after all (through a folder only its compile command
-   * names) reads it from its file source. Nothing derived changes. Whether it was let go.
+   * Lets go of a file's text when its entry has been read (the entry is what other files read of
+   * it) and no indexed file includes it: a check of a whole repository then does not hold every
+   * file's text to the end. An entry not read yet keeps its text, which is smaller than the entry
+   * it would be read into (most entries are never asked for). A unit that includes the file after
+   * all (through a folder only its compile command names) reads it from its file source. Nothing
+   * derived changes. Whether it was let go.
    */
   releaseText(path: string): boolean {
     const key = normalizePath(path);
-    if (!this.files.has(key) || this.includersOf(key).length > 0) return false;
-    this.readEntry(key);
+    const facts = this.files.get(key);
+    if (!facts || facts.unread || this.includersOf(key).length > 0) return false;
     return this.texts.delete(key);
   }
 
