@@ -299,6 +299,8 @@ export async function runCheck(
       if (!figuresLater) {
         sources[k] = { file: source.file, text: '' };
         analyzer.releaseText(source.file);
+        // What was written waits in this process until the reader takes it, so the next file waits too.
+        await io.drained?.();
       }
     }
   } finally {
