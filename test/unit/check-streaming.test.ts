@@ -30,6 +30,8 @@ function repository(files: number): Record<string, string> {
 
 interface Watched {
   code: number;
+  /** Per wait for stdout's reader, how many files had been analysed then. */
+  waits: number[];
   out: string;
   err: string;
   /** Per write to stdout, how many files had been analysed then. */
@@ -42,6 +44,7 @@ async function watch(dir: string, args: string[]): Promise<Watched> {
   const io = memoryIO(dir, printed);
   const analysed: string[] = [];
   const writes: Watched['writes'] = [];
+  const waits: number[] = [];
   const code = await checkCommand(
     ['--no-nvcc', '--jobs', '1', ...args],
     {
@@ -50,10 +53,14 @@ async function watch(dir: string, args: string[]): Promise<Watched> {
         writes.push({ analysed: analysed.length, text });
         io.out(text);
       },
+      drained: () => {
+        waits.push(analysed.length);
+        return new Promise((resolve) => setImmediate(resolve));
+      },
     },
     { analysed: (file) => analysed.push(path.relative(dir, file)) },
   );
-  return { code, ...printed, writes, analysed };
+  return { code, ...printed, writes, waits, analysed };
 }
 
 describe('check streams its output (issue 36)', function () {
@@ -80,6 +87,14 @@ describe('check streams its output (issue 36)', function () {
       assert.ok(run.writes[at].analysed < run.analysed.length, `written after ${run.writes[at].analysed} files`);
     });
   }
+
+  it("waits for stdout's reader after each file (what was written is not queued to the end)", async () => {
+    const run = await watch(dir, ['--format', 'json', '.']);
+    assert.deepEqual(
+      run.waits,
+      run.analysed.map((_, k) => k + 1),
+    );
+  });
 
   for (const format of ['json', 'sarif']) {
     it(`writes ${format} as JSON.stringify(whole, null, 2) writes it, with items and without`, async () => {
