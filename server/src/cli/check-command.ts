@@ -121,9 +121,10 @@ export interface CheckRun {
 }
 
 /**
- * Where each analysed file's pieces go as soon as they are done, in the order given, once the
- * architectures are known (`start` is called before the first file, or at the end when none is
- * analysed); they are then not kept (CheckRun's `files` is empty). A file that failed is a note instead.
+ * Where each analysed file's pieces go as soon as they are done, in the order given: called with the
+ * architectures before the first file is handed on (or at the end when none is), it returns what
+ * takes each file. The pieces are then not kept (CheckRun's `files` is empty); a file that failed is
+ * a line of `notes` instead.
  */
 export type CheckSink = (archs: string[]) => (file: CheckedFile) => void;
 
