@@ -6,7 +6,7 @@ import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
 import { collectSourceFiles } from './source-files';
 import { checkJsonOf } from './check-json';
-import { checkTextOf, compileFailureLines, displayPath, type CompileFailure } from './check-text';
+import { compileFailureLines, displayPath, textWriter, type CheckWriter, type CompileFailure } from './check-text';
 import {
   analyseSource,
   configureUnits,
@@ -53,8 +53,8 @@ import { FileReadError, readBoundedFileSync } from '../files/bounded-read';
 import { DEFAULT_DOCUMENT_LIMITS, tooLargeToAnalyse, tooManyBytes } from '../document-limits';
 import { DEFAULT_SETTINGS } from '../settings';
 import type { Severity } from '../core/types';
-import type { CheckJson } from './check-json-types';
-import { toSarif } from './sarif';
+import type { CheckJson, CheckJsonFile } from './check-json-types';
+import { jsonWriter, sarifWriter } from './check-output';
 import { checkFixes } from './check-fixes';
 import { compareToBaseline, regressionsFail, withRegressions } from './baseline';
 import { loadBaseline } from './baseline-file';
@@ -121,13 +121,31 @@ export interface CheckRun {
 }
 
 /**
+ * Where each analysed file's pieces go as soon as they are done, in the order given: called with the
+ * architectures before the first file is handed on (or at the end when none is), it returns what
+ * takes each file. The pieces are then not kept (CheckRun's `files` is empty); a file that failed is
+ * a line of `notes` instead.
+ */
+export type CheckSink = (archs: string[]) => (file: CheckedFile) => void;
+
+/** What a test may watch of a run: each file of the in-process analysis once analysed, before its output is built. */
+export interface CheckHooks {
+  analysed?(file: string): void;
+}
+
+/**
  * Analyse the files named in `args` (check's flags and paths), as `check` does, without printing;
- * `outputs` says which pieces of the output to build per file (default: the JSON's).
+ * `outputs` says which pieces of the output to build per file (default: the JSON's). Without `sink`
+ * the files' pieces come back in `files`.
  */
 export async function runCheck(
   args: string[],
   io: CliIO,
-  outputs: CheckOutputs = { json: {}, text: null },
+  {
+    outputs = { json: {}, text: null },
+    sink,
+    hooks = {},
+  }: { outputs?: CheckOutputs; sink?: CheckSink; hooks?: CheckHooks } = {},
 ): Promise<CheckRun & { failOn: string }> {
   const { flags, lists, positional, rest } = parseArgs(args, { ...FLAGS }, ALIASES, { afterDoubleDash: 'rest' });
   const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
@@ -182,6 +200,19 @@ export async function runCheck(
   if (unknownGpus.length)
     throw new UsageError(`unknown GPU ${unknownGpus.join(', ')} (known: ${GPU_PARTS.map((p) => p.name).join(', ')})`);
   const notes: string[] = [];
+  const kept: CheckedFile[] = [];
+  let take: ((file: CheckedFile) => void) | null = null;
+  // Each file in its place: its pieces to the sink (or kept), or, when it failed, a line of `notes`.
+  const deliver = (file: CheckedFile) => {
+    if (file.error !== null)
+      notes.push(`${path.relative(io.cwd, file.file) || file.file}: not analysed: ${file.error}`);
+    else if (sink) (take ??= sink(archs))(file);
+    else kept.push(file);
+  };
+  const finish = (compileFailures: CompileFailure[]): CheckRun & { failOn: string } => {
+    if (sink) take ??= sink(archs);
+    return { archs, files: kept, notes, compileFailures, failOn };
+  };
   const sources: Source[] = [];
   for (const file of files) {
     const text = readSource(file, io.cwd);
@@ -202,7 +233,7 @@ export async function runCheck(
   // build's figures are read here (with cuobjdump, at most --jobs at a time).
   if (flags['--no-nvcc'] && fromBuild.length === 0 && analysisJobs > 1 && workersPay(sources) && canUseWorkers()) {
     try {
-      const checked = await checkInWorkers(
+      await checkInWorkers(
         {
           roots,
           database,
@@ -215,8 +246,9 @@ export async function runCheck(
           log: log && logPath ? { name: logPath, ...log } : null,
         },
         analysisJobs,
+        deliver,
       );
-      return { archs, files: withoutFailures(checked, notes, io.cwd), notes, compileFailures: [], failOn };
+      return finish([]);
     } catch (error) {
       if (error instanceof WorkerUsageError) throw new UsageError(error.message);
       throw error;
@@ -241,16 +273,21 @@ export async function runCheck(
   }
   // The build's figures stand for a compile: nvcc runs beside them only when --nvcc names it.
   const runsNvcc = !flags['--no-nvcc'] && !(fromBuild.length && flags['--nvcc'] === undefined);
-  const checkedNow = new Map<string, CheckedFile>();
+  const figuresLater = runsNvcc || fromBuild.length > 0;
   const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
   const failed = new Map<string, string>();
   try {
-    for (const source of sources) {
+    for (let k = 0; k < sources.length; k++) {
+      const source = sources[k];
       const result = ownFailure(() => analyseSource(analyzer, source));
-      if (!result.value) failed.set(source.file, result.error!);
-      // Without figures still to come, each file's output is built at once and its analysis let go: at
-      // 100,000 files, holding every analysis until the end took 1.9 GB.
-      else if (!runsNvcc && fromBuild.length === 0) {
+      hooks.analysed?.(source.file);
+      if (!result.value) {
+        if (figuresLater) failed.set(source.file, result.error!);
+        else deliver(failedFile(source.file, result.error!));
+      }
+      // Without figures still to come, each file's output is built and handed on at once, and its
+      // analysis and text let go: at 100,000 files, holding every analysis until the end took 1.9 GB.
+      else if (!figuresLater) {
         const report = ownFailure(() =>
           checkedFile(source.file, checkFileOf(analyzer, source.file, result.value, io.cwd), {
             archs,
@@ -258,12 +295,18 @@ export async function runCheck(
             outputs,
           }),
         );
-        checkedNow.set(source.file, report.value ?? failedFile(source.file, report.error!));
+        deliver(report.value ?? failedFile(source.file, report.error!));
       } else analysed.push({ ...source, facts: result.value });
+      if (!figuresLater) {
+        sources[k] = { file: source.file, text: '' };
+        analyzer.releaseText(source.file);
+        // What was written waits in this process until the reader takes it, so the next file waits too.
+        await io.drained?.();
+      }
     }
   } finally {
     // Figures to come (a compile, a build's files) are mapped to the index's kernels after the parser is gone.
-    if (runsNvcc || fromBuild.length > 0) analyzer.index.readAll();
+    if (figuresLater) analyzer.index.readAll();
     analyzer.parser.dispose();
   }
 
@@ -318,30 +361,23 @@ export async function runCheck(
       );
   }
 
-  const reports = new Map(
-    analysed.map(({ file, facts }) => [
-      file,
-      ownFailure(() => checkedFile(file, checkFileOf(analyzer, file, facts, io.cwd), { archs, cwd: io.cwd, outputs })),
-    ]),
-  );
   // In the order given, each failed file in its place.
-  const checked = sources.map(({ file }) => {
-    const now = checkedNow.get(file);
-    if (now) return now;
-    const report = reports.get(file);
-    return report?.value ?? failedFile(file, report?.error ?? failed.get(file)!);
-  });
-  return { archs, files: withoutFailures(checked, notes, io.cwd), notes, compileFailures, failOn };
+  const facts = new Map(analysed.map((a) => [a.file, a.facts]));
+  for (const { file } of sources) {
+    const analysis = facts.get(file);
+    if (!analysis) {
+      if (failed.has(file)) deliver(failedFile(file, failed.get(file)!));
+      continue;
+    }
+    const report = ownFailure(() =>
+      checkedFile(file, checkFileOf(analyzer, file, analysis, io.cwd), { archs, cwd: io.cwd, outputs }),
+    );
+    deliver(report.value ?? failedFile(file, report.error!));
+  }
+  return finish(compileFailures);
 }
 
-/** The files analysed; each that failed is one line of `notes` instead (the others' output is whole). */
-function withoutFailures(files: CheckedFile[], notes: string[], cwd: string): CheckedFile[] {
-  for (const f of files)
-    if (f.error !== null) notes.push(`${path.relative(cwd, f.file) || f.file}: not analysed: ${f.error}`);
-  return files.filter((f) => f.error === null);
-}
-
-export async function checkCommand(args: string[], io: CliIO): Promise<number> {
+export async function checkCommand(args: string[], io: CliIO, hooks: CheckHooks = {}): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     io.out(CHECK_USAGE + '\n');
     return 0;
@@ -356,41 +392,68 @@ export async function checkCommand(args: string[], io: CliIO): Promise<number> {
   const named = positionalFiles(args, io.cwd);
   const text = { quiet: flags['--quiet'] === true, verbose: flags['--verbose'] === true, named };
   const json = { pressureLines: flags['--lines'] === true, nextSteps: flags['--check-fixes'] === true };
+  const outputs = { json: format !== 'text' || baseline ? json : null, text: format === 'text' ? text : null };
+  const writerFor = (archs: string[]): CheckWriter<CheckedFile> => {
+    if (format === 'json') return piecesOf(jsonWriter(io.out, archs), (f) => f.json ?? {});
+    if (format === 'sarif')
+      return piecesOf(
+        sarifWriter(io.out, archs, { toolVersion: VERSION, baseDir: io.cwd }),
+        (f) => f.json as CheckJsonFile,
+      );
+    return piecesOf(textWriter(io.out, text), (f) => f.text!);
+  };
+  // What --fail-on reads of the files, as they go (runCheck checks the flag before any file).
+  const failOn = (flags['--fail-on'] as string | undefined) ?? 'error';
+  let failing = false;
+  const worse = (file: CheckedFile) => {
+    failing ||= exitCodeFor(file.severities, failOn) === 1;
+  };
+  let writer: CheckWriter<CheckedFile> | null = null;
+  // Without a baseline each file is written as soon as it is analysed; a baseline matches kernels and
+  // launches across the whole repository, so its comparison waits for every file.
   const run = await runCheck(args, io, {
-    json: format !== 'text' || baseline ? json : null,
-    text: format === 'text' ? text : null,
+    outputs,
+    hooks,
+    sink: baseline
+      ? undefined
+      : (archs) => {
+          writer = writerFor(archs);
+          return (file) => {
+            worse(file);
+            writer!.file(file);
+          };
+        },
   });
   for (const note of [...run.notes, ...compileFailureLines(run.compileFailures, io.cwd, flags['--verbose'] === true)])
     io.err(`cuda-occupancy: ${note}\n`);
-  let whole = checkJsonOf(
+  if (!baseline) {
+    writer!.end();
+    return failing ? 1 : 0;
+  }
+  const whole = checkJsonOf(
     run.archs,
     run.files.map((f) => f.json ?? {}),
   ) as CheckJson;
-  const regressions = baseline ? compareToBaseline(whole, baseline) : [];
-  if (baseline) whole = withRegressions(whole, regressions);
-  if (format === 'json') io.out(JSON.stringify(whole, null, 2) + '\n');
-  else if (format === 'sarif')
-    io.out(JSON.stringify(toSarif(whole, { toolVersion: VERSION, baseDir: io.cwd }), null, 2) + '\n');
-  else {
+  const regressions = compareToBaseline(whole, baseline);
+  const compared = withRegressions(whole, regressions).files;
+  const after = writerFor(run.archs);
+  run.files.forEach((f, k) => {
+    worse(f);
+    after.file({ ...f, json: compared[k] });
+  });
+  after.end();
+  if (format === 'text')
     io.out(
-      checkTextOf(
-        run.files.map((f) => f.text!),
-        text,
-      ),
+      regressions.length
+        ? `against the baseline:\n${regressions.map((r) => `${displayPath(r.file, io.cwd)}:${r.line}:${r.column}: ${r.severity}: ${r.message} [${r.code}]`).join('\n')}\n`
+        : 'against the baseline: nothing got worse\n',
     );
-    if (baseline)
-      io.out(
-        regressions.length
-          ? `against the baseline:\n${regressions.map((r) => `${displayPath(r.file, io.cwd)}:${r.line}:${r.column}: ${r.severity}: ${r.message} [${r.code}]`).join('\n')}\n`
-          : 'against the baseline: nothing got worse\n',
-      );
-  }
-  const failing =
-    exitCodeFor(
-      run.files.flatMap((f) => f.severities),
-      run.failOn,
-    ) === 1 || regressionsFail(regressions, run.failOn);
-  return failing ? 1 : 0;
+  return failing || regressionsFail(regressions, run.failOn) ? 1 : 0;
+}
+
+/** A writer of `T` fed with the part of each file's pieces it writes. */
+function piecesOf<T>(writer: CheckWriter<T>, part: (file: CheckedFile) => T): CheckWriter<CheckedFile> {
+  return { file: (file) => writer.file(part(file)), end: () => writer.end() };
 }
 
 /** The positional arguments that name files (not folders), as absolute paths. */

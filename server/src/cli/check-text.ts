@@ -126,45 +126,94 @@ const PLACES_NAMED = 3;
  */
 export function checkTextOf(pieces: readonly CheckTextPieces[], options: CheckTextOptions = {}): string {
   const out: string[] = [];
-  const shown: Array<{ finding: FindingText; repeats: string[] }> = [];
-  const byKey = new Map<string, { finding: FindingText; repeats: string[] }>();
-  for (const file of pieces)
-    for (const finding of file.findings) {
-      const first = finding.fold !== null && !options.verbose ? byKey.get(finding.fold) : undefined;
-      if (first) {
-        // A unit's own failure reads better than a header's "(compiling it)": it takes the header's place.
-        if (
-          / \(compiling [^)]*\), so register figures/.test(first.finding.line) &&
-          !/ \(compiling /.test(finding.line)
-        ) {
-          first.repeats.unshift(first.finding.where);
-          first.finding = finding;
-        } else first.repeats.push(finding.where);
-        continue;
-      }
-      const entry = { finding, repeats: [] };
-      shown.push(entry);
-      if (finding.fold !== null) byKey.set(finding.fold, entry);
-    }
-  for (const { finding, repeats } of shown) {
-    out.push(repeats.length ? `${finding.line} ${foldedText(repeats)}` : finding.line, ...finding.related);
-  }
-  const named = options.named && !options.verbose ? new Set(options.named) : null;
-  const tables = named ? pieces.filter((p) => named.has(p.file)) : pieces;
-  if (!options.quiet) {
-    for (const file of tables) out.push(...file.detail);
-    if (tables.length < pieces.length && pieces.some((p) => !named!.has(p.file) && p.detail.length > 0))
-      out.push('(kernel and launch tables: name the files, or add --verbose)');
-  }
-  out.push(summaryOf(pieces.map((p) => p.tally)));
-  return `${out.join('\n')}\n`;
+  const writer = textWriter((text) => out.push(text), options);
+  for (const piece of pieces) writer.file(piece);
+  writer.end();
+  return out.join('');
 }
 
-/** "(and 41 more like it: a.cuh:12, b.cu:40, c.cu:7, …)" */
-function foldedText(repeats: readonly string[]): string {
-  const named = [...new Set(repeats)];
-  const list = named.slice(0, PLACES_NAMED).join(', ') + (named.length > PLACES_NAMED ? ', …' : '');
-  return `(and ${repeats.length} more like it: ${list})`;
+/** Takes the files' pieces in order, writing what it can at once; `end` writes the rest. */
+export interface CheckWriter<T> {
+  file(piece: T): void;
+  end(): void;
+}
+
+/** A note that later ones fold into: its count and its first distinct places (one more than are named). */
+interface Fold {
+  finding: FindingText;
+  repeats: number;
+  places: string[];
+}
+
+/**
+ * checkTextOf written as the files come (check at repository scale: check-output.ts). The findings
+ * are written at once until a note that a later file may fold into (its line ends with how many
+ * repeats it has); the findings after it wait for the end. The tables wait for the end too (they
+ * follow every finding): only the named files' are kept, unless verbose. A fold keeps its first
+ * line, a count and its first places, not every repeat.
+ */
+export function textWriter(out: (text: string) => void, options: CheckTextOptions = {}): CheckWriter<CheckTextPieces> {
+  const byKey = new Map<string, Fold>();
+  const held: Array<Fold | string[]> = [];
+  const named = options.named && !options.verbose ? new Set(options.named) : null;
+  const tables: string[] = [];
+  let untabled = false;
+  const tally: FileTally = { kernels: 0, launches: 0, withOccupancy: 0, errors: 0, warnings: 0, notes: 0 };
+  let files = 0;
+  const write = (lines: readonly string[]) => {
+    if (lines.length) out(`${lines.join('\n')}\n`);
+  };
+  return {
+    file(piece) {
+      for (const finding of piece.findings) {
+        const key = finding.fold !== null && !options.verbose ? finding.fold : null;
+        const first = key !== null ? byKey.get(key) : undefined;
+        if (first) {
+          first.repeats++;
+          // A unit's own failure reads better than a header's "(compiling it)": it takes the header's place.
+          if (
+            / \(compiling [^)]*\), so register figures/.test(first.finding.line) &&
+            !/ \(compiling /.test(finding.line)
+          ) {
+            first.places = [first.finding.where, ...first.places.filter((p) => p !== first.finding.where)];
+            first.finding = finding;
+          } else if (!first.places.includes(finding.where)) first.places.push(finding.where);
+          // One place more than are named says whether there are more.
+          first.places.length = Math.min(first.places.length, PLACES_NAMED + 1);
+          continue;
+        }
+        if (key !== null) {
+          const fold: Fold = { finding, repeats: 0, places: [] };
+          byKey.set(key, fold);
+          held.push(fold);
+        } else if (held.length) held.push([finding.line, ...finding.related]);
+        else write([finding.line, ...finding.related]);
+      }
+      if (!options.quiet) {
+        if (!named || named.has(piece.file)) tables.push(...piece.detail);
+        else if (piece.detail.length > 0) untabled = true;
+      }
+      for (const key of Object.keys(tally) as Array<keyof FileTally>) tally[key] += piece.tally[key];
+      files++;
+    },
+    end() {
+      for (const entry of held)
+        if (Array.isArray(entry)) write(entry);
+        else {
+          const { finding, repeats, places } = entry;
+          write([repeats ? `${finding.line} ${foldedText(repeats, places)}` : finding.line, ...finding.related]);
+        }
+      write(tables);
+      if (untabled) write(['(kernel and launch tables: name the files, or add --verbose)']);
+      write([summaryOf(tally, files)]);
+    },
+  };
+}
+
+/** "(and 41 more like it: a.cuh:12, b.cu:40, c.cu:7, …)": `places` the first distinct ones. */
+function foldedText(repeats: number, places: readonly string[]): string {
+  const list = places.slice(0, PLACES_NAMED).join(', ') + (places.length > PLACES_NAMED ? ', …' : '');
+  return `(and ${repeats} more like it: ${list})`;
 }
 
 /**
@@ -326,7 +375,10 @@ function gpuTextLines(g: LaunchOnGpu, verbose: boolean): string[] {
 
 /** "12 files, 40 kernels, 61 launches: 2 errors, 5 warnings; occupancy on 48 of 61 launches" */
 export function summaryLine(files: readonly CheckFile[]): string {
-  return summaryOf(files.map(fileTally));
+  const tally: FileTally = { kernels: 0, launches: 0, withOccupancy: 0, errors: 0, warnings: 0, notes: 0 };
+  for (const file of files.map(fileTally))
+    for (const key of Object.keys(tally) as Array<keyof FileTally>) tally[key] += file[key];
+  return summaryOf(tally, files.length);
 }
 
 function fileTally(file: CheckFile): FileTally {
@@ -342,17 +394,16 @@ function fileTally(file: CheckFile): FileTally {
   };
 }
 
-function summaryOf(files: readonly FileTally[]): string {
-  const sum = (key: keyof FileTally) => files.reduce((n, f) => n + f[key], 0);
-  const notes = sum('notes');
-  const tally = [
-    count(sum('errors'), 'error'),
-    count(sum('warnings'), 'warning'),
+function summaryOf(tally: FileTally, files: number): string {
+  const notes = tally.notes;
+  const counts = [
+    count(tally.errors, 'error'),
+    count(tally.warnings, 'warning'),
     ...(notes ? [count(notes, 'note')] : []),
   ].join(', ');
-  const launches = sum('launches');
-  const occupancy = launches ? `; occupancy on ${sum('withOccupancy')} of ${count(launches, 'launch')}` : '';
-  return `${count(files.length, 'file')}, ${count(sum('kernels'), 'kernel')}, ${count(launches, 'launch')}: ${tally}${occupancy}`;
+  const launches = tally.launches;
+  const occupancy = launches ? `; occupancy on ${tally.withOccupancy} of ${count(launches, 'launch')}` : '';
+  return `${count(files, 'file')}, ${count(tally.kernels, 'kernel')}, ${count(launches, 'launch')}: ${counts}${occupancy}`;
 }
 
 /** A file's findings by severity after `separator` (`; 1 error, 2 warnings`), or '' when it has none. */

@@ -92,10 +92,15 @@ export function canUseWorkers(): boolean {
 }
 
 /**
- * Analyse `input.sources` on `workers` threads; the results in the sources' order. Rejects when a
- * worker fails (the file it was on and why), and stops every worker first: a failure never hangs.
+ * Analyse `input.sources` on `workers` threads; each result to `deliver` in the sources' order, as soon as
+ * those before it have come. Rejects when a worker fails (the file it was on and why), and stops every
+ * worker first: a failure never hangs.
  */
-export async function checkInWorkers(input: WorkerInput, workers: number): Promise<CheckedFile[]> {
+export async function checkInWorkers(
+  input: WorkerInput,
+  workers: number,
+  deliver: (checked: CheckedFile) => void,
+): Promise<void> {
   const pool = new WorkerPool(input, Math.min(workers, input.sources.length));
   try {
     await pool.started;
@@ -106,7 +111,7 @@ export async function checkInWorkers(input: WorkerInput, workers: number): Promi
       if (entry) index.load([entry]);
     });
     await pool.everyWorker({ type: 'load', entries: index.entries() });
-    return await pool.round<CheckedFile>('analyse', input.sources.length);
+    await pool.round<CheckedFile>('analyse', input.sources.length, deliver);
   } finally {
     pool.stop();
   }
@@ -147,12 +152,14 @@ class WorkerPool {
   /**
    * Jobs 0..count-1 of a round, handed out in order to the workers as they answer, a few ahead
    * (JOBS_AHEAD) so that a worker never waits for this thread to be scheduled; their results in
-   * job order.
+   * job order, or, with `inOrder`, each to it in job order as soon as those before it have come (and
+   * not kept).
    */
-  round<T>(kind: 'index' | 'analyse', count: number): Promise<T[]> {
+  round<T>(kind: 'index' | 'analyse', count: number, inOrder?: (result: T) => void): Promise<T[]> {
     const results: T[] = new Array(count);
     let next = 0;
     let finished = 0;
+    let handed = 0;
     this.round_ = kind;
     for (const worker of this.workers) this.onFile.set(worker, []);
     const handOut = (worker: Worker) => {
@@ -167,6 +174,11 @@ class WorkerPool {
       if (message.type !== answer) return;
       this.onFile.get(worker)?.shift();
       results[message.index] = (message.type === 'indexed' ? message.entry : message.checked) as T;
+      if (inOrder)
+        for (; handed < count && handed in results; handed++) {
+          inOrder(results[handed]);
+          delete results[handed];
+        }
       if (++finished < count) return handOut(worker);
       this.onFile.clear();
       resolve(results);

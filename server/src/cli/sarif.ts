@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CheckJson, CheckJsonDiagnostic } from './check-json-types';
+import type { CheckJson, CheckJsonDiagnostic, CheckJsonFile } from './check-json-types';
 import { knownRules, levelOf, ruleFor, type RuleInfo } from './rule-catalog';
 
 export const SARIF_SCHEMA_URI =
@@ -23,7 +23,6 @@ export interface SarifOptions {
 }
 
 export function toSarif(check: CheckJson, options: SarifOptions): object {
-  const baseDir = path.resolve(options.baseDir);
   const rules: RuleInfo[] = [...knownRules()];
   const ruleIndex = new Map(rules.map((rule, index) => [rule.id, index]));
   const indexOf = (diagnostic: CheckJsonDiagnostic): number => {
@@ -34,35 +33,53 @@ export function toSarif(check: CheckJson, options: SarifOptions): object {
     }
     return index;
   };
+  const results = check.files.flatMap((file) => sarifResults(file, options.baseDir, indexOf));
+  return sarifLog(rules, results, check.archs, options);
+}
 
-  const results: object[] = [];
-  for (const file of check.files) {
-    const artifactLocation = artifactFor(file.path, baseDir);
-    const seen = new Map<string, number>();
-    for (const diagnostic of file.diagnostics) {
-      const index = indexOf(diagnostic);
-      const identity = `${diagnostic.code}\u0000${file.path.replace(/\\/g, '/')}\u0000${diagnostic.message}`;
-      const ordinal = seen.get(identity) ?? 0;
-      seen.set(identity, ordinal + 1);
-      results.push({
-        ruleId: diagnostic.code,
-        ruleIndex: index,
-        level: levelOf(diagnostic.severity),
-        message: { text: diagnostic.message },
-        locations: [
-          {
-            physicalLocation: {
-              artifactLocation,
-              region: { startLine: Math.max(1, diagnostic.line), startColumn: Math.max(1, diagnostic.column) },
-            },
+/**
+ * One file's results; `indexOf` says where a diagnostic's rule is in the log's rules (undefined:
+ * the result names its rule by id alone).
+ */
+export function sarifResults(
+  file: CheckJsonFile,
+  baseDir: string,
+  indexOf: (diagnostic: CheckJsonDiagnostic) => number | undefined,
+): object[] {
+  const artifactLocation = artifactFor(file.path, path.resolve(baseDir));
+  const seen = new Map<string, number>();
+  return file.diagnostics.map((diagnostic) => {
+    const index = indexOf(diagnostic);
+    const identity = `${diagnostic.code}\u0000${file.path.replace(/\\/g, '/')}\u0000${diagnostic.message}`;
+    const ordinal = seen.get(identity) ?? 0;
+    seen.set(identity, ordinal + 1);
+    return {
+      ruleId: diagnostic.code,
+      ...(index !== undefined ? { ruleIndex: index } : {}),
+      level: levelOf(diagnostic.severity),
+      message: { text: diagnostic.message },
+      locations: [
+        {
+          physicalLocation: {
+            artifactLocation,
+            region: { startLine: Math.max(1, diagnostic.line), startColumn: Math.max(1, diagnostic.column) },
           },
-        ],
-        // Stable across edits that move code: rule, file, message and which repeat of it, no line.
-        partialFingerprints: { 'cudaOccupancyFinding/v1': fingerprint(`${identity}\u0000${ordinal}`) },
-      });
-    }
-  }
+        },
+      ],
+      // Stable across edits that move code: rule, file, message and which repeat of it, no line.
+      partialFingerprints: { 'cudaOccupancyFinding/v1': fingerprint(`${identity}\u0000${ordinal}`) },
+    };
+  });
+}
 
+/** The log around `results`, with `rules` as the tool's. */
+export function sarifLog(
+  rules: readonly RuleInfo[],
+  results: object[],
+  archs: readonly string[],
+  options: SarifOptions,
+): object {
+  const baseDir = path.resolve(options.baseDir);
   return {
     $schema: SARIF_SCHEMA_URI,
     version: '2.1.0',
@@ -80,7 +97,7 @@ export function toSarif(check: CheckJson, options: SarifOptions): object {
         originalUriBaseIds: { [SRCROOT]: { uri: directoryUri(baseDir) } },
         results,
         columnKind: 'utf16CodeUnits',
-        properties: { archs: check.archs },
+        properties: { archs },
       },
     ],
   };

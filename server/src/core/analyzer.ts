@@ -792,4 +792,11 @@ export class Analyzer {
     this.fileSource = source;
     this.documents.invalidate();
   }
+  /**
+   * `uri` is analysed and its report built (check, file after file): the index lets go of its text
+   * when no file includes it (WorkspaceIndex.releaseText), if the file source can read it again.
+   */
+  releaseText(uri: string): void {
+    if (this.fileSource) this.index.releaseText(this.keyOf(uri));
+  }
 }

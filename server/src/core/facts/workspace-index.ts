@@ -221,6 +221,21 @@ export class WorkspaceIndex {
     return facts;
   }
 
+  /**
+   * Lets go of a file's text when its entry has been read (the entry is what other files read of
+   * it) and no indexed file includes it: a check of a whole repository then does not hold every
+   * file's text to the end. An entry not read yet keeps its text, which is smaller than the entry
+   * it would be read into (most entries are never asked for). A unit that includes the file after
+   * all (through a folder only its compile command names) reads it from its file source. Nothing
+   * derived changes. Whether it was let go.
+   */
+  releaseText(path: string): boolean {
+    const key = normalizePath(path);
+    const facts = this.files.get(key);
+    if (!facts || facts.unread || this.includersOf(key).length > 0) return false;
+    return this.texts.delete(key);
+  }
+
   /** Reads every file not read yet: what a caller does before the reader can no longer run (its parser freed). */
   readAll(): void {
     for (const key of this.files.keys()) this.readEntry(key);
