@@ -314,6 +314,46 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
       store.dispose();
     }
   });
+
+  it('reads a kernel again when an explicit instantiation of it changes', () => {
+    const store = new DocumentStore({ parser });
+    const text = [
+      'template <typename T, int S>',
+      '__global__ void k(T* out) {',
+      '  if (threadIdx.x < S) out[threadIdx.x] = 0;',
+      '}',
+      'template __global__ void k<float, 16>(float*);',
+    ].join('\n');
+    const read = () =>
+      store
+        .facts(URI)!
+        .branches.map((b) => `${b.condition}: ${b.kind} [${b.assumptions.filter((a) => a.startsWith('for ')).join()}]`)
+        .join('; ');
+    const edit = (version: number, from: string, to: string) => {
+      const current = store.facts(URI)!.source.text;
+      const at = current.lastIndexOf(from);
+      store.change(URI, version, [
+        { range: { start: positionOf(current, at), end: positionOf(current, at + from.length) }, text: to },
+      ]);
+    };
+    try {
+      store.open(URI, 'cuda-cpp', 1, text);
+      assert.equal(read(), 'threadIdx.x < S: divergent [for the instance k<float, 16>]');
+      // Only the instantiation line changes, and with it the instance the kernel is read as
+      // (the DocumentStore fuzz failed with FUZZ_SEED=1261404105: a broken `emplate` kept the old one).
+      edit(2, 'k<float, 16>', 'k<float, 64>');
+      assert.equal(read(), 'threadIdx.x < S: warp-uniform [for the instance k<float, 64>]');
+      edit(3, 'template __global__ void k<float, 64>', 'emplate __global__ void k<float, 64>');
+      store.open(URI + '.fresh', 'cuda-cpp', 1, store.facts(URI)!.source.text);
+      const fresh = store
+        .facts(URI + '.fresh')!
+        .branches.map((b) => `${b.condition}: ${b.kind} [${b.assumptions.filter((a) => a.startsWith('for ')).join()}]`)
+        .join('; ');
+      assert.equal(read(), fresh);
+    } finally {
+      store.dispose();
+    }
+  });
 });
 
 function positionOf(text: string, offset: number) {

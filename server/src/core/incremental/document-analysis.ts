@@ -194,8 +194,12 @@ function bodyContextOf(
       .get(doc.path)
       ?.regions.filter((r) => r.directive)
       .map((r) => doc.unit.files.get(doc.path)!.text.slice(r.start, r.end)) ?? [];
+  // Explicit instantiations (`template __global__ void k<float, 2>(...)`) make a kernel's instances.
+  const instantiations = (outline.instantiations ?? []).map(
+    (i) => `${i.scope.join('::')}::${i.name}<${i.args?.join(',') ?? ''}>(${i.paramTypes.join(',')})`,
+  );
   return {
-    contextKey: hash([outerKey, ...directives, ...constants].join('\n')),
+    contextKey: hash([outerKey, ...directives, ...constants, ...instantiations].join('\n')),
     deviceFunctions,
     devicesKey,
     devicePlaces: places.join(','),
