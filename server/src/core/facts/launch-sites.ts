@@ -244,33 +244,29 @@ export class LaunchCollector {
           if (o) out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
           return;
         }
-        // A lambda of this function called here: read with the arguments and what it captures now.
-        const lambda =
-          callee.k === 'fn' && callee.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(callee.refs[0].name) : null;
-        if (lambda) {
-          const at = ir.lambdas.find((r) => r[0] === Number(lambda[1]));
-          if (at && d < 3) {
-            // What it captures: the locals here, over what the code around captured.
-            const captures = new Map<string, Val>(scope.captures ?? []);
-            for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
-            this.visitLambda(pf, at, args, { ...scope, captures }, d, out, lambdasSeen);
-          }
+        // A lambda of this function, read with these arguments and what it captures now: the locals
+        // here, over what the code around captured.
+        const runLambda = (at: Range, lambdaArgs: Val[]) => {
+          const captures = new Map<string, Val>(scope.captures ?? []);
+          for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
+          this.visitLambda(pf, at, lambdaArgs, { ...scope, captures }, d, out, lambdasSeen);
+        };
+        // One called here.
+        const called = lambdaOf(callee, ir);
+        if (called !== undefined) {
+          if (called && d < 3) runLambda(called, args);
           return;
         }
         if (d >= 3) return;
         const target = this.program.callTargetOf(callee, args, scope);
-        // A lambda handed to a function whose body is not in view (PyTorch's `AT_DISPATCH_...(t, "op",
-        // [&] { ... })`, a macro of a header the workspace lacks) is taken to run here, with what it
-        // captures now: the idiom hands it over to be called, not kept.
+        // One handed to a function whose body is not in view (PyTorch's `AT_DISPATCH_...(t, "op",
+        // [&] { ... })`, a macro of a header the workspace lacks) is taken to run here: the idiom
+        // hands it over to be called, not kept.
         if (!target)
-          args.forEach((a) => {
-            const m = a.k === 'fn' && a.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(a.refs[0].name) : null;
-            const at = m ? ir.lambdas.find((r) => r[0] === Number(m[1])) : undefined;
-            if (!at || lambdasSeen.has(at[0])) return;
-            const captures = new Map<string, Val>(scope.captures ?? []);
-            for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
-            this.visitLambda(pf, at, [], { ...scope, captures }, d, out, lambdasSeen);
-          });
+          for (const a of args) {
+            const at = lambdaOf(a, ir);
+            if (at && !lambdasSeen.has(at[0])) runLambda(at, []);
+          }
         if (!target || !this.launches(target.pf, 0)) return;
         const standalone = this.collectStandalone(target.pf);
         const wrapped = new Map(standalone.filter((o) => o.params !== 0).map((o) => [o.path, o] as const));
@@ -488,6 +484,16 @@ function mergeSamePlace(observations: readonly LaunchObservation[]): LaunchObser
       });
   }
   return [...byPath.values()];
+}
+
+/**
+ * The lambda of `ir` a value is (its place), null for a lambda written elsewhere, undefined for a
+ * value that is no lambda.
+ */
+function lambdaOf(v: Val, ir: FunctionIR): Range | null | undefined {
+  const m = v.k === 'fn' && v.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(v.refs[0].name) : null;
+  if (!m) return undefined;
+  return ir.lambdas.find((r) => r[0] === Number(m[1])) ?? null;
 }
 
 /** The launch as a call binds it knows a kernel, a block or a shared memory size the wrapper alone does not. */
