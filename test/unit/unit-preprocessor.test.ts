@@ -97,6 +97,33 @@ describe('the preprocessor of a translation unit', () => {
     assert.equal(stateOf(u, '/p/a.cu', 'check()'), 'assumed');
   });
 
+  it('reads a source whose whole code is under an undecided #ifdef as a build that defines it, its headers too', () => {
+    const header = '#ifndef CFG_H_\n#define CFG_H_\n#ifdef USE_CUDA\n#define BLOCK (1024)\n#endif\n#endif\n';
+    const whole = unit({
+      '/p/a.cu': '// optional backend\n#ifdef USE_CUDA\n#include "cfg.h"\nint use = BLOCK;\n#endif  // USE_CUDA\n',
+      '/p/cfg.h': header,
+    });
+    assert.deepEqual(valueAt(whole, '/p/a.cu', 'int use', 'BLOCK'), ['(1024)']);
+    assert.equal(stateOf(whole, '/p/a.cu', 'int use'), 'active');
+    // Code outside the condition, an #else, or a -U: the condition stays undecided.
+    const partly = unit({
+      '/p/a.cu': '#include "cfg.h"\nint before = 1;\n#ifdef USE_CUDA\nint use = BLOCK;\n#endif\n',
+      '/p/cfg.h': header,
+    });
+    assert.deepEqual(valueAt(partly, '/p/a.cu', 'int use', 'BLOCK').sort(), ['(1024)', 'undefined']);
+    const withElse = unit({
+      '/p/a.cu': '#ifdef USE_CUDA\n#include "cfg.h"\nint use = BLOCK;\n#else\nint none;\n#endif\n',
+      '/p/cfg.h': header,
+    });
+    assert.deepEqual(valueAt(withElse, '/p/a.cu', 'int use', 'BLOCK').sort(), ['(1024)', 'undefined']);
+    const undefinedByFlag = unit(
+      { '/p/a.cu': '#ifdef USE_CUDA\n#include "cfg.h"\nint use = BLOCK;\n#endif\n', '/p/cfg.h': header },
+      '/p/a.cu',
+      { flags: { macros: [{ name: 'USE_CUDA', undefine: true }] } },
+    );
+    assert.equal(stateOf(undefinedByFlag, '/p/a.cu', 'int use'), 'inactive');
+  });
+
   it('takes a value set under a condition the file itself decides, and include guards', () => {
     const u = unit({
       '/p/a.cu': '#include "cfg.h"\n#include "cfg.h"\nint use = THREADS;\n',

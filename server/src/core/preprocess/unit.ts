@@ -442,6 +442,17 @@ class UnitWalk {
         if (def) this.set(m.name, { options: [def], open: false }, def);
       }
     }
+    // A source whose whole code is under `#ifdef USE_CUDA`, which nothing here decides, is only read
+    // in a build that defines it: its headers are read in that build too, so that a `#define` they
+    // make under the same condition holds at the launches (LightGBM's sources and headers).
+    const main = normalizePath(this.input.main);
+    const text = this.text(main);
+    const guard = text === null ? null : wholeFileCondition(text);
+    const flagged = (this.flags.macros ?? []).some((m) => m.name === guard);
+    if (guard && !flagged && !this.setByFiles.has(guard)) {
+      define(guard, '1');
+      this.notes.push(`${main} is all under \`#ifdef ${guard}\`: read as a build that defines it`);
+    }
   }
 
   // --- the walk ---------------------------------------------------------------------------------
@@ -652,6 +663,45 @@ class UnitWalk {
     }
     return frame.parent;
   }
+}
+
+/**
+ * The macro a file's whole code is conditional on (`#ifdef X`, `#if defined(X)`, `#if X`, one arm,
+ * nothing but comments and directives outside it), or null. An include guard (`#ifndef X` then
+ * `#define X`) is not one.
+ */
+export function wholeFileCondition(text: string): string | null {
+  const directives = fileDirectives(text).directives;
+  const first = directives.findIndex((d) => d.name === 'if' || d.name === 'ifdef' || d.name === 'ifndef');
+  if (first < 0) return null;
+  const open = directives[first];
+  if (open.name === 'ifndef' || open.hasAlternative !== false) return null;
+  const words = open.tokens.map((t) => t.text).join(' ');
+  const m =
+    open.name === 'ifdef'
+      ? /^([A-Za-z_]\w*)$/.exec(words)
+      : /^(?:defined \( ([A-Za-z_]\w*) \)|defined ([A-Za-z_]\w*)|([A-Za-z_]\w*))$/.exec(words);
+  const name = m ? (m[1] ?? m[2] ?? m[3] ?? null) : null;
+  if (!name) return null;
+  // Its #endif, and whether it is the file's last directive.
+  let depth = 0;
+  let close = -1;
+  for (let k = first; k < directives.length; k++) {
+    const d = directives[k].name;
+    if (d === 'if' || d === 'ifdef' || d === 'ifndef') depth++;
+    else if (d === 'endif' && --depth === 0) {
+      close = k;
+      break;
+    }
+  }
+  if (close !== directives.length - 1) return null;
+  // Nothing but comments and directives before it and after its #endif.
+  const outside = (from: number, to: number) => {
+    let t = text.slice(from, to);
+    for (const d of directives) if (d.start >= from && d.end <= to) t = t.replace(text.slice(d.start, d.end), '');
+    return t.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '').trim() === '';
+  };
+  return outside(0, open.start) && outside(directives[close].end, text.length) ? name : null;
 }
 
 function platformIs(platform: Toolchain['platform'], name: string): boolean {
