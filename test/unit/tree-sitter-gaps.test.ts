@@ -108,6 +108,37 @@ describe('tree-sitter-cuda gaps', () => {
     assertAfterIsWhole(facts);
   });
 
+  it("a macro that writes a kernel's whole head, specifiers through another macro and `void` (RAFT_KERNEL)", async () => {
+    const facts = await analyze(
+      [
+        '#if defined(__CUDACC_RDC__)',
+        '#define HIDDEN __attribute__((visibility("hidden")))',
+        '#else',
+        '#define HIDDEN',
+        '#endif',
+        '#if defined(WITH_RDC)',
+        '#define KERNEL HIDDEN __global__ void',
+        '#else',
+        '#define KERNEL static __global__ void',
+        '#endif',
+        'template <typename T>',
+        'KERNEL fill(T* out, int n) { int i = threadIdx.x; if (i < n) out[i] = 0; }',
+        'void go(float* p, int n) { fill<float><<<1, 128>>>(p, n); }',
+      ].join('\n') + AFTER,
+      false,
+    );
+    assert.deepEqual(
+      facts.kernels.map((k) => k.name),
+      ['fill', 'after'],
+    );
+    assert.deepEqual(facts.launches.find((l) => l.kernelName === 'fill')?.block.value, { x: 128, y: 1, z: 1 });
+    assert.ok(
+      facts.branches.some((b) => b.condition === 'i < n'),
+      'the kernel body is read',
+    );
+    assertAfterIsWhole(facts);
+  });
+
   it('3-argument __launch_bounds__', async () => {
     const facts = await analyze(
       '__global__ void __launch_bounds__(256, 2, 4) k(float* p) { p[0] = 0; }\nvoid run(float* p) { k<<<8, 512>>>(p); }' +

@@ -16,7 +16,7 @@ import {
   type UnitSources,
 } from '../preprocess/unit';
 import { viewText } from '../preprocess/view';
-import { isSpecifierOnly, parseView } from '../preprocess/parse-view';
+import { mayBeSpecifierOnly, parseView } from '../preprocess/parse-view';
 import { normalizePath } from '../preprocess/paths';
 import { spell } from '../preprocess/tokens';
 import { UnitProgram, type FunctionScope, type ProgramFunction, type TemplateBinding } from '../program/program';
@@ -84,7 +84,7 @@ export function documentView(path: string, text: string, ctx: UnitContext | unde
     path: key,
     unit,
     view,
-    parseView: parseView(view, (o) => unit.macrosAt(key, o), unit.macroNames, unit.macrosWhere(isSpecifierOnly)),
+    parseView: parseView(view, (o) => unit.macrosAt(key, o), unit.macroNames, unit.macrosWhere(mayBeSpecifierOnly)),
     othersKey: hash(JSON.stringify([unit.main, unit.pass, ctx?.flags ?? null, ctx?.toolchain ?? null, others])),
   };
 }

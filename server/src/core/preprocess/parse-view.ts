@@ -51,7 +51,7 @@ const SPECIFIERS: ReadonlySet<string> = new Set([
 /**
  * The parse view of `view`; `macroNames` are the names the unit defines anywhere (a quick filter),
  * `scopeAt` its macros at an offset. `specifierNames`, where given, are the names some definition
- * of which is specifier-only (`unit.macrosWhere(isSpecifierOnly)`): a view that writes none of them
+ * of which may be specifier-only (`unit.macrosWhere(mayBeSpecifierOnly)`): a view that writes none of them
  * is not scanned for their uses.
  */
 export function parseView(
@@ -126,9 +126,19 @@ function specifierMacroUses(
     while (j < n && isIdentPart(view.charCodeAt(j))) j++;
     const name = view.slice(i, j);
     if (names.has(name)) {
-      const state = scopeAt(i).state(name);
-      const defs = state.options.filter((o): o is MacroDef => o !== null);
-      if (defs.length > 0 && defs.length === state.options.length && defs.every(isSpecifierOnly)) {
+      const scope = scopeAt(i);
+      const specifierMacro = (macro: string, depth: number): boolean => {
+        if (depth > SPECIFIER_DEPTH) return false;
+        const options = scope.state(macro).options;
+        const defs = options.filter((o): o is MacroDef => o !== null);
+        return (
+          defs.length > 0 &&
+          defs.length === options.length &&
+          defs.every((d) => isSpecifierOnly(d, (inner) => specifierMacro(inner, depth + 1)))
+        );
+      };
+      const defs = scope.state(name).options.filter((o): o is MacroDef => o !== null);
+      if (specifierMacro(name, 0)) {
         let end = j;
         if (defs[0].params !== null) {
           let k = j;
@@ -146,22 +156,42 @@ function specifierMacroUses(
   return out;
 }
 
-export function isSpecifierOnly(def: MacroDef): boolean {
+/**
+ * Whether a definition may expand to specifiers only once the names in it are read as macros: the
+ * unit's first filter (see parseView's `specifierNames`); each use is then checked in its scope.
+ */
+export function mayBeSpecifierOnly(def: MacroDef): boolean {
+  return isSpecifierOnly(def, () => true);
+}
+
+/**
+ * Whether a definition expands to specifiers and attributes only (or to nothing); a name in it
+ * counts where `isSpecifierMacro` says it is such a macro itself (`RAFT_HIDDEN __global__ void`).
+ */
+export function isSpecifierOnly(def: MacroDef, isSpecifierMacro: (name: string) => boolean = () => false): boolean {
   if (def.body === null) return false;
   let depth = 0;
   let previous = '';
-  for (const t of def.body) {
+  // A kernel's whole head (`#define RAFT_KERNEL static __global__ void`): specifiers, then the
+  // `void` every kernel returns, which the declaration then does not write.
+  const body = def.body.length > 1 && def.body[def.body.length - 1].text === 'void' ? def.body.slice(0, -1) : def.body;
+  for (const t of body) {
     if (t.text === '(') {
       // Parentheses only as an attribute's arguments (`__launch_bounds__(N, 2)`), where anything goes:
       // `#define M (N)` is an expression.
       if (depth === 0 && !ATTRIBUTE_NAMES.has(previous)) return false;
       depth++;
     } else if (t.text === ')') depth--;
-    else if (depth === 0 && !SPECIFIERS.has(t.text)) return false;
+    else if (depth === 0 && !SPECIFIERS.has(t.text) && !(IDENTIFIER.test(t.text) && isSpecifierMacro(t.text)))
+      return false;
     if (depth === 0) previous = t.text;
   }
   return true;
 }
+
+const IDENTIFIER = /^[A-Za-z_]\w*$/;
+/** How deep a specifier macro's names are followed (`A` -> `B` -> `__global__`). */
+const SPECIFIER_DEPTH = 4;
 
 /** Specifiers that take arguments in parentheses. */
 const ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
