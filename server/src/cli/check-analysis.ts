@@ -17,7 +17,9 @@ import {
   toIndexPath,
   updateFromDisk,
 } from '../files/workspace-files';
-import { resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
+import { resolveCompileFlags, type CompileCommand, type CompileFlags } from '../nvcc/compile-commands';
+import type { ArgumentPolicy } from '../nvcc/argument-policy';
+import { withFoundFolders } from '../nvcc/found-includes';
 import { projectFiles } from '../files/project-files';
 
 /** A file to analyse (absolute path) and its text as read once. */
@@ -187,6 +189,27 @@ function commonFolder(paths: readonly string[]): string | null {
   }
   const folder = common.join(path.sep);
   return folder && folder !== path.sep ? folder : null;
+}
+
+/**
+ * The flags `check` compiles a unit with: its database entry or the command line's, the folders the
+ * workspace found its quoted includes in (WorkspaceIndex.inferredIncludeDirs), and those an earlier
+ * compile of it found for a header nvcc could not open (`found`, by file).
+ */
+export function unitCompileFlags(
+  analyzer: Analyzer,
+  input: { database: CompileCommand[] | null; extraFlags: string[]; policy: ArgumentPolicy },
+  file: string,
+  found?: ReadonlyMap<string, readonly string[]>,
+): CompileFlags {
+  const flags = resolveCompileFlags({
+    database: input.database,
+    filePath: file,
+    settings: { nvccArgs: input.extraFlags },
+    policy: input.policy,
+    inferredIncludeDirs: analyzer.index.inferredIncludeDirs(file),
+  });
+  return { ...flags, flags: withFoundFolders(flags.flags, found?.get(file)) };
 }
 
 /** Each file's include folders, from its compile_commands.json entry (none without one). */

@@ -16,6 +16,7 @@ import {
   indexPlan,
   indexSources,
   ownFailure,
+  unitCompileFlags,
   type CheckedFile,
   type CheckOutputs,
   type Source,
@@ -357,6 +358,7 @@ export async function runCheck(
           policy,
           timeoutMs: timeoutSeconds * 1000,
           memoryLimitBytes,
+          foundFolders: compiled.foundFolders,
         })),
       );
   }
@@ -526,25 +528,24 @@ async function compileUnits({
   memoryLimitBytes,
   verbose = false,
   caches,
-}: CompileUnitsInput): Promise<{ notes: string[]; failures: CompileFailure[] }> {
+}: CompileUnitsInput): Promise<{
+  notes: string[];
+  failures: CompileFailure[];
+  foundFolders: Map<string, readonly string[]>;
+}> {
   const failures: CompileFailure[] = [];
+  const foundFolders = new Map<string, readonly string[]>();
   const dropped = new Set<string>();
   let missing = false;
   const queue = [...units];
   const nvdisasm = locateNvdisasm(nvccPath);
   let tookPtx = false;
   const compileOne = async ({ file, text, facts }: CompileUnitsInput['units'][number]): Promise<void> => {
-    const flags = resolveCompileFlags({
-      database,
-      filePath: file,
-      settings: { nvccArgs: extraFlags },
-      policy,
-      inferredIncludeDirs: analyzer.index.inferredIncludeDirs(file),
-    });
+    const flags = unitCompileFlags(analyzer, { database, extraFlags, policy }, file);
     for (const option of flags.dropped ?? []) dropped.add(droppedLine(option));
     const runIn = flags.cwd ?? path.dirname(file);
     // A header nvcc cannot find is looked for in the workspace, and the compile run again with its folder.
-    const { result } = await compileFindingIncludes(
+    const { result, added } = await compileFindingIncludes(
       {
         nvccPath,
         filePath: file,
@@ -559,6 +560,7 @@ async function compileUnits({
       },
       (header) => analyzer.index.folderHolding(header),
     );
+    if (added.length) foundFolders.set(file, added);
     if (result.status === 'missing') {
       missing = true;
       queue.length = 0;
@@ -621,7 +623,7 @@ async function compileUnits({
     notes.push(
       `nvcc not found (${nvccPath}): register figures come only from logs and annotations; pass --nvcc PATH or --no-nvcc`,
     );
-  return { notes, failures };
+  return { notes, failures, foundFolders };
 }
 
 /**

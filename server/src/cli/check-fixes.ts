@@ -15,7 +15,8 @@ import {
   type DocumentReport,
 } from '../core/analyzer';
 import { compileVariant } from '../nvcc/compile-variant';
-import { resolveCompileFlags, type CompileCommand } from '../nvcc/compile-commands';
+import type { CompileCommand } from '../nvcc/compile-commands';
+import { unitCompileFlags } from './check-analysis';
 import { ResourceCache } from '../nvcc/resource-cache';
 import { isValidArchFigures } from '../nvcc/cache-validation';
 import type { ArchFigures } from '../nvcc/compile-resources';
@@ -32,6 +33,8 @@ export interface CheckFixesInput {
   policy: ArgumentPolicy;
   timeoutMs: number;
   memoryLimitBytes: number;
+  /** Per file, the folders its compile found for headers nvcc could not open (found-includes.ts). */
+  foundFolders?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Compiles every unit's caps, one after another, and hands ptxas's figures to the analyzer; returns the notes for stderr. */
@@ -45,6 +48,7 @@ export async function checkFixes({
   policy,
   timeoutMs,
   memoryLimitBytes,
+  foundFolders,
 }: CheckFixesInput): Promise<string[]> {
   const cache = new ResourceCache<ArchFigures>({ dir: null, validate: (v): v is ArchFigures => isValidArchFigures(v) });
   const notes: string[] = [];
@@ -52,13 +56,7 @@ export async function checkFixes({
     const report = analyzer.reportOf(facts);
     const variants = analyzer.capVariants(report);
     if (variants.length === 0) continue;
-    const flags = resolveCompileFlags({
-      database,
-      filePath: file,
-      settings: { nvccArgs: extraFlags },
-      policy,
-      inferredIncludeDirs: analyzer.index.inferredIncludeDirs(file),
-    });
+    const flags = unitCompileFlags(analyzer, { database, extraFlags, policy }, file, foundFolders);
     for (const variant of variants) {
       const result = await compileVariant({
         nvccPath,

@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { CompileScheduler, type DocumentFigures } from './compile-scheduler';
 import { type ArchFigures, type CompileResourcesResult } from './compile-resources';
-import { compileFindingIncludes } from './found-includes';
+import { compileFindingIncludes, withFoundFolders } from './found-includes';
 import { compilePtx, isPtxText, type PtxText } from './compile-ptx';
 import { compileVariant } from './compile-variant';
 import { keptLifeRanges, locateNvdisasm, noNvdisasmNote } from './nvdisasm';
@@ -112,6 +112,8 @@ export class CompileService {
   private policy: ArgumentPolicy = { allowedCompilers: [] };
   /** Dropped options already logged (one line each, until the settings change). */
   private readonly loggedDrops = new Set<string>();
+  /** Per file, the folders of headers nvcc could not find that the workspace holds (found-includes.ts). */
+  private readonly foundFolders = new Map<string, readonly string[]>();
   private readonly startListeners: Array<(uri: string, archs: string[]) => void> = [];
   private readonly endListeners: Array<(uri: string) => void> = [];
   /** Why compiling is off (nvcc missing, switched off), or null. */
@@ -277,7 +279,7 @@ export class CompileService {
     const settings = this.settings!;
     const flags = this.flagsFor(file);
     // A header nvcc cannot find is looked for in the workspace, and the compile run again with its folder.
-    const { result } = await compileFindingIncludes(
+    const { result, added } = await compileFindingIncludes(
       {
         // The PTX (and cubin) for the pressure pass come from this compile (compileDocumentPtx takes them).
         keep: !this.options.wantsPtx || this.options.wantsPtx(uri),
@@ -294,6 +296,8 @@ export class CompileService {
       },
       (header) => (this.options.trusted ? (this.options.folderHolding?.(header) ?? null) : null),
     );
+    // The file's later compiles (its PTX, its quick fixes' variants) search them too.
+    if (added.length) this.foundFolders.set(file, [...(this.foundFolders.get(file) ?? []), ...added]);
     this.options.log(
       `nvcc ${result.status} for ${file} (${archs.join(', ')}): ${result.durationMs} ms, ${result.cacheHits.length} cached${result.firstError ? `; ${result.firstError.text}` : ''}`,
     );
@@ -419,7 +423,7 @@ export class CompileService {
         : 'user settings',
     });
     this.logDropped(resolved);
-    return resolved;
+    return { ...resolved, flags: withFoundFolders(resolved.flags, this.foundFolders.get(file)) };
   }
 
   /** One log line per dropped option (and not again for the next compile). */

@@ -50,3 +50,8 @@ export async function compileFindingIncludes(
   }
   return { result, added };
 }
+
+/** `flags` with the folders earlier compiles of the file found (see compileFindingIncludes) searched last. */
+export function withFoundFolders(flags: readonly string[], folders: readonly string[] | undefined): string[] {
+  return [...flags, ...(folders ?? []).flatMap((dir) => ['-I', dir])];
+}

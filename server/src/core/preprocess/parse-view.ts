@@ -161,8 +161,26 @@ function specifierMacroUses(
  * unit's first filter (see parseView's `specifierNames`); each use is then checked in its scope.
  */
 export function mayBeSpecifierOnly(def: MacroDef): boolean {
-  return isSpecifierOnly(def, () => true);
+  return isSpecifierOnly(def, (name) => !TYPE_WORDS.has(name));
 }
+
+/** Names that are a type, never a specifier macro: `#define REAL float` is a type alias. */
+const TYPE_WORDS: ReadonlySet<string> = new Set([
+  'void',
+  'bool',
+  'char',
+  'short',
+  'int',
+  'long',
+  'float',
+  'double',
+  'signed',
+  'unsigned',
+  'auto',
+  'size_t',
+  'half',
+  'dim3',
+]);
 
 /**
  * Whether a definition expands to specifiers and attributes only (or to nothing); a name in it

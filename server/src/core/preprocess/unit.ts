@@ -697,9 +697,15 @@ export function wholeFileCondition(text: string): string | null {
   if (close !== directives.length - 1) return null;
   // Nothing but comments and directives before it and after its #endif.
   const outside = (from: number, to: number) => {
-    let t = text.slice(from, to);
-    for (const d of directives) if (d.start >= from && d.end <= to) t = t.replace(text.slice(d.start, d.end), '');
-    return t.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '').trim() === '';
+    let rest = '';
+    let at = from;
+    for (const d of directives) {
+      if (d.start < from || d.end > to) continue;
+      rest += text.slice(at, d.start);
+      at = d.end;
+    }
+    rest += text.slice(at, to);
+    return rest.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '').trim() === '';
   };
   return outside(0, open.start) && outside(directives[close].end, text.length) ? name : null;
 }

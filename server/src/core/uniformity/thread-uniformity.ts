@@ -2062,21 +2062,10 @@ class FunctionAnalysis {
    * after the walk: the blocks that meet a barrier or read shared memory are all known then.
    */
   private departedGuards(b: number): Sym[] {
-    const out: Sym[] = [];
-    const controls: Array<{ branch: number; via: number }> = [];
-    const seen = new Set([b]);
-    for (let k = -1; k < controls.length; k++)
-      for (const c of this.info.controls[k < 0 ? b : controls[k].branch])
-        if (!seen.has(c.branch) && seen.add(c.branch)) controls.push(c);
-    for (const { branch, via } of controls) {
-      const exit = this.ir.blocks[branch].exit;
-      const c = this.conds[branch];
-      if (!c || exit.k !== 'branch' || exit.then === exit.else) continue;
-      const other = via === exit.then ? exit.else : exit.then;
-      if (this.reachable(other).some((x) => this.barrierBlocks.has(x) || this.sharedReadBlocks.has(x))) continue;
-      out.push(via === exit.then ? c.sym : negation(c.sym));
-    }
-    return out;
+    return this.guardsWhoseOtherSide(
+      b,
+      (other) => !this.reachable(other).some((x) => this.barrierBlocks.has(x) || this.sharedReadBlocks.has(x)),
+    );
   }
 
   private reachable(from: number): number[] {
@@ -2087,35 +2076,36 @@ class FunctionAnalysis {
   }
 
   /**
-   * The conditions of `b`'s own controlling branches (in a kernel, not a callee) whose other lanes
-   * never meet `b`'s lanes again before the kernel ends: those lanes have exited (`if (c) return;`).
+   * The conditions of the branches `b` depends on, and those they depend on (as guardChain follows
+   * them), as `b`'s threads have them, where the threads that took the other edge meet `leaves`.
    */
-  private exitedGuards(b: number): Sym[] {
-    if (this.inv.depth !== 0 || this.inv.fn?.fn.global !== true) return [];
-    const reach = (from: number) => {
-      const seen = new Set([from]);
-      const stack = [from];
-      while (stack.length)
-        for (const s of this.info.succs[stack.pop()!]) if (!seen.has(s) && seen.add(s)) stack.push(s);
-      return seen;
-    };
-    const after = reach(b);
-    const out: Sym[] = [];
-    // The branches `b` depends on, and those they depend on (as guardChain follows them).
+  private guardsWhoseOtherSide(b: number, leaves: (other: number) => boolean): Sym[] {
     const controls: Array<{ branch: number; via: number }> = [];
     const seen = new Set([b]);
     for (let k = -1; k < controls.length; k++)
       for (const c of this.info.controls[k < 0 ? b : controls[k].branch])
         if (!seen.has(c.branch) && seen.add(c.branch)) controls.push(c);
+    const out: Sym[] = [];
     for (const { branch, via } of controls) {
       const exit = this.ir.blocks[branch].exit;
       const c = this.conds[branch];
       if (!c || exit.k !== 'branch' || exit.then === exit.else) continue;
-      const other = via === exit.then ? exit.else : exit.then;
-      if ([...reach(other)].some((x) => x !== this.ir.exit && after.has(x))) continue;
-      out.push(via === exit.then ? c.sym : negation(c.sym));
+      if (leaves(via === exit.then ? exit.else : exit.then)) out.push(via === exit.then ? c.sym : negation(c.sym));
     }
     return out;
+  }
+
+  /**
+   * The conditions of `b`'s own controlling branches (in a kernel, not a callee) whose other lanes
+   * never meet `b`'s lanes again before the kernel ends: those lanes have exited (`if (c) return;`).
+   */
+  private exitedGuards(b: number): Sym[] {
+    if (this.inv.depth !== 0 || this.inv.fn?.fn.global !== true) return [];
+    const after = new Set(this.reachable(b));
+    return this.guardsWhoseOtherSide(
+      b,
+      (other) => !this.reachable(other).some((x) => x !== this.ir.exit && after.has(x)),
+    );
   }
 
   /** The pointer parameters' targets: a kernel's point at global memory; a callee's are what the caller passed. */
