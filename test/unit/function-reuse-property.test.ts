@@ -294,13 +294,7 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
         .facts(URI)!
         .branches.map((b) => `${b.condition}: ${b.kind}`)
         .join('; ');
-    const edit = (version: number, from: string, to: string) => {
-      const current = store.facts(URI)!.source.text;
-      const at = current.lastIndexOf(from);
-      store.change(URI, version, [
-        { range: { start: positionOf(current, at), end: positionOf(current, at + from.length) }, text: to },
-      ]);
-    };
+    const edit = (version: number, from: string, to: string) => replaceLast(store, version, from, to);
     try {
       store.open(URI, 'cuda-cpp', 1, text);
       assert.equal(kinds(), 'i < n: tail; threadIdx.x < S: divergent');
@@ -324,18 +318,13 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
       '}',
       'template __global__ void k<float, 16>(float*);',
     ].join('\n');
-    const read = () =>
+    const readOf = (uri: string) =>
       store
-        .facts(URI)!
+        .facts(uri)!
         .branches.map((b) => `${b.condition}: ${b.kind} [${b.assumptions.filter((a) => a.startsWith('for ')).join()}]`)
         .join('; ');
-    const edit = (version: number, from: string, to: string) => {
-      const current = store.facts(URI)!.source.text;
-      const at = current.lastIndexOf(from);
-      store.change(URI, version, [
-        { range: { start: positionOf(current, at), end: positionOf(current, at + from.length) }, text: to },
-      ]);
-    };
+    const read = () => readOf(URI);
+    const edit = (version: number, from: string, to: string) => replaceLast(store, version, from, to);
     try {
       store.open(URI, 'cuda-cpp', 1, text);
       assert.equal(read(), 'threadIdx.x < S: divergent [for the instance k<float, 16>]');
@@ -345,16 +334,21 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
       assert.equal(read(), 'threadIdx.x < S: warp-uniform [for the instance k<float, 64>]');
       edit(3, 'template __global__ void k<float, 64>', 'emplate __global__ void k<float, 64>');
       store.open(URI + '.fresh', 'cuda-cpp', 1, store.facts(URI)!.source.text);
-      const fresh = store
-        .facts(URI + '.fresh')!
-        .branches.map((b) => `${b.condition}: ${b.kind} [${b.assumptions.filter((a) => a.startsWith('for ')).join()}]`)
-        .join('; ');
-      assert.equal(read(), fresh);
+      assert.equal(read(), readOf(URI + '.fresh'));
     } finally {
       store.dispose();
     }
   });
 });
+
+/** An editor's change of the last `from` in the document to `to`. */
+function replaceLast(store: DocumentStore, version: number, from: string, to: string): void {
+  const current = store.facts(URI)!.source.text;
+  const at = current.lastIndexOf(from);
+  store.change(URI, version, [
+    { range: { start: positionOf(current, at), end: positionOf(current, at + from.length) }, text: to },
+  ]);
+}
 
 function positionOf(text: string, offset: number) {
   const before = text.slice(0, offset);
