@@ -137,6 +137,66 @@ describe('barrier-divergence', () => {
     );
   });
 
+  it("is a hint where the threads that skip it meet a barrier in the branch's other arm (bar.sync counts arrivals)", async () => {
+    const body = (other: string) =>
+      [
+        '  __shared__ float s[256];',
+        '  s[threadIdx.x] = in[threadIdx.x];',
+        '  if (threadIdx.x % 64 == 0) {',
+        '    s[threadIdx.x] += s[threadIdx.x + 1];',
+        '    __syncthreads();',
+        '    out[threadIdx.x] = s[threadIdx.x];',
+        `  } ${other} {`,
+        '    __syncthreads();',
+        '  }',
+        '  out[threadIdx.x] += s[0];',
+      ].join('\n');
+    const paired = (await recordsOf(kernel(body('else')))).filter((r) => r.rule === 'barrier-divergence');
+    assert.deepEqual(
+      paired.map((r) => `${r.severity} ${r.span.start.line + 1}`),
+      ['hint 6', 'hint 9'],
+    );
+    assert.match(
+      paired[0].message,
+      /the others meet a barrier in the other arm of that branch\. `__syncthreads\(\)` counts/,
+    );
+    // The other arm meets it only where `n > 2`: where it does not, the first barrier's block hangs.
+    const half = (await recordsOf(kernel(body('else if (n > 2)')))).filter((r) => r.rule === 'barrier-divergence');
+    assert.deepEqual(
+      half.map((r) => `${r.severity} ${r.span.start.line + 1}`),
+      ['error 6', 'hint 9'],
+    );
+  });
+
+  it("pairs a callee's barriers across its arms, through a loop and a branch the template argument decides", async () => {
+    const text = [
+      'template <int np>',
+      '__device__ void tile(float* out, float* s) {',
+      '  if (np > 1 && threadIdx.y % np == 0) {',
+      '    for (int k = 0; k < 4; k++) s[threadIdx.x] += s[threadIdx.x + k];',
+      '    __syncthreads();',
+      '  } else if (np > 1) {',
+      '    __syncthreads();',
+      '  }',
+      '  out[threadIdx.x] = s[threadIdx.x];',
+      '}',
+      'template <int np>',
+      '__global__ void k(float* out, const float* in) {',
+      '  __shared__ float s[256];',
+      '  s[threadIdx.x] = in[threadIdx.x];',
+      '  tile<np>(out, s);',
+      '}',
+      'void run(float* o, const float* i) { k<2><<<64, dim3(32, 8)>>>(o, i); k<1><<<64, dim3(32, 8)>>>(o, i); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'barrier-divergence');
+    assert.deepEqual(
+      records.map((r) => r.severity),
+      ['hint'],
+    );
+    assert.match(records[0].message, /reached through `tile<np>\(out, s\)`\) is reached by part of the block/);
+  });
+
   it('is a warning under a condition on per-lane data', async () => {
     const got = await rulesOf(kernel('  if (in[threadIdx.x] > 0.f) __syncthreads();\n  out[threadIdx.x] = 0;'));
     assert.deepEqual(
@@ -444,6 +504,58 @@ describe('uncoalesced-access', () => {
     );
   });
 
+  it('gives no verdict where run-time sizes decide whether lanes share an address (a head index into rows of `C / NH`)', async () => {
+    // With one head every lane of a batch reads the same address; with 12, 12 rows; with 32 or
+    // more, one row per lane: the samples must reach across the sizes, not only their small corner.
+    const text = [
+      '__global__ void heads(float* out, const float* w, const float* in, int B, int T, int C, int NH) {',
+      '  int idx = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  if (idx < B * T * NH) {',
+      '    int h = idx % NH;',
+      '    int t = (idx / NH) % T;',
+      '    int b = idx / (NH * T);',
+      '    int hs = C / NH;',
+      '    float acc = 0.f;',
+      '    for (int s = 0; s <= t; s++) {',
+      '      const float* v = in + (b * T + s) * 2 * C + C + h * hs;',
+      '      for (int k = 0; k < hs; k++) acc += w[s] * v[k];',
+      '    }',
+      '    out[idx] = acc;',
+      '  }',
+      '}',
+      'void run(float* o, const float* w, const float* i, int B, int T, int C, int NH) { heads<<<64, 256>>>(o, w, i, B, T, C, NH); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(text)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+  });
+
+  it('names no stride between lanes that moves with a run-time value (a thread per row of `T` elements)', async () => {
+    const text = [
+      '__global__ void rows(float* out, const float* in, int T) {',
+      '  int r = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  if (r < T) {',
+      '    for (int t = r; t < T; t++) {',
+      '      const float* row = in + t * T;',
+      '      float acc = 0.f;',
+      '      for (int k = 0; k <= t; k++) acc += row[k];',
+      '      out[t] = acc;',
+      '    }',
+      '  }',
+      '}',
+      'void run(float* o, const float* i, int T) { rows<<<64, 256>>>(o, i, T); }',
+      '',
+    ].join('\n');
+    const [r] = (await recordsOf(text)).filter((x) => x.rule === 'uncoalesced-access');
+    assert.match(
+      r.message,
+      /^Uncoalesced load from `row`: each warp request touches 32 32-byte sectors where unit stride would touch 4, so/,
+    );
+    assert.doesNotMatch(r.message, /elements of \d+ bytes apart/);
+  });
+
   it('reads the element size from the pointer type and the block shape from the launch', async () => {
     const text = `__global__ void t(double* out, const double* in) {\n  out[threadIdx.y * 32 + threadIdx.x] = in[threadIdx.x * 32 + threadIdx.y];\n}\nvoid run(double* o, const double* i) { t<<<1, dim3(32, 32)>>>(o, i); }\n`;
     const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
@@ -500,6 +612,32 @@ describe('bank-conflict', () => {
     const rowsOnly = text.replace('= b[threadIdx.x][threadIdx.y]', '= b[threadIdx.y][threadIdx.x]');
     const [alone] = (await recordsOf(rowsOnly)).filter((r) => r.rule === 'bank-conflict');
     assert.match(alone.fix, /Make each row 16 elements instead of 17 \(`\[17\]` → `\[16\]`/);
+  });
+
+  it("gives a range of ways over a loop's steps, and only the most where a run-time guard decides how many lanes run", async () => {
+    const text = [
+      '__global__ void k(float* out, const float* in, int n) {',
+      '  __shared__ float s[32 * 33];',
+      '  s[threadIdx.x] = in[threadIdx.x];',
+      '  __syncthreads();',
+      '  float acc = 0.f;',
+      '  for (int r = 0; r < 64; r++) {',
+      '    if (threadIdx.x < n) acc += s[(threadIdx.x * 32 + r) % 1024];',
+      '    for (int w = 2; w <= 16; w *= 2) acc += s[threadIdx.x * w % 1024];',
+      '  }',
+      '  out[threadIdx.x] = acc;',
+      '}',
+      'void run(float* o, const float* i, int n) { k<<<64, 32>>>(o, i, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.message.slice(0, r.message.indexOf(' instead'))}`),
+      [
+        '7: Up to 32-way bank conflict on the shared-memory load from `s`: lanes of a warp fall on the same bank at different addresses, so the request is served in up to 32 passes',
+        '8: 2- to 16-way bank conflict on the shared-memory load from `s`: lanes of a warp fall on the same bank at different addresses, so the request is served in 16 passes',
+      ],
+    );
   });
 
   it('is quiet on the padded tile, on a row read and on a broadcast', async () => {

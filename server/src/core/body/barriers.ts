@@ -28,6 +28,12 @@ export interface BarrierVerdict {
    * (PTX ISA, `exit`), so it does not hang, though CUDA C++ leaves it undefined.
    */
   departedOnly?: boolean;
+  /**
+   * Some of the threads that miss it meet a barrier in the other arm of a branch instead (the rest,
+   * if any, have left): `bar.sync` counts arrivals at barrier 0 whichever instruction, so the block
+   * does not hang while each path meets as many barriers. `and-departed`: others have left the kernel.
+   */
+  pairedArm?: 'only' | 'and-departed';
 }
 
 type Outcome = 'agree' | 'split' | 'data' | 'left';
@@ -47,7 +53,7 @@ export function barrierVerdict(ev: BarrierEvent, shapes: RuleShapes): BarrierVer
   for (const shape of shapes.shapes) {
     const v =
       ev.scope === 'block'
-        ? blockVerdict(guard!, shape, conjunction(ev.departed ?? []))
+        ? blockVerdict(guard!, shape, conjunction(ev.departed ?? []), ev.paired ?? [])
         : warpVerdict(guard, mask ?? null, shape, conjunction(ev.exited ?? []));
     const rank = v ? RANK[v.basis] : RANK.none;
     some ??= v;
@@ -75,11 +81,18 @@ function blockVerdict(
   guard: NonNullable<ReturnType<typeof conjunction>>,
   shape: Dim3,
   departed: ReturnType<typeof conjunction>,
+  paired: NonNullable<BarrierEvent['paired']> = [],
 ): BarrierVerdict | null {
   const size = shape.x * shape.y * shape.z;
   const values = threadValues(guard, shape);
   const staying = departed ? threadValues(departed, shape) : null;
-  const samples = laneSamples(departed ? [guard, departed] : [guard], shape);
+  const pairing = paired.map((p) => ({ guard: threadValues(p.guard, shape), meets: threadValues(p.meets, shape) }));
+  const samples = laneSamples(
+    [guard, ...(departed ? [departed] : []), ...paired.flatMap((p) => [p.guard, p.meets])],
+    shape,
+  );
+  let met = false;
+  let gone = false;
   let splits = 0;
   let lefts = 0;
   let data = false;
@@ -88,6 +101,11 @@ function blockVerdict(
   for (const sample of samples) {
     const at = values(sample);
     const stays = staying ? staying(sample) : null;
+    const pairs = pairing.map((p) => ({ guard: p.guard(sample), meets: p.meets(sample) }));
+    // A thread that fails a paired guard and meets the barrier on its side.
+    const meetsElsewhere = (t: number) =>
+      pairs.some((p) => p.guard(t) === 0 && p.meets(t) !== 0 && p.meets(t) !== INVALID);
+    let elsewhere = 0;
     let arrive = 0;
     let away = 0;
     let left = 0;
@@ -101,11 +119,14 @@ function blockVerdict(
         // A thread that fails a departing guard has exited: not waited for, not waiting elsewhere
         // (where that is not known, it counts as away, as every missing thread did before).
         if (stays?.(t) === 0) left++;
+        else if (meetsElsewhere(t)) elsewhere++;
         else away++;
       }
     }
     const outcome: Outcome =
-      unknown > 0 ? 'data' : arrive > 0 && away > 0 ? 'split' : arrive > 0 && left > 0 ? 'left' : 'agree';
+      unknown > 0 ? 'data' : arrive > 0 && away > 0 ? 'split' : arrive > 0 && left + elsewhere > 0 ? 'left' : 'agree';
+    if (outcome === 'left' && elsewhere > 0) met = true;
+    if (outcome === 'left' && left > 0) gone = true;
     if (outcome === 'data') data = true;
     if (outcome === 'split' || outcome === 'left') {
       if (outcome === 'split') splits++;
@@ -117,7 +138,14 @@ function blockVerdict(
   if (!data && splits === 0 && lefts === 0) return null;
   if (!data && splits === 0) {
     const basis = lefts === samples.length ? 'proven' : 'data';
-    return { basis, shape, reach, example: basis === 'data' ? example : null, departedOnly: true };
+    return {
+      basis,
+      shape,
+      reach,
+      example: basis === 'data' ? example : null,
+      departedOnly: true,
+      ...(met ? { pairedArm: gone ? ('and-departed' as const) : ('only' as const) } : {}),
+    };
   }
   if (!data && splits + lefts === samples.length) return { basis: 'proven', shape, reach, example: null };
   return { basis: 'data', shape, reach: data ? null : reach, example };

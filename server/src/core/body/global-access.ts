@@ -41,6 +41,9 @@ export function coalescingVerdict(ev: AccessEvent, shapes: RuleShapes): Coalesci
       const pitches = pitchBounds(ev, shape);
       if (pitches.length > 0) v = shapeVerdict(ev, shape, pitches);
     }
+    // No sample ran enough lanes of a request here (a guard's edge the samples missed): no evidence
+    // either way for this shape.
+    if (v === NO_REQUEST) continue;
     if (shapes.known) {
       if (v && (!chosen || v.sectors / v.ideal > chosen.sectors / chosen.ideal)) chosen = v;
     } else {
@@ -51,7 +54,13 @@ export function coalescingVerdict(ev: AccessEvent, shapes: RuleShapes): Coalesci
   return chosen;
 }
 
-function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): CoalescingVerdict | null {
+const NO_REQUEST = 'no-request';
+
+function shapeVerdict(
+  ev: AccessEvent,
+  shape: Dim3,
+  pitches: PitchBound[],
+): CoalescingVerdict | null | typeof NO_REQUEST {
   const size = shape.x * shape.y * shape.z;
   const guard = conjunction(ev.guards);
   // The offset counts `pitch` bytes; an access is its element wide, or a member of it (`a[i].w`) is
@@ -70,6 +79,15 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): Coal
   for (const sample of samples) {
     const at = address(sample);
     const active = here ? here(sample) : null;
+    // The stride between the first two lanes, in every sample, whether a guard lets them run or not:
+    // one that moves with a run-time value is not a number to show.
+    if (size > 1 && stride !== null) {
+      const a0 = at(0);
+      const a1 = at(1);
+      // (A sample where a lane's address is no number, an unknown at 0 in a divisor, tells nothing.)
+      if (typeof a0 === 'number' && typeof a1 === 'number')
+        stride = stride === undefined || stride === a1 - a0 ? a1 - a0 : null;
+    }
     let sampleSectors = 0;
     let sampleIdeal = 0;
     for (let w = 0; w * 32 < size; w++) {
@@ -82,8 +100,6 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): Coal
       let lastLane = -1;
       let touchedLanes = 0;
       let lowest = Infinity;
-      let first: number | null = null;
-      let second: number | null = null;
       for (let t = w * 32; t < Math.min(size, w * 32 + 32); t++) {
         if (active && active(t) === 0) continue;
         const a = at(t);
@@ -103,8 +119,6 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): Coal
         )
           unit.add(s);
         if (start < lowest) lowest = start;
-        if (t === w * 32) first = a;
-        else if (t === w * 32 + 1) second = a;
       }
       // A few lanes (a guard's edge for some value of the unknowns) tell little about the pattern.
       if (addresses.size === 0 || unit.size === 0 || touchedLanes < MIN_LANES) continue;
@@ -121,16 +135,12 @@ function shapeVerdict(ev: AccessEvent, shape: Dim3, pitches: PitchBound[]): Coal
       // The figures shown are those of the fullest request (a whole warp where there is one).
       if (!shown || touchedLanes > shown.lanes || (touchedLanes === shown.lanes && touched.size > shown.sectors))
         shown = { lanes: touchedLanes, sectors: touched.size, ideal: unit.size };
-      if (w === 0 && first !== null && second !== null) {
-        const d = second - first;
-        stride = stride === undefined || stride === d ? d : null;
-      }
     }
     if (sampleIdeal === 0) continue;
     if (sampleSectors < UNCOALESCED_RATIO * sampleIdeal) return null;
     ideal += sampleIdeal;
   }
-  if (ideal === 0 || requests === 0 || !shown) return null;
+  if (ideal === 0 || requests === 0 || !shown) return NO_REQUEST;
   return { shape, pitches, sectors: shown.sectors, ideal: shown.ideal, stride: stride ?? null };
 }
 

@@ -18,6 +18,10 @@ import { formatDim } from './branch-verdicts';
 const GRID: Dim3 = { x: 8, y: 8, z: 1 };
 /** Combinations of samples evaluated per value and block shape at most. */
 const MAX_SAMPLES = 48;
+/** Values kept per sampled unknown; their combinations are picked among (spreadCombinations). */
+const SAMPLED_VALUES = 6;
+/** Combinations of the sampled unknowns evaluated at least, where they have that many. */
+const MIN_PICKS = 16;
 
 /** The shapes a rule checks: the launches' when known; else a few common ones, and a verdict must hold for all. */
 export interface RuleShapes {
@@ -92,33 +96,22 @@ export function laneSamples(
       known: f.loop !== null && simulateLoopCounter(f, base) !== null,
     };
   });
-  // Thinned, keeping each list's ends, until the combinations fit.
-  const product = () => lists.reduce((p, l) => p * Math.max(1, l.values.length), 1);
-  while (product() > MAX_SAMPLES) {
-    const widest = lists.reduce((a, b) => (b.values.length > a.values.length ? b : a));
+  // Loop counters run through their values with every sampled combination: thinned, keeping each
+  // list's ends, until their combinations fit. The other unknowns keep a few values each, and their
+  // combinations are picked among all of them (spreadCombinations).
+  for (const l of lists) if (!l.known && l.values.length > SAMPLED_VALUES) l.values = thinned(l.values, SAMPLED_VALUES);
+  const counters = lists.filter((l) => l.known);
+  const product = () => counters.reduce((p, l) => p * Math.max(1, l.values.length), 1);
+  // The counters leave room for a few picks of the other unknowns: a verdict for every value is
+  // refuted by those, and one pick alone would be every unknown at its smallest.
+  const others = lists.reduce((p, l) => (l.known ? p : p * l.values.length), 1);
+  const room = Math.max(1, Math.floor(MAX_SAMPLES / Math.min(others, MIN_PICKS)));
+  while (product() > room) {
+    const widest = counters.reduce((a, b) => (b.values.length > a.values.length ? b : a));
     if (widest.values.length <= 3) break;
-    // The first two samples stay (the small values, 1 and 3, that a verdict for every value must
-    // meet), and the rest are halved evenly, keeping its last.
-    const [a, b, ...rest] = widest.values;
-    const keep = Math.max(1, Math.floor(rest.length / 2));
-    const picked: number[] = [];
-    for (let i = 0; i < keep; i++)
-      picked.push(rest[keep === 1 ? rest.length - 1 : Math.round((i * (rest.length - 1)) / (keep - 1))]);
-    widest.values = [...new Set([a, b, ...picked])];
+    widest.values = thinned(widest.values, 2 + Math.floor((widest.values.length - 2) / 2));
   }
-  const combos: Array<Map<number, number>> = [];
-  const pick = (i: number, acc: Map<number, number>): void => {
-    if (combos.length >= MAX_SAMPLES) return;
-    if (i === lists.length) {
-      combos.push(new Map(acc));
-      return;
-    }
-    for (const v of lists[i].values) {
-      acc.set(lists[i].f.id, v);
-      pick(i + 1, acc);
-    }
-  };
-  pick(0, new Map());
+  const combos = spreadCombinations(lists, room);
   const blocks: Dim3[] = blockIdx
     ? [
         { x: 0, y: 0, z: 0 },
@@ -135,6 +128,92 @@ export function laneSamples(
         sampled: lists.filter((l) => !l.known).map((l) => ({ name: l.f.name, value: bindings.get(l.f.id)! })),
       });
   return out;
+}
+
+/**
+ * `values` cut to `count`: the first two stay (the small values, 1 and 3, that a verdict for every
+ * value must meet), and the rest are kept evenly, with its last.
+ */
+function thinned(values: number[], count: number): number[] {
+  const [a, b, ...rest] = values;
+  const keep = Math.max(1, count - 2);
+  const picked: number[] = [];
+  for (let i = 0; i < keep; i++)
+    picked.push(rest[keep === 1 ? rest.length - 1 : Math.round((i * (rest.length - 1)) / (keep - 1))]);
+  return [...new Set([a, b, ...picked])];
+}
+
+/**
+ * The combinations of the lists' values, at most MAX_SAMPLES of them. The loop counters that run
+ * through known values take each of them (their first `room` combinations) with every sampled
+ * combination: a lane's iterations are read together. Where the sampled unknowns' combinations are
+ * too many, the first (each at its smallest), the last, and each unknown small with the others at
+ * their last are taken, and the rest picked by a fixed hash of each unknown's place. The first ones
+ * alone would hold every unknown but the last at its smallest value, and a verdict for every value
+ * is not checked by one corner of the space.
+ */
+function spreadCombinations(
+  lists: ReadonlyArray<{ f: { id: number }; values: number[]; known: boolean }>,
+  room: number,
+): Array<Map<number, number>> {
+  const counters = lists.filter((l) => l.known);
+  const sampled = lists.filter((l) => !l.known);
+  const counterCombos: Array<Array<[number, number]>> = [];
+  const walk = (i: number, acc: Array<[number, number]>): void => {
+    if (counterCombos.length >= room) return;
+    if (i === counters.length) {
+      counterCombos.push([...acc]);
+      return;
+    }
+    for (const v of counters[i].values) walk(i + 1, [...acc, [counters[i].f.id, v]]);
+  };
+  walk(0, []);
+  const total = sampled.reduce((p, l) => p * l.values.length, 1);
+  const picks = Math.max(1, Math.floor(MAX_SAMPLES / counterCombos.length));
+  const chosen: number[][] = [];
+  if (total <= picks) {
+    for (let k = 0; k < total; k++) {
+      let index = k;
+      chosen.push(
+        sampled.map((l) => {
+          const d = index % l.values.length;
+          index = Math.floor(index / l.values.length);
+          return d;
+        }),
+      );
+    }
+  } else {
+    const seen = new Set<string>();
+    const add = (digits: number[]): void => {
+      const key = digits.join(',');
+      if (chosen.length >= picks || seen.has(key)) return;
+      seen.add(key);
+      chosen.push(digits);
+    };
+    const last = sampled.map((l) => l.values.length - 1);
+    add(sampled.map(() => 0));
+    add(last);
+    // Each unknown at its small values with the others large: a size of 1 (one head, one column)
+    // is where a pattern most often folds into a broadcast, and only with the rest large does it show.
+    for (const d of [0, 1])
+      for (let i = 0; i < sampled.length; i++) add(last.map((x, j) => (j === i ? Math.min(d, x) : x)));
+    for (let k = 2; chosen.length < picks && k < picks * 4; k++)
+      add(sampled.map((l, i) => mix(k, i) % l.values.length));
+  }
+  const combos: Array<Map<number, number>> = [];
+  for (const digits of chosen)
+    for (const c of counterCombos)
+      combos.push(new Map([...sampled.map((l, i): [number, number] => [l.f.id, l.values[digits[i]]]), ...c]));
+  return combos;
+}
+
+/** A fixed hash of a pick and an unknown's place (no state: the same samples every run). */
+function mix(k: number, i: number): number {
+  let h = Math.imul(k + 1, 0x9e3779b1) ^ Math.imul(i + 1, 0x85ebca6b);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 13;
+  return h >>> 0;
 }
 
 /** Each thread's value of `sym` for a sample (a function per shape, compiled once). */

@@ -353,6 +353,12 @@ function barrierRecord(
     message = `${name}${via}: ${what}${condition ? ` (it runs only where ${condition} holds)` : ''}${v.basis === 'data' ? `, depending on data${v.example ? ` (e.g. ${v.example})` : ''}` : ''}; every lane that calls it must be in the mask, and every lane in the mask must call it, or the behaviour is undefined.`;
     fix =
       'Call `__syncwarp` with the mask of the lanes that reach it (`__ballot_sync` of the condition before the branch), or move it out of the condition.';
+  } else if (v.pairedArm) {
+    // Not a hang: the threads that skip it meet a barrier in the branch's other arm, and
+    // `bar.sync 0` counts arrivals, not the instruction each thread executes.
+    const reach = v.reach && v.basis === 'proven' ? ` (${describeReach(v)})` : '';
+    message = `${capital(name)}${via} is reached by part of the block: it runs only where ${condition} holds${reach}${v.basis === 'data' && v.example ? `, which can differ between the block's threads (e.g. ${v.example})` : ''}; the others meet a barrier in the other arm of that branch${v.pairedArm === 'and-departed' ? ' or have left the kernel' : ''}. \`__syncthreads()\` counts the threads arriving at barrier 0 whichever instruction they execute, so the block does not hang while every path meets as many barriers, though CUDA C++ calls a barrier not reached by the whole block undefined; check that both arms meet the same number of barriers.`;
+    fix = 'Hoist one barrier out of the branch, after the arms join, if both arms need it at the same point.';
   } else if (v.departedOnly) {
     // Not a hang: the threads that miss it have left the kernel, and a barrier only exited threads
     // hold up is released. What is left to check is what they would have written before it.
@@ -441,7 +447,8 @@ function bankRecord(
   merged: MergedAccess | null,
 ): MemoryRecord {
   const verb = ev.store ? 'store to' : 'load from';
-  const ways = v.fewest === v.ways ? `${v.ways}-way` : `${v.fewest}- to ${v.ways}-way`;
+  const ways =
+    v.fewest === v.ways ? `${v.ways}-way` : v.exact ? `${v.fewest}- to ${v.ways}-way` : `Up to ${v.ways}-way`;
   const via = place.via ? ` (${place.via})` : '';
   const fix = !v.padding
     ? null
@@ -462,7 +469,7 @@ function bankRecord(
   const vector = merged
     ? ` The lane's loop ${ev.store ? 'stores' : 'loads'} ${merged.trips} consecutive elements: if the compiler merges them into ${width}-byte accesses (\`${ev.store ? 'STS' : 'LDS'}.${width * 8}\`, served ${width === 16 ? 'a quarter of' : 'half'} a warp at a time), ${merged.ways <= 1 ? 'they are conflict-free' : `they are ${merged.ways}-way`}; the SASS tells which (ptxas may merge what the PTX moves one element at a time).`
     : '';
-  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.fewest === v.ways || v.exact ? '' : 'up to '}${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
   return {
     rule: 'bank-conflict',
     kernel: kernel.name,

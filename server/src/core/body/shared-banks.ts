@@ -19,6 +19,12 @@ export interface BankVerdict {
   ways: number;
   fewest: number;
   /**
+   * Whether the fewest is a bound: every unknown the access reads is a loop counter run through its
+   * values. Else it is only the least some sample of the run-time values gave (the lanes a guard's
+   * edge leaves depend on where the edge falls), and only the most is shown, as a case that occurs.
+   */
+  exact: boolean;
+  /**
    * The passes past the first, per pass group (a warp, or its half or quarter for 8- and 16-byte
    * accesses), summed over the block and divided by its warps: what one execution costs each warp of
    * the block on average (a conflict only the block's first warp makes is paid once among them all).
@@ -36,6 +42,9 @@ export function bankVerdict(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse |
   let chosen: Omit<BankVerdict, 'padding'> | null = null;
   for (const shape of shapes.shapes) {
     const v = shapeVerdict(ev, shape, ev.offset);
+    // No sample ran two lanes of a request here (a guard's edge the samples missed): no evidence
+    // either way for this shape.
+    if (v === NO_REQUEST) continue;
     if (shapes.known) {
       if (v && (!chosen || v.ways > chosen.ways)) chosen = v;
     } else {
@@ -47,10 +56,17 @@ export function bankVerdict(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse |
   return { ...chosen, padding: paddingFor(ev, shapes, use) };
 }
 
-function shapeVerdict(ev: AccessEvent, shape: Dim3, offset: Sym): Omit<BankVerdict, 'padding'> | null {
+const NO_REQUEST = 'no-request';
+
+function shapeVerdict(
+  ev: AccessEvent,
+  shape: Dim3,
+  offset: Sym,
+): Omit<BankVerdict, 'padding'> | null | typeof NO_REQUEST {
   const ways = waysOver(ev, shape, offset);
+  if (ways === NO_REQUEST) return NO_REQUEST;
   if (!ways || ways.fewest <= 1) return null;
-  return { shape, ways: ways.most, fewest: ways.fewest, extraPerWarp: ways.extraPerWarp };
+  return { shape, ways: ways.most, fewest: ways.fewest, exact: ways.exact, extraPerWarp: ways.extraPerWarp };
 }
 
 /**
@@ -63,7 +79,7 @@ function waysOver(
   shape: Dim3,
   offset: Sym,
   above = Infinity,
-): { most: number; fewest: number; extraPerWarp: number } | null {
+): { most: number; fewest: number; exact: boolean; extraPerWarp: number } | null | typeof NO_REQUEST {
   // An address that never reads per-lane data cannot turn out unknown in a later sample.
   const stops = above < Infinity && !symFacts(offset).opaqueLane;
   const size = shape.x * shape.y * shape.z;
@@ -77,6 +93,7 @@ function waysOver(
   const lanesPerPass = bytes <= 4 ? 32 : Math.max(1, Math.floor(128 / bytes));
   let most = 0;
   let fewest = Infinity;
+  let exact = true;
   let extraPerWarp = 0;
   const warps = Math.max(1, Math.ceil(size / 32));
   // The words one pass touches, reused from pass to pass; and per bank, how many distinct words fall on it.
@@ -105,14 +122,15 @@ function waysOver(
       const passes = busiestBank(words, perBank);
       worst = Math.max(worst, passes);
       extra += passes - 1;
-      if (stops && worst > above) return { most: worst, fewest: worst, extraPerWarp: extra / warps };
+      if (stops && worst > above) return { most: worst, fewest: worst, exact: false, extraPerWarp: extra / warps };
     }
     if (worst === 0) continue;
+    if (sample.sampled.length > 0) exact = false;
     extraPerWarp = Math.max(extraPerWarp, extra / warps);
     if (worst > most) most = worst;
     if (worst < fewest) fewest = worst;
   }
-  return most === 0 ? null : { most, fewest, extraPerWarp };
+  return most === 0 ? NO_REQUEST : { most, fewest, exact, extraPerWarp };
 }
 
 /** The most distinct words on one bank among `words` (sorted in place; `perBank` is scratch). */
@@ -222,7 +240,8 @@ function paddingFor(ev: AccessEvent, shapes: RuleShapes, use: ArrayUse | null): 
       offset = binary('+', binary('*', offset, constant(i === last ? width : dims[i])), idx[i]);
     let most = 1;
     for (const shape of shapes.shapes) {
-      most = Math.max(most, waysOver(access, shape, offset, above)?.most ?? 1);
+      const ways = waysOver(access, shape, offset, above);
+      most = Math.max(most, ways && ways !== NO_REQUEST ? ways.most : 1);
       if (most > above) break;
     }
     return most;

@@ -128,7 +128,6 @@ export const MAX_INCLUSIONS = 20_000;
 /** Definitions a macro may have after undecided conditions before it is taken as unknown. */
 const MAX_OPTIONS = 4;
 
-/** Macros nvcc never defines: a condition on one is decided (a HIP or NVRTC build is not this one). */
 /** Defined by host_defines.h, which nvcc includes into every unit. */
 const CUDA_KEYWORD_MACROS: readonly string[] = [
   '__host__',
@@ -142,6 +141,7 @@ const CUDA_KEYWORD_MACROS: readonly string[] = [
   '__grid_constant__',
 ];
 
+/** Macros nvcc never defines: a condition on one is decided (a HIP or NVRTC build is not this one). */
 const NEVER_DEFINED: readonly string[] = [
   '__HIPCC__',
   '__HIP__',

@@ -47,6 +47,12 @@ export interface BarrierEvent extends EventBase {
    * ends. Threads that fail only these have exited when the rest wait, and do not hold it up.
    */
   departed?: Sym[];
+  /**
+   * A block barrier: guards whose other threads may meet a block barrier of their own before the
+   * arms join, each with the condition under which a thread there does. `bar.sync` counts the
+   * threads arriving at barrier 0 whichever instruction they execute, so those threads release it.
+   */
+  paired?: Array<{ guard: Sym; meets: Sym }>;
 }
 
 export interface AccessEvent extends EventBase {

@@ -131,6 +131,8 @@ const MAX_EXPRESSION_SIZE = 600;
 const MAX_GUARDS = 3;
 /** Overloads or members a call may mean, each analysed and their results joined. */
 const MAX_CANDIDATES = 4;
+/** Branches a barrier's pairing follows on the other side of a guard before it gives up (each doubles the condition). */
+const MAX_PAIRING_BRANCHES = 4;
 
 /**
  * A function's control structure, and the join points of its branches, once per IR: a helper is
@@ -1983,7 +1985,7 @@ class FunctionAnalysis {
   private readonly barrierBlocks = new Set<number>();
   /** Blocks of this function that read shared memory (in them, or in a function called there). */
   private readonly sharedReadBlocks = new Set<number>();
-  /** Each block barrier of a kernel's walk, by its event key, and the block it is met in. */
+  /** Each block barrier of this walk (its own and its callees'), by its event key, and the block it is met in. */
   private readonly blockBarriers = new Map<string, number>();
 
   private addEvent(ev: MemoryEvent): string {
@@ -1997,16 +1999,27 @@ class FunctionAnalysis {
   /** A block barrier met in the current block: its departures are known once every block is walked. */
   private noteBlockBarrier(key: string): void {
     this.barrierBlocks.add(this.currentBlock);
-    if (this.inv.depth === 0 && this.inv.fn?.fn.global === true) this.blockBarriers.set(key, this.currentBlock);
+    this.blockBarriers.set(key, this.currentBlock);
   }
 
-  /** After the reporting walk: each block barrier's guards whose other threads leave the kernel. */
+  /**
+   * After the reporting walk: each block barrier's guards whose other threads leave the kernel (in a
+   * kernel), and those whose other threads meet a barrier of their own (in any function: a callee's
+   * are kept as the caller adopts its events).
+   */
   private noteDepartures(): void {
+    const kernel = this.inv.depth === 0 && this.inv.fn?.fn.global === true;
     for (const [key, block] of this.blockBarriers) {
       const ev = this.eventTable.get(key);
       if (ev?.event !== 'barrier') continue;
-      const departed = this.departedGuards(block);
-      if (departed.length) this.eventTable.set(key, { ...ev, departed });
+      const departed = kernel ? this.departedGuards(block) : [];
+      const paired = [...(ev.paired ?? []), ...this.pairedGuards(block)];
+      if (departed.length || paired.length)
+        this.eventTable.set(key, {
+          ...ev,
+          ...(departed.length ? { departed } : {}),
+          ...(paired.length ? { paired } : {}),
+        });
     }
   }
 
@@ -2068,6 +2081,42 @@ class FunctionAnalysis {
     );
   }
 
+  /**
+   * The conditions of `b`'s controlling branches whose other threads may meet a block barrier of
+   * their own before the branch's arms join (`if (c) { ...; __syncthreads(); } else if (np > 1) {
+   * __syncthreads(); }`), each with the condition under which a thread on that side meets one:
+   * branches on the way are kept as `?:` of their conditions, so a thread's own values decide.
+   */
+  private pairedGuards(b: number): Array<{ guard: Sym; meets: Sym }> {
+    const out: Array<{ guard: Sym; meets: Sym }> = [];
+    this.guardsWhoseOtherSide(b, (other, branch, guard) => {
+      const meets = this.meetsBarrier(other, this.info.ipdom[branch], new Set(), 0);
+      if (meets.op === 'const' && meets.value === 0) return false;
+      out.push({ guard, meets });
+      return true;
+    });
+    return out;
+  }
+
+  /** Whether a thread at block `x` meets a block barrier before `join`, as a condition (0: never). */
+  private meetsBarrier(x: number, join: number, path: Set<number>, branches: number): Sym {
+    if (x < 0 || x === join || x === this.ir.exit || path.has(x) || branches > MAX_PAIRING_BRANCHES) return constant(0);
+    if (this.barrierBlocks.has(x)) return constant(1);
+    const exit = this.ir.blocks[x].exit;
+    const inner = new Set(path).add(x);
+    if (exit.k === 'goto') return this.meetsBarrier(exit.to, join, inner, branches);
+    if (exit.k !== 'branch') return constant(0);
+    const c = this.conds[x]?.sym;
+    if (!c) return constant(0);
+    if (c.op === 'const') return this.meetsBarrier(c.value !== 0 ? exit.then : exit.else, join, inner, branches);
+    // A loop is left in the end: what follows it is met (a barrier in its body may not be).
+    if (this.info.loops.has(x)) return this.meetsBarrier(this.info.ipdom[x], join, inner, branches);
+    const then = this.meetsBarrier(exit.then, join, inner, branches + 1);
+    const other = this.meetsBarrier(exit.else, join, inner, branches + 1);
+    if (then.op === 'const' && other.op === 'const' && then.value === other.value) return then;
+    return { op: 'select', cond: c, then, else: other };
+  }
+
   private reachable(from: number): number[] {
     const seen = new Set([from]);
     const stack = [from];
@@ -2079,7 +2128,7 @@ class FunctionAnalysis {
    * The conditions of the branches `b` depends on, and those they depend on (as guardChain follows
    * them), as `b`'s threads have them, where the threads that took the other edge meet `leaves`.
    */
-  private guardsWhoseOtherSide(b: number, leaves: (other: number) => boolean): Sym[] {
+  private guardsWhoseOtherSide(b: number, leaves: (other: number, branch: number, guard: Sym) => boolean): Sym[] {
     const controls: Array<{ branch: number; via: number }> = [];
     const seen = new Set([b]);
     for (let k = -1; k < controls.length; k++)
@@ -2090,7 +2139,8 @@ class FunctionAnalysis {
       const exit = this.ir.blocks[branch].exit;
       const c = this.conds[branch];
       if (!c || exit.k !== 'branch' || exit.then === exit.else) continue;
-      if (leaves(via === exit.then ? exit.else : exit.then)) out.push(via === exit.then ? c.sym : negation(c.sym));
+      const guard = via === exit.then ? c.sym : negation(c.sym);
+      if (leaves(via === exit.then ? exit.else : exit.then, branch, guard)) out.push(guard);
     }
     return out;
   }
