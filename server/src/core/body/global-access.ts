@@ -253,6 +253,11 @@ function numbers(column: (t: number) => EvalResult, size: number): Float64Array 
   return out;
 }
 
+function readsLaneData(column: (t: number) => EvalResult, size: number): boolean {
+  for (let t = 0; t < size; t++) if (column(t) === LANE_UNKNOWN) return true;
+  return false;
+}
+
 function someWarpSplits(rows: Float64Array, size: number): boolean {
   for (let w = 0; w * 32 < size; w++)
     for (let t = w * 32 + 1; t < Math.min(size, w * 32 + 32); t++) if (rows[t] !== rows[w * 32]) return true;
@@ -394,13 +399,14 @@ export function coveredByIterations(ev: AccessEvent, shapes: RuleShapes): boolea
   const ids = new Set(counters.map((c) => c.id));
   const guard = conjunction(ev.guards);
   const syms = guard ? [ev.offset, guard] : [ev.offset];
+  let evidence = false;
   for (const shape of shapes.shapes) {
     const size = shape.x * shape.y * shape.z;
     const at = threadValues(ev.offset, shape);
     const here = guard ? threadValues(guard, shape) : null;
     // The samples that differ only in the counters' values: one lane's iterations.
     const groups = new Map<string, LaneSample[]>();
-    for (const sample of laneSamples(syms, shape)) {
+    for (const sample of laneSamples(syms, shape, null, true)) {
       // A counter that is sampled (its trip count not known) does not run through its values.
       if (sample.sampled.some((x) => counters.some((c) => c.name === x.name))) return false;
       const { blockIdx, bindings } = sample.block;
@@ -414,6 +420,7 @@ export function coveredByIterations(ev: AccessEvent, shapes: RuleShapes): boolea
     }
     for (const group of groups.values()) {
       if (group.length < 2) return false;
+      const lanes = new Set<number>();
       // Each warp's byte ranges over the lane's iterations (a sample's columns are read before the next fills them).
       const perWarp: Array<Array<[number, number]>> = Array.from({ length: Math.ceil(size / 32) }, () => []);
       for (const sample of group) {
@@ -427,8 +434,12 @@ export function coveredByIterations(ev: AccessEvent, shapes: RuleShapes): boolea
           const start = byteOffset(a, ev.offsetUnit ?? ev.elementBytes, ev.member?.offset ?? 0);
           if (start === null) return false;
           perWarp[t >> 5].push([start, start + (ev.member?.bytes ?? ev.elementBytes)]);
+          lanes.add(t);
         }
       }
+      // A guard's edge that leaves a few lanes says nothing of the pattern (nor, alone, that it is covered).
+      if (lanes.size < MIN_LANES) continue;
+      evidence = true;
       for (const ranges of perWarp) {
         if (ranges.length === 0) continue;
         const { bytes, sectors } = coverage(ranges);
@@ -436,7 +447,7 @@ export function coveredByIterations(ev: AccessEvent, shapes: RuleShapes): boolea
       }
     }
   }
-  return true;
+  return evidence;
 }
 
 /**
@@ -472,7 +483,7 @@ const MAX_SHIFT = 16;
  * kernel's run of scalar accesses (`p[4 * i]`, `p[4 * i + 1]`, ...) makes every pair a question.
  */
 export class KernelOffsets {
-  private readonly kept = new Map<AccessEvent, Float64Array[] | null>();
+  private readonly kept = new Map<AccessEvent, Array<Float64Array | null> | null>();
   constructor(readonly shape: Dim3) {}
 
   /** What decides an access's samples: pairs with equal ones are sampled alike, alone or together. */
@@ -481,16 +492,20 @@ export class KernelOffsets {
     return `${facts.blockIdx ? 'b' : ''}|${facts.frees.map((f) => f.id).join(',')}`;
   }
 
-  /** Each sample's offsets (null where some thread's is not a number). */
-  of(ev: AccessEvent): Float64Array[] | null {
+  /**
+   * Each sample's offsets: null for a sample where some thread's is invalid (an unknown sampled at 0
+   * in a divisor: no such launch), and null for all where a thread's is per-lane data.
+   */
+  of(ev: AccessEvent): Array<Float64Array | null> | null {
     let columns = this.kept.get(ev);
     if (columns === undefined) {
       const size = this.shape.x * this.shape.y * this.shape.z;
       const values = threadValues(ev.offset, this.shape);
       columns = [];
       for (const sample of laneSamples([ev.offset], this.shape)) {
-        const out = numbers(values(sample), size);
-        if (!out) {
+        const column = values(sample);
+        const out = numbers(column, size);
+        if (!out && readsLaneData(column, size)) {
           columns = null;
           break;
         }
@@ -509,31 +524,39 @@ function shiftedCopy(a: AccessEvent, b: AccessEvent, offsets: KernelOffsets): bo
     const x = offsets.of(a);
     const y = x && offsets.of(b);
     if (!x || !y) return false;
+    let compared = 0;
     for (let k = 0; k < x.length; k++) {
-      const shift = y[k][0] - x[k][0];
+      const xk = x[k];
+      const yk = y[k];
+      if (!xk || !yk) continue;
+      compared++;
+      const shift = yk[0] - xk[0];
       if (shift === 0 || Math.abs(shift) > MAX_SHIFT) return false;
-      for (let t = 1; t < x[k].length; t++) if (y[k][t] - x[k][t] !== shift) return false;
+      for (let t = 1; t < xk.length; t++) if (yk[t] - xk[t] !== shift) return false;
     }
-    return x.length > 0;
+    return compared > 0;
   }
   const shape = offsets.shape;
   const size = shape.x * shape.y * shape.z;
   const at = threadValues(a.offset, shape);
   const bt = threadValues(b.offset, shape);
-  for (const sample of laneSamples([a.offset, b.offset], shape)) {
+  let compared = 0;
+  samples: for (const sample of laneSamples([a.offset, b.offset], shape)) {
     const x = at(sample);
     const y = bt(sample);
     let shift: number | null = null;
     for (let t = 0; t < size; t++) {
       const u = x(t);
       const v = y(t);
+      if (u === INVALID || v === INVALID) continue samples;
       if (typeof u !== 'number' || typeof v !== 'number') return false;
       if (shift === null) shift = v - u;
       else if (v - u !== shift) return false;
     }
     if (shift === null || shift === 0 || Math.abs(shift) > MAX_SHIFT) return false;
+    compared++;
   }
-  return true;
+  return compared > 0;
 }
 
 /** Accesses of one lane to the same array, in the same function, the same way (both loads or both stores). */

@@ -22,6 +22,9 @@ const MAX_SAMPLES = 48;
 const SAMPLED_VALUES = 6;
 /** Combinations of the sampled unknowns evaluated at least, where they have that many. */
 const MIN_PICKS = 16;
+/** A lane's run of a loop: the counters' combinations read together at most, and picks of the other unknowns at least. */
+const ITERATION_ROOM = 64;
+const ITERATION_PICKS = 4;
 
 /** The shapes a rule checks: the launches' when known; else a few common ones, and a verdict must hold for all. */
 export interface RuleShapes {
@@ -65,12 +68,15 @@ export interface LaneSample {
 
 /**
  * The samples for values reading `syms`, for blocks of `shape`. `least`: unknowns known (or assumed,
- * by the caller, who says so) to be at least a value, sampled from there up.
+ * by the caller, who says so) to be at least a value, sampled from there up. `iterations`: the loop
+ * counters run through all their values first (a lane's iterations are read together), the other
+ * unknowns in the room left.
  */
 export function laneSamples(
   syms: readonly Sym[],
   shape: Dim3,
   least: ReadonlyMap<number, number> | null = null,
+  iterations = false,
 ): LaneSample[] {
   const frees = new Map<number, Extract<Sym, { op: 'free' }>>();
   let blockIdx = false;
@@ -105,13 +111,15 @@ export function laneSamples(
   // The counters leave room for a few picks of the other unknowns: a verdict for every value is
   // refuted by those, and one pick alone would be every unknown at its smallest.
   const others = lists.reduce((p, l) => (l.known ? p : p * l.values.length), 1);
-  const room = Math.max(1, Math.floor(MAX_SAMPLES / Math.min(others, MIN_PICKS)));
+  // `iterations`: a lane's whole run of a loop is what is asked: the counters come first, with a
+  // few picks of the rest (asked only of a finding already made, so a larger budget).
+  const room = iterations ? ITERATION_ROOM : Math.max(1, Math.floor(MAX_SAMPLES / Math.min(others, MIN_PICKS)));
   while (product() > room) {
     const widest = counters.reduce((a, b) => (b.values.length > a.values.length ? b : a));
     if (widest.values.length <= 3) break;
     widest.values = thinned(widest.values, 2 + Math.floor((widest.values.length - 2) / 2));
   }
-  const combos = spreadCombinations(lists, room);
+  const combos = spreadCombinations(lists, room, iterations ? Math.min(others, ITERATION_PICKS) : 1);
   const blocks: Dim3[] = blockIdx
     ? [
         { x: 0, y: 0, z: 0 },
@@ -155,6 +163,7 @@ function thinned(values: number[], count: number): number[] {
 function spreadCombinations(
   lists: ReadonlyArray<{ f: { id: number }; values: number[]; known: boolean }>,
   room: number,
+  picksAtLeast: number,
 ): Array<Map<number, number>> {
   const counters = lists.filter((l) => l.known);
   const sampled = lists.filter((l) => !l.known);
@@ -169,7 +178,7 @@ function spreadCombinations(
   };
   walk(0, []);
   const total = sampled.reduce((p, l) => p * l.values.length, 1);
-  const picks = Math.max(1, Math.floor(MAX_SAMPLES / counterCombos.length));
+  const picks = Math.max(picksAtLeast, Math.floor(MAX_SAMPLES / counterCombos.length));
   const chosen: number[][] = [];
   if (total <= picks) {
     for (let k = 0; k < total; k++) {
