@@ -202,6 +202,19 @@ describe('launch wrappers', () => {
     assert.deepEqual(launches(text), ['4: tile 32x8x1 0', '5: tile 64x1x1 0']);
   });
 
+  it("reads the toolkit's make_uint3(x, y, z) as the dim3 it converts to, and only with its three components", () => {
+    const text = [
+      '#define TX 64',
+      '#define TY 4',
+      'void host(float* p) {',
+      '  uint3 tids = make_uint3(TX, TY, 1);',
+      '  tile<<<1, tids>>>(p);',
+      '  tile<<<1, make_uint3(TX, TY)>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['5: tile 64x4x1 0', '6: tile null 0']);
+  });
+
   it('reads a launch configuration object a wrapper takes by const reference, made by its constructor or a braced list', () => {
     const text = [
       'struct launch_config {',

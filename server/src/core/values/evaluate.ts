@@ -278,6 +278,9 @@ export class Evaluator {
     const calleeName = callee.k === 'name' ? callee.name.replace(/^::/, '') : null;
     // `dim3(256, 1)`: a constructor.
     if (calleeName === 'dim3' || calleeName === 'uint3') return this.init('dim3', e.args, null, env);
+    // `make_uint3(x, y, z)` (the toolkit's vector_functions.h): its three components, as `dim3` takes them.
+    if ((calleeName === 'make_uint3' || calleeName === 'make_int3') && e.args.length === 3)
+      return this.init('dim3', e.args, null, env);
     const pointees = e.args.map((a) =>
       a.k === 'unary' && a.op === '&' && a.arg.k === 'name' && a.arg.local !== null
         ? env.vals.get(a.arg.local)
