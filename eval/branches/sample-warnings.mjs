@@ -95,7 +95,8 @@ function readWarnings(dir) {
     }
   }
   // One order whatever the file system lists, so a seed names one sample.
-  const key = (r) => `${r.project}\0${r.file}\0${String(r.line).padStart(8, '0')}\0${String(r.column).padStart(6, '0')}`;
+  const key = (r) =>
+    `${r.project}\0${r.file}\0${String(r.line).padStart(8, '0')}\0${String(r.column).padStart(6, '0')}`;
   rows.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   return { rows, projects };
 }
@@ -122,7 +123,12 @@ console.error(
 );
 const picked = opts.all
   ? rows
-  : draw(rows, opts.size, opts.seed).map((r, i) => ({ id: `s${opts.seed}-${String(i + 1).padStart(2, '0')}`, seed: opts.seed, ...r }));
-const text = picked.map((r) => JSON.stringify({ ...r, label: null, why: null })).join('\n') + (picked.length ? '\n' : '');
+  : draw(rows, opts.size, opts.seed).map((r, i) => ({
+      id: `s${opts.seed}-${String(i + 1).padStart(2, '0')}`,
+      seed: opts.seed,
+      ...r,
+    }));
+const text =
+  picked.map((r) => JSON.stringify({ ...r, label: null, why: null })).join('\n') + (picked.length ? '\n' : '');
 if (opts.out) fs.writeFileSync(opts.out, text);
 else process.stdout.write(text);
