@@ -522,6 +522,42 @@ describe('divergence: findings and CLI', () => {
     assert.deepEqual(divergenceFindings([leader], { minCostThreshold: 0, minSharePercent: 0 }), []);
   });
 
+  it('keeps an outer lane-stride index passed to a call in an inner loop with an early exit as it is (a tail, not per-lane data)', async () => {
+    // A row view called for its elements, as mdspan-like views are: the call takes the outer index
+    // by value, and the inner search leaves at a different step in each lane.
+    const text = [
+      'template <typename T> struct view {',
+      '  T* data_;',
+      '  int cols_;',
+      '  __device__ int extent(int d) const { return d == 0 ? 1 : cols_; }',
+      '  __device__ T operator()(int r, int c) const { return data_[r * cols_ + c]; }',
+      '};',
+      '__global__ void recall(view<const int> found, view<const int> ref, int* out) {',
+      '  const int row = blockIdx.x;',
+      '  const int lane = threadIdx.x % 32;',
+      '  int score = 0;',
+      '  for (int col = lane; col < found.extent(1); col += 32) {',
+      '    for (int k = 0; k < ref.extent(1); k++) {',
+      '      if (found(row, col) == ref(row, k)) {',
+      '        score += 1;',
+      '        break;',
+      '      }',
+      '    }',
+      '  }',
+      '  out[blockIdx.x * 32 + lane] = score;',
+      '}',
+      'void h(view<const int> a, view<const int> b, int* o, int n) { recall<<<n, 32>>>(a, b, o); }',
+    ].join('\n');
+    const branches = await analyzeSource(text);
+    assert.deepEqual(
+      branches.map((b) => [b.span.start.line, b.kind, b.split?.dataDependent ?? false]),
+      [
+        [10, 'tail', false],
+        [12, 'divergent', true],
+      ],
+    );
+  });
+
   it('calls a bound the kernel reads at run time a tail where each split warp changes once (the end of its row)', async () => {
     const branches = await analyzeSource(
       [
