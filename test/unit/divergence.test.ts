@@ -424,6 +424,140 @@ describe('divergence: findings and CLI', () => {
     );
   });
 
+  it("hints, not warns, at a split only the blocks the block index picks make (one task per thread, a 2-D grid's diagonal)", async () => {
+    const text = [
+      '__global__ void tasks(int* a, float* d, const float* s, int leaf, int n) {',
+      '  const int t = threadIdx.x + blockIdx.x * blockDim.x;',
+      '  if (t == 0) {',
+      '    a[leaf] = n - 1; a[n] = n - 1; a[n + 1] = ~leaf; a[n + 2] = ~n;',
+      '    d[leaf] = s[0] * s[1] + s[2] * s[3] - s[4] / (s[5] + 1.0f);',
+      '  } else if (t == 1) {',
+      '    d[n - 1] = s[6] * s[7] + s[8] * s[9] - s[10] / (s[11] + 1.0f);',
+      '    d[n] = s[12] * s[13] + s[14] * s[15] - s[16] / (s[17] + 1.0f);',
+      '  } else if (t == 2) {',
+      '    d[n + 1] = s[18] * s[19] + s[20];',
+      '  }',
+      '}',
+      '__global__ void diagonal(float* out, const float* in, int w) {',
+      '  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;',
+      '  float v;',
+      '  if (x != y) {',
+      '    float p = in[y * w + x] * 2.0f + in[x * w + y];',
+      '    float q = in[x] * in[y] - p * p;',
+      '    v = sqrtf(p * p + q * q) / (p + q + 1.0f) + expf(-p) * logf(q + 2.0f);',
+      '  } else {',
+      '    v = in[x] * 0.5f + 1.0f;',
+      '  }',
+      '  out[y * w + x] = v;',
+      '}',
+      '__global__ void bitonic(float* v) {',
+      '  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  for (unsigned j = 16; j > 0; j /= 2) {',
+      '    unsigned ixj = i ^ j;',
+      '    if (ixj > i) {',
+      '      float a = v[i], b = v[ixj];',
+      '      if (a > b) { v[i] = b; v[ixj] = a; }',
+      '    }',
+      '    __syncthreads();',
+      '  }',
+      '}',
+      'void h(int* a, float* d, const float* s, float* o, const float* i, int w) {',
+      '  tasks<<<3, 64>>>(a, d, s, 1, 9);',
+      '  diagonal<<<dim3(w / 16, w / 16), dim3(16, 16)>>>(o, i, w);',
+      '  bitonic<<<w / 256, 256>>>(o);',
+      '}',
+    ].join('\n');
+    const branches = (await analyzeSource(text)).filter(
+      (b) => b.kind === 'divergent' && b.construct !== 'short-circuit',
+    );
+    assert.deepEqual(
+      branches.map((b) => [b.condition, !!b.split?.someBlocks]),
+      [
+        ['t == 0', true],
+        ['t == 1', true],
+        ['t == 2', true],
+        ['x != y', true],
+        ['ixj > i', false],
+        ['a > b', false],
+      ],
+    );
+    // Only block 0's first warp splits at `t == 0`; only the diagonal's blocks at `x != y`: each split
+    // costs what it says, in the warps that make it, but how many of the launch's warps those are
+    // depends on the grid. A bitonic step on the global index splits every block the same way.
+    // (`t == 2` has an empty else and one lane on its path: nothing to report.)
+    assert.deepEqual(
+      divergenceFindings(branches, { minCostThreshold: 1, minSharePercent: 1 }).map((f) => [
+        f.span.start.line,
+        f.severity,
+      ]),
+      [
+        [2, 'hint'],
+        [5, 'hint'],
+        [16, 'hint'],
+        [29, 'warning'],
+        [31, 'hint'],
+      ],
+    );
+    assert.match(branches[3].explanation, /^`x != y` splits every warp of some blocks \(/);
+    assert.match(severityNote(branches[0])!, /only some blocks split \(the block index decides which/);
+  });
+
+  it('counts a path one lane takes as issued once in a warp of fewer than 32 lanes too (a leader in a 2-thread block)', async () => {
+    const text = [
+      '__global__ void print(int depth, int uid) {',
+      '  if (threadIdx.x == 0) {',
+      '    char buffer[32];',
+      '    for (int i = 0; i < depth; ++i) { buffer[3 * i] = 124; buffer[3 * i + 1] = 32; buffer[3 * i + 2] = 32; }',
+      '    buffer[3 * depth] = 0;',
+      '    printf("%sBLOCK %d at depth %d of %d\\n", buffer, uid, depth, uid * depth + 1);',
+      '  }',
+      '}',
+      'void h(int d) { print<<<2, 2>>>(d, 0); }',
+    ].join('\n');
+    const [leader] = await analyzeSource(text);
+    assert.deepEqual([leader.kind, leader.split?.groups], ['divergent', [1, 1]]);
+    // The else path is empty and the body is one lane's: regrouping the lanes gives nothing back.
+    assert.equal(leader.idleIssueSlots, 0);
+    assert.deepEqual(divergenceFindings([leader], { minCostThreshold: 0, minSharePercent: 0 }), []);
+  });
+
+  it('keeps an outer lane-stride index passed to a call in an inner loop with an early exit as it is (a tail, not per-lane data)', async () => {
+    // A row view called for its elements, as mdspan-like views are: the call takes the outer index
+    // by value, and the inner search leaves at a different step in each lane.
+    const text = [
+      'template <typename T> struct view {',
+      '  T* data_;',
+      '  int cols_;',
+      '  __device__ int extent(int d) const { return d == 0 ? 1 : cols_; }',
+      '  __device__ T operator()(int r, int c) const { return data_[r * cols_ + c]; }',
+      '};',
+      '__global__ void recall(view<const int> found, view<const int> ref, int* out) {',
+      '  const int row = blockIdx.x;',
+      '  const int lane = threadIdx.x % 32;',
+      '  int score = 0;',
+      '  for (int col = lane; col < found.extent(1); col += 32) {',
+      '    for (int k = 0; k < ref.extent(1); k++) {',
+      '      if (found(row, col) == ref(row, k)) {',
+      '        score += 1;',
+      '        break;',
+      '      }',
+      '    }',
+      '  }',
+      '  out[blockIdx.x * 32 + lane] = score;',
+      '}',
+      'void h(view<const int> a, view<const int> b, int* o, int n) { recall<<<n, 32>>>(a, b, o); }',
+    ].join('\n');
+    const branches = await analyzeSource(text);
+    assert.deepEqual(
+      branches.map((b) => [b.span.start.line, b.kind, b.split?.dataDependent ?? false]),
+      [
+        [10, 'tail', false],
+        [12, 'divergent', true],
+      ],
+    );
+  });
+
   it('calls a bound the kernel reads at run time a tail where each split warp changes once (the end of its row)', async () => {
     const branches = await analyzeSource(
       [

@@ -220,7 +220,7 @@ function classifyEnumerated(
   // One warp's outcomes and their lane counts, reused from warp to warp.
   const keys: string[] = [];
   const counts: number[] = [];
-  const blockSamples = blockIdxSamples(facts);
+  const blockSamples = blockIdxSamples(facts, guard ? [sym, guard] : [sym]);
   // One function per block: an evaluator keeps what a sample with the same warp keys gave before.
   const warpKeys = blockSamples.map(blockWarpKeys);
   const boolean = outcome === truthy;
@@ -231,6 +231,10 @@ function classifyEnumerated(
   // a loop split again at the next ones. A bound near the start splits once (`rank * 4 + i >= 1`),
   // so it must hold for most of the values that split, not all.
   const recurBySample = new Map<string, { recurs: boolean; checks: number }>();
+  // Whether, for every shape and value of the unknowns at which some sampled block splits a warp,
+  // another sampled block splits none: the split is then the block index's choice (one block of
+  // the grid, its diagonal), not something every block pays.
+  let blocksDiffer = facts.blockIdx;
   for (const shape of shapes) {
     const size = shape.x * shape.y * shape.z;
     const warps = Math.ceil(size / 32);
@@ -262,6 +266,7 @@ function classifyEnumerated(
     if (data && (!guard || mostLanes > 1)) continue;
     for (const bindings of sampleCombinations(samples)) {
       if (data && (!guard || mostLanes > 1)) break;
+      let blocksSplit = 0;
       for (let k = 0; k < blockSamples.length; k++) {
         const sample: BlockSample = { blockIdx: blockSamples[k], gridDim: GRID_DIM, bindings, warpKey: warpKeys[k] };
         const column = evaluate(sample);
@@ -349,7 +354,9 @@ function classifyEnumerated(
           }
         }
         combos.push(combo);
+        if (combo.splitWarps.length > 0) blocksSplit++;
       }
+      if (blocksSplit === blockSamples.length) blocksDiffer = false;
     }
   }
   const dependsOnShape = own.threadAxes.size > 0 || own.laneId || own.frees.some((f) => f.loop?.role === 'counter');
@@ -413,7 +420,11 @@ function classifyEnumerated(
   return {
     kind: 'divergent',
     basis: 'lanes',
-    split: { ...summarizeSplit(combos, splitting, [...simulated]), ...(onlyFor.length > 0 ? { onlyFor } : {}) },
+    split: {
+      ...summarizeSplit(combos, splitting, [...simulated], blocksDiffer),
+      ...(onlyFor.length > 0 ? { onlyFor } : {}),
+      ...(blocksDiffer ? { someBlocks: true } : {}),
+    },
     trueFraction: trueCount > 0 ? trueSum / trueCount : null,
     outcomeSets: [...outcomeSets.values()],
     notes,
@@ -477,13 +488,33 @@ function blockWarpKeys(blockIdx: Dim3): (w: number) => number {
   return (w) => w + 1000 * (blockIdx.x + 7 * blockIdx.y);
 }
 
-function blockIdxSamples(facts: SymFacts): Dim3[] {
-  return facts.blockIdx
-    ? [
-        { x: 0, y: 0, z: 0 },
-        { x: 1, y: 1, z: 0 },
-      ]
-    : [{ x: 0, y: 0, z: 0 }];
+/**
+ * The blocks a condition that reads the block index is evaluated in: the first and one on the grid's
+ * diagonal, and where it reads `blockIdx.y` or `.z`, one off the diagonal too (a split of `x != y`
+ * on global 2-D indices is the diagonal blocks' alone).
+ */
+function blockIdxSamples(facts: SymFacts, syms: readonly Sym[]): Dim3[] {
+  if (!facts.blockIdx) return [{ x: 0, y: 0, z: 0 }];
+  const diagonal = [
+    { x: 0, y: 0, z: 0 },
+    { x: 1, y: 1, z: 0 },
+  ];
+  return readsBlockIdxBeyondX(syms) ? [...diagonal, { x: 1, y: 0, z: 0 }] : diagonal;
+}
+
+function readsBlockIdxBeyondX(syms: readonly Sym[]): boolean {
+  const seen = new Set<Sym>();
+  const stack = [...syms];
+  while (stack.length > 0) {
+    const s = stack.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    if (s.op === 'blockIdx' && s.dim !== 'x') return true;
+    if (s.op === 'unary') stack.push(s.arg);
+    else if (s.op === 'binary') stack.push(s.left, s.right);
+    else if (s.op === 'select') stack.push(s.cond, s.then, s.else);
+  }
+  return false;
 }
 
 function freeSampleLists(
@@ -642,17 +673,27 @@ function describeValues(values: number[]): string {
   return `${values.slice(0, 3).join(', ')}, …, ${values.slice(-2).join(', ')}`;
 }
 
-function summarizeSplit(all: ComboResult[], splitting: ComboResult[], counters: string[]): SplitSummary {
+function summarizeSplit(
+  all: ComboResult[],
+  splitting: ComboResult[],
+  counters: string[],
+  someBlocks = false,
+): SplitSummary {
   const first = splitting.reduce((a, b) => (b.splitWarps.length > a.splitWarps.length ? b : a));
   const n = first.splitWarps.length;
+  const blocks = someBlocks ? 'of some blocks' : 'of each block';
   const warps =
     n === first.totalWarps
       ? n === 1
-        ? 'the warp'
-        : 'every warp'
+        ? someBlocks
+          ? 'the warp of some blocks'
+          : 'the warp'
+        : someBlocks
+          ? 'every warp of some blocks'
+          : 'every warp'
       : n === 1
-        ? `warp ${first.splitWarps[0]} of each block`
-        : `${n} of the ${first.totalWarps} warps of each block`;
+        ? `warp ${first.splitWarps[0]} ${blocks}`
+        : `${n} of the ${first.totalWarps} warps ${blocks}`;
   let when: string | null = null;
   for (const name of counters) {
     const split = [...new Set(splitting.map((c) => c.values.get(name)!))];

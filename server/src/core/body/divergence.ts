@@ -66,6 +66,12 @@ export interface SplitSummary {
    * multiple of 32). Empty when the thread indices and the block shape prove it.
    */
   onlyFor?: string[];
+  /**
+   * The condition reads the block index and some blocks split no warp where others do (a global
+   * index equal to a constant, the grid's diagonal): what share of the launch pays the split
+   * depends on the grid, which the source does not fix.
+   */
+  someBlocks?: boolean;
   /** The split changes from one loop step to the next: `laneActivity` is a mean over the steps. */
   variesBySteps: boolean;
 }
@@ -885,7 +891,7 @@ export function finish(branch: Branch, basis: Verdict['basis'] | null, shapesKno
  * path's cost times the share of lanes not on it. The first path's share is `laneActivity` (the
  * body, the next iteration, the rest after an early exit), half when the split follows data; a
  * switch's cases share a split warp equally. A path that one lane of the warp takes (a leader's
- * store, a serial step) counts nothing: the warp issues it once however many lanes run it (the
+ * store, a serial step; counted among the lanes the warp has there) counts nothing: the warp issues it once however many lanes run it (the
  * sum of the paths is their maximum), and no grouping of lanes makes a serial step parallel.
  */
 function idleSlots(b: Branch, costs: number[]): number {
@@ -898,7 +904,10 @@ function idleSlots(b: Branch, costs: number[]): number {
   }
   const first = b.laneActivity ?? 0.5;
   const shares = [first, 1 - first];
-  const oneLane = 1.5 / 32;
+  // One lane of the lanes the warp has there: a block under 32 threads, or lanes an outer guard
+  // left, is a partial warp, where one lane of two is still one lane.
+  const present = b.split?.groups?.reduce((s, g) => s + g, 0) || 32;
+  const oneLane = 1.5 / present;
   return round(costs.reduce((s, c, i) => s + ((shares[i] ?? 0) < oneLane ? 0 : c * (1 - (shares[i] ?? 0))), 0));
 }
 

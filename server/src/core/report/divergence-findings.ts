@@ -2,7 +2,7 @@
  * `divergent-branch` findings, by what a split costs: a warning when the thread indices prove the
  * split and the issue slots a split warp spends with lanes idle are material, both in number
  * (`minCostThreshold` per warp) and against the kernel they are in (`minSharePercent` of its issue
- * slots), or when a loop on per-lane data has a long body (see `materiality`); else a hint (the branch's
+ * slots) in every block, or when a loop on per-lane data has a long body (see `materiality`); else a hint (the branch's
  * hover explains it either way); a branch the compiled code shows predicated is at most a hint
  * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything);
  * nothing for warp-uniform and tail branches, nothing for a split that idles no issue slot
@@ -30,7 +30,7 @@ const FEW_LANES = 0.25;
 /** How many times the cost threshold a path for few lanes, or a loop on per-lane data, must cost. */
 const LONG_PATH = 3;
 
-type Materiality = 'material' | 'small' | 'few-lanes' | 'data';
+type Materiality = 'material' | 'small' | 'few-lanes' | 'data' | 'some-blocks';
 
 /**
  * Whether the lanes a split idles are worth a programmer's time. A split the thread indices prove
@@ -44,6 +44,9 @@ function materiality(b: Branch, minCost: number, minShare: number): Materiality 
   const ofKernel = (slots: number) => slots * 100 >= minShare * Math.max(1, b.kernelIssueSlots);
   // For some values of a uniform unknown only (`TILE_SIZE`, a kernel's argument): not proven.
   if (!b.split?.dataDependent && (b.split?.onlyFor?.length ?? 0) > 0) return 'data';
+  // Only the blocks the block index picks split (one block of the grid, its diagonal): the cost per
+  // warp is proven, how many warps of the launch pay it is not.
+  if (b.split?.someBlocks) return 'some-blocks';
   if (b.split?.dataDependent) {
     const body = b.paths[0]?.cost ?? 0;
     return b.construct === 'loop' && body >= LONG_PATH * minCost && ofKernel(body) ? 'material' : 'data';
@@ -122,6 +125,8 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     return `A hint, not a warning: the warps split only for some values of ${names(b.split?.onlyFor ?? [])}, which the source does not fix; ${measured}.`;
   if (why === 'data')
     return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more, and ${minSharePercent}% of ${where}'s, is a warning.`;
+  if (why === 'some-blocks')
+    return `A hint, not a warning: ${measured}, but only some blocks split (the block index decides which: one block of the grid, or its diagonal), so what the launch pays depends on its grid, which the source does not fix.`;
   if (why === 'few-lanes')
     return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting when it holds a loop the idle lanes could share and costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more.`;
   const warpShare = b.split?.warpShare ?? 1;

@@ -485,7 +485,9 @@ class FunctionAnalysis {
    * The state on the edge p → b: values leaving a loop whose lanes leave at different iterations
    * vary with them ("temporal divergence"). Where the lanes of a warp leave together (a
    * warp-uniform exit: `i < roundDown(n, 32)`), a lane's index keeps its shape, and a value the
-   * block shared differs only from warp to warp.
+   * block shared differs only from warp to warp. A value no iteration changed (what a lane leaves
+   * with is what came in: an outer loop's index passed to a call the loop makes, which the
+   * syntax alone counts as written) is the same whichever iteration a lane leaves at.
    */
   private leaving(p: number, b: number): State {
     const state = this.outStates[p]!;
@@ -495,9 +497,21 @@ class FunctionAnalysis {
       const exitKind = this.divergentExitKind(loop);
       if (exitKind === 'uniform') continue;
       out ??= copyState(state);
+      const entries = this.info.preds[loop.header]
+        .filter((q) => !loop.blocks.has(q))
+        .map((q) => this.outStates[q])
+        .filter((s): s is State => s !== undefined);
       for (const key of this.modifiedIn(loop)) {
         const v = out.get(key);
         if (!v) continue;
+        if (
+          entries.length > 0 &&
+          entries.every((s) => {
+            const came = s.get(key);
+            return !!came && (came.sym === v.sym || symKey(came.sym) === symKey(v.sym));
+          })
+        )
+          continue;
         const kind = this.session.kindOf(v.sym);
         if (exitKind === 'warpUniform' && kind !== 'uniform') continue;
         out.set(key, { sym: this.opaque(`exit${loop.header}:${key}`, maxKind(kind, exitKind), key), origin: v.origin });
@@ -615,6 +629,10 @@ class FunctionAnalysis {
       if (!current && isThreadDependent(e.sym))
         return { sym: binary('+', e.sym, this.freshFree(`offset${h}:${key}`, `${name} offset`)), origin: e.origin };
       if (!current) return { sym: p, origin: null };
+      // The first round's guess (the start plus an offset the loop might step) came back as it went
+      // in: nothing in the loop changes the variable (it was only passed to a call, which the syntax
+      // counts as a write), so it holds its start.
+      if (isUnsteppedGuess(current.sym, name) && backValues.every((v) => symKey(v.sym) === symKey(head))) return e;
       const step = commonStepOf(backValues, [head]) ?? linearStepOf(backValues, head);
       const uniformStep = step !== null && !isThreadDependent(step.amount) && !mentions(step.amount, p);
       if (step === null && backValues.every((v) => symKey(v.sym) === symKey(head))) return current;
@@ -2933,6 +2951,17 @@ function commonStepOf(values: TV[], heads: Sym[]): ReturnType<typeof stepOf> {
  * reference: declared here with `auto` (or as a `std::function`). An object of a named class
  * (`cub::ArgMax op; op(a, b)`) or a parameter (a functor the caller made) cannot write them.
  */
+/** `start + offset` where the offset is the head's first guess, never stepped (see headValue). */
+function isUnsteppedGuess(sym: Sym, name: string): boolean {
+  return (
+    sym.op === 'binary' &&
+    sym.operator === '+' &&
+    sym.right.op === 'free' &&
+    sym.right.loop === null &&
+    sym.right.name === `${name} offset`
+  );
+}
+
 function mayBeOwnLambda(local: Local | undefined): boolean {
   return !!local && !local.param && /\bauto\b|\bfunction\s*</.test(local.type);
 }
