@@ -891,8 +891,9 @@ export function finish(branch: Branch, basis: Verdict['basis'] | null, shapesKno
  * path's cost times the share of lanes not on it. The first path's share is `laneActivity` (the
  * body, the next iteration, the rest after an early exit), half when the split follows data; a
  * switch's cases share a split warp equally. A path that one lane of the warp takes (a leader's
- * store, a serial step; counted among the lanes the warp has there) counts nothing: the warp issues it once however many lanes run it (the
- * sum of the paths is their maximum), and no grouping of lanes makes a serial step parallel.
+ * store, a serial step; counted among the lanes the warp has there) counts nothing: the warp
+ * issues it once however many lanes run it (the sum of the paths is their maximum), and no
+ * grouping of lanes makes a serial step parallel.
  */
 function idleSlots(b: Branch, costs: number[]): number {
   if (b.construct === 'switch') {

@@ -2,8 +2,8 @@
  * `divergent-branch` findings, by what a split costs: a warning when the thread indices prove the
  * split and the issue slots a split warp spends with lanes idle are material, both in number
  * (`minCostThreshold` per warp) and against the kernel they are in (`minSharePercent` of its issue
- * slots) in every block, or when a loop on per-lane data has a long body (see `materiality`); else a hint (the branch's
- * hover explains it either way); a branch the compiled code shows predicated is at most a hint
+ * slots) in every block, or when a loop on per-lane data has a long body (see `materiality`); else
+ * a hint (the branch's hover explains it either way); a branch the compiled code shows predicated is at most a hint
  * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything);
  * nothing for warp-uniform and tail branches, nothing for a split that idles no issue slot
  * regrouping could give back (a path one lane takes is issued once either way), and nothing for

@@ -2946,11 +2946,6 @@ function commonStepOf(values: TV[], heads: Sym[]): ReturnType<typeof stepOf> {
   return found;
 }
 
-/**
- * A local called like a function that may be a lambda of this function, capturing its locals by
- * reference: declared here with `auto` (or as a `std::function`). An object of a named class
- * (`cub::ArgMax op; op(a, b)`) or a parameter (a functor the caller made) cannot write them.
- */
 /** `start + offset` where the offset is the head's first guess, never stepped (see headValue). */
 function isUnsteppedGuess(sym: Sym, name: string): boolean {
   return (
@@ -2962,6 +2957,11 @@ function isUnsteppedGuess(sym: Sym, name: string): boolean {
   );
 }
 
+/**
+ * A local called like a function that may be a lambda of this function, capturing its locals by
+ * reference: declared here with `auto` (or as a `std::function`). An object of a named class
+ * (`cub::ArgMax op; op(a, b)`) or a parameter (a functor the caller made) cannot write them.
+ */
 function mayBeOwnLambda(local: Local | undefined): boolean {
   return !!local && !local.param && /\bauto\b|\bfunction\s*</.test(local.type);
 }
