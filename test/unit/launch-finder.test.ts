@@ -78,6 +78,36 @@ describe('launch-finder', () => {
     ]);
   });
 
+  it("reads cudaLaunchKernelEx's config through a field of an object its constructor fills, and `= {}` as no dynamic shared memory", () => {
+    const text = [
+      'struct Params {',
+      '  dim3 grid; dim3 block; size_t smem;',
+      '  Params(const dim3& g, const dim3& b, size_t m) : grid(g), block(b), smem(m) {}',
+      '};',
+      'struct Config {',
+      '  cudaLaunchConfig_t cfg;',
+      '  Config(const Params& p) {',
+      '    cfg = {};',
+      '    cfg.gridDim = p.grid;',
+      '    cfg.blockDim = p.block;',
+      '    cfg.dynamicSmemBytes = p.smem;',
+      '  }',
+      '};',
+      'void f(float* x) {',
+      '  const Params p = {dim3(64), dim3(128, 2), 512};',
+      '  auto c = Config(p);',
+      '  cudaLaunchKernelEx(&c.cfg, k, x);',
+      '  cudaLaunchConfig_t plain = {};',
+      '  plain.blockDim = p.block;',
+      '  cudaLaunchKernelEx(&plain, k, x);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(summary(text), [
+      { via: 'cudaLaunchKernelEx', kernel: 'k', args: null, block: { x: 128, y: 2, z: 1 }, smem: 512, line: 16 },
+      { via: 'cudaLaunchKernelEx', kernel: 'k', args: null, block: { x: 128, y: 2, z: 1 }, smem: 0, line: 19 },
+    ]);
+  });
+
   it('reads cudaLaunchKernelEx with config fields assigned nearby', () => {
     const text = [
       'void f(float* p) {',

@@ -44,7 +44,7 @@ export interface Observer {
   launch?(e: Extract<Expr, { k: 'launch' }>, callee: Val, config: Val[], env: Env, args: Val[]): void;
   /** A declaration, with the locals' values just before it (an array's extents read there). */
   decl?(local: number, env: Env): void;
-  /** `pointees[k]`: for an argument `&x`, what `x` held before the call. */
+  /** `pointees[k]`: for an argument `&x` (or `&x.f`), what `x` (`x.f`) held before the call. */
   call?(
     e: Extract<Expr, { k: 'call' }>,
     callee: Val,
@@ -281,10 +281,15 @@ export class Evaluator {
     // `make_uint3(x, y, z)` (the toolkit's vector_functions.h): its three components, as `dim3` takes them.
     if ((calleeName === 'make_uint3' || calleeName === 'make_int3') && e.args.length === 3)
       return this.init('dim3', e.args, null, env);
+    // `&x`, `&x.cfg`: what the object pointed at holds before the call (a field's read has no effect).
     const pointees = e.args.map((a) =>
-      a.k === 'unary' && a.op === '&' && a.arg.k === 'name' && a.arg.local !== null
-        ? env.vals.get(a.arg.local)
-        : undefined,
+      a.k !== 'unary' || a.op !== '&'
+        ? undefined
+        : a.arg.k === 'name' && a.arg.local !== null
+          ? env.vals.get(a.arg.local)
+          : a.arg.k === 'field' && !a.arg.arrow && a.arg.object.k === 'name' && a.arg.object.local !== null
+            ? this.eval(a.arg, env)
+            : undefined,
     );
     const args = e.args.map((a) => this.eval(a, env));
     if (calleeName) {
@@ -333,6 +338,8 @@ export class Evaluator {
       const name = designators?.[k] ?? positional?.[k] ?? null;
       if (name) fields.set(name, v);
     });
+    // Aggregate initialisation value-initialises the members it does not name: no dynamic shared memory.
+    if (positional && !fields.has('dynamicSmemBytes')) fields.set('dynamicSmemBytes', num(0));
     if (type && !positional) {
       const made = this.resolver.construct(t, values);
       if (made) return made;
@@ -362,6 +369,9 @@ export class Evaluator {
         const held = env.vals.get(base.local) ?? emptyFor(this.ir.locals[base.local].type);
         env.vals.set(base.local, setPath(held, path, value));
       } else if (base.k === 'this' && env.self) env.self = setPath(env.self, path, value);
+      // `cfg.blockDim = b` in a method: a field of the object's own member `cfg`.
+      else if (base.k === 'name' && env.self?.k === 'agg' && env.self.fields.has(base.name))
+        env.self = setPath(env.self, [base.name, ...path], value);
       return;
     }
     if (target.k === 'unary' && target.op === '*') this.escape(target.arg, env, 'it is written through a pointer');
