@@ -185,4 +185,18 @@ describe('launches in macro bodies', () => {
       ['6: fill 256x1x1 via TILE', '6: fill 128x1x1 via TILE'],
     );
   });
+
+  it("names a kernel the launch cannot pin as the macro's body writes it, not as the use reads", () => {
+    const text = [
+      '__global__ void sum_fast(float* out, const float* in) {}',
+      '__global__ void sum_exact(float* out, const float* in) {}',
+      '#define REDUCE(FAST) \\',
+      '  ((FAST) ? sum_fast : sum_exact) \\',
+      '      <<<grid, 256, 0, stream>>>(out, in)',
+      'void host(float* out, const float* in, dim3 grid, cudaStream_t stream, bool fast) {',
+      '  REDUCE(fast);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['7: (fast ? sum_fast : sum_exact) 256x1x1 via REDUCE']);
+  });
 });

@@ -271,4 +271,25 @@ describe('launch wrappers', () => {
       ['4: rows_kernel 128x1x1 0 via go <4, true>'],
     );
   });
+
+  it('names the kernel of a wrapper reached with instances the unit cannot choose between, its instance left open', () => {
+    const text = [
+      'template <int W, int R> __global__ void gate(float* p) {}',
+      'template <int W, int R> void helper(float* p, int n) { gate<W, R><<<n, dim3(W, R)>>>(p); }',
+      '#ifdef WIDE_WARPS',
+      '#define LAUNCH(R) helper<64, R>(p, 1024);',
+      '#else',
+      '#define LAUNCH(R) helper<32, R>(p, 1024);',
+      '#endif',
+      'void host(float* p) { LAUNCH(4); }',
+    ].join('\n');
+    // Either build may run: the kernel is `gate` whatever it is, its block 32 or 64 lanes wide.
+    assert.deepEqual(launches(text), ['2: gate null 0', '8: gate null 0 via helper']);
+    const call = readAlone(text).launches[1];
+    assert.deepEqual(call.templateArgValues, [null, 4]);
+    assert.deepEqual(call.candidates, [
+      { x: 32, y: 4, z: 1 },
+      { x: 64, y: 4, z: 1 },
+    ]);
+  });
 });

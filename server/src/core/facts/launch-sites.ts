@@ -11,7 +11,18 @@ import { baseName } from '../ir/expr';
 import type { FunctionIR } from '../ir/function-ir';
 import type { LaunchVia } from '../types';
 import { fieldOf } from '../values/evaluate';
-import { join, num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
+import {
+  join,
+  num,
+  paramsOf,
+  sameFunctionRefs,
+  SELF_BIT,
+  templateBit,
+  top,
+  TOP,
+  type FnRef,
+  type Val,
+} from '../values/domain';
 import type { Observer } from '../values/evaluate';
 import {
   functionKey,
@@ -590,9 +601,12 @@ function* allExprs(ir: FunctionIR): Generator<Expr> {
   }
 }
 
-/** The kernels a launch's kernel value names: each function reference, or the name of an unknown handle. */
+/**
+ * The kernels a launch's kernel value names: each function (its instances merged: the kernel is
+ * known where its template arguments are not), or the name of an unknown handle.
+ */
 export function kernelRefs(o: LaunchObservation): FnRef[] {
-  if (o.kernel.k === 'fn') return [...o.kernel.refs];
+  if (o.kernel.k === 'fn') return sameFunctionRefs(o.kernel.refs);
   if (o.kernel.k === 'top' && o.kernel.name) return [{ name: o.kernel.name, templateArgs: null, written: null }];
   return [];
 }
