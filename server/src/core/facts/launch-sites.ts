@@ -52,6 +52,8 @@ export interface LaunchObservation {
   smem: Val | null;
   /** The kernel arguments' values (chevrons; empty where the launch passes them otherwise). */
   args: Val[];
+  /** How many arguments the launch passes, where it writes each (no pack expansion): which overloads it can call. */
+  argCount?: number;
   exprs: { grid: Expr | null; block: Expr | null; smem: Expr | null; stream: Expr | null };
   /** The wrapper the document calls, or the macro whose expansion holds the launch; null for a launch written here. */
   through: { kind: 'macro' | 'wrapper'; name: string } | null;
@@ -245,7 +247,9 @@ export class LaunchCollector {
           },
           args,
         );
-        out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
+        // `args...` (a pack) or a piece the IR does not model may stand for any number of arguments.
+        const counted = e.args.every((a) => a.k !== 'unknown') ? { argCount: e.args.length } : {};
+        out.push(e.from ? { ...o, ...counted, through: { kind: 'macro', name: e.from.name } } : { ...o, ...counted });
       },
       call: (e, callee, args, env, pointees) => {
         const name = e.callee.k === 'name' ? baseName(e.callee.name) : null;
