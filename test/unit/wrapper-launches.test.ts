@@ -292,4 +292,51 @@ describe('launch wrappers', () => {
       { x: 64, y: 4, z: 1 },
     ]);
   });
+
+  it('reads a launch in a lambda in a lambda: three dispatch levels (rank, type, vector width), each case with its constants', () => {
+    const text = [
+      '#define DISPATCH_RANK(N, ...) switch (N) { case 2: { constexpr int rank = 2; __VA_ARGS__(); break; } }',
+      '#define DISPATCH_VEC(V, ...) switch (V) { case 8: { constexpr int vec = 8; __VA_ARGS__(); break; } }',
+      'template <typename T, int V, int R> __global__ void norm(T* out, const T* in) {}',
+      'void host(float* out, const float* in, int dims, int n, int v) {',
+      '  dim3 grid(n);',
+      '  DISPATCH_RANK(dims, [&] {',
+      '    OUT_OF_VIEW_DISPATCH(in, "norm", [&] {',
+      '      dim3 block(256);',
+      '      DISPATCH_VEC(v, [&] {',
+      '        norm<float, vec, rank><<<grid, block, 0>>>(out, in);',
+      '      });',
+      '    });',
+      '  });',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['10: norm 256x1x1 0']);
+    assert.deepEqual(readAlone(text).launches[0].templateArgValues, [null, 8, 2]);
+  });
+
+  it('reads a lambda handed out of view again each time the lambda around it is called (another kernel each time)', () => {
+    const text = [
+      'template <bool DENSE> __global__ void pack(float* p) {}',
+      'void host(float* p, int n, bool dense) {',
+      '  auto launcher = [&](auto kernel) {',
+      '    VISIT_OUT_OF_VIEW(p, [&](int) { kernel<<<n, 256>>>(p); });',
+      '  };',
+      '  if (dense) launcher(pack<true>);',
+      '  else launcher(pack<false>);',
+      '}',
+    ].join('\n');
+    // Either instance runs there: the kernel is known, its instance is not.
+    assert.deepEqual(launches(text), ['4: pack 256x1x1 0']);
+    assert.deepEqual(readAlone(text).launches[0].templateArgValues, [null]);
+  });
+
+  it("reads a class template's constant named with a wrapper's template parameter at the wrapper's call", () => {
+    const text = [
+      'template <int B> struct L { static constexpr int P = (B * 8) / 32; };',
+      '__global__ void k(float* s) {}',
+      'template <int BLOCK> void run(float* a) { k<<<1, L<BLOCK>::P>>>(a); }',
+      'void host(float* a) { run<128>(a); }',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['3: k null 0', '4: k 32x1x1 0 via run']);
+  });
 });

@@ -67,6 +67,9 @@ export interface LaunchObservation {
   informative?: boolean;
 }
 
+/** Lambda bodies a function's text is searched through for a launch (lambdas in lambdas included). */
+const MAX_LAMBDA_BODIES = 256;
+
 const API_SHAPES: Readonly<
   Record<string, { via: LaunchVia; kernel: number; grid: number; block: number; smem: number; stream: number }>
 > = {
@@ -226,6 +229,9 @@ export class LaunchCollector {
     out: LaunchObservation[],
     lambdasSeen: Set<number>,
   ): Observer {
+    // Lambdas handed out of view by this reading of the body: once each here, and again where the
+    // body is read again (a lambda that hands one on, called with another kernel each time).
+    const handedOut = new Set<number>();
     return {
       launch: (e, callee, config, _env, args) => {
         const o = this.observation(
@@ -280,7 +286,10 @@ export class LaunchCollector {
         if (!target)
           for (const a of args) {
             const at = lambdaOf(a, ir);
-            if (at && !lambdasSeen.has(at[0])) runLambda(at, []);
+            if (at && !handedOut.has(at[0])) {
+              handedOut.add(at[0]);
+              runLambda(at, []);
+            }
           }
         if (!target || !this.launches(target.pf, 0)) return;
         const standalone = this.collectStandalone(target.pf);
@@ -450,10 +459,13 @@ export class LaunchCollector {
     let result = false;
     if (ir) {
       const callees = new Set<string>();
-      const bodies = [
-        ir,
-        ...ir.lambdas.map((at) => this.program.lambdaIR(pf.file, at)).filter((x): x is FunctionIR => x !== null),
-      ];
+      // The function's body and every lambda in it, lambdas in lambdas included.
+      const bodies: FunctionIR[] = [ir];
+      for (let k = 0; k < bodies.length && bodies.length <= MAX_LAMBDA_BODIES; k++)
+        for (const at of bodies[k].lambdas) {
+          const lir = this.program.lambdaIR(pf.file, at);
+          if (lir) bodies.push(lir);
+        }
       for (const e of bodies.flatMap((b) => [...allExprs(b)])) {
         if (e.k === 'launch') result = true;
         else if (e.k === 'call' && e.callee.k === 'name') {
