@@ -109,7 +109,10 @@ describe('workspace-index', () => {
     const index = semanticIndex();
     index.update('/ws/define.c', '#define NUMBER_THREADS 32\n');
     index.update('/ws/kernel.cu', '__global__ void step(float* p) { p[threadIdx.x] = 0; }\n');
-    index.update('/ws/master.cu', 'void master(float* p) { dim3 threads; threads.x = NUMBER_THREADS; step<<<2, threads>>>(p); }\n');
+    index.update(
+      '/ws/master.cu',
+      'void master(float* p) { dim3 threads; threads.x = NUMBER_THREADS; step<<<2, threads>>>(p); }\n',
+    );
     index.update('/ws/work.cu', '#include "kernel.cu"\n#include "master.cu"\n');
     index.update('/ws/main.cu', '#include "define.c"\n#include "work.cu"\nint main() { return 0; }\n');
     index.update('/ws/alone.cu', '#include "define.c"\nvoid f(float* p) { step<<<1, NUMBER_THREADS>>>(p); }\n');
