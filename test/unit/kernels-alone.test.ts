@@ -117,6 +117,8 @@ describe('kernels of a file read alone', () => {
       'template <class T> __global__ void __launch_bounds__(1024) quant(const T* in, T* out, int n) {}',
       'template <class T> __global__ void __launch_bounds__(256) pad(T* out, int n = 0) {}',
       'template <class T> __global__ void __launch_bounds__(128) pad(T* out, int n, int m, int k) {}',
+      '__global__ void __launch_bounds__(64) tick(void) {}',
+      '__global__ void __launch_bounds__(32) tick(int n) {}',
     ];
     const text = [
       ...overloads,
@@ -127,13 +129,15 @@ describe('kernels of a file read alone', () => {
       '  pad<float><<<n, 256>>>(out);',
       '  pad<float><<<n, 256>>>(out, n);',
       '  quant<float><<<n, 64>>>(in, out);',
+      '  tick<<<1, 64>>>();',
+      '  tick<<<1, 32>>>(n);',
       '}',
     ].join('\n');
     const facts = await analyzeSnippet(text);
     assert.deepEqual(
       facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null),
       // The pack may be any number of arguments; two arguments are no overload's: neither is chosen.
-      [null, 512, 1024, 256, 256, null],
+      [null, 512, 1024, 256, 256, null, 64, 32],
     );
   });
 

@@ -453,14 +453,17 @@ function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: Function
  * the parameters without a default, at most all of them unless one is a pack); all of them when
  * the count is not known or none would take it.
  */
-function acceptingArguments<F extends { fn: { params: ReadonlyArray<{ defaultAt: unknown; variadic: boolean }> } }>(
-  overloads: F[],
-  count: number | null,
-): F[] {
+function acceptingArguments<
+  F extends {
+    fn: { params: ReadonlyArray<{ defaultAt: unknown; variadic: boolean; type: string; name: string | null }> };
+  },
+>(overloads: F[], count: number | null): F[] {
   if (count === null || overloads.length < 2) return overloads;
   const taking = overloads.filter(({ fn }) => {
-    const required = fn.params.filter((p) => p.defaultAt === null && !p.variadic).length;
-    return count >= required && (fn.params.some((p) => p.variadic) || count <= fn.params.length);
+    // `k(void)` takes none.
+    const params = fn.params.length === 1 && fn.params[0].type.trim() === 'void' && !fn.params[0].name ? [] : fn.params;
+    const required = params.filter((p) => p.defaultAt === null && !p.variadic).length;
+    return count >= required && (params.some((p) => p.variadic) || count <= params.length);
   });
   return taking.length > 0 ? taking : overloads;
 }
