@@ -24,7 +24,7 @@ export async function analyzeSnippet(text: string, extra: Partial<AnalyzeInput> 
 
 /** The unit context a workspace index gives a document (what the analyzer gives one). */
 export function unitOf(index: WorkspaceIndex, path: string): UnitContext {
-  const main = /\.(cu|cpp|cc)$/i.test(path) ? null : (index.unitsFor(path)[0] ?? null);
+  const main = index.unitsFor(path)[0] ?? null;
   return {
     sources: { read: (p) => index.text(p), byTail: (tail) => index.withTail(tail) },
     main,

@@ -652,6 +652,55 @@ describe('divergence: findings and CLI', () => {
     }
   });
 
+  it("reads a class's static constexpr member as one constant inside its methods, whatever lanes the object was made from", async () => {
+    const branches = await analyzeSource(
+      [
+        'template <int TILE, int BLOCK>',
+        'struct Loader {',
+        '  static constexpr int PER_LOAD = (BLOCK * 8) / 32;',
+        '  const float* base;',
+        '  float* smem;',
+        '  __device__ Loader(const float* p, float* s) : base(p + threadIdx.x * 8), smem(s) {}',
+        '  __device__ void load(int k) {',
+        '    for (int i = 0; i < (TILE + PER_LOAD - 1) / PER_LOAD; ++i) smem[threadIdx.x + i * BLOCK] = base[i * k];',
+        '    for (int i = 0; i < this->PER_LOAD; ++i) smem[i] = base[i];',
+        '  }',
+        '};',
+        'template <int TILE, int BLOCK>',
+        '__global__ void gemm(const float* a, int k) {',
+        '  __shared__ float s[4096];',
+        '  Loader<TILE, BLOCK> loader(a, s);',
+        '  for (int t = 0; t < k; ++t) loader.load(t);',
+        '  if (threadIdx.x < loader.PER_LOAD) s[threadIdx.x] = 0.0f;',
+        '}',
+        'void host(const float* a, int k) { gemm<64, 128><<<1, 128>>>(a, k); }',
+      ].join('\n'),
+    );
+    // The loops run alike in every lane; the last test is 32 lanes at 128 threads: a warp's boundary.
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [['threadIdx.x < loader.PER_LOAD', 'warp-uniform']],
+    );
+  });
+
+  it("reads a class template's constant named with the kernel's own template parameter (`L<BLOCK>::P`) at each instance", async () => {
+    const branches = await analyzeSource(
+      [
+        'template <int B> struct L { static constexpr int P = (B * 8) / 32; };',
+        'template <int BLOCK> __global__ void h(float* s) {',
+        '  if (threadIdx.x < L<BLOCK>::P) s[threadIdx.x] = 1.0f;',
+        '}',
+        'void host(float* a) { h<128><<<1, 128>>>(a); h<16><<<1, 128>>>(a); }',
+      ].join('\n'),
+    );
+    // 32 lanes at h<128> (a warp's boundary), 4 at h<16> (warp 0 splits 4 against 28).
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [['threadIdx.x < L<BLOCK>::P', 'divergent']],
+    );
+    assert.deepEqual(branches[0].split?.groups, [28, 4]);
+  });
+
   it('reads a typedef declared twice with the same type (a file and a header it includes both name `x4`)', async () => {
     const branches = await analyzeSource(
       [

@@ -111,6 +111,36 @@ describe('kernels of a file read alone', () => {
     );
   });
 
+  it('tells overloads of a kernel apart by how many arguments a launch passes, not through a pack', async () => {
+    const overloads = [
+      'template <class T> __global__ void __launch_bounds__(512) quant(const T* in, T* out, int n, bool fast) {}',
+      'template <class T> __global__ void __launch_bounds__(1024) quant(const T* in, T* out, int n) {}',
+      'template <class T> __global__ void __launch_bounds__(256) pad(T* out, int n = 0) {}',
+      'template <class T> __global__ void __launch_bounds__(128) pad(T* out, int n, int m, int k) {}',
+      '__global__ void __launch_bounds__(64) tick(void) {}',
+      '__global__ void __launch_bounds__(32) tick(int n) {}',
+    ];
+    const text = [
+      ...overloads,
+      'template <class... A> void go(void (*k)(A...), A... args) { k<<<1, 64>>>(args...); }',
+      'void host(const float* in, float* out, int n) {',
+      '  quant<float><<<n, 512>>>(in, out, n, true);',
+      '  quant<float><<<n, 1024>>>(in, out, n);',
+      '  pad<float><<<n, 256>>>(out);',
+      '  pad<float><<<n, 256>>>(out, n);',
+      '  quant<float><<<n, 64>>>(in, out);',
+      '  tick<<<1, 64>>>();',
+      '  tick<<<1, 32>>>(n);',
+      '}',
+    ].join('\n');
+    const facts = await analyzeSnippet(text);
+    assert.deepEqual(
+      facts.launchTargets.map((t) => t.launchBounds?.maxThreadsPerBlock ?? null),
+      // The pack may be any number of arguments; two arguments are no overload's: neither is chosen.
+      [null, 512, 1024, 256, 256, null, 64, 32],
+    );
+  });
+
   it('resolves bounds through macros and constants', () => {
     const [k] = kernels(
       '#define THREADS 256\nconstexpr int MINB = 2;\n__global__ void __launch_bounds__(THREADS, MINB) k(float* p) {}\n',

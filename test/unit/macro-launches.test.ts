@@ -185,4 +185,38 @@ describe('launches in macro bodies', () => {
       ['6: fill 256x1x1 via TILE', '6: fill 128x1x1 via TILE'],
     );
   });
+
+  it("names a kernel the launch cannot pin as the macro's body writes it, not as the use reads", () => {
+    const text = [
+      '__global__ void sum_fast(float* out, const float* in) {}',
+      '__global__ void sum_exact(float* out, const float* in) {}',
+      '#define REDUCE(FAST) \\',
+      '  ((FAST) ? sum_fast : sum_exact) \\',
+      '      <<<grid, 256, 0, stream>>>(out, in)',
+      'void host(float* out, const float* in, dim3 grid, cudaStream_t stream, bool fast) {',
+      '  REDUCE(fast);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['7: (fast ? sum_fast : sum_exact) 256x1x1 via REDUCE']);
+  });
+
+  it('reads code after a macro the build without flags defines as nothing (a timing bracket), whatever a timing build makes it', () => {
+    const text = [
+      '#ifdef TIMING',
+      '#define TIME_BEGIN { Timer t; for (int r = t.runs(); r--; ) {',
+      '#define TIME_END(NAME) } t.report(NAME); }',
+      '#else',
+      '#define TIME_BEGIN',
+      '#define TIME_END(NAME)',
+      '#endif',
+      'template <int W> __global__ void step(int* p) {}',
+      'template <int W> void run(int* p, int n) {',
+      '  TIME_BEGIN',
+      '  step<W><<<n, W>>>(p);',
+      '  TIME_END("step")',
+      '}',
+      'void host(int* p, int n) { run<64>(p, n); }',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['11: step null', '14: step 64x1x1 via run']);
+  });
 });

@@ -103,6 +103,35 @@ describe('workspace-index', () => {
     assert.deepEqual(await blocks(index, '/ws/main.cu'), [null]);
   });
 
+  it('reads a .cu another .cu includes as a piece of the outermost one, with what that one defined before it', async () => {
+    // A program split into pieces: main.cu includes the settings, then work.cu, which includes the
+    // kernel and the host code that launches it. Each piece compiles only as part of main.cu.
+    const index = semanticIndex();
+    index.update('/ws/define.c', '#define NUMBER_THREADS 32\n');
+    index.update('/ws/kernel.cu', '__global__ void step(float* p) { p[threadIdx.x] = 0; }\n');
+    index.update(
+      '/ws/master.cu',
+      'void master(float* p) { dim3 threads; threads.x = NUMBER_THREADS; step<<<2, threads>>>(p); }\n',
+    );
+    index.update('/ws/work.cu', '#include "kernel.cu"\n#include "master.cu"\n');
+    index.update('/ws/main.cu', '#include "define.c"\n#include "work.cu"\nint main() { return 0; }\n');
+    index.update('/ws/alone.cu', '#include "define.c"\nvoid f(float* p) { step<<<1, NUMBER_THREADS>>>(p); }\n');
+    assert.deepEqual(index.unitsFor('/ws/master.cu'), ['/ws/main.cu']);
+    assert.deepEqual(index.unitsFor('/ws/kernel.cu'), ['/ws/main.cu']);
+    assert.deepEqual(index.unitsFor('/ws/main.cu'), []);
+    const facts = await analyzeSnippet(index.text('/ws/master.cu')!, { workspace: index, path: '/ws/master.cu' });
+    assert.deepEqual(
+      facts.launches.map((l) => [l.kernelName, l.block.value?.x ?? null]),
+      [['step', 32]],
+    );
+    // A .cu nothing includes stays its own unit.
+    const alone = await analyzeSnippet(index.text('/ws/alone.cu')!, { workspace: index, path: '/ws/alone.cu' });
+    assert.deepEqual(
+      alone.launches.map((l) => [l.kernelName, l.block.value?.x ?? null]),
+      [['step', 32]],
+    );
+  });
+
   it('reads a file when first asked about it, and not one whose text cannot name what is asked', () => {
     const read: string[] = [];
     const index = new WorkspaceIndex({

@@ -284,4 +284,72 @@ describe('launch wrappers', () => {
       ['4: rows_kernel 128x1x1 0 via go <4, true>'],
     );
   });
+
+  it('names the kernel of a wrapper reached with instances the unit cannot choose between, its instance left open', () => {
+    const text = [
+      'template <int W, int R> __global__ void gate(float* p) {}',
+      'template <int W, int R> void helper(float* p, int n) { gate<W, R><<<n, dim3(W, R)>>>(p); }',
+      '#ifdef WIDE_WARPS',
+      '#define LAUNCH(R) helper<64, R>(p, 1024);',
+      '#else',
+      '#define LAUNCH(R) helper<32, R>(p, 1024);',
+      '#endif',
+      'void host(float* p) { LAUNCH(4); }',
+    ].join('\n');
+    // Either build may run: the kernel is `gate` whatever it is, its block 32 or 64 lanes wide.
+    assert.deepEqual(launches(text), ['2: gate null 0', '8: gate null 0 via helper']);
+    const call = readAlone(text).launches[1];
+    assert.deepEqual(call.templateArgValues, [null, 4]);
+    assert.deepEqual(call.candidates, [
+      { x: 32, y: 4, z: 1 },
+      { x: 64, y: 4, z: 1 },
+    ]);
+  });
+
+  it('reads a launch in a lambda in a lambda: three dispatch levels (rank, type, vector width), each case with its constants', () => {
+    const text = [
+      '#define DISPATCH_RANK(N, ...) switch (N) { case 2: { constexpr int rank = 2; __VA_ARGS__(); break; } }',
+      '#define DISPATCH_VEC(V, ...) switch (V) { case 8: { constexpr int vec = 8; __VA_ARGS__(); break; } }',
+      'template <typename T, int V, int R> __global__ void norm(T* out, const T* in) {}',
+      'void host(float* out, const float* in, int dims, int n, int v) {',
+      '  dim3 grid(n);',
+      '  DISPATCH_RANK(dims, [&] {',
+      '    OUT_OF_VIEW_DISPATCH(in, "norm", [&] {',
+      '      dim3 block(256);',
+      '      DISPATCH_VEC(v, [&] {',
+      '        norm<float, vec, rank><<<grid, block, 0>>>(out, in);',
+      '      });',
+      '    });',
+      '  });',
+      '}',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['10: norm 256x1x1 0']);
+    assert.deepEqual(readAlone(text).launches[0].templateArgValues, [null, 8, 2]);
+  });
+
+  it('reads a lambda handed out of view again each time the lambda around it is called (another kernel each time)', () => {
+    const text = [
+      'template <bool DENSE> __global__ void pack(float* p) {}',
+      'void host(float* p, int n, bool dense) {',
+      '  auto launcher = [&](auto kernel) {',
+      '    VISIT_OUT_OF_VIEW(p, [&](int) { kernel<<<n, 256>>>(p); });',
+      '  };',
+      '  if (dense) launcher(pack<true>);',
+      '  else launcher(pack<false>);',
+      '}',
+    ].join('\n');
+    // Either instance runs there: the kernel is known, its instance is not.
+    assert.deepEqual(launches(text), ['4: pack 256x1x1 0']);
+    assert.deepEqual(readAlone(text).launches[0].templateArgValues, [null]);
+  });
+
+  it("reads a class template's constant named with a wrapper's template parameter at the wrapper's call", () => {
+    const text = [
+      'template <int B> struct L { static constexpr int P = (B * 8) / 32; };',
+      '__global__ void k(float* s) {}',
+      'template <int BLOCK> void run(float* a) { k<<<1, L<BLOCK>::P>>>(a); }',
+      'void host(float* a) { run<128>(a); }',
+    ].join('\n');
+    assert.deepEqual(launches(text), ['3: k null 0', '4: k 32x1x1 0 via run']);
+  });
 });

@@ -747,8 +747,8 @@ export class Analyzer {
 
   /**
    * What a document's translation unit is made of: the workspace's texts (an open document's
-   * current text first), the unit's flags, and for a header the `.cu` that includes it (one that
-   * launches its kernels first, then the nearest).
+   * current text first), the unit's flags, and for a header (or a `.cu` another includes) the
+   * `.cu` that includes it (one that launches its kernels first, then the nearest).
    */
   private unitContext(path: string): UnitContext {
     const open = new Map<string, string>();
@@ -756,7 +756,8 @@ export class Analyzer {
       const text = this.documents.text(uri);
       if (text !== undefined) open.set(normalizePath(this.keyOf(uri)), text);
     }
-    const main = /\.(cu|cpp|cc|cxx|c)$/i.test(path) ? null : (this.index.unitsFor(path)[0] ?? null);
+    // A header, or a source file a `.cu` includes (compiled as part of it), is read in that unit.
+    const main = this.index.unitsFor(path)[0] ?? null;
     const flags = this.unitFlags(main ?? path);
     return {
       sources: {

@@ -35,10 +35,12 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
   const refs = kernelRefs(o);
   // One kernel, or several that differ only in what this launch cannot tell: the first names it.
   const ref: FnRef | null = refs.length === 1 ? refs[0] : null;
-  const kernelName = ref?.name ?? (o.kernelExpr ? exprText(input, o.launchFile, o.kernelExpr) : '?');
   const explain = (e: Expr | null, v: Val) => (e ? noteFor(input, o, e, v) : v.k === 'top' ? (v.why ?? null) : null);
   // A launch a macro's body writes: its expressions from the body are read from the expansion.
   const use = o.through?.kind === 'macro' ? o.at : undefined;
+  // A kernel the analysis could not pin is named as written: in a macro's body, as the expansion
+  // reads (`red<T, 8>`), not as the macro's use (`LAUNCH_RED(8)`, which names no kernel).
+  const kernelName = ref?.name ?? (o.kernelExpr ? exprText(input, o.launchFile, o.kernelExpr, use) : '?');
   const text = (e: Expr | null) => (e ? exprText(input, o.launchFile, e, use) : '');
   const block = dim3Value(o.block, text(o.exprs.block), explain(o.exprs.block, o.block), o.via);
   const grid = dim3Value(o.grid, text(o.exprs.grid), explain(o.exprs.grid, o.grid), o.via);

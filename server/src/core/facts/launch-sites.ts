@@ -11,7 +11,18 @@ import { baseName } from '../ir/expr';
 import type { FunctionIR } from '../ir/function-ir';
 import type { LaunchVia } from '../types';
 import { fieldOf } from '../values/evaluate';
-import { join, num, paramsOf, SELF_BIT, templateBit, top, TOP, type FnRef, type Val } from '../values/domain';
+import {
+  join,
+  num,
+  paramsOf,
+  sameFunctionRefs,
+  SELF_BIT,
+  templateBit,
+  top,
+  TOP,
+  type FnRef,
+  type Val,
+} from '../values/domain';
 import type { Observer } from '../values/evaluate';
 import {
   functionKey,
@@ -41,6 +52,8 @@ export interface LaunchObservation {
   smem: Val | null;
   /** The kernel arguments' values (chevrons; empty where the launch passes them otherwise). */
   args: Val[];
+  /** How many arguments the launch passes, where it writes each (no pack expansion): which overloads it can call. */
+  argCount?: number;
   exprs: { grid: Expr | null; block: Expr | null; smem: Expr | null; stream: Expr | null };
   /** The wrapper the document calls, or the macro whose expansion holds the launch; null for a launch written here. */
   through: { kind: 'macro' | 'wrapper'; name: string } | null;
@@ -53,6 +66,9 @@ export interface LaunchObservation {
   /** Through a wrapper: the call tells more of the launch than the wrapper alone (else it is not reported at the call). */
   informative?: boolean;
 }
+
+/** Lambda bodies a function's text is searched through for a launch (lambdas in lambdas included). */
+const MAX_LAMBDA_BODIES = 256;
 
 const API_SHAPES: Readonly<
   Record<string, { via: LaunchVia; kernel: number; grid: number; block: number; smem: number; stream: number }>
@@ -213,6 +229,9 @@ export class LaunchCollector {
     out: LaunchObservation[],
     lambdasSeen: Set<number>,
   ): Observer {
+    // Lambdas handed out of view by this reading of the body: once each here, and again where the
+    // body is read again (a lambda that hands one on, called with another kernel each time).
+    const handedOut = new Set<number>();
     return {
       launch: (e, callee, config, _env, args) => {
         const o = this.observation(
@@ -234,7 +253,9 @@ export class LaunchCollector {
           },
           args,
         );
-        out.push(e.from ? { ...o, through: { kind: 'macro', name: e.from.name } } : o);
+        // `args...` (a pack) or a piece the IR does not model may stand for any number of arguments.
+        const counted = e.args.every((a) => a.k !== 'unknown') ? { argCount: e.args.length } : {};
+        out.push(e.from ? { ...o, ...counted, through: { kind: 'macro', name: e.from.name } } : { ...o, ...counted });
       },
       call: (e, callee, args, env, pointees) => {
         const name = e.callee.k === 'name' ? baseName(e.callee.name) : null;
@@ -265,7 +286,10 @@ export class LaunchCollector {
         if (!target)
           for (const a of args) {
             const at = lambdaOf(a, ir);
-            if (at && !lambdasSeen.has(at[0])) runLambda(at, []);
+            if (at && !handedOut.has(at[0])) {
+              handedOut.add(at[0]);
+              runLambda(at, []);
+            }
           }
         if (!target || !this.launches(target.pf, 0)) return;
         const standalone = this.collectStandalone(target.pf);
@@ -435,10 +459,13 @@ export class LaunchCollector {
     let result = false;
     if (ir) {
       const callees = new Set<string>();
-      const bodies = [
-        ir,
-        ...ir.lambdas.map((at) => this.program.lambdaIR(pf.file, at)).filter((x): x is FunctionIR => x !== null),
-      ];
+      // The function's body and every lambda in it, lambdas in lambdas included.
+      const bodies: FunctionIR[] = [ir];
+      for (let k = 0; k < bodies.length && bodies.length <= MAX_LAMBDA_BODIES; k++)
+        for (const at of bodies[k].lambdas) {
+          const lir = this.program.lambdaIR(pf.file, at);
+          if (lir) bodies.push(lir);
+        }
       for (const e of bodies.flatMap((b) => [...allExprs(b)])) {
         if (e.k === 'launch') result = true;
         else if (e.k === 'call' && e.callee.k === 'name') {
@@ -590,9 +617,12 @@ function* allExprs(ir: FunctionIR): Generator<Expr> {
   }
 }
 
-/** The kernels a launch's kernel value names: each function reference, or the name of an unknown handle. */
+/**
+ * The kernels a launch's kernel value names: each function (its instances merged: the kernel is
+ * known where its template arguments are not), or the name of an unknown handle.
+ */
 export function kernelRefs(o: LaunchObservation): FnRef[] {
-  if (o.kernel.k === 'fn') return [...o.kernel.refs];
+  if (o.kernel.k === 'fn') return sameFunctionRefs(o.kernel.refs);
   if (o.kernel.k === 'top' && o.kernel.name) return [{ name: o.kernel.name, templateArgs: null, written: null }];
   return [];
 }

@@ -483,10 +483,14 @@ export class WorkspaceIndex {
    * The `.cu` files that include the header `path` (directly or not), those that launch one of its
    * kernels first, each group nearest first: the unit a header is read in is the first, so that its
    * kernels take the block shapes and template arguments a launch gives them, not a unit that only
-   * declares a launcher (`mmha_launch_kernel<T, 128>(...)`, defined in another `.cu`).
+   * declares a launcher (`mmha_launch_kernel<T, 128>(...)`, defined in another `.cu`). A `.cu`
+   * another `.cu` includes (`#include "kernel.cu"`, a program split into pieces) is compiled only
+   * as part of it: the units are the outermost, and a source file read in one is such a piece.
    */
   unitsFor(path: string): string[] {
-    const units = this.includersOf(path).filter((p) => /\.cu$/i.test(p));
+    const including = this.includersOf(path).filter((p) => /\.cu$/i.test(p));
+    const outermost = including.filter((u) => !this.includersOf(u).some((p) => /\.cu$/i.test(p)));
+    const units = outermost.length > 0 ? outermost : including;
     if (units.length <= 1) return units;
     const names = new Set((this.get(path)?.kernels ?? []).map((k) => k.name.replace(/^.*::/, '')));
     if (names.size === 0) return units;

@@ -325,10 +325,13 @@ class KernelTable {
       .functionsNamed(ref.name.replace(/<.*$/, '').split('::').pop()!)
       .filter((f) => f.fn.global);
     const scope: FunctionScope = { file: this.doc.path, scope: [], bindings: new Map() };
-    const visible = this.program.lookup(
-      ref.name,
-      scope.scope,
-      kernelFns.map((f) => ({ ...f, scope: f.fn.scope })),
+    const visible = acceptingArguments(
+      this.program.lookup(
+        ref.name,
+        scope.scope,
+        kernelFns.map((f) => ({ ...f, scope: f.fn.scope })),
+      ),
+      o.argCount ?? null,
     );
     if (visible.length === 0) {
       return {
@@ -443,4 +446,24 @@ function withDefaults(program: UnitProgram, pf: ProgramFunction, scope: Function
     }
   }
   return { ...scope, bindings };
+}
+
+/**
+ * Overloads a call with `count` arguments can call (C++ overload resolution by arity: at least
+ * the parameters without a default, at most all of them unless one is a pack); all of them when
+ * the count is not known or none would take it.
+ */
+function acceptingArguments<
+  F extends {
+    fn: { params: ReadonlyArray<{ defaultAt: unknown; variadic: boolean; type: string; name: string | null }> };
+  },
+>(overloads: F[], count: number | null): F[] {
+  if (count === null || overloads.length < 2) return overloads;
+  const taking = overloads.filter(({ fn }) => {
+    // `k(void)` takes none.
+    const params = fn.params.length === 1 && fn.params[0].type.trim() === 'void' && !fn.params[0].name ? [] : fn.params;
+    const required = params.filter((p) => p.defaultAt === null && !p.variadic).length;
+    return count >= required && (params.some((p) => p.variadic) || count <= params.length);
+  });
+  return taking.length > 0 ? taking : overloads;
 }

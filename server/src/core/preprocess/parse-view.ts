@@ -12,7 +12,8 @@
  *   a statement of its own, so the loop would leave the branch or loop it belongs to;
  * - a macro use that expands to declaration specifiers and attributes only, or to nothing
  *   (`#define HOST_DEVICE __host__ __device__`, `#define CUDART_CB`): the grammar would read its
- *   name as a type. The outline reads the specifiers through the macro.
+ *   name as a type. The outline reads the specifiers through the macro. One the view (the build
+ *   with no further flags) defines as nothing is blanked whatever other builds define it as.
  */
 import type { MacroScope } from './unit';
 import { blank } from './view';
@@ -138,9 +139,13 @@ function specifierMacroUses(
         );
       };
       const defs = scope.state(name).options.filter((o): o is MacroDef => o !== null);
-      if (specifierMacro(name, 0)) {
+      // The grammar parses the build with no further flags: a macro that build defines as nothing
+      // (`PERF_BEGIN` outside a timing build) is nothing there, whatever another build makes it.
+      const built = scope.view(name);
+      const nothing = built !== null && built.body !== null && built.body.length === 0;
+      if (nothing || specifierMacro(name, 0)) {
         let end = j;
-        if (defs[0].params !== null) {
+        if ((nothing ? built : defs[0]).params !== null) {
           let k = j;
           while (k < n && /\s/.test(view[k])) k++;
           if (view[k] === '(') {

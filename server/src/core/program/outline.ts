@@ -86,6 +86,8 @@ export interface OutlineField {
   pointers?: number;
   /** Declared as one object of `type` or a pointer to it: not an array, a bit-field, a reference or static. */
   plain?: boolean;
+  /** A `static constexpr` or `static const` member: one compile-time value for the class, whatever the object. */
+  staticConstant?: boolean;
 }
 
 /**
@@ -471,6 +473,11 @@ class OutlineWalk {
       if (f?.type !== 'field_declaration') continue;
       const type = f.childForFieldName('type');
       const isStatic = f.namedChildren.some((c) => c?.type === 'storage_class_specifier');
+      const isConstant =
+        f.namedChildren.some((c) => c?.type === 'storage_class_specifier' && this.slice(c) === 'static') &&
+        f.namedChildren.some(
+          (c) => c?.type === 'type_qualifier' && (this.slice(c) === 'const' || this.slice(c) === 'constexpr'),
+        );
       const bitfield = f.namedChildren.some((c) => c?.type === 'bitfield_clause');
       for (const d of f.childrenForFieldName('declarator')) {
         const n = d && d.type !== 'function_declarator' ? declaredName(d) : null;
@@ -486,6 +493,7 @@ class OutlineWalk {
           type: type ? this.slice(type).replace(/\s+/g, ' ') : '',
           pointers,
           plain: !isStatic && !bitfield && x?.type === 'field_identifier',
+          ...(isConstant ? { staticConstant: true } : {}),
         });
       }
     }

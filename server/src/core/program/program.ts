@@ -782,7 +782,7 @@ export class UnitProgram {
   private templateMemberConstant(name: string, from: FunctionScope): Val | null {
     const cut = name.lastIndexOf('::');
     const member = name.slice(cut + 2);
-    let owner = this.expandAlias(name.slice(0, cut).replace(/^::/, '').trim(), from);
+    const owner = this.expandAlias(name.slice(0, cut).replace(/^::/, '').trim(), from);
     const open = owner.indexOf('<');
     if (open < 0 || !owner.endsWith('>')) return null;
     const className = owner.slice(0, open).trim().split('::').pop()!;
@@ -795,20 +795,21 @@ export class UnitProgram {
     const inner = [...record.scope, record.name];
     const decl = (this.index().get(member)?.constants ?? []).find((c) => sameScope(c.decl.scope, inner));
     if (!decl) return null;
-    owner = `${record.qualified}<${args.join(', ')}>`;
-    const key = `${decl.file}\u0000${decl.decl.at[0]}\u0000${owner}`;
-    const kept = this.memberConstants.get(key);
-    if (kept) return kept;
     if (!decl.decl.isConst || !decl.decl.initAt || this.evaluating.has(decl.decl) || this.evaluating.size > 64)
       return null;
+    // A value argument is read where the class is named: `L<BLOCK>::P` in `h<128>` is `L<128>::P`.
     const bindings = new Map<string, TemplateBinding>();
     for (let k = 0; k < params.length; k++) {
       if (params[k].kind === 'type') bindings.set(params[k].name, { k: 'type-arg', type: args[k] });
-      else {
-        const n = Number(args[k]);
-        bindings.set(params[k].name, Number.isInteger(n) ? num(n) : top(`\`${args[k]}\` is not a number here`));
-      }
+      else bindings.set(params[k].name, this.valueArgument(args[k], from));
     }
+    const instance = params.map((p) => {
+      const b = bindings.get(p.name)!;
+      return isType(b) ? b.type : valKey(b);
+    });
+    const key = `${decl.file}\u0000${decl.decl.at[0]}\u0000${record.qualified}<${instance.join(', ')}>`;
+    const kept = this.memberConstants.get(key);
+    if (kept) return kept;
     this.evaluating.add(decl.decl);
     let v: Val;
     try {
@@ -821,6 +822,15 @@ export class UnitProgram {
     }
     this.memberConstants.set(key, v);
     return v;
+  }
+
+  /** A class template's value argument as written where it is named (a number, or what the scope makes of it). */
+  private valueArgument(text: string, from: FunctionScope): Val {
+    const n = Number(text);
+    if (text !== '' && Number.isInteger(n)) return num(n);
+    const bound = from.bindings.get(text);
+    if (bound) return isType(bound) ? top(`\`${text}\` is a type`) : bound;
+    return this.evaluateSpelled(from.file, text, [0, 0], from) ?? top(`\`${text}\` is not a number here`);
   }
 
   /** A type read through the program's aliases and the scope's type arguments (`floatX` → `float`). */

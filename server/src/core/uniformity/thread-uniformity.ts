@@ -1205,7 +1205,7 @@ class FunctionAnalysis {
     const captured = this.inv.captures?.get(name);
     if (captured) return state.get(`cap.${name}`) ?? captured;
     if (this.inv.self && !name.includes('::') && this.isMember(name))
-      return state.get(`this.${name}`) ?? this.memberOfSelf(name, state);
+      return this.staticOfSelf(name) ?? state.get(`this.${name}`) ?? this.memberOfSelf(name, state);
     return this.programName(name, e.templateArgs);
   }
 
@@ -1255,6 +1255,30 @@ class FunctionAnalysis {
     return this.session.program.recordsNamed(cls).some((r) => r.record.fields.some((f) => f.name === name));
   }
 
+  /** A `static constexpr` member of the method's class, read by its name: the class's constant, not the object's. */
+  private staticOfSelf(name: string): TV | null {
+    const cls = this.inv.fn?.fn.className;
+    if (!cls) return null;
+    // A class template's member is its instance's: named with the parameters the method is read with.
+    const params = this.session.program.recordsNamed(cls).find((r) => r.record.templateParams)?.record.templateParams;
+    return this.staticMember(params ? `${cls}<${params.map((p) => p.name).join(', ')}>` : cls, name);
+  }
+
+  /**
+   * `Class::name` where the class declares it `static constexpr` (or `static const`): its value,
+   * else an unknown the compiler fixes, the same for every thread whatever object it is read through.
+   */
+  private staticMember(type: string, name: string): TV | null {
+    const cls = baseName(type.replace(/<[\s\S]*$/, ''));
+    const records = this.session.program.recordsNamed(cls);
+    if (!records.some((r) => r.record.fields.some((f) => f.name === name && f.staticConstant))) return null;
+    const c = this.session.program
+      .resolver(this.inv.scope, MAX_UNIFORMITY_CALL_DEPTH)
+      .name(`${type}::${name}`, null, () => ({ k: 'top', params: 0 }));
+    if (c && c.k === 'num' && c.values.length === 1) return { sym: constant(c.values[0]), origin: null };
+    return { sym: this.freshFree(`static:${cls}::${name}`, name, true), origin: null };
+  }
+
   private memberOfSelf(field: string, state: State): TV {
     void state;
     return this.inv.self?.get(field) ?? { sym: this.freshFree(`self:${field}`, field), origin: null };
@@ -1287,7 +1311,8 @@ class FunctionAnalysis {
         if (method === 'dim_blocks' && group.kind === 'grid') return { sym: { op: 'gridDim', dim }, origin: null };
       }
     }
-    if (object.k === 'this') return state.get(`this.${field}`) ?? this.memberOfSelf(field, state);
+    if (object.k === 'this')
+      return this.staticOfSelf(field) ?? state.get(`this.${field}`) ?? this.memberOfSelf(field, state);
     const key = this.keyOf(object);
     if (key && !e.arrow) {
       const held = state.get(`${key}.${field}`);
@@ -1300,6 +1325,8 @@ class FunctionAnalysis {
         .resolver(this.inv.scope, MAX_UNIFORMITY_CALL_DEPTH)
         .name(`${type}::${field}`, null, () => ({ k: 'top', params: 0 }));
       if (c && c.k === 'num' && c.values.length === 1) return { sym: constant(c.values[0]), origin: null };
+      const member = this.staticMember(this.instanceTypeOf(object) ?? type, field);
+      if (member) return member;
     }
     const base = this.elementOf(e, state, stmtAt, false);
     if (base.fields?.has(field)) return base.fields.get(field)!;
@@ -1335,6 +1362,15 @@ class FunctionAnalysis {
   private typeOf(e: Expr): string | null {
     if (e.k === 'name' && e.local !== null) return this.resolveType(this.ir.locals[e.local]?.type ?? '');
     return null;
+  }
+
+  /** The class template instance a local is of, as written (`Loader<TILE, BLOCK>`), or null. */
+  private instanceTypeOf(e: Expr): string | null {
+    if (e.k !== 'name' || e.local === null) return null;
+    const written = (this.ir.locals[e.local]?.type ?? '')
+      .replace(/\b(?:const|volatile|constexpr|static|__restrict__|struct|class|typename)\b|[&*]/g, '')
+      .trim();
+    return /^[A-Za-z_][\w:]*\s*<[\s\S]*>$/.test(written) ? written : null;
   }
 
   /** A type as written, through the aliases the body declares (`AgentT` → `EvaluateSplitAgent`), without qualifiers. */

@@ -122,13 +122,53 @@ export function join(a: Val, b: Val): Val {
   if (a.k === 'fn' && b.k === 'fn') {
     const refs = [...a.refs];
     for (const r of b.refs) if (!refs.some((x) => sameRef(x, r))) refs.push(r);
-    return refs.length > 4 ? TOP : { k: 'fn', refs };
+    if (refs.length <= 4) return { k: 'fn', refs };
+    // Many instances: each function stays named, its instance unknown among them.
+    const functions = sameFunctionRefs(refs);
+    return functions.length > 4 ? TOP : { k: 'fn', refs: functions };
   }
   return top(undefined, paramsOf(a) | paramsOf(b));
 }
 
 function whyOf(v: Val): string | undefined {
   return v.k === 'top' ? v.why : undefined;
+}
+
+/**
+ * References that name one function (`k<32>` and `k<64>` from a launch reached two ways) as one
+ * reference: the function is known, its instance only where they agree (each template argument
+ * joined in its place: a type the references disagree on is unknown).
+ */
+export function sameFunctionRefs(refs: readonly FnRef[]): FnRef[] {
+  const out: FnRef[] = [];
+  for (const r of refs) {
+    const k = out.findIndex((x) => x.name === r.name);
+    if (k < 0) out.push(r);
+    else if (!sameRef(out[k], r)) out[k] = mergeRefs(out[k], r);
+  }
+  return out;
+}
+
+function mergeRefs(a: FnRef, b: FnRef): FnRef {
+  const x = a.templateArgs;
+  const y = b.templateArgs;
+  const templateArgs =
+    x && y && x.length === y.length
+      ? x.map((t, k): { type: string } | { value: Val } => {
+          const u = y[k];
+          if ('type' in t) return 'type' in u && u.type === t.type ? t : { value: TOP };
+          return 'value' in u ? { value: join(t.value, u.value) } : { value: TOP };
+        })
+      : null;
+  const sameWritten =
+    a.writtenIn === b.writtenIn && JSON.stringify(a.written ?? null) === JSON.stringify(b.written ?? null);
+  return {
+    name: a.name,
+    ...(a.through !== undefined && a.through === b.through ? { through: a.through } : {}),
+    templateArgs,
+    written: sameWritten ? a.written : null,
+    ...(sameWritten && a.writtenIn !== undefined ? { writtenIn: a.writtenIn } : {}),
+  };
 }
 
 export function sameRef(a: FnRef, b: FnRef): boolean {
