@@ -108,6 +108,17 @@ describe('divergence: verdicts and wording', () => {
     assert.ok(b.assumptions.some((a) => a.startsWith('path costs are estimates')));
   });
 
+  it('names no groups a run-time value decides: `lane < k` splits the warp 3 against 29 for one k, 16 and 16 for another', async () => {
+    const b = only(
+      await analyzeSource(
+        kernel('  int t = threadIdx.x;\n  if (t % n == 0) buf[t] += buf[t + 1] * 0.5f;', 'k<<<1, 256>>>(b, n);'),
+      ),
+    );
+    assert.equal(b.kind, 'divergent');
+    assert.equal(b.split?.groupsVary, true);
+    assert.match(b.explanation, /^`t % n == 0` splits every warp; the idle lanes wait/);
+  });
+
   it('quotes a condition continued over lines with a backslash as the code it is, on one line', async () => {
     const b = only(
       await analyzeSource(

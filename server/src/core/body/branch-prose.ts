@@ -8,7 +8,8 @@ function pct(x: number): string {
 
 function describeGroups(split: SplitSummary): string {
   const g = split.groups;
-  if (!g) return '';
+  // Groups that change with an unknown's value are one sample's: not shown.
+  if (!g || split.groupsVary) return '';
   if (g.length === 2 && g[0] === g[1]) return ` into two groups of ${g[0]} lanes`;
   if (g.length === 2) return ` (${g[0]} lanes against ${g[1]})`;
   return ` into ${g.length} groups (${g.join(' + ')} lanes)`;

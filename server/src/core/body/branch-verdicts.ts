@@ -421,8 +421,9 @@ function classifyEnumerated(
     kind: 'divergent',
     basis: 'lanes',
     split: {
-      ...summarizeSplit(combos, splitting, [...simulated], blocksDiffer),
-      ...(onlyFor.length > 0 ? { onlyFor } : {}),
+      ...summarizeSplit(combos, splitting, [...simulated], blocksDiffer, sampledInvariant),
+      // Split for some of the unknowns' values only: how it splits is one sample's.
+      ...(onlyFor.length > 0 ? { onlyFor, groupsVary: true } : {}),
       ...(blocksDiffer ? { someBlocks: true } : {}),
     },
     trueFraction: trueCount > 0 ? trueSum / trueCount : null,
@@ -678,6 +679,7 @@ function summarizeSplit(
   splitting: ComboResult[],
   counters: string[],
   someBlocks = false,
+  sampled: readonly string[] = [],
 ): SplitSummary {
   const first = splitting.reduce((a, b) => (b.splitWarps.length > a.splitWarps.length ? b : a));
   const n = first.splitWarps.length;
@@ -711,7 +713,21 @@ function summarizeSplit(
   const variesBySteps = splitting.some(
     (c) => c.groups?.join() !== first.groups?.join() || c.splitWarps.join() !== first.splitWarps.join(),
   );
-  return { warps, warpShare: n / first.totalWarps, groups: first.groups, when, dataDependent: false, variesBySteps };
+  // Groups that hold for the unknowns the condition reads: the same in every splitting sample, and
+  // those samples more than one of the unknowns' values (else they are one sample's).
+  const valuesOf = (c: ComboResult) => sampled.map((name) => c.values.get(name)).join(',');
+  const groupsVary =
+    sampled.length > 0 &&
+    (new Set(splitting.map(valuesOf)).size < 2 || splitting.some((c) => c.groups?.join() !== first.groups?.join()));
+  return {
+    warps,
+    warpShare: n / first.totalWarps,
+    groups: first.groups,
+    when,
+    dataDependent: false,
+    variesBySteps,
+    ...(groupsVary ? { groupsVary } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------

@@ -74,6 +74,11 @@ export interface SplitSummary {
   someBlocks?: boolean;
   /** The split changes from one loop step to the next: `laneActivity` is a mean over the steps. */
   variesBySteps: boolean;
+  /**
+   * The groups differ with the value of an unknown the condition reads (`idx < k`): `groups` is
+   * one sample's, not a number to show.
+   */
+  groupsVary?: boolean;
 }
 
 export interface Branch {
