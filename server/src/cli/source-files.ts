@@ -1,9 +1,16 @@
-/** The CUDA files named on the command line: files as given, directories searched for .cu/.cuh. */
-import { readdirSync, statSync } from 'node:fs';
+/**
+ * The CUDA files named on the command line: files as given; directories searched for .cu/.cuh, and
+ * for C++ headers that hold CUDA code (a kernel or a launch), which the units including them compile.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from './cli-io';
 
 const CUDA_EXTENSIONS = new Set(['.cu', '.cuh']);
+/** Headers a `.cu` may include; checked when they hold CUDA code (header-only libraries keep their kernels there). */
+const HEADER_EXTENSIONS = new Set(['.h', '.hpp', '.hh', '.hxx', '.inl', '.ipp', '.cuinl']);
+/** Headers larger than this are not read to find out (the workspace index's limit for a file). */
+const MAX_HEADER_PROBE = 1024 * 1024;
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'out', 'build', '.cache']);
 
 export function collectSourceFiles(args: string[], cwd: string): string[] {
@@ -43,7 +50,21 @@ function walk(dir: string): string[] {
       if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.')) out.push(...walk(path.join(dir, entry.name)));
     } else if (entry.isFile() && CUDA_EXTENSIONS.has(path.extname(entry.name))) {
       out.push(path.join(dir, entry.name));
+    } else if (entry.isFile() && HEADER_EXTENSIONS.has(path.extname(entry.name).toLowerCase())) {
+      const file = path.join(dir, entry.name);
+      if (holdsCudaCode(file)) out.push(file);
     }
   }
   return out;
+}
+
+/** A kernel or a launch in the text (`__global__`, `<<<` not part of a merge marker's `<<<<<<<`). */
+function holdsCudaCode(file: string): boolean {
+  try {
+    if (statSync(file).size > MAX_HEADER_PROBE) return false;
+    const text = readFileSync(file, 'latin1');
+    return text.includes('__global__') || /(?:^|[^<])<<<(?!<)/m.test(text);
+  } catch {
+    return false;
+  }
 }
