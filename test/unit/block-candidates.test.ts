@@ -106,7 +106,7 @@ describe('block size candidates', () => {
     assert.equal(
       markdown.split('\n\n').slice(0, 3).join('\n\n'),
       [
-        '**rows_kernel**: block size `threads` one of 256 or 1024 threads, which one is decided at run time, 0 B dynamic shared memory',
+        '**rows_kernel**: block size `threads` one of 256 or 1024 threads, whichever a run-time condition or the build picks, 0 B dynamic shared memory',
         '',
         'Figures: 64 registers, 0 B static smem (annotation, sm_80 and sm_90).',
         '',

@@ -68,7 +68,7 @@ function titleParts(analysis: LaunchAnalysis, short = false): { name: string; sh
     block && threads !== null
       ? `${counted(threads, 'thread')}${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${counted(Math.ceil(threads / 32), 'warp')} per block`
       : candidates
-        ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, which one is decided at run time`
+        ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, whichever a run-time condition or the build picks`
         : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem =
     analysis.dynamicSmemBytes !== null
