@@ -102,9 +102,13 @@ function blockVerdict(
     const at = values(sample);
     const stays = staying ? staying(sample) : null;
     const pairs = pairing.map((p) => ({ guard: p.guard(sample), meets: p.meets(sample) }));
-    // A thread that fails a paired guard and meets the barrier on its side.
+    // A thread that fails a paired guard and surely meets the barrier on its side (a condition on
+    // its data there may not hold).
     const meetsElsewhere = (t: number) =>
-      pairs.some((p) => p.guard(t) === 0 && p.meets(t) !== 0 && p.meets(t) !== INVALID);
+      pairs.some((p) => {
+        const m = p.meets(t);
+        return p.guard(t) === 0 && typeof m === 'number' && m !== 0;
+      });
     let elsewhere = 0;
     let arrive = 0;
     let away = 0;

@@ -152,7 +152,8 @@ function thinned(values: number[], count: number): number[] {
 }
 
 /**
- * The combinations of the lists' values, at most MAX_SAMPLES of them. The loop counters that run
+ * The combinations of the lists' values: MAX_SAMPLES of them at most, or `room` counter
+ * combinations times `picksAtLeast` picks where the caller asks for more. The loop counters that run
  * through known values take each of them (their first `room` combinations) with every sampled
  * combination: a lane's iterations are read together. Where the sampled unknowns' combinations are
  * too many, the first (each at its smallest), the last, and each unknown small with the others at
