@@ -632,7 +632,16 @@ class FunctionAnalysis {
       // The first round's guess (the start plus an offset the loop might step) came back as it went
       // in: nothing in the loop changes the variable (it was only passed to a call, which the syntax
       // counts as a write), so it holds its start.
-      if (isUnsteppedGuess(current.sym, name) && backValues.every((v) => symKey(v.sym) === symKey(head))) return e;
+      const guess = this.fresh.get(`offset${h}:${key}`);
+      if (
+        guess?.op === 'free' &&
+        guess.loop === null &&
+        current.sym.op === 'binary' &&
+        current.sym.operator === '+' &&
+        current.sym.right === guess &&
+        backValues.every((v) => symKey(v.sym) === symKey(head))
+      )
+        return e;
       const step = commonStepOf(backValues, [head]) ?? linearStepOf(backValues, head);
       const uniformStep = step !== null && !isThreadDependent(step.amount) && !mentions(step.amount, p);
       if (step === null && backValues.every((v) => symKey(v.sym) === symKey(head))) return current;
@@ -1269,15 +1278,28 @@ class FunctionAnalysis {
    * else an unknown the compiler fixes, the same for every thread whatever object it is read through.
    */
   private staticMember(type: string, name: string): TV | null {
+    // Asked at every read of a member name, each time round the walk: the answer is the class's.
+    const key = `${type}\u0000${name}`;
+    const kept = this.staticMembers.get(key);
+    if (kept !== undefined) return kept;
     const cls = baseName(type.replace(/<[\s\S]*$/, ''));
     const records = this.session.program.recordsNamed(cls);
-    if (!records.some((r) => r.record.fields.some((f) => f.name === name && f.staticConstant))) return null;
-    const c = this.session.program
-      .resolver(this.inv.scope, MAX_UNIFORMITY_CALL_DEPTH)
-      .name(`${type}::${name}`, null, () => ({ k: 'top', params: 0 }));
-    if (c && c.k === 'num' && c.values.length === 1) return { sym: constant(c.values[0]), origin: null };
-    return { sym: this.freshFree(`static:${cls}::${name}`, name, true), origin: null };
+    let out: TV | null = null;
+    if (records.some((r) => r.record.fields.some((f) => f.name === name && f.staticConstant))) {
+      const c = this.session.program
+        .resolver(this.inv.scope, MAX_UNIFORMITY_CALL_DEPTH)
+        .name(`${type}::${name}`, null, () => ({ k: 'top', params: 0 }));
+      out =
+        c && c.k === 'num' && c.values.length === 1
+          ? { sym: constant(c.values[0]), origin: null }
+          : { sym: this.freshFree(`static:${cls}::${name}`, name, true), origin: null };
+    }
+    this.staticMembers.set(key, out);
+    return out;
   }
+
+  /** `staticMember`'s answers in this walk (its scope is fixed). */
+  private readonly staticMembers = new Map<string, TV | null>();
 
   private memberOfSelf(field: string, state: State): TV {
     void state;
@@ -2980,17 +3002,6 @@ function commonStepOf(values: TV[], heads: Sym[]): ReturnType<typeof stepOf> {
     found = s;
   }
   return found;
-}
-
-/** `start + offset` where the offset is the head's first guess, never stepped (see headValue). */
-function isUnsteppedGuess(sym: Sym, name: string): boolean {
-  return (
-    sym.op === 'binary' &&
-    sym.operator === '+' &&
-    sym.right.op === 'free' &&
-    sym.right.loop === null &&
-    sym.right.name === `${name} offset`
-  );
 }
 
 /**
