@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { CodeAction } from 'vscode-languageserver-protocol';
 import { LspSession, REPO_ROOT, fileUri } from '../support/lsp-session';
-import { fakeNvcc } from '../support/nvcc';
+import { fakeNvcc, loggedRuns } from '../support/nvcc';
 
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'register-caps', 'capped.cu');
 
@@ -97,10 +97,7 @@ describe('quick fixes checked by ptxas (bundled server, fake nvcc)', function ()
     );
 
     // The variants: a copy in the temp dir with the bound (one per kernel), and the file with the flag (compiled once: the cache answers for the other kernel).
-    const runs = readFileSync(argsLog, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as string[]);
+    const runs = loggedRuns(argsLog);
     const variants = runs.filter((args) => args[args.length - 1] !== file && !args.includes('-ptx'));
     assert.equal(variants.length, 3, JSON.stringify(runs));
     assert.ok(

@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LspSession, REPO_ROOT, fileUri } from '../support/lsp-session';
-import { fakeNvcc } from '../support/nvcc';
+import { fakeNvcc, loggedRuns } from '../support/nvcc';
 import { PRESSURE_REQUEST, TOGGLE_PRESSURE_HEATMAP_COMMAND, type PressureResult } from '../../server/src/protocol';
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'ptx-pressure');
@@ -93,10 +93,7 @@ describe('register pressure per line (bundled server, fake nvcc)', function () {
       session.logs.some((l) => /PTX kept from the figures compile ok for .*pressure\.cu \(sm_80\)/.test(l)),
       session.logs.join('\n'),
     );
-    const runs = readFileSync(argsLog, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as string[]);
+    const runs = loggedRuns(argsLog);
     assert.ok(
       runs.every((args) => !args.includes('-ptx')),
       JSON.stringify(runs),

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { LspSession, REPO_ROOT, fileUri } from '../support/lsp-session';
-import { fakeNvcc } from '../support/nvcc';
+import { fakeNvcc, loggedRuns } from '../support/nvcc';
 import { PRESSURE_REQUEST, type PressureResult } from '../../server/src/protocol';
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'sass-pressure');
@@ -99,10 +99,7 @@ describe('register pressure from SASS (bundled server, fake nvcc and nvdisasm, d
       ],
     );
 
-    const runs = readFileSync(argsLog, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as string[]);
+    const runs = loggedRuns(argsLog);
     assert.equal(runs.length, 1);
     assert.deepEqual(runs[0].slice(0, 2), ['--print-life-ranges', '--print-line-info']);
     assert.ok(

@@ -30,6 +30,15 @@ export const FAKE_NVCC_DIR = path.resolve(__dirname, '../../../test/fixtures/fak
 /** A script of test/fixtures/fake-nvcc standing in for nvcc (hanging, crashing, flooding, ...). */
 export const fakeNvcc = (name: string) => path.join(FAKE_NVCC_DIR, name);
 
+/** Each run a fake tool logged (FAKE_NVCC_ARGS_LOG, FAKE_NVDISASM_ARGS_LOG): its arguments, one JSON array a line. */
+export function loggedRuns(log: string): string[][] {
+  return fs
+    .readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as string[]);
+}
+
 /** Whether a process is still running. */
 export function alive(pid: number): boolean {
   try {

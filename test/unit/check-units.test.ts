@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkJsonOf, runCli, sourceTree, REPO_ROOT } from '../support/cli-run';
-import { fakeNvcc, realNvccOrSkip } from '../support/nvcc';
+import { fakeNvcc, loggedRuns, realNvccOrSkip } from '../support/nvcc';
 import type { CheckJson, CheckJsonFile } from '../../server/src/cli/check-json-types';
 
 const fileOf = (json: CheckJson, name: string) => json.files.find((f) => f.path.endsWith(name))!;
@@ -124,11 +124,7 @@ describe('check passes compiler flags on to nvcc', () => {
         dir,
       );
       assert.equal(run.code, 0, run.err);
-      const [args] = fs
-        .readFileSync(log, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as string[]);
+      const [args] = loggedRuns(log);
       assert.deepEqual(args.slice(0, 11), [
         '-I',
         path.join(dir, 'inc'),
@@ -169,11 +165,7 @@ describe('check passes compiler flags on to nvcc', () => {
         dir,
       );
       assert.equal(run.code, 0, run.err);
-      const [args] = fs
-        .readFileSync(log, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as string[]);
+      const [args] = loggedRuns(log);
       // `own.h` is beside the file and `detail/more.h` beside `helper.h`: only `Common` is new.
       assert.deepEqual(args.slice(0, 5), ['-I', path.join(dir, 'inc'), '-I', path.join(dir, 'Common'), '-arch=sm_80']);
     } finally {
