@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 } from '../seeded-random.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -58,18 +59,6 @@ function reportOf(project) {
   return JSON.parse(r.stdout);
 }
 
-/** mulberry32: a small generator whose sequence depends on the seed alone. */
-function generator(s) {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const findings = [];
 const counts = {};
 for (const project of PROJECTS) {
@@ -91,7 +80,7 @@ const order = (a, b) =>
   a.rule.localeCompare(b.rule) ||
   a.message.localeCompare(b.message);
 findings.sort(order);
-const random = generator(seed);
+const random = mulberry32(seed);
 for (let i = findings.length - 1; i > 0; i--) {
   const j = Math.floor(random() * (i + 1));
   [findings[i], findings[j]] = [findings[j], findings[i]];

@@ -17,6 +17,7 @@
 // Plain Node (18+), no dependencies.
 import fs from 'node:fs';
 import path from 'node:path';
+import { mulberry32 } from '../seeded-random.mjs';
 
 function parseArgs(argv) {
   const opts = { size: 30, all: false };
@@ -44,18 +45,6 @@ function parseArgs(argv) {
 function fail(message) {
   console.error(`sample-warnings.mjs: ${message}`);
   process.exit(2);
-}
-
-// mulberry32: a small seeded generator, so a draw is the same on every machine and Node version.
-function generator(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // The saved paths are relative to wherever check ran; the project's own folder is the last path
@@ -102,7 +91,7 @@ function readWarnings(dir) {
 }
 
 function draw(rows, size, seed) {
-  const next = generator(seed);
+  const next = mulberry32(seed);
   const pool = rows.slice();
   // A partial Fisher-Yates shuffle: the first `size` places are a uniform sample without repeats.
   const n = Math.min(size, pool.length);
