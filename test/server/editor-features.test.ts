@@ -337,4 +337,25 @@ void run(float* p) {
     assert.deepEqual(lenses, []);
     session.setSettings({});
   });
+  it('follows settings: the defines nvcc gets decide the #ifdef a launch reads', async () => {
+    session.setSettings({ nvcc: { defines: ['WIDE_BLOCKS'] } });
+    const { uri, position } = open(`__global__ void k(float *p) { p[threadIdx.x] = 0; }
+void run(float *p) {
+#ifdef WIDE_BLOCKS
+  const int threads = 512;
+#else
+  const int threads = 128;
+#endif
+  |k<<<1, threads>>>(p);
+}
+`);
+    let value = '';
+    for (let i = 0; i < 50 && !value.includes('512 threads'); i++) {
+      const hover = await session.hover(uri, position);
+      value = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
+      if (!value.includes('512 threads')) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(value, /^\*\*k\*\*: 512 threads, 16 warps per block/);
+    session.setSettings({});
+  });
 });

@@ -215,3 +215,27 @@ describe('check passes over kernel sources compiled at run time', () => {
     assert.equal(fileOf(json, 'app.cu').diagnostics.filter((d) => d.code === 'nvcc-failed').length, 1);
   });
 });
+
+describe("check's preprocessor reads the flags nvcc would get", () => {
+  const source = `__global__ void k(float *p) { p[threadIdx.x] = 0; }
+void run(float *p) {
+#ifdef WIDE_BLOCKS
+  const int threads = 512;
+#else
+  const int threads = 128;
+#endif
+  k<<<1, threads>>>(p);
+}
+`;
+  const blocks = async (args: string[]) => {
+    const dir = sourceTree({ 'a.cu': source });
+    const json = await checkJsonOf(['a.cu', '--no-nvcc', '--jobs', '1', ...args], dir);
+    return fileOf(json, 'a.cu').launches.map((l) => l.threadsPerBlock);
+  };
+
+  it('-D decides an #ifdef, and so does a -D among the arguments after `--`', async () => {
+    assert.deepEqual(await blocks(['-D', 'WIDE_BLOCKS']), [512]);
+    assert.deepEqual(await blocks(['--', '-DWIDE_BLOCKS']), [512]);
+    assert.deepEqual(await blocks(['-D', 'WIDE_BLOCKS', '--', '-UWIDE_BLOCKS']), [128]);
+  });
+});

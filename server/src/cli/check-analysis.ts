@@ -4,7 +4,7 @@
  * order, then per file its analysis and its report, turned into plain pieces of the output.
  */
 import * as path from 'node:path';
-import type { Analyzer, DocumentFacts, IndexEntry, WorkspaceIndex } from '../core/analyzer';
+import type { Analyzer, DocumentFacts, IndexEntry, UnitFlags, WorkspaceIndex } from '../core/analyzer';
 import type { Severity } from '../core/types';
 import { branchesForCli, checkJsonFile, type CheckFile, type CheckJsonOptions } from './check-json';
 import { checkTextPieces, type CheckTextOptions, type CheckTextPieces } from './check-text';
@@ -161,21 +161,33 @@ export function checkedFile(
 /**
  * What the units of a check read beyond the checked files: the rest of the project (the folder the
  * check runs in, when the checked paths are in it, else the folder they share), and each unit's
- * flags from its compile_commands.json entry.
+ * flags for its preprocessor: its compile_commands.json entry and the command line's (`-D`, `-I`,
+ * `--std`, the arguments after `--`), as nvcc gets them.
  */
 export function configureUnits(
   analyzer: Analyzer,
-  { database, roots, cwd }: { database: CompileCommand[] | null; roots: readonly string[]; cwd: string },
+  {
+    database,
+    roots,
+    cwd,
+    extraFlags,
+  }: { database: CompileCommand[] | null; roots: readonly string[]; cwd: string; extraFlags: readonly string[] },
 ): void {
   const inside = (root: string) =>
     !path.relative(cwd, root).startsWith('..') && !path.isAbsolute(path.relative(cwd, root));
   const project = roots.length && roots.every(inside) ? cwd : commonFolder(roots);
   if (project) analyzer.setFileSource(projectFiles(project));
-  if (database)
-    analyzer.setUnitFlags((file) => {
-      const flags = resolveCompileFlags({ database, filePath: file, settings: {} });
-      return flags.origin === 'compile_commands' ? unitFlagsOfFlags(flags.flags, flags.cwd) : {};
-    });
+  if (!database && extraFlags.length === 0) return;
+  const known = new Map<string, UnitFlags>();
+  analyzer.setUnitFlags((file) => {
+    let flags = known.get(file);
+    if (!flags) {
+      const resolved = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: [...extraFlags] } });
+      flags = unitFlagsOfFlags(resolved.flags, resolved.cwd ?? cwd);
+      known.set(file, flags);
+    }
+    return flags;
+  });
 }
 
 function commonFolder(paths: readonly string[]): string | null {

@@ -244,6 +244,7 @@ export async function runCheck(
           archs,
           gpus,
           outputs,
+          extraFlags: compilerFlags,
           log: log && logPath ? { name: logPath, ...log } : null,
         },
         analysisJobs,
@@ -263,7 +264,7 @@ export async function runCheck(
     surface: 'cli',
   });
   indexSources(analyzer.index, { roots, database, sources });
-  configureUnits(analyzer, { database, roots, cwd: io.cwd });
+  configureUnits(analyzer, { database, roots, cwd: io.cwd, extraFlags: compilerFlags });
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   if (log && logPath) {
     try {

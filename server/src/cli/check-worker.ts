@@ -48,7 +48,12 @@ async function serve(port: NonNullable<typeof parentPort>, input: WorkerInput): 
       case 'load':
         analyzer.index.load(message.entries);
         analyzer.index.setIncludeDirs(includeDirsFromDatabase(input.database));
-        configureUnits(analyzer, { database: input.database, roots: input.roots, cwd: input.cwd });
+        configureUnits(analyzer, {
+          database: input.database,
+          roots: input.roots,
+          cwd: input.cwd,
+          extraFlags: input.extraFlags,
+        });
         analyzer.configure({ archs: input.archs, gpus: input.gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
         if (input.log) {
           try {

@@ -64,6 +64,8 @@ export interface WorkerInput extends IndexInput {
   archs: string[];
   gpus: string[];
   outputs: CheckOutputs;
+  /** The command line's compiler flags (configureUnits). */
+  extraFlags: string[];
   /** A build log's text, for every worker's figures. */
   log: { name: string; text: string; producedAt: number | null } | null;
 }

@@ -31,6 +31,7 @@ import {
   type Analyzer,
   type CompileState,
   type DocumentReport,
+  type UnitFlags,
 } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
@@ -42,7 +43,7 @@ import { hoverAt } from './hover';
 import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
-import { indexWorkspace, toIndexPath, updateFromDisk } from '../files/workspace-files';
+import { indexWorkspace, toIndexPath, unitFlagsOfFlags, updateFromDisk } from '../files/workspace-files';
 import { readBoundedFileSync } from '../files/bounded-read';
 import { readPtxasLog } from '../files/ptxas-log';
 import { readBuildFigures } from '../files/build-outputs';
@@ -313,6 +314,20 @@ export class CudaOccupancyServer {
     return folders.map(filePath).filter((p): p is string => p !== null);
   }
 
+  /** Each unit's preprocessor reads the flags nvcc gets (`-D`, `-I` …), kept per file until the settings change. */
+  private configureUnits(): void {
+    const known = new Map<string, UnitFlags>();
+    this.analyzer.setUnitFlags((file) => {
+      let flags = known.get(file);
+      if (!flags) {
+        const resolved = this.compile.preprocessorFlags(file);
+        flags = unitFlagsOfFlags(resolved.flags, resolved.cwd);
+        known.set(file, flags);
+      }
+      return flags;
+    });
+  }
+
   private async reloadSettings(force = false): Promise<void> {
     let settings = DEFAULT_SETTINGS;
     let fromWorkspace: ReadonlySet<keyof Settings> | null = null;
@@ -334,6 +349,7 @@ export class CudaOccupancyServer {
     this.hooks.onDocumentLimit?.(documentLimitsOf(settings).maxBytes);
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
+    this.configureUnits();
     this.updateCompilerStatus();
     this.indexDatabaseFiles();
     this.analyzer.configure({

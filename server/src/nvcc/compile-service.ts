@@ -400,6 +400,29 @@ export class CompileService {
     }
   }
 
+  /**
+   * The flags the preprocessor of `file`'s unit reads (`-D`, `-U`, `-I`, `-include`, `-std`): its
+   * compile_commands.json entry or the settings, as nvcc gets them, without the folders a compile
+   * found (they change after it, and the analysis finds its includes itself). None in an untrusted
+   * workspace, where neither is read.
+   */
+  preprocessorFlags(file: string): ResolvedFlags {
+    const settings = this.settings;
+    if (!settings || !this.options.trusted) return { flags: [], cwd: null };
+    return resolveCompileFlags({
+      database: this.database,
+      filePath: file,
+      settings: {
+        includePaths: settings['nvcc.includePaths'],
+        defines: settings['nvcc.defines'],
+        nvccArgs: settings['nvcc.args'],
+        std: settings['nvcc.std'],
+      },
+      workspaceRoot: this.options.workspaceRoots[0] ?? null,
+      policy: this.policy,
+    });
+  }
+
   private flagsFor(file: string): ResolvedFlags {
     const settings = this.settings!;
     if (!this.options.trusted) return { flags: [], cwd: null };
