@@ -1328,5 +1328,6 @@ try {
   process.stderr.write(`bench failed: ${error.stack ?? error}\n`);
   process.exitCode = 1;
 } finally {
-  rmSync(tmp, { recursive: true, force: true });
+  // BENCH_KEEP_TMP=1 keeps the inputs and the CPU profiles (their folder is printed at the start).
+  if (!process.env.BENCH_KEEP_TMP) rmSync(tmp, { recursive: true, force: true });
 }

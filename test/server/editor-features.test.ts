@@ -5,6 +5,7 @@
  * figures come from the annotation and every number here is fixed.
  */
 import * as assert from 'node:assert/strict';
+import { fakeNvcc } from '../support/nvcc';
 import { LspSession, withCursor } from '../support/lsp-session';
 import type { CodeAction } from 'vscode-languageserver-protocol';
 
@@ -345,6 +346,27 @@ void run(float *p) {
   const int threads = 512;
 #else
   const int threads = 128;
+#endif
+  |k<<<1, threads>>>(p);
+}
+`);
+    let value = '';
+    for (let i = 0; i < 50 && !value.includes('512 threads'); i++) {
+      const hover = await session.hover(uri, position);
+      value = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
+      if (!value.includes('512 threads')) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(value, /^\*\*k\*\*: 512 threads, 16 warps per block/);
+    session.setSettings({});
+  });
+  it('follows settings: the nvcc chosen decides `#if CUDART_VERSION` (the fake one is CUDA 99.0)', async () => {
+    session.setSettings({ nvcc: { path: fakeNvcc('nvcc-ok') } });
+    const { uri, position } = open(`__global__ void k(float *p) { p[threadIdx.x] = 0; }
+void run(float *p) {
+#if CUDART_VERSION >= 12000
+  const int threads = 512;
+#else
+  const int threads = 64;
 #endif
   |k<<<1, threads>>>(p);
 }

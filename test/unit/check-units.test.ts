@@ -233,6 +233,25 @@ void run(float *p) {
     return fileOf(json, 'a.cu').launches.map((l) => l.threadsPerBlock);
   };
 
+  it('the nvcc that compiles the units decides `#if CUDART_VERSION` (the fake one is CUDA 99.0)', async () => {
+    const dir = sourceTree({
+      'v.cu': `__global__ void k(float *p) { p[threadIdx.x] = 0; }
+void run(float *p) {
+#if CUDART_VERSION >= 12000 && __CUDACC_VER_MAJOR__ >= 12
+  k<<<1, 512>>>(p);
+#else
+  k<<<1, 64>>>(p);
+#endif
+}
+`,
+    });
+    const json = await checkJsonOf(['v.cu', '--arch', 'sm_80', '--nvcc', fakeNvcc('nvcc-ok'), '--no-cache'], dir);
+    assert.deepEqual(
+      fileOf(json, 'v.cu').launches.map((l) => `${l.line} ${l.threadsPerBlock}`),
+      ['4 512'],
+    );
+  });
+
   it('-D decides an #ifdef, and so does a -D among the arguments after `--`', async () => {
     assert.deepEqual(await blocks(['-D', 'WIDE_BLOCKS']), [512]);
     assert.deepEqual(await blocks(['--', '-DWIDE_BLOCKS']), [512]);

@@ -4,7 +4,7 @@
  * order, then per file its analysis and its report, turned into plain pieces of the output.
  */
 import * as path from 'node:path';
-import type { Analyzer, DocumentFacts, IndexEntry, UnitFlags, WorkspaceIndex } from '../core/analyzer';
+import type { Analyzer, DocumentFacts, IndexEntry, Toolchain, UnitFlags, WorkspaceIndex } from '../core/analyzer';
 import type { Severity } from '../core/types';
 import { branchesForCli, checkJsonFile, type CheckFile, type CheckJsonOptions } from './check-json';
 import { checkTextPieces, type CheckTextOptions, type CheckTextPieces } from './check-text';
@@ -171,13 +171,19 @@ export function configureUnits(
     roots,
     cwd,
     extraFlags,
-  }: { database: CompileCommand[] | null; roots: readonly string[]; cwd: string; extraFlags: readonly string[] },
+    toolchain,
+  }: {
+    database: CompileCommand[] | null;
+    roots: readonly string[];
+    cwd: string;
+    extraFlags: readonly string[];
+    toolchain: Toolchain;
+  },
 ): void {
   const inside = (root: string) =>
     !path.relative(cwd, root).startsWith('..') && !path.isAbsolute(path.relative(cwd, root));
   const project = roots.length && roots.every(inside) ? cwd : commonFolder(roots);
   if (project) analyzer.setFileSource(projectFiles(project));
-  if (!database && extraFlags.length === 0) return;
   const known = new Map<string, UnitFlags>();
   analyzer.setUnitFlags((file) => {
     let flags = known.get(file);
@@ -187,7 +193,7 @@ export function configureUnits(
       known.set(file, flags);
     }
     return flags;
-  });
+  }, toolchain);
 }
 
 function commonFolder(paths: readonly string[]): string | null {

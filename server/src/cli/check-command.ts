@@ -49,6 +49,7 @@ import {
   type CompileCommand,
 } from '../nvcc/compile-commands';
 import { expandHome, findOnPath, locateNvcc } from '../nvcc/locate-nvcc';
+import { toolchainOf } from '../nvcc/toolchain';
 import { droppedLine, type ArgumentPolicy } from '../nvcc/argument-policy';
 import { FileReadError, readBoundedFileSync } from '../files/bounded-read';
 import { DEFAULT_DOCUMENT_LIMITS, tooLargeToAnalyse, tooManyBytes } from '../document-limits';
@@ -229,6 +230,10 @@ export async function runCheck(
   const log = logPath === null ? null : readLog(logPath);
 
   const fromBuild = lists['--from-build'] ?? [];
+  // The build's figures stand for a compile: nvcc runs beside them only when --nvcc names it.
+  const runsNvcc = !flags['--no-nvcc'] && !(fromBuild.length && flags['--nvcc'] === undefined);
+  // The nvcc that compiles the units says which CUDA version their `#if CUDART_VERSION` arms read.
+  const toolchain = await toolchainOf(runsNvcc ? locateNvcc(flags['--nvcc'] as string | undefined) : null);
   // Without nvcc the figures are known before the analysis (a log, annotations): each file's output
   // can be built where it is analysed, on every core. With nvcc they come after the compiles, and a
   // build's figures are read here (with cuobjdump, at most --jobs at a time).
@@ -245,6 +250,7 @@ export async function runCheck(
           gpus,
           outputs,
           extraFlags: compilerFlags,
+          toolchain,
           log: log && logPath ? { name: logPath, ...log } : null,
         },
         analysisJobs,
@@ -264,7 +270,7 @@ export async function runCheck(
     surface: 'cli',
   });
   indexSources(analyzer.index, { roots, database, sources });
-  configureUnits(analyzer, { database, roots, cwd: io.cwd, extraFlags: compilerFlags });
+  configureUnits(analyzer, { database, roots, cwd: io.cwd, extraFlags: compilerFlags, toolchain });
   analyzer.configure({ archs, gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
   if (log && logPath) {
     try {
@@ -273,8 +279,6 @@ export async function runCheck(
       throw new UsageError((error as Error).message);
     }
   }
-  // The build's figures stand for a compile: nvcc runs beside them only when --nvcc names it.
-  const runsNvcc = !flags['--no-nvcc'] && !(fromBuild.length && flags['--nvcc'] === undefined);
   const figuresLater = runsNvcc || fromBuild.length > 0;
   const analysed: Array<{ file: string; text: string; facts: DocumentFacts }> = [];
   const failed = new Map<string, string>();

@@ -53,6 +53,7 @@ async function serve(port: NonNullable<typeof parentPort>, input: WorkerInput): 
           roots: input.roots,
           cwd: input.cwd,
           extraFlags: input.extraFlags,
+          toolchain: input.toolchain,
         });
         analyzer.configure({ archs: input.archs, gpus: input.gpus, divergence: true, report: DEFAULT_REPORT_SETTINGS });
         if (input.log) {

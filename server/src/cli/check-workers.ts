@@ -12,7 +12,7 @@
 import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { WorkspaceIndex, type IndexEntry } from '../core/analyzer';
+import { WorkspaceIndex, type IndexEntry, type Toolchain } from '../core/analyzer';
 import {
   assembleIndex,
   type CheckedFile,
@@ -66,6 +66,7 @@ export interface WorkerInput extends IndexInput {
   outputs: CheckOutputs;
   /** The command line's compiler flags (configureUnits). */
   extraFlags: string[];
+  toolchain: Toolchain;
   /** A build log's text, for every worker's figures. */
   log: { name: string; text: string; producedAt: number | null } | null;
 }

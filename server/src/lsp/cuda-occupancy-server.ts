@@ -31,6 +31,7 @@ import {
   type Analyzer,
   type CompileState,
   type DocumentReport,
+  type Toolchain,
   type UnitFlags,
 } from '../core/analyzer';
 import { DocumentStore } from './document-store';
@@ -48,6 +49,7 @@ import { readBoundedFileSync } from '../files/bounded-read';
 import { readPtxasLog } from '../files/ptxas-log';
 import { readBuildFigures } from '../files/build-outputs';
 import { chooseNvcc } from '../nvcc/locate-nvcc';
+import { hostToolchain } from '../nvcc/toolchain';
 import { CompileService, type DocumentPtx, type VariantResult } from '../nvcc/compile-service';
 import { contentHash } from '../nvcc/compile-ptx';
 import {
@@ -314,8 +316,16 @@ export class CudaOccupancyServer {
     return folders.map(filePath).filter((p): p is string => p !== null);
   }
 
-  /** Each unit's preprocessor reads the flags nvcc gets (`-D`, `-I` …), kept per file until the settings change. */
-  private configureUnits(): void {
+  /**
+   * Each unit's preprocessor reads the flags nvcc gets (`-D`, `-I` …), kept per file until the
+   * settings change, and the CUDA version of the nvcc chosen.
+   */
+  private async configureUnits(): Promise<void> {
+    // `nvcc --version` answers in milliseconds; one that hangs must not hold the first analysis up.
+    const toolchain = await Promise.race([
+      this.compile.toolchain(),
+      new Promise<Toolchain>((resolve) => setTimeout(() => resolve(hostToolchain()), 2000).unref()),
+    ]);
     const known = new Map<string, UnitFlags>();
     this.analyzer.setUnitFlags((file) => {
       let flags = known.get(file);
@@ -325,7 +335,7 @@ export class CudaOccupancyServer {
         known.set(file, flags);
       }
       return flags;
-    });
+    }, toolchain);
   }
 
   private async reloadSettings(force = false): Promise<void> {
@@ -349,7 +359,7 @@ export class CudaOccupancyServer {
     this.hooks.onDocumentLimit?.(documentLimitsOf(settings).maxBytes);
     this.documents.recheckLimits();
     await this.compile.configure(settings, () => this.archs(), fromWorkspace);
-    this.configureUnits();
+    await this.configureUnits();
     this.updateCompilerStatus();
     this.indexDatabaseFiles();
     this.analyzer.configure({

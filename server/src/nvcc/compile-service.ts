@@ -24,6 +24,8 @@ import { defaultCacheDir, ResourceCache } from './resource-cache';
 import { chooseNvcc, expandHome, findOnPath } from './locate-nvcc';
 import { droppedLine, type ArgumentPolicy } from './argument-policy';
 import { isValidArchFigures } from './cache-validation';
+import { toolchainOf } from './toolchain';
+import type { Toolchain } from '../core/analyzer';
 import type { SettingKey, Settings } from '../settings';
 
 export interface CompileServiceOptions {
@@ -100,6 +102,8 @@ export class CompileService {
   private scheduler: CompileScheduler | null = null;
   private settings: Settings | null = null;
   private database: CompileCommand[] | null = null;
+  /** The nvcc the settings chose, or null when it is switched off. */
+  private nvccPath: string | null = null;
   private databaseArchs: string[] = [];
   private readonly cache: ResourceCache<ArchFigures>;
   private readonly ptxCache: ResourceCache<PtxText>;
@@ -198,6 +202,7 @@ export class CompileService {
     this.scheduler = null;
     this.database = null;
     this.databaseArchs = [];
+    this.nvccPath = null;
     if (this.options.trusted) await this.loadDatabase(settings);
     if (!settings['nvcc.enabled']) {
       this.disabledReason = 'nvcc is switched off (cudaOccupancy.nvcc.enabled)';
@@ -213,6 +218,7 @@ export class CompileService {
     });
     if (chosen.note) this.options.log(chosen.note);
     const nvccPath = chosen.nvccPath;
+    this.nvccPath = nvccPath;
     this.nvdisasm = locateNvdisasm(nvccPath);
     // Said once, not per kernel: without nvdisasm the pressure is the PTX estimate.
     this.options.log(
@@ -398,6 +404,11 @@ export class CompileService {
       if (signal.aborted || result.status === 'cancelled') return;
       for (const l of this.variantListeners) l({ uri, key: variant.key, result });
     }
+  }
+
+  /** The platform, and the CUDA version of the nvcc chosen (none when switched off or missing): see toolchain.ts. */
+  toolchain(): Promise<Toolchain> {
+    return toolchainOf(this.nvccPath);
   }
 
   /**
