@@ -68,6 +68,112 @@ describe('block size candidates', () => {
     ]);
   });
 
+  it("reads each arm of an `#if` the unit cannot decide as the build's choice, not the view's arm alone", () => {
+    const text = [
+      '__global__ void k(float* p) {}',
+      'void host(float* p) {',
+      '#ifdef USE_ROCM',
+      '  const int threads = 64;',
+      '#elif CUDART_VERSION >= 11000',
+      '  const int threads = 256;',
+      '#else',
+      '  const int threads = 128;',
+      '#endif',
+      '  k<<<1, threads>>>(p);',
+      '  int wide = 128;',
+      '#ifdef WIDE_BLOCKS',
+      '  wide = 512;',
+      '#ifdef HUGE_BLOCKS',
+      '  wide *= 2;',
+      '#endif',
+      '#endif',
+      '  k<<<1, wide>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(candidates(text), [
+      ['64', '128', '256'],
+      ['128', '512', '1024'],
+    ]);
+  });
+
+  it("reads a constant declared in each arm of an undecided `#if` as one of their values, the view's where another arm's cannot be read", () => {
+    const text = [
+      '#ifdef USE_ROCM',
+      'constexpr int kThreads = 64;',
+      'static const int kRows = 4;',
+      '#else',
+      'constexpr int kThreads = 128;',
+      'static const int kRows = 8;',
+      'constexpr int kOnlyHere = 256;',
+      '#endif',
+      '#ifdef USE_ROCM',
+      'constexpr int kCalled = wavefront_size();',
+      '#else',
+      'constexpr int kCalled = 512;',
+      '#endif',
+      '__global__ void k(float* p) {}',
+      'void host(float* p) {',
+      '  k<<<1, kThreads>>>(p);',
+      '  k<<<1, dim3(32, kRows)>>>(p);',
+      '  k<<<1, kOnlyHere>>>(p);',
+      '  k<<<1, kCalled>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(candidates(text), [['64', '128'], ['32x4x1', '32x8x1'], null, null]);
+    assert.deepEqual(
+      readAlone(text)
+        .launches.slice(2)
+        .map((l) => l.block.value?.x ?? null),
+      [256, 512],
+    );
+  });
+
+  it('keeps one value where the unit decides the `#if`, and reports only the launches of the build the view reads', () => {
+    const text = [
+      '#define USE_WIDE 1',
+      '__global__ void k(float* p) {}',
+      'void host(float* p) {',
+      '#if USE_WIDE',
+      '  const int threads = 512;',
+      '#else',
+      '  const int threads = 128;',
+      '#endif',
+      '  k<<<1, threads>>>(p);',
+      '#ifdef USE_ROCM',
+      '  k<<<1, 64>>>(p);',
+      '#else',
+      '  k<<<1, 32>>>(p);',
+      '#endif',
+      '}',
+    ].join('\n');
+    const launches = readAlone(text).launches;
+    assert.deepEqual(
+      launches.map((l) => [l.span.start.line + 1, l.block.value?.x ?? null, l.candidates ?? null]),
+      [
+        [9, 512, null],
+        [13, 32, null],
+      ],
+    );
+  });
+
+  it("reads the view's arm where the arms split a statement between them (their text together does not parse)", () => {
+    const text = [
+      '__global__ void k(float* p) {}',
+      'void host(float* p, bool a, bool b) {',
+      '  int threads = 128;',
+      '#ifdef USE_A',
+      '  if (a) {',
+      '#else',
+      '  if (b) {',
+      '#endif',
+      '    threads = 256;',
+      '  }',
+      '  k<<<1, threads>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(candidates(text), [['128', '256']]);
+  });
+
   it('gives no set when a loop, a call or an unknown value can change the local, or the set is one value', () => {
     const text = [
       'void host(float* p, int n) {',

@@ -232,8 +232,12 @@ export class LaunchCollector {
     // Lambdas handed out of view by this reading of the body: once each here, and again where the
     // body is read again (a lambda that hands one on, called with another kernel each time).
     const handedOut = new Set<number>();
+    // A function read with every arm of its undecided `#if`s (program.ts, buildWithChoices): the arms the
+    // view leaves out lend their values, but their launches and calls are another build's code.
+    const leftOut = (at: Range) => this.program.outOfView(pf.file, at[0]);
     return {
       launch: (e, callee, config, _env, args) => {
+        if (leftOut(e.at)) return;
         const o = this.observation(
           pf,
           'chevrons',
@@ -258,6 +262,7 @@ export class LaunchCollector {
         out.push(e.from ? { ...o, ...counted, through: { kind: 'macro', name: e.from.name } } : { ...o, ...counted });
       },
       call: (e, callee, args, env, pointees) => {
+        if (leftOut(e.at)) return;
         const name = e.callee.k === 'name' ? baseName(e.callee.name) : null;
         if (name === 'cudaFuncSetAttribute' && d === 0) this.optIn(pf, e, args);
         if (name && LAUNCH_APIS.has(name)) {

@@ -6,6 +6,7 @@
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import { MAX_DEPTH, type Expr, type MacroOrigin, type Range, type TemplateArg } from './expr';
 import type { ExpandedSnippetLike } from './function-ir';
+import type { BuildArm } from '../preprocess/build-choices';
 
 /** A macro use expanded and parsed: the expression's node and where its pieces come from in the file. */
 export interface ExpandedExpression {
@@ -31,6 +32,11 @@ export interface BuildHooks {
   base?: number;
   /** The unit's macros; null reads the tree as it is. */
   macros: MacroHooks | null;
+  /**
+   * The arms of `#if` groups the unit cannot decide, where the text holds every arm (see
+   * function-ir.ts, lowerBuildChoice): each a choice the build makes, in file offsets.
+   */
+  arms?: readonly BuildArm[];
 }
 
 export interface ScopeHooks {

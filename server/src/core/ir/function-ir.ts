@@ -13,6 +13,7 @@
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { Expr, MacroOrigin, Range } from './expr';
 import { BODY_PLACEHOLDER, codeChildren, ExprBuilder, type BuildHooks } from './expr-builder';
+import type { BuildArm } from '../preprocess/build-choices';
 
 export interface Local {
   id: number;
@@ -118,6 +119,10 @@ class CfgBuilder {
   private exitBlock = -1;
   private depth = 0;
   private pendingUnroll = false;
+  /** The `#if` groups whose arms are being lowered (lowerBuildChoice). */
+  private readonly choosing = new Set<number>();
+  /** While an arm after the first is lowered: the locals earlier arms declared in the group's scope, and that scope's depth. */
+  private redeclared: { names: Map<string, number>; depth: number } | null = null;
 
   get expression(): ExprBuilder {
     return this.expr;
@@ -212,6 +217,12 @@ class CfgBuilder {
   }
 
   private declare(name: string, decl: SyntaxNode, param: boolean, declarator?: SyntaxNode | null): number {
+    // The same declaration in another arm of an `#if` the build decides is the same variable after it.
+    const again = this.redeclared?.depth === this.scopes.length ? this.redeclared.names.get(name) : undefined;
+    if (again !== undefined) {
+      this.scopes[this.scopes.length - 1].set(name, again);
+      return again;
+    }
     const id = this.locals.length;
     const specifiers = specifierText(decl, (n) => this.expr.text(n));
     const d = declarator ?? decl.childForFieldName('declarator');
@@ -274,7 +285,7 @@ class CfgBuilder {
     switch (node.type) {
       case 'compound_statement':
         this.pushScope();
-        for (const c of node.namedChildren) if (c) this.lowerStatement(c);
+        this.lowerChildren(node.namedChildren.filter((c): c is SyntaxNode => !!c));
         this.popScope();
         return;
       case 'declaration':
@@ -528,6 +539,76 @@ class CfgBuilder {
     void join;
     this.current = after;
     this.popScope();
+  }
+
+  /**
+   * A block's statements in order; a run of them inside the arms of an `#if` group the unit cannot
+   * decide (the text holds every arm, see BuildHooks.arms) is a choice the build makes: each arm a
+   * path, and none of them when the group has no `#else`.
+   */
+  private lowerChildren(children: readonly SyntaxNode[]): void {
+    for (let k = 0; k < children.length;) {
+      const arm = this.outermostArm(children[k]);
+      if (!arm) {
+        this.lowerStatement(children[k++]);
+        continue;
+      }
+      const group = (this.hooks.arms ?? []).filter((a) => a.group === arm.group);
+      const paths: SyntaxNode[][] = group.map(() => []);
+      for (; k < children.length; k++) {
+        const [start, end] = this.at(children[k]);
+        const i = group.findIndex((a) => a.start <= start && end <= a.end);
+        if (i < 0) break;
+        paths[i].push(children[k]);
+      }
+      this.lowerBuildChoice(arm.group, arm.exhaustive ? paths : [...paths, []]);
+    }
+  }
+
+  /** The arm of the outermost group not being lowered already that holds all of `node`, if any. */
+  private outermostArm(node: SyntaxNode): BuildArm | null {
+    if (!this.hooks.arms?.length) return null;
+    const [start, end] = this.at(node);
+    let best: BuildArm | null = null;
+    for (const a of this.hooks.arms)
+      if (
+        !this.choosing.has(a.group) &&
+        a.start <= start &&
+        end <= a.end &&
+        (!best || a.end - a.start > best.end - best.start)
+      )
+        best = a;
+    return best;
+  }
+
+  private lowerBuildChoice(group: number, paths: SyntaxNode[][]): void {
+    const head = this.current;
+    const depth = this.scopes.length;
+    const before = new Map(this.scopes[depth - 1]);
+    const declared = new Map<string, number>();
+    const outer = this.redeclared;
+    const starts: number[] = [];
+    const ends: number[] = [];
+    this.choosing.add(group);
+    for (const stmts of paths) {
+      this.current = this.newBlock();
+      starts.push(this.current);
+      this.scopes[depth - 1] = new Map(before);
+      // A group inside an arm: what the outer group's earlier arms declared is the same variable too.
+      this.redeclared = { names: outer?.depth === depth ? new Map([...outer.names, ...declared]) : declared, depth };
+      this.lowerChildren(stmts);
+      ends.push(this.current);
+      for (const [name, id] of this.scopes[depth - 1]) if (before.get(name) !== id) declared.set(name, id);
+    }
+    this.choosing.delete(group);
+    this.redeclared = outer;
+    this.scopes[depth - 1] = new Map([...before, ...declared]);
+    const after = this.newBlock();
+    const at = this.hooks.arms?.find((a) => a.group === group);
+    const value: Expr = { k: 'unknown', text: 'the build', at: at ? [at.start, at.end] : [0, 0] };
+    this.blocks[head].exit = { k: 'switch', value, cases: starts.map((to) => ({ value: null, to })), site: null };
+    for (const end of ends) this.blocks[end].exit = keepOr(this.blocks[end].exit, { k: 'goto', to: after });
+    this.current = after;
   }
 
   private loopHeader(at: Range): number {

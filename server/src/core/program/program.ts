@@ -12,9 +12,11 @@ import { expandTokens, ExpansionLimit, toExpand, type MacroDef } from '../prepro
 import { buildFunctionIR, type FunctionIR } from '../ir/function-ir';
 import { ExprBuilder, type BuildHooks } from '../ir/expr-builder';
 import { UnitMacroHooks, type SnippetParser } from '../ir/macro-hooks';
-import type { PreprocessedUnit } from '../preprocess/unit';
+import type { PreprocessedUnit, UnitFile } from '../preprocess/unit';
 import { viewText } from '../preprocess/view';
 import { parseView } from '../preprocess/parse-view';
+import { allArmsText, buildChoices, stateAt, type BuildArm } from '../preprocess/build-choices';
+import { initialisersOf, otherArms } from './arm-declarations';
 import {
   outlineOf,
   templateArgumentsOf,
@@ -194,6 +196,10 @@ export class UnitProgram {
   private readonly lazy = new Map<string, () => string>();
   /** The unit's views of the files parsed apart, before the parse view blanks specifier macros (see withExecutionSpaces). */
   private readonly unitViews = new Map<string, string>();
+  /** Each file's parse view with every arm of its undecided groups kept (buildWithChoices). */
+  private readonly allArmsViews = new Map<string, string>();
+  /** Each file's arms of undecided groups (inOtherArms). */
+  private readonly fileArms = new Map<string, BuildArm[]>();
 
   /** Frees what the program parsed (the expansions' and functions' trees); its results stay valid. */
   dispose(): void {
@@ -583,9 +589,40 @@ export class UnitProgram {
       ? null
       : pf.fn.expansion
         ? this.buildExpandedIR(pf.fn.expansion)
-        : this.buildIR(pf.file, pf.fn.definitionAt);
+        : (this.buildWithChoices(pf) ?? this.buildIR(pf.file, pf.fn.definitionAt));
     this.irs.set(key, ir);
     return ir;
+  }
+
+  /** The offset of `path` is in an arm of an undecided `#if` that the view leaves out. */
+  outOfView(path: string, offset: number): boolean {
+    return stateAt(this.unit.files.get(path)?.regions ?? [], offset) === 'alternative';
+  }
+
+  /**
+   * A host function whose body holds `#if` groups the unit cannot decide, read with every arm as a
+   * branch the build takes (build-choices.ts): its launches' values are then each arm's, not the
+   * view's alone. Null when it holds none, or its text with every arm does not parse (an arm that
+   * opens a brace another closes): the view's arm is read, as for any other function.
+   */
+  private buildWithChoices(pf: ProgramFunction): FunctionIR | null {
+    // Device code's groups are mostly `__CUDA_ARCH__`, which each pass decides; its branches feed the
+    // uniformity analyses, which read a branch as the threads', not the build's.
+    if (!pf.fn.host || pf.fn.device || pf.fn.global || !pf.fn.bodyAt) return null;
+    const file = this.unit.files.get(pf.file);
+    if (!file) return null;
+    const arms = buildChoices(file, pf.fn.bodyAt[0], pf.fn.bodyAt[1]);
+    if (arms.length === 0) return null;
+    const at = pf.fn.definitionAt;
+    const text = this.allArmsView(pf.file, file).slice(at[0], at[1]);
+    const tree = this.parser.parseApart(text);
+    try {
+      const node = findFirst(tree.rootNode, 'function_definition');
+      if (!node || tree.rootNode.hasError) return null;
+      return buildFunctionIR(node, { text, base: at[0], macros: this.macroHooks(pf.file), arms });
+    } finally {
+      tree.delete();
+    }
   }
 
   /** The IR of a function a file-scope macro use defines: parsed from the expansion, placed at the use. */
@@ -706,8 +743,61 @@ export class UnitProgram {
     const scope: FunctionScope = { file, scope: decl.scope, bindings: new Map() };
     const resolver = this.resolver(scope, 0);
     const ir: FunctionIR = { blocks: [], exit: 0, locals: [], params: [], lambdas: [] };
-    const v = new Evaluator(ir, resolver).eval(e, { vals: new Map(), self: null });
-    return v;
+    const evaluator = new Evaluator(ir, resolver);
+    const v = evaluator.eval(e, { vals: new Map(), self: null });
+    if (decl.kind !== 'variable' || v.k !== 'num') return v;
+    // Declared in an arm of an undecided `#if`: another build declares it in another arm, and the
+    // value is one of the arms'. Where another arm's value cannot be read (a call, groups nested in
+    // it), the view's build is read, as for any other code: an unknown there (faiss's kWarpSize, 32
+    // here and a wavefront size in ROCm builds) would be sampled as any warp size by the device
+    // analyses, and split warps no build has.
+    let joined: Val = v;
+    for (const init of this.inOtherArms(file, decl)) {
+      const other = init ? evaluator.eval(init, { vals: new Map(), self: null }) : TOP;
+      if (other.k !== 'num') return v;
+      joined = join(joined, other);
+    }
+    return joined;
+  }
+
+  /**
+   * The initialisers another build gives a constant the view declares in an arm of an undecided
+   * `#if` (arm-declarations.ts): one per arm the view leaves out, null for an arm that does not
+   * declare it with one.
+   */
+  private inOtherArms(file: string, decl: OutlineConstant): Array<Expr | null> {
+    const unitFile = this.unit.files.get(file);
+    if (!unitFile) return [];
+    let arms = this.fileArms.get(file);
+    if (!arms) this.fileArms.set(file, (arms = buildChoices(unitFile, 0, unitFile.text.length)));
+    const others = arms.length ? otherArms(arms, unitFile.regions, decl.at) : null;
+    if (!others) return [];
+    const view = this.allArmsView(file, unitFile);
+    return others.map((arm) => {
+      const text = view.slice(arm.start, arm.end);
+      const tree = this.parser.parseApart(text);
+      try {
+        const found = initialisersOf(tree.rootNode, decl.name);
+        if (found.length !== 1 || tree.rootNode.hasError) return null;
+        const builder = new ExprBuilder(
+          { text, base: arm.start, macros: this.macroHooks(file) },
+          { resolve: () => null, lambda: () => undefined, statements: () => undefined },
+        );
+        return builder.build(found[0]);
+      } finally {
+        tree.delete();
+      }
+    });
+  }
+
+  /** The parse view of `path` with every arm of its undecided groups kept (build-choices.ts). */
+  private allArmsView(path: string, file: UnitFile): string {
+    let view = this.allArmsViews.get(path);
+    if (view === undefined) {
+      view = parseView(allArmsText(file), (o) => this.macrosAt(path, o), this.macroNameSet);
+      this.allArmsViews.set(path, view);
+    }
+    return view;
   }
 
   /** The resolver of names and calls for code in `scope`, following calls `depth` deep so far. */
