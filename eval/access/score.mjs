@@ -63,13 +63,17 @@ for (const project of projects) {
   for (const [kind, rule] of Object.entries(RULES)) {
     const labelled = mine.filter((l) => l.rule === kind);
     const ruleFindings = findings.filter((f) => f.code === rule);
-    const matchOf = (l) =>
-      ruleFindings.find(
-        (f) =>
-          f.file === l.file &&
-          f.line === l.line &&
-          (kind === 'barrier' || l.access.includes(arrayOf(f.message).replace(/\s+/g, ' '))),
-      );
+    // A finding names its array: it matches the label on its line whose access names that array,
+    // the one whose access starts with it where two do (`p[tid].assign` before
+    // `center_table_d[p[tid].assign]` for a finding on `p`).
+    const labelOf = (f) => {
+      const here = labelled.filter((l) => f.file === l.file && f.line === l.line);
+      if (kind === 'barrier') return here[0];
+      const name = arrayOf(f.message).replace(/\s+/g, ' ');
+      const naming = here.filter((l) => l.access.includes(name));
+      return naming.find((l) => l.access.replace(/^[*(\s]+/, '').startsWith(name)) ?? naming[0];
+    };
+    const matchOf = (l) => ruleFindings.find((f) => labelOf(f) === l);
     let tp = 0;
     let fp = 0;
     let fn = 0;

@@ -659,6 +659,35 @@ describe('bank-conflict', () => {
     );
   });
 
+  it("finds a conflict on a loop's steps where the last steps leave one or two lanes (conflict-free) to run", async () => {
+    // A triangular factorisation: lane t works on row t while t > i; the lanes of a 16-float row
+    // fall on two banks (8-way) until one or two lanes are left. The padded row is conflict-free.
+    const text = [
+      '__global__ void k(float* out) {',
+      '  __shared__ float a[16][16];',
+      '  __shared__ float b[16][17];',
+      '  a[threadIdx.x][0] = 1.f;',
+      '  b[threadIdx.x][0] = 1.f;',
+      '  __syncthreads();',
+      '  for (int i = 0; i < 15; i++) {',
+      '    if (threadIdx.x > i) {',
+      '      a[threadIdx.x][i] /= a[i][i];',
+      '      b[threadIdx.x][i] /= b[i][i];',
+      '    }',
+      '    __syncthreads();',
+      '  }',
+      '  out[threadIdx.x] = a[threadIdx.x][3] + b[threadIdx.x][3];',
+      '}',
+      'void run(float* o) { k<<<1, 16>>>(o); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'bank-conflict');
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.message.slice(0, r.message.indexOf(' bank'))}`),
+      ['4: a[threadIdx.x][0] 8-way', '9: a[threadIdx.x][i] Up to 8-way', '14: a[threadIdx.x][3] 8-way'],
+    );
+  });
+
   it('is quiet on the padded tile, on a row read and on a broadcast', async () => {
     const text = kernel(
       [
@@ -858,6 +887,30 @@ describe('memory rules: struct-held pointers, members of an element, template in
     assert.deepEqual(
       records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
       ['5: p[i].w 16/4', '6: v[i].x 8/4', '7: q[i].b 8/4'],
+    );
+  });
+
+  it('reads the layout of a record a typedef names: `typedef struct { … } Point;`, `typedef struct tag { … } Name;`', async () => {
+    // C's idiom: an anonymous record named by its typedef, or a tagged one given a second name.
+    // A member 32 or 8 bytes apart per lane; the neighbour, an array of one member per point, is unit stride.
+    const text = [
+      'typedef struct { float weight; float *coord; long assign; float cost; } Point;',
+      'typedef struct latLong { float lat; float lng; } LatLong;',
+      '__global__ void k(Point* p, LatLong* d, const float* weight, float* out, int n) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  if (i < n) {',
+      '    LatLong* here = d + i;',
+      '    out[i] = p[i].weight + here->lat + weight[i];',
+      '    out[n + i] = (float)p[i].assign;',
+      '  }',
+      '}',
+      'void run(Point* p, LatLong* d, const float* w, float* o, int n) { k<<<n / 256, 256>>>(p, d, w, o, n); }',
+      '',
+    ].join('\n');
+    const records = (await recordsOf(text)).filter((r) => r.rule === 'uncoalesced-access');
+    assert.deepEqual(
+      records.map((r) => `${r.span.start.line + 1}: ${r.text} ${r.measure?.actual}/${r.measure?.ideal}`),
+      ['7: p[i].weight 32/4', '7: here->lat 8/4', '8: p[i].assign 32/8'],
     );
   });
 

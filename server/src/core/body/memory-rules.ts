@@ -448,7 +448,11 @@ function bankRecord(
 ): MemoryRecord {
   const verb = ev.store ? 'store to' : 'load from';
   const ways =
-    v.fewest === v.ways ? `${v.ways}-way` : v.exact ? `${v.fewest}- to ${v.ways}-way` : `Up to ${v.ways}-way`;
+    v.fewest === v.ways
+      ? `${v.ways}-way`
+      : v.exact && v.fewest > 1
+        ? `${v.fewest}- to ${v.ways}-way`
+        : `Up to ${v.ways}-way`;
   const via = place.via ? ` (${place.via})` : '';
   const fix = !v.padding
     ? null
@@ -469,7 +473,7 @@ function bankRecord(
   const vector = merged
     ? ` The lane's loop ${ev.store ? 'stores' : 'loads'} ${merged.trips} consecutive elements: if the compiler merges them into ${width}-byte accesses (\`${ev.store ? 'STS' : 'LDS'}.${width * 8}\`, served ${width === 16 ? 'a quarter of' : 'half'} a warp at a time), ${merged.ways <= 1 ? 'they are conflict-free' : `they are ${merged.ways}-way`}; the SASS tells which (ptxas may merge what the PTX moves one element at a time).`
     : '';
-  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.fewest === v.ways || v.exact ? '' : 'up to '}${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
+  const message = `${ways} bank conflict on the shared-memory ${verb} \`${ev.array}\`${via}: lanes of a warp fall on the same bank at different addresses, so the request is served in ${v.fewest === v.ways || (v.exact && v.fewest > 1) ? '' : 'up to '}${v.ways} passes instead of 1; ${assumedShapes(v.shape, shapes)}.${weighed}${vector} ${advice}`;
   return {
     rule: 'bank-conflict',
     kernel: kernel.name,

@@ -4,14 +4,15 @@
  * distinct word on its busiest bank (lanes on one word share it: a broadcast). Accesses of 8 and
  * 16 bytes are served a half and a quarter warp at a time. The element offset is evaluated lane by
  * lane for the block shapes in use and every sample of the unknowns (a loop counter's known steps
- * included); the verdict must hold for all of them. For an array of two or more dimensions, the
- * row length nearest the declared one that removes the conflict is found the same way.
+ * included); the verdict must hold for every sample of the run-time values, and a loop's run is
+ * conflicted where one of its steps is. For an array of two or more dimensions, the row length
+ * nearest the declared one that removes the conflict is found the same way.
  */
 import type { Dim3 } from '../types';
 import { INVALID, LANE_UNKNOWN, simulateLoopCounter } from '../uniformity/lane-evaluation';
 import type { AccessEvent } from '../uniformity/memory-events';
 import { binary, constant, symFacts, type Sym } from '../uniformity/symbolic-values';
-import { byteOffset, conjunction, laneSamples, threadValues, type RuleShapes } from './lane-samples';
+import { byteOffset, conjunction, laneSamples, threadValues, type LaneSample, type RuleShapes } from './lane-samples';
 
 export interface BankVerdict {
   shape: Dim3;
@@ -65,7 +66,7 @@ function shapeVerdict(
 ): Omit<BankVerdict, 'padding'> | null | typeof NO_REQUEST {
   const ways = waysOver(ev, shape, offset);
   if (ways === NO_REQUEST) return NO_REQUEST;
-  if (!ways || ways.fewest <= 1) return null;
+  if (!ways || ways.conflicted <= 1) return null;
   return { shape, ways: ways.most, fewest: ways.fewest, exact: ways.exact, extraPerWarp: ways.extraPerWarp };
 }
 
@@ -79,7 +80,10 @@ function waysOver(
   shape: Dim3,
   offset: Sym,
   above = Infinity,
-): { most: number; fewest: number; exact: boolean; extraPerWarp: number } | null | typeof NO_REQUEST {
+):
+  | { most: number; fewest: number; exact: boolean; extraPerWarp: number; conflicted: number }
+  | null
+  | typeof NO_REQUEST {
   // An address that never reads per-lane data cannot turn out unknown in a later sample.
   const stops = above < Infinity && !symFacts(offset).opaqueLane;
   const size = shape.x * shape.y * shape.z;
@@ -95,6 +99,8 @@ function waysOver(
   let fewest = Infinity;
   let exact = true;
   let extraPerWarp = 0;
+  // Per run of the loops (one value of each unknown that is not a counter), its worst iteration.
+  const runs = new Map<string, number>();
   const warps = Math.max(1, Math.ceil(size / 32));
   // The words one pass touches, reused from pass to pass; and per bank, how many distinct words fall on it.
   const words: number[] = [];
@@ -122,15 +128,29 @@ function waysOver(
       const passes = busiestBank(words, perBank);
       worst = Math.max(worst, passes);
       extra += passes - 1;
-      if (stops && worst > above) return { most: worst, fewest: worst, exact: false, extraPerWarp: extra / warps };
+      if (stops && worst > above)
+        return { most: worst, fewest: worst, exact: false, extraPerWarp: extra / warps, conflicted: worst };
     }
     if (worst === 0) continue;
     if (sample.sampled.length > 0) exact = false;
     extraPerWarp = Math.max(extraPerWarp, extra / warps);
     if (worst > most) most = worst;
     if (worst < fewest) fewest = worst;
+    const key = runKey(sample);
+    runs.set(key, Math.max(runs.get(key) ?? 0, worst));
   }
-  return most === 0 ? NO_REQUEST : { most, fewest, exact, extraPerWarp };
+  if (most === 0) return NO_REQUEST;
+  // Every value of a loop's counter runs, one iteration after another: a run of the loop pays the
+  // passes of its worst iteration, whatever the others need (the last steps of a triangular loop,
+  // with one or two lanes left, are conflict-free). A verdict must hold for every value of the
+  // other unknowns: the fewest is over their runs.
+  const conflicted = Math.min(...runs.values());
+  return { most, fewest, exact, extraPerWarp, conflicted };
+}
+
+/** The values of the unknowns a sample holds that are not loop counters run through their steps. */
+function runKey(sample: LaneSample): string {
+  return sample.sampled.map((s) => `${s.name}=${s.value}`).join(',');
 }
 
 /** The most distinct words on one bank among `words` (sorted in place; `perBank` is scratch). */

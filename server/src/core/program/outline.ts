@@ -263,7 +263,19 @@ class OutlineWalk {
         return;
       case 'type_definition': {
         const type = node.childForFieldName('type');
-        if (type && /struct_specifier|class_specifier|enum_specifier/.test(type.type))
+        const names = node.childrenForFieldName('declarator').filter((d) => d?.type === 'type_identifier');
+        // C's `typedef struct { … } Point;` names an anonymous record by the typedef; `typedef struct
+        // node { … } Node;` makes `Node` another name of `node`.
+        if (type && /struct_specifier|class_specifier/.test(type.type)) {
+          const tag = type.childForFieldName('name');
+          if (!tag && names[0] && type.childForFieldName('body'))
+            this.record(type, scope, template, depth + 1, inTemplate || !!template, this.slice(names[0]));
+          else this.item(type, scope, className, template, depth + 1, inTemplate);
+          const target = tag ? this.slice(tag) : names[0] ? this.slice(names[0]) : null;
+          if (target && !template)
+            for (const d of names)
+              if (d && this.slice(d) !== target) this.alias(this.slice(d), target, scope, className);
+        } else if (type && type.type === 'enum_specifier')
           this.item(type, scope, className, template, depth + 1, inTemplate);
         // `typedef T NAME;`: a plain name declared (not a pointer, array or function type).
         else if (type && !template)
@@ -451,16 +463,17 @@ class OutlineWalk {
     template: { params: TemplateParam[]; at: Range } | null,
     depth: number,
     inTemplate: boolean,
+    typedefName: string | null = null,
   ): void {
     const nameNode = node.childForFieldName('name');
     const body = node.childForFieldName('body');
-    if (!nameNode) {
+    if (!nameNode && typedefName === null) {
       // An anonymous struct's static members are unreachable by name; its nested enums still count.
       if (body)
         for (const c of body.namedChildren) if (c?.type === 'enum_specifier') this.enumeration(c, scope, inTemplate);
       return;
     }
-    const written = this.slice(nameNode).replace(/\s+/g, ' ');
+    const written = nameNode ? this.slice(nameNode).replace(/\s+/g, ' ') : typedefName!;
     const name = written.replace(/\s+/g, '').replace(/<.*$/, '');
     const inner = [...scope, name];
     const fields: OutlineField[] = [];
