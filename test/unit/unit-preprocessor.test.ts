@@ -36,6 +36,29 @@ function valueAt(u: ReturnType<typeof unit>, path: string, marker: string, name:
 }
 
 describe('the preprocessor of a translation unit', () => {
+  it("knows the toolkit's version macros from the nvcc that compiles it, CUDA_VERSION where <cuda.h> is included; without it, the build decides", () => {
+    const text = [
+      '#if CUDART_VERSION >= 12000 && __CUDACC_VER_MAJOR__ >= 12',
+      'int runtime_new;',
+      '#endif',
+      '#if CUDA_VERSION >= 11000',
+      'int driver_before_include;',
+      '#endif',
+      '#include <cuda.h>',
+      '#if CUDA_VERSION >= 11000',
+      'int driver_new;',
+      '#endif',
+    ].join('\n');
+    const known = unit({ '/p/a.cu': text }, '/p/a.cu', { toolchain: { cuda: { major: 13, minor: 0 } } });
+    assert.equal(stateOf(known, '/p/a.cu', 'runtime_new'), 'active');
+    assert.equal(stateOf(known, '/p/a.cu', 'driver_before_include'), 'assumed');
+    assert.equal(stateOf(known, '/p/a.cu', 'driver_new'), 'active');
+    assert.deepEqual(valueAt(known, '/p/a.cu', 'driver_new', 'CUDA_VERSION'), ['13000']);
+    const unknown = unit({ '/p/a.cu': text }, '/p/a.cu');
+    assert.equal(stateOf(unknown, '/p/a.cu', 'runtime_new'), 'assumed');
+    assert.equal(stateOf(unknown, '/p/a.cu', 'driver_new'), 'assumed');
+  });
+
   it('decides #if, #ifdef and #elif over the macros the files define, and keeps lines and offsets', () => {
     const text = [
       '#define FAST 1',

@@ -543,6 +543,13 @@ class UnitWalk {
     const resolved = this.resolve(header.name, header.system, dirname(path), path);
     this.edges.push({ from: path, at: d.hash, target: header.name, system: header.system, resolved, state: region });
     if (resolved) this.walkFile(resolved, region, depth + 1);
+    // The driver API's header is the toolkit's, never the workspace's: its version macro is what
+    // the nvcc compiling the unit ships (`#if CUDA_VERSION >= 11000`).
+    const cuda = this.input.toolchain?.cuda;
+    if (!resolved && header.system && header.name === 'cuda.h' && cuda) {
+      const def = commandLineDefine('CUDA_VERSION', String(cuda.major * 1000 + cuda.minor * 10), '<cuda.h>');
+      if (def) this.set('CUDA_VERSION', { options: [def], open: false }, inView(region) ? def : undefined);
+    }
   }
 
   private truth(tokens: Directive['tokens'], name: string, view: boolean): Truth {
