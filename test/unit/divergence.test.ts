@@ -119,6 +119,19 @@ describe('divergence: verdicts and wording', () => {
     assert.match(b.explanation, /^`t % n == 0` splits every warp; the idle lanes wait/);
   });
 
+  it('quotes where the thread index comes from in code only the device pass compiles (`#if __CUDA_ARCH__`)', async () => {
+    const b = only(
+      await analyzeSource(
+        kernel(
+          '#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  int t = threadIdx.x;\n  if (t % 2 == 0) buf[t] += buf[t + 1] * 0.5f;\n#endif',
+          'k<<<1, 256>>>(b, n);',
+        ),
+      ),
+    );
+    assert.equal(b.source.text, 'int t = threadIdx.x;');
+    assert.equal(b.source.span.start.line, 2);
+  });
+
   it('quotes a condition continued over lines with a backslash as the code it is, on one line', async () => {
     const b = only(
       await analyzeSource(

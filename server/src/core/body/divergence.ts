@@ -736,11 +736,19 @@ function instanceBranches(
   return out;
 }
 
+/**
+ * The document's text as the program read it, to quote code from: a device pass's view keeps the
+ * `#if __CUDA_ARCH__` code that the host pass's (`ctx.source`) blanks.
+ */
+export function analysedText(ctx: DivergenceContext): string {
+  return ctx.program.file(ctx.path)?.view ?? ctx.source.text;
+}
+
 /** A value with where its thread dependence came from, placed in the document when it is there. */
 function threadValueOf(ctx: DivergenceContext, v: TV): ThreadValue {
   if (!v.origin || v.origin.file !== ctx.path) return { sym: v.sym, origin: null };
   const [start, end] = v.origin.at;
-  const text = ctx.source.text.slice(start, end);
+  const text = analysedText(ctx).slice(start, end);
   return { sym: v.sym, origin: { text: oneLine(text), span: spanBetween(ctx.source, start, end) } };
 }
 

@@ -13,6 +13,7 @@ import { oneLineOfCode } from '../text/one-line';
 import type { AccessEvent, BarrierEvent, MemoryEvent } from '../uniformity/memory-events';
 import { canonicalWarpValues, sameInEveryBlock, type Sym } from '../uniformity/symbolic-values';
 import {
+  analysedText,
   blockShapes,
   DEFAULT_DIVERGENCE_COST_THRESHOLD,
   DEFAULT_DIVERGENCE_MIN_SHARE,
@@ -295,7 +296,8 @@ interface Place {
 /** Where the event stands in this document: itself, or the innermost call written here that reaches it. */
 function placeOf(ctx: DivergenceContext, ev: MemoryEvent): Place | null {
   const source = ctx.source;
-  const text = (at: readonly [number, number]) => oneLineOfCode(source.text.slice(at[0], at[1]));
+  const view = analysedText(ctx);
+  const text = (at: readonly [number, number]) => oneLineOfCode(view.slice(at[0], at[1]));
   // In a function the kernel calls: at the kernel's call, where the conditions it runs under are seen.
   const call = ev.calls.find((c) => c.file === ctx.path);
   if (call) {
@@ -327,7 +329,7 @@ function conditionText(guard: Sym, ev: BarrierEvent, ctx: DivergenceContext): st
   const parts: string[] = [];
   for (const g of sources) {
     if (!g || g.file !== ctx.path) return computed;
-    const written = oneLineOfCode(ctx.source.text.slice(g.at[0], g.at[1]));
+    const written = oneLineOfCode(analysedText(ctx).slice(g.at[0], g.at[1]));
     parts.push(g.negated ? `!(${written})` : sources.length > 1 ? `(${written})` : written);
   }
   return parts.join(' && ');
