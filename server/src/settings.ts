@@ -70,13 +70,15 @@ export const SETTINGS_SCHEMA = {
   'nvcc.includePaths': spec<string[]>({
     default: [],
     type: 'array',
-    description: 'Include directories passed as -I when the file has no compile_commands.json entry.',
+    description:
+      'Include directories passed as -I, to nvcc and to the analysis of `#include` and `#if`, when the file has no compile_commands.json entry.',
     runsCode: true,
   }),
   'nvcc.defines': spec<string[]>({
     default: [],
     type: 'array',
-    description: 'Macros passed as -D (NAME or NAME=VALUE) when the file has no compile_commands.json entry.',
+    description:
+      'Macros passed as -D (NAME or NAME=VALUE), to nvcc and to the analysis of `#if`, when the file has no compile_commands.json entry.',
     runsCode: true,
   }),
   'nvcc.std': spec<string>({
