@@ -35,6 +35,17 @@ describe('editor features (bundled server, untitled documents)', function () {
   before(async () => {
     session = await LspSession.start();
   });
+  /** The hover, polled until it matches (a setting reaches the server after a moment), or the last one. */
+  const hoverMatching = async (uri: string, position: { line: number; character: number }, pattern: RegExp) => {
+    let value = '';
+    for (let i = 0; i < 50 && !pattern.test(value); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      const hover = await session.hover(uri, position);
+      value = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
+    }
+    return value;
+  };
+  const WIDE = /^\*\*k\*\*: 512 threads, 16 warps per block/;
   after(async () => {
     await session.stop();
   });
@@ -351,14 +362,7 @@ void run(float *p) {
 }
 `);
     // Until the settings reach the server, the block is one of both arms'.
-    const wide = /^\*\*k\*\*: 512 threads, 16 warps per block/;
-    let value = '';
-    for (let i = 0; i < 50 && !wide.test(value); i++) {
-      const hover = await session.hover(uri, position);
-      value = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
-      if (!wide.test(value)) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.match(value, wide);
+    assert.match(await hoverMatching(uri, position, WIDE), WIDE);
     session.setSettings({});
   });
   it('follows settings: the nvcc chosen decides `#if CUDART_VERSION` (the fake one is CUDA 99.0)', async () => {
@@ -374,14 +378,7 @@ void run(float *p) {
 }
 `);
     // Until the settings reach the server, the block is one of both arms'.
-    const wide = /^\*\*k\*\*: 512 threads, 16 warps per block/;
-    let value = '';
-    for (let i = 0; i < 50 && !wide.test(value); i++) {
-      const hover = await session.hover(uri, position);
-      value = hover && typeof hover.contents === 'object' && 'value' in hover.contents ? hover.contents.value : '';
-      if (!wide.test(value)) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.match(value, wide);
+    assert.match(await hoverMatching(uri, position, WIDE), WIDE);
     session.setSettings({});
   });
 });

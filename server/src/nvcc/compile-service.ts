@@ -418,8 +418,20 @@ export class CompileService {
    * workspace, where neither is read.
    */
   preprocessorFlags(file: string): ResolvedFlags {
-    const settings = this.settings;
-    if (!settings || !this.options.trusted) return { flags: [], cwd: null };
+    if (!this.settings || !this.options.trusted) return { flags: [], cwd: null };
+    return this.resolveFlags(file, []);
+  }
+
+  private flagsFor(file: string): ResolvedFlags {
+    if (!this.options.trusted) return { flags: [], cwd: null };
+    const resolved = this.resolveFlags(file, this.options.inferredIncludeDirs?.(file) ?? []);
+    this.logDropped(resolved);
+    return { ...resolved, flags: withFoundFolders(resolved.flags, this.foundFolders.get(file)) };
+  }
+
+  /** The file's compile_commands.json entry or the settings, through the argument policy. */
+  private resolveFlags(file: string, inferredIncludeDirs: readonly string[]): CompileFlags {
+    const settings = this.settings!;
     return resolveCompileFlags({
       database: this.database,
       filePath: file,
@@ -431,24 +443,7 @@ export class CompileService {
       },
       workspaceRoot: this.options.workspaceRoots[0] ?? null,
       policy: this.policy,
-    });
-  }
-
-  private flagsFor(file: string): ResolvedFlags {
-    const settings = this.settings!;
-    if (!this.options.trusted) return { flags: [], cwd: null };
-    const resolved = resolveCompileFlags({
-      database: this.database,
-      filePath: file,
-      settings: {
-        includePaths: settings['nvcc.includePaths'],
-        defines: settings['nvcc.defines'],
-        nvccArgs: settings['nvcc.args'],
-        std: settings['nvcc.std'],
-      },
-      workspaceRoot: this.options.workspaceRoots[0] ?? null,
-      policy: this.policy,
-      inferredIncludeDirs: this.options.inferredIncludeDirs?.(file) ?? [],
+      inferredIncludeDirs,
       nvccArgsOrigin: this.fromWorkspace?.has('nvcc.args') ? 'workspace settings' : 'user settings',
       settingsOrigin: (['nvcc.includePaths', 'nvcc.defines', 'nvcc.std'] as const).some((key) =>
         this.fromWorkspace?.has(key),
@@ -456,8 +451,6 @@ export class CompileService {
         ? 'workspace settings'
         : 'user settings',
     });
-    this.logDropped(resolved);
-    return { ...resolved, flags: withFoundFolders(resolved.flags, this.foundFolders.get(file)) };
   }
 
   /** One log line per dropped option (and not again for the next compile). */
