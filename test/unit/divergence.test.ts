@@ -878,6 +878,35 @@ describe('divergence: findings and CLI', () => {
     );
   });
 
+  it("computes CUDA's integer functions of one value lane by lane (`__clz`, `__popc`, `__ffs`, `abs`), not as per-lane data", async () => {
+    const branches = await analyzeSource(
+      [
+        '__global__ void k(float* out, const float* in, unsigned n) {',
+        '  unsigned len = n + threadIdx.x / 32;',
+        '  float acc = 0.0f;',
+        '  for (unsigned s = 1u << (32 - __clz(len)); s > 0; s >>= 1) acc += in[s];',
+        '  if (__popc(threadIdx.x) % 2 == 0) out[threadIdx.x] = acc;',
+        '  if (abs((int)(threadIdx.x / 32) - 2) < 1) out[threadIdx.x + 1] = acc;',
+        '  if (__ffs(threadIdx.x) > 3) out[threadIdx.x + 2] = acc;',
+        '}',
+        'void h(float* o, const float* i, unsigned n) { k<<<8, 128>>>(o, i, n); }',
+      ].join('\n'),
+    );
+    // A halving loop from the power of two above a length each warp holds once: every lane of a warp
+    // runs it as often. The parity of a lane's set bits and its lowest set bit follow the thread index.
+    assert.deepEqual(
+      branchesForCli(branches).map((b) => [b.condition, b.kind, b.splitBy ?? null]),
+      [
+        ['s > 0', 'warp-uniform', null],
+        ['__popc(threadIdx.x) % 2 == 0', 'divergent', 'thread-index'],
+        ['abs((int)(threadIdx.x / 32) - 2) < 1', 'warp-uniform', null],
+        ['__ffs(threadIdx.x) > 3', 'divergent', 'thread-index'],
+      ],
+    );
+    // Lanes 0, 8, 16 and 24 of each warp (the lowest set bit at 4 or above), but lane 0 of warp 0 (no bit set): 15 of 128.
+    assert.equal(branches[3].laneActivity, 0.117);
+  });
+
   it('judges a branch without its guards where no sample reaches it, but keeps a guard that picks one lane', async () => {
     const branches = await analyzeSource(
       [
