@@ -255,7 +255,7 @@ describe('divergence: findings and CLI', () => {
       '  int i = blockIdx.x * blockDim.x + t;',
       '  if (i < n) buf[i] = buf[i] * 2.0f + 1.0f;',
       '  if (t / 32 == 1) buf[t] = buf[t] * 3.0f + buf[t + 1] * 0.5f;',
-      '  if (t % 2 == 0) buf[t] = buf[t] * 3.0f + buf[t + 1] * 0.5f;',
+      '  for (int r = 0; r < n; ++r) if (t % 2 == 0) buf[t] = buf[t] * 3.0f + buf[t + 1] * 0.5f;',
       '  if (lane == 0) buf[t] = 1.0f;',
       '  if (t < 3) buf[t] = 0;',
       '}',
@@ -266,14 +266,14 @@ describe('divergence: findings and CLI', () => {
       branches.map((b) => b.kind),
       ['tail', 'warp-uniform', 'divergent', 'divergent', 'divergent'],
     );
-    // half of each warp idles through 8 slots: 4 slots of the kernel's 45; the leader's store costs
+    // half of each warp idles through 8 slots each time round its loop: 4 slots of the kernel's 48; the leader's store costs
     // the warp nothing it would not pay anyway; three lanes leave 29 idle through 2 slots
     assert.deepEqual(
       branches.slice(2).map((b) => [b.idleIssueSlots, b.kernelIssueSlots]),
       [
-        [4, 45],
-        [0, 45],
-        [1.812, 45],
+        [4, 48],
+        [0, 48],
+        [1.812, 48],
       ],
     );
     const findings = divergenceFindings(branches, { minCostThreshold: 4, minSharePercent: 8 });
@@ -841,16 +841,20 @@ describe('divergence: findings and CLI', () => {
   });
 
   it('weighs a split of one warp of the block by the block: a leader branch in warp 0 of eight warps is a hint', async () => {
-    const work = (k: number) =>
-      Array.from({ length: 12 }, (_, i) => `    out[${k} + ${i}] = v * ${i + 2}.0f + out[${i}];`);
+    // The arms differ in an operator, not only in operands: two copies of code (see merged-arms.ts).
+    const work = (k: number, op: string) =>
+      Array.from({ length: 12 }, (_, i) => `    out[${k} + ${i}] = v ${op} ${i + 2}.0f + out[${i}];`);
     const text = (threads: number) =>
       [
         '__global__ void lead(float* out, const float* in) {',
         '  float v = in[threadIdx.x];',
+        // In a loop: each thread passes the split more than once (see oncePerThread).
+        '  for (int r = 0; r < 2; ++r) {',
         '  if (threadIdx.x == 0) {',
-        ...work(0),
+        ...work(0, '*'),
         '  } else {',
-        ...work(100),
+        ...work(100, '-'),
+        '  }',
         '  }',
         '}',
         `void h(float* o, const float* i) { lead<<<64, ${threads}>>>(o, i); }`,
@@ -888,6 +892,136 @@ describe('divergence: findings and CLI', () => {
     assert.deepEqual(
       branchesForCli(branches).map((b) => [b.condition, b.kind, b.splitBy]),
       [['lane == 0', 'divergent', 'thread-index']],
+    );
+  });
+
+  it("computes CUDA's integer functions of one value lane by lane (`__clz`, `__popc`, `__ffs`, `abs`), not as per-lane data", async () => {
+    const branches = await analyzeSource(
+      [
+        '__global__ void k(float* out, const float* in, unsigned n) {',
+        '  unsigned len = n + threadIdx.x / 32;',
+        '  float acc = 0.0f;',
+        '  for (unsigned s = 1u << (32 - __clz(len)); s > 0; s >>= 1) acc += in[s];',
+        '  if (__popc(threadIdx.x) % 2 == 0) out[threadIdx.x] = acc;',
+        '  if (abs((int)(threadIdx.x / 32) - 2) < 1) out[threadIdx.x + 1] = acc;',
+        '  if (__ffs(threadIdx.x) > 3) out[threadIdx.x + 2] = acc;',
+        '}',
+        'void h(float* o, const float* i, unsigned n) { k<<<8, 128>>>(o, i, n); }',
+      ].join('\n'),
+    );
+    // A halving loop from the power of two above a length each warp holds once: every lane of a warp
+    // runs it as often. The parity of a lane's set bits and its lowest set bit follow the thread index.
+    assert.deepEqual(
+      branchesForCli(branches).map((b) => [b.condition, b.kind, b.splitBy ?? null]),
+      [
+        ['s > 0', 'warp-uniform', null],
+        ['__popc(threadIdx.x) % 2 == 0', 'divergent', 'thread-index'],
+        ['abs((int)(threadIdx.x / 32) - 2) < 1', 'warp-uniform', null],
+        ['__ffs(threadIdx.x) > 3', 'divergent', 'thread-index'],
+      ],
+    );
+    // Lanes 0, 8, 16 and 24 of each warp (the lowest set bit at 4 or above), but lane 0 of warp 0 (no bit set): 15 of 128.
+    assert.equal(branches[3].laneActivity, 0.117);
+  });
+
+  it('hints, not warns, at arms that are the same code on different operands (the compiler makes one copy)', async () => {
+    const branches = await analyzeSource(
+      [
+        '__global__ void k(float* out, const float* pos, const float* in, int n, int m, float s) {',
+        '  const int t = threadIdx.x;',
+        '  const int sector = t % 7;',
+        '  float theta = 0.0f;',
+        '  if (sector % 3 == 1 && sector < n) {',
+        '    theta = pos[t + m * 1] * powf(s, t / 2.0f);',
+        '  } else if (sector % 3 == 2 && sector < n + 1) {',
+        '    theta = pos[t + m * 2] * powf(s, t / 2.0f);',
+        '  } else {',
+        '    theta = pos[t] * powf(s, t / 2.0f);',
+        '  }',
+        '  if (t % 2 == 0) {',
+        '    out[t % n] = out[t % n] * in[(t + 5) % n] + theta;',
+        '  } else {',
+        '    out[t % m] = out[t % m] * in[(t + 3) % m] + theta;',
+        '  }',
+        '  if (t % 4 == 0) {',
+        '    out[t] = expf(theta) * in[t] + expf(in[t + 1]) * in[t + 2];',
+        '  } else {',
+        '    out[t] = logf(theta) * in[t] + logf(in[t + 1]) * in[t + 2];',
+        '  }',
+        '  if ((t & 1) == 0) {',
+        '    out[t + 1] = theta;',
+        '  } else {',
+        '    out[t + 1] = theta * in[t + 2] + in[t + 3] * in[t + 4] + in[t + 5] * in[t + 6] * in[t + 7];',
+        '  }',
+        '}',
+        'void h(float* o, const float* p, const float* i, int n, int m, float s) { k<<<64, 256>>>(o, p, i, n, m, s); }',
+      ].join('\n'),
+    );
+    // The rope-style chain and the parity arms differ only in operands; `expf` against `logf` is
+    // other code, and so is a store of `theta` against a sum of products.
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind, !!b.mergedArms, divergenceFindings([b])[0]?.severity ?? null]),
+      [
+        ['sector % 3 == 1 && sector < n', 'divergent', true, 'hint'],
+        ['sector % 3 == 2 && sector < n + 1', 'divergent', true, 'hint'],
+        ['t % 2 == 0', 'divergent', true, 'hint'],
+        ['t % 4 == 0', 'divergent', false, 'warning'],
+        ['(t & 1) == 0', 'divergent', false, 'warning'],
+      ],
+    );
+    assert.match(severityNote(branches[2])!, /the arms are the same code on different operands/);
+    assert.match(branches[0].explanation, /the compiler makes one copy of it/);
+  });
+
+  it('hints, not warns, at a short split each thread passes once (in no loop of the kernel), and warns in a loop', async () => {
+    const branches = await analyzeSource(
+      [
+        '__global__ void k(float* out, const float* in, int n) {',
+        '  const int t = threadIdx.x;',
+        '  float v = in[t];',
+        '  if ((t & 1) == 0) {',
+        '    out[t] = v * 2.0f + in[t + 1];',
+        '    out[t + 1] = v;',
+        '  }',
+        '  for (int i = 0; i < n; ++i) {',
+        '    if ((t & 1) == 0) {',
+        '      out[t + i] = v * 2.0f + in[t + i];',
+        '      out[t + i + 1] = v;',
+        '    }',
+        '  }',
+        '  if ((t & 2) == 0) {',
+        ...Array.from({ length: 8 }, (_, i) => `    out[t + ${i + 2}] = v * in[t + ${i + 3}] + in[t + ${i + 4}];`),
+        '  }',
+        '  if ((t & 4) == 0) {',
+        '    for (int j = 0; j < n; ++j) out[t + j] = v * in[j];',
+        '  }',
+        '}',
+        'void h(float* o, const float* i, int n) { k<<<64, 256>>>(o, i, n); }',
+      ].join('\n'),
+    );
+    // The default cost threshold (4 slots), at any share of the kernel: the long branch below is most
+    // of it. The last split holds a loop, counted one round (4 slots): not known short.
+    const any = { minCostThreshold: 4, minSharePercent: 0 };
+    assert.deepEqual(
+      branches
+        .filter((b) => b.kind === 'divergent')
+        .map((b) => [
+          b.span.start.line,
+          !!b.oncePerThread,
+          b.idleIssueSlots,
+          divergenceFindings([b], any)[0]?.severity,
+        ]),
+      [
+        [3, true, 4.5, 'hint'],
+        [8, false, 5.5, 'warning'],
+        [13, true, 36, 'warning'],
+        [23, true, 4, 'warning'],
+      ],
+    );
+    const once = branches.find((b) => b.span.start.line === 3)!;
+    assert.match(
+      severityNote(once, any)!,
+      /each thread passes the branch once \(it is in no loop of the kernel, nor holds one\).* a warning from 12 slots/,
     );
   });
 

@@ -67,7 +67,10 @@ export function explain(b: Branch, basis: Verdict['basis'] | null, shapesKnown: 
         ? `its ${b.predicated.cost} ${b.predicated.source === 'ptx' ? 'PTX' : 'SASS'} instructions`
         : 'both paths';
     body += ` The compiler predicated it (no branch instruction in ${tool}): every warp issues ${cost}, whether its lanes agree or not.`;
-  } else if (b.likelyPredicated)
+  } else if (b.mergedArms)
+    body +=
+      ' The arms are the same code on different operands: the compiler makes one copy of it, the operands chosen per lane, so a split warp issues it once.';
+  else if (b.likelyPredicated)
     body += ' It is short: the compiler will likely predicate it instead of branching (the idle lanes still issue it).';
   return body;
 }

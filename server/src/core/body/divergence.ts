@@ -26,6 +26,7 @@ import { oneLineOfCode } from '../text/one-line';
 import { classifySite, formatDim, type Verdict } from './branch-verdicts';
 import { explain, suggest } from './branch-prose';
 import { branchSiteIn, type BranchConstruct, type BranchSite } from './branch-syntax';
+import { armsMerge } from './merged-arms';
 import type { UnitProgram, ProgramFunction, TemplateBinding } from '../program/program';
 import { keptKernelUniformity, type KernelUniformity, type TV } from '../uniformity/thread-uniformity';
 import { kernelScope } from '../facts/kernel-reader';
@@ -46,6 +47,8 @@ export interface BranchPath {
   spans: Span[];
   /** The path holds a loop: work its lanes repeat, which a split's idle lanes could take a share of. */
   loops?: boolean;
+  /** The path runs a loop of any kind (its cost may count one round of it: PTX counts loops once). */
+  repeats?: boolean;
 }
 
 /** How a divergent branch splits its warps, as plain data for the hover. */
@@ -114,6 +117,16 @@ export interface Branch {
   costSource: 'syntax-estimate' | 'ptx';
   /** Short enough that the compiler will likely predicate it rather than branch. */
   likelyPredicated: boolean;
+  /**
+   * The arms are the same straight-line code on different operands, which the compiler makes one
+   * copy of (see merged-arms.ts): a split warp issues the shared code once.
+   */
+  mergedArms?: true;
+  /**
+   * In the kernel's own body and in no loop there (nor a lambda): each thread passes it at most
+   * once, so a split warp pays its idle slots once in its life (see divergenceSeverity).
+   */
+  oncePerThread?: true;
   /**
    * The compiled code has no branch instruction where this branch is: the compiler predicated it
    * (or turned it into a select), and every warp issues its instructions, split or not. `cost`: the
@@ -726,6 +739,7 @@ function instanceBranches(
       shapes,
       { kernelCost, functions, lookup, nestedDivergent, views },
       ctx.source,
+      bodyNode,
     );
     out.push(
       instance.label
@@ -808,7 +822,33 @@ interface CostSetup {
 
 const oneLine = oneLineOfCode;
 
-function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: CostSetup, source: SourceText): Branch {
+/** Statements that run their body again: a branch under one may be passed many times by a thread. */
+const REPEATING: ReadonlySet<string> = new Set([
+  'for_statement',
+  'for_range_loop',
+  'while_statement',
+  'do_statement',
+  'lambda_expression',
+]);
+
+/** Whether `node` stands in `body` (the kernel's) outside every loop and lambda there. */
+function oncePerThread(node: SyntaxNode, body: SyntaxNode | null): boolean {
+  if (!body) return false;
+  for (let n = node.parent; n; n = n.parent) {
+    if (n.id === body.id) return true;
+    if (REPEATING.has(n.type)) return false;
+  }
+  return false;
+}
+
+function makeBranch(
+  site: BranchSite,
+  verdict: Verdict,
+  shapes: Shapes,
+  setup: CostSetup,
+  source: SourceText,
+  kernelBody: SyntaxNode | null,
+): Branch {
   const spanOf = (node: SyntaxNode) => withinLines(source, spanOfNode(node));
   const estimates = site.paths.map((p) => estimateCost(p.nodes, setup));
   const paths: BranchPath[] = site.paths.map((p, i) => ({
@@ -816,6 +856,7 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
     cost: estimates[i].cost,
     spans: p.nodes.map(spanOf),
     ...(estimates[i].loops ? { loops: true } : {}),
+    ...(estimates[i].repeats ? { repeats: true } : {}),
   }));
   const divergent = verdict.kind === 'divergent';
   let concurrentPaths: number[][];
@@ -871,6 +912,12 @@ function makeBranch(site: BranchSite, verdict: Verdict, shapes: Shapes, setup: C
       : {}),
     costSource: 'syntax-estimate',
     likelyPredicated,
+    ...(divergent && (site.construct === 'if' || site.construct === 'else-if') && armsMerge(site.paths)
+      ? { mergedArms: true as const }
+      : {}),
+    ...(divergent && site.construct !== 'loop' && oncePerThread(site.node, kernelBody)
+      ? { oncePerThread: true as const }
+      : {}),
     explanation: '',
     suggestion: null,
     assumptions: [...new Set(assumptions)],

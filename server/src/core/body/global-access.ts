@@ -276,7 +276,8 @@ export function linearIn(sym: Sym, id: number, depth = 0): { coef: Sym; rest: Sy
     case 'free':
       return { coef: constant(1), rest: ZERO };
     case 'unary': {
-      if (sym.operator === '!' || sym.operator === '~') return null;
+      // Only a sign is linear: `!`, `~` and the functions of one value (`__clz`, `abs`) are not.
+      if (sym.operator !== '-') return null;
       const inner = linearIn(sym.arg, id, depth + 1);
       if (!inner || sym.operator !== '-') return inner;
       return {

@@ -23,6 +23,8 @@ export interface CostEstimate {
    * (a message's text) is not.
    */
   loops: boolean;
+  /** The path runs a loop of any kind (in it or in a function it calls): a count of it is one round at best. */
+  repeats: boolean;
   /** What the estimate assumed, one sentence each. */
   notes: string[];
 }
@@ -124,6 +126,7 @@ function statementCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stac
       acc.statements++;
       acc.complex = true;
       acc.loops ||= sharesWork(node);
+      acc.repeats = true;
       const body = node.childForFieldName('body');
       const perIteration =
         sub(body ? [body] : [], ctx, acc, stack) +
@@ -219,7 +222,7 @@ function rootName(node: SyntaxNode | null): string | null {
 
 /** Nothing counted yet; `notes` are shared with the estimate it is part of. */
 function emptyEstimate(notes: string[]): CostEstimate {
-  return { cost: 0, statements: 0, complex: false, loops: false, notes };
+  return { cost: 0, statements: 0, complex: false, loops: false, repeats: false, notes };
 }
 
 function sub(nodes: readonly NodeView[], ctx: ViewContext, acc: CostEstimate, stack: string[]): number {
@@ -228,6 +231,7 @@ function sub(nodes: readonly NodeView[], ctx: ViewContext, acc: CostEstimate, st
   acc.statements += inner.statements;
   acc.complex ||= inner.complex;
   acc.loops ||= inner.loops;
+  acc.repeats ||= inner.repeats;
   return inner.cost;
 }
 
@@ -295,6 +299,7 @@ function callCost(node: NodeView, ctx: ViewContext, acc: CostEstimate, stack: st
     if (body) statementCost(body, ctx, inner, [...stack, name]);
     acc.complex ||= inner.complex || inner.statements > 2;
     acc.loops ||= inner.loops;
+    acc.repeats ||= inner.repeats;
     return inner.cost + args;
   }
   acc.complex = true;

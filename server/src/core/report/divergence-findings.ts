@@ -2,9 +2,11 @@
  * `divergent-branch` findings, by what a split costs: a warning when the thread indices prove the
  * split and the issue slots a split warp spends with lanes idle are material, both in number
  * (`minCostThreshold` per warp) and against the kernel they are in (`minSharePercent` of its issue
- * slots) in every block, or when a loop on per-lane data has a long body (see `materiality`); else
+ * slots) in every block (a split each thread passes once, in no loop, only when long), or when a
+ * loop on per-lane data has a long body (see `materiality`); else
  * a hint (the branch's hover explains it either way); a branch the compiled code shows predicated is at most a hint
- * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything);
+ * (every warp issues it whether its lanes agree or not: no regrouping of lanes saves anything), and
+ * so is one whose arms are the same code on different operands (body/merged-arms.ts: one copy);
  * nothing for warp-uniform and tail branches, nothing for a split that idles no issue slot
  * regrouping could give back (a path one lane takes is issued once either way), and nothing for
  * paths run one after the other at 100% issue efficiency (one of them is empty: the warp issues
@@ -30,7 +32,7 @@ const FEW_LANES = 0.25;
 /** How many times the cost threshold a path for few lanes, or a loop on per-lane data, must cost. */
 const LONG_PATH = 3;
 
-type Materiality = 'material' | 'small' | 'few-lanes' | 'data' | 'some-blocks';
+type Materiality = 'material' | 'small' | 'few-lanes' | 'data' | 'some-blocks' | 'once';
 
 /**
  * Whether the lanes a split idles are worth a programmer's time. A split the thread indices prove
@@ -56,7 +58,12 @@ function materiality(b: Branch, minCost: number, minShare: number): Materiality 
   const idle = b.idleIssueSlots * (b.split?.warpShare ?? 1);
   if (!(idle >= minCost && ofKernel(idle))) return 'small';
   const few = b.laneActivity !== undefined && b.laneActivity <= FEW_LANES && oneSided(b);
-  return few && (idle < LONG_PATH * minCost || !b.paths[0]?.loops) ? 'few-lanes' : 'material';
+  if (few && (idle < LONG_PATH * minCost || !b.paths[0]?.loops)) return 'few-lanes';
+  // Passed once by each thread (in no loop of the kernel): its idle slots are paid once in a warp's
+  // life, next to its loads and launch, and are worth a rewrite only when long. A path that runs a
+  // loop may be counted one round of it (the PTX counts loops once): not known short.
+  const repeats = b.paths.some((p) => p.repeats);
+  return b.oncePerThread && !repeats && idle < LONG_PATH * minCost ? 'once' : 'material';
 }
 
 function names(list: readonly string[]): string {
@@ -83,6 +90,8 @@ export function divergenceSeverity(
   // Weighed against a helper alone, any split looks large: what it costs the kernel that calls it
   // is not known here.
   if (b.predicated || b.calledFrom) return 'hint';
+  // One copy of the arms' shared code is issued, split or not: only the differing operands are paid twice.
+  if (b.mergedArms) return 'hint';
   return materiality(b, minCostThreshold, minSharePercent) === 'material' ? 'warning' : 'hint';
 }
 
@@ -117,6 +126,8 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     return 'Not reported: the split idles no issue slot that regrouping the lanes would give back (a path one lane takes is issued once either way).';
   if (b.predicated)
     return `A hint, not a warning: ${measured}, but the compiler predicated the branch, so every warp issues it split or not.`;
+  if (b.mergedArms)
+    return `A hint, not a warning: ${measured} if each arm ran apart, but the arms are the same code on different operands, which the compiler makes one copy of (the operands chosen per lane): a split warp issues it once.`;
   if (b.calledFrom)
     return `A hint, not a warning: ${measured}; read where \`${b.calledFrom.kernel}\` in ${b.calledFrom.file} calls the function, whose other work this file does not show, so what the split costs that kernel is not known.`;
   if (severity === 'warning') return `**Warning:** ${measured}; ${rule}.`;
@@ -127,6 +138,8 @@ export function severityNote(b: Branch, options: DivergenceSeverityOptions = {})
     return `A hint, not a warning: the lanes split only where their data differ, which the source does not tell; ${measured}. A loop on per-lane data whose body costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more, and ${minSharePercent}% of ${where}'s, is a warning.`;
   if (why === 'some-blocks')
     return `A hint, not a warning: ${measured}, but only some blocks split (the block index decides which: one block of the grid, or its diagonal), so what the launch pays depends on its grid, which the source does not fix.`;
+  if (why === 'once')
+    return `A hint, not a warning: ${measured}, but each thread passes the branch once (it is in no loop of the kernel, nor holds one), so a warp pays them once; such a split is a warning from ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots.`;
   if (why === 'few-lanes')
     return `A hint, not a warning: ${measured}, but only a few lanes of the warp run the path (a leader's work): it is worth rewriting when it holds a loop the idle lanes could share and costs ${Math.round(LONG_PATH * minCostThreshold * 100) / 100} slots or more.`;
   const warpShare = b.split?.warpShare ?? 1;

@@ -26,6 +26,11 @@ export type IntrinsicKind =
   /** `min`, `max`: computed lane by lane. */
   | 'min'
   | 'max'
+  /**
+   * An integer function of one value (`__clz`, `__popc`, `__ffs`, `__brev`, `abs`): computed lane by
+   * lane like `min`, so that a value made from the thread index through it keeps its lanes, not per-lane data.
+   */
+  | 'lane-function'
   /** The lane index (`cub::LaneId()`, `__lane_id()`). */
   | 'lane-id'
   /** The warp index within the block (`cub::WarpId()`). */
@@ -92,6 +97,16 @@ const TABLE: ReadonlyMap<string, IntrinsicKind> = new Map<string, IntrinsicKind>
   ['ullmax', 'max'],
   ['fmaxf', 'max'],
   ['fmax', 'max'],
+  ['__clz', 'lane-function'],
+  ['__clzll', 'lane-function'],
+  ['__popc', 'lane-function'],
+  ['__popcll', 'lane-function'],
+  ['__ffs', 'lane-function'],
+  ['__ffsll', 'lane-function'],
+  ['__brev', 'lane-function'],
+  ['abs', 'lane-function'],
+  ['labs', 'lane-function'],
+  ['llabs', 'lane-function'],
   ['__lane_id', 'lane-id'],
   ['__laneid', 'lane-id'],
   ['cub::LaneId', 'lane-id'],

@@ -339,8 +339,67 @@ export function applyUnary(operator: string, a: number): number {
     case '~':
       return ~a;
     default:
-      return a;
+      return LANE_FUNCTIONS.get(operator)?.(a) ?? a;
   }
+}
+
+/** The bits of an integer value as the device holds it in `width` bits (two's complement); null when not an integer. */
+function bitsOf(a: number, width: 32 | 64): bigint | null {
+  return Number.isInteger(a) ? BigInt.asUintN(width, BigInt(a)) : null;
+}
+
+function countOnes(bits: bigint): number {
+  let n = 0;
+  for (let b = bits; b > 0n; b >>= 1n) n += Number(b & 1n);
+  return n;
+}
+
+/** Leading zeros of `bits` in `width` bits (`__clz(0)` is 32). */
+function leadingZeros(bits: bigint, width: number): number {
+  let n = width;
+  for (let b = bits; b > 0n; b >>= 1n) n--;
+  return n;
+}
+
+/** The 1-based position of the lowest set bit, 0 when none (`__ffs`). */
+function firstSet(bits: bigint): number {
+  if (bits === 0n) return 0;
+  let n = 1;
+  for (let b = bits; (b & 1n) === 0n; b >>= 1n) n++;
+  return n;
+}
+
+function reversed32(bits: bigint): number {
+  let r = 0n;
+  for (let i = 0n; i < 32n; i++) r |= ((bits >> i) & 1n) << (31n - i);
+  return Number(r);
+}
+
+/**
+ * CUDA's integer functions of one value, as the device computes them (see intrinsics.ts,
+ * 'lane-function'); NaN for a value that is not an integer, which no comparison holds for.
+ */
+const LANE_FUNCTIONS: ReadonlyMap<string, (a: number) => number> = new Map<string, (a: number) => number>([
+  ['__clz', (a) => (Number.isInteger(a) ? Math.clz32(a) : NaN)],
+  ['__clzll', (a) => withBits(a, 64, (b) => leadingZeros(b, 64))],
+  ['__popc', (a) => withBits(a, 32, countOnes)],
+  ['__popcll', (a) => withBits(a, 64, countOnes)],
+  ['__ffs', (a) => withBits(a, 32, firstSet)],
+  ['__ffsll', (a) => withBits(a, 64, firstSet)],
+  ['__brev', (a) => withBits(a, 32, reversed32)],
+  ['abs', Math.abs],
+  ['labs', Math.abs],
+  ['llabs', Math.abs],
+]);
+
+function withBits(a: number, width: 32 | 64, f: (bits: bigint) => number): number {
+  const bits = bitsOf(a, width);
+  return bits === null ? NaN : f(bits);
+}
+
+/** Whether `operator` is one of the functions of one value `applyUnary` computes (`__clz`, `abs`). */
+export function isLaneFunction(operator: string): boolean {
+  return LANE_FUNCTIONS.has(operator);
 }
 
 export type BinaryOperator = (a: number, b: number) => number | null;

@@ -36,11 +36,13 @@ import {
 } from '../program/program';
 import type { FnRef, Val } from '../values/domain';
 import {
+  applyUnary,
   binary,
   constant,
   fixedSym,
   freeSym,
   isFixedValue,
+  isLaneFunction,
   isThreadDependent,
   opaqueSym,
   symFacts,
@@ -1793,6 +1795,14 @@ class FunctionAnalysis {
       case 'max':
         if (args.length === 2) return { sym: binary(kind, args[0].sym, args[1].sym), origin: firstOrigin(...args) };
         return this.derived(`call${e.at[0]}`, what, args);
+      case 'lane-function': {
+        const operator = calleeName(e).replace(/^.*::/, '');
+        if (args.length !== 1 || !isLaneFunction(operator)) return this.derived(`call${e.at[0]}`, what, args);
+        const [a] = args;
+        return a.sym.op === 'const'
+          ? { sym: constant(applyUnary(operator, a.sym.value)), origin: null }
+          : { sym: { op: 'unary', operator, arg: a.sym }, origin: a.origin };
+      }
       case 'lane-id':
         return { sym: { op: 'laneId' }, origin: { file: this.file, at: e.at } };
       case 'warp-id':
