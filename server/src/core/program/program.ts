@@ -1146,6 +1146,14 @@ export class UnitProgram {
     return bindings;
   }
 
+  /**
+   * A call's arguments with the parameters it leaves out bound to the default arguments `pf` (a
+   * declaration of the unit) gives them: what another unit's definition of it is called with.
+   */
+  argumentsWithDefaults(pf: ProgramFunction, args: ReadonlyArray<Val | undefined>): Array<Val | undefined> {
+    return args.length < pf.fn.params.length ? this.withDefaults(pf, args, args.length, new Map()) : [...args];
+  }
+
   /** The arguments of a call with the parameters it does not pass bound to their default arguments. */
   private withDefaults(
     pf: ProgramFunction,
