@@ -1029,7 +1029,8 @@ export class UnitProgram {
     for (const ref of callee.refs)
       for (const c of this.resolveCallee(ref, index + 1, from)) {
         const p = c.fn.params[index];
-        if (p && /&/.test(p.type + (p.name ?? '')) && !/\bconst\b/.test(p.type)) return true;
+        // The `&` of `int &threads` is the declarator's, not the type's: read the parameter as written.
+        if (p && /&/.test(p.text.replace(/=[\s\S]*$/, '')) && !/\bconst\b/.test(p.type)) return true;
       }
     return false;
   }
