@@ -45,7 +45,11 @@ export function linkerOf({ workspace, own, read }: OtherUnitsInput): Linker {
         if (declared.some((d) => defines(fn, d.fn)))
           out.push({ collector: u.collector, pf: { file: path, fn }, unit: path });
     }
-    return out;
+    // Types written two ways (`uint` and `unsigned int`, a typedef) name one function: the types as
+    // written only tell overloads of the same arity apart.
+    if (out.length < 2) return out;
+    const signatures = new Set(declared.map((d) => signature(d.fn.params)));
+    return out.filter((d) => signatures.has(signature(d.pf.fn.params)));
   };
   return (declared) => {
     if (declared.length === 0) return null;
@@ -69,15 +73,19 @@ export function linkerOf({ workspace, own, read }: OtherUnitsInput): Linker {
 }
 
 /**
- * Whether `fn` is a definition with external linkage of the function `decl` declares: the same
- * qualified name, as many parameters of the same types, as many template parameters. A host
+ * Whether `fn` may be a definition with external linkage of the function `decl` declares: the same
+ * qualified name, as many parameters, as many template parameters. A host
  * function only: a kernel's launch is not a call.
  */
 function defines(fn: OutlineFunction, decl: OutlineFunction): boolean {
   if (fn.name !== decl.name || !fn.bodyAt || fn.internal || fn.inline || fn.global) return false;
   if (fn.qualified !== decl.qualified) return false;
   if ((fn.templateParams?.length ?? 0) !== (decl.templateParams?.length ?? 0)) return false;
-  return signature(fn.params) === signature(decl.params);
+  return arity(fn.params) === arity(decl.params);
+}
+
+function arity(params: readonly OutlineParam[]): number {
+  return params.length === 1 && params[0].type.trim() === 'void' && !params[0].name ? 0 : params.length;
 }
 
 /** The parameters' types, blanks and names left out (`float *p` and `float*` are one type); `(void)` is `()`. */
