@@ -10,6 +10,8 @@ import * as assert from 'node:assert/strict';
 import { createAnalyzer, DEFAULT_REPORT_SETTINGS, type Analyzer } from '../../server/src/core/analyzer';
 import type { Launch } from '../../server/src/core/types';
 import { loadGrammarBytes } from '../support/grammar';
+import * as path from 'node:path';
+import { checkJsonOf, REPO_ROOT, sourceTree } from '../support/cli-run';
 
 const at = (file: string) => `/ws/${file}`;
 
@@ -148,5 +150,38 @@ describe('launches through a function another unit defines', () => {
       'train.cu': ['#include "llmc/encoder.cuh"', 'void step(float *out) { encoder_forward(out, 1024, 256); }'],
     });
     assert.deepEqual(launchesOf(analyzer, 'train.cu'), ['2: encoder_kernel3 256x1x1 via encoder_forward']);
+  });
+
+  it('does not take a value a call may have written through a reference parameter for the one before it', async () => {
+    const analyzer = await workspace({
+      ...LAUNCHER,
+      'other.cu': [
+        '#include "k.cuh"',
+        'void choose(int n, int &threads) { threads = n > 4096 ? 512 : 128; }',
+        'void host(float *p, int n) {',
+        '  int threads = 0;',
+        '  choose(n, threads);',
+        '  launch_scale(p, n, threads);',
+        '  launch_scale(p, n, 64);',
+        '}',
+      ],
+    });
+    assert.deepEqual(launchesOf(analyzer, 'other.cu'), ['7: scale 64x1x1 via launch_scale in k.cu']);
+  });
+
+  it('check DIR reads the C++ sources that call a launcher of the workspace, and only those', async () => {
+    const dir = sourceTree({
+      ...Object.fromEntries(Object.entries(LAUNCHER).map(([f, lines]) => [f, lines.join('\n') + '\n'])),
+      'main.cpp': '#include "k.cuh"\nint main() { float *p = 0; launch_scale(p, 1000, 512); return 0; }\n',
+      'plain.cpp': 'int add(int a, int b) { return a + b; }\n',
+    });
+    const json = await checkJsonOf([dir, '--no-nvcc', '--arch', 'sm_80', '--fail-on', 'never']);
+    const paths = json.files.map((f) => f.path.replace(/^.*[\\/]/, '')).sort();
+    assert.deepEqual(paths, ['k.cu', 'k.cuh', 'k_old.cu', 'main.cpp', 'other.cu']);
+    const main = json.files.find((f) => f.path.endsWith('main.cpp'))!;
+    assert.deepEqual(
+      main.launches.map((l) => `${l.line} ${l.kernel} ${l.threadsPerBlock} ${l.through?.definedIn}`),
+      [`2 scale 512 ${path.relative(REPO_ROOT, path.join(dir, 'k.cu'))}`],
+    );
   });
 });

@@ -525,12 +525,15 @@ export class WorkspaceIndex {
     return this.includersOf(header).filter((p) => this.mayName(p, name));
   }
 
-  /** The names of the functions the indexed files launch a kernel in (each file read alone): the workspace's launchers. */
+  /**
+   * The names of the functions the indexed files launch a kernel in (each file read alone): the
+   * workspace's launchers another unit may call (`main` is called by no one).
+   */
   launcherNames(): Set<string> {
     const out = new Set<string>();
     for (const p of this.files.keys())
       for (const l of this.readEntry(p)?.launches ?? [])
-        if (l.functionName) out.add(l.functionName.replace(/^.*::/, ''));
+        if (l.functionName && l.functionName !== 'main') out.add(l.functionName.replace(/^.*::/, ''));
     return out;
   }
 
