@@ -116,6 +116,11 @@ export interface Launch {
   templateArgValues?: Array<number | null> | null;
   /** The kernel arguments' values where they are integer constants at the launch (null entries for the others). */
   argValues?: Array<number | null>;
+  /**
+   * Its kernel, block or dynamic shared memory derive from the parameters of the function it is
+   * written in (a launcher): each call of that function tells more.
+   */
+  fromParameters?: true;
   /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
   calledThrough?: string | null;
   /**

@@ -83,6 +83,7 @@ function toLaunch(o: LaunchObservation, home: LaunchFactsInput): Launch {
     ...(o.args.some((a) => integerOf(a) !== null) ? { argValues: o.args.map(integerOf) } : {}),
     calledThrough: ref?.through ?? null,
     through: o.through,
+    ...(o.params !== 0 && !o.through ? { fromParameters: true as const } : {}),
     ...(candidates ? { candidates } : {}),
   };
 }

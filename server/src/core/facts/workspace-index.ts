@@ -54,6 +54,8 @@ export interface IndexedLaunch {
   kernelName: string;
   /** The function it is written in (a launcher another unit may call), or null at file scope. */
   functionName?: string | null;
+  /** What it launches derives from that function's parameters (see Launch.fromParameters). */
+  fromParameters?: true;
   /** 0-based. */
   line: number;
   threads: number | null;
@@ -526,14 +528,14 @@ export class WorkspaceIndex {
   }
 
   /**
-   * The names of the functions the indexed files launch a kernel in (each file read alone): the
-   * workspace's launchers another unit may call (`main` is called by no one).
+   * The names of the functions the indexed files launch a kernel in with what their parameters
+   * give (each file read alone): the workspace's launchers whose calls tell more of the launch.
    */
   launcherNames(): Set<string> {
     const out = new Set<string>();
     for (const p of this.files.keys())
       for (const l of this.readEntry(p)?.launches ?? [])
-        if (l.functionName && l.functionName !== 'main') out.add(l.functionName.replace(/^.*::/, ''));
+        if (l.functionName && l.fromParameters) out.add(l.functionName.replace(/^.*::/, ''));
     return out;
   }
 
@@ -680,6 +682,7 @@ function indexedLaunches(launches: readonly Launch[]): IndexedLaunch[] {
     .map((l) => ({
       kernelName: ownCopy(l.kernelName),
       functionName: l.enclosingFunction ? ownCopy(l.enclosingFunction) : null,
+      ...(l.fromParameters ? { fromParameters: true as const } : {}),
       line: l.span.start.line,
       threads: l.block.value ? l.block.value.x * l.block.value.y * l.block.value.z : null,
     }));
