@@ -1029,8 +1029,7 @@ export class UnitProgram {
     for (const ref of callee.refs)
       for (const c of this.resolveCallee(ref, index + 1, from)) {
         const p = c.fn.params[index];
-        // The `&` of `int &threads` is the declarator's, not the type's: read the parameter as written.
-        if (p && /&/.test(p.text.replace(/=[\s\S]*$/, '')) && !/\bconst\b/.test(p.type)) return true;
+        if (p && writableReference(p.text)) return true;
       }
     return false;
   }
@@ -1307,6 +1306,22 @@ export class UnitProgram {
       this.stack.pop();
     }
   }
+}
+
+/**
+ * Whether a parameter as written is a reference the callee may write through (`int &threads`,
+ * `dim3& block`, `const float *&p`), not one to const (`const Params& p`). Read from the text: the
+ * `&` is the declarator's and `const` a qualifier beside the type, neither in the type as the
+ * outline keeps it.
+ */
+function writableReference(param: string): boolean {
+  const text = param.replace(/=[\s\S]*$/, '');
+  const amp = text.indexOf('&');
+  if (amp < 0) return false;
+  const before = text.slice(0, amp);
+  // `const T *&p`: the pointer itself is written; `T *const &p` is not.
+  const star = before.lastIndexOf('*');
+  return !/\bconst\b/.test(star >= 0 ? before.slice(star) : before);
 }
 
 /**
