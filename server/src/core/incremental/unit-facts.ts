@@ -233,7 +233,8 @@ class OtherUnits {
     const text = ctx.sources.read(path);
     if (text === null) return null;
     const doc = documentView(path, text, ctx);
-    const program = new UnitProgram(doc.unit, this.parser, [{ path, view: doc.parseView, tree: null }]);
+    // Its file read as a header is (no input): its parse and outline are kept across analyses while its text and macros stay.
+    const program = new UnitProgram(doc.unit, this.parser, []);
     return {
       program,
       // One unit's calls are followed into another, not on into a third.
