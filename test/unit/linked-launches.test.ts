@@ -9,6 +9,7 @@
 import * as assert from 'node:assert/strict';
 import { createAnalyzer, DEFAULT_REPORT_SETTINGS, type Analyzer } from '../../server/src/core/analyzer';
 import type { Launch } from '../../server/src/core/types';
+import { hoverText } from '../../server/src/core/report/hover-text';
 import { loadGrammarBytes } from '../support/grammar';
 import * as path from 'node:path';
 import { checkJsonOf, REPO_ROOT, sourceTree } from '../support/cli-run';
@@ -74,7 +75,12 @@ describe('launches through a function another unit defines', () => {
     assert.equal(facts.launches[0].grid.value?.x, 4);
     assert.equal(facts.launchTargets[0].kernel?.name, 'scale');
     assert.equal(facts.launchTargets[0].kernelPath, at('k.cu'));
-    assert.match(facts.launchTargets[0].note, /k\.cu/);
+    assert.equal(facts.launchTargets[0].note, 'k.cu, which defines `launch_scale`');
+    const hover = hoverText(analyzer.reportOf(facts), { line: 3, character: 4 });
+    assert.match(
+      hover?.markdown ?? '',
+      /^\*\*scale\*\*: 256 threads[^\n]*\n\nLaunched by `launch_scale`, defined in k\.cu \(another translation unit\), with this call's values\./,
+    );
   });
 
   it('reads the launch in an open document, and again when the defining file changes', async () => {

@@ -443,7 +443,7 @@ class KernelTable {
         p === home
           ? 'this file'
           : home !== this.doc.path
-            ? `${p.slice(p.lastIndexOf('/') + 1)} (the unit of ${this.doc.path.slice(this.doc.path.lastIndexOf('/') + 1)}, which defines \`${o.through?.name ?? o.function}\`)`
+            ? this.otherUnitLabel(p, o.through?.name ?? o.function)
             : `${p.slice(p.lastIndexOf('/') + 1)} (included)`,
     );
     if (!match?.kernel || !match.path)
@@ -489,6 +489,14 @@ class KernelTable {
       note: match.note,
       kernelPath,
     };
+  }
+
+  /** Where a kernel of this unit is, said to a document of another unit that calls `wrapper`, which this unit defines. */
+  private otherUnitLabel(path: string, wrapper: string): string {
+    const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+    return path === this.doc.path
+      ? `${base(path)}, which defines \`${wrapper}\``
+      : `${base(path)} (included by ${base(this.doc.path)}, which defines \`${wrapper}\`)`;
   }
 
   private kernelOf(pf: ProgramFunction): Kernel | null {
