@@ -134,6 +134,7 @@ export function checkFileOf(analyzer: Analyzer, file: string, facts: DocumentFac
   const report = analyzer.reportOf(facts);
   return {
     path: path.relative(cwd, file) || file,
+    displayPath: (p) => path.relative(cwd, p) || p,
     report,
     instances: (kernel) => analyzer.instancesOf(file, kernel),
     branches: branchesForCli(report.branches),

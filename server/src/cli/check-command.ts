@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { UsageError, type CliIO } from './cli-io';
 import { parseArgs } from './args';
-import { collectSourceFiles } from './source-files';
+import { callersNaming, collectCppSources, collectSourceFiles } from './source-files';
 import { checkJsonOf } from './check-json';
 import { compileFailureLines, displayPath, textWriter, type CheckWriter, type CompileFailure } from './check-text';
 import {
@@ -140,6 +140,33 @@ export interface CheckHooks {
  * `outputs` says which pieces of the output to build per file (default: the JSON's). Without `sink`
  * the files' pieces come back in `files`.
  */
+/**
+ * The C++ sources under the directories checked that call a launcher of the workspace (a function
+ * of a CUDA file that launches a kernel, as the index reads each file alone): their calls are
+ * launches, read through the unit that defines it. Sources that name no launcher are not read.
+ */
+async function launcherCallers(positional: string[], cwd: string, cudaFiles: readonly string[]): Promise<string[]> {
+  const given = new Set(cudaFiles);
+  const candidates = collectCppSources(positional, cwd).filter((f) => !given.has(f));
+  if (candidates.length === 0) return [];
+  const analyzer = await createAnalyzer({ grammar: readGrammarBytes(), indexKey: toIndexPath, surface: 'cli' });
+  try {
+    for (const file of cudaFiles) {
+      try {
+        analyzer.index.update(
+          toIndexPath(file),
+          readBoundedFileSync(file, { maxBytes: DEFAULT_DOCUMENT_LIMITS.maxBytes }).text,
+        );
+      } catch {
+        // An unreadable file names no launcher; its check says why.
+      }
+    }
+    return callersNaming(candidates, analyzer.index.launcherNames());
+  } finally {
+    analyzer.parser.dispose();
+  }
+}
+
 export async function runCheck(
   args: string[],
   io: CliIO,
@@ -178,7 +205,8 @@ export async function runCheck(
     ...rest,
   ];
 
-  const allFiles = collectSourceFiles(positional, io.cwd);
+  const cudaFiles = collectSourceFiles(positional, io.cwd);
+  const allFiles = [...cudaFiles, ...(await launcherCallers(positional, io.cwd, cudaFiles))];
   const roots = [
     ...new Set(positional.map((p) => path.resolve(io.cwd, p)).map((p) => (allFiles.includes(p) ? path.dirname(p) : p))),
   ];

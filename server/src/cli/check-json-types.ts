@@ -79,6 +79,11 @@ export interface CheckJsonLaunch {
   occupancy: Record<string, CheckJsonOccupancy | null>;
   /** The launch on each named GPU of its architectures (`--gpu`, or one part per architecture). */
   gpus?: CheckJsonGpu[];
+  /**
+   * The wrapper (`definedIn`: in another translation unit, the file that defines it) or macro a
+   * launch is read through, at its call or use; null for a launch written where it is reported.
+   */
+  through?: { kind: 'macro' | 'wrapper'; name: string; definedIn?: string } | null;
   [extra: string]: unknown;
 }
 

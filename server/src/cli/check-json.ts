@@ -3,7 +3,7 @@
  * built from document reports. Lines and columns are 1-based here.
  */
 import type { DocumentReport } from '../core/analyzer';
-import type { Kernel, Span } from '../core/types';
+import type { Kernel, Launch, Span } from '../core/types';
 import type { InstanceSpread, KernelFigures } from '../core/analyzer';
 import type { Branch, BranchKind } from '../core/analyzer';
 import type { LaunchOnGpu } from '../core/analyzer';
@@ -18,12 +18,20 @@ export interface CheckFile {
   branches?: unknown[];
   /** Per launch (same order as report.analyses): the latency estimate per arch, or null. */
   latency?: Array<Record<string, unknown> | null>;
+  /** Another file's path as the output writes it (relative to the working folder). */
+  displayPath?: (path: string) => string;
 }
 
 export interface CheckInstance {
   mangledName: string | null;
   signature: string | null;
   resources: Record<string, KernelFigures>;
+}
+
+/** The wrapper or macro a launch is read through; a wrapper another unit defines names its file. */
+function throughJson(through: Launch['through'], displayPath?: (path: string) => string): Launch['through'] {
+  if (!through?.definedIn || !displayPath) return through ?? null;
+  return { ...through, definedIn: displayPath(through.definedIn) };
 }
 
 const at = (span: Span) => ({ line: span.start.line + 1, column: span.start.character + 1 });
@@ -149,7 +157,7 @@ export function checkJsonFile(file: CheckFile, options: CheckJsonOptions = {}): 
             ]),
           ),
         })) ?? null,
-      through: a.launch.through ?? null,
+      through: throughJson(a.launch.through ?? null, file.displayPath),
       ...(options.nextSteps ? { nextSteps: nextStepsJson(report, a) } : {}),
     })),
     branches: file.branches ?? [],

@@ -733,6 +733,7 @@ export class Analyzer {
       workspace: this.index,
       path,
       unit: this.unitContext(path),
+      unitOf: (p) => this.unitContext(p),
       archs: this.settings.archs.map((arch) => ({
         arch,
         maxOptInSmemBytes: parseArch(arch)!.device.sharedMemPerBlockOptin,

@@ -116,13 +116,23 @@ export interface Launch {
   templateArgValues?: Array<number | null> | null;
   /** The kernel arguments' values where they are integer constants at the launch (null entries for the others). */
   argValues?: Array<number | null>;
+  /**
+   * Its kernel, block or dynamic shared memory derive from the parameters of the function it is
+   * written in (a launcher): each call of that function tells more.
+   */
+  fromParameters?: true;
   /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
   calledThrough?: string | null;
   /**
    * The launch is written in a macro's body or a wrapper function's and read here, at a use of the
    * macro or a call of the wrapper, with its arguments: `{ kind: 'macro', name: 'LAUNCH_TILE' }`.
    */
-  through?: { kind: 'macro' | 'wrapper'; name: string } | null;
+  through?: {
+    kind: 'macro' | 'wrapper';
+    name: string;
+    /** The file that defines the wrapper, where it is another translation unit's (the unit only declares it). */
+    definedIn?: string;
+  } | null;
   /**
    * When the block is not one known value but one of a few the source fixes (a ternary on a
    * run-time condition, an if-chain or a `switch` setting a local): each of them, fewest threads first.

@@ -18,6 +18,8 @@ export interface LaunchFactsInput {
   /** The document: its path in the unit and its text as written. */
   path: string;
   source: SourceText;
+  /** The program of another unit a launch was read in (LaunchObservation.unit). */
+  programOf?: (unit: string) => UnitProgram | null;
 }
 
 /** At most this many candidate blocks are listed (each a row of the hover). */
@@ -30,7 +32,10 @@ export function launchFacts(observations: readonly LaunchObservation[], input: L
   );
 }
 
-function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
+function toLaunch(o: LaunchObservation, home: LaunchFactsInput): Launch {
+  // A launch read in another unit: its expressions and constants are that unit's.
+  const other = o.unit ? home.programOf?.(o.unit) : null;
+  const input = other ? { ...home, program: other } : home;
   const { source } = input;
   const refs = kernelRefs(o);
   // One kernel, or several that differ only in what this launch cannot tell: the first names it.
@@ -78,6 +83,7 @@ function toLaunch(o: LaunchObservation, input: LaunchFactsInput): Launch {
     ...(o.args.some((a) => integerOf(a) !== null) ? { argValues: o.args.map(integerOf) } : {}),
     calledThrough: ref?.through ?? null,
     through: o.through,
+    ...(o.params !== 0 && !o.through ? { fromParameters: true as const } : {}),
     ...(candidates ? { candidates } : {}),
   };
 }

@@ -4,7 +4,9 @@
  * they are at the call), the driver API's `cuLaunchKernel`, and calls of the project's own launch
  * wrappers. A function is a wrapper of a launch when the launch's kernel, block or dynamic shared
  * memory derive from its parameters (or template parameters, or the object a method runs on): each
- * call is then a launch of what it passes, reported at the call, with the call's values.
+ * call is then a launch of what it passes, reported at the call, with the call's values. A call of
+ * a function the unit declares but does not define is joined, as a linker joins it, to its
+ * definition in another unit (a `Linker` says which), and read there with the call's values.
  */
 import type { Expr, Range } from '../ir/expr';
 import { baseName } from '../ir/expr';
@@ -56,7 +58,12 @@ export interface LaunchObservation {
   argCount?: number;
   exprs: { grid: Expr | null; block: Expr | null; smem: Expr | null; stream: Expr | null };
   /** The wrapper the document calls, or the macro whose expansion holds the launch; null for a launch written here. */
-  through: { kind: 'macro' | 'wrapper'; name: string } | null;
+  through: { kind: 'macro' | 'wrapper'; name: string; definedIn?: string } | null;
+  /**
+   * Read in another translation unit, the one of this file (the wrapper's definition is there, the
+   * unit only declares it): the launch's expressions, constants and kernel are that unit's.
+   */
+  unit?: string;
   /** The function of the document it is in. */
   function: string;
   /** Which parameters of the function analysed it derives from (see paramsOf). */
@@ -102,6 +109,22 @@ export interface FunctionLaunches {
   optIns: OptInObservation[];
 }
 
+/**
+ * Another translation unit's definition of a function this unit declares but does not define: that
+ * unit's collector, the function there, and the file the unit is read for.
+ */
+export interface LinkedDefinition {
+  collector: LaunchCollector;
+  pf: ProgramFunction;
+  unit: string;
+}
+
+/**
+ * Where a linker finds the definition of a function the unit declares (its declarations here, of
+ * one function with external linkage and no body in the unit), or null when none or several.
+ */
+export type Linker = (declared: readonly ProgramFunction[]) => LinkedDefinition | null;
+
 export class LaunchCollector {
   /** Per function: whether it launches, itself or through what it calls (by name: a cheap gate). */
   private readonly launching = new Map<string, boolean>();
@@ -112,8 +135,26 @@ export class LaunchCollector {
   private readonly reads = new Map<string, Set<string>>();
   /** The functions the reading under way reads alone. */
   private reading: Set<string> | null = null;
+  /** The function whose reading alone is under way. */
+  private readingKey: string | null = null;
+  /** Functions whose reading alone asked the linker about a call (what they launch depends on other units). */
+  private readonly linking = new Set<string>();
 
-  constructor(private readonly program: UnitProgram) {}
+  /** `linker`: where calls of functions the unit declares only are defined; without one they are not followed. */
+  constructor(
+    private readonly program: UnitProgram,
+    private readonly linker: Linker | null = null,
+  ) {}
+
+  /** Whether what the function launches was read through another unit's definition (or looked for one). */
+  readsOtherUnits(pf: ProgramFunction): boolean {
+    const seen = new Set([functionKey(pf)]);
+    for (const k of seen) {
+      if (this.linking.has(k)) return true;
+      for (const r of this.reads.get(k) ?? []) seen.add(r);
+    }
+    return false;
+  }
 
   /**
    * What a function with a body launches, written there and through the wrappers it calls, or null
@@ -152,7 +193,9 @@ export class LaunchCollector {
     let kept = this.standalone.get(key);
     if (!kept) {
       const outer = this.reading;
+      const outerKey = this.readingKey;
       this.reading = new Set();
+      this.readingKey = key;
       this.reads.set(key, this.reading);
       const bindings = new Map<string, TemplateBinding>();
       (pf.fn.templateParams ?? []).forEach((p, k) =>
@@ -171,6 +214,7 @@ export class LaunchCollector {
         kept = this.collect(pf, { args: [], bindings, self }, 0);
       } finally {
         this.reading = outer;
+        this.readingKey = outerKey;
       }
       this.standalone.set(key, kept);
     }
@@ -296,7 +340,11 @@ export class LaunchCollector {
               runLambda(at, []);
             }
           }
-        if (!target || !this.launches(target.pf, 0)) return;
+        if (!target) {
+          this.linkedCall(pf, e, callee, args, scope, d, out);
+          return;
+        }
+        if (!this.launches(target.pf, 0)) return;
         const standalone = this.collectStandalone(target.pf);
         const wrapped = new Map(standalone.filter((o) => o.params !== 0).map((o) => [o.path, o] as const));
         if (wrapped.size === 0) return;
@@ -323,6 +371,74 @@ export class LaunchCollector {
         }
       },
     };
+  }
+
+  /**
+   * A call of a function the unit declares but does not define (external linkage: not `static`, not
+   * in an anonymous namespace, not `inline`), joined to its definition in another unit as the linker
+   * would: the launches that definition makes with the call's values (the parameters it leaves out
+   * take the declaration's defaults, read here), reported at the call.
+   */
+  private linkedCall(
+    pf: ProgramFunction,
+    e: Extract<Expr, { k: 'call' }>,
+    callee: Val,
+    args: Val[],
+    scope: FunctionScope,
+    d: number,
+    out: LaunchObservation[],
+  ): void {
+    if (!this.linker || callee.k !== 'fn' || callee.refs.length !== 1 || d >= 3) return;
+    const ref = callee.refs[0];
+    const declared = this.program.resolveCall(ref, args, scope).filter((c) => !c.fn.global);
+    if (declared.length === 0 || declared.some((c) => c.fn.bodyAt || c.fn.internal || c.fn.inline)) return;
+    if (this.readingKey) this.linking.add(this.readingKey);
+    const linked = this.linker(declared);
+    if (!linked || !linked.collector.launches(linked.pf, 0)) return;
+    const declaration = declared[0];
+    const full = this.program.argumentsWithDefaults(declaration, args);
+    // The template arguments as this unit binds them, by position to the definition's parameters.
+    const written = this.program.bindTemplate(declaration, ref, scope);
+    const bindings = new Map<string, TemplateBinding>();
+    (linked.pf.fn.templateParams ?? []).forEach((p, k) => {
+      const b = written.get(declaration.fn.templateParams?.[k]?.name ?? '');
+      if (b) bindings.set(p.name, b);
+    });
+    for (const { bound, alone } of linked.collector.boundLaunches(linked.pf, full, bindings, d + 1))
+      out.push({
+        ...bound,
+        informative: tellsMore(bound, alone),
+        at: e.at,
+        nameAt: e.callee.at,
+        through: { kind: 'wrapper', name: calleeName(e.callee), definedIn: linked.pf.file },
+        function: pf.fn.name,
+        unit: bound.unit ?? linked.unit,
+        path: `${e.at[0]}>${linked.pf.file}>${bound.path}`,
+      });
+  }
+
+  /**
+   * The launches of a function of this unit that derive from its parameters, read with these
+   * arguments (another unit's call: see linkedCall), each with its reading alone.
+   */
+  boundLaunches(
+    pf: ProgramFunction,
+    args: ReadonlyArray<Val | undefined>,
+    bindings: ReadonlyMap<string, TemplateBinding>,
+    depth: number,
+  ): Array<{ bound: LaunchObservation; alone: LaunchObservation }> {
+    const wrapped = new Map(
+      this.collectStandalone(pf)
+        .filter((o) => o.params !== 0)
+        .map((o) => [o.path, o] as const),
+    );
+    if (wrapped.size === 0) return [];
+    const out: Array<{ bound: LaunchObservation; alone: LaunchObservation }> = [];
+    for (const bound of this.collect(pf, { args, bindings, self: null, passed: args.length }, depth)) {
+      const alone = wrapped.get(bound.path);
+      if (alone) out.push({ bound, alone });
+    }
+    return out;
   }
 
   private optIn(pf: ProgramFunction, e: Extract<Expr, { k: 'call' }>, args: Val[]): void {
@@ -483,10 +599,21 @@ export class LaunchCollector {
       }
       if (!result)
         for (const n of callees) {
-          if (this.program.functionsNamed(n).some((f) => f.fn.bodyAt && !f.fn.global && this.launches(f, depth + 1))) {
-            result = true;
-            break;
+          const named = this.program.functionsNamed(n).filter((f) => !f.fn.global);
+          if (named.some((f) => f.fn.bodyAt && this.launches(f, depth + 1))) result = true;
+          else if (
+            this.linker &&
+            named.length > 0 &&
+            named.every((f) => !f.fn.bodyAt && !f.fn.internal && !f.fn.inline)
+          ) {
+            this.linking.add(key);
+            result = named.some((f) => {
+              const linked = this.linker?.([f]);
+              return linked ? linked.collector.launches(linked.pf, 0) : false;
+            });
           }
+          if (named.some((f) => this.linking.has(functionKey(f)))) this.linking.add(key);
+          if (result) break;
         }
     }
     this.launching.set(key, result);

@@ -52,6 +52,10 @@ export type IndexEntry = FileFacts & { text?: string | null };
 /** A launch as the index keeps it: the kernel it names, its line, and its threads per block when the source fixes them. */
 export interface IndexedLaunch {
   kernelName: string;
+  /** The function it is written in (a launcher another unit may call), or null at file scope. */
+  functionName?: string | null;
+  /** What it launches derives from that function's parameters (see Launch.fromParameters). */
+  fromParameters?: true;
   /** 0-based. */
   line: number;
   threads: number | null;
@@ -516,6 +520,36 @@ export class WorkspaceIndex {
   }
 
   /**
+   * The files that include `header` (directly or not) and name `name`, nearest first: where a
+   * linker looks for the definition of a function the header declares.
+   */
+  includersNaming(header: string, name: string): string[] {
+    return this.includersOf(header).filter((p) => this.mayName(p, name));
+  }
+
+  /**
+   * The names of the functions the indexed files launch a kernel in with what their parameters
+   * give (each file read alone): the workspace's launchers whose calls tell more of the launch.
+   */
+  launcherNames(): Set<string> {
+    const out = new Set<string>();
+    for (const p of this.files.keys())
+      for (const l of this.readEntry(p)?.launches ?? [])
+        if (l.functionName && l.fromParameters) out.add(l.functionName.replace(/^.*::/, ''));
+    return out;
+  }
+
+  /** The files that launch a kernel in a function named `name` (its last component), read alone. */
+  launchersNamed(name: string): string[] {
+    const base = name.replace(/^.*::/, '');
+    return this.paths().filter(
+      (p) =>
+        this.mayName(p, base) &&
+        (this.readEntry(p)?.launches ?? []).some((l) => l.functionName?.replace(/^.*::/, '') === base),
+    );
+  }
+
+  /**
    * Whether the file's text holds the name at all: one that does not declares no kernel of that
    * name and launches none (short of pasting it with `##`), and is not read to find out.
    */
@@ -647,6 +681,8 @@ function indexedLaunches(launches: readonly Launch[]): IndexedLaunch[] {
     .filter((l) => !l.inMacro)
     .map((l) => ({
       kernelName: ownCopy(l.kernelName),
+      functionName: l.enclosingFunction ? ownCopy(l.enclosingFunction) : null,
+      ...(l.fromParameters ? { fromParameters: true as const } : {}),
       line: l.span.start.line,
       threads: l.block.value ? l.block.value.x * l.block.value.y * l.block.value.z : null,
     }));

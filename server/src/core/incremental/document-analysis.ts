@@ -65,6 +65,8 @@ export interface AnalyzeInput {
   clock?: () => number;
   /** The other files of the document's translation unit, its flags, and which unit a header is read in. */
   unit?: UnitContext;
+  /** The same for another workspace file read as its own unit (where a function the unit declares is defined). */
+  unitOf?: (path: string) => UnitContext;
   /** The document's view, when the caller has worked it out already (it parsed `view.parseView` into `tree`). */
   view?: DocumentView;
   /** Parses macro expansions and other files' functions apart. */
@@ -100,6 +102,7 @@ export function analyzeResumable({
   treePassBudgetMs = Infinity,
   clock,
   unit,
+  unitOf,
   view,
   parser,
 }: AnalyzeInput): ResumableAnalysis {
@@ -107,7 +110,7 @@ export function analyzeResumable({
   const key = path ?? uri;
   const doc = view ?? documentView(key, text, unit);
   const read = parser
-    ? unitFacts({ doc, source, tree, parser, workspace, kept: functions })
+    ? unitFacts({ doc, source, tree, parser, workspace, kept: functions, unitOf })
     : {
         kernels: [],
         launches: [],

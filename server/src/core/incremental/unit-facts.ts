@@ -24,6 +24,7 @@ import type { SnippetParser } from '../ir/macro-hooks';
 import {
   LaunchCollector,
   kernelRefs,
+  type Linker,
   type FunctionLaunches,
   type LaunchObservation,
   type OptInObservation,
@@ -33,6 +34,7 @@ import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
 import { movedLaunches } from './moved-launches';
+import { linkerOf } from './other-units';
 import type { OutlineFunction } from '../program/outline';
 import type { LaunchTarget } from '../facts/launch-checks';
 import { matchKernel, type WorkspaceIndex } from '../facts/workspace-index';
@@ -113,6 +115,11 @@ export interface UnitFactsInput {
   workspace?: WorkspaceIndex;
   /** The document's kernels of earlier versions, by what each is read from (see function-keys.ts). */
   kept?: KernelAnalysisCache;
+  /**
+   * What a workspace file is read with as its own unit: with `workspace`, the calls of functions
+   * the unit declares but does not define are followed into the unit that defines them.
+   */
+  unitOf?: (path: string) => UnitContext;
 }
 
 export interface UnitFacts {
@@ -125,21 +132,45 @@ export interface UnitFacts {
   lookup: Lookup;
 }
 
-export function unitFacts({ doc, source, tree, parser, workspace, kept }: UnitFactsInput): UnitFacts {
+export function unitFacts({ doc, source, tree, parser, workspace, kept, unitOf }: UnitFactsInput): UnitFacts {
   const program = new UnitProgram(doc.unit, parser, [{ path: doc.path, view: doc.parseView, tree }]);
   const keys = kept && tree && !tree.rootNode.hasError ? keysOf(program, doc, source) : null;
   const read = keptKernels(program, doc, source, keys?.keyOf ?? null, kept);
   const kernels = read.map((k) => k.kernel);
-  const collector = new LaunchCollector(program);
-  const found = launchesOfDocument(program, doc, collector, keys, kept);
-  kept?.sweep();
-  const observations = found.observations;
-  const launches = launchFacts(observations, { program, path: doc.path, source });
-  // launchFacts sorts; targets follow the sorted order.
-  const ordered = sortObservations(observations);
-  const kernelsOf = new KernelTable(program, doc, read);
-  const launchTargets = ordered.map((o) => kernelsOf.targetOf(o, workspace));
-  const smemOptIns = found.optIns.map((o): SmemOptIn => ({
+  const others = workspace && unitOf ? new OtherUnits(doc, workspace, unitOf, parser) : null;
+  try {
+    const collector = new LaunchCollector(program, others?.linker ?? null);
+    const outside = workspace ? workspace.changesOutside(doc.path) : 0;
+    const found = launchesOfDocument(program, doc, collector, keys, kept, outside);
+    kept?.sweep();
+    const observations = found.observations;
+    const launches = launchFacts(observations, {
+      program,
+      path: doc.path,
+      source,
+      programOf: (unit) => others?.unit(unit)?.program ?? null,
+    });
+    // launchFacts sorts; targets follow the sorted order.
+    const ordered = sortObservations(observations);
+    const kernelsOf = new KernelTable(program, doc, read);
+    const launchTargets = ordered.map((o) => {
+      const other = o.unit ? others?.unit(o.unit) : null;
+      return other ? other.kernels.targetOf(o, workspace, doc.path) : kernelsOf.targetOf(o, workspace);
+    });
+    return { program, kernels, launches, launchTargets, ...unitLookups(program, doc, source, found.optIns) };
+  } finally {
+    others?.dispose();
+  }
+}
+
+/** The document's opt-ins, and names at file scope as the unit resolves them. */
+function unitLookups(
+  program: UnitProgram,
+  doc: DocumentView,
+  source: SourceText,
+  optIns: readonly OptInObservation[],
+): Pick<UnitFacts, 'smemOptIns' | 'lookup'> {
+  const smemOptIns = optIns.map((o): SmemOptIn => ({
     kernelName: o.kernel,
     baseName: o.kernel.split('::').pop()!,
     bytes: { text: o.text, value: o.bytes !== null ? single(o.bytes) : null, note: null },
@@ -161,14 +192,61 @@ export function unitFacts({ doc, source, tree, parser, workspace, kept }: UnitFa
     const v = program.resolver(fileScope, 2).name(name, null, () => ({ k: 'top', params: 0 }));
     return v ? single(v) : null;
   };
-  return {
-    program,
-    kernels,
-    launches,
-    launchTargets,
-    smemOptIns,
-    lookup,
-  };
+  return { smemOptIns, lookup };
+}
+
+/**
+ * The workspace files the unit's calls reach through the linker (see other-units.ts), each read as
+ * its own unit once, while the document's facts are made.
+ */
+class OtherUnits {
+  private readonly units = new Map<
+    string,
+    { program: UnitProgram; collector: LaunchCollector; kernels: KernelTable; functions: OutlineFunction[] } | null
+  >();
+  readonly linker: Linker;
+
+  constructor(
+    private readonly doc: DocumentView,
+    workspace: WorkspaceIndex,
+    private readonly unitOf: (path: string) => UnitContext,
+    private readonly parser: SnippetParser,
+  ) {
+    this.linker = linkerOf({
+      workspace,
+      own: new Set(doc.unit.files.keys()),
+      read: (path) => {
+        const u = this.unit(path);
+        return u ? { path, functions: u.functions, collector: u.collector } : null;
+      },
+    });
+  }
+
+  unit(path: string) {
+    if (!this.units.has(path)) this.units.set(path, this.read(path));
+    return this.units.get(path)!;
+  }
+
+  private read(path: string) {
+    if (path === this.doc.path) return null;
+    const ctx = this.unitOf(path);
+    const text = ctx.sources.read(path);
+    if (text === null) return null;
+    const doc = documentView(path, text, ctx);
+    // Its file read as a header is (no input): its parse and outline are kept across analyses while its text and macros stay.
+    const program = new UnitProgram(doc.unit, this.parser, []);
+    return {
+      program,
+      // One unit's calls are followed into another, not on into a third.
+      collector: new LaunchCollector(program),
+      kernels: new KernelTable(program, doc, null),
+      functions: program.outline(path).functions,
+    };
+  }
+
+  dispose(): void {
+    for (const u of this.units.values()) u?.program.dispose();
+  }
 }
 
 /**
@@ -214,6 +292,8 @@ function keptKernels(
 /** What a version's function launches, and how its offsets move to a later version's bodies. */
 interface KeptLaunches {
   launches: FunctionLaunches | null;
+  /** Read through other units (see LaunchCollector.readsOtherUnits): the workspace's changes outside the document then. */
+  outside: number | null;
   /** A closure over the bodies of the version it was read in: `set` does not copy them for every function. */
   movedTo(bodies: FunctionKeys['bodies']): ((offset: number) => number) | null;
 }
@@ -229,6 +309,7 @@ function launchesOfDocument(
   collector: LaunchCollector,
   keys: FunctionKeys | null,
   kept: KernelAnalysisCache | undefined,
+  outside: number,
 ): FunctionLaunches {
   const observations: LaunchObservation[] = [];
   const optIns = new Map<string, OptInObservation>();
@@ -236,12 +317,20 @@ function launchesOfDocument(
     if (!fn.bodyAt) continue;
     const key = keys && kept ? keys.keyOf(fn) : null;
     const known = key ? kept!.get<KeptLaunches>(`launches|${key}`, 0) : undefined;
-    const move = known ? known.movedTo(keys!.bodies) : null;
+    // What another unit defines may have changed since (the document's own text and unit did not).
+    const current = known && (known.outside === null || known.outside === outside) ? known : undefined;
+    const move = current ? current.movedTo(keys!.bodies) : null;
     let launches: FunctionLaunches | null;
-    if (known && move) launches = known.launches && movedLaunches(known.launches, doc.path, move);
+    if (current && move) launches = current.launches && movedLaunches(current.launches, doc.path, move);
     else {
-      launches = collector.launchesOf({ file: doc.path, fn });
-      if (key) kept!.set<KeptLaunches>(`launches|${key}`, 0, { launches, movedTo: moverFrom(keys!.bodies) });
+      const pf = { file: doc.path, fn };
+      launches = collector.launchesOf(pf);
+      if (key)
+        kept!.set<KeptLaunches>(`launches|${key}`, 0, {
+          launches,
+          outside: collector.readsOtherUnits(pf) ? outside : null,
+          movedTo: moverFrom(keys!.bodies),
+        });
     }
     if (!launches) continue;
     observations.push(...launches.observations);
@@ -273,9 +362,9 @@ class KernelTable {
   constructor(
     private readonly program: UnitProgram,
     private readonly doc: DocumentView,
-    own: Array<{ fn: OutlineFunction; kernel: Kernel }>,
+    own: Array<{ fn: OutlineFunction; kernel: Kernel }> | null,
   ) {
-    this.byFile.set(doc.path, byPlace(own));
+    if (own) this.byFile.set(doc.path, byPlace(own));
   }
 
   private kernelsIn(path: string): Map<string, Kernel> {
@@ -298,7 +387,12 @@ class KernelTable {
     return k;
   }
 
-  targetOf(o: LaunchObservation, workspace?: WorkspaceIndex): LaunchTarget {
+  /**
+   * The kernel the launch starts, found in this unit. `home`: the document the launch is reported
+   * in, when that is another unit's (a call of a function this unit defines): kernels of this
+   * unit's files are named by their file there.
+   */
+  targetOf(o: LaunchObservation, workspace?: WorkspaceIndex, home: string = this.doc.path): LaunchTarget {
     const refs = kernelRefs(o);
     if (refs.length === 0) {
       // A wrapper's own launch of the kernel it is given: what each call passes is read at the call.
@@ -345,7 +439,12 @@ class KernelTable {
     const match = matchKernel(
       refsByPath.filter((r): r is { kernel: Kernel; path: string } => r.kernel !== null),
       ref.name,
-      (p) => (p === this.doc.path ? 'this file' : `${p.slice(p.lastIndexOf('/') + 1)} (included)`),
+      (p) =>
+        p === home
+          ? 'this file'
+          : home !== this.doc.path
+            ? this.otherUnitLabel(p, o.through?.name ?? o.function)
+            : `${p.slice(p.lastIndexOf('/') + 1)} (included)`,
     );
     if (!match?.kernel || !match.path)
       return {
@@ -375,7 +474,7 @@ class KernelTable {
           boundsPath = definition.path;
           return {
             kernel,
-            kernelUri: boundsPath !== this.doc.path ? boundsPath : null,
+            kernelUri: boundsPath !== home ? boundsPath : null,
             launchBounds: definition.kernel.launchBounds,
             note: match.note,
             kernelPath,
@@ -385,11 +484,19 @@ class KernelTable {
     }
     return {
       kernel,
-      kernelUri: boundsPath && boundsPath !== this.doc.path ? boundsPath : null,
+      kernelUri: boundsPath && boundsPath !== home ? boundsPath : null,
       launchBounds: this.boundsFor(chosen, kernel, ref),
       note: match.note,
       kernelPath,
     };
+  }
+
+  /** Where a kernel of this unit is, said to a document of another unit that calls `wrapper`, which this unit defines. */
+  private otherUnitLabel(path: string, wrapper: string): string {
+    const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+    return path === this.doc.path
+      ? `${base(path)}, which defines \`${wrapper}\``
+      : `${base(path)} (included by ${base(this.doc.path)}, which defines \`${wrapper}\`)`;
   }
 
   private kernelOf(pf: ProgramFunction): Kernel | null {

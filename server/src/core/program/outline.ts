@@ -45,6 +45,10 @@ export interface OutlineFunction {
   bodyAt: Range | null;
   /** Written by a macro used at file scope: the expansion (the program's key) and the definition's range in it. */
   expansion?: { key: string; at: Range };
+  /** Internal linkage: `static` at namespace scope, or in an anonymous namespace (no other unit can call it). */
+  internal?: true;
+  /** Declared `inline` (or `__forceinline__`): every unit that calls it defines it. */
+  inline?: true;
 }
 
 export interface OutlineConstant {
@@ -180,6 +184,9 @@ function movedFunction(f: OutlineFunction, d: number): OutlineFunction {
 }
 
 class OutlineWalk {
+  /** Anonymous namespaces the walk is in: what is declared there has internal linkage. */
+  private anonymous = 0;
+
   constructor(
     private readonly text: string,
     private readonly out: FileOutline,
@@ -215,7 +222,12 @@ class OutlineWalk {
         const body = node.childForFieldName('body');
         // An anonymous namespace adds nothing to names; `a::b` nests two.
         const parts = name ? this.slice(name).replace(/\s+/g, '').split('::') : [];
-        if (body) this.items(body, [...scope, ...parts], null, null, depth + 1, inTemplate);
+        if (!name) this.anonymous++;
+        try {
+          if (body) this.items(body, [...scope, ...parts], null, null, depth + 1, inTemplate);
+        } finally {
+          if (!name) this.anonymous--;
+        }
         return;
       }
       case 'linkage_specification': {
@@ -335,6 +347,13 @@ class OutlineWalk {
     const device = /\b__device__\b/.test(specifiers);
     const host = /\b__host__\b/.test(specifiers) || (!global && !device);
     const body = isDefinition ? node.childForFieldName('body') : null;
+    // A static member function keeps the class's linkage; a static free function is the unit's own.
+    const internal =
+      this.anonymous > 0 ||
+      (className === null &&
+        qualifier.length === 0 &&
+        node.namedChildren.some((c) => c?.type === 'storage_class_specifier' && this.slice(c) === 'static'));
+    const inline = /\b(?:inline|__forceinline__|__inline__)\b/.test(specifiers);
     const params: OutlineParam[] = [];
     for (const p of declarator.childForFieldName('parameters')?.namedChildren ?? []) {
       if (!p || !/parameter_declaration/.test(p.type)) continue;
@@ -368,6 +387,8 @@ class OutlineWalk {
         declarator.childForFieldName('parameters')?.endIndex ?? declarator.endIndex,
       ],
       bodyAt: body ? [body.startIndex, body.endIndex] : null,
+      ...(internal ? { internal: true as const } : {}),
+      ...(inline ? { inline: true as const } : {}),
     });
   }
 

@@ -1029,7 +1029,7 @@ export class UnitProgram {
     for (const ref of callee.refs)
       for (const c of this.resolveCallee(ref, index + 1, from)) {
         const p = c.fn.params[index];
-        if (p && /&/.test(p.type + (p.name ?? '')) && !/\bconst\b/.test(p.type)) return true;
+        if (p && writableReference(p.text)) return true;
       }
     return false;
   }
@@ -1144,6 +1144,14 @@ export class UnitProgram {
     }
     void from;
     return bindings;
+  }
+
+  /**
+   * A call's arguments with the parameters it leaves out bound to the default arguments `pf` (a
+   * declaration of the unit) gives them: what another unit's definition of it is called with.
+   */
+  argumentsWithDefaults(pf: ProgramFunction, args: ReadonlyArray<Val | undefined>): Array<Val | undefined> {
+    return args.length < pf.fn.params.length ? this.withDefaults(pf, args, args.length, new Map()) : [...args];
   }
 
   /** The arguments of a call with the parameters it does not pass bound to their default arguments. */
@@ -1298,6 +1306,22 @@ export class UnitProgram {
       this.stack.pop();
     }
   }
+}
+
+/**
+ * Whether a parameter as written is a reference the callee may write through (`int &threads`,
+ * `dim3& block`, `const float *&p`), not one to const (`const Params& p`). Read from the text: the
+ * `&` is the declarator's and `const` a qualifier beside the type, neither in the type as the
+ * outline keeps it.
+ */
+function writableReference(param: string): boolean {
+  const text = param.replace(/=[\s\S]*$/, '');
+  const amp = text.indexOf('&');
+  if (amp < 0) return false;
+  const before = text.slice(0, amp);
+  // `const T *&p`: the pointer itself is written; `T *const &p` is not.
+  const star = before.lastIndexOf('*');
+  return !/\bconst\b/.test(star >= 0 ? before.slice(star) : before);
 }
 
 /**

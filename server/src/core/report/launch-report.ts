@@ -310,6 +310,11 @@ export function launchHoverMarkdown(analysis: LaunchAnalysis, extras: ReportExtr
   const table = occupancyTable(analysis.perArch);
   const figures = `Figures: ${figuresLine(analysis.perArch, analysis.kernel, extras.now)}.`;
   const parts = [launchTitle(analysis, { short: true })];
+  const through = analysis.launch.through;
+  if (through?.kind === 'wrapper' && through.definedIn)
+    parts.push(
+      `Launched by \`${mdCode(through.name)}\`, defined in ${mdText(through.definedIn.slice(through.definedIn.lastIndexOf('/') + 1))} (another translation unit), with this call's values.`,
+    );
   if (table) parts.push(table);
   else parts.push(figures, ...budgetLines(analysis));
   if (analysis.candidates) parts.push(candidatesTable(analysis.candidates));
