@@ -174,6 +174,58 @@ describe('block size candidates', () => {
     assert.deepEqual(candidates(text), [['128', '256']]);
   });
 
+  it('reads a launch in a host template of a .cu over the calls the unit makes, where every use of its name is one', async () => {
+    const text = [
+      '__global__ void k(float* p) {}',
+      'template <int BLOCK>',
+      'void launch(float* p, int n) { k<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(p); }',
+      'void run(float* p, int n) {',
+      '  launch<128>(p, n);',
+      '  if (n > 4096) launch<256>(p, n);',
+      '}',
+      'template <int B>',
+      'void once(float* p) { k<<<1, B>>>(p); }',
+      'void run_once(float* p) { once<96>(p); }',
+      '// An explicit instantiation is an instance no call shows:',
+      'template <int B>',
+      'void explicit_too(float* p) { k<<<1, B>>>(p); }',
+      'template void explicit_too<64>(float*);',
+      'void run_explicit(float* p) { explicit_too<32>(p); }',
+    ].join('\n');
+    const template = (line: number) => readAlone(text).launches.find((l) => l.span.start.line === line - 1)!;
+    assert.deepEqual(
+      template(3).candidates?.map((c) => c.x),
+      [128, 256],
+    );
+    assert.equal(template(3).blockFromInstances, 2);
+    assert.equal(template(9).block.value?.x, 96);
+    assert.equal(template(13).block.value, null);
+    assert.equal(template(13).candidates ?? null, null);
+    const report = buildDocumentReport({
+      facts: await analyzeSnippet(text),
+      archs: ['sm_80'],
+      figuresFor: new FiguresRegistry().figuresFor,
+    });
+    const firstLines = report.analyses.map((a) => launchHoverMarkdown(a).split('\n')[0]);
+    assert.ok(
+      firstLines.includes(
+        '**k**: block size `BLOCK` one of 128 or 256 threads over the 2 calls of `launch` in this unit, 0 B dynamic shared memory',
+      ),
+      firstLines.join('\n'),
+    );
+    assert.ok(
+      firstLines.includes(
+        '**k**: 96 threads (from the call of `once` in this unit), 3 warps per block, 0 B dynamic shared memory',
+      ),
+      firstLines.join('\n'),
+    );
+    // A header's template may be instantiated by any unit that includes it: left to each call.
+    assert.equal(
+      readAlone(text, '/kernels.cuh').launches.find((l) => l.span.start.line === 2)!.candidates ?? null,
+      null,
+    );
+  });
+
   it('gives no set when a loop, a call or an unknown value can change the local, or the set is one value', () => {
     const text = [
       'void host(float* p, int n) {',

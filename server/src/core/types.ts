@@ -121,6 +121,11 @@ export interface Launch {
    * written in (a launcher): each call of that function tells more.
    */
   fromParameters?: true;
+  /**
+   * Written in a function template defined in a `.cu`, with a block that reads its parameters: the
+   * block (or its candidates) is that of the instances the unit calls, this many calls.
+   */
+  blockFromInstances?: number;
   /** The callee as written when it is a function pointer resolved to `kernelName` (`fp` in `auto fp = k; fp<<<...>>>`). */
   calledThrough?: string | null;
   /**

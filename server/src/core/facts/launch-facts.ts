@@ -84,6 +84,7 @@ function toLaunch(o: LaunchObservation, home: LaunchFactsInput): Launch {
     calledThrough: ref?.through ?? null,
     through: o.through,
     ...(o.params !== 0 && !o.through ? { fromParameters: true as const } : {}),
+    ...(o.instances ? { blockFromInstances: o.instances } : {}),
     ...(candidates ? { candidates } : {}),
   };
 }

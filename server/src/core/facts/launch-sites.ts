@@ -72,6 +72,8 @@ export interface LaunchObservation {
   path: string;
   /** Through a wrapper: the call tells more of the launch than the wrapper alone (else it is not reported at the call). */
   informative?: boolean;
+  /** In a function template: its block is the instances' the unit calls, this many calls (template-instances.ts). */
+  instances?: number;
 }
 
 /** Lambda bodies a function's text is searched through for a launch (lambdas in lambdas included). */

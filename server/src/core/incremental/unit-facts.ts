@@ -30,6 +30,7 @@ import {
   type OptInObservation,
 } from '../facts/launch-sites';
 import { launchFacts } from '../facts/launch-facts';
+import { withTemplateInstances } from '../facts/template-instances';
 import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
@@ -143,7 +144,11 @@ export function unitFacts({ doc, source, tree, parser, workspace, kept, unitOf }
     const outside = workspace ? workspace.changesOutside(doc.path) : 0;
     const found = launchesOfDocument(program, doc, collector, keys, kept, outside);
     kept?.sweep();
-    const observations = found.observations;
+    const observations = withTemplateInstances(found.observations, {
+      path: doc.path,
+      view: doc.parseView,
+      functions: program.outline(doc.path).functions,
+    });
     const launches = launchFacts(observations, {
       program,
       path: doc.path,

@@ -64,11 +64,15 @@ function titleParts(analysis: LaunchAnalysis, short = false): { name: string; sh
   const block = l.block.value;
   const threads = analysis.threadsPerBlock;
   const candidates = analysis.candidates;
+  // A template's launch read from the instances the unit calls (facts/template-instances.ts).
+  const calls = l.blockFromInstances
+    ? `${l.blockFromInstances === 1 ? 'the call' : `the ${l.blockFromInstances} calls`} of \`${l.enclosingFunction}\` in this unit`
+    : '';
   const shape =
     block && threads !== null
-      ? `${counted(threads, 'thread')}${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}, ${counted(Math.ceil(threads / 32), 'warp')} per block`
+      ? `${counted(threads, 'thread')}${block.y !== 1 || block.z !== 1 ? ` (${dim3Text(block)})` : ''}${calls ? ` (from ${l.blockFromInstances === 1 ? '' : 'each of '}${calls})` : ''}, ${counted(Math.ceil(threads / 32), 'warp')} per block`
       : candidates
-        ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads, whichever a run-time condition or the build picks`
+        ? `block size \`${l.block.text || '?'}\` one of ${listOr(candidates.map((c) => dim3Text(c.block)))} threads${calls ? ` over ${calls}` : ', whichever a run-time condition or the build picks'}`
         : `block size \`${l.block.text || '?'}\`${l.block.known ? ` = ${l.block.known}` : ''} not known statically${l.block.note ? ` (${l.block.note})` : ''}`;
   const smem =
     analysis.dynamicSmemBytes !== null
