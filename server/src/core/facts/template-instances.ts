@@ -24,8 +24,9 @@ export function withTemplateInstances(
     const fn = doc.functions.find(
       (f) => f.templateParams && f.bodyAt && f.bodyAt[0] <= o.launchAt[0] && o.launchAt[1] <= f.bodyAt[1],
     );
-    // One function of that name: an overload's calls would be counted as the template's.
-    if (!fn || doc.functions.filter((f) => f.name === fn.name).length !== 1) return o;
+    // One function of that name, a plain one (not an operator): an overload's calls would be counted as the template's.
+    if (!fn || !/^[A-Za-z_]\w*$/.test(fn.name) || doc.functions.filter((f) => f.name === fn.name).length !== 1)
+      return o;
     const calls = observations.filter(
       (w) =>
         w.through?.kind === 'wrapper' &&
@@ -57,7 +58,7 @@ function known(v: Val): boolean {
 /** Where `name` is written as a whole word. */
 function uses(text: string, name: string): number[] {
   const out: number[] = [];
-  const word = new RegExp(`(?<![\\w$])${name.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g');
+  const word = new RegExp(`(?<![\\w$])${name}(?![\\w$])`, 'g');
   for (let m = word.exec(text); m; m = word.exec(text)) out.push(m.index);
   return out;
 }
