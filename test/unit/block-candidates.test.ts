@@ -174,6 +174,24 @@ describe('block size candidates', () => {
     assert.deepEqual(candidates(text), [['128', '256']]);
   });
 
+  it("reads the view's arm where an arm is the body of an `if` without braces (with every arm, the next would leave the `if`)", () => {
+    const text = [
+      '__global__ void k(float* p) {}',
+      'void host(float* p, bool big) {',
+      '  int threads = 64;',
+      '  if (big)',
+      '#ifdef USE_A',
+      '    threads = 512;',
+      '#else',
+      '    threads *= 2;',
+      '#endif',
+      '  k<<<1, threads>>>(p);',
+      '}',
+    ].join('\n');
+    // The view's build (USE_A undefined): 64 or 128. Read with both arms as statements, 1024 would appear.
+    assert.deepEqual(candidates(text), [['64', '128']]);
+  });
+
   it('reads a launch in a host template of a .cu over the calls the unit makes, where every use of its name is one', async () => {
     const text = [
       '__global__ void k(float* p) {}',

@@ -619,6 +619,7 @@ export class UnitProgram {
     try {
       const node = findFirst(tree.rootNode, 'function_definition');
       if (!node || tree.rootNode.hasError) return null;
+      if (!arms.every((arm) => wholeStatements(tree.rootNode, arm.start - at[0], arm.end - at[0]))) return null;
       return buildFunctionIR(node, { text, base: at[0], macros: this.macroHooks(pf.file), arms });
     } finally {
       tree.delete();
@@ -1541,6 +1542,21 @@ function nodeAt(root: SyntaxNode, at: Range, type: string): SyntaxNode | null {
   let n: SyntaxNode | null = root.descendantForIndex(at[0], Math.max(at[0], at[1] - 1));
   while (n && !(n.type === type && n.startIndex === at[0] && n.endIndex === at[1])) n = n.parent;
   return n;
+}
+
+/**
+ * The code of `[start, end)` is whole statements of one block: none of the block's statements
+ * reaches into it from outside. An arm that is the body of an `if` without braces
+ * (`if (c)` / `#ifdef A` / `x = 1;` / `#else` / `x = 2;`) is not: with every arm in the text,
+ * the second would read as a statement after the `if`.
+ */
+function wholeStatements(root: SyntaxNode, start: number, end: number): boolean {
+  let block: SyntaxNode | null = root.descendantForIndex(start, Math.max(start, end - 1));
+  while (block && block.type !== 'compound_statement' && block.type !== 'translation_unit') block = block.parent;
+  if (!block) return false;
+  return block.namedChildren.every(
+    (c) => !c || c.endIndex <= start || c.startIndex >= end || (c.startIndex >= start && c.endIndex <= end),
+  );
 }
 
 function findFirst(root: SyntaxNode, type: string): SyntaxNode | null {
