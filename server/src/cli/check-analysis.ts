@@ -4,13 +4,13 @@
  * order, then per file its analysis and its report, turned into plain pieces of the output.
  */
 import * as path from 'node:path';
-import type { Analyzer, DocumentFacts, IndexEntry, Toolchain, UnitFlags, WorkspaceIndex } from '../core/analyzer';
+import type { Analyzer, DocumentFacts, IndexEntry, Toolchain, WorkspaceIndex } from '../core/analyzer';
 import type { Severity } from '../core/types';
 import { branchesForCli, checkJsonFile, type CheckFile, type CheckJsonOptions } from './check-json';
 import { checkTextPieces, type CheckTextOptions, type CheckTextPieces } from './check-text';
 import {
   includeDirsOfFlags,
-  unitFlagsOfFlags,
+  unitFlagsPerFile,
   indexIncludedFiles,
   listSourceFiles,
   indexText,
@@ -185,16 +185,13 @@ export function configureUnits(
     !path.relative(cwd, root).startsWith('..') && !path.isAbsolute(path.relative(cwd, root));
   const project = roots.length && roots.every(inside) ? cwd : commonFolder(roots);
   if (project) analyzer.setFileSource(projectFiles(project));
-  const known = new Map<string, UnitFlags>();
-  analyzer.setUnitFlags((file) => {
-    let flags = known.get(file);
-    if (!flags) {
+  analyzer.setUnitFlags(
+    unitFlagsPerFile((file) => {
       const resolved = resolveCompileFlags({ database, filePath: file, settings: { nvccArgs: [...extraFlags] } });
-      flags = unitFlagsOfFlags(resolved.flags, resolved.cwd ?? cwd);
-      known.set(file, flags);
-    }
-    return flags;
-  }, toolchain);
+      return { flags: resolved.flags, cwd: resolved.cwd ?? cwd };
+    }),
+    toolchain,
+  );
 }
 
 function commonFolder(paths: readonly string[]): string | null {

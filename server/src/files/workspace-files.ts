@@ -192,6 +192,25 @@ function isSmallFile(file: string, maxBytes: number): boolean {
   }
 }
 
+/**
+ * Each unit's preprocessor flags from the compile flags `resolve` gives its file (nvcc's), read once
+ * per file: the analyzer asks for them at every analysis of the unit.
+ */
+export function unitFlagsPerFile(
+  resolve: (file: string) => { flags: readonly string[]; cwd: string | null },
+): (file: string) => UnitFlags {
+  const known = new Map<string, UnitFlags>();
+  return (file) => {
+    let flags = known.get(file);
+    if (!flags) {
+      const resolved = resolve(file);
+      flags = unitFlagsOfFlags(resolved.flags, resolved.cwd);
+      known.set(file, flags);
+    }
+    return flags;
+  };
+}
+
 /** The include folders named by compiler flags: `-I dir`, `-Idir`, `-isystem dir`, `--include-path=dir`, relative ones from `cwd`. */
 /**
  * What a compile command's flags tell the preprocessor of its translation unit: `-D`/`-U` in order,

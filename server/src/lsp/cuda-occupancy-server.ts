@@ -32,7 +32,6 @@ import {
   type CompileState,
   type DocumentReport,
   type Toolchain,
-  type UnitFlags,
 } from '../core/analyzer';
 import { DocumentStore } from './document-store';
 import { readGrammarBytes } from '../files/grammar-files';
@@ -44,7 +43,7 @@ import { hoverAt } from './hover';
 import { codeLenses } from './code-lens';
 import { codeActions } from './code-actions';
 import { toDiagnostic, tooLargeDiagnostic } from './lsp-convert';
-import { indexWorkspace, toIndexPath, unitFlagsOfFlags, updateFromDisk } from '../files/workspace-files';
+import { indexWorkspace, toIndexPath, unitFlagsPerFile, updateFromDisk } from '../files/workspace-files';
 import { readBoundedFileSync } from '../files/bounded-read';
 import { readPtxasLog } from '../files/ptxas-log';
 import { readBuildFigures } from '../files/build-outputs';
@@ -326,16 +325,10 @@ export class CudaOccupancyServer {
       this.compile.toolchain(),
       new Promise<Toolchain>((resolve) => setTimeout(() => resolve(hostToolchain()), 2000).unref()),
     ]);
-    const known = new Map<string, UnitFlags>();
-    this.analyzer.setUnitFlags((file) => {
-      let flags = known.get(file);
-      if (!flags) {
-        const resolved = this.compile.preprocessorFlags(file);
-        flags = unitFlagsOfFlags(resolved.flags, resolved.cwd);
-        known.set(file, flags);
-      }
-      return flags;
-    }, toolchain);
+    this.analyzer.setUnitFlags(
+      unitFlagsPerFile((file) => this.compile.preprocessorFlags(file)),
+      toolchain,
+    );
   }
 
   private async reloadSettings(force = false): Promise<void> {
