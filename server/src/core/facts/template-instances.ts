@@ -19,6 +19,8 @@ export function withTemplateInstances(
   doc: { path: string; view: string; functions: readonly OutlineFunction[] },
 ): LaunchObservation[] {
   if (!doc.path.endsWith('.cu')) return [...observations];
+  // Each name's uses are found once, whatever number of launches its template holds.
+  const usesOf = new Map<string, number[]>();
   return observations.map((o) => {
     if (o.through !== null || o.launchFile !== doc.path || known(o.block) || (o.params & TEMPLATE_BITS) === 0) return o;
     const fn = doc.functions.find(
@@ -38,7 +40,9 @@ export function withTemplateInstances(
     // Every use of the name is a call read with its values: an explicit instantiation, a pointer taken,
     // a call from another template with its own parameters or a mention in a comment is not.
     const called = new Set(calls.map((w) => w.nameAt[0]));
-    for (const at of uses(doc.view, fn.name)) if (at !== fn.nameAt[0] && !called.has(at)) return o;
+    let written = usesOf.get(fn.name);
+    if (!written) usesOf.set(fn.name, (written = uses(doc.view, fn.name)));
+    for (const at of written) if (at !== fn.nameAt[0] && !called.has(at)) return o;
     let block: Val | null = null;
     for (const w of calls) {
       if (!known(w.block)) return o;
