@@ -523,6 +523,34 @@ describe('uncoalesced-access', () => {
     );
   });
 
+  it('is quiet where only widths below a warp run enough lanes to waste sectors (a store to column 0 of every row)', async () => {
+    // A row of `n + pad` float2 holds a column `n / 2` only the lanes at `x == 0` store. Below 8
+    // columns 8 or more lanes of a warp store, rows apart; at 64 columns and up one lane in each
+    // warp does, alone in its request: one sector, all an 8-byte store can take.
+    const column = [
+      '__global__ void k(float2* out, const float2* in, int n, int pad) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  int x = i % (n / 2), y = i / (n / 2);',
+      '  if (x == 0) out[y * (n + pad) + n / 2] = in[i];',
+      '}',
+      'void run(float2* o, const float2* i, int n, int p) { k<<<64, 256>>>(o, i, n, p); }',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      (await rulesOf(column)).filter((g) => g.startsWith('uncoalesced')),
+      [],
+    );
+    // Its neighbour: a guard on a run-time width that leaves lone lanes only while the width is
+    // small, and whole warps 64 floats apart at the widths data has.
+    const strided = kernel(
+      ['  int i = blockIdx.x * blockDim.x + threadIdx.x;', '  if (i < n) out[i * 64] = in[i];'].join('\n'),
+    );
+    assert.deepEqual(
+      (await rulesOf(strided)).filter((g) => g.startsWith('uncoalesced')),
+      ['uncoalesced-access warning 3: out[i * 64]'],
+    );
+  });
+
   it('gives no verdict where run-time sizes decide whether lanes share an address (a head index into rows of `C / NH`)', async () => {
     // With one head every lane of a batch reads the same address; with 12, 12 rows; with 32 or
     // more, one row per lane: the samples must reach across the sizes, not only their small corner.

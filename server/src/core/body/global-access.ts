@@ -76,6 +76,10 @@ function shapeVerdict(
   let requests = 0;
   let shown: { lanes: number; sectors: number; ideal: number } | null = null;
   let stride: number | null | undefined;
+  // Samples whose run-time sizes are all a warp or more: how many ran a request, how many left only
+  // lone lanes (fewer than MIN_LANES in every request, some running).
+  let fullSized = 0;
+  let loneOnly = 0;
   for (const sample of samples) {
     const at = address(sample);
     const active = here ? here(sample) : null;
@@ -90,6 +94,7 @@ function shapeVerdict(
     }
     let sampleSectors = 0;
     let sampleIdeal = 0;
+    let sparse = false;
     for (let w = 0; w * 32 < size; w++) {
       const touched = new Set<number>();
       const addresses = new Set<number>();
@@ -121,7 +126,10 @@ function shapeVerdict(
         if (start < lowest) lowest = start;
       }
       // A few lanes (a guard's edge for some value of the unknowns) tell little about the pattern.
-      if (addresses.size === 0 || unit.size === 0 || touchedLanes < MIN_LANES) continue;
+      if (addresses.size === 0 || unit.size === 0 || touchedLanes < MIN_LANES) {
+        if (touchedLanes > 0) sparse = true;
+        continue;
+      }
       requests++;
       // Measured from the warp's lowest address taken as aligned: the pattern, not where an offset the lanes share puts it.
       const shift = -lowest;
@@ -136,11 +144,20 @@ function shapeVerdict(
       if (!shown || touchedLanes > shown.lanes || (touchedLanes === shown.lanes && touched.size > shown.sectors))
         shown = { lanes: touchedLanes, sectors: touched.size, ideal: unit.size };
     }
-    if (sampleIdeal === 0) continue;
+    const sized = sample.sampled.length > 0 && sample.sampled.every((u) => u.value >= 32);
+    if (sampleIdeal === 0) {
+      if (sized && sparse) loneOnly++;
+      continue;
+    }
+    if (sized) fullSized++;
     if (sampleSectors < UNCOALESCED_RATIO * sampleIdeal) return null;
     ideal += sampleIdeal;
   }
   if (ideal === 0 || requests === 0 || !shown) return NO_REQUEST;
+  // Only sizes below a warp run enough lanes of a request to waste sectors; at a warp and up the
+  // guard leaves lone lanes, one sector each (a store to column 0 of every row): nothing to fix at
+  // the sizes data has.
+  if (loneOnly > 0 && fullSized === 0) return null;
   return { shape, pitches, sectors: shown.sectors, ideal: shown.ideal, stride: stride ?? null };
 }
 
