@@ -25,7 +25,11 @@ async function workspace(files: Record<string, string[]>): Promise<Analyzer> {
 
 /** `line: kernel block [via wrapper, defined in file]`, lines 1-based. */
 function describe1(l: Launch): string {
-  const block = l.block.value ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}` : 'null';
+  const block = l.block.value
+    ? `${l.block.value.x}x${l.block.value.y}x${l.block.value.z}`
+    : l.candidates
+      ? l.candidates.map((b) => b.x).join('|')
+      : 'null';
   const via = l.through
     ? ` via ${l.through.name}${l.through.definedIn ? ` in ${l.through.definedIn.replace('/ws/', '')}` : ''}`
     : '';
@@ -158,7 +162,7 @@ describe('launches through a function another unit defines', () => {
     assert.deepEqual(launchesOf(analyzer, 'train.cu'), ['2: encoder_kernel3 256x1x1 via encoder_forward']);
   });
 
-  it('does not take a value a call may have written through a reference parameter for the one before it', async () => {
+  it('takes what a call writes through a reference parameter, not the value before it, into the launcher of another unit', async () => {
     const analyzer = await workspace({
       ...LAUNCHER,
       'other.cu': [
@@ -172,7 +176,10 @@ describe('launches through a function another unit defines', () => {
         '}',
       ],
     });
-    assert.deepEqual(launchesOf(analyzer, 'other.cu'), ['7: scale 64x1x1 via launch_scale in k.cu']);
+    assert.deepEqual(launchesOf(analyzer, 'other.cu'), [
+      '6: scale 128|512 via launch_scale in k.cu',
+      '7: scale 64x1x1 via launch_scale in k.cu',
+    ]);
   });
 
   it('check DIR reads the C++ sources that call a launcher of the workspace, and only those', async () => {

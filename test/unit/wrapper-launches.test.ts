@@ -127,6 +127,38 @@ describe('launch wrappers', () => {
     ]);
   });
 
+  it('reads what a configuration function leaves in the grid and block it takes by reference', () => {
+    const text = [
+      '__global__ void mask(float* m) {}',
+      'void configure(dim3& grid, dim3& block, int batch, int len) {',
+      '  int threads = 512;',
+      '  grid.x = batch;',
+      '  grid.y = (len * len / 2 - 1) / threads + 1;',
+      '  block.x = threads;',
+      '}',
+      'void pick(int n, int& threads) { threads = n > 4096 ? 512 : 128; }',
+      'void keep(int n, int& threads) { if (n < 0) return; }',
+      'void host(float* m, int batch, int len) {',
+      '  dim3 grid, block;',
+      '  configure(grid, block, batch, len);',
+      '  mask<<<grid, block>>>(m);',
+      '  int threads = 64;',
+      '  pick(len, threads);',
+      '  mask<<<1, threads>>>(m);',
+      '  int kept = 64;',
+      '  keep(len, kept);',
+      '  mask<<<1, kept>>>(m);',
+      '}',
+    ].join('\n');
+    const found = readAlone(text).launches;
+    assert.deepEqual(found.map(describeLaunch), ['13: mask 512x1x1 0', '16: mask null 0', '19: mask 64x1x1 0']);
+    // Either arm of the callee's ternary: the two block sizes, not the 64 written before the call.
+    assert.deepEqual(
+      found[1].candidates?.map((b) => b.x),
+      [128, 512],
+    );
+  });
+
   it("does not make a wrapper of a function whose parameters feed only the grid or the kernel's template arguments", () => {
     const text = [
       'template <typename T>',

@@ -29,7 +29,7 @@ import {
 } from './outline';
 import { analyzeFunctionValues, type FunctionValues } from '../values/function-values';
 import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
-import { Evaluator, type Env, type Observer, type Resolver } from '../values/evaluate';
+import { Evaluator, type CallOutcome, type Env, type Observer, type Resolver } from '../values/evaluate';
 import { sizeofType } from '../text/const-eval';
 import { memoByText, readsTable } from '../incremental/kept-tables';
 import { emptyReads, recordingScope, sameReads, type MacroReads } from './macro-reads';
@@ -1035,12 +1035,15 @@ export class UnitProgram {
     return false;
   }
 
-  private callValue(callee: Val, args: Val[], from: FunctionScope, depth: number, at: Expr): Val | null {
+  private callValue(callee: Val, args: Val[], from: FunctionScope, depth: number, at: Expr): CallOutcome | null {
     void at;
     // `T(args)`: an object of a class the program defines, made by whichever constructor takes them.
     if (callee.k === 'fn' && callee.refs.length === 1) {
       const base = callee.refs[0].name.replace(/<.*$/, '').split('::').pop()!;
-      if (this.functionsNamed(base).some((f) => isConstructor(f.fn))) return this.construct(base, args, from, depth);
+      if (this.functionsNamed(base).some((f) => isConstructor(f.fn))) {
+        const made = this.construct(base, args, from, depth);
+        return made ? { value: made, paramsOut: null } : null;
+      }
     }
     const target = this.callTargetOf(callee, args, from);
     if (!target) return null;
@@ -1051,7 +1054,8 @@ export class UnitProgram {
     );
     if (!result) return null;
     // A constructor called by its class's name makes the object.
-    return isConstructor(target.pf.fn) ? (result.self ?? null) : result.returns;
+    if (isConstructor(target.pf.fn)) return result.self ? { value: result.self, paramsOut: null } : null;
+    return { value: result.returns, paramsOut: result.paramsOut };
   }
 
   /** What a call of a function value (or of an object's `operator()`) runs: one function with its bindings. */

@@ -26,8 +26,11 @@ export function copyEnv(env: Env): Env {
 export interface Resolver {
   /** A name no local of the function declares: a constant, an enumerator, a function, a template parameter. */
   name(name: string, templateArgs: TemplateArg[] | null, evaluate: (e: Expr) => Val): Val | null;
-  /** The value a call returns, following the callee where the program has it; null when it is not followed. */
-  call(callee: Val, args: Val[], argExprs: readonly Expr[], at: Expr): Val | null;
+  /**
+   * What a call returns, following the callee where the program has it, and each parameter's value
+   * as the callee leaves it (a reference parameter written through); null when it is not followed.
+   */
+  call(callee: Val, args: Val[], argExprs: readonly Expr[], at: Expr): CallOutcome | null;
   /** The callee takes its parameter `index` by a reference it may write through. */
   writesThrough(callee: Val, index: number): boolean;
   /** `sizeof` of a type the program names (a template parameter bound to a type, a typedef). */
@@ -36,6 +39,12 @@ export interface Resolver {
   construct(type: string, args: Val[]): Val | null;
   /** The file the code evaluated is written in, where the resolver knows it. */
   readonly file?: string;
+}
+
+export interface CallOutcome {
+  value: Val;
+  /** By parameter: its value where the callee returns (absent: not followed, as for a declaration). */
+  paramsOut: readonly Val[] | null;
 }
 
 /** Sees what the final pass over a function evaluates: launches and calls with the values at that point. */
@@ -298,11 +307,13 @@ export class Evaluator {
     }
     const fn = callee.k === 'name' || callee.k === 'field' ? this.eval(callee, env) : this.eval(callee, env);
     this.observer?.call?.(e, fn, args, env, pointees);
+    const outcome = this.resolver.call(fn, args, e.args, e);
     // What the callee may change: locals whose address it is given, or that it takes by reference.
+    // A reference the followed callee writes through holds what it leaves there on every way out.
     e.args.forEach((a, k) => {
       if (a.k === 'unary' && a.op === '&' && args[k].k !== 'fn') return; // escaped already
       if (a.k === 'name' && a.local !== null && this.resolver.writesThrough(fn, k))
-        this.store(a, top(`\`${a.name}\` is set by the call of \`${calleeOf(e)}\``), env);
+        this.store(a, outcome?.paramsOut?.[k] ?? top(`\`${a.name}\` is set by the call of \`${calleeOf(e)}\``), env);
     });
     // A method called on a local object may change it.
     if (callee.k === 'field' && callee.object.k === 'name' && callee.object.local !== null && !callee.arrow) {
@@ -310,7 +321,7 @@ export class Evaluator {
       if (held && held.k === 'agg') env.vals.set(callee.object.local, top(`changed by \`${calleeOf(e)}\``));
     }
     return (
-      this.resolver.call(fn, args, e.args, e) ??
+      outcome?.value ??
       top(
         `\`${calleeOf(e)}(...)\` is known only at run time`,
         args.reduce((p, a) => p | paramsOf(a), 0),

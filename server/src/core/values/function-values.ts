@@ -23,6 +23,11 @@ export interface FunctionValues {
   returns: Val;
   /** The object a method (a constructor) leaves, over every way out; null for a function. */
   self: Val | null;
+  /**
+   * Each parameter's value over every way out: what a caller's variable bound to a reference
+   * parameter holds after the call (`void config(dim3& block) { block.x = 512; }`).
+   */
+  paramsOut: Val[];
   /** The state at the start of each block (undefined: not reached). */
   in: Array<Env | undefined>;
 }
@@ -37,6 +42,7 @@ export function analyzeFunctionValues(input: FunctionValuesInput, observer?: Obs
   });
   let returns: Val = BOTTOM;
   let self: Val | null = null;
+  const paramsOut: Val[] = ir.params.map(() => BOTTOM);
   const analysis: Analysis<Env> = {
     entry,
     join: joinEnv,
@@ -65,10 +71,18 @@ export function analyzeFunctionValues(input: FunctionValuesInput, observer?: Obs
     if (block.exit.k === 'return')
       returns = join(returns, block.exit.value ? evaluator.eval(block.exit.value, env) : TOP);
     else exitEffects(evaluator, block.exit, env);
-    if ((block.exit.k === 'return' || block.id === ir.exit) && env.self) self = self ? join(self, env.self) : env.self;
+    if (block.exit.k === 'return' || block.id === ir.exit) {
+      if (env.self) self = self ? join(self, env.self) : env.self;
+      ir.params.forEach((id, k) => (paramsOut[k] = join(paramsOut[k], env.vals.get(id) ?? TOP)));
+    }
   }
   evaluator.observer = null;
-  return { returns: returns.k === 'bottom' ? TOP : returns, self, in: solution.in };
+  return {
+    returns: returns.k === 'bottom' ? TOP : returns,
+    self,
+    paramsOut: paramsOut.map((v) => (v.k === 'bottom' ? TOP : v)),
+    in: solution.in,
+  };
 }
 
 /** A value passed to a parameter of `type`: `256` passed as a `dim3` is (256, 1, 1). */
