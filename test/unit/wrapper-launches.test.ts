@@ -159,6 +159,33 @@ describe('launch wrappers', () => {
     );
   });
 
+  it("reads a class template's parameters in its members: unknown alone, hiding a namespace's constant, bound by `C<args>::f`", () => {
+    const text = [
+      'constexpr int BlockSize = 64;',
+      '__global__ void k(float* m) {}',
+      'template <int VecBytes = 16, int BlockSize = 256>',
+      'struct Op {',
+      '  static void run(float* m, int n) {',
+      '    dim3 bs(BlockSize, 1, 1);',
+      '    k<<<n, bs>>>(m);',
+      '  }',
+      '};',
+      'void host(float* m, int n) {',
+      '  Op<16, 128>::run(m, n);',
+      '  Op<>::run(m, n);',
+      '  k<<<n, BlockSize>>>(m);',
+      '}',
+    ].join('\n');
+    const found = readAlone(text).launches;
+    assert.deepEqual(found.map(describeLaunch), [
+      '7: k null 0',
+      '11: k 128x1x1 0 via Op<16,128>::run',
+      '12: k 256x1x1 0 via Op<>::run',
+      '13: k 64x1x1 0',
+    ]);
+    assert.equal(found[0].block.note, '`BlockSize` is a template parameter of `Op`, known only per instantiation');
+  });
+
   it("does not make a wrapper of a function whose parameters feed only the grid or the kernel's template arguments", () => {
     const text = [
       'template <typename T>',

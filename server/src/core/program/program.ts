@@ -28,7 +28,7 @@ import {
   type OutlineRecord,
 } from './outline';
 import { analyzeFunctionValues, type FunctionValues } from '../values/function-values';
-import { join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
+import { CLASS_TEMPLATE_BIT, join, num, top, TOP, valKey, type FnRef, type Val } from '../values/domain';
 import { Evaluator, type CallOutcome, type Env, type Observer, type Resolver } from '../values/evaluate';
 import { sizeofType } from '../text/const-eval';
 import { memoByText, readsTable } from '../incremental/kept-tables';
@@ -1133,7 +1133,7 @@ export class UnitProgram {
 
   /** Template parameters bound from the explicit template arguments, then the defaults. */
   bindTemplate(pf: ProgramFunction, ref: FnRef, from: FunctionScope): Map<string, TemplateBinding> {
-    const bindings = new Map<string, TemplateBinding>();
+    const bindings = this.bindClassTemplate(pf, ref.name, from);
     const params = pf.fn.templateParams ?? [];
     params.forEach((p, k) => {
       const given = ref.templateArgs?.[k];
@@ -1149,6 +1149,82 @@ export class UnitProgram {
     }
     void from;
     return bindings;
+  }
+
+  /**
+   * The class template whose body defines the member function `pf` (the innermost record around
+   * it), or null. A member defined outside its class names the parameters in its own template
+   * header, which `pf`'s template parameters hold already.
+   */
+  private classTemplateOf(pf: ProgramFunction): OutlineRecord | null {
+    const className = pf.fn.className;
+    if (!className) return null;
+    const [start, end] = pf.fn.definitionAt;
+    let inner: OutlineRecord | null = null;
+    for (const { file, record } of this.recordsNamed(className))
+      if (file === pf.file && record.at[0] <= start && end <= record.at[1] && (!inner || record.at[0] >= inner.at[0]))
+        inner = record;
+    return inner?.templateParams?.length ? inner : null;
+  }
+
+  /**
+   * A member of a class template called as `C<args>::f`: the class's parameters bound to the
+   * arguments (read where the call is), then to their defaults. Called otherwise (on an object, or
+   * read alone), they are what each instance makes them: unknown here, and never a namespace's
+   * constant of the same name, which they hide.
+   */
+  private bindClassTemplate(pf: ProgramFunction, called: string, from: FunctionScope): Map<string, TemplateBinding> {
+    const bindings = new Map<string, TemplateBinding>();
+    const record = this.classTemplateOf(pf);
+    // A partial specialization's parameters are not the arguments' places.
+    if (!record || record.specializationArgs) return bindings;
+    const params = record.templateParams!;
+    const qualifier = called
+      .replace(/\btemplate\s+/g, '')
+      .split(/::(?![^<>]*>)/)
+      .slice(0, -1)
+      .pop();
+    const written = qualifier && qualifier.trim().startsWith(`${record.name}<`) ? templateArgumentsOf(qualifier) : null;
+    if (written && written.length <= params.length) {
+      written.forEach((a, k) =>
+        bindings.set(
+          params[k].name,
+          params[k].kind === 'type' ? { k: 'type-arg', type: this.expandAlias(a, from) } : this.valueArgument(a, from),
+        ),
+      );
+      const inClass: FunctionScope = { file: pf.file, scope: pf.fn.scope, bindings };
+      for (const p of params.slice(written.length)) {
+        if (p.defaultText === null) break;
+        const v: TemplateBinding | null =
+          p.kind === 'type'
+            ? { k: 'type-arg', type: p.defaultText }
+            : this.evaluateText(pf.file, p.defaultText, inClass);
+        if (v) bindings.set(p.name, v);
+      }
+    }
+    return bindings;
+  }
+
+  /** Each parameter of `pf`'s class template that `bindings` leaves open, as known only per instance. */
+  private withClassParameters(
+    pf: ProgramFunction,
+    bindings: ReadonlyMap<string, TemplateBinding>,
+  ): ReadonlyMap<string, TemplateBinding> {
+    const record = this.classTemplateOf(pf);
+    const open = record?.templateParams!.filter((p) => !bindings.has(p.name)) ?? [];
+    if (open.length === 0) return bindings;
+    const out = new Map(bindings);
+    for (const p of open)
+      out.set(
+        p.name,
+        p.kind === 'type'
+          ? { k: 'type-arg', type: p.name }
+          : top(
+              `\`${p.name}\` is a template parameter of \`${record!.name}\`, known only per instantiation`,
+              CLASS_TEMPLATE_BIT,
+            ),
+      );
+    return out;
   }
 
   /**
@@ -1288,6 +1364,7 @@ export class UnitProgram {
     if (depth > MAX_CALL_DEPTH) return null;
     const ir = this.functionIR(pf);
     if (!ir) return null;
+    call = { ...call, bindings: this.withClassParameters(pf, call.bindings) };
     if (call.passed !== undefined && call.passed < pf.fn.params.length)
       call = { ...call, args: this.withDefaults(pf, call.args, call.passed, call.bindings) };
     const id = functionKey(pf);

@@ -52,6 +52,8 @@ export function templateBit(k: number): number {
 
 /** The bit of the object a method runs on (`this`'s members). */
 export const SELF_BIT = 1 << 29;
+/** The bit of a parameter of the class template a method belongs to (what `C<args>::f` binds). */
+export const CLASS_TEMPLATE_BIT = 1 << 30;
 export const BOTTOM: Val = { k: 'bottom' };
 
 export function top(why?: string, params = 0): Val {
