@@ -370,6 +370,21 @@ describe('launch wrappers', () => {
     assert.equal(deduced.candidates ?? null, null);
   });
 
+  it('reads a lambda handed to a function in view that calls it out of reach (gsplat dispatch::dispatch) as run at the call', () => {
+    const text = [
+      'template <typename F> bool dispatch(int v, F &&f) { return visit_each(v, f); }',
+      '__global__ void k(float* p) {}',
+      'void host(float* p, int v) {',
+      '  constexpr unsigned threads = 256;',
+      '  dim3 block(128);',
+      '  bool ok = dispatch(v, [&]<typename T>() { k<<<1, threads>>>(p); k<<<1, block>>>(p); });',
+      '  ok = dispatch(v, [&]<typename T>() { k<<<1, v>>>(p); });',
+      '}',
+    ].join('\n');
+    // What it captures is what the caller holds there; a parameter of the caller stays unknown.
+    assert.deepEqual(launches(text), ['6: k 256x1x1 0', '6: k 128x1x1 0', '7: k null 0']);
+  });
+
   it("reads a class template's constant named with a wrapper's template parameter at the wrapper's call", () => {
     const text = [
       'template <int B> struct L { static constexpr int P = (B * 8) / 32; };',

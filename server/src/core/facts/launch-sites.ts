@@ -332,17 +332,19 @@ export class LaunchCollector {
         }
         if (d >= 3) return;
         const target = this.program.callTargetOf(callee, args, scope);
-        // One handed to a function whose body is not in view (PyTorch's `AT_DISPATCH_...(t, "op",
-        // [&] { ... })`, a macro of a header the workspace lacks) is taken to run here: the idiom
-        // hands it over to be called, not kept.
-        if (!target)
-          for (const a of args) {
-            const at = lambdaOf(a, ir);
-            if (at && !handedOut.has(at[0])) {
-              handedOut.add(at[0]);
-              runLambda(at, []);
-            }
+        // One handed to a function is taken to run here: the idiom hands it over to be called, not
+        // kept. Whether the function's body is out of view (PyTorch's `AT_DISPATCH_...(t, "op", [&]
+        // { ... })`, a macro of a header the workspace lacks) or in view (gsplat's
+        // `dispatch::dispatch(params..., [&]<typename T>() { ... })`, which calls it through
+        // `std::visit` and packs), a call of it there names a lambda of another function, which is
+        // not followed: it is read here, with what it captures.
+        for (const a of args) {
+          const at = lambdaOf(a, ir);
+          if (at && !handedOut.has(at[0])) {
+            handedOut.add(at[0]);
+            runLambda(at, []);
           }
+        }
         if (!target) {
           this.linkedCall(pf, e, callee, args, scope, d, out);
           return;
