@@ -707,6 +707,44 @@ describe('divergence: findings and CLI', () => {
     );
   });
 
+  it('reaches a method called with its template arguments written (`w.transform<true, true>(...)`, `w.template ...`)', async () => {
+    const branches = await analyzeSource(
+      [
+        'template <int WX>',
+        'class Win {',
+        '  template <bool CHECK_LOADS, bool CHECK_WRITES>',
+        '  __device__ void transform(const int* in, int* out) {',
+        '    int boundary = 0;',
+        '    if (threadIdx.x < 3) boundary = in[threadIdx.x];',
+        '    out[threadIdx.x] = boundary;',
+        '  }',
+        '  __device__ void plain(const int* in, int* out) {',
+        '    if (threadIdx.x < 5) out[threadIdx.x] = in[0];',
+        '  }',
+        ' public:',
+        '  __device__ static void run(const int* in, int* out, int sx) {',
+        '    Win<WX> w;',
+        '    if (sx > 4) w.transform<true, true>(in, out);',
+        '    else w.template transform<false, false>(in, out);',
+        '    w.plain(in, out);',
+        '  }',
+        '};',
+        'template <int WX>',
+        '__global__ void k(const int* in, int* out, int sx) { Win<WX>::run(in, out, sx); }',
+        'void host(const int* in, int* out, int sx) { k<64><<<1, 64>>>(in, out, sx); }',
+      ].join('\n'),
+    );
+    // The member's name is read apart from its template arguments (Rodinia's dwt2d: the first 3
+    // threads load the boundary columns); before, only `plain`'s branch was listed.
+    assert.deepEqual(
+      branches.map((b) => [b.condition, b.kind]),
+      [
+        ['threadIdx.x < 3', 'divergent'],
+        ['threadIdx.x < 5', 'divergent'],
+      ],
+    );
+  });
+
   it("reads a class template's constant named with the kernel's own template parameter (`L<BLOCK>::P`) at each instance", async () => {
     const branches = await analyzeSource(
       [

@@ -402,6 +402,48 @@ describe('launch wrappers', () => {
     assert.deepEqual(readAlone(text).launches[0].templateArgValues, [null]);
   });
 
+  it('reads a lambda with a template head at each call that names its template arguments (f.template operator()<16, 256>())', () => {
+    const text = [
+      'template <int CTA> __global__ void __launch_bounds__(CTA) blend(float* p) {}',
+      'void host(float* p, int tile) {',
+      '  auto variant = [&]<unsigned TILE, unsigned CTA_SIZE>() {',
+      '    const dim3 threads = dim3{CTA_SIZE, 1, 1};',
+      '    blend<CTA_SIZE><<<1, threads, CTA_SIZE * 28>>>(p);',
+      '  };',
+      '  if (tile == 16) variant.template operator()<16, 256>();',
+      '  else variant.operator()<4, 16>();',
+      '}',
+      'void deduced(float* p) {',
+      '  auto launch = [&]<typename T>(T n) { blend<128><<<n, sizeof(T) * 32>>>(p); };',
+      '  launch(64);',
+      '}',
+    ].join('\n');
+    // Either call runs: the block is one of the two the calls name, and so is the shared memory.
+    assert.deepEqual(launches(text), ['5: blend null null', '11: blend null 0']);
+    const [variant, deduced] = readAlone(text).launches;
+    assert.deepEqual(variant.candidates, [
+      { x: 16, y: 1, z: 1 },
+      { x: 256, y: 1, z: 1 },
+    ]);
+    // A template parameter the call leaves to deduction is not bound: `sizeof(T)` is not guessed.
+    assert.equal(deduced.candidates ?? null, null);
+  });
+
+  it('reads a lambda handed to a function in view that calls it out of reach (gsplat dispatch::dispatch) as run at the call', () => {
+    const text = [
+      'template <typename F> bool dispatch(int v, F &&f) { return visit_each(v, f); }',
+      '__global__ void k(float* p) {}',
+      'void host(float* p, int v) {',
+      '  constexpr unsigned threads = 256;',
+      '  dim3 block(128);',
+      '  bool ok = dispatch(v, [&]<typename T>() { k<<<1, threads>>>(p); k<<<1, block>>>(p); });',
+      '  ok = dispatch(v, [&]<typename T>() { k<<<1, v>>>(p); });',
+      '}',
+    ].join('\n');
+    // What it captures is what the caller holds there; a parameter of the caller stays unknown.
+    assert.deepEqual(launches(text), ['6: k 256x1x1 0', '6: k 128x1x1 0', '7: k null 0']);
+  });
+
   it("reads a class template's constant named with a wrapper's template parameter at the wrapper's call", () => {
     const text = [
       'template <int B> struct L { static constexpr int P = (B * 8) / 32; };',

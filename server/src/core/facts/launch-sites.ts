@@ -318,30 +318,33 @@ export class LaunchCollector {
         }
         // A lambda of this function, read with these arguments and what it captures now: the locals
         // here, over what the code around captured.
-        const runLambda = (at: Range, lambdaArgs: Val[]) => {
+        const runLambda = (at: Range, lambdaArgs: Val[], templateArgs: FnRef['templateArgs'] = null) => {
           const captures = new Map<string, Val>(scope.captures ?? []);
           for (const [id, v] of env.vals) if (ir.locals[id]) captures.set(ir.locals[id].name, v);
-          this.visitLambda(pf, at, lambdaArgs, { ...scope, captures }, d, out, lambdasSeen);
+          const bindings = lambdaBindings(this.program.lambdaIR(pf.file, at), templateArgs, scope.bindings);
+          this.visitLambda(pf, at, lambdaArgs, { ...scope, captures, bindings }, d, out, lambdasSeen);
         };
         // One called here.
         const called = lambdaOf(callee, ir);
         if (called !== undefined) {
-          if (called && d < 3) runLambda(called, args);
+          if (called && d < 3) runLambda(called, args, callee.k === 'fn' ? callee.refs[0].templateArgs : null);
           return;
         }
         if (d >= 3) return;
         const target = this.program.callTargetOf(callee, args, scope);
-        // One handed to a function whose body is not in view (PyTorch's `AT_DISPATCH_...(t, "op",
-        // [&] { ... })`, a macro of a header the workspace lacks) is taken to run here: the idiom
-        // hands it over to be called, not kept.
-        if (!target)
-          for (const a of args) {
-            const at = lambdaOf(a, ir);
-            if (at && !handedOut.has(at[0])) {
-              handedOut.add(at[0]);
-              runLambda(at, []);
-            }
+        // One handed to a function is taken to run here: the idiom hands it over to be called, not
+        // kept. Whether the function's body is out of view (PyTorch's `AT_DISPATCH_...(t, "op", [&]
+        // { ... })`, a macro of a header the workspace lacks) or in view (gsplat's
+        // `dispatch::dispatch(params..., [&]<typename T>() { ... })`, which calls it through
+        // `std::visit` and packs), a call of it there names a lambda of another function, which is
+        // not followed: it is read here, with what it captures.
+        for (const a of args) {
+          const at = lambdaOf(a, ir);
+          if (at && !handedOut.has(at[0])) {
+            handedOut.add(at[0]);
+            runLambda(at, []);
           }
+        }
         if (!target) {
           this.linkedCall(pf, e, callee, args, scope, d, out);
           return;
@@ -655,6 +658,27 @@ function lambdaOf(v: Val, ir: FunctionIR): Range | null | undefined {
   const m = v.k === 'fn' && v.refs.length === 1 ? /^\[lambda@(\d+)\]$/.exec(v.refs[0].name) : null;
   if (!m) return undefined;
   return ir.lambdas.find((r) => r[0] === Number(m[1])) ?? null;
+}
+
+/**
+ * The template parameters of a lambda with a template head, bound to what its call names
+ * (`f.template operator()<16, 256>()`), over the enclosing function's; a parameter the call
+ * leaves to deduction stays unbound.
+ */
+function lambdaBindings(
+  lir: FunctionIR | null,
+  templateArgs: FnRef['templateArgs'],
+  outer: ReadonlyMap<string, TemplateBinding>,
+): ReadonlyMap<string, TemplateBinding> {
+  const names = lir?.templateParams;
+  if (!names || !templateArgs) return outer;
+  const bindings = new Map(outer);
+  names.forEach((name, i) => {
+    const t = templateArgs[i];
+    if (!name || !t) return;
+    bindings.set(name, 'type' in t ? { k: 'type-arg', type: t.type } : t.value);
+  });
+  return bindings;
 }
 
 /** The launch as a call binds it knows a kernel, a block or a shared memory size the wrapper alone does not. */

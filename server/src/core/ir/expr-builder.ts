@@ -190,14 +190,20 @@ export class ExprBuilder {
       }
       case 'field_expression': {
         const object = child('argument');
-        const field = child('field');
+        const written = child('field');
         const op = node.children.find((c) => c && (c.type === '.' || c.type === '->'));
+        // `o.template m<A>` (a dependent name) or `o.m<A>`: the member's name, its template arguments apart.
+        const inner = written?.type === 'dependent_name' ? written.namedChildren[0] : written;
+        const method = inner?.type === 'template_method' ? inner : null;
+        const name = method ? method.childForFieldName('name') : written;
+        const templateArgs = method ? this.templateArgs(method.childForFieldName('arguments')) : null;
         return {
           k: 'field',
           object: object ? this.build(object) : { k: 'unknown', text: '', at },
-          field: field ? this.text(field).replace(/\s+/g, '') : '',
+          field: name ? this.text(name).replace(/\s+/g, '') : '',
           arrow: op?.type === '->',
           at,
+          ...(templateArgs ? { templateArgs } : {}),
         };
       }
       case 'subscript_expression': {

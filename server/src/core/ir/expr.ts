@@ -35,7 +35,8 @@ type ExprNode =
   | { k: 'call'; callee: Expr; args: Expr[]; at: Range; id: number }
   /** `k<<<grid, block, smem, stream>>>(args)`. */
   | { k: 'launch'; callee: Expr; config: Expr[]; args: Expr[]; at: Range; id: number }
-  | { k: 'field'; object: Expr; field: string; arrow: boolean; at: Range }
+  /** `o.f`, `o->f`; `o.template operator()<16, 256>` keeps its written template arguments. */
+  | { k: 'field'; object: Expr; field: string; arrow: boolean; at: Range; templateArgs?: TemplateArg[] }
   | { k: 'index'; object: Expr; index: Expr; at: Range }
   /** A C cast, `static_cast<T>(x)` and the like. */
   | { k: 'cast'; type: string; arg: Expr; at: Range }

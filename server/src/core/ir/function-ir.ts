@@ -79,6 +79,8 @@ export interface FunctionIR {
   lambdas: Range[];
   /** Type names the body declares (`using AgentT = Agent<128>;`, `typedef float T2;`): what each names. */
   typeAliases?: ReadonlyMap<string, string>;
+  /** A lambda's own template parameters (`[&]<int N>() { ... }`), by name, in order. */
+  templateParams?: readonly string[];
 }
 
 /** Statements nest at most this deep; deeper code (generated, or half typed) is cut there. */
@@ -162,6 +164,9 @@ class CfgBuilder {
     const exit = this.blocks.length;
     this.blocks.push({ id: exit, stmts: [], exit: { k: 'end' } });
     for (const b of this.blocks) remapExit(b, this.exitBlock, exit);
+    // A lambda with a template head (C++20) is a function template: its calls name the arguments.
+    const templateHead = lambdaParams ? definition.childForFieldName('template_parameters') : null;
+    const templateParams = (templateHead?.namedChildren ?? []).map(templateParamName);
     return {
       blocks: this.blocks,
       exit,
@@ -169,6 +174,7 @@ class CfgBuilder {
       params,
       lambdas: this.lambdas,
       ...(this.typeAliases.size ? { typeAliases: this.typeAliases } : {}),
+      ...(templateParams.length ? { templateParams } : {}),
     };
   }
 
@@ -941,6 +947,14 @@ function isStatementLike(node: SyntaxNode): boolean {
 }
 
 /** The identifier a declarator declares (through pointers, references, arrays, init). */
+/** The name a template parameter declares (`int N`, `typename T`, `class C = int`); '' for a pack or none. */
+function templateParamName(t: SyntaxNode | null): string {
+  if (!t) return '';
+  const named = t.childForFieldName('declarator') ?? t.childForFieldName('name');
+  if (named) return declaredName(named)?.text ?? '';
+  return t.namedChildren.find((c) => c?.type === 'type_identifier')?.text ?? '';
+}
+
 export function declaredName(d: SyntaxNode | null): SyntaxNode | null {
   let n: SyntaxNode | null = d;
   for (let k = 0; n && k < 32; k++) {

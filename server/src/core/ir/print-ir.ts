@@ -28,7 +28,7 @@ export function printExpr(e: Expr, locals?: FunctionIR['locals']): string {
     case 'launch':
       return `${p(e.callee)}<<<${e.config.map(p).join(', ')}>>>(${e.args.map(p).join(', ')})`;
     case 'field':
-      return `${p(e.object)}${e.arrow ? '->' : '.'}${e.field}`;
+      return `${p(e.object)}${e.arrow ? '->' : '.'}${e.field}${e.templateArgs ? `<${e.templateArgs.map((t) => ('type' in t ? t.type : p(t.expr))).join(', ')}>` : ''}`;
     case 'index':
       return `${p(e.object)}[${p(e.index)}]`;
     case 'cast':

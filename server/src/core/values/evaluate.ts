@@ -142,6 +142,14 @@ export class Evaluator {
       }
       case 'field': {
         const object = this.eval(e.object, env);
+        // `f.operator()` (`f.template operator()<16, 256>` for a lambda with a template head) is `f`
+        // itself, called with those template arguments.
+        if (e.field === 'operator()' && !e.arrow && object.k === 'fn') {
+          const written = e.templateArgs;
+          if (!written) return object;
+          const templateArgs = written.map((t) => ('type' in t ? { type: t.type } : { value: this.eval(t.expr, env) }));
+          return { k: 'fn', refs: object.refs.map((r) => ({ ...r, templateArgs, written })) };
+        }
         return fieldOf(object, e.field);
       }
       case 'index':
