@@ -186,6 +186,61 @@ describe('launch wrappers', () => {
     assert.equal(found[0].block.note, '`BlockSize` is a template parameter of `Op`, known only per instantiation');
   });
 
+  it('reads a member of a type template parameter (`Policy::n_threads`) in the type each call binds, unknown per instance alone', () => {
+    const text = [
+      '__global__ void k(float* m) {}',
+      'struct SmallPolicy { static constexpr int n_threads = 128; };',
+      'template <int N> struct TiledPolicy { static constexpr int n_threads = N * 32; };',
+      'template <typename Policy>',
+      'void gather(float* m, int n) {',
+      '  k<<<n, Policy::n_threads>>>(m);',
+      '}',
+      'void host(float* m, int n) {',
+      '  gather<SmallPolicy>(m, n);',
+      '  gather<TiledPolicy<8>>(m, n);',
+      '}',
+      'template <typename Policy>',
+      'void scatter(float* m, int n) { k<<<n, Policy::n_threads>>>(m); }',
+    ].join('\n');
+    const found = readAlone(text).launches;
+    assert.deepEqual(found.map(describeLaunch), [
+      '6: k null 0',
+      '9: k 128x1x1 0 via gather',
+      '10: k 256x1x1 0 via gather',
+      '13: k null 0',
+    ]);
+    // The launch in `gather` is one of its two instances' blocks; `scatter`, never called, is open.
+    assert.deepEqual(
+      found[0].candidates?.map((b) => b.x),
+      [128, 256],
+    );
+    assert.equal(found[3].block.note, '`Policy` is a template parameter of `scatter`, known only per instantiation');
+  });
+
+  it("reads a class template's parameter named `warpSize` as the argument, not CUDA's warp size it hides", () => {
+    const text = [
+      '__global__ void k(float* m) {}',
+      'template <int warpSize, int rpb> struct ThinPolicy {',
+      '  static constexpr int LogicalWarpSize = warpSize;',
+      '  static constexpr int RowsPerBlock = rpb;',
+      '};',
+      'template <typename Policy>',
+      'void thin(float* m, int n) {',
+      '  dim3 block(Policy::LogicalWarpSize, Policy::RowsPerBlock, 1);',
+      '  k<<<n, block>>>(m);',
+      '}',
+      'void host(float* m, int n) {',
+      '  thin<ThinPolicy<2, 64>>(m, n);',
+      '  k<<<n, warpSize>>>(m);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(readAlone(text).launches.map(describeLaunch), [
+      '9: k 2x64x1 0',
+      '12: k 2x64x1 0 via thin',
+      '13: k 32x1x1 0',
+    ]);
+  });
+
   it("does not make a wrapper of a function whose parameters feed only the grid or the kernel's template arguments", () => {
     const text = [
       'template <typename T>',

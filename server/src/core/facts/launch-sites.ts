@@ -200,17 +200,15 @@ export class LaunchCollector {
       this.readingKey = key;
       this.reads.set(key, this.reading);
       const bindings = new Map<string, TemplateBinding>();
-      (pf.fn.templateParams ?? []).forEach((p, k) =>
+      (pf.fn.templateParams ?? []).forEach((p, k) => {
+        const why = `\`${p.name}\` is a template parameter of \`${pf.fn.name}\`, known only per instantiation`;
         bindings.set(
           p.name,
           p.kind === 'type'
-            ? { k: 'type-arg', type: p.name }
-            : top(
-                `\`${p.name}\` is a template parameter of \`${pf.fn.name}\`, known only per instantiation`,
-                templateBit(k),
-              ),
-        ),
-      );
+            ? { k: 'type-arg', type: p.name, open: { why, bits: templateBit(k) } }
+            : top(why, templateBit(k)),
+        );
+      });
       const self = pf.fn.className && !isConstructor(pf.fn) ? selfOf(this.program, pf) : null;
       try {
         kept = this.collect(pf, { args: [], bindings, self }, 0);

@@ -72,6 +72,8 @@ export type TemplateBinding = Val | TypeBinding;
 export interface TypeBinding {
   k: 'type-arg';
   type: string;
+  /** A type parameter read with no instance (the type is its own name): what its members are, unknown. */
+  open?: { why: string; bits: number };
 }
 
 export function isType(b: TemplateBinding): b is TypeBinding {
@@ -812,6 +814,10 @@ export class UnitProgram {
         return b && isType(b) ? sizeofType(b.type) : null;
       },
       construct: (type, args) => this.construct(type, args, scope, depth),
+      templateParameter: (name) => {
+        const b = scope.bindings.get(name);
+        return b === undefined ? null : isType(b) ? top(`\`${name}\` is a type`) : b;
+      },
       file: scope.file,
     };
   }
@@ -826,6 +832,18 @@ export class UnitProgram {
     if (captured) return captured;
     const bound = from.bindings.get(name);
     if (bound) return isType(bound) ? top(`\`${name}\` is a type`) : bound;
+    // `Policy::n_threads` of a type parameter: the member of the type it is bound to, or, read with no
+    // instance, known only per instantiation.
+    const cut = name.lastIndexOf('::');
+    if (cut > 0) {
+      const owner = name.slice(0, cut).replace(/^::/, '').trim();
+      const type = from.bindings.get(owner);
+      if (type && isType(type)) {
+        if (type.open) return top(type.open.why, type.open.bits);
+        if (type.type !== owner)
+          return this.nameValue(`${type.type}::${name.slice(cut + 2)}`, templateArgs, from, evaluate);
+      }
+    }
     const base = name
       .replace(/<[^<>]*(?:<[^<>]*>[^<>]*)*>/g, '')
       .split('::')
@@ -1137,7 +1155,22 @@ export class UnitProgram {
     const params = pf.fn.templateParams ?? [];
     params.forEach((p, k) => {
       const given = ref.templateArgs?.[k];
-      if (given) bindings.set(p.name, 'type' in given ? { k: 'type-arg', type: given.type } : given.value);
+      if (!given) return;
+      // `f<SmallPolicy>`: a name the parser cannot tell from a value is a type where the parameter is one.
+      const written = ref.written?.[k];
+      const name = !written
+        ? null
+        : 'type' in written
+          ? written.type.trim()
+          : written.expr.k === 'name' && p.kind === 'type'
+            ? written.expr.name
+            : null;
+      // The caller's own type parameter, read with no instance, stays open here too.
+      const outer = name !== null ? from.bindings.get(name) : undefined;
+      if (outer && isType(outer) && outer.open) bindings.set(p.name, outer);
+      else if (name !== null && p.kind === 'type' && 'value' in given)
+        bindings.set(p.name, { k: 'type-arg', type: this.boundType(name, from) });
+      else bindings.set(p.name, 'type' in given ? { k: 'type-arg', type: given.type } : given.value);
     });
     for (const p of params) {
       if (bindings.has(p.name) || p.defaultText === null) continue;
@@ -1218,7 +1251,14 @@ export class UnitProgram {
       out.set(
         p.name,
         p.kind === 'type'
-          ? { k: 'type-arg', type: p.name }
+          ? {
+              k: 'type-arg',
+              type: p.name,
+              open: {
+                why: `\`${p.name}\` is a template parameter of \`${record!.name}\`, known only per instantiation`,
+                bits: CLASS_TEMPLATE_BIT,
+              },
+            }
           : top(
               `\`${p.name}\` is a template parameter of \`${record!.name}\`, known only per instantiation`,
               CLASS_TEMPLATE_BIT,

@@ -1198,7 +1198,8 @@ class FunctionAnalysis {
       return { sym: this.freshFree(`unset${id}`, this.ir.locals[id]?.name ?? 'local'), origin: null };
     }
     const name = e.name;
-    if (name === 'warpSize') return { sym: constant(32), origin: null };
+    // CUDA's `warpSize`, unless a template parameter of that name hides it (`template <int warpSize>`).
+    if (name === 'warpSize' && !this.inv.scope.bindings.has(name)) return { sym: constant(32), origin: null };
     if (BUILTIN_VECTORS.has(name)) {
       // The whole vector (`dim3 t = threadIdx;`): its members apart.
       const op = name as 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim';

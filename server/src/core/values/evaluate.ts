@@ -37,6 +37,8 @@ export interface Resolver {
   sizeofType(type: string): number | null;
   /** An object of a class the program defines, made by its constructor from these arguments; null when not followed. */
   construct(type: string, args: Val[]): Val | null;
+  /** The value a template parameter of this name is bound to in the code evaluated, or null where none is. */
+  templateParameter?(name: string): Val | null;
   /** The file the code evaluated is written in, where the resolver knows it. */
   readonly file?: string;
 }
@@ -213,7 +215,8 @@ export class Evaluator {
       return held;
     }
     if (RUNTIME_BUILTINS.has(e.name)) return top(`\`${e.name}\` is known only at run time`);
-    if (e.name === 'warpSize') return num(32);
+    // CUDA's `warpSize`, unless a template parameter of that name hides it (`template <int warpSize>`).
+    if (e.name === 'warpSize') return this.resolver.templateParameter?.(e.name) ?? num(32);
     // A member of the class a method belongs to.
     if (env.self?.k === 'agg' && !e.name.includes('::') && env.self.fields.has(e.name))
       return env.self.fields.get(e.name)!;
