@@ -813,7 +813,32 @@ export class UnitProgram {
       },
       construct: (type, args) => this.construct(type, args, scope, depth),
       file: scope.file,
+      namesNothing: (name) => this.namesNothing(name, scope),
     };
+  }
+
+  /**
+   * `name` is a macro of the unit (some build defines it) and nothing else: no function, variable,
+   * enumerator, class, alias, class member, template parameter or capture of that name is declared
+   * in any file the unit reads. (A header the unit cannot read might declare it; the project's own
+   * macro names are not the runtime's.)
+   */
+  private namesNothing(name: string, from: FunctionScope): boolean {
+    if (!/^[A-Za-z_]\w*$/.test(name) || !this.macroNameSet.has(name)) return false;
+    if (from.bindings.has(name) || from.captures?.has(name) || this.index().has(name)) return false;
+    return !this.memberNames().has(name);
+  }
+
+  private members: Set<string> | null = null;
+
+  /** The names of every class's fields in the unit. */
+  private memberNames(): Set<string> {
+    if (!this.members) {
+      this.members = new Set();
+      for (const entry of this.index().values())
+        for (const { record } of entry.records) for (const f of record.fields) this.members.add(f.name);
+    }
+    return this.members;
   }
 
   private nameValue(

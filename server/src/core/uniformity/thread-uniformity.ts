@@ -35,6 +35,7 @@ import {
   type UnitProgram,
 } from '../program/program';
 import type { FnRef, Val } from '../values/domain';
+import { readsUndeclaredMacro } from '../values/evaluate';
 import {
   applyUnary,
   binary,
@@ -1141,8 +1142,12 @@ class FunctionAnalysis {
       case 'asm':
         return this.asmValue(e, state, stmtAt);
       case 'alternatives': {
-        // Definitions the unit cannot choose between: the value is one of theirs.
-        const values = e.options.map((o, i) => this.ev(o, i === 0 ? state : copyState(state), stmtAt));
+        // Definitions the unit cannot choose between: the value is one of theirs, leaving out those of
+        // builds in which the code does not compile (a macro's name left naming nothing; values/evaluate.ts).
+        const resolver = this.session.program.resolver(this.inv.scope, MAX_UNIFORMITY_CALL_DEPTH);
+        const compiling = e.options.filter((o) => !readsUndeclaredMacro(o, resolver));
+        const options = compiling.length > 0 ? compiling : e.options;
+        const values = options.map((o, i) => this.ev(o, i === 0 ? state : copyState(state), stmtAt));
         return this.joinValues(`alt${e.at[0]}`, `alt${e.at[0]}`, values);
       }
       case 'unknown':
