@@ -1340,7 +1340,8 @@ export class UnitProgram {
  * `&` is the declarator's and `const` a qualifier beside the type, neither in the type as the
  * outline keeps it.
  */
-function writableReference(param: string): boolean {
+/** A parameter (as written) through which the callee can change what the caller passes: a non-const reference. */
+export function writableReference(param: string): boolean {
   const text = param.replace(/=[\s\S]*$/, '');
   const amp = text.indexOf('&');
   if (amp < 0) return false;
