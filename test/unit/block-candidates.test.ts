@@ -306,6 +306,21 @@ describe('block size candidates', () => {
     );
     // The build without GPU declares SMALL_BLOCK itself: one of the two.
     assert.deepEqual(candidates(text), [null, null, ['64', '128']]);
+    // A macro that renames a runtime function (ggml's HIP build) names what the toolkit's headers,
+    // which the unit cannot read, declare: the CUDA build's launch stays, with its block.
+    const renamed = [
+      '#ifdef GGML_USE_HIP',
+      '#define cudaLaunchCooperativeKernel hipLaunchCooperativeKernel',
+      '#endif',
+      '__global__ void k(float* p) {}',
+      'void host(float* p, void** args) {',
+      '  cudaLaunchCooperativeKernel((void*)k, dim3(8), dim3(32 * 8), args, 0, 0);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(
+      readAlone(renamed).launches.map((l) => [l.kernelName, l.block.value?.x ?? null]),
+      [['k', 256]],
+    );
   });
 
   it('gives no set when a loop, a call or an unknown value can change the local, or the set is one value', () => {
