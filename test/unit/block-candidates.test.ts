@@ -244,6 +244,85 @@ describe('block size candidates', () => {
     );
   });
 
+  it('reads the value a switch case or an equality test fixes for the local it compares', () => {
+    // PyTorch3D's farthest point sampling: `threads` from a run-time size, then one launch per
+    // `case` of `switch (threads)`, each with `threads` as its block.
+    const text = [
+      '__global__ void k(float* p) {}',
+      'void host(float* p, int n) {',
+      '  const size_t threads = n > 1024 ? 1024 : 2 * n;',
+      '  switch (threads) {',
+      '    case 1024:',
+      '      k<<<1, threads>>>(p);',
+      '      break;',
+      '    case 4:',
+      '    case 2:',
+      '      k<<<threads, threads>>>(p);',
+      '      break;',
+      '    default:',
+      '      k<<<1, threads>>>(p);',
+      '  }',
+      '  switch (threads / 2) {',
+      '    case 256:',
+      '      k<<<1, threads>>>(p);',
+      '  }',
+      '  int t = n;',
+      '  if (t == 64) k<<<1, t>>>(p);',
+      '  if (t != 128) k<<<1, t>>>(p);',
+      '  else k<<<1, t>>>(p);',
+      '}',
+    ].join('\n');
+    const launches = readAlone(text).launches;
+    assert.deepEqual(
+      launches.map((l) => l.block.value?.x ?? null),
+      [1024, null, null, null, 64, null, 128],
+    );
+    // `case 4: case 2:` share the arm; the default, a switch on `threads / 2` and `!=`'s then-arm fix nothing.
+    assert.deepEqual(candidates(text), [null, ['2', '4'], null, null, null, null, null]);
+  });
+
+  it('takes a macro a build may leave undefined as defined where its name would then name nothing', () => {
+    // darknet's `#define BLOCK 512` sits under `#ifdef GPU`, which only the builds that compile its
+    // .cu files set: a build without it would read `BLOCK` as a name nothing declares, and not compile.
+    const text = [
+      '#ifdef GPU',
+      '#define BLOCK 512',
+      '#define SMALL_BLOCK 128',
+      '#endif',
+      '#ifndef GPU',
+      'static const int SMALL_BLOCK = 64;',
+      '#endif',
+      '__global__ void k(float* p) {}',
+      'void host(float* p, int n) {',
+      '  k<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(p);',
+      '  const int block_size = BLOCK;',
+      '  k<<<n / block_size + 1, dim3(block_size / 16, 16)>>>(p);',
+      '  k<<<n, SMALL_BLOCK>>>(p);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(
+      readAlone(text).launches.map((l) => l.block.value?.x ?? null),
+      [512, 32, null],
+    );
+    // The build without GPU declares SMALL_BLOCK itself: one of the two.
+    assert.deepEqual(candidates(text), [null, null, ['64', '128']]);
+    // A macro that renames a runtime function (ggml's HIP build) names what the toolkit's headers,
+    // which the unit cannot read, declare: the CUDA build's launch stays, with its block.
+    const renamed = [
+      '#ifdef GGML_USE_HIP',
+      '#define cudaLaunchCooperativeKernel hipLaunchCooperativeKernel',
+      '#endif',
+      '__global__ void k(float* p) {}',
+      'void host(float* p, void** args) {',
+      '  cudaLaunchCooperativeKernel((void*)k, dim3(8), dim3(32 * 8), args, 0, 0);',
+      '}',
+    ].join('\n');
+    assert.deepEqual(
+      readAlone(renamed).launches.map((l) => [l.kernelName, l.block.value?.x ?? null]),
+      [['k', 256]],
+    );
+  });
+
   it('gives no set when a loop, a call or an unknown value can change the local, or the set is one value', () => {
     const text = [
       'void host(float* p, int n) {',

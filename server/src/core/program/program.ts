@@ -819,7 +819,34 @@ export class UnitProgram {
         return b === undefined ? null : isType(b) ? top(`\`${name}\` is a type`) : b;
       },
       file: scope.file,
+      namesNothing: (name) => this.namesNothing(name, scope),
     };
+  }
+
+  /**
+   * `name` is a macro of the unit that stands for a number wherever it is defined (`#define BLOCK
+   * 512`), and nothing else of that name is declared: no function, variable, enumerator, class,
+   * alias, class member, template parameter or capture in any file the unit reads. A macro that
+   * renames (`#define cudaLaunchCooperativeKernel hipLaunchCooperativeKernel`, ggml's HIP build)
+   * names what a header the unit cannot read declares: never taken so.
+   */
+  private namesNothing(name: string, from: FunctionScope): boolean {
+    if (!/^[A-Za-z_]\w*$/.test(name) || !this.macroNameSet.has(name)) return false;
+    if (this.unit.macrosWhere(notANumber).has(name)) return false;
+    if (from.bindings.has(name) || from.captures?.has(name) || this.index().has(name)) return false;
+    return !this.memberNames().has(name);
+  }
+
+  private members: Set<string> | null = null;
+
+  /** The names of every class's fields in the unit. */
+  private memberNames(): Set<string> {
+    if (!this.members) {
+      this.members = new Set();
+      for (const entry of this.index().values())
+        for (const { record } of entry.records) for (const f of record.fields) this.members.add(f.name);
+    }
+    return this.members;
   }
 
   private nameValue(
@@ -1436,7 +1463,14 @@ export class UnitProgram {
  * `&` is the declarator's and `const` a qualifier beside the type, neither in the type as the
  * outline keeps it.
  */
-function writableReference(param: string): boolean {
+/** A definition that is not a number written with numbers and operators (`512`, `(32 * 8)`). */
+function notANumber(def: MacroDef): boolean {
+  if (def.params !== null || def.body === null) return true;
+  return !def.body.some((t) => t.kind === 'number') || def.body.some((t) => t.kind !== 'number' && t.kind !== 'punct');
+}
+
+/** A parameter (as written) through which the callee can change what the caller passes: a non-const reference. */
+export function writableReference(param: string): boolean {
   const text = param.replace(/=[\s\S]*$/, '');
   const amp = text.indexOf('&');
   if (amp < 0) return false;

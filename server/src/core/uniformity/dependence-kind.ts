@@ -53,15 +53,32 @@ function evaluatedKind(sym: Sym, facts: SymFacts, shape: Dim3 | undefined): Depe
     threadIdx: { x: 0, y: 0, z: 0 },
     warpKey: 0,
   };
-  const bindings = new Map<number, number>();
   // A sample of each unknown that divides nothing by zero (0 is among the samples, for conditions).
-  for (const f of facts.frees) bindings.set(f.id, freeSamples(f, base).find((v) => v !== 0) ?? 1);
-  const disagreement = firstDisagreement(sym, dims, {
-    blockIdx: base.blockIdx,
-    gridDim: base.gridDim,
-    bindings,
-    warpKey: (w) => w,
-  });
+  // A run-time value's first sample is 1, which makes `pid % n` the same in every lane: where the
+  // lanes agree, they are asked again with its next (3), and agree only if they agree for both.
+  const round = (second: boolean) => {
+    const bindings = new Map<number, number>();
+    let differs = false;
+    for (const f of facts.frees) {
+      const samples = freeSamples(f, base).filter((v) => v !== 0);
+      const pick = second && !f.fixed && !f.loop && samples.length > 1 ? samples[1] : (samples[0] ?? 1);
+      differs ||= pick !== (samples[0] ?? 1);
+      bindings.set(f.id, pick);
+    }
+    return { bindings, differs };
+  };
+  const disagreementWith = (bindings: Map<number, number>) =>
+    firstDisagreement(sym, dims, {
+      blockIdx: base.blockIdx,
+      gridDim: base.gridDim,
+      bindings,
+      warpKey: (w) => w,
+    });
+  let disagreement = disagreementWith(round(false).bindings);
+  if (disagreement === null) {
+    const again = round(true);
+    if (again.differs) disagreement = disagreementWith(again.bindings);
+  }
   if (disagreement === 'unknown') return facts.blockIdx ? 'globalIndex' : 'laneVarying';
   if (disagreement === 'differ') return facts.blockIdx && isAffineIndex(sym) ? 'globalIndex' : 'laneVarying';
   return 'warpUniform';

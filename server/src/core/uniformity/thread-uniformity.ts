@@ -33,8 +33,10 @@ import {
   type ProgramFunction,
   type TemplateBinding,
   type UnitProgram,
+  writableReference,
 } from '../program/program';
 import type { FnRef, Val } from '../values/domain';
+import { readsUndeclaredMacro } from '../values/evaluate';
 import {
   applyUnary,
   binary,
@@ -538,17 +540,35 @@ class FunctionAnalysis {
     let set = this.modified.get(loop.header);
     if (!set) {
       set = new Set();
+      const byValue = (call: Extract<Expr, { k: 'call' }>, k: number) => this.passedByValue(call, k);
       for (const b of loop.blocks)
-        for (const s of this.ir.blocks[b].stmts) collectWrites(s.k === 'decl' ? null : s.expr, set, this.ir);
+        for (const s of this.ir.blocks[b].stmts) collectWrites(s.k === 'decl' ? null : s.expr, set, this.ir, byValue);
       for (const b of loop.blocks) {
         const exit = this.ir.blocks[b].exit;
-        if (exit.k === 'branch') collectWrites(exit.cond, set, this.ir);
-        if (exit.k === 'switch') collectWrites(exit.value, set, this.ir);
+        if (exit.k === 'branch') collectWrites(exit.cond, set, this.ir, byValue);
+        if (exit.k === 'switch') collectWrites(exit.value, set, this.ir, byValue);
       }
-      // A call may write the loop's variables through references: those passed to calls count.
+      // A call may write the loop's variables through references: those passed to calls count,
+      // unless every function the call can reach takes that argument by value.
       this.modified.set(loop.header, set);
     }
     return set;
+  }
+
+  /**
+   * Every function `call` can reach is in view and takes its argument `k` by value: a local passed
+   * there by name is read, not written (PyTorch3D's `binmask.set(by, bx, e)` in two nested loops
+   * made the outer loop's index per-lane data).
+   */
+  private passedByValue(call: Extract<Expr, { k: 'call' }>, k: number): boolean {
+    const targets = this.targetsOf(call.callee, call.args.length, new Map(), call.at);
+    return (
+      targets.length > 0 &&
+      targets.every(({ pf }) => {
+        const p = pf.fn.params[k];
+        return p !== undefined && !p.text.includes('...') && !writableReference(p.text);
+      })
+    );
   }
 
   /**
@@ -1141,8 +1161,12 @@ class FunctionAnalysis {
       case 'asm':
         return this.asmValue(e, state, stmtAt);
       case 'alternatives': {
-        // Definitions the unit cannot choose between: the value is one of theirs.
-        const values = e.options.map((o, i) => this.ev(o, i === 0 ? state : copyState(state), stmtAt));
+        // Definitions the unit cannot choose between: the value is one of theirs, leaving out those of
+        // builds in which the code does not compile (a macro's name left naming nothing; values/evaluate.ts).
+        const resolver = this.session.program.resolver(this.inv.scope, MAX_UNIFORMITY_CALL_DEPTH);
+        const compiling = e.options.filter((o) => !readsUndeclaredMacro(o, resolver));
+        const options = compiling.length > 0 ? compiling : e.options;
+        const values = options.map((o, i) => this.ev(o, i === 0 ? state : copyState(state), stmtAt));
         return this.joinValues(`alt${e.at[0]}`, `alt${e.at[0]}`, values);
       }
       case 'unknown':
@@ -3137,7 +3161,12 @@ function hasEffects(e: Expr): boolean {
 }
 
 /** The keys an expression writes (assignments, increments, what is passed to a call by address). */
-function collectWrites(e: Expr | null, into: Set<string>, ir: FunctionIR): void {
+function collectWrites(
+  e: Expr | null,
+  into: Set<string>,
+  ir: FunctionIR,
+  byValue?: (call: Extract<Expr, { k: 'call' }>, k: number) => boolean,
+): void {
   if (!e) return;
   const target = (t: Expr) => {
     let x = t;
@@ -3162,10 +3191,10 @@ function collectWrites(e: Expr | null, into: Set<string>, ir: FunctionIR): void 
     if (x.k === 'update') target(x.arg);
     if (x.k === 'asm') for (const o of x.outputs) target(o);
     if (x.k === 'call') {
-      for (const a of x.args) {
+      x.args.forEach((a, k) => {
         if (a.k === 'unary' && a.op === '&') target(a.arg);
-        if (a.k === 'name' && a.local !== null) into.add(`l${a.local}`);
-      }
+        if (a.k === 'name' && a.local !== null && !byValue?.(x, k)) into.add(`l${a.local}`);
+      });
       if (x.callee.k === 'field') target(x.callee.object);
       if (x.callee.k === 'name' && x.callee.local !== null && mayBeOwnLambda(ir.locals[x.callee.local])) {
         // A lambda may write what it captures by reference: every local.

@@ -4,7 +4,7 @@
  * other aggregates field by field, functions as values, and the effects of assignments,
  * increments and calls on the locals. What the function does not fix is unknown, and says why.
  */
-import type { Expr, TemplateArg } from '../ir/expr';
+import { forEachExpr, type Expr, type TemplateArg } from '../ir/expr';
 import type { FunctionIR } from '../ir/function-ir';
 import { sizeofType } from '../text/const-eval';
 import { asDim3, BOTTOM, join, num, nums, paramsOf, top, TOP, type FnRef, type Val } from './domain';
@@ -41,6 +41,11 @@ export interface Resolver {
   templateParameter?(name: string): Val | null;
   /** The file the code evaluated is written in, where the resolver knows it. */
   readonly file?: string;
+  /**
+   * `name` is a macro some build of the unit defines, and the unit declares nothing else of that
+   * name: where it stands unexpanded (a build without the macro), the code does not compile.
+   */
+  namesNothing?(name: string): boolean;
 }
 
 export interface CallOutcome {
@@ -83,6 +88,23 @@ const PURE_MATH: ReadonlyMap<string, (v: number[]) => number | null> = new Map<s
   ['umax', (v) => (v.length === 2 ? Math.max(v[0], v[1]) : null)],
   ['abs', (v) => (v.length === 1 ? Math.abs(v[0]) : null)],
 ]);
+
+/**
+ * `e` reads, unexpanded, a macro's name that names nothing the unit declares: the configuration of
+ * the unit's macros it was expanded in is a build in which this code does not compile.
+ */
+export function readsUndeclaredMacro(e: Expr, resolver: Pick<Resolver, 'namesNothing'>): boolean {
+  const namesNothing = resolver.namesNothing;
+  if (!namesNothing) return false;
+  let found = false;
+  forEachExpr(e, (x) => {
+    if (found) return false;
+    if (x.k === 'name' && x.local === null && x.templateArgs === null && !RUNTIME_BUILTINS.has(x.name))
+      found = namesNothing.call(resolver, x.name);
+    return !found;
+  });
+  return found;
+}
 
 export class Evaluator {
   observer: Observer | null = null;
@@ -184,8 +206,12 @@ export class Evaluator {
         for (const i of e.inputs) this.eval(i, env);
         return TOP;
       case 'alternatives': {
+        // A configuration that leaves a macro's name unexpanded where that name declares nothing is a
+        // build that does not compile (darknet's `BLOCK`, defined under `#ifdef GPU`, which every build
+        // of its .cu files sets): it lends no value. Where every configuration is such, all are kept.
+        const compiling = e.options.filter((o) => !readsUndeclaredMacro(o, this.resolver));
         let v: Val = BOTTOM;
-        for (const o of e.options) v = join(v, this.eval(o, env));
+        for (const o of compiling.length > 0 ? compiling : e.options) v = join(v, this.eval(o, env));
         return v;
       }
       case 'unknown':

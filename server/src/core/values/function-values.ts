@@ -4,10 +4,11 @@
  * the values decide takes one arm. The final pass hands each launch and call, with the values at
  * that point, to an observer.
  */
+import type { Expr } from '../ir/expr';
 import type { Block, Exit, FunctionIR, Stmt } from '../ir/function-ir';
 import { allSuccessors, solveForward, type Analysis } from '../ir/dataflow';
 import { castTo, copyEnv, emptyFor, Evaluator, truthOf, type Env, type Observer, type Resolver } from './evaluate';
-import { BOTTOM, equal, join, paramBit, top, TOP, type Val } from './domain';
+import { BOTTOM, equal, join, nums, paramBit, top, TOP, type Val } from './domain';
 
 export interface FunctionValuesInput {
   ir: FunctionIR;
@@ -55,6 +56,7 @@ export function analyzeFunctionValues(input: FunctionValuesInput, observer?: Obs
       return env;
     },
     successors: (exit, env) => feasible(evaluator, exit, env),
+    edge: (exit, to, env) => refined(evaluator, ir, exit, to, env),
   };
   const solution = solveForward(ir, analysis);
   // The final pass: every reached block once more, with its fixed-point state, for returns and the observer.
@@ -175,6 +177,57 @@ function feasible(evaluator: Evaluator, exit: Exit, env: Env): number[] {
     }
   }
   return allSuccessors(exit);
+}
+
+/**
+ * The state on the edge to `to`: where the exit compares a local with constants, the local holds
+ * what the edge says it does. `switch (threads) { case 512: ... }` launches with 512 in that case;
+ * so does the then-arm of `if (threads == 512)` (and the else-arm of `!=`).
+ */
+function refined(evaluator: Evaluator, ir: FunctionIR, exit: Exit, to: number, env: Env): Env {
+  let target: number | null = null;
+  let values: number[] | null = null;
+  const constant = (e: Expr): number | null => {
+    const v = evaluator.eval(e, copyEnv(env));
+    return v.k === 'num' && v.values.length === 1 ? v.values[0] : null;
+  };
+  if (exit.k === 'switch') {
+    target = localNamed(exit.value);
+    const hits = exit.cases.filter((c) => c.to === to);
+    // The default arm (or the way past a switch without one) is reached by the values no case names.
+    if (target === null || hits.length === 0 || hits.some((c) => c.value === null)) return env;
+    const vs = hits.map((c) => constant(c.value!));
+    if (vs.some((v) => v === null)) return env;
+    values = vs as number[];
+  } else if (exit.k === 'branch' && exit.then !== exit.else && exit.cond.k === 'binary') {
+    const { op, left, right } = exit.cond;
+    if (!((op === '==' && to === exit.then) || (op === '!=' && to === exit.else))) return env;
+    const [name, other] = localNamed(left) !== null ? [left, right] : [right, left];
+    target = localNamed(name);
+    const v = target === null ? null : constant(other);
+    if (v === null) return env;
+    values = [v];
+  }
+  if (target === null || values === null) return env;
+  const local = ir.locals[target];
+  if (local.reference || local.dims) return env;
+  const held = env.vals.get(target);
+  let next: Val;
+  if (held === undefined || held.k === 'top') next = castTo(local.type, nums(values, true));
+  else if (held.k === 'num') {
+    const kept = held.values.filter((x) => values!.includes(x));
+    // None kept: the edge is not taken with what the local holds (`feasible` says so); left as it is.
+    if (kept.length === 0 || kept.length === held.values.length) return env;
+    next = nums(kept, held.integer);
+  } else return env;
+  const out = copyEnv(env);
+  out.vals.set(target, next);
+  return out;
+}
+
+/** The local `e` names, if it is one. */
+function localNamed(e: Expr): number | null {
+  return e.k === 'name' && e.local !== null ? e.local : null;
 }
 
 export function joinEnv(a: Env, b: Env): Env {
