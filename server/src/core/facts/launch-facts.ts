@@ -25,8 +25,16 @@ export interface LaunchFactsInput {
 /** At most this many candidate blocks are listed (each a row of the hover). */
 const MAX_CANDIDATES = 8;
 
-export function launchFacts(observations: readonly LaunchObservation[], input: LaunchFactsInput): Launch[] {
-  const launches = observations.map((o) => toLaunch(o, input));
+/**
+ * `made`, when given, answers for an observation whose launch it already holds (the incremental
+ * layer's: it calls `make` otherwise).
+ */
+export function launchFacts(
+  observations: readonly LaunchObservation[],
+  input: LaunchFactsInput,
+  made?: (o: LaunchObservation, make: () => Launch) => Launch,
+): Launch[] {
+  const launches = observations.map((o) => (made ? made(o, () => toLaunch(o, input)) : toLaunch(o, input)));
   return launches.sort(
     (a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character,
   );

@@ -33,6 +33,7 @@ import { launchFacts } from '../facts/launch-facts';
 import { withTemplateInstances } from '../facts/template-instances';
 import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { objectTable } from './kept-tables';
 import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
 import { movedLaunches } from './moved-launches';
 import { linkerOf } from './other-units';
@@ -142,25 +143,36 @@ export function unitFacts({ doc, source, tree, parser, workspace, kept, unitOf }
   try {
     const collector = new LaunchCollector(program, others?.linker ?? null);
     const outside = workspace ? workspace.changesOutside(doc.path) : 0;
-    const found = launchesOfDocument(program, doc, collector, keys, kept, outside);
+    // Each moved observation's kept original: what its launch and target are kept by.
+    const origin = new Map<LaunchObservation, LaunchObservation>();
+    const found = launchesOfDocument(program, doc, collector, keys, kept, outside, origin);
     kept?.sweep();
+    const layout = keys ? layoutOf(keys.bodies, source) : null;
+    const base = (o: LaunchObservation) => origin.get(o) ?? o;
     const observations = withTemplateInstances(found.observations, {
       path: doc.path,
       view: doc.parseView,
       functions: program.outline(doc.path).functions,
     });
-    const launches = launchFacts(observations, {
-      program,
-      path: doc.path,
-      source,
-      programOf: (unit) => others?.unit(unit)?.program ?? null,
-    });
+    const launches = launchFacts(
+      observations,
+      {
+        program,
+        path: doc.path,
+        source,
+        programOf: (unit) => others?.unit(unit)?.program ?? null,
+      },
+      layout === null ? undefined : (o, make) => keptLaunch(base(o), layout, make),
+    );
     // launchFacts sorts; targets follow the sorted order.
     const ordered = sortObservations(observations);
     const kernelsOf = new KernelTable(program, doc, read);
+    const current = new Set(kernels);
     const launchTargets = ordered.map((o) => {
       const other = o.unit ? others?.unit(o.unit) : null;
-      return other ? other.kernels.targetOf(o, workspace, doc.path) : kernelsOf.targetOf(o, workspace);
+      if (other) return other.kernels.targetOf(o, workspace, doc.path);
+      const target = () => kernelsOf.targetOf(o, workspace);
+      return layout === null || o.unit ? target() : keptTarget(base(o), { layout, outside, current }, target);
     });
     return { program, kernels, launches, launchTargets, ...unitLookups(program, doc, source, found.optIns) };
   } finally {
@@ -315,6 +327,7 @@ function launchesOfDocument(
   keys: FunctionKeys | null,
   kept: KernelAnalysisCache | undefined,
   outside: number,
+  origin: Map<LaunchObservation, LaunchObservation>,
 ): FunctionLaunches {
   const observations: LaunchObservation[] = [];
   const optIns = new Map<string, OptInObservation>();
@@ -326,8 +339,10 @@ function launchesOfDocument(
     const current = known && (known.outside === null || known.outside === outside) ? known : undefined;
     const move = current ? current.movedTo(keys!.bodies) : null;
     let launches: FunctionLaunches | null;
-    if (current && move) launches = current.launches && movedLaunches(current.launches, doc.path, move);
-    else {
+    if (current && move) {
+      launches = current.launches && movedLaunches(current.launches, doc.path, move);
+      if (launches) launches.observations.forEach((o, i) => origin.set(o, current.launches!.observations[i]));
+    } else {
       const pf = { file: doc.path, fn };
       launches = collector.launchesOf(pf);
       if (key)
@@ -353,6 +368,64 @@ function launchesOfDocument(
 /** A closure over `bodies` alone (made here, it holds nothing else of the version alive). */
 function moverFrom(bodies: FunctionKeys['bodies']): KeptLaunches['movedTo'] {
   return (after) => movedOffsets(bodies, after);
+}
+
+/**
+ * Where each body of the document starts and ends (line and column), as a key. Two versions that
+ * give a function the same key have the same text outside the bodies and in the bodies it reads; with
+ * the same layout too, every place its launches name (theirs, a `#define`'s line) is at the same line
+ * and column in both, whatever moved in offsets: its launches and their targets are the same.
+ */
+function layoutOf(bodies: ReadonlyArray<readonly [number, number]>, source: SourceText): string {
+  const out: number[] = [];
+  for (const [from, to] of bodies) {
+    const a = positionAt(source, from);
+    const b = positionAt(source, to);
+    out.push(a.line, a.character, b.line, b.character);
+  }
+  return out.join(',');
+}
+
+/**
+ * Each launch kept by the observation it was made from (the one a function's key keeps: a moved
+ * copy is made from it), while the document's layout stays the same.
+ */
+const keptLaunches = objectTable<LaunchObservation, { layout: string; launch: Launch }>('launches by observation');
+
+function keptLaunch(o: LaunchObservation, layout: string, make: () => Launch): Launch {
+  const kept = keptLaunches.get(o);
+  if (kept && kept.layout === layout) return kept.launch;
+  const launch = make();
+  keptLaunches.set(o, { layout, launch });
+  return launch;
+}
+
+/**
+ * Each launch's target, kept the same way, while the workspace outside the document has not changed
+ * and the kernel it found is still one the document's kernels (its key held): which function the
+ * launch starts is read from the functions' headers and the unit's other files, which the observation's
+ * key covers.
+ */
+const keptTargets = objectTable<LaunchObservation, { layout: string; outside: number; target: LaunchTarget }>(
+  'launch targets by observation',
+);
+
+function keptTarget(
+  o: LaunchObservation,
+  now: { layout: string; outside: number; current: ReadonlySet<Kernel> },
+  make: () => LaunchTarget,
+): LaunchTarget {
+  const kept = keptTargets.get(o);
+  if (
+    kept &&
+    kept.layout === now.layout &&
+    kept.outside === now.outside &&
+    (kept.target.kernel === null || now.current.has(kept.target.kernel))
+  )
+    return kept.target;
+  const target = make();
+  keptTargets.set(o, { layout: now.layout, outside: now.outside, target });
+  return target;
 }
 
 function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {
