@@ -71,6 +71,14 @@ export interface AnalyzeInput {
   view?: DocumentView;
   /** Parses macro expansions and other files' functions apart. */
   parser?: SnippetParser;
+  /** The texts of an earlier version of the document, as read (see ResumableAnalysis.texts): only the lines around an edit are masked again. */
+  previous?: ReadTexts;
+}
+
+/** A version's text as written and the text its tree was parsed from, each with its masked copy and lines. */
+export interface ReadTexts {
+  source: SourceText;
+  parsed: SourceText;
 }
 
 export function analyzeDocument(input: AnalyzeInput): DocumentFacts {
@@ -85,6 +93,8 @@ export interface ResumableAnalysis {
    * pending. It reads the syntax tree the analysis was given: drop it when that tree is edited or deleted.
    */
   resume: ((budgetMs: number, at?: Position) => ResumableAnalysis) | null;
+  /** The texts read, for the next version's `previous`. */
+  texts: ReadTexts;
 }
 
 /** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
@@ -105,8 +115,9 @@ export function analyzeResumable({
   unitOf,
   view,
   parser,
+  previous,
 }: AnalyzeInput): ResumableAnalysis {
-  const source = makeSourceText(text);
+  const source = makeSourceText(text, previous?.source);
   const key = path ?? uri;
   const doc = view ?? documentView(key, text, unit);
   const read = parser
@@ -124,7 +135,7 @@ export function analyzeResumable({
     ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.smemOptInsOf(p))]
     : smemOptIns;
   // The body passes read the text the tree was parsed from (its lines and offsets are the document's).
-  const parsed = makeSourceText(doc.parseView);
+  const parsed = makeSourceText(doc.parseView, previous?.parsed);
   const outerKey = workspace ? `${key}@${workspace.changesOutside(key)}` : '-';
   const passes: TreePassInput = {
     source: parsed,
@@ -213,6 +224,7 @@ function bodyContextOf(
 function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
   return {
     facts,
+    texts: { source: facts.source, parsed: passes.source },
     resume:
       facts.pendingKernels > 0
         ? (budgetMs, at) => {
