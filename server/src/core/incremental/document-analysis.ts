@@ -218,6 +218,7 @@ function bodyContextOf(
     devicesKey,
     devicePlaces: places.join(','),
     functionNames: new Set(outline.functions.map((f) => f.name)),
+    functionNamesKey: hash(outline.functions.map((f) => f.name).join('\n')),
   };
 }
 
@@ -757,14 +758,14 @@ function keysFor(
  * it may define stay the same, and the kernel calls none of its other functions (those are read
  * from each version's syntax tree).
  */
-const keptCallees = objectTable<Kernel, { devicesKey: string; functionNames: ReadonlySet<string>; key: string }>(
+const keptCallees = objectTable<Kernel, { devicesKey: string; functionNamesKey: string; key: string }>(
   'kernel callee keys',
 );
 
 function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string {
-  const { devicesKey, deviceFunctions, functionNames } = memo.body();
+  const { devicesKey, deviceFunctions, functionNames, functionNamesKey } = memo.body();
   const kept = keptCallees.get(kernel);
-  if (kept && kept.devicesKey === devicesKey && kept.functionNames === functionNames) return kept.key;
+  if (kept && kept.devicesKey === devicesKey && kept.functionNamesKey === functionNamesKey) return kept.key;
   // As the body passes find them: the first definition of the name, where it is and its text.
   const others = {
     mayDefine: (name: string) => functionNames.has(name),
@@ -779,7 +780,7 @@ function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePas
     : '';
   const { key, usesOthers } = calleesKey(body, deviceFunctions, others);
   if (usesOthers) keptCallees.delete(kernel);
-  else keptCallees.set(kernel, { devicesKey, functionNames, key });
+  else keptCallees.set(kernel, { devicesKey, functionNamesKey, key });
   return key;
 }
 
