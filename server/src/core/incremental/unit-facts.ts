@@ -34,6 +34,7 @@ import { withTemplateInstances } from '../facts/template-instances';
 import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
 import { objectTable } from './kept-tables';
+import { detach } from './engine-seams';
 import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
 import { movedLaunches } from './moved-launches';
 import { linkerOf } from './other-units';
@@ -395,7 +396,8 @@ const keptLaunches = objectTable<LaunchObservation, { layout: string; launch: La
 function keptLaunch(o: LaunchObservation, layout: string, make: () => Launch): Launch {
   const kept = keptLaunches.get(o);
   if (kept && kept.layout === layout) return kept.launch;
-  const launch = make();
+  // Its strings made its own: a slice of this version's text (an expression quoted) would keep all of it alive.
+  const launch = detach(make());
   keptLaunches.set(o, { layout, launch });
   return launch;
 }
@@ -423,7 +425,7 @@ function keptTarget(
     (kept.target.kernel === null || now.current.has(kept.target.kernel))
   )
     return kept.target;
-  const target = make();
+  const target = detach(make());
   keptTargets.set(o, { layout: now.layout, outside: now.outside, target });
   return target;
 }
