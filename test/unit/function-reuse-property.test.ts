@@ -233,6 +233,34 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
     }
   });
 
+  it('keeps the launches above a line an edit adds as the same objects, and moves those below it', () => {
+    const store = new DocumentStore({ parser });
+    const fresh = new DocumentStore({ parser });
+    try {
+      store.open(URI, 'cuda-cpp', 1, DOCUMENT);
+      const first = store.facts(URI)!;
+      // A line end typed in `viaWrapper`, before its lambda: the launches written above it stay.
+      const at = DOCUMENT.indexOf('  auto go = ');
+      store.change(URI, 2, [{ range: { start: positionOf(DOCUMENT, at), end: positionOf(DOCUMENT, at) }, text: '\n' }]);
+      const second = store.facts(URI)!;
+      const text = DOCUMENT.slice(0, at) + '\n' + DOCUMENT.slice(at);
+      clearKeptTables();
+      fresh.open(URI, 'cuda-cpp', 2, text);
+      assert.deepEqual(comparable(second), comparable(fresh.facts(URI)!));
+      const line = positionOf(DOCUMENT, at).line;
+      const above = second.launches.filter((l) => ['launchScale', 'launchTiled'].includes(l.enclosingFunction ?? ''));
+      assert.equal(above.length, 2);
+      for (const l of above) assert.ok(first.launches.includes(l), `${l.enclosingFunction}'s launch is kept`);
+      const below = second.launches.filter((l) => l.span.start.line > line);
+      assert.ok(below.length > 0);
+      for (const l of below)
+        assert.ok(!first.launches.includes(l), 'a launch reported below the new line is made again');
+    } finally {
+      store.dispose();
+      fresh.dispose();
+    }
+  });
+
   it('moves the kept launches down a line when another body gains one without changing its length', () => {
     // `run` reads neither `unrelated` nor anything after it: its key holds across the edit below.
     const doc = [
