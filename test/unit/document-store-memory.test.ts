@@ -60,6 +60,38 @@ describe('DocumentStore memory', function () {
     store.dispose();
   });
 
+  it('keeps no earlier version alive through the launches kept per function, after an edit in each of 30 launchers', async () => {
+    const parser = await getCudaParser();
+    const store = new DocumentStore({ parser });
+    const uri = 'file:///launching.cu';
+    const paddingLines = 250;
+    const padding = `// ${'padding '.repeat(16)}\n`.repeat(paddingLines);
+    // Four lines each: the launch is on the third, and quotes names long enough to be slices of the text.
+    const launcher = (i: number) =>
+      `void run${i}(const float* x, float* y, int gridBlocksCount) {\n  const int threadsPerBlock = 256;\n  k${i}<<<gridBlocksCount, threadsPerBlock>>>(x, y, 0);\n}\n`;
+    const text = Array.from({ length: KERNELS }, (_, i) => kernel(i) + launcher(i) + padding).join('');
+    const analyse = () => {
+      const facts = store.facts(uri);
+      while (store.complete(uri, 1000));
+      return facts;
+    };
+    store.open(uri, 'cuda-cpp', 1, text);
+    assert.equal(analyse()?.launches[0].block.text, 'threadsPerBlock');
+    const before = liveHeapMb();
+    for (let i = 0; i < KERNELS; i++) {
+      // A blank before the launch of run<i>: its launch is made again, from this version's text.
+      const at = { line: (6 + 4 + paddingLines) * i + 8, character: 0 };
+      store.change(uri, i + 2, [{ range: { start: at, end: at }, text: ' ' }]);
+      assert.equal(analyse()?.launches[i].block.text, 'threadsPerBlock');
+    }
+    const grownMb = liveHeapMb() - before;
+    assert.ok(
+      grownMb < 8,
+      `the live heap grew by ${grownMb.toFixed(1)} MB over ${KERNELS} edits (one 1 MB version kept per edit would be ~${KERNELS} MB)`,
+    );
+    store.dispose();
+  });
+
   it('holds at most two syntax trees, even while it parses a newly opened document', async () => {
     // The parser's WebAssembly memory never shrinks: its peak is the most trees alive at once. (An
     // incremental parse shares what it did not change with the tree it starts from: not counted.)

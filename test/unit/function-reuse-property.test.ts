@@ -206,6 +206,92 @@ describe('per-function reuse: incremental facts = fresh facts', function () {
     }
   });
 
+  it('keeps the launches and targets of the functions an edit did not touch as the same objects', () => {
+    const store = new DocumentStore({ parser });
+    try {
+      store.open(URI, 'cuda-cpp', 1, DOCUMENT);
+      const first = store.facts(URI)!;
+      // A blank typed at the start of a line of `launchTiled`: its launch is read again; every other
+      // launch (before it and after it, moved by one offset) is the one the first version made.
+      const line = DOCUMENT.split('\n').findIndex((l) => l.includes('dim3 block(tile(), 2);'));
+      store.change(URI, 2, [{ range: { start: { line, character: 0 }, end: { line, character: 0 } }, text: ' ' }]);
+      const second = store.facts(URI)!;
+      assert.equal(second.launches.length, first.launches.length);
+      let kept = 0;
+      second.launches.forEach((l, k) => {
+        if (l.enclosingFunction === 'launchTiled') {
+          assert.notEqual(l, first.launches[k]);
+          return;
+        }
+        assert.equal(l, first.launches[k], `${l.enclosingFunction}'s launch of ${l.kernelName}`);
+        assert.equal(second.launchTargets[k], first.launchTargets[k]);
+        kept++;
+      });
+      assert.ok(kept >= 4);
+    } finally {
+      store.dispose();
+    }
+  });
+
+  it('keeps the launches above a line an edit adds as the same objects, and moves those below it', () => {
+    const store = new DocumentStore({ parser });
+    const fresh = new DocumentStore({ parser });
+    try {
+      store.open(URI, 'cuda-cpp', 1, DOCUMENT);
+      const first = store.facts(URI)!;
+      // A line end typed in `viaWrapper`, before its lambda: the launches written above it stay.
+      const at = DOCUMENT.indexOf('  auto go = ');
+      store.change(URI, 2, [{ range: { start: positionOf(DOCUMENT, at), end: positionOf(DOCUMENT, at) }, text: '\n' }]);
+      const second = store.facts(URI)!;
+      const text = DOCUMENT.slice(0, at) + '\n' + DOCUMENT.slice(at);
+      clearKeptTables();
+      fresh.open(URI, 'cuda-cpp', 2, text);
+      assert.deepEqual(comparable(second), comparable(fresh.facts(URI)!));
+      const line = positionOf(DOCUMENT, at).line;
+      const above = second.launches.filter((l) => ['launchScale', 'launchTiled'].includes(l.enclosingFunction ?? ''));
+      assert.equal(above.length, 2);
+      for (const l of above) assert.ok(first.launches.includes(l), `${l.enclosingFunction}'s launch is kept`);
+      const below = second.launches.filter((l) => l.span.start.line > line);
+      assert.ok(below.length > 0);
+      for (const l of below)
+        assert.ok(!first.launches.includes(l), 'a launch reported below the new line is made again');
+    } finally {
+      store.dispose();
+      fresh.dispose();
+    }
+  });
+
+  it('moves the kept launches down a line when another body gains one without changing its length', () => {
+    // `run` reads neither `unrelated` nor anything after it: its key holds across the edit below.
+    const doc = [
+      '__global__ void k(float* out) { out[0] = 1.0f; }',
+      'void unrelated(int x) { int y = x + 1; }',
+      '#define THREADS 64',
+      'void run(float* d) { k<<<1, THREADS>>>(d); }',
+      '',
+    ].join('\n');
+    const store = new DocumentStore({ parser });
+    const fresh = new DocumentStore({ parser });
+    try {
+      store.open(URI, 'cuda-cpp', 1, doc);
+      const first = store.facts(URI)!;
+      // A blank in `unrelated` becomes a line end: every offset stays, every line below moves down one
+      // (the launch, and the `#define` its note names).
+      const at = doc.indexOf('int y') + 3;
+      store.change(URI, 2, [{ range: { start: positionOf(doc, at), end: positionOf(doc, at + 1) }, text: '\n' }]);
+      const second = store.facts(URI)!;
+      const text = doc.slice(0, at) + '\n' + doc.slice(at + 1);
+      clearKeptTables();
+      fresh.open(URI, 'cuda-cpp', 2, text);
+      assert.deepEqual(comparable(second), comparable(fresh.facts(URI)!));
+      assert.equal(second.launches[0].span.start.line, first.launches[0].span.start.line + 1);
+      assert.match(second.launches[0].block.note ?? '', /line 4/);
+    } finally {
+      store.dispose();
+      fresh.dispose();
+    }
+  });
+
   it("prices a device function's branches again when a function it calls changes, and after error recovery elsewhere", () => {
     const store = new DocumentStore({ parser });
     const text = [

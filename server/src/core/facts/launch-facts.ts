@@ -20,13 +20,23 @@ export interface LaunchFactsInput {
   source: SourceText;
   /** The program of another unit a launch was read in (LaunchObservation.unit). */
   programOf?: (unit: string) => UnitProgram | null;
+  /** Told each offset of the document whose line or column a launch says (its places, a definition's line in a note). */
+  placed?: (offset: number) => void;
 }
 
 /** At most this many candidate blocks are listed (each a row of the hover). */
 const MAX_CANDIDATES = 8;
 
-export function launchFacts(observations: readonly LaunchObservation[], input: LaunchFactsInput): Launch[] {
-  const launches = observations.map((o) => toLaunch(o, input));
+/**
+ * `made`, when given, answers for an observation whose launch it already holds (the incremental
+ * layer's: it calls `make` otherwise).
+ */
+export function launchFacts(
+  observations: readonly LaunchObservation[],
+  input: LaunchFactsInput,
+  made?: (o: LaunchObservation, make: () => Launch) => Launch,
+): Launch[] {
+  const launches = observations.map((o) => (made ? made(o, () => toLaunch(o, input)) : toLaunch(o, input)));
   return launches.sort(
     (a, b) => a.span.start.line - b.span.start.line || a.span.start.character - b.span.start.character,
   );
@@ -36,7 +46,6 @@ function toLaunch(o: LaunchObservation, home: LaunchFactsInput): Launch {
   // A launch read in another unit: its expressions and constants are that unit's.
   const other = o.unit ? home.programOf?.(o.unit) : null;
   const input = other ? { ...home, program: other } : home;
-  const { source } = input;
   const refs = kernelRefs(o);
   // One kernel, or several that differ only in what this launch cannot tell: the first names it.
   const ref: FnRef | null = refs.length === 1 ? refs[0] : null;
@@ -71,8 +80,8 @@ function toLaunch(o: LaunchObservation, home: LaunchFactsInput): Launch {
     kernelName,
     baseName: baseName(kernelName),
     templateArgs,
-    span: spanOf(source, o.at[0], o.at[1]),
-    nameSpan: spanOf(source, o.nameAt[0], o.nameAt[1]),
+    span: placedSpan(input, o.at),
+    nameSpan: placedSpan(input, o.nameAt),
     grid,
     block,
     dynamicSmem,
@@ -87,6 +96,12 @@ function toLaunch(o: LaunchObservation, home: LaunchFactsInput): Launch {
     ...(o.instances ? { blockFromInstances: o.instances } : {}),
     ...(candidates ? { candidates } : {}),
   };
+}
+
+function placedSpan(input: LaunchFactsInput, [from, to]: Range) {
+  input.placed?.(from);
+  input.placed?.(to);
+  return spanOf(input.source, from, to);
 }
 
 function integerOf(v: Val): number | null {
@@ -193,7 +208,10 @@ function firstWhy(v: Val): string | null {
 /** `line 3` in the document, `config.h:3` in another file. */
 function location(input: LaunchFactsInput, file: string, at: number): string {
   if (file === '<built-in>' || file === '<command line>') return file;
-  if (file === input.path) return `line ${positionAt(input.source, at).line + 1}`;
+  if (file === input.path) {
+    input.placed?.(at);
+    return `line ${positionAt(input.source, at).line + 1}`;
+  }
   return `${file.slice(file.lastIndexOf('/') + 1)}:${lineOf(input.program.file(file)?.view ?? '', at)}`;
 }
 

@@ -71,6 +71,14 @@ export interface AnalyzeInput {
   view?: DocumentView;
   /** Parses macro expansions and other files' functions apart. */
   parser?: SnippetParser;
+  /** The texts of an earlier version of the document, as read (see ResumableAnalysis.texts): only the lines around an edit are masked again. */
+  previous?: ReadTexts;
+}
+
+/** A version's text as written and the text its tree was parsed from, each with its masked copy and lines. */
+export interface ReadTexts {
+  source: SourceText;
+  parsed: SourceText;
 }
 
 export function analyzeDocument(input: AnalyzeInput): DocumentFacts {
@@ -85,6 +93,8 @@ export interface ResumableAnalysis {
    * pending. It reads the syntax tree the analysis was given: drop it when that tree is edited or deleted.
    */
   resume: ((budgetMs: number, at?: Position) => ResumableAnalysis) | null;
+  /** The texts read, for the next version's `previous`. */
+  texts: ReadTexts;
 }
 
 /** analyzeDocument, keeping what the kernel-body passes need to go on later without reading the text again. */
@@ -105,8 +115,9 @@ export function analyzeResumable({
   unitOf,
   view,
   parser,
+  previous,
 }: AnalyzeInput): ResumableAnalysis {
-  const source = makeSourceText(text);
+  const source = makeSourceText(text, previous?.source);
   const key = path ?? uri;
   const doc = view ?? documentView(key, text, unit);
   const read = parser
@@ -124,7 +135,7 @@ export function analyzeResumable({
     ? [...smemOptIns, ...workspace.includeClosure(key).flatMap((p) => workspace.smemOptInsOf(p))]
     : smemOptIns;
   // The body passes read the text the tree was parsed from (its lines and offsets are the document's).
-  const parsed = makeSourceText(doc.parseView);
+  const parsed = makeSourceText(doc.parseView, previous?.parsed);
   const outerKey = workspace ? `${key}@${workspace.changesOutside(key)}` : '-';
   const passes: TreePassInput = {
     source: parsed,
@@ -207,12 +218,14 @@ function bodyContextOf(
     devicesKey,
     devicePlaces: places.join(','),
     functionNames: new Set(outline.functions.map((f) => f.name)),
+    functionNamesKey: hash(outline.functions.map((f) => f.name).join('\n')),
   };
 }
 
 function resumable(facts: DocumentFacts, passes: TreePassInput): ResumableAnalysis {
   return {
     facts,
+    texts: { source: facts.source, parsed: passes.source },
     resume:
       facts.pendingKernels > 0
         ? (budgetMs, at) => {
@@ -745,14 +758,14 @@ function keysFor(
  * it may define stay the same, and the kernel calls none of its other functions (those are read
  * from each version's syntax tree).
  */
-const keptCallees = objectTable<Kernel, { devicesKey: string; functionNames: ReadonlySet<string>; key: string }>(
+const keptCallees = objectTable<Kernel, { devicesKey: string; functionNamesKey: string; key: string }>(
   'kernel callee keys',
 );
 
 function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePassMemo): string {
-  const { devicesKey, deviceFunctions, functionNames } = memo.body();
+  const { devicesKey, deviceFunctions, functionNames, functionNamesKey } = memo.body();
   const kept = keptCallees.get(kernel);
-  if (kept && kept.devicesKey === devicesKey && kept.functionNames === functionNames) return kept.key;
+  if (kept && kept.devicesKey === devicesKey && kept.functionNamesKey === functionNamesKey) return kept.key;
   // As the body passes find them: the first definition of the name, where it is and its text.
   const others = {
     mayDefine: (name: string) => functionNames.has(name),
@@ -767,7 +780,7 @@ function calleesOf(kernel: Kernel, source: SourceText, tree: Tree, memo: TreePas
     : '';
   const { key, usesOthers } = calleesKey(body, deviceFunctions, others);
   if (usesOthers) keptCallees.delete(kernel);
-  else keptCallees.set(kernel, { devicesKey, functionNames, key });
+  else keptCallees.set(kernel, { devicesKey, functionNamesKey, key });
   return key;
 }
 

@@ -6,7 +6,13 @@
  */
 import { treeShape, type CudaParser, type TextEdit, type Tree } from '../syntax/cuda-parser';
 import type { Position } from '../types';
-import { analyzeResumable, type AnalyzeInput, type DocumentFacts, type ResumableAnalysis } from './document-analysis';
+import {
+  analyzeResumable,
+  type AnalyzeInput,
+  type DocumentFacts,
+  type ReadTexts,
+  type ResumableAnalysis,
+} from './document-analysis';
 import { documentView } from './unit-facts';
 import { commonPrefix, commonSuffix } from '../text/source-text';
 import { KernelAnalysisCache } from './kernel-analysis-cache';
@@ -26,6 +32,8 @@ interface Entry {
   functions: KernelAnalysisCache;
   /** The tree is an incremental parse that may differ from a fresh one (see settleLater). */
   unsettled: boolean;
+  /** The texts the last analysis read: the next one masks again only the lines around the edits since. */
+  texts: ReadTexts | null;
 }
 
 export interface DocumentSessionsOptions {
@@ -93,6 +101,7 @@ export class DocumentSessions {
       kernels: new KernelAnalysisCache(),
       functions: new KernelAnalysisCache(),
       unsettled: false,
+      texts: null,
     });
   }
 
@@ -162,6 +171,7 @@ export class DocumentSessions {
       entry.resume = null;
       entry.kernels = new KernelAnalysisCache();
       entry.functions = new KernelAnalysisCache();
+      entry.texts = null;
       this.options.onForget?.(oldest);
     }
   }
@@ -215,7 +225,9 @@ export class DocumentSessions {
       functions: entry.functions,
       treePassBudgetMs,
       clock: this.options.clock,
+      previous: entry.texts ?? undefined,
     });
+    entry.texts = analysis.texts;
     entry.facts = analysis.facts;
     entry.resume = analysis.resume;
     this.keepTree(uri);

@@ -150,18 +150,25 @@ export function functionKeys({ source, functions, directives, others }: Function
         .join(','),
     ].join('\u0000'),
   );
+  // Asked for each function more than once a version (its kernel, its launches): made once.
+  const made = new Map<OutlineFunction, string | null>();
+  const keyOf = (fn: OutlineFunction): string | null => {
+    if (fn.expansion) return null;
+    const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
+    // Its text: its header and what follows its body (read here), and its body (kept by its text).
+    const i = fn.bodyAt ? bodyAt.get(fn.bodyAt[0]) : undefined;
+    if (i === undefined || cut[i][1] !== fn.bodyAt![1]) {
+      const own = text.slice(fn.at[0], fn.at[1]);
+      return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
+    }
+    const around = [text.slice(fn.at[0], cut[i][0]), text.slice(cut[i][1], fn.at[1])];
+    return `fn|${context}|${column}|${hash(around.join('{}'))}|${bodyKey(i)}|${reached(around, [i]).map(bodyKey).join(',')}`;
+  };
   return {
     keyOf: (fn) => {
-      if (fn.expansion) return null;
-      const column = fn.at[0] - text.lastIndexOf('\n', fn.at[0] - 1) - 1;
-      // Its text: its header and what follows its body (read here), and its body (kept by its text).
-      const i = fn.bodyAt ? bodyAt.get(fn.bodyAt[0]) : undefined;
-      if (i === undefined || cut[i][1] !== fn.bodyAt![1]) {
-        const own = text.slice(fn.at[0], fn.at[1]);
-        return `fn|${context}|${column}|${hash(own)}|${reached([own]).map(bodyKey).join(',')}`;
-      }
-      const around = [text.slice(fn.at[0], cut[i][0]), text.slice(cut[i][1], fn.at[1])];
-      return `fn|${context}|${column}|${hash(around.join('{}'))}|${bodyKey(i)}|${reached(around, [i]).map(bodyKey).join(',')}`;
+      let key = made.get(fn);
+      if (key === undefined) made.set(fn, (key = keyOf(fn)));
+      return key;
     },
     bodies: cut,
   };

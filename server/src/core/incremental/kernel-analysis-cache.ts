@@ -23,6 +23,8 @@ export interface BodyContext {
   devicePlaces: string;
   /** Names that may name a function defined in the file (a superset: every name written as `f(…) {`). */
   functionNames: ReadonlySet<string>;
+  /** The same names, as a key: what a kernel's callee key is kept by across versions. */
+  functionNamesKey: string;
 }
 
 interface Entry<T> {

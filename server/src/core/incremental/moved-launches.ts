@@ -25,25 +25,45 @@ function movedObservation(o: LaunchObservation, path: string, move: Move): Launc
   const here = o.launchFile === path;
   const expr = (e: Expr | null) => (e && here ? movedExpr(e, path, move) : e);
   const val = (v: Val) => movedVal(v, path, move, here);
-  return {
+  const moved: LaunchObservation = {
     ...o,
     at: range(o.at, move),
     nameAt: range(o.nameAt, move),
     launchAt: here ? range(o.launchAt, move) : o.launchAt,
-    kernel: val(o.kernel),
-    kernelExpr: expr(o.kernelExpr),
-    grid: val(o.grid),
-    block: val(o.block),
-    smem: o.smem && val(o.smem),
-    exprs: {
-      grid: expr(o.exprs.grid),
-      block: expr(o.exprs.block),
-      smem: expr(o.exprs.smem),
-      stream: expr(o.exprs.stream),
-    },
     // Its identity (the call sites down to the launch) keeps the places it was read at: it only tells
     // the function's launches apart.
   };
+  // The values and expressions are read only where the launch's facts or target are made again (the
+  // layer keeps them by the observation this one is moved from): moved when first read.
+  movedWhenRead(moved, 'kernel', () => val(o.kernel));
+  movedWhenRead(moved, 'kernelExpr', () => expr(o.kernelExpr));
+  movedWhenRead(moved, 'grid', () => val(o.grid));
+  movedWhenRead(moved, 'block', () => val(o.block));
+  movedWhenRead(moved, 'smem', () => o.smem && val(o.smem));
+  movedWhenRead(moved, 'exprs', () => ({
+    grid: expr(o.exprs.grid),
+    block: expr(o.exprs.block),
+    smem: expr(o.exprs.smem),
+    stream: expr(o.exprs.stream),
+  }));
+  return moved;
+}
+
+/** `field` of `o` made by `make` when first read, then kept as a plain field (a copy with `...` reads it). */
+function movedWhenRead<K extends keyof LaunchObservation>(
+  o: LaunchObservation,
+  field: K,
+  make: () => LaunchObservation[K],
+): void {
+  Object.defineProperty(o, field, {
+    configurable: true,
+    enumerable: true,
+    get: () => {
+      const value = make();
+      Object.defineProperty(o, field, { value, writable: true, enumerable: true, configurable: true });
+      return value;
+    },
+  });
 }
 
 function range(r: Range, move: Move): Range {

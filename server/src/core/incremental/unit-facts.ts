@@ -33,6 +33,8 @@ import { launchFacts } from '../facts/launch-facts';
 import { withTemplateInstances } from '../facts/template-instances';
 import { kernelReader, kernelScope, readKernelsOf } from '../facts/kernel-reader';
 import { hash, type KernelAnalysisCache } from './kernel-analysis-cache';
+import { objectTable } from './kept-tables';
+import { detach } from './engine-seams';
 import { functionKeys, movedOffsets, type FunctionKeys } from './function-keys';
 import { movedLaunches } from './moved-launches';
 import { linkerOf } from './other-units';
@@ -142,25 +144,48 @@ export function unitFacts({ doc, source, tree, parser, workspace, kept, unitOf }
   try {
     const collector = new LaunchCollector(program, others?.linker ?? null);
     const outside = workspace ? workspace.changesOutside(doc.path) : 0;
-    const found = launchesOfDocument(program, doc, collector, keys, kept, outside);
+    // Each moved observation's kept original: what its launch and target are kept by.
+    const origin = new Map<LaunchObservation, LaunchObservation>();
+    const found = launchesOfDocument(program, doc, collector, keys, kept, outside, origin);
     kept?.sweep();
+    const layout = keys ? layoutOf(keys.bodies, source) : null;
+    const base = (o: LaunchObservation) => origin.get(o) ?? o;
+    // The furthest offset the launch being made says the line or column of.
+    let reach = -1;
     const observations = withTemplateInstances(found.observations, {
       path: doc.path,
       view: doc.parseView,
       functions: program.outline(doc.path).functions,
     });
-    const launches = launchFacts(observations, {
-      program,
-      path: doc.path,
-      source,
-      programOf: (unit) => others?.unit(unit)?.program ?? null,
-    });
+    const launches = launchFacts(
+      observations,
+      {
+        program,
+        path: doc.path,
+        source,
+        programOf: (unit) => others?.unit(unit)?.program ?? null,
+        placed: (offset) => {
+          if (offset > reach) reach = offset;
+        },
+      },
+      layout === null
+        ? undefined
+        : (o, make) =>
+            keptLaunch(base(o), layout, () => {
+              reach = -1;
+              const launch = make();
+              return { launch, reach };
+            }),
+    );
     // launchFacts sorts; targets follow the sorted order.
     const ordered = sortObservations(observations);
     const kernelsOf = new KernelTable(program, doc, read);
+    const current = new Set(kernels);
     const launchTargets = ordered.map((o) => {
       const other = o.unit ? others?.unit(o.unit) : null;
-      return other ? other.kernels.targetOf(o, workspace, doc.path) : kernelsOf.targetOf(o, workspace);
+      if (other) return other.kernels.targetOf(o, workspace, doc.path);
+      const target = () => kernelsOf.targetOf(o, workspace);
+      return layout === null || o.unit ? target() : keptTarget(base(o), { outside, current }, target);
     });
     return { program, kernels, launches, launchTargets, ...unitLookups(program, doc, source, found.optIns) };
   } finally {
@@ -315,6 +340,7 @@ function launchesOfDocument(
   keys: FunctionKeys | null,
   kept: KernelAnalysisCache | undefined,
   outside: number,
+  origin: Map<LaunchObservation, LaunchObservation>,
 ): FunctionLaunches {
   const observations: LaunchObservation[] = [];
   const optIns = new Map<string, OptInObservation>();
@@ -326,8 +352,10 @@ function launchesOfDocument(
     const current = known && (known.outside === null || known.outside === outside) ? known : undefined;
     const move = current ? current.movedTo(keys!.bodies) : null;
     let launches: FunctionLaunches | null;
-    if (current && move) launches = current.launches && movedLaunches(current.launches, doc.path, move);
-    else {
+    if (current && move) {
+      launches = current.launches && movedLaunches(current.launches, doc.path, move);
+      if (launches) launches.observations.forEach((o, i) => origin.set(o, current.launches!.observations[i]));
+    } else {
       const pf = { file: doc.path, fn };
       launches = collector.launchesOf(pf);
       if (key)
@@ -353,6 +381,95 @@ function launchesOfDocument(
 /** A closure over `bodies` alone (made here, it holds nothing else of the version alive). */
 function moverFrom(bodies: FunctionKeys['bodies']): KeptLaunches['movedTo'] {
   return (after) => movedOffsets(bodies, after);
+}
+
+/**
+ * Where the document's bodies start and end (line and column), as keys of its first bodies: `keys[j]`
+ * stands for the places of the first j. Two versions that give a function the same key have the same
+ * text outside the bodies and in the bodies it reads; where the first j bodies are at the same places
+ * too, every offset up to the start of body j is at the same line and column in both, whatever moved in
+ * offsets: a launch that says the place of nothing further (its own places, a `#define`'s line in its
+ * note) is the same. An edit that adds a line moves only what follows it.
+ */
+interface Layout {
+  /** Where each body starts (offsets of this version, in order). */
+  starts: readonly number[];
+  keys: readonly string[];
+}
+
+function layoutOf(bodies: ReadonlyArray<readonly [number, number]>, source: SourceText): Layout {
+  const keys: string[] = [''];
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  const mix = (n: number) => {
+    h1 = Math.imul(h1 ^ n, 0x01000193);
+    h2 = Math.imul(h2 ^ n, 0x5bd1e995);
+  };
+  for (const [from, to] of bodies) {
+    const a = positionAt(source, from);
+    const b = positionAt(source, to);
+    mix(a.line);
+    mix(a.character);
+    mix(b.line);
+    mix(b.character);
+    keys.push(`${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}`);
+  }
+  return { starts: bodies.map(([from]) => from), keys };
+}
+
+/** How many bodies start at or before `offset`: their places (and the text outside them) fix its line and column. */
+function bodiesUpTo(layout: Layout, offset: number): number {
+  let lo = 0;
+  let hi = layout.starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (layout.starts[mid] <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Each launch kept by the observation it was made from (the one a function's key keeps: a moved
+ * copy is made from it), while the bodies up to the furthest place it says are where they were.
+ */
+const keptLaunches = objectTable<LaunchObservation, { bodies: number; key: string; launch: Launch }>(
+  'launches by observation',
+);
+
+function keptLaunch(o: LaunchObservation, layout: Layout, make: () => { launch: Launch; reach: number }): Launch {
+  const kept = keptLaunches.get(o);
+  if (kept && kept.bodies < layout.keys.length && layout.keys[kept.bodies] === kept.key) return kept.launch;
+  const made = make();
+  // Its strings made its own: a slice of this version's text (an expression quoted) would keep all of it alive.
+  const launch = detach(made.launch);
+  // The bodies that start at or before the furthest place it says: with the text outside them, their places fix it.
+  const bodies = bodiesUpTo(layout, made.reach);
+  keptLaunches.set(o, { bodies, key: layout.keys[bodies], launch });
+  return launch;
+}
+
+/**
+ * Each launch's target, kept the same way, while the workspace outside the document has not changed
+ * and the kernel it found is still one of the document's kernels (its own key held): which function
+ * the launch starts is read from the functions' headers and the unit's other files, which the
+ * observation's key covers, and a target says no place of the document but its kernel's.
+ */
+const keptTargets = objectTable<LaunchObservation, { outside: number; target: LaunchTarget }>(
+  'launch targets by observation',
+);
+
+function keptTarget(
+  o: LaunchObservation,
+  now: { outside: number; current: ReadonlySet<Kernel> },
+  make: () => LaunchTarget,
+): LaunchTarget {
+  const kept = keptTargets.get(o);
+  if (kept && kept.outside === now.outside && (kept.target.kernel === null || now.current.has(kept.target.kernel)))
+    return kept.target;
+  const target = detach(make());
+  keptTargets.set(o, { outside: now.outside, target });
+  return target;
 }
 
 function sortObservations(o: readonly LaunchObservation[]): LaunchObservation[] {
