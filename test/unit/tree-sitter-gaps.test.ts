@@ -41,6 +41,20 @@ describe('tree-sitter-cuda gaps', () => {
     assertAfterIsWhole(facts);
   });
 
+  it('a macro that stands for _Pragma("unroll") before a loop (tiny-cuda-nn\'s TCNN_PRAGMA_UNROLL)', async () => {
+    const facts = await analyze(
+      '#define UNROLL _Pragma("unroll")\n__global__ void k(const int4* __restrict__ in, short* __restrict__ out) {\n  const unsigned o = 8 * threadIdx.x;\n  UNROLL\n  for (int j = 0; j < 2; ++j) {\n    *(int4*)&out[o + j * 256] = in[threadIdx.x + j * 32];\n  }\n}\nvoid run(const int4* a, short* b) { k<<<1, 32>>>(a, b); }' +
+        AFTER,
+    );
+    assert.equal(facts.kernels[0].name, 'k');
+    // Each lane stores 16 bytes, 16 bytes after its neighbour: coalesced, read through the cast.
+    assert.deepEqual(
+      facts.memory.filter((r) => r.rule === 'uncoalesced-access'),
+      [],
+    );
+    assertAfterIsWhole(facts);
+  });
+
   it('a macro call without a semicolon before a loop body', async () => {
     const facts = await analyze(
       '#define KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)\n__global__ void k(const float* in, float* out, int n) {\n  KERNEL_LOOP(i, n) {\n    out[i] = in[i] * 2.0f;\n  }\n}\nvoid run(float* a, float* b, int n) { k<<<(n + 255) / 256, 256>>>(a, b, n); }' +

@@ -10,9 +10,10 @@
  * - `_Pragma("unroll")`, and a `#pragma unroll` line where a statement without braces is expected
  *   (`else` or a loop's header, then the pragma, then the loop): the grammar reads a directive as
  *   a statement of its own, so the loop would leave the branch or loop it belongs to;
- * - a macro use that expands to declaration specifiers and attributes only, or to nothing
- *   (`#define HOST_DEVICE __host__ __device__`, `#define CUDART_CB`): the grammar would read its
- *   name as a type. The outline reads the specifiers through the macro. One the view (the build
+ * - a macro use that expands to declaration specifiers and attributes only, to pragma operators, or
+ *   to nothing (`#define HOST_DEVICE __host__ __device__`, `#define CUDART_CB`, `#define UNROLL
+ *   _Pragma("unroll")`): the grammar would read its name as a type, or as an expression that takes
+ *   the loop after it apart. The outline reads the specifiers through the macro. One the view (the build
  *   with no further flags) defines as nothing is blanked whatever other builds define it as.
  */
 import type { MacroScope } from './unit';
@@ -47,6 +48,8 @@ const SPECIFIERS: ReadonlySet<string> = new Set([
   '__nv_register_params__',
   '__stdcall',
   '__cdecl',
+  // A pragma operator is a directive, as the `_Pragma(...)` the view blanks where it is written.
+  '_Pragma',
 ]);
 
 /**
@@ -225,6 +228,7 @@ const ATTRIBUTE_NAMES: ReadonlySet<string> = new Set([
   '__attribute__',
   '__declspec',
   'alignas',
+  '_Pragma',
 ]);
 
 function matchingParen(text: string, open: number): number {
