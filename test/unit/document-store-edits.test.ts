@@ -76,3 +76,33 @@ describe('DocumentStore edits', () => {
     store.dispose();
   });
 });
+
+describe('DocumentStore: findings kept across an edit', () => {
+  it('names the line of an access in a device function after a line is added above it and its caller', async () => {
+    const parser = await getCudaParser();
+    const text = [
+      '__device__ void put(float* out, int i) {',
+      '  out[i * 64] = 1.0f;',
+      '}',
+      '__global__ void k(float* out) {',
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;',
+      '  put(out, i);',
+      '}',
+      'void run(float* o) { k<<<8, 256>>>(o); }',
+      '',
+    ].join('\n');
+    const messages = (store: DocumentStore, uri: string) => {
+      store.facts(uri);
+      while (store.complete(uri, 1000));
+      return store.facts(uri)!.memory.map((r) => `${r.span.start.line + 1}: ${r.message.slice(0, 60)}`);
+    };
+    const edited = new DocumentStore({ parser });
+    edited.open(URI, 'cuda-cpp', 1, text);
+    assert.deepEqual(messages(edited, URI), ['6: Uncoalesced store to `out` (`out[i * 64]` at line 2, reached']);
+    const top = { line: 0, character: 0 };
+    edited.change(URI, 2, [{ range: { start: top, end: top }, text: '\n' }]);
+    // The kernel and `put` moved together: the message says where `put`'s store is now.
+    assert.deepEqual(messages(edited, URI), ['7: Uncoalesced store to `out` (`out[i * 64]` at line 3, reached']);
+    edited.dispose();
+  });
+});

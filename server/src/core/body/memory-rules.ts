@@ -54,6 +54,8 @@ export interface MemoryRecord {
   severity: 'error' | 'warning' | 'hint';
   /** Where the finding stands: the barrier or access, or the call in this file that reaches it. */
   span: Span;
+  /** The barrier or access itself, in this file, where `span` is a call that reaches it (the message names its line). */
+  reaches?: Span;
   /** The barrier or access as written. */
   text: string;
   message: string;
@@ -291,6 +293,8 @@ interface Place {
   text: string;
   /** Where the event is when it is not at `span` (`in \`f\`, called here`). */
   via: string | null;
+  /** The event's own place in this file when `via` names it by line. */
+  reaches: Span | null;
 }
 
 /** Where the event stands in this document: itself, or the innermost call written here that reaches it. */
@@ -301,11 +305,17 @@ function placeOf(ctx: DivergenceContext, ev: MemoryEvent): Place | null {
   // In a function the kernel calls: at the kernel's call, where the conditions it runs under are seen.
   const call = ev.calls.find((c) => c.file === ctx.path);
   if (call) {
-    const inner = ev.file === ctx.path ? `\`${text(ev.at)}\` at line ${spanOf(source, ev.at).start.line + 1}, ` : '';
-    return { span: spanOf(source, call.at), text: text(call.at), via: `${inner}reached through \`${text(call.at)}\`` };
+    const reaches = ev.file === ctx.path ? spanOf(source, ev.at) : null;
+    const inner = reaches ? `\`${text(ev.at)}\` at line ${reaches.start.line + 1}, ` : '';
+    return {
+      span: spanOf(source, call.at),
+      text: text(call.at),
+      via: `${inner}reached through \`${text(call.at)}\``,
+      reaches,
+    };
   }
   if (ev.file !== ctx.path) return null;
-  return { span: spanOf(source, ev.at), text: text(ev.at), via: null };
+  return { span: spanOf(source, ev.at), text: text(ev.at), via: null, reaches: null };
 }
 
 function spanOf(source: SourceText, at: readonly [number, number]): Span {
@@ -382,6 +392,7 @@ function barrierRecord(
     kernel: kernel.name,
     severity: v.departedOnly ? 'hint' : v.basis === 'proven' ? 'error' : 'warning',
     span: place.span,
+    ...(place.reaches ? { reaches: place.reaches } : {}),
     text: place.text,
     message,
     basis: v.basis,
@@ -429,6 +440,7 @@ function accessRecord(
     kernel: kernel.name,
     severity: ratio >= 4 && !neighbours && !everyBlock ? 'warning' : 'hint',
     span: place.span,
+    ...(place.reaches ? { reaches: place.reaches } : {}),
     text: place.text,
     message,
     basis: 'proven',
@@ -481,6 +493,7 @@ function bankRecord(
     kernel: kernel.name,
     severity: v.ways >= 4 && !slight && !merged ? 'warning' : 'hint',
     span: place.span,
+    ...(place.reaches ? { reaches: place.reaches } : {}),
     text: place.text,
     message,
     basis: 'proven',

@@ -8,7 +8,7 @@
  * the caller gives): `resume` completes the same version, first the kernel a request waits for.
  */
 import type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
-import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn } from '../types';
+import type { Kernel, Launch, MemoryParallelism, Position, SmemOptIn, Span } from '../types';
 import { contains, makeSourceText, offsetAt, positionAt, type SourceText } from '../text/source-text';
 import type { Lookup } from '../text/const-eval';
 import type { WorkspaceIndex } from '../facts/workspace-index';
@@ -557,9 +557,10 @@ function treePasses(
         () => memoryRecordsOf(ctx, [k]),
         () => [],
       );
-      const movesWithKernel = own.every(
-        (r) => r.span.start.line >= k.span.start.line && r.span.end.line <= k.span.end.line,
-      );
+      // A record whose message names the line of an access in a device function it calls does not
+      // move with the kernel alone either.
+      const inKernel = (s: Span) => s.start.line >= k.span.start.line && s.end.line <= k.span.end.line;
+      const movesWithKernel = own.every((r) => inKernel(r.span) && (!r.reaches || inKernel(r.reaches)));
       cache?.set(movesWithKernel ? moving : inPlace, k.span.start.line, own);
       memory.push(...own);
     }
