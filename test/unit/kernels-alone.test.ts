@@ -59,6 +59,13 @@ describe('kernels of a file read alone', () => {
     assert.deepEqual(found[5].clusterDims, { x: 2, y: 2, z: 1 });
   });
 
+  it("takes the attributes written before the kernel's name, not one a parameter list holds", () => {
+    // A mutation the quick-fix property found: the fix edited the bound inside the parameters.
+    const [k] = kernels('__global__ void __launch_bounds__(256, 1) k(__launch_bounds__(128) const int* in, int n) {}');
+    assert.equal(k.launchBounds?.maxThreadsPerBlock, 256);
+    assert.equal(k.launchBounds?.text, '__launch_bounds__(256, 1)');
+  });
+
   it('qualifies kernels by their namespaces and extern "C" blocks', () => {
     const found = kernels(
       'namespace outer { namespace inner {\n__global__ void k(int* p) {}\n} }\nextern "C" {\n__global__ void c_kernel(int* p) {}\n}\nnamespace a::b { __global__ void n(int*); }\n',

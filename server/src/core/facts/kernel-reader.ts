@@ -49,7 +49,8 @@ export function kernelReader({ program, path, source, view }: KernelReadInput): 
     // The grammar reads no attribute written before the first specifier (`__launch_bounds__(64)
     // __global__ void k`): the parse view blanks it just before the header, which it still belongs to.
     const start = specifiersStart(program.file(path)?.view ?? view, fn.headerAt[0]);
-    const attributes = readAttributes(program, path, view, [start, fn.headerAt[1]]);
+    // A kernel's attributes stand before its name; one inside the parameter list is not the kernel's.
+    const attributes = readAttributes(program, path, view, [start, fn.nameAt[0]]);
     // Arguments as written, their macros expanded where the kernel is (a bound a macro supplies is spelled out already).
     const evaluate = (text: string, at: Range): number | null => {
       const v = program.evaluateSpelled(path, text, at, scope, fn.headerAt[0]);
