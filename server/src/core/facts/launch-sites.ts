@@ -29,6 +29,7 @@ import type { Observer } from '../values/evaluate';
 import {
   functionKey,
   isConstructor,
+  perInstantiation,
   type FunctionScope,
   type ProgramFunction,
   type TemplateBinding,
@@ -201,7 +202,7 @@ export class LaunchCollector {
       this.reads.set(key, this.reading);
       const bindings = new Map<string, TemplateBinding>();
       (pf.fn.templateParams ?? []).forEach((p, k) => {
-        const why = `\`${p.name}\` is a template parameter of \`${pf.fn.name}\`, known only per instantiation`;
+        const why = perInstantiation(p.name, pf.fn.name);
         bindings.set(
           p.name,
           p.kind === 'type'

@@ -1100,7 +1100,13 @@ export class UnitProgram {
     if (!result) return null;
     // A constructor called by its class's name makes the object.
     if (isConstructor(target.pf.fn)) return result.self ? { value: result.self, paramsOut: null } : null;
-    return { value: result.returns, paramsOut: result.paramsOut };
+    // What the callee leaves in a parameter reaches the caller only through one of its references
+    // (an overload that takes it by value changes its own copy).
+    const params = target.pf.fn.params;
+    const paramsOut = result.paramsOut.map((v, k) =>
+      params[k] && !params[k].variadic && writableReference(params[k].text) ? v : undefined,
+    );
+    return { value: result.returns, paramsOut };
   }
 
   /** What a call of a function value (or of an object's `operator()`) runs: one function with its bindings. */
@@ -1281,15 +1287,9 @@ export class UnitProgram {
           ? {
               k: 'type-arg',
               type: p.name,
-              open: {
-                why: `\`${p.name}\` is a template parameter of \`${record!.name}\`, known only per instantiation`,
-                bits: CLASS_TEMPLATE_BIT,
-              },
+              open: { why: perInstantiation(p.name, record!.name), bits: CLASS_TEMPLATE_BIT },
             }
-          : top(
-              `\`${p.name}\` is a template parameter of \`${record!.name}\`, known only per instantiation`,
-              CLASS_TEMPLATE_BIT,
-            ),
+          : top(perInstantiation(p.name, record!.name), CLASS_TEMPLATE_BIT),
       );
     return out;
   }
@@ -1457,19 +1457,23 @@ export class UnitProgram {
   }
 }
 
-/**
- * Whether a parameter as written is a reference the callee may write through (`int &threads`,
- * `dim3& block`, `const float *&p`), not one to const (`const Params& p`). Read from the text: the
- * `&` is the declarator's and `const` a qualifier beside the type, neither in the type as the
- * outline keeps it.
- */
+/** Why a template parameter read with no instance of its template has no value. */
+export function perInstantiation(param: string, template: string): string {
+  return `\`${param}\` is a template parameter of \`${template}\`, known only per instantiation`;
+}
+
 /** A definition that is not a number written with numbers and operators (`512`, `(32 * 8)`). */
 function notANumber(def: MacroDef): boolean {
   if (def.params !== null || def.body === null) return true;
   return !def.body.some((t) => t.kind === 'number') || def.body.some((t) => t.kind !== 'number' && t.kind !== 'punct');
 }
 
-/** A parameter (as written) through which the callee can change what the caller passes: a non-const reference. */
+/**
+ * Whether a parameter as written is a reference the callee may write through (`int &threads`,
+ * `dim3& block`, `const float *&p`), not one to const (`const Params& p`). Read from the text: the
+ * `&` is the declarator's and `const` a qualifier beside the type, neither in the type as the
+ * outline keeps it.
+ */
 export function writableReference(param: string): boolean {
   const text = param.replace(/=[\s\S]*$/, '');
   const amp = text.indexOf('&');

@@ -50,8 +50,11 @@ export interface Resolver {
 
 export interface CallOutcome {
   value: Val;
-  /** By parameter: its value where the callee returns (absent: not followed, as for a declaration). */
-  paramsOut: readonly Val[] | null;
+  /**
+   * By parameter, for those the callee takes by a reference it may write through: its value where
+   * the callee returns (null: not followed, as for a declaration or a constructor).
+   */
+  paramsOut: ReadonlyArray<Val | undefined> | null;
 }
 
 /** Sees what the final pass over a function evaluates: launches and calls with the values at that point. */
